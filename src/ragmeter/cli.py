@@ -1,0 +1,172 @@
+"""The ``ragmeter`` command: parses arguments and calls the library."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Sequence
+
+from ragmeter._version import __version__
+from ragmeter.errors import ConfigError, RagmeterError
+from ragmeter.io.readers import FORMATS, check_file, read_records
+from ragmeter.io.writers import ItemsWriter, write_parquet, write_summary
+from ragmeter.metrics import list_metrics, resolve_metrics
+from ragmeter.models import EMBEDDER_BACKENDS
+from ragmeter.report import render_report
+from ragmeter.run import evaluate
+from ragmeter.scoring import CI_METHODS, Settings
+from ragmeter.text.idk import IdkDetector
+
+__all__ = ["main"]
+
+_PROGRESS_FROM = 200  # records; smaller runs finish before a bar is useful
+
+
+def demo_path() -> Path:
+    """The bundled demo dataset."""
+    return Path(str(resources.files("ragmeter") / "data" / "demo.jsonl"))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ragmeter", description="Evaluate RAG answers offline, with intervals.")
+    parser.add_argument("--version", action="version", version=f"ragmeter {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="score a file of RAG records and print the run report")
+    source = run.add_mutually_exclusive_group(required=True)
+    source.add_argument("file", nargs="?", type=Path, help="records: JSONL (native, MT-RAG, RAGAS), CSV or Parquet")
+    source.add_argument("--demo", action="store_true", help="use the bundled demo dataset")
+    _input_options(run)
+    run.add_argument("--metrics", help="comma-separated metric names (default: all; see 'ragmeter metrics')")
+    run.add_argument("--out", type=Path, default=Path("ragmeter-out"),
+                     help="folder for items.jsonl and summary.json (default: ragmeter-out)")
+    run.add_argument("--parquet", action="store_true", help="also write items.parquet")
+    run.add_argument("--format", choices=("table", "json"), default="table", help="report format on stdout")
+    run.add_argument("--limit", type=int, help="score only the first N valid records")
+    run.add_argument("--tau-sim", type=float, default=Settings.tau_sim, help="Overlap cosine threshold (0.65)")
+    run.add_argument("--embedder", choices=EMBEDDER_BACKENDS, default="onnx",
+                     help="embedding backend: onnx (packaged, default), torch (extra), hashing (tests only)")
+    run.add_argument("--idk-patterns", type=Path, help="file of IDK regular expressions, one per line")
+    run.add_argument("--n-resamples", type=int, default=Settings.n_resamples, help="bootstrap resamples (2000)")
+    run.add_argument("--ci", choices=CI_METHODS, default=Settings.ci_method, help="bootstrap interval (bca)")
+    run.add_argument("--confidence", type=float, default=Settings.confidence, help="interval level (0.95)")
+    run.add_argument("--seed", type=int, default=Settings.seed, help="bootstrap seed (0)")
+    run.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+
+    validate = commands.add_parser("validate", help="check a file's records without scoring them")
+    validate.add_argument("file", type=Path)
+    _input_options(validate)
+
+    commands.add_parser("metrics", help="list every metric with its range and the fields it needs")
+    return parser
+
+
+def _input_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--input-format", choices=FORMATS, default="auto", help="input format (auto-detected)")
+    command.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN",
+                         help="CSV/Parquet column for a record field, e.g. --map question=query (repeatable)")
+    command.add_argument("--skip-invalid", action="store_true", help="score the valid records, list the others")
+    command.add_argument("--max-errors", type=int, default=50, help="bad records listed at most (50)")
+
+
+def _column_map(pairs: Sequence[str]) -> dict[str, str]:
+    mapping = {}
+    for pair in pairs:
+        field, sep, column = pair.partition("=")
+        if not sep or not field.strip() or not column.strip():
+            raise ConfigError(f"--map takes FIELD=COLUMN, got {pair!r}")
+        mapping[field.strip()] = column.strip()
+    return mapping
+
+
+def _check_input(args: argparse.Namespace, path: Path) -> int:
+    """Report every bad record (up to --max-errors); return the number of valid records, or -1 to stop."""
+    check = check_file(path, format=args.input_format, column_map=_column_map(args.map), max_errors=args.max_errors)
+    for error in check.errors:
+        print(f"error: {error}", file=sys.stderr)
+    if check.n_invalid > len(check.errors):
+        print(f"… and {check.n_invalid - len(check.errors)} more bad records", file=sys.stderr)
+    if check.n_invalid and not args.skip_invalid:
+        print(f"{check.n_invalid} bad record(s), {check.n_valid} valid: fix them, or pass --skip-invalid "
+              "to score the valid ones", file=sys.stderr)
+        return -1
+    if check.n_invalid:
+        print(f"skipped {check.n_invalid} bad record(s) listed above; scoring {check.n_valid}", file=sys.stderr)
+    if check.n_valid == 0:
+        print("no valid record to score", file=sys.stderr)
+        return -1
+    return check.n_valid
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    idk = IdkDetector.from_file(args.idk_patterns) if args.idk_patterns else IdkDetector()
+    return Settings(tau_sim=args.tau_sim, idk=idk, embedder=args.embedder, n_resamples=args.n_resamples,
+                    ci_method=args.ci, confidence=args.confidence, seed=args.seed)
+
+
+def _run(args: argparse.Namespace) -> int:
+    path = demo_path() if args.demo else args.file
+    settings = _settings(args)
+    metric_names = args.metrics.split(",") if args.metrics else None
+    resolve_metrics(metric_names)  # unknown names fail before the file is read
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError("--limit must be at least 1")
+    n_valid = _check_input(args, path)
+    if n_valid < 0:
+        return 2
+    total = min(n_valid, args.limit) if args.limit else n_valid
+    records = read_records(path, format=args.input_format, column_map=_column_map(args.map), skip_invalid=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    with ItemsWriter(args.out / "items.jsonl") as writer:
+        result = evaluate(itertools.islice(records, total), metrics=metric_names, settings=settings,
+                          on_items=writer, total=total,
+                          progress=not args.no_progress and sys.stderr.isatty() and total >= _PROGRESS_FROM)
+    write_summary(result, args.out / "summary.json", extra={"input": str(path)})
+    if args.parquet:
+        write_parquet(result, args.out / "items.parquet")
+    if args.format == "json":
+        print(json.dumps({**result.to_dict(), "input": str(path), "out": str(args.out)}, indent=2))
+    else:
+        print(render_report(result, title=f"ragmeter {__version__} — {path.name}"))
+        print(f"\nPer-item scores: {args.out / 'items.jsonl'}", file=sys.stderr)
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    n_valid = _check_input(args, args.file)
+    if n_valid >= 0:
+        print(f"{args.file}: {n_valid} valid record(s)")
+    return 0 if n_valid >= 0 else 2
+
+
+def _metrics() -> int:
+    print(f"{'metric':<24}{'family':<12}{'range':<12}{'needs':<22}description")
+    for m in list_metrics():
+        high = "∞" if m.value_range[1] is None else f"{m.value_range[1]:g}"
+        print(f"{m.name:<24}{m.family:<12}{f'[{m.value_range[0]:g}, {high}]':<12}"
+              f"{','.join(m.needs):<22}{m.description}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return _run(args)
+        if args.command == "validate":
+            return _validate(args)
+        return _metrics()
+    except RagmeterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: items finished so far are in the --out folder's items.jsonl", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

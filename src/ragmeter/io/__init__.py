@@ -1,0 +1,8 @@
+"""Readers and writers for evaluation files."""
+
+from ragmeter.io.native import record_from_dict
+from ragmeter.io.readers import FORMATS, FileCheck, check_file, detect_format, iter_records, read_records
+from ragmeter.io.writers import ItemsWriter, write_parquet, write_summary
+
+__all__ = ["FORMATS", "FileCheck", "ItemsWriter", "check_file", "detect_format", "iter_records", "read_records",
+           "record_from_dict", "write_parquet", "write_summary"]

@@ -1,0 +1,64 @@
+"""MT-RAG generation-task records (``input``, ``contexts``, ``targets``, ``predictions``).
+
+The last user turn of ``input`` is the question and earlier turns are the history; ``predictions[0]``
+is the answer; every ``targets`` text is a reference. ``answerability`` and ``Answerability`` are both
+accepted, as a string or a one-element list. Task ids ``conv::1`` and ``conv<::>1`` are kept as given.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragmeter.io.fields import FieldReader
+from ragmeter.io.native import default_answerability, parse_answerability
+from ragmeter.records import Chunk, Record, Turn
+
+__all__ = ["record_from_mtrag"]
+
+_ROLES = {"user": "user", "agent": "assistant", "assistant": "assistant"}
+_METADATA = ("conversation_id", "model_id", "turn", "collection", "Collection", "question_type",
+             "Question Type", "multi_turn", "Multi-Turn", "split", "context_relevance")
+
+
+def record_from_mtrag(obj: Any, *, path: str | None = None, line: int | None = None) -> Record:
+    f = FieldReader(obj, path=path, line=line)
+    turns = f.items("input")
+    if not turns:
+        raise f.error("input", "missing: expected the conversation turns [{speaker, text}, …]")
+    history = [_turn(f, turn, i) for i, turn in enumerate(turns)]
+    if history[-1].role != "user":
+        raise f.error(f"input[{len(turns) - 1}].speaker", "the last turn must be the user's question")
+    predictions = f.items("predictions")
+    if not predictions:
+        raise f.error("predictions", "missing: expected [{\"text\": answer}] (the answer to evaluate)")
+    answer = f.text("", value=f.mapping("", value=predictions[0], field="predictions[0]").get("text"),
+                    field="predictions[0].text", required=True)
+    references = tuple(
+        f.text("", value=f.mapping("", value=t, field=f"targets[{i}]").get("text"), field=f"targets[{i}].text",
+               required=True) for i, t in enumerate(f.items("targets")))
+    key = "answerability" if f.has("answerability") else "Answerability"
+    return Record(
+        id=f.identifier("task_id", required=False) or str(line),
+        question=history[-1].text,
+        answer=answer,  # type: ignore[arg-type]
+        contexts=tuple(_chunk(f, c, i) for i, c in enumerate(f.items("contexts"))),
+        references=references,  # type: ignore[arg-type]
+        history=tuple(history[:-1]),
+        answerability=parse_answerability(f, f.raw(key), key) or default_answerability(references),  # type: ignore[arg-type]
+        metadata={k: f.obj[k] for k in _METADATA if k in f.obj},
+    )
+
+
+def _turn(f: FieldReader, obj: Any, i: int) -> Turn:
+    turn = f.mapping("", value=obj, field=f"input[{i}]")
+    speaker = f.text("", value=turn.get("speaker"), field=f"input[{i}].speaker", required=True)
+    if speaker not in _ROLES:
+        raise f.error(f"input[{i}].speaker", f"expected 'user' or 'agent', found {speaker!r}")
+    return Turn(_ROLES[speaker], f.text("", value=turn.get("text"), field=f"input[{i}].text", required=True))  # type: ignore[arg-type]
+
+
+def _chunk(f: FieldReader, obj: Any, i: int) -> Chunk:
+    chunk = f.mapping("", value=obj, field=f"contexts[{i}]")
+    return Chunk(doc_id=f.identifier("", value=chunk.get("document_id"), field=f"contexts[{i}].document_id"),  # type: ignore[arg-type]
+                 text=f.text("", value=chunk.get("text"), field=f"contexts[{i}].text", required=True),  # type: ignore[arg-type]
+                 title=f.text("", value=chunk.get("title"), field=f"contexts[{i}].title"))

@@ -1,0 +1,107 @@
+"""ragmeter's native record format (one JSON object per JSONL line).
+
+Fields (only ``question`` and ``answer`` are required)::
+
+    id             string or integer; default: the line number
+    question       string
+    answer         string (may be empty)
+    contexts       list of {doc_id, text, title?, labels?}, in rank order
+    references     list of strings (or ``reference``: one string; not both)
+    history        list of {role, text}
+    answerability  ANSWERABLE | PARTIAL | UNANSWERABLE | CONVERSATIONAL | UNDERSPECIFIED
+    labels         object of answer-level labels
+    usage          list of {prompt_tokens, completion_tokens}, one per LLM call (or one object)
+    latency_ms     number ≥ 0
+    action         string, e.g. "ABSTAIN"
+    metadata       object (run_id, conversation_id, model_id, …); unknown top-level keys land here too
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ragmeter.io.fields import FieldReader
+from ragmeter.records import Answerability, Chunk, Record, Turn, Usage
+
+__all__ = ["KNOWN_FIELDS", "default_answerability", "parse_answerability", "record_from_dict"]
+
+KNOWN_FIELDS = ("id", "question", "answer", "contexts", "references", "reference", "history", "answerability",
+                "labels", "usage", "latency_ms", "action", "metadata")
+_CHOICES = ", ".join(a.value for a in Answerability)
+
+
+def record_from_dict(obj: Any, *, path: str | None = None, line: int | None = None,
+                     names: Mapping[str, str] | None = None) -> Record:
+    """Validate one native record; the first problem raises :class:`~ragmeter.errors.InputError`."""
+    f = FieldReader(obj, path=path, line=line, names=names)
+    if f.has("references") and f.has("reference"):
+        raise f.error("reference", "give either 'references' (a list) or 'reference' (one string), not both")
+    references = ((f.text("reference"),) if f.has("reference")
+                  else tuple(f.text("", value=r, field=f"references[{i}]", required=True)  # type: ignore[misc]
+                             for i, r in enumerate(f.items("references"))))
+    metadata = {**{k: v for k, v in f.obj.items() if k not in KNOWN_FIELDS}, **f.mapping("metadata")}
+    return Record(
+        id=f.identifier("id", required=False) or str(line),
+        question=f.text("question", required=True),  # type: ignore[arg-type]
+        answer=f.text("answer", required=True),  # type: ignore[arg-type]
+        contexts=tuple(_chunk(f, c, i) for i, c in enumerate(f.items("contexts"))),
+        references=references,  # type: ignore[arg-type]
+        history=tuple(_turn(f, t, i) for i, t in enumerate(f.items("history"))),
+        answerability=(parse_answerability(f, f.raw("answerability"), "answerability")
+                       or default_answerability(references)),  # type: ignore[arg-type]
+        labels=f.mapping("labels"),
+        usage=_usage(f),
+        latency_ms=f.number("latency_ms", minimum=0),
+        action=f.text("action"),
+        metadata=metadata,
+    )
+
+
+def default_answerability(references: tuple[str, ...]) -> Answerability | None:
+    """SPEC §1: ANSWERABLE when a non-empty reference exists, else unknown."""
+    return Answerability.ANSWERABLE if any(r.strip() for r in references) else None
+
+
+def parse_answerability(f: FieldReader, value: Any, field: str) -> Answerability | None:
+    if isinstance(value, list) and len(value) == 1:  # MT-RAG writes ["ANSWERABLE"]
+        value = value[0]
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or value.strip().upper() not in Answerability.__members__:
+        raise f.error(field, f"expected one of {_CHOICES}, found {value!r}")
+    return Answerability[value.strip().upper()]
+
+
+def _chunk(f: FieldReader, obj: Any, i: int) -> Chunk:
+    where = f"contexts[{i}]"
+    if not isinstance(obj, dict):
+        raise f.error(where, "expected an object {doc_id, text, title?}")
+    chunk = obj
+    return Chunk(doc_id=f.identifier("", value=chunk.get("doc_id"), field=f"{where}.doc_id"),  # type: ignore[arg-type]
+                 text=f.text("", value=chunk.get("text"), field=f"{where}.text", required=True),  # type: ignore[arg-type]
+                 title=f.text("", value=chunk.get("title"), field=f"{where}.title"),
+                 labels=f.mapping("", value=chunk.get("labels"), field=f"{where}.labels"))
+
+
+def _turn(f: FieldReader, obj: Any, i: int) -> Turn:
+    where = f"history[{i}]"
+    turn = f.mapping("", value=obj, field=where)
+    return Turn(role=f.text("", value=turn.get("role"), field=f"{where}.role", required=True),  # type: ignore[arg-type]
+                text=f.text("", value=turn.get("text"), field=f"{where}.text", required=True))  # type: ignore[arg-type]
+
+
+def _usage(f: FieldReader) -> tuple[Usage, ...] | None:
+    raw = f.raw("usage")
+    if raw is None:
+        return None
+    calls = [raw] if isinstance(raw, dict) else f.items("usage")
+    usage = []
+    for i, call in enumerate(calls):
+        where = f"usage[{i}]" if isinstance(raw, list) else "usage"
+        call = f.mapping("", value=call, field=where)
+        tokens = [f.number("", value=call.get(key), field=f"{where}.{key}", minimum=0, integer=True)
+                  for key in ("prompt_tokens", "completion_tokens")]
+        if tokens[0] is None and tokens[1] is None:
+            raise f.error(where, "expected prompt_tokens and/or completion_tokens")
+        usage.append(Usage(int(tokens[0] or 0), int(tokens[1] or 0)))
+    return tuple(usage)

@@ -1,0 +1,242 @@
+"""Citation-grounded answer metrics of seeds 000/001 (SPEC §2): Overlap, fallback Faithfulness,
+Abstain and the IDK+citation contract count.
+
+An answer is split into sentences; each sentence's ``[CIT:doc_id]`` markers are read and removed;
+IDK sentences (see :class:`~ragmeter.text.idk.IdkDetector`) are set aside and the rest are *claim
+sentences*. A claim sentence is *supported* iff it carries exactly one citation, the cited doc_id is
+among the retrieved chunks, and cos(embed(sentence), embed(chunk text)) ≥ τ_sim; when several
+retrieved chunks share the doc_id, the best-matching one counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from ragmeter.metrics._registry import Aggregation, Metric, register
+from ragmeter.models import Embedder
+from ragmeter.records import Answerability, Chunk, Record
+from ragmeter.scoring import ItemContext, RunContext, Settings
+from ragmeter.text.citations import find_citations, strip_citations
+from ragmeter.text.idk import IdkDetector
+from ragmeter.text.sentences import split_sentences
+
+__all__ = ["AnswerAnalysis", "SentenceVerdict", "abstained", "analyze_answer", "faithfulness_fallback",
+           "idk_citation_count", "overlap"]
+
+_DEFAULTS = Settings()
+
+
+@dataclass(frozen=True)
+class ParsedSentence:
+    text: str
+    claim: str
+    citations: tuple[str, ...]
+    is_idk: bool
+
+
+@dataclass(frozen=True)
+class SentenceVerdict:
+    """One sentence of an answer and why it is or is not supported.
+
+    ``reason`` is one of ``supported``, ``idk``, ``no citation``, ``several citations``,
+    ``cited doc not retrieved``, ``below tau_sim``. ``cosine`` is set when it was computed.
+    """
+
+    text: str
+    citations: tuple[str, ...]
+    is_idk: bool
+    supported: bool
+    reason: str
+    cosine: float | None = None
+
+
+@dataclass(frozen=True)
+class AnswerAnalysis:
+    """The sentence verdicts of one answer and the figures derived from them."""
+
+    sentences: tuple[SentenceVerdict, ...]
+    explicit_abstain: bool = False
+
+    @property
+    def claim_sentences(self) -> int:
+        return sum(not s.is_idk for s in self.sentences)
+
+    @property
+    def overlap(self) -> float:
+        """supported / claim sentences; 0.0 when there are no claim sentences."""
+        claims = self.claim_sentences
+        return sum(s.supported for s in self.sentences) / claims if claims else 0.0
+
+    @property
+    def abstained(self) -> bool:
+        """An explicit abstain action, or no claim sentence at all (every sentence IDK, or empty)."""
+        return self.explicit_abstain or self.claim_sentences == 0
+
+    @property
+    def idk_with_citation(self) -> int:
+        return sum(s.is_idk and bool(s.citations) for s in self.sentences)
+
+
+def parse_answer(prediction: str, idk: IdkDetector) -> tuple[ParsedSentence, ...]:
+    """Split an answer into sentences with their citations and IDK flags."""
+    return tuple(ParsedSentence(text=sentence, claim=strip_citations(sentence),
+                                citations=tuple(find_citations(sentence)), is_idk=idk.is_idk(sentence))
+                 for sentence in split_sentences(prediction))
+
+
+def _checkable(parsed: Iterable[ParsedSentence], contexts: Sequence[Chunk]) -> Iterator[
+        tuple[ParsedSentence, list[Chunk]]]:
+    """Claim sentences with exactly one citation to a retrieved doc_id, with the cited chunks."""
+    for sentence in parsed:
+        if not sentence.is_idk and len(sentence.citations) == 1:
+            cited = [chunk for chunk in contexts if chunk.doc_id == sentence.citations[0]]
+            if cited:
+                yield sentence, cited
+
+
+def _verdict(sentence: ParsedSentence, contexts: Sequence[Chunk], embedder: Embedder,
+             tau_sim: float) -> SentenceVerdict:
+    def verdict(supported: bool, reason: str, cosine: float | None = None) -> SentenceVerdict:
+        return SentenceVerdict(sentence.text, sentence.citations, sentence.is_idk, supported, reason, cosine)
+
+    if sentence.is_idk:
+        return verdict(False, "idk")
+    if not sentence.citations:
+        return verdict(False, "no citation")
+    if len(sentence.citations) > 1:
+        return verdict(False, "several citations")
+    cited = [chunk.text for chunk in contexts if chunk.doc_id == sentence.citations[0]]
+    if not cited:
+        return verdict(False, "cited doc not retrieved")
+    vectors = embedder.encode([sentence.claim, *cited])
+    cosine = float(np.max(vectors[1:] @ vectors[0]))
+    return verdict(cosine >= tau_sim, "supported" if cosine >= tau_sim else "below tau_sim", cosine)
+
+
+def analyze_answer(prediction: str, contexts: Sequence[Chunk], *, embedder: Embedder,
+                   tau_sim: float = _DEFAULTS.tau_sim, idk: IdkDetector | None = None,
+                   action: str | None = None) -> AnswerAnalysis:
+    """Every sentence of ``prediction`` with its verdict (see the module docstring for the rule)."""
+    parsed = parse_answer(prediction, idk or _DEFAULTS.idk)
+    return AnswerAnalysis(tuple(_verdict(s, contexts, embedder, tau_sim) for s in parsed),
+                          explicit_abstain=_is_abstain_action(action))
+
+
+def _is_abstain_action(action: str | None) -> bool:
+    return action is not None and action.strip().upper() == "ABSTAIN"
+
+
+def overlap(prediction: str, contexts: Sequence[Chunk], *, embedder: Embedder,
+            tau_sim: float = _DEFAULTS.tau_sim, idk: IdkDetector | None = None) -> float:
+    """Share of claim sentences supported by the chunk they cite, in [0, 1].
+
+    Overlap = supported claim sentences / claim sentences (seed 001); claim sentences are the non-IDK
+    sentences. A sentence with no citation, two or more citations, or a citation to a doc_id that was
+    not retrieved is unsupported; otherwise it is supported iff its cosine with the cited chunk
+    (citations removed from the sentence) is ≥ ``tau_sim``. An answer without claim sentences (all IDK,
+    or empty) scores 0.0 and counts as abstained.
+    """
+    return analyze_answer(prediction, contexts, embedder=embedder, tau_sim=tau_sim, idk=idk).overlap
+
+
+def faithfulness_from_overlap(overlap_value: float, *, abstained: bool,
+                              answerability: Answerability | None,
+                              abstain_correct_for: frozenset[Answerability]) -> float:
+    """The fallback rule on an already computed Overlap (see :func:`faithfulness_fallback`)."""
+    if abstained:
+        return 1.0 if answerability in abstain_correct_for else 0.0
+    return min(1.0, 0.6 + 0.4 * overlap_value)
+
+
+def faithfulness_fallback(prediction: str, contexts: Sequence[Chunk], *,
+                          answerability: Answerability | None, embedder: Embedder,
+                          tau_sim: float = _DEFAULTS.tau_sim, idk: IdkDetector | None = None,
+                          action: str | None = None,
+                          abstain_correct_for: frozenset[Answerability] = _DEFAULTS.abstain_correct_for,
+                          ) -> float:
+    """The embedding-based proxy for Faithfulness of seed 000, in [0, 1].
+
+    - abstained on a question whose answerability is in ``abstain_correct_for`` (default
+      UNANSWERABLE, CONVERSATIONAL) → 1.0;
+    - abstained on any other question, answerable or of unknown answerability → 0.0;
+    - otherwise min(1, 0.6 + 0.4 · Overlap): 0.6 for a plausible but unsupported answer.
+    """
+    analysis = analyze_answer(prediction, contexts, embedder=embedder, tau_sim=tau_sim, idk=idk,
+                              action=action)
+    return faithfulness_from_overlap(analysis.overlap, abstained=analysis.abstained,
+                                     answerability=answerability, abstain_correct_for=abstain_correct_for)
+
+
+def abstained(prediction: str, *, idk: IdkDetector | None = None, action: str | None = None) -> float:
+    """1.0 if the answer abstains: an explicit ``ABSTAIN`` action, or no sentence that is not IDK
+    (an empty answer abstains); else 0.0."""
+    parsed = parse_answer(prediction, idk or _DEFAULTS.idk)
+    return float(_is_abstain_action(action) or all(s.is_idk for s in parsed))
+
+
+def idk_citation_count(prediction: str, *, idk: IdkDetector | None = None) -> float:
+    """Number of IDK sentences that carry a citation (the contract says 0)."""
+    return float(sum(s.is_idk and bool(s.citations) for s in parse_answer(prediction, idk or _DEFAULTS.idk)))
+
+
+# --- run-loop adapters: one parse and one analysis per record, shared by the four metrics ---
+
+def _parsed(record: Record, item: ItemContext, run: RunContext) -> tuple[ParsedSentence, ...]:
+    return item.memo("citation.parsed", lambda: parse_answer(record.answer, run.settings.idk))
+
+
+def _analysis(record: Record, item: ItemContext, run: RunContext) -> AnswerAnalysis:
+    def make() -> AnswerAnalysis:
+        verdicts = tuple(_verdict(s, record.contexts, run.embedder, run.settings.tau_sim)
+                         for s in _parsed(record, item, run))
+        return AnswerAnalysis(verdicts, explicit_abstain=_is_abstain_action(record.action))
+    return item.memo("citation.analysis", make)
+
+
+def _texts_to_embed(record: Record, item: ItemContext, run: RunContext) -> Iterator[str]:
+    for sentence, chunks in _checkable(_parsed(record, item, run), record.contexts):
+        yield sentence.claim
+        yield from (chunk.text for chunk in chunks)
+
+
+def _faithfulness(record: Record, item: ItemContext, run: RunContext) -> float:
+    analysis = _analysis(record, item, run)
+    return faithfulness_from_overlap(analysis.overlap, abstained=analysis.abstained,
+                                     answerability=record.answerability,
+                                     abstain_correct_for=run.settings.abstain_correct_for)
+
+
+_GROUNDING_SETTINGS = ("tau_sim", "embedder", "splitter", "idk")
+
+register(Metric(
+    name="overlap", family="citation",
+    description="Share of claim sentences supported by exactly one retrieved, cited chunk (cosine ≥ τ_sim).",
+    needs=("answer",), aggregation=Aggregation.MEAN, value_range=(0.0, 1.0), higher_is_better=True,
+    settings=_GROUNDING_SETTINGS, resources=frozenset({"embedder"}), prefetch=_texts_to_embed,
+    compute=lambda record, item, run: _analysis(record, item, run).overlap))
+
+register(Metric(
+    name="faithfulness_fallback", family="citation",
+    description="min(1, 0.6 + 0.4·Overlap); 0 for a wrong abstention, 1 for a right one.",
+    needs=("answer", "answerability"), aggregation=Aggregation.MEAN, value_range=(0.0, 1.0),
+    higher_is_better=True, settings=(*_GROUNDING_SETTINGS, "abstain_correct_for"),
+    resources=frozenset({"embedder"}), prefetch=_texts_to_embed, compute=_faithfulness))
+
+register(Metric(
+    name="abstained", family="citation",
+    description="The answer abstains: every sentence IDK, or an explicit ABSTAIN action.",
+    needs=("answer",), aggregation=Aggregation.RATE, value_range=(0.0, 1.0), higher_is_better=None,
+    settings=("splitter", "idk"),
+    compute=lambda record, item, run: float(_is_abstain_action(record.action)
+                                            or all(s.is_idk for s in _parsed(record, item, run)))))
+
+register(Metric(
+    name="idk_citation_count", family="citation",
+    description="IDK sentences that carry a citation; the run total must be 0.",
+    needs=("answer",), aggregation=Aggregation.SUM, value_range=(0.0, None), higher_is_better=False,
+    settings=("splitter", "idk"),
+    compute=lambda record, item, run: float(sum(s.is_idk and bool(s.citations)
+                                                for s in _parsed(record, item, run)))))

@@ -1,0 +1,40 @@
+"""Cost and speed of the system under test (seeds 000/001): tokens and latency, per item."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ragmeter.metrics._registry import Aggregation, Metric, register
+from ragmeter.records import Usage
+
+__all__ = ["completion_tokens", "prompt_tokens", "total_tokens"]
+
+
+def total_tokens(usage: Sequence[Usage]) -> float:
+    """Σ over every LLM call of prompt + completion tokens (0 when no call was made)."""
+    return float(sum(call.prompt_tokens + call.completion_tokens for call in usage))
+
+
+def prompt_tokens(usage: Sequence[Usage]) -> float:
+    """Σ over every LLM call of prompt tokens."""
+    return float(sum(call.prompt_tokens for call in usage))
+
+
+def completion_tokens(usage: Sequence[Usage]) -> float:
+    """Σ over every LLM call of completion tokens."""
+    return float(sum(call.completion_tokens for call in usage))
+
+
+for _name, _fn, _what in (("total_tokens", total_tokens, "Prompt + completion tokens over all LLM calls."),
+                          ("prompt_tokens", prompt_tokens, "Prompt tokens over all LLM calls."),
+                          ("completion_tokens", completion_tokens, "Completion tokens over all LLM calls.")):
+    register(Metric(
+        name=_name, family="efficiency", description=_what, needs=("usage",),
+        aggregation=Aggregation.MEAN, value_range=(0.0, None), higher_is_better=False,
+        compute=lambda record, item, run, fn=_fn: fn(record.usage)))
+
+register(Metric(
+    name="latency_ms", family="efficiency",
+    description="End-to-end time per question in ms; reported as P50 and P95 (linear interpolation).",
+    needs=("latency_ms",), aggregation=Aggregation.QUANTILES, value_range=(0.0, None),
+    higher_is_better=False, compute=lambda record, item, run: float(record.latency_ms)))  # type: ignore[arg-type]

@@ -1,0 +1,27 @@
+"""Embedders: the :class:`Embedder` protocol, the packaged ONNX default, an optional PyTorch
+backend, and a deterministic hashing embedder for tests."""
+
+from __future__ import annotations
+
+from ragmeter.errors import ConfigError
+from ragmeter.models.base import CachedEmbedder, Embedder
+from ragmeter.models.lexical_hash import HashingEmbedder
+from ragmeter.models.onnx_minilm import OnnxMiniLM
+
+__all__ = ["CachedEmbedder", "EMBEDDER_BACKENDS", "Embedder", "HashingEmbedder", "OnnxMiniLM",
+           "load_embedder"]
+
+EMBEDDER_BACKENDS = ("onnx", "torch", "hashing")
+
+
+def load_embedder(backend: str = "onnx") -> Embedder:
+    """The embedder for a backend name: ``onnx`` (default), ``torch`` (extra) or ``hashing`` (tests)."""
+    if backend == "onnx":
+        return OnnxMiniLM()
+    if backend == "torch":
+        from ragmeter.models.torch_minilm import TorchEmbedder
+
+        return TorchEmbedder()
+    if backend == "hashing":
+        return HashingEmbedder()
+    raise ConfigError(f"unknown embedder backend {backend!r}: choose one of {', '.join(EMBEDDER_BACKENDS)}")

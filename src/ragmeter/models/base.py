@@ -1,0 +1,88 @@
+"""The embedder protocol, a run-wide cache in front of any embedder, and shared helpers."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from pathlib import Path
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from ragmeter.errors import ModelError
+
+__all__ = ["CachedEmbedder", "Embedder", "check_sha256", "length_sorted_batches"]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length vectors.
+
+    ``model_id`` names the model and every setting that changes its vectors; it goes into signatures.
+    ``encode`` returns a float32 array of shape ``(len(texts), dim)`` whose rows have L2 norm 1.
+    """
+
+    @property
+    def model_id(self) -> str: ...
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class CachedEmbedder:
+    """Embeds each distinct text once, for as long as the cache holds it.
+
+    ``encode`` sends only texts it has not seen to the wrapped embedder, in one call, so a batch of
+    records shares one length-sorted pass. The cache forgets the least recently used vectors beyond
+    ``max_bytes`` (default 256 MiB, about 170,000 MiniLM vectors), which bounds a run's memory.
+    """
+
+    def __init__(self, embedder: Embedder, *, max_bytes: int = 256 * 2**20) -> None:
+        self.embedder = embedder
+        self.max_bytes = max_bytes
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._bytes = 0
+        self.texts_encoded = 0
+
+    @property
+    def model_id(self) -> str:
+        return self.embedder.model_id
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(text for text in texts if text not in self._vectors))
+        if missing:
+            for text, vector in zip(missing, self.embedder.encode(missing)):
+                self._store(text, vector)
+            self.texts_encoded += len(missing)
+        rows = []
+        for text in texts:
+            self._vectors.move_to_end(text)
+            rows.append(self._vectors[text])
+        if not rows:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack(rows)
+
+    def _store(self, text: str, vector: np.ndarray) -> None:
+        self._vectors[text] = vector
+        self._bytes += vector.nbytes
+        while self._bytes > self.max_bytes and len(self._vectors) > 1:
+            _, evicted = self._vectors.popitem(last=False)
+            self._bytes -= evicted.nbytes
+
+
+def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:
+    """Indices grouped into batches of similar length, so padding is minimal."""
+    order = np.argsort(np.asarray(lengths), kind="stable")
+    return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+
+
+def check_sha256(path: Path, expected: str, what: str) -> None:
+    """Raise :class:`ModelError` unless the file exists and its sha256 equals ``expected``."""
+    if not path.is_file():
+        raise ModelError(f"{what} is missing at {path}: reinstall ragmeter (pip install --force-reinstall ragmeter)")
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != expected:
+        raise ModelError(f"{what} at {path} has sha256 {digest.hexdigest()}, expected {expected}: "
+                         "the file is corrupt or a different version; reinstall the package that ships it")

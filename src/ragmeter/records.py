@@ -1,0 +1,86 @@
+"""The evaluation record: one query example and everything logged about it.
+
+Records are immutable and validated where they enter ragmeter (see :mod:`ragmeter.io`), so metric code
+can trust their types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Mapping
+
+__all__ = ["Answerability", "Chunk", "Record", "Turn", "Usage"]
+
+
+class Answerability(str, Enum):
+    """Whether the retrieved material (or the corpus) can answer the question."""
+
+    ANSWERABLE = "ANSWERABLE"
+    PARTIAL = "PARTIAL"
+    UNANSWERABLE = "UNANSWERABLE"
+    CONVERSATIONAL = "CONVERSATIONAL"
+    UNDERSPECIFIED = "UNDERSPECIFIED"
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One retrieved chunk, in rank order within its record."""
+
+    doc_id: str
+    text: str
+    title: str | None = None
+    labels: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One earlier turn of the conversation (``role`` is ``user`` or ``assistant``)."""
+
+    role: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens of one LLM call made by the system under test."""
+
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One evaluated query example.
+
+    ``answerability`` is ``None`` when unknown; readers set it to ``ANSWERABLE`` when the source omits
+    it and a non-empty reference exists (SPEC §1). ``usage`` is ``None`` when not logged, which is
+    different from an empty tuple (no LLM call made). ``action`` carries an explicit gate decision such
+    as ``"ABSTAIN"``.
+    """
+
+    id: str
+    question: str
+    answer: str
+    contexts: tuple[Chunk, ...] = ()
+    references: tuple[str, ...] = ()
+    history: tuple[Turn, ...] = ()
+    answerability: Answerability | None = None
+    labels: Mapping[str, Any] = field(default_factory=dict)
+    usage: tuple[Usage, ...] | None = None
+    latency_ms: float | None = None
+    action: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def conversation_id(self) -> str | None:
+        """The conversation this record belongs to, used to resample clusters."""
+        value = self.metadata.get("conversation_id")
+        return None if value is None else str(value)
+
+    def context_by_id(self) -> dict[str, Chunk]:
+        """Retrieved chunks by ``doc_id``; with repeated ids the highest-ranked chunk wins."""
+        by_id: dict[str, Chunk] = {}
+        for chunk in self.contexts:
+            by_id.setdefault(chunk.doc_id, chunk)
+        return by_id

@@ -1,0 +1,5 @@
+"""Run reports: terminal text and JSON."""
+
+from ragmeter.report.terminal import render_report
+
+__all__ = ["render_report"]

@@ -1,0 +1,131 @@
+"""The run loop: stream records in batches, score every item, write as you go, then aggregate.
+
+Per batch, expensive metrics first *prefetch*: the texts they will embed are encoded in one
+length-sorted pass (each distinct text once per run, via :class:`~ragmeter.models.CachedEmbedder`);
+then each item is scored by every metric, sharing one :class:`~ragmeter.scoring.ItemContext`. Finished
+items go to ``on_items`` before the next batch starts, so a crash loses at most one batch. Records
+are not kept: memory grows with the number of scores, not with the size of the records.
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ragmeter.metrics import Metric, resolve_metrics
+from ragmeter.models import Embedder
+from ragmeter.records import Record
+from ragmeter.result import EvalResult, item_row, summarize
+from ragmeter.scoring import ItemContext, RunContext, Settings
+from ragmeter.signature import Signature
+
+__all__ = ["evaluate"]
+
+ItemSink = Callable[[list[dict[str, Any]]], None]
+
+
+def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence[str] | None = None,
+             settings: Settings | None = None, embedder: Embedder | None = None,
+             on_items: ItemSink | None = None, batch_size: int = 256, progress: bool = False,
+             total: int | None = None) -> EvalResult:
+    """Score ``records`` with ``metrics`` (all registered metrics when ``None``).
+
+    ``records`` are :class:`Record` objects or dicts in ragmeter's native format (validated; a bad
+    one raises :class:`~ragmeter.errors.InputError` naming its position and field). ``embedder``
+    replaces the one named by ``settings.embedder``. ``on_items`` receives each finished batch of
+    per-item rows (the shape of ``items.jsonl``). ``progress`` shows a bar on stderr.
+
+    >>> result = evaluate([{"question": "Capital of France?", "answer": "Paris.",
+    ...                     "references": ["Paris"]}], metrics=["exact_match", "token_f1"])
+    >>> result.summary("exact_match").value
+    1.0
+    """
+    settings = settings or Settings()
+    chosen = resolve_metrics(metrics)
+    run = RunContext(settings, embedder=embedder)
+    signatures = {m.name: Signature(m.name, {s: run.setting(s) for s in m.settings}) for m in chosen}
+    columns: dict[str, array[float]] = {m.name: array("d") for m in chosen}
+    undefined: dict[str, dict[int, str]] = {m.name: {} for m in chosen}
+    item_ids: list[str] = []
+    conversations: list[str | None] = []
+
+    bar = _progress_bar(progress, total)
+    for batch in _batches(_as_records(records), batch_size):
+        rows = _score_batch(batch, chosen, run, start=len(item_ids), columns=columns, undefined=undefined)
+        item_ids.extend(record.id for record in batch)
+        conversations.extend(record.conversation_id for record in batch)
+        if on_items is not None:
+            on_items(rows)
+        if bar is not None:
+            bar.update(len(batch))
+    if bar is not None:
+        bar.close()
+
+    scores = {name: np.frombuffer(column, dtype=float) if len(column) else np.zeros(0)
+              for name, column in columns.items()}
+    clusters = _clusters(item_ids, conversations)
+    summaries = tuple(summary for m in chosen
+                      for summary in summarize(m, scores[m.name], undefined[m.name], clusters=clusters,
+                                               settings=settings, signature=signatures[m.name]))
+    return EvalResult(tuple(item_ids), scores, undefined, summaries, signatures, settings)
+
+
+def _score_batch(batch: list[Record], chosen: list[Metric], run: RunContext, *, start: int,
+                 columns: dict[str, array[float]], undefined: dict[str, dict[int, str]]) -> list[dict[str, Any]]:
+    items = [ItemContext() for _ in batch]
+    texts = [text for m in chosen if m.prefetch is not None
+             for record, item in zip(batch, items) if m.missing_field(record) is None
+             for text in m.prefetch(record, item, run)]
+    if texts:
+        run.embedder.encode(texts)
+    rows = []
+    for offset, (record, item) in enumerate(zip(batch, items)):
+        values: dict[str, float] = {}
+        reasons: dict[str, str] = {}
+        for metric in chosen:
+            reason = metric.missing_field(record)
+            if reason is None:
+                values[metric.name] = metric.compute(record, item, run)
+            else:
+                values[metric.name] = float("nan")
+                reasons[metric.name] = reason
+                undefined[metric.name][start + offset] = reason
+            columns[metric.name].append(values[metric.name])
+        rows.append(item_row(record.id, values, reasons))
+    return rows
+
+
+def _as_records(records: Iterable[Record | Mapping[str, Any]]) -> Iterable[Record]:
+    from ragmeter.io.native import record_from_dict
+
+    for position, record in enumerate(records, start=1):
+        yield record if isinstance(record, Record) else record_from_dict(record, line=position)
+
+
+def _batches(records: Iterable[Record], size: int) -> Iterable[list[Record]]:
+    batch: list[Record] = []
+    for record in records:
+        batch.append(record)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _clusters(item_ids: list[str], conversations: list[str | None]) -> list[str] | None:
+    """Conversation ids for resampling, or ``None`` when no two items share a conversation."""
+    known = [c for c in conversations if c is not None]
+    if len(set(known)) == len(known):
+        return None
+    return [c if c is not None else f"item:{i}" for i, c in zip(item_ids, conversations)]
+
+
+def _progress_bar(enabled: bool, total: int | None) -> Any:
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="item", desc="scoring", leave=False)

@@ -1,0 +1,95 @@
+"""Settings of a run, the resources it loads once, and the per-item scratch space metrics share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, TypeVar
+
+from ragmeter.errors import ConfigError
+from ragmeter.models import CachedEmbedder, Embedder, load_embedder
+from ragmeter.records import Answerability
+from ragmeter.text.idk import IdkDetector
+from ragmeter.text.sentences import SPLITTER_ID
+
+__all__ = ["ItemContext", "RunContext", "Settings"]
+
+T = TypeVar("T")
+
+CI_METHODS = ("bca", "percentile")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every option that can change a score or an interval; each lands in the signatures it affects.
+
+    - ``tau_sim``: cosine threshold for a supported sentence (seeds 000/001: 0.6–0.7; default 0.65).
+    - ``idk``: the IDK sentence detector (versioned pattern list).
+    - ``abstain_correct_for``: answerability classes on which abstaining is the right action for the
+      fallback Faithfulness (default UNANSWERABLE and CONVERSATIONAL, as MT-RAG's IDK conditioning).
+    - ``embedder``: backend name (``onnx``, ``torch``, ``hashing``) used when no embedder is given.
+    - ``n_resamples``, ``ci_method`` (``bca`` or ``percentile``), ``confidence``, ``seed``: the
+      bootstrap behind every mean's interval.
+    """
+
+    tau_sim: float = 0.65
+    idk: IdkDetector = field(default_factory=IdkDetector)
+    abstain_correct_for: frozenset[Answerability] = frozenset(
+        {Answerability.UNANSWERABLE, Answerability.CONVERSATIONAL})
+    embedder: str = "onnx"
+    n_resamples: int = 2000
+    ci_method: str = "bca"
+    confidence: float = 0.95
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.tau_sim <= 1.0:
+            raise ConfigError(f"tau_sim must lie in [0, 1], got {self.tau_sim}")
+        if self.ci_method not in CI_METHODS:
+            raise ConfigError(f"ci_method must be one of {', '.join(CI_METHODS)}, got {self.ci_method!r}")
+        if not 0.0 < self.confidence < 1.0:
+            raise ConfigError(f"confidence must lie strictly between 0 and 1, got {self.confidence}")
+        if self.n_resamples < 100:
+            raise ConfigError(f"n_resamples must be at least 100, got {self.n_resamples}")
+
+
+class RunContext:
+    """What every item of a run shares: the settings and resources loaded on first use."""
+
+    def __init__(self, settings: Settings, *, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self._embedder = CachedEmbedder(embedder) if embedder is not None else None
+
+    @property
+    def embedder(self) -> CachedEmbedder:
+        if self._embedder is None:
+            self._embedder = CachedEmbedder(load_embedder(self.settings.embedder))
+        return self._embedder
+
+    def setting(self, name: str) -> Any:
+        """The value of a setting a metric names in ``Metric.settings`` (loads the embedder only when
+        a metric names it)."""
+        s = self.settings
+        if name == "embedder":
+            return self.embedder.model_id
+        values: dict[str, Any] = {
+            "tau_sim": s.tau_sim,
+            "idk": s.idk.version,
+            "splitter": SPLITTER_ID,
+            "abstain_correct_for": frozenset(a.value for a in s.abstain_correct_for),
+            "normalizer": "squad-v1.1",
+            "citations": "stripped",
+        }
+        return values[name]
+
+
+class ItemContext:
+    """Scratch space for one record, so metrics reuse each other's work (one sentence analysis for
+    Overlap, Faithfulness and Abstain; later one claim extraction for several judged metrics)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[str, Any] = {}
+
+    def memo(self, key: str, make: Callable[[], T]) -> T:
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]  # type: ignore[no-any-return]
