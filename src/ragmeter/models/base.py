@@ -49,14 +49,17 @@ class CachedEmbedder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         missing = list(dict.fromkeys(text for text in texts if text not in self._vectors))
-        if missing:
-            for text, vector in zip(missing, self.embedder.encode(missing)):
-                self._store(text, vector)
-            self.texts_encoded += len(missing)
+        fresh = dict(zip(missing, self.embedder.encode(missing))) if missing else {}
+        self.texts_encoded += len(fresh)
         rows = []
         for text in texts:
-            self._vectors.move_to_end(text)
-            rows.append(self._vectors[text])
+            vector = fresh.get(text)
+            if vector is None:
+                vector = self._vectors[text]
+                self._vectors.move_to_end(text)
+            rows.append(vector)
+        for text, vector in fresh.items():
+            self._store(text, vector)
         if not rows:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack(rows)

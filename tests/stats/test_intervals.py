@@ -1,0 +1,354 @@
+"""Confidence intervals (SPEC §6) checked against values worked out independently of the code:
+hand arithmetic for Wilson, scipy.stats.bootstrap for the bootstrap, and a small coverage study."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ragmeter.metrics import Aggregation, get_metric
+from ragmeter.result import summarize
+from ragmeter.scoring import Settings
+from ragmeter.signature import Signature
+from ragmeter.stats.intervals import bootstrap_mean_interval, bootstrap_quantile_interval, wilson_interval
+
+# --------------------------------------------------------------------------------------------------
+# Wilson score interval
+#
+# z = Φ⁻¹(0.975) = 1.959963984540054, z² = 3.841458820694124.
+# Wilson: centre = (p̂ + z²/2n) / (1 + z²/n), half = z·sqrt(p̂(1−p̂)/n + z²/4n²) / (1 + z²/n).
+#
+# 8/10:  p̂ = 0.8, z²/n = 0.3841458821, denominator = 1.3841458821
+#        centre = (0.8 + 0.1920729410) / 1.3841458821 = 0.9920729410 / 1.3841458821 = 0.7167397600
+#        p̂(1−p̂)/n = 0.016, z²/4n² = 3.8414588207/400 = 0.0096036471 → sum 0.0256036471
+#        sqrt = 0.1600113967, × z = 0.3136165620, / 1.3841458821 = 0.2265773445
+#        → (0.7167397600 − 0.2265773445, 0.7167397600 + 0.2265773445) = (0.4901624155, 0.9433171045)
+# 0/10:  p̂ = 0: centre = 0.1920729410 / 1.3841458821 = 0.1387663999
+#        half = z·sqrt(0.0096036471) / 1.3841458821 = 1.9599639845 × 0.0979982 / 1.3841458821 = 0.1387663999
+#        → (0, 0.2775327999)  (lower is exactly 0 in exact arithmetic: centre = half when p̂ = 0)
+# 10/10: the mirror image of 0/10: (1 − 0.2775327999, 1) = (0.7224672001, 1)
+# 1/1:   p̂ = 1, z²/n = 3.8414588207, denominator = 4.8414588207
+#        centre = (1 + 1.9207294103) / 4.8414588207 = 2.9207294103 / 4.8414588207 = 0.6032747
+#        half = z·sqrt(0 + 3.8414588207/4) / 4.8414588207 = 1.9599639845 × 0.9799819 / 4.8414588207 = 0.3967253
+#        → (0.2065494, 1)
+# (Published reference values agree, e.g. Newcombe 1998 Table I, 0/10: 0–0.2775; 10/10 mirror.)
+# --------------------------------------------------------------------------------------------------
+
+WILSON_BY_HAND = [
+    (8, 10, 0.4901624155, 0.9433171045),
+    (0, 10, 0.0, 0.2775327999),
+    (10, 10, 0.7224672001, 1.0),
+    (1, 1, 0.2065494, 1.0),
+]
+
+
+@pytest.mark.parametrize("k, n, low, high", WILSON_BY_HAND)
+def test_wilson_matches_hand_arithmetic(k: int, n: int, low: float, high: float) -> None:
+    got_low, got_high = wilson_interval(k, n)
+    # The 1/1 row was carried to 7 digits by hand, the others to 10.
+    tolerance = 1e-6 if n == 1 else 1e-8
+    assert got_low == pytest.approx(low, abs=tolerance)
+    assert got_high == pytest.approx(high, abs=tolerance)
+    assert 0.0 <= got_low <= k / n <= got_high <= 1.0
+
+
+@pytest.mark.parametrize("k, n", [(0, 10), (3, 10), (8, 10), (10, 10), (1, 1), (17, 43), (250, 1000)])
+def test_wilson_are_the_roots_of_the_score_equation(k: int, n: int) -> None:
+    # Independent derivation: the Wilson bounds are the p solving (p̂ − p)² = z²·p(1−p)/n, i.e.
+    # (1 + z²/n)·p² − (2p̂ + z²/n)·p + p̂² = 0.
+    z2 = 1.959963984540054 ** 2
+    p_hat = k / n
+    roots = sorted(np.roots([1 + z2 / n, -(2 * p_hat + z2 / n), p_hat ** 2]).real)
+    low, high = wilson_interval(k, n)
+    assert low == pytest.approx(roots[0], abs=1e-9)
+    assert high == pytest.approx(roots[1], abs=1e-9)
+
+
+def test_wilson_other_confidence_is_narrower_or_wider() -> None:
+    narrow = wilson_interval(8, 10, confidence=0.80)
+    wide = wilson_interval(8, 10, confidence=0.99)
+    base = wilson_interval(8, 10)
+    assert wide[0] < base[0] < narrow[0] < 0.8 < narrow[1] < base[1] < wide[1]
+
+
+def test_wilson_empty_is_nan() -> None:
+    low, high = wilson_interval(0, 0)
+    assert math.isnan(low) and math.isnan(high)
+
+
+@pytest.mark.parametrize("k, n", [(0, 10), (8, 10), (10, 10), (1, 1), (17, 43)])
+def test_wilson_matches_statsmodels(k: int, n: int) -> None:
+    proportion = pytest.importorskip("statsmodels.stats.proportion",
+                                     reason="statsmodels not installed; the hand-computed values above cover Wilson")
+    expected = proportion.proportion_confint(k, n, alpha=0.05, method="wilson")
+    assert wilson_interval(k, n) == pytest.approx(expected, abs=1e-9)
+
+
+# --------------------------------------------------------------------------------------------------
+# Bootstrap interval of a mean, against scipy.stats.bootstrap
+# --------------------------------------------------------------------------------------------------
+
+B_LARGE = 20_000
+
+
+@pytest.fixture(scope="module")
+def skewed() -> np.ndarray:
+    return np.random.default_rng(12345).exponential(1.0, size=200)
+
+
+@pytest.mark.parametrize("method, scipy_method", [("percentile", "percentile"), ("bca", "BCa")])
+def test_bootstrap_mean_matches_scipy(skewed: np.ndarray, method: str, scipy_method: str) -> None:
+    stats = pytest.importorskip("scipy.stats")
+    ours = bootstrap_mean_interval(skewed, n_resamples=B_LARGE, method=method, seed=1)
+    ref = stats.bootstrap((skewed,), np.mean, n_resamples=B_LARGE, method=scipy_method,
+                          rng=np.random.default_rng(2)).confidence_interval
+    # The two random streams differ, so the endpoints differ by Monte Carlo error only. The bootstrap
+    # distribution of the mean is close to N(x̄, s²/n); the 2.5% quantile of B draws has standard error
+    # sqrt(.025·.975/B) / φ(1.96) · s/√n = 0.0011/0.058 · 0.0707·s ≈ 0.0013·s (B = 20000, n = 200), so
+    # the difference of two independent estimates has sd ≈ 0.0019·s (BCa a little more, through ẑ0).
+    # A tolerance of 0.02·s is about 10 standard errors: a real disagreement (another method, a wrong
+    # acceleration sign, a swapped tail) moves the endpoints by 0.05·s or more.
+    tolerance = 0.02 * skewed.std(ddof=1)
+    assert ours[0] == pytest.approx(ref.low, abs=tolerance)
+    assert ours[1] == pytest.approx(ref.high, abs=tolerance)
+
+
+def test_bca_shifts_right_for_right_skewed_data(skewed: np.ndarray) -> None:
+    percentile = bootstrap_mean_interval(skewed, n_resamples=B_LARGE, method="percentile", seed=3)
+    bca = bootstrap_mean_interval(skewed, n_resamples=B_LARGE, method="bca", seed=3)
+    # Right skew: positive acceleration and bias correction move both BCa levels upwards.
+    assert bca[0] > percentile[0]
+    assert bca[1] > percentile[1]
+    for low, high in (percentile, bca):
+        assert low < skewed.mean() < high
+
+
+def test_bootstrap_mean_rejects_unknown_method(skewed: np.ndarray) -> None:
+    with pytest.raises(ValueError, match="method"):
+        bootstrap_mean_interval(skewed, method="basic")
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_constant_data_gives_a_point(method: str) -> None:
+    assert bootstrap_mean_interval([0.7] * 25, method=method) == (0.7, 0.7)
+    clustered = bootstrap_mean_interval([1.0] * 12, clusters=[i // 3 for i in range(12)], method=method)
+    assert clustered == (1.0, 1.0)
+
+
+@pytest.mark.parametrize("values", [[], [0.5]])
+def test_fewer_than_two_values_gives_nan(values: list[float]) -> None:
+    low, high = bootstrap_mean_interval(values)
+    assert math.isnan(low) and math.isnan(high)
+
+
+def test_one_cluster_gives_nan() -> None:
+    low, high = bootstrap_mean_interval([0.1, 0.5, 0.9], clusters=["c", "c", "c"])
+    assert math.isnan(low) and math.isnan(high)
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_seed_makes_it_reproducible(skewed: np.ndarray, method: str) -> None:
+    first = bootstrap_mean_interval(skewed, n_resamples=1000, method=method, seed=7)
+    assert bootstrap_mean_interval(skewed, n_resamples=1000, method=method, seed=7) == first
+    assert bootstrap_mean_interval(skewed, n_resamples=1000, method=method, seed=8) != first
+
+
+def test_resampling_in_blocks_does_not_change_the_result(skewed: np.ndarray, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragmeter.stats import intervals
+
+    whole = bootstrap_mean_interval(skewed, n_resamples=1000, seed=5)
+    monkeypatch.setattr(intervals, "_BLOCK_ELEMENTS", len(skewed) * 7)  # blocks of 7 resamples
+    blocked = bootstrap_mean_interval(skewed, n_resamples=1000, seed=5)
+    # Drawing rows block by block consumes the generator exactly as one big draw does.
+    assert blocked == pytest.approx(whole, abs=1e-12)
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_correlated_clusters_widen_the_interval(method: str) -> None:
+    rng = np.random.default_rng(99)
+    n_clusters, size = 40, 10
+    values = np.repeat(rng.normal(0.5, 0.2, size=n_clusters), size)  # each cluster: 10 identical values
+    clusters = [f"conv-{i // size}" for i in range(len(values))]
+    items = bootstrap_mean_interval(values, n_resamples=4000, method=method, seed=0)
+    grouped = bootstrap_mean_interval(values, clusters=clusters, n_resamples=4000, method=method, seed=0)
+    # 400 "independent" items versus 40 independent clusters: widths differ by about sqrt(10) ≈ 3.2.
+    assert (grouped[1] - grouped[0]) > 2 * (items[1] - items[0])
+    assert grouped[0] < values.mean() < grouped[1]
+
+
+def test_cluster_statistic_is_the_item_mean_with_unequal_clusters() -> None:
+    # Σ values / Σ items over drawn clusters: with clusters of sizes 1 and 3 the centre stays the
+    # item mean (not the mean of cluster means).
+    values = [0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0]
+    clusters = ["a", "b", "b", "b", "c", "d", "d", "e"]
+    low, high = bootstrap_mean_interval(values, clusters=clusters, n_resamples=4000, method="percentile")
+    assert low < np.mean(values) < high
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_singleton_clusters_equal_the_unclustered_interval(skewed: np.ndarray, method: str) -> None:
+    # Labels whose sorted order is their position: resampling units line up one for one with the
+    # items, so the same seed draws the same resamples.
+    labels = [f"{i:05d}" for i in range(len(skewed))]
+    plain = bootstrap_mean_interval(skewed, n_resamples=2000, method=method, seed=4)
+    single = bootstrap_mean_interval(skewed, clusters=labels, n_resamples=2000, method=method, seed=4)
+    assert single == pytest.approx(plain, abs=1e-12)
+
+
+def test_singleton_clusters_in_any_order_agree_up_to_monte_carlo_error(skewed: np.ndarray) -> None:
+    # Units are ordered by label, so arbitrary labels permute them and the same seed draws other
+    # resamples: the interval is the same up to Monte Carlo error (see the scipy comparison above).
+    labels = list(np.random.default_rng(0).permutation(len(skewed)))
+    plain = bootstrap_mean_interval(skewed, n_resamples=B_LARGE, seed=4)
+    single = bootstrap_mean_interval(skewed, clusters=labels, n_resamples=B_LARGE, seed=4)
+    assert single == pytest.approx(plain, abs=0.02 * skewed.std(ddof=1))
+
+
+# --------------------------------------------------------------------------------------------------
+# Bootstrap interval of a percentile
+# --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("q", [50, 95])
+def test_quantile_interval_contains_the_sample_quantile(skewed: np.ndarray, q: float) -> None:
+    low, high = bootstrap_quantile_interval(skewed, q, n_resamples=2000, seed=0)
+    assert low < np.percentile(skewed, q) < high
+    assert bootstrap_quantile_interval(skewed, q, n_resamples=2000, seed=0) == (low, high)
+
+
+@pytest.mark.parametrize("values", [[], [120.0]])
+def test_quantile_interval_needs_two_values(values: list[float]) -> None:
+    low, high = bootstrap_quantile_interval(values, 95)
+    assert math.isnan(low) and math.isnan(high)
+
+
+def test_quantile_interval_matches_scipy_percentile_bootstrap(skewed: np.ndarray) -> None:
+    stats = pytest.importorskip("scipy.stats")
+    ours = bootstrap_quantile_interval(skewed, 50, n_resamples=B_LARGE, seed=0)
+    ref = stats.bootstrap((skewed,), lambda x, axis: np.percentile(x, 50, axis=axis), n_resamples=B_LARGE,
+                          method="percentile", rng=np.random.default_rng(1)).confidence_interval
+    # The bootstrap distribution of a median is lumpy (it sits on order statistics), so Monte Carlo
+    # error is larger than for a mean; 0.05·s is still far below the interval width (≈ 0.3·s).
+    tolerance = 0.05 * skewed.std(ddof=1)
+    assert ours[0] == pytest.approx(ref.low, abs=tolerance)
+    assert ours[1] == pytest.approx(ref.high, abs=tolerance)
+
+
+# --------------------------------------------------------------------------------------------------
+# Coverage: the 95% intervals cover the true mean about 95% of the time
+# --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_coverage_of_the_true_mean(method: str) -> None:
+    rng = np.random.default_rng(2024)
+    true_mean, trials = 3.0, 200
+    covered = 0
+    for trial in range(trials):
+        sample = rng.normal(true_mean, 2.0, size=40)
+        low, high = bootstrap_mean_interval(sample, n_resamples=500, method=method, seed=trial)
+        covered += low <= true_mean <= high
+    # Bootstrap intervals at n = 40 under-cover slightly (≈ 93–94%); the binomial sd over 200 trials is
+    # ≈ 1.7 points, so [88%, 99%] rejects a broken interval (e.g. 68% or 100%) but not noise.
+    assert 0.88 * trials <= covered <= 0.99 * trials
+
+
+# --------------------------------------------------------------------------------------------------
+# summarize(): which interval each aggregation gets
+# --------------------------------------------------------------------------------------------------
+
+SETTINGS = Settings(n_resamples=1000, seed=0)
+
+
+def _summarize(name: str, values: list[float], undefined: dict[int, str] | None = None,
+               clusters: list[str] | None = None):
+    metric = get_metric(name)
+    return summarize(metric, np.asarray(values, dtype=float), undefined or {}, clusters=clusters,
+                     settings=SETTINGS, signature=Signature(name, {}))
+
+
+def test_rate_without_clusters_uses_wilson() -> None:
+    assert get_metric("exact_match").aggregation is Aggregation.RATE
+    values = [1.0] * 8 + [0.0] * 2
+    (summary,) = _summarize("exact_match", values)
+    assert summary.statistic == "rate"
+    assert summary.value == pytest.approx(0.8)
+    assert (summary.ci_low, summary.ci_high) == pytest.approx((0.4901624155, 0.9433171045), abs=1e-8)
+    assert summary.n == 10 and summary.n_undefined == 0
+    assert "ci:wilson" in summary.signature.render()
+    assert "seed" not in summary.signature.settings
+
+
+def test_rate_with_clusters_uses_the_cluster_bootstrap() -> None:
+    values = [1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0]
+    clusters = [f"c{i // 3}" for i in range(len(values))]
+    (summary,) = _summarize("exact_match", values, clusters=clusters)
+    expected = bootstrap_mean_interval(np.asarray(values), clusters=clusters, n_resamples=1000, method="bca", seed=0)
+    assert summary.statistic == "rate"
+    assert summary.value == pytest.approx(7 / 12)
+    assert (summary.ci_low, summary.ci_high) == expected
+    assert (summary.ci_low, summary.ci_high) != pytest.approx(wilson_interval(7, 12))
+    assert summary.signature.settings["ci"] == "bca-clusters"
+    assert summary.signature.settings["n_resamples"] == 1000
+
+
+def test_latency_gives_p50_and_p95_with_linear_interpolation() -> None:
+    latencies = [120.0, 80.0, 300.0, 95.0, 1500.0, 110.0, 240.0, 60.0, 130.0, 410.0]
+    summaries = _summarize("latency_ms", latencies)
+    assert [s.statistic for s in summaries] == ["p50", "p95"]
+    p50, p95 = summaries
+    # Sorted: 60 80 95 110 120 130 240 300 410 1500. Linear interpolation at (n−1)·q:
+    # P50 at 4.5 → (120 + 130)/2 = 125; P95 at 8.55 → 410 + 0.55·(1500 − 410) = 1009.5.
+    assert p50.value == pytest.approx(125.0)
+    assert p95.value == pytest.approx(1009.5)
+    assert p50.value == pytest.approx(float(np.percentile(latencies, 50)))
+    assert p95.value == pytest.approx(float(np.percentile(latencies, 95)))
+    for summary in summaries:
+        assert summary.ci_low is not None and summary.ci_high is not None
+        assert summary.ci_low <= summary.value <= summary.ci_high
+        assert summary.signature.settings["ci"] == "percentile-items"
+
+
+def test_idk_citation_count_is_a_sum_without_interval() -> None:
+    (summary,) = _summarize("idk_citation_count", [0.0, 2.0, 0.0, 1.0])
+    assert summary.statistic == "sum"
+    assert summary.value == 3.0
+    assert summary.ci_low is None and summary.ci_high is None
+    assert summary.to_dict()["ci_low"] is None
+
+
+def test_nan_values_are_undefined_and_excluded() -> None:
+    values = [1.0, math.nan, 0.0, 1.0, math.nan, 1.0]
+    reasons = {1: "record has no reference answer", 4: "record has no reference answer"}
+    (summary,) = _summarize("exact_match", values, undefined=reasons)
+    assert summary.value == pytest.approx(0.75)
+    assert summary.n == 4 and summary.n_undefined == 2
+    assert dict(summary.undefined_reasons) == {"record has no reference answer": 2}
+    assert (summary.ci_low, summary.ci_high) == pytest.approx(wilson_interval(3, 4))
+
+    (total,) = _summarize("idk_citation_count", [1.0, math.nan, 2.0], undefined={1: "x"})
+    assert total.value == 3.0 and total.n == 2 and total.n_undefined == 1
+
+    p50, p95 = _summarize("latency_ms", [100.0, math.nan, 300.0, 200.0], undefined={1: "record has no latency_ms"})
+    assert p50.value == pytest.approx(200.0) and p50.n == 3 and p50.n_undefined == 1
+    assert p95.value == pytest.approx(float(np.percentile([100.0, 300.0, 200.0], 95)))
+
+
+def test_nan_values_are_dropped_with_their_clusters() -> None:
+    values = [1.0, math.nan, 0.0, 1.0, 0.0, 1.0]
+    clusters = ["a", "a", "a", "b", "b", "b"]
+    (summary,) = _summarize("token_f1", values, undefined={1: "x"}, clusters=clusters)
+    expected = bootstrap_mean_interval(np.asarray([1.0, 0.0, 1.0, 0.0, 1.0]), clusters=["a", "a", "b", "b", "b"],
+                                       n_resamples=1000, method="bca", seed=0)
+    assert summary.statistic == "mean"
+    assert summary.value == pytest.approx(0.6)
+    assert (summary.ci_low, summary.ci_high) == expected
+
+
+def test_all_undefined_gives_nan_figures() -> None:
+    (summary,) = _summarize("token_f1", [math.nan, math.nan], undefined={0: "x", 1: "x"})
+    assert math.isnan(summary.value) and summary.n == 0 and summary.n_undefined == 2
+    assert math.isnan(summary.ci_low) and math.isnan(summary.ci_high)
+    assert summary.to_dict()["value"] is None
+    p50, _ = _summarize("latency_ms", [math.nan], undefined={0: "x"})
+    assert math.isnan(p50.value) and math.isnan(p50.ci_low)
