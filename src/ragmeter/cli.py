@@ -86,6 +86,9 @@ def _column_map(pairs: Sequence[str]) -> dict[str, str]:
 def _check_input(args: argparse.Namespace, path: Path) -> int:
     """Report every bad record (up to --max-errors); return the number of valid records, or -1 to stop."""
     check = check_file(path, format=args.input_format, column_map=_column_map(args.map), max_errors=args.max_errors)
+    if check.file_error is not None:
+        print(f"error: {check.file_error}", file=sys.stderr)
+        return -1
     for error in check.errors:
         print(f"error: {error}", file=sys.stderr)
     if check.n_invalid > len(check.errors):

@@ -73,14 +73,14 @@ class Record:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     @property
+    def model_id(self) -> str | None:
+        """The system that produced the answer, when the file mixes several."""
+        value = self.metadata.get("model_id")
+        return None if value is None else str(value)
+
+    @property
     def conversation_id(self) -> str | None:
         """The conversation this record belongs to, used to resample clusters."""
         value = self.metadata.get("conversation_id")
         return None if value is None else str(value)
 
-    def context_by_id(self) -> dict[str, Chunk]:
-        """Retrieved chunks by ``doc_id``; with repeated ids the highest-ranked chunk wins."""
-        by_id: dict[str, Chunk] = {}
-        for chunk in self.contexts:
-            by_id.setdefault(chunk.doc_id, chunk)
-        return by_id

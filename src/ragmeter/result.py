@@ -61,40 +61,39 @@ def summarize(metric: Metric, values: np.ndarray, undefined: Mapping[int, str], 
     data = values[defined]
     kept_clusters = None if clusters is None else [c for c, keep in zip(clusters, defined) if keep]
     reasons = dict(Counter(undefined.values()))
-    common = {"n": int(defined.sum()), "n_undefined": int((~defined).sum()), "undefined_reasons": reasons}
-    nan = math.nan
+
+    def make(statistic: str, value: float, interval: tuple[float, float] | None, how: str) -> Summary:
+        low, high = interval if interval is not None else (None, None)
+        return Summary(metric.name, statistic, value, low, high, n=int(defined.sum()),
+                       n_undefined=int((~defined).sum()), undefined_reasons=reasons,
+                       signature=_interval_signature(signature, settings, how))
+
     if metric.aggregation is Aggregation.SUM:
-        return [Summary(metric.name, "sum", float(data.sum()), None, None,
-                        signature=_interval_signature(signature, settings, "none"), **common)]
+        return [make("sum", float(data.sum()), None, "none")]
     if metric.aggregation is Aggregation.QUANTILES:
-        out = []
-        for q in (50, 95):
-            value = float(np.percentile(data, q)) if len(data) else nan
-            low, high = bootstrap_quantile_interval(data, q, n_resamples=settings.n_resamples,
-                                                    confidence=settings.confidence, seed=settings.seed)
-            out.append(Summary(metric.name, f"p{q}", value, low, high,
-                               signature=_interval_signature(signature, settings, "percentile-items"), **common))
-        return out
-    value = float(data.mean()) if len(data) else nan
+        return [make(f"p{q}", float(np.percentile(data, q)) if len(data) else math.nan,
+                     bootstrap_quantile_interval(data, q, n_resamples=settings.n_resamples,
+                                                 confidence=settings.confidence, seed=settings.seed),
+                     "percentile-items")
+                for q in (50, 95)]
+    mean = float(data.mean()) if len(data) else math.nan
     if metric.aggregation is Aggregation.RATE and kept_clusters is None:
-        low, high = wilson_interval(int(data.sum()), len(data), confidence=settings.confidence)
-        return [Summary(metric.name, "rate", value, low, high,
-                        signature=_interval_signature(signature, settings, "wilson"), **common)]
-    low, high = bootstrap_mean_interval(data, clusters=kept_clusters, n_resamples=settings.n_resamples,
-                                        method=settings.ci_method, confidence=settings.confidence,
-                                        seed=settings.seed)
+        return [make("rate", mean, wilson_interval(int(data.sum()), len(data), confidence=settings.confidence),
+                     "wilson")]
+    interval = bootstrap_mean_interval(data, clusters=kept_clusters, n_resamples=settings.n_resamples,
+                                       method=settings.ci_method, confidence=settings.confidence, seed=settings.seed)
     how = settings.ci_method + ("-clusters" if kept_clusters is not None else "")
-    statistic = "rate" if metric.aggregation is Aggregation.RATE else "mean"
-    return [Summary(metric.name, statistic, value, low, high,
-                    signature=_interval_signature(signature, settings, how), **common)]
+    return [make("rate" if metric.aggregation is Aggregation.RATE else "mean", mean, interval, how)]
 
 
 @dataclass(frozen=True)
 class EvalResult:
     """Per-item scores (``scores[metric][i]`` for ``item_ids[i]``, NaN where undefined, with the
-    reason in ``undefined[metric][i]``) and the run figures computed from them."""
+    reason in ``undefined[metric][i]``) and the run figures computed from them. ``model_ids[i]`` names
+    the answering system when the input mixes several (MT-RAG files do), else ``None``."""
 
     item_ids: tuple[str, ...]
+    model_ids: tuple[str | None, ...]
     scores: Mapping[str, np.ndarray]
     undefined: Mapping[str, Mapping[int, str]]
     summaries: tuple[Summary, ...]
@@ -119,18 +118,22 @@ class EvalResult:
 
     def items(self) -> Iterator[dict[str, Any]]:
         """One dict per item: ``id``, each metric's value (``None`` if undefined), and ``undefined``."""
-        for i, item_id in enumerate(self.item_ids):
-            yield item_row(item_id, {m: float(v[i]) for m, v in self.scores.items()},
+        for i, (item_id, model_id) in enumerate(zip(self.item_ids, self.model_ids)):
+            yield item_row(item_id, model_id, {m: float(v[i]) for m, v in self.scores.items()},
                            {m: r[i] for m, r in self.undefined.items() if i in r})
 
     def to_pandas(self) -> Any:
-        """The per-item table as a ``pandas.DataFrame`` indexed by item id (NaN where undefined)."""
+        """The per-item table as a ``pandas.DataFrame`` indexed by item id (NaN where undefined; a
+        ``model_id`` column when the input mixes systems)."""
         try:
             import pandas as pd
         except ImportError as exc:
             raise MissingDependencyError("pandas", "pandas", "EvalResult.to_pandas()") from exc
-        return pd.DataFrame({m: np.asarray(v) for m, v in self.scores.items()},
-                            index=pd.Index(self.item_ids, name="id"))
+        columns: dict[str, Any] = {}
+        if any(m is not None for m in self.model_ids):
+            columns["model_id"] = list(self.model_ids)
+        columns.update({m: np.asarray(v) for m, v in self.scores.items()})
+        return pd.DataFrame(columns, index=pd.Index(self.item_ids, name="id"))
 
     def to_dict(self) -> dict[str, Any]:
         """The run figures and signatures as plain JSON-ready data (items are written separately)."""
@@ -138,7 +141,11 @@ class EvalResult:
                 "signatures": {m: s.render() for m, s in self.signatures.items()}}
 
 
-def item_row(item_id: str, values: Mapping[str, float], undefined: Mapping[str, str]) -> dict[str, Any]:
+def item_row(item_id: str, model_id: str | None, values: Mapping[str, float],
+             undefined: Mapping[str, str]) -> dict[str, Any]:
     """The JSON shape of one item's scores, as written to ``items.jsonl``."""
-    return {"id": item_id, "scores": {m: _json_float(v) for m, v in values.items()},
-            "undefined": dict(undefined)}
+    row: dict[str, Any] = {"id": item_id}
+    if model_id is not None:
+        row["model_id"] = model_id
+    row.update(scores={m: _json_float(v) for m, v in values.items()}, undefined=dict(undefined))
+    return row

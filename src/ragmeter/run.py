@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ragmeter.io.native import record_from_dict
 from ragmeter.metrics import Metric, resolve_metrics
 from ragmeter.models import Embedder
 from ragmeter.records import Record
@@ -49,12 +50,14 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
     columns: dict[str, array[float]] = {m.name: array("d") for m in chosen}
     undefined: dict[str, dict[int, str]] = {m.name: {} for m in chosen}
     item_ids: list[str] = []
+    model_ids: list[str | None] = []
     conversations: list[str | None] = []
 
     bar = _progress_bar(progress, total)
     for batch in _batches(_as_records(records), batch_size):
         rows = _score_batch(batch, chosen, run, start=len(item_ids), columns=columns, undefined=undefined)
         item_ids.extend(record.id for record in batch)
+        model_ids.extend(record.model_id for record in batch)
         conversations.extend(record.conversation_id for record in batch)
         if on_items is not None:
             on_items(rows)
@@ -69,7 +72,7 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
     summaries = tuple(summary for m in chosen
                       for summary in summarize(m, scores[m.name], undefined[m.name], clusters=clusters,
                                                settings=settings, signature=signatures[m.name]))
-    return EvalResult(tuple(item_ids), scores, undefined, summaries, signatures, settings)
+    return EvalResult(tuple(item_ids), tuple(model_ids), scores, undefined, summaries, signatures, settings)
 
 
 def _score_batch(batch: list[Record], chosen: list[Metric], run: RunContext, *, start: int,
@@ -93,13 +96,11 @@ def _score_batch(batch: list[Record], chosen: list[Metric], run: RunContext, *, 
                 reasons[metric.name] = reason
                 undefined[metric.name][start + offset] = reason
             columns[metric.name].append(values[metric.name])
-        rows.append(item_row(record.id, values, reasons))
+        rows.append(item_row(record.id, record.model_id, values, reasons))
     return rows
 
 
 def _as_records(records: Iterable[Record | Mapping[str, Any]]) -> Iterable[Record]:
-    from ragmeter.io.native import record_from_dict
-
     for position, record in enumerate(records, start=1):
         yield record if isinstance(record, Record) else record_from_dict(record, line=position)
 

@@ -75,12 +75,17 @@ def _jsonl_lines(path: Path) -> Iterator[tuple[int, Any]]:
                              path=str(path)) from exc
 
 
+_KEEP_EMPTY = ("answer", "response")  # an empty answer cell is an empty answer, not a missing one
+_TOKEN_COLUMNS = ("prompt_tokens", "completion_tokens")
+
+
 def _table_row(row: Mapping[str, Any], columns: Mapping[str, str], where: dict[str, Any]) -> dict[str, Any]:
-    """A CSV/Parquet row renamed to ragmeter's fields; JSON text in structured columns is decoded."""
+    """A CSV/Parquet row renamed to ragmeter's fields; JSON text in structured columns is decoded, and
+    ``prompt_tokens``/``completion_tokens`` columns become one usage entry."""
     out: dict[str, Any] = {}
     for name, value in row.items():
         target = columns.get(name, name)
-        if value is None or (isinstance(value, str) and value == ""):
+        if value is None or (isinstance(value, str) and value == "" and target not in _KEEP_EMPTY):
             continue
         if isinstance(value, str) and target in _STRUCTURED and value.lstrip()[:1] in "[{":
             try:
@@ -91,21 +96,27 @@ def _table_row(row: Mapping[str, Any], columns: Mapping[str, str], where: dict[s
         elif isinstance(value, str) and target == "references":
             value = [value]
         elif isinstance(value, str) and target in _NUMERIC:
-            try:
-                value = float(value)
-            except ValueError:
-                pass  # the record parser names the column and the expected type
+            value = _number_or_keep(value)
+        elif target in _TOKEN_COLUMNS:
+            value = _token_count(value, name, where)
         out[target] = value
-    if "usage" not in out and ("prompt_tokens" in out or "completion_tokens" in out):
-        out["usage"] = {k: _int_or_keep(out.pop(k)) for k in ("prompt_tokens", "completion_tokens") if k in out}
+    if "usage" not in out and any(k in out for k in _TOKEN_COLUMNS):
+        out["usage"] = {k: out.pop(k) for k in _TOKEN_COLUMNS if k in out}
     return out
 
 
-def _int_or_keep(value: Any) -> Any:
+def _number_or_keep(value: str) -> Any:
     try:
-        return int(value) if isinstance(value, str) else value
+        return float(value)
     except ValueError:
-        return value
+        return value  # the record parser names the column and the expected type
+
+
+def _token_count(value: Any, column: str, where: dict[str, Any]) -> int:
+    number = _number_or_keep(value) if isinstance(value, str) else value
+    if isinstance(number, bool) or not isinstance(number, (int, float)) or number != int(number) or number < 0:
+        raise InputError(f"expected a whole number of tokens ≥ 0, found {value!r}", field=column, **where)
+    return int(number)
 
 
 def _table_rows(path: Path, kind: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -116,8 +127,10 @@ def _table_rows(path: Path, kind: str) -> Iterator[tuple[int, dict[str, Any]]]:
             raise InputError(f"cannot open the file: {exc.strerror}", path=str(path)) from exc
         with handle:
             reader = csv.DictReader(handle, dialect="excel-tab" if path.suffix.lower() == ".tsv" else "excel")
+            ended = 1  # the header's line; a quoted cell may make a row span several lines
             for row in reader:
-                yield reader.line_num, dict(row)
+                yield ended + 1, dict(row)
+                ended = reader.line_num
         return
     try:
         import pyarrow.parquet as pq
@@ -141,7 +154,8 @@ def iter_records(path: str | Path, *, format: str = "auto",
     ``format`` is one of ``auto``, ``native``, ``mtrag``, ``ragas`` (JSONL), ``csv``, ``parquet``.
     ``column_map`` maps ragmeter field names to table columns (``{"question": "query"}``); unmapped
     columns are read under their own names, and a table with RAGAS column names is read as RAGAS.
-    An empty file yields one error; a repeated ``id`` is an error on the later record.
+    An empty file yields one error without a line; an ``id`` repeated for the same ``model_id`` is an
+    error on the later record (MT-RAG files hold each task once per responding model).
     """
     if format not in FORMATS:
         raise ConfigError(f"unknown input format {format!r}: choose one of {', '.join(FORMATS)}")
@@ -151,15 +165,16 @@ def iter_records(path: str | Path, *, format: str = "auto",
     kind = detect_format(path) if format == "auto" else format
     if column_map and kind not in ("csv", "parquet"):
         raise ConfigError("a column mapping applies to CSV and Parquet files only")
-    seen: dict[str, int] = {}
+    seen: dict[tuple[str, str | None], int] = {}
     count = 0
     for number, item in _raw_records(path, kind, column_map or {}):
         count += 1
         if isinstance(item, Record):
-            first = seen.setdefault(item.id, number)
+            first = seen.setdefault((item.id, item.model_id), number)
             if first != number:
-                item = InputError(f"repeats the id {item.id!r} of line {first}: ids must be unique",
-                                  path=str(path), line=number, field="id")
+                of_model = f" for model_id {item.model_id!r}" if item.model_id is not None else ""
+                item = InputError(f"repeats the id {item.id!r}{of_model} of line {first}: ids must be unique "
+                                  "per model", path=str(path), line=number, field="id")
         yield item
     if count == 0:
         yield InputError("the file holds no records", path=str(path))
@@ -212,10 +227,11 @@ class FileCheck:
     n_valid: int = 0
     n_invalid: int = 0
     errors: list[InputError] = field(default_factory=list)
+    file_error: InputError | None = None  # a problem with the file as a whole, such as no record at all
 
     @property
     def ok(self) -> bool:
-        return self.n_invalid == 0
+        return self.n_invalid == 0 and self.file_error is None
 
 
 def check_file(path: str | Path, *, format: str = "auto", column_map: Mapping[str, str] | None = None,
@@ -223,7 +239,9 @@ def check_file(path: str | Path, *, format: str = "auto", column_map: Mapping[st
     """Read the whole file, count valid records, and keep the first ``max_errors`` errors."""
     check = FileCheck()
     for item in iter_records(path, format=format, column_map=column_map):
-        if isinstance(item, InputError):
+        if isinstance(item, InputError) and item.line is None:
+            check.file_error = item
+        elif isinstance(item, InputError):
             check.n_invalid += 1
             if len(check.errors) < max_errors:
                 check.errors.append(item)

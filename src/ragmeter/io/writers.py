@@ -57,6 +57,8 @@ def write_parquet(result: EvalResult, path: str | Path) -> None:
     except ImportError as exc:
         raise MissingDependencyError("pyarrow", "parquet", "writing Parquet") from exc
     columns: dict[str, Any] = {"id": pa.array(result.item_ids, type=pa.string())}
+    if any(m is not None for m in result.model_ids):
+        columns["model_id"] = pa.array(result.model_ids, type=pa.string())
     for metric, values in result.scores.items():
         columns[metric] = pa.array(values, type=pa.float64(), from_pandas=True)
     reasons = [json.dumps({m: r[i] for m, r in result.undefined.items() if i in r}) for i in range(len(result))]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ragmeter.metrics._registry import Aggregation, Metric, register
-from ragmeter.records import Usage
+from ragmeter.records import Record, Usage
 
 __all__ = ["completion_tokens", "prompt_tokens", "total_tokens"]
 
@@ -25,13 +25,19 @@ def completion_tokens(usage: Sequence[Usage]) -> float:
     return float(sum(call.completion_tokens for call in usage))
 
 
+def _from_usage(fn: Callable[[Sequence[Usage]], float]) -> Callable[..., float]:
+    def compute(record: Record, *_: object) -> float:
+        return fn(record.usage or ())
+    return compute
+
+
 for _name, _fn, _what in (("total_tokens", total_tokens, "Prompt + completion tokens over all LLM calls."),
                           ("prompt_tokens", prompt_tokens, "Prompt tokens over all LLM calls."),
                           ("completion_tokens", completion_tokens, "Completion tokens over all LLM calls.")):
     register(Metric(
         name=_name, family="efficiency", description=_what, needs=("usage",),
         aggregation=Aggregation.MEAN, value_range=(0.0, None), higher_is_better=False,
-        compute=lambda record, item, run, fn=_fn: fn(record.usage)))
+        compute=_from_usage(_fn)))
 
 register(Metric(
     name="latency_ms", family="efficiency",

@@ -39,7 +39,10 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tupl
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # At k = 0 and k = n the bound is exactly 0 (or 1); computed, it drifts by a rounding error past p̂.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return (low, high)
 
 
 def _cluster_totals(values: np.ndarray, clusters: Sequence[object] | None) -> tuple[np.ndarray, np.ndarray]:

@@ -28,7 +28,7 @@ def split_sentences(text: str) -> list[str]:
     """
     sentences: list[str] = []
     for raw in nupunkt.sent_tokenize(text):
-        sentence = raw.strip()
+        sentence = str(raw).strip()
         leading = _LEADING_CITATIONS.match(sentence)
         if leading and sentences:
             sentences[-1] = f"{sentences[-1]}{leading.group(0).strip()}"
