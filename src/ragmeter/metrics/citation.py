@@ -75,10 +75,6 @@ class AnswerAnalysis:
         """An explicit abstain action, or no claim sentence at all (every sentence IDK, or empty)."""
         return self.explicit_abstain or self.claim_sentences == 0
 
-    @property
-    def idk_with_citation(self) -> int:
-        return sum(s.is_idk and bool(s.citations) for s in self.sentences)
-
 
 def parse_answer(prediction: str, idk: IdkDetector) -> tuple[ParsedSentence, ...]:
     """Split an answer into sentences with their citations and IDK flags."""
@@ -170,16 +166,23 @@ def faithfulness_fallback(prediction: str, contexts: Sequence[Chunk], *,
                                      answerability=answerability, abstain_correct_for=abstain_correct_for)
 
 
+def _abstains(parsed: Iterable[ParsedSentence], action: str | None) -> float:
+    return float(_is_abstain_action(action) or all(s.is_idk for s in parsed))
+
+
+def _idk_with_citation(parsed: Iterable[ParsedSentence]) -> float:
+    return float(sum(s.is_idk and bool(s.citations) for s in parsed))
+
+
 def abstained(prediction: str, *, idk: IdkDetector | None = None, action: str | None = None) -> float:
     """1.0 if the answer abstains: an explicit ``ABSTAIN`` action, or no sentence that is not IDK
     (an empty answer abstains); else 0.0."""
-    parsed = parse_answer(prediction, idk or _DEFAULTS.idk)
-    return float(_is_abstain_action(action) or all(s.is_idk for s in parsed))
+    return _abstains(parse_answer(prediction, idk or _DEFAULTS.idk), action)
 
 
 def idk_citation_count(prediction: str, *, idk: IdkDetector | None = None) -> float:
     """Number of IDK sentences that carry a citation (the contract says 0)."""
-    return float(sum(s.is_idk and bool(s.citations) for s in parse_answer(prediction, idk or _DEFAULTS.idk)))
+    return _idk_with_citation(parse_answer(prediction, idk or _DEFAULTS.idk))
 
 
 # --- run-loop adapters: one parse and one analysis per record, shared by the four metrics ---
@@ -230,13 +233,11 @@ register(Metric(
     description="The answer abstains: every sentence IDK, or an explicit ABSTAIN action.",
     needs=("answer",), aggregation=Aggregation.RATE, value_range=(0.0, 1.0), higher_is_better=None,
     settings=("splitter", "idk"),
-    compute=lambda record, item, run: float(_is_abstain_action(record.action)
-                                            or all(s.is_idk for s in _parsed(record, item, run)))))
+    compute=lambda record, item, run: _abstains(_parsed(record, item, run), record.action)))
 
 register(Metric(
     name="idk_citation_count", family="citation",
     description="IDK sentences that carry a citation; the run total must be 0.",
     needs=("answer",), aggregation=Aggregation.SUM, value_range=(0.0, None), higher_is_better=False,
     settings=("splitter", "idk"),
-    compute=lambda record, item, run: float(sum(s.is_idk and bool(s.citations)
-                                                for s in _parsed(record, item, run)))))
+    compute=lambda record, item, run: _idk_with_citation(_parsed(record, item, run))))

@@ -76,7 +76,8 @@ def bootstrap_mean_interval(values: Sequence[float] | np.ndarray, *, clusters: S
     for start in range(0, n_resamples, block):
         stop = min(n_resamples, start + block)
         draws = rng.integers(0, units, size=(stop - start, units))
-        stats[start:stop] = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+        items = counts[draws].sum(axis=1) if clusters is not None else units
+        stats[start:stop] = sums[draws].sum(axis=1) / items
     alpha = (1 - confidence) / 2
     if method == "percentile":
         low, high = np.quantile(stats, [alpha, 1 - alpha])
