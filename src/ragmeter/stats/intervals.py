@@ -67,9 +67,9 @@ def bootstrap_mean_interval(values: Sequence[float] | np.ndarray, *, clusters: S
     units = len(sums)
     if units < 2:
         return (math.nan, math.nan)
-    estimate = sums.sum() / counts.sum()
     if np.all(data == data[0]):
-        return (float(estimate), float(estimate))
+        return (float(data[0]), float(data[0]))
+    estimate = sums.sum() / counts.sum()
     rng = np.random.default_rng(seed)
     block = max(1, _BLOCK_ELEMENTS // units)
     stats = np.empty(n_resamples)
