@@ -41,7 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument("file", nargs="?", type=Path, help="records: JSONL (native, MT-RAG, RAGAS), CSV or Parquet")
     source.add_argument("--demo", action="store_true", help="use the bundled demo dataset")
     _input_options(run)
-    run.add_argument("--metrics", help="comma-separated metric names (default: all; see 'ragmeter metrics')")
+    run.add_argument("--metrics", help="comma-separated metric or family names (default: citation,lexical,"
+                                       "efficiency; see 'ragmeter metrics')")
     run.add_argument("--out", type=Path, default=Path("ragmeter-out"),
                      help="folder for items.jsonl and summary.json (default: ragmeter-out)")
     run.add_argument("--parquet", action="store_true", help="also write items.parquet")

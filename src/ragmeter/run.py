@@ -31,7 +31,8 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
              settings: Settings | None = None, embedder: Embedder | None = None,
              on_items: ItemSink | None = None, batch_size: int = 256, progress: bool = False,
              total: int | None = None) -> EvalResult:
-    """Score ``records`` with ``metrics`` (all registered metrics when ``None``).
+    """Score ``records`` with ``metrics``: metric or family names; ``None`` gives the citation, lexical
+    and efficiency families (the seeds 000/001 report).
 
     ``records`` are :class:`Record` objects or dicts in ragmeter's native format (validated; a bad
     one raises :class:`~ragmeter.errors.InputError` naming its position and field). ``embedder``
@@ -78,11 +79,12 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
 def _score_batch(batch: list[Record], chosen: list[Metric], run: RunContext, *, start: int,
                  columns: dict[str, array[float]], undefined: dict[str, dict[int, str]]) -> list[dict[str, Any]]:
     items = [ItemContext() for _ in batch]
-    texts = [text for m in chosen if m.prefetch is not None
-             for record, item in zip(batch, items) if m.missing_field(record) is None
-             for text in m.prefetch(record, item, run)]
-    if texts:
-        run.embedder.encode(texts)
+    for resource in sorted({r for m in chosen for r in m.resources}):
+        texts = [text for m in chosen if m.prefetch is not None and resource in m.resources
+                 for record, item in zip(batch, items) if m.missing_field(record) is None
+                 for text in m.prefetch(record, item, run)]
+        if texts:
+            run.prefetch(resource, texts)
     rows = []
     for offset, (record, item) in enumerate(zip(batch, items)):
         values: dict[str, float] = {}

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, TypeVar
 
 from ragmeter.errors import ConfigError
-from ragmeter.models import CachedEmbedder, Embedder, load_embedder
+from ragmeter.metrics.bertscore import Baseline, encode_distinct, load_baseline
+from ragmeter.models import CachedEmbedder, Embedder, load_embedder, load_token_encoder
+from ragmeter.models.base import TokenEmbeddings, TokenEncoder
 from ragmeter.records import Answerability
 from ragmeter.text.idk import IdkDetector
 from ragmeter.text.sentences import SPLITTER_ID
@@ -16,6 +19,7 @@ __all__ = ["ItemContext", "RunContext", "Settings"]
 T = TypeVar("T")
 
 CI_METHODS = ("bca", "percentile")
+IDK_EVAL_SOURCES = ("detector", "record")
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,12 @@ class Settings:
     - ``abstain_correct_for``: answerability classes on which abstaining is the right action for the
       fallback Faithfulness (default UNANSWERABLE and CONVERSATIONAL, as MT-RAG's IDK conditioning).
     - ``embedder``: backend name (``onnx``, ``torch``, ``hashing``) used when no embedder is given.
+    - ``bertscore_model``: ``minilm`` (the packaged ONNX MiniLM, layer 6) or a local Hugging Face
+      model directory, with ``bertscore_layer``; ``bertscore_baseline``: ``None``, ``mtrag-deberta``
+      (MT-RAG's DeBERTa-xlarge-MNLI layer-40 values) or a bert-score baseline CSV file.
+    - ``idk_eval_source``: where IDK conditioning takes ``idk_eval`` from: ``detector`` (ragmeter's
+      IDK patterns, an offline stand-in for MT-RAG's judge) or ``record`` (the record's
+      ``labels.idk_eval``, the detector where a record has none).
     - ``n_resamples``, ``ci_method`` (``bca`` or ``percentile``), ``confidence``, ``seed``: the
       bootstrap behind every mean's interval.
     """
@@ -36,6 +46,10 @@ class Settings:
     abstain_correct_for: frozenset[Answerability] = frozenset(
         {Answerability.UNANSWERABLE, Answerability.CONVERSATIONAL})
     embedder: str = "onnx"
+    bertscore_model: str = "minilm"
+    bertscore_layer: int | None = None
+    bertscore_baseline: str | None = None
+    idk_eval_source: str = "detector"
     n_resamples: int = 2000
     ci_method: str = "bca"
     confidence: float = 0.95
@@ -50,14 +64,23 @@ class Settings:
             raise ConfigError(f"confidence must lie strictly between 0 and 1, got {self.confidence}")
         if self.n_resamples < 100:
             raise ConfigError(f"n_resamples must be at least 100, got {self.n_resamples}")
+        if self.idk_eval_source not in IDK_EVAL_SOURCES:
+            raise ConfigError(f"idk_eval_source must be one of {', '.join(IDK_EVAL_SOURCES)}, "
+                              f"got {self.idk_eval_source!r}")
+        if self.bertscore_model != "minilm" and self.bertscore_layer is None:
+            raise ConfigError("a BERTScore model directory needs its layer: set bertscore_layer "
+                              "(MT-RAG: 40 for deberta-xlarge-mnli)")
 
 
 class RunContext:
     """What every item of a run shares: the settings and resources loaded on first use."""
 
-    def __init__(self, settings: Settings, *, embedder: Embedder | None = None) -> None:
+    def __init__(self, settings: Settings, *, embedder: Embedder | None = None,
+                 token_encoder: TokenEncoder | None = None) -> None:
         self.settings = settings
         self._embedder = CachedEmbedder(embedder) if embedder is not None else None
+        self._token_encoder = token_encoder
+        self._tokens: dict[str, TokenEmbeddings] = {}
 
     @property
     def embedder(self) -> CachedEmbedder:
@@ -65,12 +88,39 @@ class RunContext:
             self._embedder = CachedEmbedder(load_embedder(self.settings.embedder))
         return self._embedder
 
+    @property
+    def token_encoder(self) -> TokenEncoder:
+        if self._token_encoder is None:
+            self._token_encoder = load_token_encoder(self.settings.bertscore_model, self.settings.bertscore_layer)
+        return self._token_encoder
+
+    @cached_property
+    def bertscore_baseline(self) -> Baseline | None:
+        return load_baseline(self.settings.bertscore_baseline, self.settings.bertscore_layer)
+
+    def prefetch(self, resource: str, texts: list[str]) -> None:
+        """Encode a batch's texts in one pass; token embeddings are kept for the batch only."""
+        if resource == "embedder":
+            self.embedder.encode(texts)
+        elif resource == "token_encoder":
+            self._tokens = encode_distinct(self.token_encoder, texts)
+
+    def token_embeddings(self, texts: list[str]) -> dict[str, TokenEmbeddings]:
+        missing = [text for text in texts if text not in self._tokens]
+        if missing:
+            self._tokens.update(encode_distinct(self.token_encoder, missing))
+        return {text: self._tokens[text] for text in texts}
+
     def setting(self, name: str) -> Any:
         """The value of a setting a metric names in ``Metric.settings`` (loads the embedder only when
         a metric names it)."""
         s = self.settings
         if name == "embedder":
             return self.embedder.model_id
+        if name == "bertscore_model":
+            return self.token_encoder.token_model_id
+        if name == "bertscore_baseline":
+            return self.bertscore_baseline.name if self.bertscore_baseline else "none"
         values: dict[str, Any] = {
             "tau_sim": s.tau_sim,
             "idk": s.idk.version,
@@ -78,6 +128,7 @@ class RunContext:
             "abstain_correct_for": frozenset(a.value for a in s.abstain_correct_for),
             "normalizer": "squad-v1.1",
             "citations": "stripped",
+            "idk_eval_source": s.idk_eval_source,
         }
         return values[name]
 

@@ -23,7 +23,8 @@ from ragmeter.records import Record
 if TYPE_CHECKING:
     from ragmeter.scoring import ItemContext, RunContext
 
-__all__ = ["Aggregation", "Metric", "get_metric", "list_metrics", "register", "resolve_metrics"]
+__all__ = ["DEFAULT_FAMILIES", "Aggregation", "Metric", "get_metric", "list_metrics", "register",
+           "resolve_metrics"]
 
 
 class Aggregation(str, Enum):
@@ -105,11 +106,22 @@ def list_metrics(family: str | None = None) -> list[Metric]:
     return [m for m in _REGISTRY.values() if family is None or m.family == family]
 
 
+#: What ``ragmeter run`` scores when no metric is named: the seeds 000/001 report.
+DEFAULT_FAMILIES = ("citation", "lexical", "efficiency")
+
+
 def resolve_metrics(names: Iterable[str] | None) -> list[Metric]:
-    """Metrics for the given names (all when ``None``), duplicates removed, order kept."""
+    """Metrics for the given names, where a family name (``mtrag``) stands for all its metrics;
+    ``None`` gives the default families. Duplicates are removed, order kept."""
     if names is None:
-        return list_metrics()
-    metrics = [get_metric(name.strip()) for name in dict.fromkeys(names) if name.strip()]
-    if not metrics:
+        names = DEFAULT_FAMILIES
+    families = {m.family for m in _REGISTRY.values()}
+    chosen: dict[str, Metric] = {}
+    for name in (n.strip() for n in names):
+        if not name:
+            continue
+        for metric in list_metrics(name) if name in families else [get_metric(name)]:
+            chosen.setdefault(metric.name, metric)
+    if not chosen:
         raise ConfigError("no metric selected: name at least one (see 'ragmeter metrics')")
-    return metrics
+    return list(chosen.values())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
 
@@ -11,7 +12,8 @@ import numpy as np
 
 from ragmeter.errors import ModelError
 
-__all__ = ["CachedEmbedder", "Embedder", "check_sha256", "length_sorted_batches"]
+__all__ = ["CachedEmbedder", "Embedder", "TokenEmbeddings", "TokenEncoder", "check_sha256",
+           "length_sorted_batches"]
 
 
 @runtime_checkable
@@ -26,6 +28,33 @@ class Embedder(Protocol):
     def model_id(self) -> str: ...
 
     def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class TokenEmbeddings:
+    """Contextual embeddings of one text's tokens: ``vectors`` (n_tokens × dim, rows L2-normalised,
+    special tokens included) and ``weights`` (1.0 for content tokens, 0.0 for special tokens such as
+    [CLS] and [SEP], which BERTScore matches against but does not average over)."""
+
+    vectors: np.ndarray
+    weights: np.ndarray
+
+
+@runtime_checkable
+class TokenEncoder(Protocol):
+    """Turns texts into per-token embeddings, for BERTScore. ``token_model_id`` names the model, layer
+    and truncation; texts are stripped and truncated to the model's maximum length."""
+
+    @property
+    def token_model_id(self) -> str: ...
+
+    def encode_tokens(self, texts: Sequence[str]) -> list[TokenEmbeddings]: ...
+
+
+def normalise_rows(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm (zero rows stay zero)."""
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.where(norms == 0, 1.0, norms)
 
 
 class CachedEmbedder:

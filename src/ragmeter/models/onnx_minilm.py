@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from importlib import resources
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from ragmeter.models.base import check_sha256, length_sorted_batches
+from ragmeter.models.base import TokenEmbeddings, check_sha256, length_sorted_batches, normalise_rows
 
 __all__ = ["MODEL_SHA256", "OnnxMiniLM", "TOKENIZER_SHA256"]
 
@@ -22,6 +22,8 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 # sentence-transformers' max_seq_length for all-MiniLM-L6-v2: longer texts are truncated, as there.
 DEFAULT_MAX_LENGTH = 256
+# The tokenizer's model_max_length, which BERTScore truncates token embeddings to.
+TOKEN_MAX_LENGTH = 512
 
 
 def packaged_model_path() -> Path:
@@ -36,7 +38,8 @@ def packaged_tokenizer_path() -> Path:
 
 
 class OnnxMiniLM:
-    """all-MiniLM-L6-v2 sentence embeddings from the packaged int8 ONNX file.
+    """all-MiniLM-L6-v2 sentence embeddings (``encode``) and token embeddings of its last layer, 6
+    (``encode_tokens``, for BERTScore), from the packaged int8 ONNX file.
 
     Parameters are keyword-only: ``max_length`` (tokens kept per text, default 256), ``batch_size``
     (texts per forward pass, default 32), ``threads`` (onnxruntime intra-op threads; default all
@@ -59,6 +62,9 @@ class OnnxMiniLM:
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length=max_length)
+        self._token_tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self._token_tokenizer.no_padding()
+        self._token_tokenizer.enable_truncation(max_length=TOKEN_MAX_LENGTH)
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads or os.cpu_count() or 1
         self._session = onnxruntime.InferenceSession(str(model_file), options,
@@ -67,14 +73,35 @@ class OnnxMiniLM:
         self.batch_size = batch_size
         source = f"sha256:{MODEL_SHA256[:8]}" if packaged else str(model_file)
         self._model_id = f"all-MiniLM-L6-v2-int8-onnx@{source}/max_len:{max_length}"
+        self._token_model_id = f"all-MiniLM-L6-v2-int8-onnx@{source}/layer:6/max_len:{TOKEN_MAX_LENGTH}"
 
     @property
     def model_id(self) -> str:
         return self._model_id
 
+    @property
+    def token_model_id(self) -> str:
+        return self._token_model_id
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        encodings = self._tokenizer.encode_batch(list(texts))
-        vectors = np.zeros((len(encodings), 384), dtype=np.float32)
+        vectors = np.zeros((len(texts), 384), dtype=np.float32)
+        for batch, hidden, mask in self._forward(self._tokenizer.encode_batch(list(texts))):
+            vectors[batch] = _mean_pool_normalise(hidden, mask)
+        return vectors
+
+    def encode_tokens(self, texts: Sequence[str]) -> list[TokenEmbeddings]:
+        """Last-layer token embeddings, special tokens weighted 0 (texts stripped, as bert-score does)."""
+        encodings = self._token_tokenizer.encode_batch([text.strip() for text in texts])
+        out: list[TokenEmbeddings | None] = [None] * len(encodings)
+        for batch, hidden, mask in self._forward(encodings):
+            for row, index in enumerate(batch):
+                length = int(mask[row].sum())
+                special = np.asarray(encodings[index].special_tokens_mask, dtype=np.float32)
+                out[index] = TokenEmbeddings(normalise_rows(hidden[row, :length]), 1.0 - special)
+        return out  # type: ignore[return-value]
+
+    def _forward(self, encodings: list[Any]) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(indices, last hidden state, attention mask) per length-sorted batch."""
         lengths = [len(encoding.ids) for encoding in encodings]
         for batch in length_sorted_batches(lengths, self.batch_size):
             width = max(lengths[i] for i in batch)
@@ -85,8 +112,7 @@ class OnnxMiniLM:
                 mask[row, :lengths[index]] = 1
             feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in self._input_names})[0]
-            vectors[batch] = _mean_pool_normalise(hidden, mask)
-        return vectors
+            yield batch, hidden, mask
 
 
 def _mean_pool_normalise(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:

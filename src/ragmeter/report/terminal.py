@@ -16,7 +16,7 @@ APPENDIX = (("EM", "exact_match", "rate"), ("P95 latency (ms)", "latency_ms", "p
             ("Prompt tokens (mean)", "prompt_tokens", "mean"),
             ("Completion tokens (mean)", "completion_tokens", "mean"),
             ("IDK+Cit count (must be 0)", "idk_citation_count", "sum"))
-_WIDTHS = (28, 10, 20, 7)
+_WIDTHS = (34, 10, 20, 7)
 
 
 def _number(value: float | None) -> str:
