@@ -16,6 +16,8 @@ from ragmeter.io.readers import FORMATS, check_file, read_records
 from ragmeter.io.writers import ItemsWriter, write_parquet, write_summary
 from ragmeter.metrics import list_metrics, resolve_metrics
 from ragmeter.models import EMBEDDER_BACKENDS
+from ragmeter.pipelines.mtrag import STEPS, check_step, run_step
+from ragmeter.pipelines.mtrag_summary import render_summary, summarize_rows
 from ragmeter.report import render_report
 from ragmeter.run import evaluate
 from ragmeter.scoring import CI_METHODS, Settings
@@ -52,18 +54,35 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--embedder", choices=EMBEDDER_BACKENDS, default="onnx",
                      help="embedding backend: onnx (packaged, default), torch (extra), hashing (tests only)")
     run.add_argument("--idk-patterns", type=Path, help="file of IDK regular expressions, one per line")
-    run.add_argument("--n-resamples", type=int, default=Settings.n_resamples, help="bootstrap resamples (2000)")
-    run.add_argument("--ci", choices=CI_METHODS, default=Settings.ci_method, help="bootstrap interval (bca)")
-    run.add_argument("--confidence", type=float, default=Settings.confidence, help="interval level (0.95)")
-    run.add_argument("--seed", type=int, default=Settings.seed, help="bootstrap seed (0)")
+    _statistics_options(run)
     run.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
     validate = commands.add_parser("validate", help="check a file's records without scoring them")
     validate.add_argument("file", type=Path)
     _input_options(validate)
 
+    mtrag = commands.add_parser("mtrag", help="MT-RAG's evaluation pipeline on its generation-task JSONL")
+    mtrag.add_argument("--step", choices=STEPS, required=True, help="pipeline step (judged steps: not yet)")
+    mtrag.add_argument("-i", "--input", type=Path, required=True, help="MT-RAG JSONL with predictions")
+    mtrag.add_argument("-o", "--output", type=Path, required=True, help="new JSONL file to write")
+    mtrag.add_argument("--bert-model", default="minilm",
+                       help="'minilm' (packaged, default) or a local Hugging Face model directory")
+    mtrag.add_argument("--bert-layer", type=int, help="layer of --bert-model (MT-RAG: 40 for deberta-xlarge-mnli)")
+    mtrag.add_argument("--bert-baseline", help="'mtrag-deberta' or a bert-score baseline CSV (LAYER,P,R,F)")
+    mtrag.add_argument("--skip-invalid", action="store_true", help="leave invalid records out, listing them")
+    mtrag.add_argument("--max-errors", type=int, default=50, help="bad records listed at most (50)")
+    mtrag.add_argument("--format", choices=("table", "json"), default="table", help="summary format on stdout")
+    _statistics_options(mtrag)
+
     commands.add_parser("metrics", help="list every metric with its range and the fields it needs")
     return parser
+
+
+def _statistics_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--n-resamples", type=int, default=Settings.n_resamples, help="bootstrap resamples (2000)")
+    command.add_argument("--ci", choices=CI_METHODS, default=Settings.ci_method, help="bootstrap interval (bca)")
+    command.add_argument("--confidence", type=float, default=Settings.confidence, help="interval level (0.95)")
+    command.add_argument("--seed", type=int, default=Settings.seed, help="bootstrap seed (0)")
 
 
 def _input_options(command: argparse.ArgumentParser) -> None:
@@ -140,6 +159,39 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mtrag(args: argparse.Namespace) -> int:
+    settings = Settings(bertscore_model=args.bert_model, bertscore_layer=args.bert_layer,
+                        bertscore_baseline=args.bert_baseline, n_resamples=args.n_resamples, ci_method=args.ci,
+                        confidence=args.confidence, seed=args.seed)
+    check_step(args.step, args.input, args.output)
+    args.input_format, args.map = "mtrag", []
+    if _check_input(args, args.input) < 0:
+        return 2
+    report = run_step(args.step, args.input, args.output, settings=settings)
+    with args.output.open(encoding="utf-8") as handle:
+        means = summarize_rows((json.loads(line) for line in handle), settings=settings)
+    summary = {"input": str(args.input), "output": str(args.output), "step": args.step,
+               "records": report.written, "resumed": report.resumed, "computed": report.computed,
+               "idk_eval_sources": dict(report.idk_sources), "signatures": report.signatures,
+               "intervals": f"{settings.ci_method}|confidence:{settings.confidence}|n_resamples:"
+                            f"{settings.n_resamples}|seed:{settings.seed}",
+               "means": [m.to_dict() for m in means]}
+    summary_path = args.output.with_name(args.output.name + ".summary.json")
+    summary_path.write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    if args.format == "json":
+        print(json.dumps(summary, indent=2, ensure_ascii=False))
+        return 0
+    print(f"ragmeter {__version__} — MT-RAG step '{args.step}': {report.written} records written to "
+          f"{args.output} ({report.computed} computed, {report.resumed} taken over from an interrupted run)")
+    for name, text in report.signatures.items():
+        print(f"{name}: {text}")
+    if report.idk_sources:
+        print("idk_eval from: " + ", ".join(f"{source} × {n}" for source, n in report.idk_sources.items()))
+    print(render_summary(means))
+    print(f"\nIntervals: {summary['intervals']}; summary: {summary_path}", file=sys.stderr)
+    return 0
+
+
 def _validate(args: argparse.Namespace) -> int:
     n_valid = _check_input(args, args.file)
     if n_valid >= 0:
@@ -163,6 +215,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args)
         if args.command == "validate":
             return _validate(args)
+        if args.command == "mtrag":
+            return _mtrag(args)
         return _metrics()
     except RagmeterError as exc:
         print(f"error: {exc}", file=sys.stderr)

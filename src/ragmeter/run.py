@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ragmeter._iter import batched
 from ragmeter.io.native import record_from_dict
 from ragmeter.metrics import Metric, resolve_metrics
 from ragmeter.models import Embedder
@@ -25,6 +26,7 @@ from ragmeter.signature import Signature
 __all__ = ["evaluate"]
 
 ItemSink = Callable[[list[dict[str, Any]]], None]
+TOKEN_BATCH = 32
 
 
 def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence[str] | None = None,
@@ -54,8 +56,10 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
     model_ids: list[str | None] = []
     conversations: list[str | None] = []
 
+    if any("token_encoder" in m.resources for m in chosen):
+        batch_size = min(batch_size, TOKEN_BATCH)  # token embeddings are large: keep a batch's in memory
     bar = _progress_bar(progress, total)
-    for batch in _batches(_as_records(records), batch_size):
+    for batch in batched(_as_records(records), batch_size):
         rows = _score_batch(batch, chosen, run, start=len(item_ids), columns=columns, undefined=undefined)
         item_ids.extend(record.id for record in batch)
         model_ids.extend(record.model_id for record in batch)
@@ -105,17 +109,6 @@ def _score_batch(batch: list[Record], chosen: list[Metric], run: RunContext, *, 
 def _as_records(records: Iterable[Record | Mapping[str, Any]]) -> Iterable[Record]:
     for position, record in enumerate(records, start=1):
         yield record if isinstance(record, Record) else record_from_dict(record, line=position)
-
-
-def _batches(records: Iterable[Record], size: int) -> Iterable[list[Record]]:
-    batch: list[Record] = []
-    for record in records:
-        batch.append(record)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def _clusters(item_ids: list[str], conversations: list[str | None]) -> list[str] | None:

@@ -7,9 +7,9 @@ from functools import cached_property
 from typing import Any, Callable, TypeVar
 
 from ragmeter.errors import ConfigError
-from ragmeter.metrics.bertscore import Baseline, encode_distinct, load_baseline
+from ragmeter.metrics.bertscore import Baseline, load_baseline
 from ragmeter.models import CachedEmbedder, Embedder, load_embedder, load_token_encoder
-from ragmeter.models.base import TokenEmbeddings, TokenEncoder
+from ragmeter.models.base import CachedTokenEncoder, TokenEmbeddings, TokenEncoder
 from ragmeter.records import Answerability
 from ragmeter.text.idk import IdkDetector
 from ragmeter.text.sentences import SPLITTER_ID
@@ -79,8 +79,7 @@ class RunContext:
                  token_encoder: TokenEncoder | None = None) -> None:
         self.settings = settings
         self._embedder = CachedEmbedder(embedder) if embedder is not None else None
-        self._token_encoder = token_encoder
-        self._tokens: dict[str, TokenEmbeddings] = {}
+        self._token_encoder = CachedTokenEncoder(token_encoder) if token_encoder is not None else None
 
     @property
     def embedder(self) -> CachedEmbedder:
@@ -89,9 +88,10 @@ class RunContext:
         return self._embedder
 
     @property
-    def token_encoder(self) -> TokenEncoder:
+    def token_encoder(self) -> CachedTokenEncoder:
         if self._token_encoder is None:
-            self._token_encoder = load_token_encoder(self.settings.bertscore_model, self.settings.bertscore_layer)
+            self._token_encoder = CachedTokenEncoder(load_token_encoder(self.settings.bertscore_model,
+                                                                        self.settings.bertscore_layer))
         return self._token_encoder
 
     @cached_property
@@ -99,17 +99,16 @@ class RunContext:
         return load_baseline(self.settings.bertscore_baseline, self.settings.bertscore_layer)
 
     def prefetch(self, resource: str, texts: list[str]) -> None:
-        """Encode a batch's texts in one pass; token embeddings are kept for the batch only."""
+        """Encode a batch's texts in one length-sorted pass, into the run's caches."""
         if resource == "embedder":
             self.embedder.encode(texts)
         elif resource == "token_encoder":
-            self._tokens = encode_distinct(self.token_encoder, texts)
+            self.token_encoder.encode_tokens(list(dict.fromkeys(texts)))
 
     def token_embeddings(self, texts: list[str]) -> dict[str, TokenEmbeddings]:
-        missing = [text for text in texts if text not in self._tokens]
-        if missing:
-            self._tokens.update(encode_distinct(self.token_encoder, missing))
-        return {text: self._tokens[text] for text in texts}
+        """Token embeddings of ``texts`` by text (from the cache where a batch prefetched them)."""
+        distinct = list(dict.fromkeys(texts))
+        return dict(zip(distinct, self.token_encoder.encode_tokens(distinct)))
 
     def setting(self, name: str) -> Any:
         """The value of a setting a metric names in ``Metric.settings`` (loads the embedder only when

@@ -18,7 +18,7 @@ from ragmeter.io.native import record_from_dict
 from ragmeter.io.ragas import record_from_ragas
 from ragmeter.records import Record
 
-__all__ = ["FORMATS", "FileCheck", "check_file", "detect_format", "iter_records", "read_records"]
+__all__ = ["FORMATS", "FileCheck", "check_file", "detect_format", "iter_records", "jsonl_objects", "read_records"]
 
 FORMATS = ("auto", "native", "mtrag", "ragas", "csv", "parquet")
 _STRUCTURED = ("contexts", "references", "history", "usage", "labels", "metadata", "retrieved_contexts",
@@ -43,13 +43,13 @@ def detect_format(path: str | Path) -> str:
         return "csv"
     if suffix in (".parquet", ".pq"):
         return "parquet"
-    for _, obj in _jsonl_lines(Path(path)):
+    for _, obj in jsonl_objects(Path(path)):
         if isinstance(obj, dict):
             return _row_flavour(obj)
     return "native"
 
 
-def _jsonl_lines(path: Path) -> Iterator[tuple[int, Any]]:
+def jsonl_objects(path: Path) -> Iterator[tuple[int, Any]]:
     """(line number, parsed object or InputError) for every non-blank line."""
     try:
         handle = path.open(encoding="utf-8")
@@ -183,7 +183,7 @@ def iter_records(path: str | Path, *, format: str = "auto",
 def _raw_records(path: Path, kind: str, column_map: Mapping[str, str]) -> Iterator[tuple[int, Record | InputError]]:
     where = {"path": str(path)}
     if kind in _PARSERS:
-        for number, obj in _jsonl_lines(path):
+        for number, obj in jsonl_objects(path):
             if isinstance(obj, InputError):
                 yield number, obj
                 continue

@@ -16,15 +16,13 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from ragmeter.errors import ConfigError
 from ragmeter.models.base import TokenEmbeddings, TokenEncoder
 
-__all__ = ["MTRAG_DEBERTA_BASELINE", "Baseline", "BertScore", "bert_score", "encode_distinct", "greedy_match",
-           "load_baseline"]
+__all__ = ["MTRAG_DEBERTA_BASELINE", "Baseline", "BertScore", "bert_score", "greedy_match", "load_baseline"]
 
 
 @dataclass(frozen=True)
@@ -87,12 +85,6 @@ def bert_score(prediction: str, reference: str, *, encoder: TokenEncoder,
     candidate, target = encoder.encode_tokens([prediction, reference])
     score = greedy_match(candidate, target)
     return baseline.rescale(score) if baseline else score
-
-
-def encode_distinct(encoder: TokenEncoder, texts: Sequence[str]) -> dict[str, TokenEmbeddings]:
-    """Each distinct text encoded once, in one length-sorted pass."""
-    distinct = list(dict.fromkeys(texts))
-    return dict(zip(distinct, encoder.encode_tokens(distinct)))
 
 
 def load_baseline(spec: str | None, layer: int | None) -> Baseline | None:

@@ -113,8 +113,8 @@ def mtrag_algorithmic(prediction: str, references: Sequence[str], passages: Sequ
                       tokens: Mapping[str, TokenEmbeddings], baseline: Baseline | None) -> dict[str, list[Any]]:
     """Every algorithmic metric of one record, shaped as MT-RAG writes it.
 
-    ``tokens`` holds the token embeddings of the prediction, each reference and each passage (see
-    :func:`ragmeter.metrics.bertscore.encode_distinct`); ``baseline`` rescales BERTScore.
+    ``tokens`` maps the prediction, each reference and each passage to its token embeddings
+    (:meth:`~ragmeter.models.TokenEncoder.encode_tokens`); ``baseline`` rescales BERTScore.
     """
     def bert(candidate: str, target: str) -> tuple[float, float]:
         score = greedy_match(tokens[candidate], tokens[target])

@@ -12,7 +12,7 @@ import numpy as np
 
 from ragmeter.errors import ModelError
 
-__all__ = ["CachedEmbedder", "Embedder", "TokenEmbeddings", "TokenEncoder", "check_sha256",
+__all__ = ["CachedEmbedder", "CachedTokenEncoder", "Embedder", "TokenEmbeddings", "TokenEncoder", "check_sha256",
            "length_sorted_batches"]
 
 
@@ -99,6 +99,41 @@ class CachedEmbedder:
         while self._bytes > self.max_bytes and len(self._vectors) > 1:
             _, evicted = self._vectors.popitem(last=False)
             self._bytes -= evicted.nbytes
+
+
+class CachedTokenEncoder:
+    """Token embeddings of each distinct text, kept while they fit in ``max_bytes`` (default 512 MiB;
+    least recently used forgotten first). Passages shared by many records are encoded once."""
+
+    def __init__(self, encoder: TokenEncoder, *, max_bytes: int = 512 * 2**20) -> None:
+        self.encoder = encoder
+        self.max_bytes = max_bytes
+        self._cache: OrderedDict[str, TokenEmbeddings] = OrderedDict()
+        self._bytes = 0
+        self.texts_encoded = 0
+
+    @property
+    def token_model_id(self) -> str:
+        return self.encoder.token_model_id
+
+    def encode_tokens(self, texts: Sequence[str]) -> list[TokenEmbeddings]:
+        missing = list(dict.fromkeys(text for text in texts if text not in self._cache))
+        fresh = dict(zip(missing, self.encoder.encode_tokens(missing))) if missing else {}
+        self.texts_encoded += len(fresh)
+        out = []
+        for text in texts:
+            tokens = fresh.get(text)
+            if tokens is None:
+                tokens = self._cache[text]
+                self._cache.move_to_end(text)
+            out.append(tokens)
+        for text, tokens in fresh.items():
+            self._cache[text] = tokens
+            self._bytes += tokens.vectors.nbytes
+            while self._bytes > self.max_bytes and len(self._cache) > 1:
+                _, evicted = self._cache.popitem(last=False)
+                self._bytes -= evicted.vectors.nbytes
+        return out
 
 
 def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:

@@ -1,0 +1,1 @@
+"""Benchmark pipelines that read and write a benchmark's own file format."""

@@ -1,0 +1,185 @@
+"""MT-RAG's evaluation pipeline, step by step, on MT-RAG generation-task JSONL (seed 004, SPEC §5).
+
+Each step reads every record of the input, adds its values to the record's ``metrics`` object (lists,
+as MT-RAG writes them) and writes the record to ``OUT.partial``, flushed and fsynced batch by batch;
+when all records are done the file is renamed to ``OUT`` in one atomic step. A crash leaves
+``OUT.partial``; the next run with the same ``OUT`` keeps its complete records and goes on from there.
+A value already present in a record's ``metrics`` is never recomputed or changed, so a step re-run on
+its own output is a no-op. The input is never written to.
+
+Steps: ``algorithmic`` (ROUGE-L, BERTScore, Recall, Length, RB_agg …), ``idk_condition`` (``*_idk``
+for every base metric present: RB_agg, RB_llm, RL_F) and ``all`` (both). The judged steps ``idk``,
+``ragas`` and ``radbench`` need an LLM judge, which ragmeter does not provide yet.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from ragmeter._iter import batched
+from ragmeter.errors import ConfigError, InputError
+from ragmeter.io.mtrag import record_from_mtrag
+from ragmeter.io.readers import jsonl_objects
+from ragmeter.metrics.mtrag import idk_condition, idk_eval_from_detector, mtrag_algorithmic
+from ragmeter.models.base import TokenEncoder
+from ragmeter.records import Record
+from ragmeter.scoring import RunContext, Settings
+
+__all__ = ["ALGORITHMIC_METRICS", "CONDITIONED", "JUDGED_STEPS", "STEPS", "StepReport", "check_step", "run_step"]
+
+STEPS = ("algorithmic", "idk", "ragas", "radbench", "idk_condition", "all")
+JUDGED_STEPS = ("idk", "ragas", "radbench")
+ALGORITHMIC_METRICS = ("Recall", "RougeL_stemFalse", "BertscoreP", "BertscoreR", "Length", "LengthChars",
+                       "BertKPrec", "Extractiveness_RougeL", "RB_agg", "RB_agg_zero_denominator")
+#: base metric → its IDK-conditioned version
+CONDITIONED = {"RB_agg": "RB_agg_idk", "RB_llm": "RB_llm_idk", "RL_F": "RL_F_idk"}
+
+
+@dataclass
+class StepReport:
+    """What a step did: records written, taken over from an earlier partial run, computed, skipped
+    (invalid input, with their errors), and where each ``idk_eval`` came from."""
+
+    output: Path
+    written: int = 0
+    resumed: int = 0
+    computed: int = 0
+    skipped: list[InputError] = field(default_factory=list)
+    idk_sources: Counter[str] = field(default_factory=Counter)
+    signatures: dict[str, str] = field(default_factory=dict)
+
+
+def _key(row: dict[str, Any]) -> tuple[str, str]:
+    return (str(row.get("task_id")), str(row.get("model_id")))
+
+
+def _resume(partial: Path) -> set[tuple[str, str]]:
+    """Keys of the complete records in a partial output; a torn last line is cut off."""
+    if not partial.exists():
+        return set()
+    done: set[tuple[str, str]] = set()
+    keep = 0
+    with partial.open("rb") as handle:
+        for line in handle:
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                break
+            if not line.endswith(b"\n"):
+                break
+            done.add(_key(row))
+            keep += len(line)
+    with partial.open("r+b") as handle:
+        handle.truncate(keep)
+    return done
+
+
+def _needs_algorithmic(row: dict[str, Any], record: Record) -> bool:
+    present = row.get("metrics") or {}
+    return not all(name in present for name in _expected_algorithmic(record))
+
+
+def _algorithmic(row: dict[str, Any], record: Record, run: RunContext) -> bool:
+    if not _needs_algorithmic(row, record):
+        return False
+    metrics = row.setdefault("metrics", {})
+    texts = [record.answer, *record.references, *(c.text for c in record.contexts)]
+    values = mtrag_algorithmic(record.answer, record.references, [c.text for c in record.contexts],
+                               tokens=run.token_embeddings(texts), baseline=run.bertscore_baseline)
+    for name, value in values.items():
+        metrics.setdefault(name, value)
+    return True
+
+
+def _expected_algorithmic(record: Record) -> list[str]:
+    names = ["RB_agg", "RB_agg_zero_denominator"]
+    if record.references:
+        names += ["Recall", "RougeL_stemFalse", "BertscoreP", "BertscoreR", "Length", "LengthChars"]
+    if record.contexts:
+        names += ["BertKPrec", "Extractiveness_RougeL"]
+    return names
+
+
+def _condition(row: dict[str, Any], record: Record, settings: Settings, report: StepReport) -> bool:
+    metrics = row.setdefault("metrics", {})
+    pending = [base for base, conditioned in CONDITIONED.items() if base in metrics and conditioned not in metrics]
+    if not pending:
+        return False
+    if "idk_eval" not in metrics:
+        metrics["idk_eval"] = [idk_eval_from_detector(record.answer, settings.idk)]
+        metrics["idk_eval_source"] = [f"detector:{settings.idk.version}"]
+    source = (metrics.get("idk_eval_source") or ["record"])[0]
+    report.idk_sources[source] += 1
+    for base in pending:
+        metrics[CONDITIONED[base]] = [idk_condition(float(metrics[base][0]), answerability=record.answerability,
+                                                    idk_eval=float(metrics["idk_eval"][0]))]
+    return True
+
+
+def _rows(path: Path, report: StepReport, done: set[tuple[str, str]]) -> Iterator[tuple[dict[str, Any], Record]]:
+    for line, obj in jsonl_objects(path):
+        if isinstance(obj, InputError):
+            report.skipped.append(obj)
+            continue
+        try:
+            record = record_from_mtrag(obj, path=str(path), line=line)
+        except InputError as error:
+            report.skipped.append(error)
+            continue
+        if _key(obj) in done:
+            report.resumed += 1
+            continue
+        yield obj, record
+
+
+def check_step(step: str, input_path: str | Path, output_path: str | Path) -> None:
+    """Raise :class:`ConfigError` for a step that cannot run, before anything is read."""
+    if step in JUDGED_STEPS:
+        raise ConfigError(f"step '{step}' needs an LLM judge, which this version of ragmeter does not have; "
+                          "run --step algorithmic, idk_condition or all")
+    if step not in STEPS:
+        raise ConfigError(f"unknown step {step!r}: choose one of {', '.join(STEPS)}")
+    if Path(input_path).resolve() == Path(output_path).resolve():
+        raise ConfigError("the output must be a new file: a step never rewrites its input in place")
+
+
+def run_step(step: str, input_path: str | Path, output_path: str | Path, *, settings: Settings | None = None,
+             token_encoder: TokenEncoder | None = None, batch_size: int = 32) -> StepReport:
+    """Run one pipeline step from ``input_path`` to ``output_path`` (see the module docstring).
+
+    Invalid records are left out and listed in the report; validate the file first (``ragmeter
+    validate --input-format mtrag``) to stop on them instead.
+    """
+    check_step(step, input_path, output_path)
+    source, target = Path(input_path), Path(output_path)
+    settings = settings or Settings()
+    run = RunContext(settings, token_encoder=token_encoder)
+    partial = target.with_name(target.name + ".partial")
+    report = StepReport(output=target)
+    done = _resume(partial)
+    with partial.open("a", encoding="utf-8") as handle:
+        for batch in batched(_rows(source, report, done), batch_size):
+            if step in ("algorithmic", "all"):
+                texts = [text for row, record in batch if _needs_algorithmic(row, record)
+                         for text in (record.answer, *record.references, *(c.text for c in record.contexts))]
+                if texts:
+                    run.prefetch("token_encoder", texts)
+            for row, record in batch:
+                changed = step in ("algorithmic", "all") and _algorithmic(row, record, run)
+                changed = (step in ("idk_condition", "all") and _condition(row, record, settings, report)) or changed
+                report.computed += changed
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+            report.written += len(batch)
+    os.replace(partial, target)
+    report.written += report.resumed
+    if step in ("algorithmic", "all"):
+        report.signatures["bertscore"] = (f"{run.setting('bertscore_model')}|"
+                                         f"baseline:{run.setting('bertscore_baseline')}")
+    return report
