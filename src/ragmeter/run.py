@@ -17,7 +17,7 @@ import numpy as np
 from ragmeter._iter import batched
 from ragmeter.io.native import record_from_dict
 from ragmeter.metrics import Metric, resolve_metrics
-from ragmeter.models import Embedder
+from ragmeter.models import Embedder, TokenEncoder
 from ragmeter.records import Record
 from ragmeter.result import EvalResult, item_row, summarize
 from ragmeter.scoring import ItemContext, RunContext, Settings
@@ -31,14 +31,14 @@ TOKEN_BATCH = 32
 
 def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence[str] | None = None,
              settings: Settings | None = None, embedder: Embedder | None = None,
-             on_items: ItemSink | None = None, batch_size: int = 256, progress: bool = False,
+             token_encoder: TokenEncoder | None = None, on_items: ItemSink | None = None, batch_size: int = 256, progress: bool = False,
              total: int | None = None) -> EvalResult:
     """Score ``records`` with ``metrics``: metric or family names; ``None`` gives the citation, lexical
     and efficiency families (the seeds 000/001 report).
 
     ``records`` are :class:`Record` objects or dicts in ragmeter's native format (validated; a bad
     one raises :class:`~ragmeter.errors.InputError` naming its position and field). ``embedder``
-    replaces the one named by ``settings.embedder``. ``on_items`` receives each finished batch of
+    and ``token_encoder`` (BERTScore) replace the ones ``settings`` names. ``on_items`` receives each finished batch of
     per-item rows (the shape of ``items.jsonl``). ``progress`` shows a bar on stderr.
 
     >>> result = evaluate([{"question": "Capital of France?", "answer": "Paris.",
@@ -48,7 +48,7 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
     """
     settings = settings or Settings()
     chosen = resolve_metrics(metrics)
-    run = RunContext(settings, embedder=embedder)
+    run = RunContext(settings, embedder=embedder, token_encoder=token_encoder)
     signatures = {m.name: Signature(m.name, {s: run.setting(s) for s in m.settings}) for m in chosen}
     columns: dict[str, array[float]] = {m.name: array("d") for m in chosen}
     undefined: dict[str, dict[int, str]] = {m.name: {} for m in chosen}

@@ -1,0 +1,80 @@
+"""The registered MT-RAG metrics (ragmeter run) agree with the pipeline's lists on the same records."""
+
+import json
+
+import numpy as np
+import pytest
+
+from ragmeter import Answerability, Chunk, Record, Settings, evaluate
+from ragmeter.metrics.mtrag import idk_eval_from_detector, rb_agg
+from ragmeter.models.base import TokenEmbeddings
+from ragmeter.pipelines.mtrag import run_step
+from ragmeter.text.idk import IdkDetector
+
+
+class WordTokens:
+    """One-hot vectors over words; [CLS] and [SEP] share one extra dimension with weight 0."""
+
+    token_model_id = "words"
+
+    def encode_tokens(self, texts):
+        vocabulary = {}
+        out = []
+        for text in texts:
+            words = text.lower().split()
+            index = [vocabulary.setdefault(w, len(vocabulary) + 1) for w in words]
+            out.append((index, len(words)))
+        dim = len(vocabulary) + 1
+        result = []
+        for index, n in out:
+            vectors = np.zeros((n + 2, dim), dtype=np.float32)
+            vectors[0, 0] = vectors[-1, 0] = 1.0
+            for row, column in enumerate(index, start=1):
+                vectors[row, column] = 1.0
+            result.append(TokenEmbeddings(vectors, np.array([0.0] + [1.0] * n + [0.0], dtype=np.float32)))
+        return result
+
+
+RECORDS = [
+    Record(id="a", question="q", answer="the pool opens at seven",
+           references=("the pool opens at seven am", "it opens early"),
+           contexts=(Chunk("d1", "the pool opens at seven am daily"), Chunk("d2", "fees are five dollars")),
+           answerability=Answerability.ANSWERABLE),
+    Record(id="b", question="q", answer="I don't know.", references=(),
+           contexts=(), answerability=Answerability.UNANSWERABLE),
+]
+
+
+def test_registered_values_match_the_pipeline(tmp_path):
+    encoder = WordTokens()
+    result = evaluate(RECORDS, metrics=["mtrag"], token_encoder=encoder, settings=Settings(n_resamples=200))
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps({
+        "task_id": r.id, "model_id": "m", "input": [{"speaker": "user", "text": r.question}],
+        "contexts": [{"document_id": c.doc_id, "text": c.text} for c in r.contexts],
+        "targets": [{"text": t} for t in r.references], "predictions": [{"text": r.answer}],
+        "answerability": [r.answerability.value]}) + "\n" for r in RECORDS))
+    run_step("all", source, tmp_path / "out.jsonl", token_encoder=encoder)
+    rows = [json.loads(line)["metrics"] for line in open(tmp_path / "out.jsonl")]
+    first = rows[0]
+    for name in ("Recall", "RougeL_stemFalse", "BertscoreP", "BertscoreR", "RB_agg"):
+        assert result.scores[name][0] == pytest.approx(first[name][0], abs=1e-12), name
+    for name in ("BertKPrec", "Extractiveness_RougeL"):
+        assert result.scores[name][0] == pytest.approx(max(first[name]), abs=1e-12), name
+    assert result.scores["RB_agg_idk"][1] == rows[1]["RB_agg_idk"][0] == 1.0   # right IDK on an unanswerable question
+    assert np.isnan(result.scores["Recall"][1]) and result.scores["RB_agg_zero_denominator"][1] == 1.0
+    # hand check of record a: answer tokens ⊂ first reference: BERTScore P = 1 (each word matched exactly),
+    # R = 5/6 (the reference's 'am' has no match: cosine 0); the passage d1 holds all five words: BertKPrec 1.
+    assert result.scores["BertscoreP"][0] == pytest.approx(1.0)
+    assert result.scores["BertscoreR"][0] == pytest.approx(5 / 6)
+    assert result.scores["BertKPrec"][0] == pytest.approx(1.0)
+    expected = rb_agg(bertscore_recall=5 / 6, rouge_l_value=first["RougeL_stemFalse"][0], max_bert_k_prec=1.0)
+    assert result.scores["RB_agg"][0] == pytest.approx(expected.value)
+    assert "bertscore_model:words" in result.signatures["RB_agg"].render()
+
+
+@pytest.mark.parametrize(("answer", "expected"), [("I don't know.", 1.0), ("", 1.0),
+                                                  ("I don't know. The pool opens at 7.", 0.5),
+                                                  ("The pool opens at 7.", 0.0)])
+def test_detector_stand_in_for_the_idk_judge(answer, expected):
+    assert idk_eval_from_detector(answer, IdkDetector()) == expected
