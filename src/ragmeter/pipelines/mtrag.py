@@ -159,6 +159,7 @@ def run_step(step: str, input_path: str | Path, output_path: str | Path, *, sett
     source, target = Path(input_path), Path(output_path)
     settings = settings or Settings()
     run = RunContext(settings, token_encoder=token_encoder)
+    target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
     report = StepReport(output=target)
     done = _resume(partial)
