@@ -25,7 +25,7 @@ from ragmeter._iter import batched
 from ragmeter.errors import ConfigError, InputError
 from ragmeter.io.mtrag import record_from_mtrag
 from ragmeter.io.readers import jsonl_objects
-from ragmeter.metrics.mtrag import idk_condition, idk_eval_from_detector, mtrag_algorithmic
+from ragmeter.metrics.mtrag import idk_condition, idk_eval_from_detector, mtrag_algorithmic, rb_agg
 from ragmeter.models.base import TokenEncoder
 from ragmeter.records import Record
 from ragmeter.scoring import RunContext, Settings
@@ -54,25 +54,25 @@ class StepReport:
     signatures: dict[str, str] = field(default_factory=dict)
 
 
-def _key(row: dict[str, Any]) -> tuple[str, str]:
-    return (str(row.get("task_id")), str(row.get("model_id")))
+def _key(row: dict[str, Any]) -> tuple[Any, Any]:
+    return (row.get("task_id"), row.get("model_id"))
 
 
-def _resume(partial: Path) -> set[tuple[str, str]]:
-    """Keys of the complete records in a partial output; a torn last line is cut off."""
+def _resume(partial: Path) -> list[tuple[Any, Any]]:
+    """Keys of the complete records of a partial output, in order; a torn last line is cut off."""
     if not partial.exists():
-        return set()
-    done: set[tuple[str, str]] = set()
+        return []
+    done: list[tuple[Any, Any]] = []
     keep = 0
     with partial.open("rb") as handle:
         for line in handle:
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                break
             if not line.endswith(b"\n"):
                 break
-            done.add(_key(row))
+            try:
+                row = json.loads(line)
+            except ValueError:  # JSON or UTF-8 torn by a crash
+                break
+            done.append(_key(row))
             keep += len(line)
     with partial.open("r+b") as handle:
         handle.truncate(keep)
@@ -91,9 +91,23 @@ def _algorithmic(row: dict[str, Any], record: Record, run: RunContext) -> bool:
     texts = [record.answer, *record.references, *(c.text for c in record.contexts)]
     values = mtrag_algorithmic(record.answer, record.references, [c.text for c in record.contexts],
                                tokens=run.token_embeddings(texts), baseline=run.bertscore_baseline)
+    aggregates = ("RB_agg", "RB_agg_zero_denominator")
     for name, value in values.items():
-        metrics.setdefault(name, value)
+        if name not in aggregates:
+            metrics.setdefault(name, value)
+    if "RB_agg" not in metrics:
+        # RB_agg reads the record's own values, including any that were there before this step.
+        aggregate = rb_agg(bertscore_recall=_first(metrics, "BertscoreR"),
+                           rouge_l_value=_first(metrics, "RougeL_stemFalse"),
+                           max_bert_k_prec=max(metrics["BertKPrec"]) if metrics.get("BertKPrec") else None)
+        metrics["RB_agg"] = [aggregate.value]
+        metrics.setdefault("RB_agg_zero_denominator", [aggregate.zero_denominator])
     return True
+
+
+def _first(metrics: dict[str, Any], name: str) -> float | None:
+    values = metrics.get(name)
+    return float(values[0]) if values else None
 
 
 def _expected_algorithmic(record: Record) -> list[str]:
@@ -121,7 +135,10 @@ def _condition(row: dict[str, Any], record: Record, settings: Settings, report: 
     return True
 
 
-def _rows(path: Path, report: StepReport, done: set[tuple[str, str]]) -> Iterator[tuple[dict[str, Any], Record]]:
+def _rows(path: Path, report: StepReport, done: list[tuple[Any, Any]],
+          partial: Path) -> Iterator[tuple[dict[str, Any], Record]]:
+    """Valid input rows in order, after the ones a partial output already holds (matched by position;
+    a partial output whose records are not the input's first ones is refused)."""
     for line, obj in jsonl_objects(path):
         if isinstance(obj, InputError):
             report.skipped.append(obj)
@@ -131,7 +148,10 @@ def _rows(path: Path, report: StepReport, done: set[tuple[str, str]]) -> Iterato
         except InputError as error:
             report.skipped.append(error)
             continue
-        if _key(obj) in done:
+        if report.resumed < len(done):
+            if _key(obj) != done[report.resumed]:
+                raise ConfigError(f"{partial} holds records of another input (line {line} of {path} is not its "
+                                  f"record {report.resumed + 1}): delete it to start afresh")
             report.resumed += 1
             continue
         yield obj, record
@@ -164,7 +184,7 @@ def run_step(step: str, input_path: str | Path, output_path: str | Path, *, sett
     report = StepReport(output=target)
     done = _resume(partial)
     with partial.open("a", encoding="utf-8") as handle:
-        for batch in batched(_rows(source, report, done), batch_size):
+        for batch in batched(_rows(source, report, done, partial), batch_size):
             if step in ("algorithmic", "all"):
                 texts = [text for row, record in batch if _needs_algorithmic(row, record)
                          for text in (record.answer, *record.references, *(c.text for c in record.contexts))]

@@ -53,7 +53,8 @@ def _answerability(row: dict[str, Any]) -> str:
     value = row.get("answerability", row.get("Answerability"))
     if isinstance(value, list):
         value = value[0] if value else None
-    return str(value).upper() if value else "UNKNOWN"
+    label = str(value).strip().upper() if value else ""
+    return label if label in Answerability.__members__ else "UNKNOWN"
 
 
 def summarize_rows(rows: Iterable[dict[str, Any]], *, settings: Settings) -> list[GroupMean]:
