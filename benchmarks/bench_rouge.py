@@ -71,8 +71,9 @@ def run(*, quick: bool = False) -> dict[str, Any]:
     mismatches = sum(d > TOLERANCE for d in differences)
     if mismatches:
         worst = differences.index(max_diff)
-        raise AssertionError(f"{mismatches} of {n} ROUGE-L values differ by more than {TOLERANCE} (worst: pair "
-                             f"{worst % len(distinct)}, ragmeter {ours[worst]!r} vs rouge-score {theirs[worst]!r})")
+        raise AssertionError(f"{mismatches} of {n} ROUGE-L values differ by more than {TOLERANCE} "
+                             f"(worst: pair {worst % len(distinct)}, ragmeter {ours[worst]!r} vs "
+                             f"rouge-score {theirs[worst]!r})")
     ratio = t_rouge_score / t_ragmeter
     out = {
         "name": "rouge_l_speed",

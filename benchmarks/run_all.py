@@ -1,9 +1,11 @@
 """Run every ragmeter benchmark, print the figures, and write them to benchmarks/results/.
 
-    python benchmarks/run_all.py [--quick] [--only overlap,lexical,memory]
+    python benchmarks/run_all.py [--quick] [--only overlap,lexical,memory,rouge,bertscore,mtrag_pipeline]
 
 Writes ``results/latest.json`` (every figure, with the machine and versions) and ``results/latest.md``
-(the same as tables). ``--quick`` runs smaller sizes, for a check that everything works.
+(the same as tables). ``--quick`` runs smaller sizes, for a check that everything works. With
+``--only``, the figures of the benchmarks not run are kept from the existing ``latest.json`` (each
+result records when it was run; ``--replace`` writes only this run's figures instead).
 """
 
 from __future__ import annotations
@@ -24,16 +26,24 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import bench_bertscore
 import bench_lexical
 import bench_memory
+import bench_mtrag_pipeline
 import bench_overlap_overhead
+import bench_rouge
 
 BENCHMARKS: dict[str, Callable[..., dict[str, Any]]] = {
     "overlap": bench_overlap_overhead.run,
     "lexical": bench_lexical.run,
     "memory": bench_memory.run,
+    "rouge": bench_rouge.run,
+    "bertscore": bench_bertscore.run,
+    "mtrag_pipeline": bench_mtrag_pipeline.run,
 }
 RESULTS = HERE / "results"
+PACKAGES = ("numpy", "onnxruntime", "tokenizers", "nupunkt", "scipy", "rapidfuzz", "rouge-score",
+            "bert-score", "torch", "transformers")
 
 
 def _version(package: str) -> str | None:
@@ -54,7 +64,7 @@ def environment() -> dict[str, Any]:
         "processor": _cpu_model(),
         "cpu_count": os.cpu_count(),
         "load_average_at_start": os.getloadavg(),
-        "packages": {p: _version(p) for p in ("numpy", "onnxruntime", "tokenizers", "nupunkt", "scipy")},
+        "packages": {p: _version(p) for p in PACKAGES},
     }
 
 
@@ -80,19 +90,145 @@ def _fmt(value: Any, digits: int = 2) -> str:
     return str(value)
 
 
+def _command(run: dict[str, Any]) -> str:
+    return run.get("command") or f"python benchmarks/run_all.py{' --quick' if run.get('quick') else ''}"
+
+
+def _machine(env: dict[str, Any]) -> str:
+    packages = ", ".join(f"{k} {v}" for k, v in env["packages"].items() if v)
+    return (f"Machine: {env['processor']}, {env['cpu_count']} CPUs, {env['platform']}; "
+            f"Python {env['python']}, ragmeter {env['ragmeter']}, {packages}.")
+
+
+def _same_machine(first: dict[str, Any], second: dict[str, Any]) -> bool:
+    keys = ("processor", "cpu_count", "platform", "python", "ragmeter")
+    if any(first.get(k) != second.get(k) for k in keys):
+        return False
+    shared = set(first.get("packages", {})) & set(second.get("packages", {}))
+    return all(first["packages"][k] == second["packages"][k] for k in shared)
+
+
+def _failed(result: dict[str, Any]) -> str | None:
+    if "skipped" in result:
+        return str(result["skipped"])
+    if "error" in result:
+        return f"failed: {result['error']}"
+    return None
+
+
+def _markdown_rouge(r: dict[str, Any]) -> list[str]:
+    lines = ["## ROUGE-L: ragmeter vs rouge-score", ""]
+    if _failed(r):
+        return lines + [_failed(r) or "", ""]
+    verdict = "met" if r["meets_goal"] else "not met"
+    return lines + [
+        (f"{r['pairs']:,} (prediction, reference) pairs from {r['source']}, both sides in one process; every "
+         f"value equal within {r['tolerance']:g} (max |Δ| = {r['max_abs_diff']:.3g})."),
+        "",
+        "| implementation | time (s) | pairs/s |",
+        "|---|---|---|",
+        (f"| `ragmeter.metrics.rouge.rouge_l(p, r)` | {r['ragmeter_s']:.2f} "
+         f"| {r['ragmeter_pairs_per_s']:,.0f} |"),
+        (f"| `RougeScorer(['rougeL'], use_stemmer=False).score(r, p)` | {r['rouge_score_s']:.2f} "
+         f"| {r['rouge_score_pairs_per_s']:,.0f} |"),
+        "",
+        f"**Speed-up rouge-score / ragmeter = ×{r['ratio']:.1f}** (goal ≥ {r['goal_ratio']:g}: {verdict}).",
+        "",
+    ]
+
+
+def _markdown_bertscore(b: dict[str, Any]) -> list[str]:
+    lines = ["## BERTScore: MT-RAG's algorithmic work, bert-score vs ragmeter", ""]
+    if _failed(b):
+        return lines + [_failed(b) or "", ""]
+    verdict = "met" if b["meets_goal"] else "not met"
+    counts = b.get("pairs_differing_over_tolerance", {})
+    differing = (f"{counts.get('P_references', 0)} P and {counts.get('R_references', 0)} R of "
+                 f"{b['reference_pairs']} reference pairs, {counts.get('P_passages', 0)} P of "
+                 f"{b['passage_pairs']} passage pairs")
+
+    def runs(key: str) -> str:
+        return ", ".join(f"{t:.2f}" for t in b[key])
+
+    skipped = (f"{b['empty_predictions_skipped']} empty predictions, {b['empty_references_skipped']} empty "
+               f"references and {b['empty_passages_skipped']} empty passages left out")
+    return lines + [
+        (f"{b['records']} records of {b['source']} ({skipped}): {b['reference_pairs']} "
+         f"(prediction, reference) pairs for P and R, {b['passage_pairs']} (prediction, passage) pairs for "
+         f"BertKPrec. Model: "
+         f"{b['model']}. {b['texts_total']:,} texts in all, {b['texts_distinct']:,} distinct (what ragmeter "
+         f"encodes); bert-score encodes {b['texts_bert_score_encodes']:,} (each call's distinct texts). "
+         f"Times exclude the model load (a fresh model per run); minimum of {b['runs']} run(s)."),
+        "",
+        "| side | runs (s) | min (s) | bert-score ÷ side |",
+        "|---|---|---|---|",
+        (f"| bert-score `BERTScorer.score`, 2 calls (references: P+R; passages: P), batch "
+         f"{b['bert_score_batch_size']} | {runs('bert_score_s')} | {b['bert_score_min_s']:.2f} | 1.00 |"),
+        (f"| ragmeter `CachedTokenEncoder(HFTokenEncoder(…, layer=6))` + `greedy_match` (torch) "
+         f"| {runs('ragmeter_torch_s')} | {b['ragmeter_torch_min_s']:.2f} "
+         f"| **{b['ratio_bert_score_over_torch']:.2f}** |"),
+        (f"| ragmeter `CachedTokenEncoder(OnnxMiniLM())` + `greedy_match` (default, int8 ONNX) "
+         f"| {runs('ragmeter_onnx_s')} | {b['ragmeter_onnx_min_s']:.2f} "
+         f"| **{b['ratio_bert_score_over_onnx']:.2f}** |"),
+        "",
+        (f"Goal bert-score / ragmeter-torch ≥ {b['goal_ratio']:g}: {verdict}. Plain `bert_score.score()` "
+         f"(2 calls, its 2 model loads included): {b['bert_score_score_with_loads_s']:.2f} s."),
+        "",
+        "| values compared with bert-score | max \\|ΔP\\| | max \\|ΔR\\| | pairs with \\|Δ\\| > tolerance |",
+        "|---|---|---|---|",
+        (f"| ragmeter-torch, `greedy_match` | {b['max_abs_diff_P']:.2g} | {b['max_abs_diff_R']:.2g} "
+         f"| {differing} |"),
+        (f"| ragmeter-torch embeddings with bert-score's padding rule (`padded_greedy_match`) "
+         f"| {b['padding_rule']['max_abs_diff_P']:.2g} | {b['padding_rule']['max_abs_diff_R']:.2g} | – |"),
+        (f"| ragmeter-onnx (int8), `greedy_match`, for information | {b['onnx']['max_abs_diff_P']:.2g} "
+         f"| {b['onnx']['max_abs_diff_R']:.2g} | – |"),
+        "",
+        (f"Tolerance {b['tolerance']:g}. bert-score takes its maxima over a padded, masked cosine matrix, so "
+         "in a batch a padded position counts as a cosine of 0: a token whose cosines with a text shorter "
+         "than the batch's longest are all negative gets 0, not its best cosine. ragmeter takes the maximum "
+         "over the real tokens (BERTScore's definition); applying bert-score's rule to ragmeter's embeddings "
+         "reproduces bert-score, so the encodings agree."),
+        "",
+    ]
+
+
+def _markdown_pipeline(m: dict[str, Any]) -> list[str]:
+    lines = ["## MT-RAG pipeline: `ragmeter mtrag --step algorithmic`", ""]
+    if _failed(m):
+        return lines + [_failed(m) or "", ""]
+    lines += [
+        f"`{m['command']}`; {m['measure']}. Default packaged ONNX MiniLM for BERTScore.",
+        "",
+        "| input | records | wall (s) | records/s | re-run on its output (s) |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [(f"| {r['description']} | {r['records']:,} | {r['wall_min_s']:.1f} "
+               f"| **{r['records_per_s']:.1f}** | {r['rerun_s']:.2f} ({r['rerun_computed']} recomputed) |")
+              for r in m["inputs"]]
+    return lines + [""]
+
+
 def to_markdown(report: dict[str, Any]) -> str:
     env = report["environment"]
+    results = report["results"]
+    earlier = report.get("earlier_runs") or []
+    this_run = [name for name, result in results.items()
+                if result.get("date_utc", env["date_utc"]) == env["date_utc"]]
     lines = [
         "# ragmeter benchmarks",
         "",
-        (f"Run {env['date_utc']} with `python benchmarks/run_all.py{' --quick' if report['quick'] else ''}` "
-        f"in {report['total_s']:.0f} s."),
-        f"Machine: {env['processor']}, {env['cpu_count']} CPUs, {env['platform']}; Python {env['python']}, "
-        f"ragmeter {env['ragmeter']}, "
-        + ", ".join(f"{k} {v}" for k, v in env["packages"].items() if v) + ".",
-        "",
+        (f"Run {env['date_utc']} with `{_command(report)}` in {report['total_s']:.0f} s"
+         + (f" ({', '.join(this_run)})." if earlier else ".")),
+        _machine(env),
     ]
-    results = report["results"]
+    for run in earlier:
+        lines += [
+            "",
+            (f"Figures of {', '.join(run['benchmarks'])} kept from the run of {run['date_utc']} "
+             f"(`{_command(run)}`, {run['total_s']:.0f} s)"
+             + ("." if _same_machine(run["environment"], env) else f"; {_machine(run['environment'])}")),
+        ]
+    lines.append("")
     o = results.get("overlap")
     if o:
         lines += ["## Overlap: embedding overhead", ""]
@@ -160,14 +296,58 @@ def to_markdown(report: dict[str, Any]) -> str:
                  f"at the largest size and sub-linear growth: {verdict}."),
                 "",
             ]
-    lines += ["## Run conditions", "", "| benchmark | duration (s) | load average before (1/5/15 min) |",
-              "|---|---|---|"]
+    if "rouge" in results:
+        lines += _markdown_rouge(results["rouge"])
+    if "bertscore" in results:
+        lines += _markdown_bertscore(results["bertscore"])
+    if "mtrag_pipeline" in results:
+        lines += _markdown_pipeline(results["mtrag_pipeline"])
+    lines += ["## Run conditions", "",
+              "| benchmark | run (UTC) | duration (s) | load average before (1/5/15 min) |",
+              "|---|---|---|---|"]
     for name, result in results.items():
         load = result.get("load_average_before")
-        lines.append(f"| {name} | {result.get('duration_s', 0):.0f} | "
+        lines.append(f"| {name} | {result.get('date_utc', env['date_utc'])} "
+                     f"| {result.get('duration_s', 0):.0f} | "
                      + ("–" if load is None else " / ".join(f"{x:.2f}" for x in load)) + " |")
     lines.append("")
     return "\n".join(lines)
+
+
+def merge_with_earlier(report: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``report`` plus the results of ``path`` (an earlier latest.json) for the benchmarks it did not run.
+
+    Each kept result keeps the date of the run that produced it, and ``earlier_runs`` lists those runs
+    (date, command, total time, machine and versions) with the benchmarks each still contributes.
+    """
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+        old_results = old["results"]
+        old_env = old["environment"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return report
+    runs = {run["date_utc"]: run for run in old.get("earlier_runs") or []}
+    runs[old_env["date_utc"]] = {"date_utc": old_env["date_utc"], "quick": old.get("quick", False),
+                                 "command": _command(old), "total_s": old.get("total_s", 0.0),
+                                 "environment": old_env}
+    kept = {}
+    for name, result in old_results.items():
+        if name not in report["results"]:
+            kept[name] = {**result, "date_utc": result.get("date_utc", old_env["date_utc"])}
+    if not kept:
+        return report
+    order = list(BENCHMARKS)
+    merged = {**kept, **report["results"]}
+    rank = {name: i for i, name in enumerate(order)}
+    report["results"] = dict(sorted(merged.items(), key=lambda item: rank.get(item[0], len(order))))
+    earlier = []
+    for date, run in sorted(runs.items()):
+        names = [name for name, result in report["results"].items()
+                 if name in kept and result["date_utc"] == date]
+        if names:
+            earlier.append({**run, "benchmarks": names})
+    report["earlier_runs"] = earlier
+    return report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -176,13 +356,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run, a few minutes)")
     parser.add_argument("--only", help=f"comma-separated subset of {', '.join(BENCHMARKS)}")
     parser.add_argument("--results", type=Path, default=RESULTS, help="folder for latest.json and latest.md")
+    parser.add_argument("--replace", action="store_true",
+                        help="with --only, drop the figures of the other benchmarks instead of keeping them")
     args = parser.parse_args(argv)
     chosen = [name.strip() for name in args.only.split(",")] if args.only else list(BENCHMARKS)
     unknown = [name for name in chosen if name not in BENCHMARKS]
     if unknown:
         parser.error(f"unknown benchmark(s) {unknown}; choose from {', '.join(BENCHMARKS)}")
 
-    report: dict[str, Any] = {"quick": args.quick, "environment": environment(), "results": {}}
+    command = "python benchmarks/run_all.py" + (" --quick" if args.quick else "") + (
+        f" --only {','.join(chosen)}" if args.only else "")
+    report: dict[str, Any] = {"quick": args.quick, "command": command, "environment": environment(),
+                              "results": {}}
     start = time.perf_counter()
     failed = False
     for name in chosen:
@@ -193,8 +378,11 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
             report["results"][name] = {"name": name, "error": f"{type(exc).__name__}: {exc}"}
             failed = True
-        report["results"][name].update(duration_s=time.perf_counter() - began, load_average_before=load)
+        report["results"][name].update(duration_s=time.perf_counter() - began, load_average_before=load,
+                                       date_utc=report["environment"]["date_utc"])
     report["total_s"] = time.perf_counter() - start
+    if not args.replace:
+        report = merge_with_earlier(report, args.results / "latest.json")
 
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / "latest.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
