@@ -14,11 +14,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mtrag_rows import mtrag_row, read_jsonl, write_jsonl
 
 from ragmeter.cli import main
 from ragmeter.pipelines.mtrag import run_step
@@ -36,31 +36,6 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: Any) -> tuple[int, str, s
 
 def error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("error:")]
-
-
-def mtrag_row(task_id: str, prediction: str, *, targets: Sequence[str] | None = ("the reference",),
-              contexts: Sequence[str] = ("a passage",), answerability: str | None = "ANSWERABLE",
-              model_id: str = "model-a", metrics: dict[str, Any] | None = None) -> dict[str, Any]:
-    row: dict[str, Any] = {"task_id": task_id, "conversation_id": task_id.split("<::>")[0], "model_id": model_id,
-                           "input": [{"speaker": "user", "text": f"Question of {task_id}?"}],
-                           "contexts": [{"document_id": f"doc-{i}", "text": t} for i, t in enumerate(contexts)],
-                           "predictions": [{"text": prediction}]}
-    if targets is not None:
-        row["targets"] = [{"text": t} for t in targets]
-    if answerability is not None:
-        row["answerability"] = [answerability]
-    if metrics is not None:
-        row["metrics"] = metrics
-    return row
-
-
-def write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
-    return path
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 PASSAGE = "Paris is the capital and most populous city of France. The Eiffel Tower stands in Paris."

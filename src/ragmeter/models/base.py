@@ -6,7 +6,7 @@ import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Callable, Generic, Protocol, Sequence, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -57,6 +57,40 @@ def normalise_rows(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.where(norms == 0, 1.0, norms)
 
 
+V = TypeVar("V")
+
+
+class _LruCache(Generic[V]):
+    """Values by text, forgetting the least recently used beyond ``max_bytes`` (``size`` measures one)."""
+
+    def __init__(self, max_bytes: int, size: Callable[[V], int]) -> None:
+        self.max_bytes = max_bytes
+        self._size = size
+        self._values: OrderedDict[str, V] = OrderedDict()
+        self._bytes = 0
+        self.computed = 0
+
+    def get_many(self, texts: Sequence[str], compute: Callable[[list[str]], Sequence[V]]) -> list[V]:
+        """The value of every text, computing the ones not held in one call (each distinct text once)."""
+        missing = list(dict.fromkeys(text for text in texts if text not in self._values))
+        fresh = dict(zip(missing, compute(missing))) if missing else {}
+        self.computed += len(fresh)
+        out = []
+        for text in texts:
+            value = fresh.get(text)
+            if value is None:
+                value = self._values[text]
+                self._values.move_to_end(text)
+            out.append(value)
+        for text, value in fresh.items():  # stored after the lookups: eviction cannot lose a requested text
+            self._values[text] = value
+            self._bytes += self._size(value)
+            while self._bytes > self.max_bytes and len(self._values) > 1:
+                _, evicted = self._values.popitem(last=False)
+                self._bytes -= self._size(evicted)
+        return out
+
+
 class CachedEmbedder:
     """Embeds each distinct text once, for as long as the cache holds it.
 
@@ -67,38 +101,19 @@ class CachedEmbedder:
 
     def __init__(self, embedder: Embedder, *, max_bytes: int = 256 * 2**20) -> None:
         self.embedder = embedder
-        self.max_bytes = max_bytes
-        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._bytes = 0
-        self.texts_encoded = 0
+        self._cache: _LruCache[np.ndarray] = _LruCache(max_bytes, lambda vector: vector.nbytes)
 
     @property
     def model_id(self) -> str:
         return self.embedder.model_id
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        missing = list(dict.fromkeys(text for text in texts if text not in self._vectors))
-        fresh = dict(zip(missing, self.embedder.encode(missing))) if missing else {}
-        self.texts_encoded += len(fresh)
-        rows = []
-        for text in texts:
-            vector = fresh.get(text)
-            if vector is None:
-                vector = self._vectors[text]
-                self._vectors.move_to_end(text)
-            rows.append(vector)
-        for text, vector in fresh.items():
-            self._store(text, vector)
-        if not rows:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.stack(rows)
+    @property
+    def texts_encoded(self) -> int:
+        return self._cache.computed
 
-    def _store(self, text: str, vector: np.ndarray) -> None:
-        self._vectors[text] = vector
-        self._bytes += vector.nbytes
-        while self._bytes > self.max_bytes and len(self._vectors) > 1:
-            _, evicted = self._vectors.popitem(last=False)
-            self._bytes -= evicted.nbytes
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        rows = self._cache.get_many(texts, lambda missing: list(self.embedder.encode(missing)))
+        return np.stack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
 
 
 class CachedTokenEncoder:
@@ -107,33 +122,18 @@ class CachedTokenEncoder:
 
     def __init__(self, encoder: TokenEncoder, *, max_bytes: int = 512 * 2**20) -> None:
         self.encoder = encoder
-        self.max_bytes = max_bytes
-        self._cache: OrderedDict[str, TokenEmbeddings] = OrderedDict()
-        self._bytes = 0
-        self.texts_encoded = 0
+        self._cache: _LruCache[TokenEmbeddings] = _LruCache(max_bytes, lambda tokens: tokens.vectors.nbytes)
 
     @property
     def token_model_id(self) -> str:
         return self.encoder.token_model_id
 
+    @property
+    def texts_encoded(self) -> int:
+        return self._cache.computed
+
     def encode_tokens(self, texts: Sequence[str]) -> list[TokenEmbeddings]:
-        missing = list(dict.fromkeys(text for text in texts if text not in self._cache))
-        fresh = dict(zip(missing, self.encoder.encode_tokens(missing))) if missing else {}
-        self.texts_encoded += len(fresh)
-        out = []
-        for text in texts:
-            tokens = fresh.get(text)
-            if tokens is None:
-                tokens = self._cache[text]
-                self._cache.move_to_end(text)
-            out.append(tokens)
-        for text, tokens in fresh.items():
-            self._cache[text] = tokens
-            self._bytes += tokens.vectors.nbytes
-            while self._bytes > self.max_bytes and len(self._cache) > 1:
-                _, evicted = self._cache.popitem(last=False)
-                self._bytes -= evicted.vectors.nbytes
-        return out
+        return self._cache.get_many(texts, self.encoder.encode_tokens)
 
 
 def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:
