@@ -28,7 +28,8 @@ def _number(value: float | None) -> str:
 def _row(label: str, s: Summary) -> str:
     interval = "" if s.ci_low is None else f"[{_number(s.ci_low)}, {_number(s.ci_high)}]"
     undefined = f"{s.n_undefined}/{s.n + s.n_undefined}" if s.n_undefined else "0"
-    line = f"{label:<{_WIDTHS[0]}}{_number(s.value):>{_WIDTHS[1]}}  {interval:<{_WIDTHS[2]}}{s.n:>{_WIDTHS[3]}}  {undefined}"
+    value = f"{s.value:.0f}" if s.statistic == "sum" else _number(s.value)
+    line = f"{label:<{_WIDTHS[0]}}{value:>{_WIDTHS[1]}}  {interval:<{_WIDTHS[2]}}{s.n:>{_WIDTHS[3]}}  {undefined}"
     if s.statistic == "sum" and s.value > 0:
         line += "   ← contract violated"
     return line
