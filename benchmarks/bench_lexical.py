@@ -21,11 +21,10 @@ import json
 import random
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared/data/mtrag"
-TASKS_FILE = DATA_DIR / "human_eval_tasks.jsonl"
+from _mtrag_data import HUMAN_EVAL_TASKS as TASKS_FILE
+from _mtrag_data import prediction_reference_pairs
 FULL_PAIRS = 200_000
 QUICK_PAIRS = 20_000
 
@@ -33,12 +32,7 @@ QUICK_PAIRS = 20_000
 def base_pairs() -> tuple[list[tuple[str, str]], str]:
     """Distinct (prediction, reference) pairs and where they come from."""
     if TASKS_FILE.is_file():
-        pairs = []
-        with TASKS_FILE.open(encoding="utf-8") as handle:
-            for line in handle:
-                task = json.loads(line)
-                if task.get("predictions") and task.get("targets"):
-                    pairs.append((task["predictions"][0]["text"], task["targets"][0]["text"]))
+        pairs = prediction_reference_pairs(TASKS_FILE)
         return pairs, f"MT-RAG {TASKS_FILE.name} ({len(pairs)} pairs, repeated)"
     rng = random.Random(0)
     words = [f"w{i}" for i in range(5000)] + ["the", "a", "an", "of", "and", "to", "in", "is"] * 200

@@ -27,9 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared/data/mtrag"
-HUMAN_EVAL = DATA_DIR / "human_eval_tasks.jsonl"
-REFERENCE_TASKS = DATA_DIR / "mtragun_reference_tasks.jsonl"
+from _mtrag_data import HUMAN_EVAL_TASKS as HUMAN_EVAL
+from _mtrag_data import REFERENCE_TASKS, missing
 QUICK_RECORDS = 120
 
 
@@ -69,12 +68,9 @@ def time_step(source: Path, target: Path) -> tuple[float, dict[str, Any]]:
 
 
 def run(*, quick: bool = False, repeats: int = 1) -> dict[str, Any]:
-    missing = [str(p) for p in (HUMAN_EVAL, REFERENCE_TASKS) if not p.is_file()]
-    if missing:
-        message = (f"skipped: {', '.join(missing)} not found "
-                   "(the MT-RAG data lives in shared/data/mtrag next to the repository)")
-        print(f"[mtrag pipeline] {message}")
-        return {"name": "mtrag_pipeline", "skipped": message}
+    skipped = missing("mtrag_pipeline", "mtrag pipeline", HUMAN_EVAL, REFERENCE_TASKS)
+    if skipped:
+        return skipped
 
     limit = QUICK_RECORDS if quick else None
     inputs: list[dict[str, Any]] = []

@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared/data/mtrag"
-TASKS_FILE = DATA_DIR / "mtragun_reference_tasks.jsonl"
+from _mtrag_data import REFERENCE_TASKS as TASKS_FILE
+from _mtrag_data import missing
 GOAL_RATIO = 1.15
 _FINAL_PUNCT = re.compile(r"([.!?。]+[\"'”’)\]]*)\s*$")
 
@@ -113,11 +113,9 @@ class _Recording:
 
 
 def run(*, quick: bool = False, repeats: int = 3) -> dict[str, Any]:
-    if not TASKS_FILE.is_file():
-        message = (f"skipped: {TASKS_FILE} not found "
-                   "(the MT-RAG data lives in shared/data/mtrag next to the repository)")
-        print(f"[overlap overhead] {message}")
-        return {"name": "overlap_overhead", "skipped": message}
+    skipped = missing("overlap_overhead", "overlap overhead", TASKS_FILE)
+    if skipped:
+        return skipped
 
     import ragmeter
     from ragmeter import OnnxMiniLM, Settings

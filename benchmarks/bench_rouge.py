@@ -20,40 +20,26 @@ import itertools
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared/data/mtrag"
-TASKS_FILE = DATA_DIR / "human_eval_tasks.jsonl"
+from _mtrag_data import HUMAN_EVAL_TASKS as TASKS_FILE
+from _mtrag_data import missing, prediction_reference_pairs
 FULL_PAIRS = 20_000
 QUICK_PAIRS = 2_000
 GOAL_RATIO = 10.0
 TOLERANCE = 1e-12
 
 
-def base_pairs(path: Path = TASKS_FILE) -> list[tuple[str, str]]:
-    """(predictions[0].text, targets[0].text) of every task that has both."""
-    pairs = []
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            task = json.loads(line)
-            if task.get("predictions") and task.get("targets"):
-                pairs.append((task["predictions"][0]["text"], task["targets"][0]["text"]))
-    return pairs
-
-
 def run(*, quick: bool = False) -> dict[str, Any]:
-    if not TASKS_FILE.is_file():
-        message = (f"skipped: {TASKS_FILE} not found "
-                   "(the MT-RAG data lives in shared/data/mtrag next to the repository)")
-        print(f"[rouge] {message}")
-        return {"name": "rouge_l_speed", "skipped": message}
+    skipped = missing("rouge_l_speed", "rouge", TASKS_FILE)
+    if skipped:
+        return skipped
 
     from rouge_score import rouge_scorer
 
     from ragmeter.metrics.rouge import rouge_l
 
-    distinct = base_pairs()
+    distinct = prediction_reference_pairs(TASKS_FILE)
     n = QUICK_PAIRS if quick else FULL_PAIRS
     pairs = list(itertools.islice(itertools.cycle(distinct), n))
 

@@ -20,7 +20,7 @@ from ragmeter.pipelines.mtrag import STEPS, check_step, run_step
 from ragmeter.pipelines.mtrag_summary import render_summary, summarize_rows
 from ragmeter.report import render_report
 from ragmeter.run import evaluate
-from ragmeter.scoring import CI_METHODS, Settings
+from ragmeter.scoring import CI_METHODS, IDK_EVAL_SOURCES, Settings
 from ragmeter.text.idk import IdkDetector
 
 __all__ = ["main"]
@@ -54,6 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--embedder", choices=EMBEDDER_BACKENDS, default="onnx",
                      help="embedding backend: onnx (packaged, default), torch (extra), hashing (tests only)")
     run.add_argument("--idk-patterns", type=Path, help="file of IDK regular expressions, one per line")
+    run.add_argument("--idk-eval-source", choices=IDK_EVAL_SOURCES, default=Settings.idk_eval_source,
+                     help="IDK verdict for RB_agg_idk: detector (default) or record (labels.idk_eval, "
+                          "MT-RAG's metrics.idk_eval; the detector where absent)")
     _statistics_options(run)
     run.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
@@ -127,7 +130,8 @@ def _check_input(args: argparse.Namespace, path: Path) -> int:
 
 def _settings(args: argparse.Namespace) -> Settings:
     idk = IdkDetector.from_file(args.idk_patterns) if args.idk_patterns else IdkDetector()
-    return Settings(tau_sim=args.tau_sim, idk=idk, embedder=args.embedder, n_resamples=args.n_resamples,
+    return Settings(tau_sim=args.tau_sim, idk=idk, embedder=args.embedder, idk_eval_source=args.idk_eval_source,
+                    n_resamples=args.n_resamples,
                     ci_method=args.ci, confidence=args.confidence, seed=args.seed)
 
 

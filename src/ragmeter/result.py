@@ -59,7 +59,7 @@ def summarize(metric: Metric, values: np.ndarray, undefined: Mapping[int, str], 
     """Run figures of one metric from its per-item values (NaN where undefined)."""
     defined = ~np.isnan(values)
     data = values[defined]
-    kept_clusters = None if clusters is None else [c for c, keep in zip(clusters, defined) if keep]
+    kept_clusters = None if clusters is None else [c for c, keep in zip(clusters, defined, strict=True) if keep]
     reasons = dict(Counter(undefined.values()))
 
     def make(statistic: str, value: float, interval: tuple[float, float] | None, how: str) -> Summary:
@@ -118,7 +118,7 @@ class EvalResult:
 
     def items(self) -> Iterator[dict[str, Any]]:
         """One dict per item: ``id``, each metric's value (``None`` if undefined), and ``undefined``."""
-        for i, (item_id, model_id) in enumerate(zip(self.item_ids, self.model_ids)):
+        for i, (item_id, model_id) in enumerate(zip(self.item_ids, self.model_ids, strict=True)):
             yield item_row(item_id, model_id, {m: float(v[i]) for m, v in self.scores.items()},
                            {m: r[i] for m, r in self.undefined.items() if i in r})
 

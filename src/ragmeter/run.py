@@ -31,8 +31,8 @@ TOKEN_BATCH = 32
 
 def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence[str] | None = None,
              settings: Settings | None = None, embedder: Embedder | None = None,
-             token_encoder: TokenEncoder | None = None, on_items: ItemSink | None = None, batch_size: int = 256, progress: bool = False,
-             total: int | None = None) -> EvalResult:
+             token_encoder: TokenEncoder | None = None, on_items: ItemSink | None = None,
+             batch_size: int = 256, progress: bool = False, total: int | None = None) -> EvalResult:
     """Score ``records`` with ``metrics``: metric or family names; ``None`` gives the citation, lexical
     and efficiency families (the seeds 000/001 report).
 
@@ -85,12 +85,12 @@ def _score_batch(batch: list[Record], chosen: list[Metric], run: RunContext, *, 
     items = [ItemContext() for _ in batch]
     for resource in sorted({r for m in chosen for r in m.resources}):
         texts = [text for m in chosen if m.prefetch is not None and resource in m.resources
-                 for record, item in zip(batch, items) if m.missing_field(record) is None
+                 for record, item in zip(batch, items, strict=True) if m.missing_field(record) is None
                  for text in m.prefetch(record, item, run)]
         if texts:
             run.prefetch(resource, texts)
     rows = []
-    for offset, (record, item) in enumerate(zip(batch, items)):
+    for offset, (record, item) in enumerate(zip(batch, items, strict=True)):
         values: dict[str, float] = {}
         reasons: dict[str, str] = {}
         for metric in chosen:
@@ -116,7 +116,7 @@ def _clusters(item_ids: list[str], conversations: list[str | None]) -> list[str]
     known = [c for c in conversations if c is not None]
     if len(set(known)) == len(known):
         return None
-    return [c if c is not None else f"item:{i}" for i, c in zip(item_ids, conversations)]
+    return [c if c is not None else f"item:{i}" for i, c in zip(item_ids, conversations, strict=True)]
 
 
 def _progress_bar(enabled: bool, total: int | None) -> Any:

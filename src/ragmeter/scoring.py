@@ -10,6 +10,7 @@ from ragmeter.errors import ConfigError
 from ragmeter.metrics.bertscore import Baseline, load_baseline
 from ragmeter.models import CachedEmbedder, Embedder, load_embedder, load_token_encoder
 from ragmeter.models.base import CachedTokenEncoder, TokenEmbeddings, TokenEncoder
+from ragmeter.models.onnx_minilm import MINILM_LAYER
 from ragmeter.records import Answerability
 from ragmeter.text.idk import IdkDetector
 from ragmeter.text.sentences import SPLITTER_ID
@@ -96,19 +97,23 @@ class RunContext:
 
     @cached_property
     def bertscore_baseline(self) -> Baseline | None:
-        return load_baseline(self.settings.bertscore_baseline, self.settings.bertscore_layer)
+        s = self.settings
+        layer = MINILM_LAYER if s.bertscore_model == "minilm" else s.bertscore_layer
+        return load_baseline(s.bertscore_baseline, layer)
 
     def prefetch(self, resource: str, texts: list[str]) -> None:
         """Encode a batch's texts in one length-sorted pass, into the run's caches."""
         if resource == "embedder":
             self.embedder.encode(texts)
         elif resource == "token_encoder":
-            self.token_encoder.encode_tokens(list(dict.fromkeys(texts)))
+            self.token_encoder.encode_tokens(texts)
+        else:
+            raise ConfigError(f"no prefetch for the resource {resource!r}")
 
     def token_embeddings(self, texts: list[str]) -> dict[str, TokenEmbeddings]:
         """Token embeddings of ``texts`` by text (from the cache where a batch prefetched them)."""
         distinct = list(dict.fromkeys(texts))
-        return dict(zip(distinct, self.token_encoder.encode_tokens(distinct)))
+        return dict(zip(distinct, self.token_encoder.encode_tokens(distinct), strict=True))
 
     def setting(self, name: str) -> Any:
         """The value of a setting a metric names in ``Metric.settings`` (loads the embedder only when

@@ -49,14 +49,19 @@ def test_rouge_l_equals_the_shipped_rouge_l_on_all_477_records(rows):
     assert worst <= 1e-12
 
 
+def _answered(task, expected):
+    """An answerable or partial question that got a real answer (no IDK)."""
+    return task["answerability"][0] in ("ANSWERABLE", "PARTIAL") and expected["conditional_idk"] == 1
+
+
 def test_rb_agg_from_shipped_bert_values_equals_shipped_rb_agg_on_445_answered_records(rows):
-    answered = [(t, e) for t, e in rows if t["answerability"][0] in ("ANSWERABLE", "PARTIAL") and e["conditional_idk"] == 1]
+    answered = [(t, e) for t, e in rows if _answered(t, e)]
     assert len(answered) == 445
     assert max(abs(_rb_agg(t, e).value - e["rb_agg"]) for t, e in answered) <= 1e-12
 
 
 def test_idk_conditioning_reproduces_shipped_rb_agg_on_the_other_32_records(rows):
-    others = [(t, e) for t, e in rows if not (t["answerability"][0] in ("ANSWERABLE", "PARTIAL") and e["conditional_idk"] == 1)]
+    others = [(t, e) for t, e in rows if not _answered(t, e)]
     assert len(others) == 32
     for task, expected in others:
         value = idk_condition(_rb_agg(task, expected).value, answerability=Answerability(task["answerability"][0]),

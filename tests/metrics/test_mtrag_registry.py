@@ -78,3 +78,49 @@ def test_registered_values_match_the_pipeline(tmp_path):
                                                   ("The pool opens at 7.", 0.0)])
 def test_detector_stand_in_for_the_idk_judge(answer, expected):
     assert idk_eval_from_detector(answer, IdkDetector()) == expected
+
+
+class NoTokens:
+    token_model_id = "must-not-load"
+
+    def encode_tokens(self, texts):
+        raise AssertionError("a lexical MT-RAG metric asked for token embeddings")
+
+
+def test_lexical_mtrag_metrics_never_encode_tokens():
+    result = evaluate(RECORDS[:1], metrics=["Recall", "RougeL_stemFalse", "Extractiveness_RougeL", "Length"],
+                      token_encoder=NoTokens(), settings=Settings(n_resamples=200))
+    # Recall: answer tokens [pool, opens, at, seven] ("the" dropped) vs reference [pool, opens, at, seven, am]: 4/5
+    assert result.scores["Recall"][0] == pytest.approx(4 / 5)
+    assert result.scores["Extractiveness_RougeL"][0] < 1.0 and result.scores["Length"][0] == 5.0
+
+
+def _mtrag_row(idk_eval):
+    row = {"task_id": "t", "input": [{"speaker": "user", "text": "When does the pool open?"}],
+           "contexts": [{"document_id": "d1", "text": "the pool opens at seven am daily"}],
+           "targets": [{"text": "the pool opens at seven am"}], "predictions": [{"text": "the pool opens at seven"}],
+           "answerability": ["ANSWERABLE"], "metrics": {"idk_eval": [idk_eval]}}
+    return row
+
+
+def test_idk_eval_from_an_mtrag_row_is_used_when_the_source_is_record():
+    from ragmeter.io.mtrag import record_from_mtrag
+
+    record = record_from_mtrag(_mtrag_row(1))
+    assert record.labels == {"idk_eval": 1.0}
+    own = evaluate([record], metrics=["RB_agg_idk"], token_encoder=WordTokens(),
+                   settings=Settings(n_resamples=200, idk_eval_source="record"))
+    detector = evaluate([record], metrics=["RB_agg_idk"], token_encoder=WordTokens(),
+                        settings=Settings(n_resamples=200))
+    assert own.scores["RB_agg_idk"][0] == 0.0          # the judge said IDK on an answerable question
+    assert detector.scores["RB_agg_idk"][0] > 0.5      # the detector sees a real answer
+    assert "idk_eval_source:record" in own.signatures["RB_agg_idk"].render()
+
+
+def test_an_idk_eval_outside_0_half_1_is_an_input_error():
+    from ragmeter.errors import InputError
+    from ragmeter.io.mtrag import record_from_mtrag
+
+    with pytest.raises(InputError, match="0, 0.5 or 1") as caught:
+        record_from_mtrag(_mtrag_row(0.7), path="f.jsonl", line=3)
+    assert caught.value.field == "metrics.idk_eval[0]"

@@ -11,8 +11,8 @@ __all__ = ["FieldReader"]
 
 
 def _kind(value: Any) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
-            type(None): "null"}.get(type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__)
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__)
 
 
 class FieldReader:

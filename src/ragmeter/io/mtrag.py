@@ -3,6 +3,8 @@
 The last user turn of ``input`` is the question and earlier turns are the history; ``predictions[0]``
 is the answer; every ``targets`` text is a reference. ``answerability`` and ``Answerability`` are both
 accepted, as a string or a one-element list. Task ids ``conv::1`` and ``conv<::>1`` are kept as given.
+An IDK verdict already in the row (``metrics.idk_eval``, from MT-RAG's judge) becomes the label
+``idk_eval``.
 """
 
 from __future__ import annotations
@@ -45,8 +47,19 @@ def record_from_mtrag(obj: Any, *, path: str | None = None, line: int | None = N
         references=references,  # type: ignore[arg-type]
         history=tuple(history[:-1]),
         answerability=parse_answerability(f, f.raw(key), key) or default_answerability(references),  # type: ignore[arg-type]
+        labels=_idk_label(f),
         metadata={k: f.obj[k] for k in _METADATA if k in f.obj},
     )
+
+
+def _idk_label(f: FieldReader) -> dict[str, float]:
+    verdicts = f.items("", value=f.mapping("metrics").get("idk_eval"), field="metrics.idk_eval")
+    if not verdicts:
+        return {}
+    value = f.number("", value=verdicts[0], field="metrics.idk_eval[0]", minimum=0)
+    if value not in (0.0, 0.5, 1.0):
+        raise f.error("metrics.idk_eval[0]", f"expected 0, 0.5 or 1, found {value!r}")
+    return {"idk_eval": value}
 
 
 def _turn(f: FieldReader, obj: Any, i: int) -> Turn:

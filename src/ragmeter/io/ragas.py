@@ -30,7 +30,7 @@ def record_from_ragas(obj: Any, *, path: str | None = None, line: int | None = N
         id=f.identifier("id", required=False) or str(line),
         question=f.text("user_input", required=True),  # type: ignore[arg-type]
         answer=f.text("response", required=True),  # type: ignore[arg-type]
-        contexts=tuple(Chunk(doc_id=d, text=t) for d, t in zip(doc_ids, texts)),  # type: ignore[arg-type]
+        contexts=tuple(Chunk(doc_id=d, text=t) for d, t in zip(doc_ids, texts, strict=True)),  # type: ignore[arg-type]
         references=references,
         answerability=default_answerability(references),
         metadata={k: v for k, v in f.obj.items()

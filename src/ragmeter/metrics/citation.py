@@ -83,14 +83,11 @@ def parse_answer(prediction: str, idk: IdkDetector) -> tuple[ParsedSentence, ...
                  for sentence in split_sentences(prediction))
 
 
-def _checkable(parsed: Iterable[ParsedSentence], contexts: Sequence[Chunk]) -> Iterator[
-        tuple[ParsedSentence, list[Chunk]]]:
-    """Claim sentences with exactly one citation to a retrieved doc_id, with the cited chunks."""
-    for sentence in parsed:
-        if not sentence.is_idk and len(sentence.citations) == 1:
-            cited = [chunk for chunk in contexts if chunk.doc_id == sentence.citations[0]]
-            if cited:
-                yield sentence, cited
+def _cited_texts(sentence: ParsedSentence, contexts: Sequence[Chunk]) -> list[str]:
+    """Texts of the retrieved chunks a claim sentence with exactly one citation cites; [] otherwise."""
+    if sentence.is_idk or len(sentence.citations) != 1:
+        return []
+    return [chunk.text for chunk in contexts if chunk.doc_id == sentence.citations[0]]
 
 
 def _verdict(sentence: ParsedSentence, contexts: Sequence[Chunk], embedder: Embedder,
@@ -104,7 +101,7 @@ def _verdict(sentence: ParsedSentence, contexts: Sequence[Chunk], embedder: Embe
         return verdict(False, "no citation")
     if len(sentence.citations) > 1:
         return verdict(False, "several citations")
-    cited = [chunk.text for chunk in contexts if chunk.doc_id == sentence.citations[0]]
+    cited = _cited_texts(sentence, contexts)
     if not cited:
         return verdict(False, "cited doc not retrieved")
     vectors = embedder.encode([sentence.claim, *cited])
@@ -200,9 +197,11 @@ def _analysis(record: Record, item: ItemContext, run: RunContext) -> AnswerAnaly
 
 
 def _texts_to_embed(record: Record, item: ItemContext, run: RunContext) -> Iterator[str]:
-    for sentence, chunks in _checkable(_parsed(record, item, run), record.contexts):
-        yield sentence.claim
-        yield from (chunk.text for chunk in chunks)
+    for sentence in _parsed(record, item, run):
+        cited = _cited_texts(sentence, record.contexts)
+        if cited:
+            yield sentence.claim
+            yield from cited
 
 
 def _faithfulness(record: Record, item: ItemContext, run: RunContext) -> float:

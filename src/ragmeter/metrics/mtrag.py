@@ -18,7 +18,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from ragmeter.metrics._registry import Aggregation, Metric, register
 from ragmeter.metrics.bertscore import Baseline, greedy_match
-from ragmeter.metrics.rouge import rouge_l, rouge_tokens
+from ragmeter.metrics.rouge import rouge_l
 from ragmeter.models.base import TokenEmbeddings
 from ragmeter.records import Answerability, Record
 from ragmeter.scoring import ItemContext, RunContext
@@ -151,9 +151,9 @@ def _texts(record: Record, item: ItemContext, run: RunContext) -> Iterator[str]:
 
 def _values(record: Record, item: ItemContext, run: RunContext) -> dict[str, list[Any]]:
     def make() -> dict[str, list[Any]]:
-        texts = list(dict.fromkeys(_texts(record, item, run)))
         return mtrag_algorithmic(record.answer, record.references, [c.text for c in record.contexts],
-                                 tokens=run.token_embeddings(texts), baseline=run.bertscore_baseline)
+                                 tokens=run.token_embeddings(list(_texts(record, item, run))),
+                                 baseline=run.bertscore_baseline)
     return item.memo("mtrag.algorithmic", make)
 
 
@@ -187,9 +187,10 @@ def _register(name: str, description: str, needs: tuple[str, ...], compute: Any,
 
 
 _register("Recall", "Share of the first reference's normalised tokens found in the answer.",
-          ("answer", "references"), _first("Recall"), bert=False, settings=("normalizer",))
-_register("RougeL_stemFalse", "ROUGE-L F, no stemmer, against the first reference.",
-          ("answer", "references"), _first("RougeL_stemFalse"), bert=False)
+          ("answer", "references"), lambda record, item, run: mtrag_recall(record.answer, record.references[0]),
+          bert=False, settings=("normalizer",))
+_register("RougeL_stemFalse", "ROUGE-L F, no stemmer, against the first reference.", ("answer", "references"),
+          lambda record, item, run: rouge_l(record.answer, record.references[0]), bert=False)
 _register("BertscoreP", "BERTScore precision against the first reference.", ("answer", "references"),
           _first("BertscoreP"), bert=True, value_range=(-1.0, 1.0))
 _register("BertscoreR", "BERTScore recall against the first reference.", ("answer", "references"),
@@ -197,7 +198,9 @@ _register("BertscoreR", "BERTScore recall against the first reference.", ("answe
 _register("BertKPrec", "BERTScore precision of the answer against its best passage.", ("answer", "contexts"),
           _best("BertKPrec"), bert=True, value_range=(-1.0, 1.0))
 _register("Extractiveness_RougeL", "How much the answer copies its most-copied passage (1 = a whole passage).",
-          ("answer", "contexts"), _best("Extractiveness_RougeL"), bert=False)
+          ("answer", "contexts"),
+          lambda record, item, run: max(extractiveness_rouge_l(record.answer, c.text) for c in record.contexts),
+          bert=False)
 _register("Length", "Answer length in words.", ("answer",),
           lambda record, item, run: float(len(record.answer.split())), bert=False, value_range=(0.0, None),
           higher_is_better=None)

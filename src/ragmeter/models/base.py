@@ -73,7 +73,7 @@ class _LruCache(Generic[V]):
     def get_many(self, texts: Sequence[str], compute: Callable[[list[str]], Sequence[V]]) -> list[V]:
         """The value of every text, computing the ones not held in one call (each distinct text once)."""
         missing = list(dict.fromkeys(text for text in texts if text not in self._values))
-        fresh = dict(zip(missing, compute(missing))) if missing else {}
+        fresh = dict(zip(missing, compute(missing), strict=True)) if missing else {}
         self.computed += len(fresh)
         out = []
         for text in texts:

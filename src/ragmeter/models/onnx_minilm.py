@@ -24,6 +24,8 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 DEFAULT_MAX_LENGTH = 256
 # The tokenizer's model_max_length, which BERTScore truncates token embeddings to.
 TOKEN_MAX_LENGTH = 512
+# The ONNX file exposes the last hidden state only: token embeddings are layer 6's.
+MINILM_LAYER = 6
 
 
 def packaged_model_path() -> Path:
@@ -73,7 +75,7 @@ class OnnxMiniLM:
         self.batch_size = batch_size
         source = f"sha256:{MODEL_SHA256[:8]}" if packaged else str(model_file)
         self._model_id = f"all-MiniLM-L6-v2-int8-onnx@{source}/max_len:{max_length}"
-        self._token_model_id = f"all-MiniLM-L6-v2-int8-onnx@{source}/layer:6/max_len:{TOKEN_MAX_LENGTH}"
+        self._token_model_id = f"all-MiniLM-L6-v2-int8-onnx@{source}/layer:{MINILM_LAYER}/max_len:{TOKEN_MAX_LENGTH}"
 
     @property
     def model_id(self) -> str:
