@@ -14,7 +14,7 @@ from ragmeter._version import __version__
 from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.io.readers import FORMATS, check_file, read_records
 from ragmeter.io.writers import ItemsWriter, write_parquet, write_summary
-from ragmeter.metrics import list_metrics, resolve_metrics
+from ragmeter.metrics import DEFAULT_CUTOFF, list_metrics, resolve_metrics
 from ragmeter.models import EMBEDDER_BACKENDS
 from ragmeter.pipelines.mtrag import STEPS, check_step, run_step
 from ragmeter.pipelines.mtrag_summary import render_summary, summarize_rows
@@ -204,11 +204,14 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _metrics() -> int:
-    print(f"{'metric':<24}{'family':<12}{'range':<12}{'needs':<22}description")
-    for m in list_metrics():
+    metrics = list_metrics()
+    width = max(len(m.name) for m in metrics) + 2
+    print(f"{'metric':<{width}}{'family':<12}{'range':<12}{'needs':<22}description")
+    for m in metrics:
         high = "∞" if m.value_range[1] is None else f"{m.value_range[1]:g}"
-        print(f"{m.name:<24}{m.family:<12}{f'[{m.value_range[0]:g}, {high}]':<12}"
+        print(f"{m.name:<{width}}{m.family:<12}{f'[{m.value_range[0]:g}, {high}]':<12}"
               f"{','.join(m.needs):<22}{m.description}")
+    print(f"\nRank metrics take any cutoff (ndcg@5); a family name gives @{DEFAULT_CUTOFF}, 'retrieval@5' gives @5.")
     return 0
 
 

@@ -10,7 +10,14 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Mapping
 
-__all__ = ["Answerability", "Chunk", "Record", "Turn", "Usage"]
+__all__ = ["ANSWER_LABELS", "CHUNK_LABELS", "Answerability", "Chunk", "Record", "Turn", "Usage"]
+
+#: Seed 003's labels of one retrieved chunk (per rank), each 0 or 1.
+CHUNK_LABELS = ("topically_relevant", "evidence_sufficient", "misleading")
+#: Seed 003's labels of one answer, each 0 or 1.
+ANSWER_LABELS = ("support_present", "unsupported_claim_present", "contradicted_claim_present", "source_cited",
+                 "fabricated_source", "proper_action", "response_on_topic", "helpful", "incomplete",
+                 "unsafe_content")
 
 
 class Answerability(str, Enum):
@@ -25,7 +32,8 @@ class Answerability(str, Enum):
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """One retrieved chunk, in rank order within its record."""
+    """One retrieved chunk, in rank order within its record. ``labels`` holds the chunk labels
+    (:data:`CHUNK_LABELS`: 0, 1, or ``None`` where annotators tied) and any others the source gives."""
 
     doc_id: str
     text: str
@@ -56,7 +64,9 @@ class Record:
     ``answerability`` is ``None`` when unknown; readers set it to ``ANSWERABLE`` when the source omits
     it and a non-empty reference exists (SPEC §1). ``usage`` is ``None`` when not logged, which is
     different from an empty tuple (no LLM call made). ``action`` carries an explicit gate decision such
-    as ``"ABSTAIN"``.
+    as ``"ABSTAIN"``. ``labels`` holds the answer labels (:data:`ANSWER_LABELS`: 0, 1, or ``None`` where
+    annotators tied) and any others. ``qrels`` grades the query's judged pool by doc_id (0, 1 or 2 as
+    seed 003's w), for NDCG with ``ideal=pool``; ``None`` when not given.
     """
 
     id: str
@@ -70,6 +80,7 @@ class Record:
     usage: tuple[Usage, ...] | None = None
     latency_ms: float | None = None
     action: str | None = None
+    qrels: Mapping[str, int] | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     @property

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -23,7 +23,9 @@ class Summary:
     """One run figure: ``statistic`` is ``mean``, ``rate``, ``sum``, ``p50`` or ``p95``.
 
     ``n`` counts the items with a defined value; ``n_undefined`` the others, by reason in
-    ``undefined_reasons``. ``ci_low``/``ci_high`` are ``None`` for sums and NaN when too few items.
+    ``undefined_reasons``. ``notes`` counts defined values that came with a note (a list shorter than
+    K, an ideal DCG of 0, a label derived rather than given). ``ci_low``/``ci_high`` are ``None`` for
+    sums and NaN when too few items.
     """
 
     metric: str
@@ -35,12 +37,13 @@ class Summary:
     n_undefined: int
     undefined_reasons: Mapping[str, int]
     signature: Signature
+    notes: Mapping[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "statistic": self.statistic, "value": _json_float(self.value),
                 "ci_low": _json_float(self.ci_low), "ci_high": _json_float(self.ci_high), "n": self.n,
                 "n_undefined": self.n_undefined, "undefined_reasons": dict(self.undefined_reasons),
-                "signature": self.signature.render()}
+                "notes": dict(self.notes), "signature": self.signature.render()}
 
 
 def _json_float(value: float | None) -> float | None:
@@ -55,18 +58,19 @@ def _interval_signature(metric: Signature, settings: Settings, how: str) -> Sign
 
 
 def summarize(metric: Metric, values: np.ndarray, undefined: Mapping[int, str], *, clusters: Sequence[object] | None,
-              settings: Settings, signature: Signature) -> list[Summary]:
-    """Run figures of one metric from its per-item values (NaN where undefined)."""
+              settings: Settings, signature: Signature, notes: Mapping[int, str] | None = None) -> list[Summary]:
+    """Run figures of one metric from its per-item values (NaN where undefined; ``notes`` by item)."""
     defined = ~np.isnan(values)
     data = values[defined]
     kept_clusters = None if clusters is None else [c for c, keep in zip(clusters, defined, strict=True) if keep]
     reasons = dict(Counter(undefined.values()))
+    noted = dict(Counter((notes or {}).values()))
 
     def make(statistic: str, value: float, interval: tuple[float, float] | None, how: str) -> Summary:
         low, high = interval if interval is not None else (None, None)
         return Summary(metric.name, statistic, value, low, high, n=int(defined.sum()),
                        n_undefined=int((~defined).sum()), undefined_reasons=reasons,
-                       signature=_interval_signature(signature, settings, how))
+                       signature=_interval_signature(signature, settings, how), notes=noted)
 
     if metric.aggregation is Aggregation.SUM:
         return [make("sum", float(data.sum()), None, "none")]
@@ -90,7 +94,8 @@ def summarize(metric: Metric, values: np.ndarray, undefined: Mapping[int, str], 
 class EvalResult:
     """Per-item scores (``scores[metric][i]`` for ``item_ids[i]``, NaN where undefined, with the
     reason in ``undefined[metric][i]``) and the run figures computed from them. ``model_ids[i]`` names
-    the answering system when the input mixes several (MT-RAG files do), else ``None``."""
+    the answering system when the input mixes several (MT-RAG files do), else ``None``. ``notes[metric][i]``
+    is the note that came with a defined value, where there was one."""
 
     item_ids: tuple[str, ...]
     model_ids: tuple[str | None, ...]
@@ -99,6 +104,7 @@ class EvalResult:
     summaries: tuple[Summary, ...]
     signatures: Mapping[str, Signature]
     settings: Settings
+    notes: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
 
     @property
     def metrics(self) -> list[str]:
@@ -117,10 +123,12 @@ class EvalResult:
                           + f"; this result has {', '.join(self.metrics)}")
 
     def items(self) -> Iterator[dict[str, Any]]:
-        """One dict per item: ``id``, each metric's value (``None`` if undefined), and ``undefined``."""
+        """One dict per item: ``id``, each metric's value (``None`` if undefined), ``undefined`` and,
+        where a value came with one, ``notes``."""
         for i, (item_id, model_id) in enumerate(zip(self.item_ids, self.model_ids, strict=True)):
             yield item_row(item_id, model_id, {m: float(v[i]) for m, v in self.scores.items()},
-                           {m: r[i] for m, r in self.undefined.items() if i in r})
+                           {m: r[i] for m, r in self.undefined.items() if i in r},
+                           {m: n[i] for m, n in self.notes.items() if i in n})
 
     def to_pandas(self) -> Any:
         """The per-item table as a ``pandas.DataFrame`` indexed by item id (NaN where undefined; a
@@ -142,10 +150,12 @@ class EvalResult:
 
 
 def item_row(item_id: str, model_id: str | None, values: Mapping[str, float],
-             undefined: Mapping[str, str]) -> dict[str, Any]:
+             undefined: Mapping[str, str], notes: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The JSON shape of one item's scores, as written to ``items.jsonl``."""
     row: dict[str, Any] = {"id": item_id}
     if model_id is not None:
         row["model_id"] = model_id
     row.update(scores={m: _json_float(v) for m, v in values.items()}, undefined=dict(undefined))
+    if notes:
+        row["notes"] = dict(notes)
     return row

@@ -17,6 +17,7 @@ import numpy as np
 from ragmeter._iter import batched
 from ragmeter.io.native import record_from_dict
 from ragmeter.metrics import Metric, resolve_metrics
+from ragmeter.metrics._registry import Noted, Undefined
 from ragmeter.models import Embedder, TokenEncoder
 from ragmeter.records import Record
 from ragmeter.result import EvalResult, item_row, summarize
@@ -52,6 +53,7 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
     signatures = {m.name: Signature(m.name, {s: run.setting(s) for s in m.settings}) for m in chosen}
     columns: dict[str, array[float]] = {m.name: array("d") for m in chosen}
     undefined: dict[str, dict[int, str]] = {m.name: {} for m in chosen}
+    notes: dict[str, dict[int, str]] = {m.name: {} for m in chosen}
     item_ids: list[str] = []
     model_ids: list[str | None] = []
     conversations: list[str | None] = []
@@ -60,7 +62,8 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
         batch_size = min(batch_size, TOKEN_BATCH)  # token embeddings are large: keep a batch's in memory
     bar = _progress_bar(progress, total)
     for batch in batched(_as_records(records), batch_size):
-        rows = _score_batch(batch, chosen, run, start=len(item_ids), columns=columns, undefined=undefined)
+        rows = _score_batch(batch, chosen, run, start=len(item_ids), columns=columns, undefined=undefined,
+                            notes=notes)
         item_ids.extend(record.id for record in batch)
         model_ids.extend(record.model_id for record in batch)
         conversations.extend(record.conversation_id for record in batch)
@@ -76,12 +79,15 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
     clusters = _clusters(item_ids, conversations)
     summaries = tuple(summary for m in chosen
                       for summary in summarize(m, scores[m.name], undefined[m.name], clusters=clusters,
-                                               settings=settings, signature=signatures[m.name]))
-    return EvalResult(tuple(item_ids), tuple(model_ids), scores, undefined, summaries, signatures, settings)
+                                               settings=settings, signature=signatures[m.name],
+                                               notes=notes[m.name]))
+    return EvalResult(tuple(item_ids), tuple(model_ids), scores, undefined, summaries, signatures, settings,
+                      notes=notes)
 
 
 def _score_batch(batch: list[Record], chosen: list[Metric], run: RunContext, *, start: int,
-                 columns: dict[str, array[float]], undefined: dict[str, dict[int, str]]) -> list[dict[str, Any]]:
+                 columns: dict[str, array[float]], undefined: dict[str, dict[int, str]],
+                 notes: dict[str, dict[int, str]]) -> list[dict[str, Any]]:
     items = [ItemContext() for _ in batch]
     for resource in sorted({r for m in chosen for r in m.resources}):
         texts = [text for m in chosen if m.prefetch is not None and resource in m.resources
@@ -93,16 +99,20 @@ def _score_batch(batch: list[Record], chosen: list[Metric], run: RunContext, *, 
     for offset, (record, item) in enumerate(zip(batch, items, strict=True)):
         values: dict[str, float] = {}
         reasons: dict[str, str] = {}
+        item_notes: dict[str, str] = {}
         for metric in chosen:
-            reason = metric.missing_field(record)
-            if reason is None:
-                values[metric.name] = metric.compute(record, item, run)
-            else:
+            missing = metric.missing_field(record)
+            outcome = metric.compute(record, item, run) if missing is None else Undefined(missing)
+            if isinstance(outcome, Undefined):
                 values[metric.name] = float("nan")
-                reasons[metric.name] = reason
-                undefined[metric.name][start + offset] = reason
+                reasons[metric.name] = undefined[metric.name][start + offset] = outcome.reason
+            elif isinstance(outcome, Noted):
+                values[metric.name] = outcome.value
+                item_notes[metric.name] = notes[metric.name][start + offset] = outcome.note
+            else:
+                values[metric.name] = outcome
             columns[metric.name].append(values[metric.name])
-        rows.append(item_row(record.id, record.model_id, values, reasons))
+        rows.append(item_row(record.id, record.model_id, values, reasons, item_notes))
     return rows
 
 

@@ -21,6 +21,9 @@ T = TypeVar("T")
 
 CI_METHODS = ("bca", "percentile")
 IDK_EVAL_SOURCES = ("detector", "record")
+NDCG_IDEALS = ("retrieved", "pool")
+NDCG_GAINS = ("exponential", "linear")
+SOURCE_LABELS = ("auto", "human", "derived")
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,12 @@ class Settings:
     - ``idk_eval_source``: where IDK conditioning takes ``idk_eval`` from: ``detector`` (ragmeter's
       IDK patterns, an offline stand-in for MT-RAG's judge) or ``record`` (the record's
       ``labels.idk_eval``, the detector where a record has none).
+    - ``ndcg_ideal``: the ideal ranking behind NDCG's IDCG: ``retrieved`` (the retrieved chunks'
+      grades re-sorted) or ``pool`` (the record's qrels, as trec_eval); ``ndcg_gain``: ``exponential``
+      (2^w − 1, seed 003) or ``linear`` (w, trec_eval's default).
+    - ``source_labels``: where ``source_cited`` and ``fabricated_source`` come from: ``human`` (the
+      record's labels), ``derived`` (the answer's ``[CIT:…]`` markers against the retrieved doc_ids) or
+      ``auto`` (human where given, else derived).
     - ``n_resamples``, ``ci_method`` (``bca`` or ``percentile``), ``confidence``, ``seed``: the
       bootstrap behind every mean's interval.
     """
@@ -51,6 +60,9 @@ class Settings:
     bertscore_layer: int | None = None
     bertscore_baseline: str | None = None
     idk_eval_source: str = "detector"
+    ndcg_ideal: str = "retrieved"
+    ndcg_gain: str = "exponential"
+    source_labels: str = "auto"
     n_resamples: int = 2000
     ci_method: str = "bca"
     confidence: float = 0.95
@@ -68,6 +80,10 @@ class Settings:
         if self.idk_eval_source not in IDK_EVAL_SOURCES:
             raise ConfigError(f"idk_eval_source must be one of {', '.join(IDK_EVAL_SOURCES)}, "
                               f"got {self.idk_eval_source!r}")
+        for name, choices in (("ndcg_ideal", NDCG_IDEALS), ("ndcg_gain", NDCG_GAINS),
+                              ("source_labels", SOURCE_LABELS)):
+            if getattr(self, name) not in choices:
+                raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}")
         if self.bertscore_model != "minilm" and self.bertscore_layer is None:
             raise ConfigError("a BERTScore model directory needs its layer: set bertscore_layer "
                               "(MT-RAG: 40 for deberta-xlarge-mnli)")
@@ -133,6 +149,9 @@ class RunContext:
             "normalizer": "squad-v1.1",
             "citations": "stripped",
             "idk_eval_source": s.idk_eval_source,
+            "ideal": s.ndcg_ideal,
+            "gain": s.ndcg_gain,
+            "source_labels": s.source_labels,
         }
         return values[name]
 

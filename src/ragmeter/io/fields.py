@@ -92,3 +92,31 @@ class FieldReader:
         if not isinstance(value, dict):
             raise self.error(field or key, f"expected an object, found {_kind(value)}")
         return value
+
+    def labels(self, key: str, known: tuple[str, ...], *, value: Any = ..., field: str | None = None) -> dict[str, Any]:
+        """An object of labels where each ``known`` label is 0, 1, true, false or null (annotators tied),
+        stored as 0, 1 or ``None``; other labels are kept as given."""
+        where = field or key
+        labels = dict(self.mapping(key, value=value, field=where))
+        for name in known:
+            if name in labels:
+                labels[name] = self.binary(labels[name], f"{where}.{name}")
+        return labels
+
+    def binary(self, value: Any, field: str) -> int | None:
+        """0 or 1 (JSON booleans accepted), or ``None`` for null."""
+        if value is None:
+            return None
+        if value in (0, 1) and not isinstance(value, str):
+            return int(value)
+        raise self.error(field, f"expected 0 or 1 (or null where annotators tied), found {value!r}"[:200])
+
+    def grades(self, key: str) -> dict[str, int] | None:
+        """An object of whole-number grades ≥ 0 by id (qrels), or ``None`` when absent."""
+        if not self.has(key):
+            return None
+        grades = {}
+        for doc_id, grade in self.mapping(key).items():
+            value = self.number("", value=grade, field=f"{key}.{doc_id}", minimum=0, integer=True)
+            grades[doc_id] = int(value)  # type: ignore[arg-type]
+        return grades

@@ -4,11 +4,14 @@ The last user turn of ``input`` is the question and earlier turns are the histor
 is the answer; every ``targets`` text is a reference. ``answerability`` and ``Answerability`` are both
 accepted, as a string or a one-element list. Task ids ``conv::1`` and ``conv<::>1`` are kept as given.
 An IDK verdict already in the row (``metrics.idk_eval``, from MT-RAG's judge) becomes the label
-``idk_eval``.
+``idk_eval``. ``context_relevance`` lists the indices of the passages annotators judged relevant (MT-RAG's
+released human-evaluation tasks hold ``[0, 1, 2]`` for three passages); each passage gets the chunk label
+``topically_relevant`` (1 if listed, else 0).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ragmeter.io.fields import FieldReader
@@ -19,7 +22,7 @@ __all__ = ["record_from_mtrag"]
 
 _ROLES = {"user": "user", "agent": "assistant", "assistant": "assistant"}
 _METADATA = ("conversation_id", "model_id", "turn", "collection", "Collection", "question_type",
-             "Question Type", "multi_turn", "Multi-Turn", "split", "context_relevance")
+             "Question Type", "multi_turn", "Multi-Turn", "split")
 
 
 def record_from_mtrag(obj: Any, *, path: str | None = None, line: int | None = None) -> Record:
@@ -43,7 +46,7 @@ def record_from_mtrag(obj: Any, *, path: str | None = None, line: int | None = N
         id=f.identifier("task_id", required=False) or str(line),
         question=history[-1].text,
         answer=answer,  # type: ignore[arg-type]
-        contexts=tuple(_chunk(f, c, i) for i, c in enumerate(f.items("contexts"))),
+        contexts=_with_relevance(f, tuple(_chunk(f, c, i) for i, c in enumerate(f.items("contexts")))),
         references=references,  # type: ignore[arg-type]
         history=tuple(history[:-1]),
         answerability=parse_answerability(f, f.raw(key), key) or default_answerability(references),  # type: ignore[arg-type]
@@ -60,6 +63,20 @@ def _idk_label(f: FieldReader) -> dict[str, float]:
     if value not in (0.0, 0.5, 1.0):
         raise f.error("metrics.idk_eval[0]", f"expected 0, 0.5 or 1, found {value!r}")
     return {"idk_eval": value}
+
+
+def _with_relevance(f: FieldReader, chunks: tuple[Chunk, ...]) -> tuple[Chunk, ...]:
+    if not f.has("context_relevance"):
+        return chunks
+    relevant = set()
+    for i, index in enumerate(f.items("context_relevance")):
+        where = f"context_relevance[{i}]"
+        value = f.number("", value=index, field=where, minimum=0, integer=True)
+        if value is None or value >= len(chunks):
+            raise f.error(where, f"expected the index of a passage (0 to {len(chunks) - 1}), found {index!r}")
+        relevant.add(int(value))
+    return tuple(replace(chunk, labels={**chunk.labels, "topically_relevant": int(k in relevant)})
+                 for k, chunk in enumerate(chunks))
 
 
 def _turn(f: FieldReader, obj: Any, i: int) -> Turn:

@@ -5,11 +5,13 @@ Fields (only ``question`` and ``answer`` are required)::
     id             string or integer; default: the line number
     question       string
     answer         string (may be empty)
-    contexts       list of {doc_id, text, title?, labels?}, in rank order
+    contexts       list of {doc_id, text, title?, labels?}, in rank order; chunk labels
+                   (topically_relevant, evidence_sufficient, misleading) are 0, 1 or null (a tie)
     references     list of strings (or ``reference``: one string; not both)
     history        list of {role, text}
     answerability  ANSWERABLE | PARTIAL | UNANSWERABLE | CONVERSATIONAL | UNDERSPECIFIED
-    labels         object of answer-level labels
+    labels         object of answer labels (seed 003's ten are 0, 1 or null) and any others
+    qrels          object {doc_id: grade} of the query's judged pool (grades 0/1/2), for ndcg ideal=pool
     usage          list of {prompt_tokens, completion_tokens}, one per LLM call (or one object)
     latency_ms     number ≥ 0
     action         string, e.g. "ABSTAIN"
@@ -21,12 +23,12 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ragmeter.io.fields import FieldReader
-from ragmeter.records import Answerability, Chunk, Record, Turn, Usage
+from ragmeter.records import ANSWER_LABELS, CHUNK_LABELS, Answerability, Chunk, Record, Turn, Usage
 
-__all__ = ["KNOWN_FIELDS", "default_answerability", "parse_answerability", "record_from_dict"]
+__all__ = ["KNOWN_FIELDS", "default_answerability", "parse_answerability", "record_from_dict", "record_to_dict"]
 
 KNOWN_FIELDS = ("id", "question", "answer", "contexts", "references", "reference", "history", "answerability",
-                "labels", "usage", "latency_ms", "action", "metadata")
+                "labels", "usage", "latency_ms", "action", "qrels", "metadata")
 _CHOICES = ", ".join(a.value for a in Answerability)
 
 
@@ -49,12 +51,38 @@ def record_from_dict(obj: Any, *, path: str | None = None, line: int | None = No
         history=tuple(_turn(f, t, i) for i, t in enumerate(f.items("history"))),
         answerability=(parse_answerability(f, f.raw("answerability"), "answerability")
                        or default_answerability(references)),  # type: ignore[arg-type]
-        labels=f.mapping("labels"),
+        labels=f.labels("labels", ANSWER_LABELS),
         usage=_usage(f),
         latency_ms=f.number("latency_ms", minimum=0),
         action=f.text("action"),
+        qrels=f.grades("qrels"),
         metadata=metadata,
     )
+
+
+def record_to_dict(record: Record) -> dict[str, Any]:
+    """The native JSON object of ``record`` (fields at their defaults left out); the inverse of
+    :func:`record_from_dict`."""
+    obj: dict[str, Any] = {"id": record.id, "question": record.question, "answer": record.answer}
+    if record.contexts:
+        obj["contexts"] = [{"doc_id": c.doc_id, "text": c.text,
+                            **({"title": c.title} if c.title is not None else {}),
+                            **({"labels": dict(c.labels)} if c.labels else {})} for c in record.contexts]
+    optional = {
+        "references": list(record.references) or None,
+        "history": [{"role": t.role, "text": t.text} for t in record.history] or None,
+        "answerability": record.answerability.value if record.answerability else None,
+        "labels": dict(record.labels) or None,
+        "usage": None if record.usage is None else [{"prompt_tokens": u.prompt_tokens,
+                                                      "completion_tokens": u.completion_tokens}
+                                                     for u in record.usage],
+        "latency_ms": record.latency_ms,
+        "action": record.action,
+        "qrels": None if record.qrels is None else dict(record.qrels),
+        "metadata": dict(record.metadata) or None,
+    }
+    obj.update({key: value for key, value in optional.items() if value is not None})
+    return obj
 
 
 def default_answerability(references: tuple[str, ...]) -> Answerability | None:
@@ -80,7 +108,7 @@ def _chunk(f: FieldReader, obj: Any, i: int) -> Chunk:
     return Chunk(doc_id=f.identifier("", value=chunk.get("doc_id"), field=f"{where}.doc_id"),  # type: ignore[arg-type]
                  text=f.text("", value=chunk.get("text"), field=f"{where}.text", required=True),  # type: ignore[arg-type]
                  title=f.text("", value=chunk.get("title"), field=f"{where}.title"),
-                 labels=f.mapping("", value=chunk.get("labels"), field=f"{where}.labels"))
+                 labels=f.labels("", CHUNK_LABELS, value=chunk.get("labels"), field=f"{where}.labels"))
 
 
 def _turn(f: FieldReader, obj: Any, i: int) -> Turn:

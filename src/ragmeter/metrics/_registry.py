@@ -8,6 +8,14 @@ A metric is a pure per-item function wrapped in a :class:`Metric` that tells the
   for a whole batch (``prefetch``) before scoring items one by one;
 - how its per-item values aggregate (``aggregation``) and which settings change its value
   (``settings``), which go into its signature.
+
+``compute`` returns a float, or :class:`Undefined` when the record cannot be scored for a reason only
+the metric knows (a missing label), or :class:`Noted` for a value that counts but deserves a line in
+the report (a list shorter than K, an ideal DCG of 0).
+
+Rank metrics take a cutoff in their name, parsed in one place (:func:`parse_cutoff`): ``ndcg@5``.
+They are registered as factories (:func:`register_cutoff`); a family name stands for its metrics at
+``DEFAULT_CUTOFF`` and ``family@K`` at K (``retrieval@5``).
 """
 
 from __future__ import annotations
@@ -23,8 +31,8 @@ from ragmeter.records import Record
 if TYPE_CHECKING:
     from ragmeter.scoring import ItemContext, RunContext
 
-__all__ = ["DEFAULT_FAMILIES", "Aggregation", "Metric", "get_metric", "list_metrics", "register",
-           "resolve_metrics"]
+__all__ = ["DEFAULT_CUTOFF", "DEFAULT_FAMILIES", "Aggregation", "Metric", "Noted", "Outcome", "Undefined",
+           "get_metric", "list_metrics", "parse_cutoff", "register", "register_cutoff", "resolve_metrics"]
 
 
 class Aggregation(str, Enum):
@@ -36,6 +44,23 @@ class Aggregation(str, Enum):
     QUANTILES = "quantiles"  # P50 and P95 with bootstrap intervals
 
 
+@dataclass(frozen=True, slots=True)
+class Undefined:
+    """A per-item result with no value, and why (counted by reason in the report)."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Noted:
+    """A value that enters the aggregate, with a note counted in the report."""
+
+    value: float
+    note: str
+
+
+Outcome = float | Undefined | Noted
+
 FIELD_CHECKS: dict[str, tuple[Callable[[Record], bool], str]] = {
     "references": (lambda r: len(r.references) > 0, "record has no reference answer"),
     "contexts": (lambda r: len(r.contexts) > 0, "record has no retrieved chunks"),
@@ -43,6 +68,9 @@ FIELD_CHECKS: dict[str, tuple[Callable[[Record], bool], str]] = {
     "latency_ms": (lambda r: r.latency_ms is not None, "record has no latency_ms"),
     "answer": (lambda r: True, ""),
     "answerability": (lambda r: True, ""),
+    # Labels are checked by each metric, which knows the label and the ranks it reads.
+    "labels": (lambda r: True, ""),
+    "chunk_labels": (lambda r: True, ""),
 }
 
 
@@ -57,7 +85,7 @@ class Metric:
     aggregation: Aggregation
     value_range: tuple[float, float | None]
     higher_is_better: bool | None
-    compute: Callable[[Record, ItemContext, RunContext], float]
+    compute: Callable[[Record, ItemContext, RunContext], Outcome]
     settings: tuple[str, ...] = ()
     resources: frozenset[str] = frozenset()
     prefetch: Callable[[Record, ItemContext, RunContext], Iterable[str]] | None = None
@@ -80,30 +108,58 @@ class Metric:
         return None
 
 
+#: The cutoff a family name gives its rank metrics (``retrieval`` = ``retrieval@10``).
+DEFAULT_CUTOFF = 10
+
 _REGISTRY: dict[str, Metric] = {}
+_CUTOFF_FACTORIES: dict[str, tuple[str, Callable[[int], Metric]]] = {}
 
 
 def register(metric: Metric) -> Metric:
     """Add a metric; names are unique."""
-    if metric.name in _REGISTRY:
+    if metric.name in _REGISTRY or metric.name in _CUTOFF_FACTORIES:
         raise ConfigError(f"a metric named {metric.name!r} is already registered")
     _REGISTRY[metric.name] = metric
     return metric
 
 
+def register_cutoff(base: str, family: str, factory: Callable[[int], Metric]) -> None:
+    """Add a rank metric whose name takes a cutoff: ``factory(k)`` builds ``base@k``."""
+    if base in _REGISTRY or base in _CUTOFF_FACTORIES:
+        raise ConfigError(f"a metric named {base!r} is already registered")
+    _CUTOFF_FACTORIES[base] = (family, factory)
+
+
+def parse_cutoff(name: str) -> tuple[str, int | None]:
+    """``"ndcg@5"`` → ``("ndcg", 5)``; ``"ndcg"`` → ``("ndcg", None)``. K must be a whole number ≥ 1."""
+    base, at, cutoff = name.partition("@")
+    if not at:
+        return name, None
+    if not cutoff.isdigit() or int(cutoff) < 1:
+        raise ConfigError(f"the cutoff in {name!r} must be a whole number ≥ 1, as in {base}@10")
+    return base, int(cutoff)
+
+
 def get_metric(name: str) -> Metric:
-    """The metric called ``name``; an unknown name raises :class:`ConfigError` with suggestions."""
-    try:
+    """The metric called ``name`` (``ndcg@5`` for rank metrics); an unknown name raises
+    :class:`ConfigError` with suggestions."""
+    base, cutoff = parse_cutoff(name)
+    if base in _CUTOFF_FACTORIES:
+        if cutoff is None:
+            raise ConfigError(f"{base!r} needs a cutoff: write {base}@K, e.g. {base}@{DEFAULT_CUTOFF}")
+        return _CUTOFF_FACTORIES[base][1](cutoff)
+    if cutoff is None and name in _REGISTRY:
         return _REGISTRY[name]
-    except KeyError:
-        close = difflib.get_close_matches(name, _REGISTRY, n=3)
-        hint = f" Did you mean {', '.join(close)}?" if close else ""
-        raise ConfigError(f"unknown metric {name!r}.{hint} 'ragmeter metrics' lists them all.") from None
+    known = [*_REGISTRY, *(f"{b}@{DEFAULT_CUTOFF}" for b in _CUTOFF_FACTORIES)]
+    close = difflib.get_close_matches(name, known, n=3)
+    hint = f" Did you mean {', '.join(close)}?" if close else ""
+    raise ConfigError(f"unknown metric {name!r}.{hint} 'ragmeter metrics' lists them all.")
 
 
-def list_metrics(family: str | None = None) -> list[Metric]:
-    """Registered metrics in registration order, optionally of one family."""
-    return [m for m in _REGISTRY.values() if family is None or m.family == family]
+def list_metrics(family: str | None = None, *, cutoff: int = DEFAULT_CUTOFF) -> list[Metric]:
+    """Registered metrics in registration order, optionally of one family; rank metrics at ``cutoff``."""
+    metrics = [*_REGISTRY.values(), *(factory(cutoff) for _, factory in _CUTOFF_FACTORIES.values())]
+    return [m for m in metrics if family is None or m.family == family]
 
 
 #: What ``ragmeter run`` scores when no metric is named: the seeds 000/001 report.
@@ -111,16 +167,21 @@ DEFAULT_FAMILIES = ("citation", "lexical", "efficiency")
 
 
 def resolve_metrics(names: Iterable[str] | None) -> list[Metric]:
-    """Metrics for the given names, where a family name (``mtrag``) stands for all its metrics;
-    ``None`` gives the default families. Duplicates are removed, order kept."""
+    """Metrics for the given names, where a family name (``mtrag``, ``retrieval@5``) stands for all its
+    metrics; ``None`` gives the default families. Duplicates are removed, order kept."""
     if names is None:
         names = DEFAULT_FAMILIES
-    families = {m.family for m in _REGISTRY.values()}
+    families = {m.family for m in _REGISTRY.values()} | {family for family, _ in _CUTOFF_FACTORIES.values()}
     chosen: dict[str, Metric] = {}
     for name in (n.strip() for n in names):
         if not name:
             continue
-        for metric in list_metrics(name) if name in families else [get_metric(name)]:
+        base, cutoff = parse_cutoff(name)
+        if base in families:
+            metrics = list_metrics(base, cutoff=cutoff or DEFAULT_CUTOFF)
+        else:
+            metrics = [get_metric(name)]
+        for metric in metrics:
             chosen.setdefault(metric.name, metric)
     if not chosen:
         raise ConfigError("no metric selected: name at least one (see 'ragmeter metrics')")

@@ -1,9 +1,12 @@
-"""The run report as text: the seeds' primary table and appendix, every figure with its interval."""
+"""The run report as text: the seeds' primary table and appendix, then the other metrics grouped by
+family, every figure with its interval; then undefined reasons, notes and signatures."""
 
 from __future__ import annotations
 
 import math
 
+from ragmeter.errors import ConfigError
+from ragmeter.metrics import get_metric
 from ragmeter.result import EvalResult, Summary
 
 __all__ = ["APPENDIX", "PRIMARY", "render_report"]
@@ -17,6 +20,8 @@ APPENDIX = (("EM", "exact_match", "rate"), ("P95 latency (ms)", "latency_ms", "p
             ("Completion tokens (mean)", "completion_tokens", "mean"),
             ("IDK+Cit count (must be 0)", "idk_citation_count", "sum"))
 _WIDTHS = (34, 10, 20, 7)
+FAMILY_TITLES = {"citation": "Citation", "lexical": "Lexical", "efficiency": "Efficiency", "mtrag": "MT-RAG",
+                 "retrieval": "Retrieval", "grounding": "Grounding", "generation": "Generation"}
 
 
 def _number(value: float | None) -> str:
@@ -42,6 +47,13 @@ def _section(title: str, rows: list[str]) -> list[str]:
     return ["", header, "─" * len(header), *rows]
 
 
+def _family(metric: str) -> str:
+    try:
+        return get_metric(metric).family
+    except ConfigError:  # a metric registered in another process, read back from a file
+        return "other"
+
+
 def render_report(result: EvalResult, *, title: str) -> str:
     """The primary table, the appendix, any other selected metric, undefined reasons, signatures."""
     by_key = {(s.metric, s.statistic): s for s in result.summaries}
@@ -58,12 +70,17 @@ def render_report(result: EvalResult, *, title: str) -> str:
     lines = [title, f"N = {len(result)}"]
     lines += _section("Primary", rows(PRIMARY))
     lines += _section("Appendix", rows(APPENDIX))
-    lines += _section("Other metrics", [_row(f"{s.metric} ({s.statistic})", s) for s in result.summaries
-                                        if (s.metric, s.statistic) not in shown])
-    reasons = sorted({(s.metric, reason, count) for s in result.summaries
-                      for reason, count in s.undefined_reasons.items()})
-    if reasons:
-        lines += ["", "Undefined items"] + [f"  {m}: {count} × {reason}" for m, reason, count in reasons]
+    by_family: dict[str, list[str]] = {}
+    for s in result.summaries:
+        if (s.metric, s.statistic) not in shown:
+            by_family.setdefault(_family(s.metric), []).append(_row(f"{s.metric} ({s.statistic})", s))
+    for family, family_rows in by_family.items():
+        lines += _section(FAMILY_TITLES.get(family, family.capitalize()), family_rows)
+    for title, attribute in (("Undefined items", "undefined_reasons"), ("Notes (values kept)", "notes")):
+        counted = sorted(dict.fromkeys((s.metric, reason, count) for s in result.summaries
+                                       for reason, count in getattr(s, attribute).items()))
+        if counted:
+            lines += ["", title] + [f"  {m}: {count} × {reason}" for m, reason, count in counted]
     confidence = result.settings.confidence
     lines += ["", f"Intervals: {confidence:.0%}; signatures:"]
     lines += [f"  {text}" for text in dict.fromkeys(s.signature.render() for s in result.summaries)]
