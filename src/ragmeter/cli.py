@@ -12,15 +12,20 @@ from typing import Sequence
 
 from ragmeter._version import __version__
 from ragmeter.errors import ConfigError, RagmeterError
+from ragmeter.io.annotations import ALL_LABELS, read_annotations, write_template
+from ragmeter.io.native import record_to_dict
 from ragmeter.io.readers import FORMATS, check_file, read_records
+from ragmeter.labels import agreement_by_label, merge_votes
 from ragmeter.io.writers import ItemsWriter, write_parquet, write_summary
 from ragmeter.metrics import DEFAULT_CUTOFF, list_metrics, resolve_metrics
 from ragmeter.models import EMBEDDER_BACKENDS
 from ragmeter.pipelines.mtrag import STEPS, check_step, run_step
 from ragmeter.pipelines.mtrag_summary import render_summary, summarize_rows
-from ragmeter.report import render_report
+from ragmeter.records import ANSWER_LABELS, CHUNK_LABELS
+from ragmeter.report import render_agreement, render_report
 from ragmeter.run import evaluate
 from ragmeter.scoring import CI_METHODS, IDK_EVAL_SOURCES, Settings
+from ragmeter.stats.agreement import TIE_RULES
 from ragmeter.text.idk import IdkDetector
 
 __all__ = ["main"]
@@ -78,6 +83,24 @@ def _parser() -> argparse.ArgumentParser:
     _statistics_options(mtrag)
 
     commands.add_parser("metrics", help="list every metric with its range and the fields it needs")
+
+    labels = commands.add_parser("labels", help="annotation files for seed 003's chunk and answer labels")
+    label_commands = labels.add_subparsers(dest="labels_command", required=True)
+    template = label_commands.add_parser("template", help="write a CSV or JSONL for an annotator to fill in")
+    template.add_argument("file", type=Path, help="records to annotate")
+    template.add_argument("-o", "--output", type=Path, required=True, help="template file: .csv, .tsv or .jsonl")
+    template.add_argument("--labels", default="all",
+                          help="'all' (default), 'chunk', 'answer', or comma-separated label names")
+    template.add_argument("--annotator", default="", help="fill the annotator column with this name")
+    _input_options(template)
+    merge = label_commands.add_parser("merge", help="join filled annotation files onto the records")
+    merge.add_argument("file", type=Path, help="the records the templates were made from")
+    merge.add_argument("filled", type=Path, nargs="+", help="filled annotation files (one or more annotators)")
+    merge.add_argument("-o", "--output", type=Path, required=True, help="native JSONL with the merged labels")
+    merge.add_argument("--ties", choices=TIE_RULES, default="undefined",
+                       help="a tied vote gives no label (undefined, default), 1 (positive) or 0 (negative)")
+    merge.add_argument("--format", choices=("table", "json"), default="table", help="agreement report format")
+    _input_options(merge)
     return parser
 
 
@@ -203,6 +226,65 @@ def _validate(args: argparse.Namespace) -> int:
     return 0 if n_valid >= 0 else 2
 
 
+def _label_names(spec: str) -> tuple[str, ...]:
+    named = {"all": ALL_LABELS, "chunk": CHUNK_LABELS, "answer": ANSWER_LABELS}
+    if spec in named:
+        return named[spec]
+    names = tuple(name.strip() for name in spec.split(",") if name.strip())
+    unknown = [name for name in names if name not in ALL_LABELS]
+    if unknown or not names:
+        raise ConfigError(f"--labels takes all, chunk, answer or label names ({', '.join(ALL_LABELS)}); "
+                          f"unknown: {', '.join(unknown) or 'none given'}")
+    return names
+
+
+def _labels(args: argparse.Namespace) -> int:
+    if args.labels_command == "template":
+        names = _label_names(args.labels)
+        if _check_input(args, args.file) < 0:
+            return 2
+        records = read_records(args.file, format=args.input_format, column_map=_column_map(args.map),
+                               skip_invalid=True)
+        rows = write_template(records, args.output, names, annotator=args.annotator)
+        print(f"{args.output}: {rows} rows to label ({', '.join(names)}); fill each label with 0 or 1")
+        return 0
+    if args.output.resolve() == args.file.resolve():
+        raise ConfigError("--output must be a new file, not the records file")
+    if _check_input(args, args.file) < 0:
+        return 2
+    records = list(read_records(args.file, format=args.input_format, column_map=_column_map(args.map),
+                                skip_invalid=True))
+    read = read_annotations(args.filled, records)
+    for error in read.errors[:args.max_errors]:
+        print(f"error: {error}", file=sys.stderr)
+    if len(read.errors) > args.max_errors:
+        print(f"… and {len(read.errors) - args.max_errors} more problems", file=sys.stderr)
+    if read.errors and not args.skip_invalid:
+        print(f"{len(read.errors)} problem(s) in the annotation files: nothing merged. Fix them, or pass "
+              "--skip-invalid to merge the valid rows", file=sys.stderr)
+        return 2
+    merged = merge_votes(records, read.votes, ties=args.ties)
+    temporary = args.output.with_name(args.output.name + ".partial")
+    with temporary.open("w", encoding="utf-8") as handle:
+        for record in merged:
+            handle.write(json.dumps(record_to_dict(record), ensure_ascii=False) + "\n")
+    temporary.replace(args.output)
+    agreement = agreement_by_label(read.votes)
+    report = {"records": str(args.file), "filled": [str(p) for p in args.filled], "output": str(args.output),
+              "annotators": sorted(read.annotators), "ties": args.ties, "problems_skipped": len(read.errors),
+              "agreement": [a.to_dict() for a in agreement]}
+    report_path = args.output.with_name(args.output.name + ".agreement.json")
+    report_path.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
+    if args.format == "json":
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        print(f"{args.output}: {len(records)} records, labels from {len(read.annotators)} annotator(s) "
+              f"({', '.join(sorted(read.annotators))}); ties → {args.ties}")
+        print(render_agreement(agreement))
+        print(f"\nAgreement report: {report_path}", file=sys.stderr)
+    return 0
+
+
 def _metrics() -> int:
     metrics = list_metrics()
     width = max(len(m.name) for m in metrics) + 2
@@ -224,6 +306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _validate(args)
         if args.command == "mtrag":
             return _mtrag(args)
+        if args.command == "labels":
+            return _labels(args)
         return _metrics()
     except RagmeterError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,5 +1,5 @@
 """Run reports: terminal text and JSON."""
 
-from ragmeter.report.terminal import render_report
+from ragmeter.report.terminal import render_agreement, render_report
 
-__all__ = ["render_report"]
+__all__ = ["render_agreement", "render_report"]

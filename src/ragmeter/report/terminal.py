@@ -8,8 +8,9 @@ import math
 from ragmeter.errors import ConfigError
 from ragmeter.metrics import get_metric
 from ragmeter.result import EvalResult, Summary
+from ragmeter.stats.agreement import LabelAgreement
 
-__all__ = ["APPENDIX", "PRIMARY", "render_report"]
+__all__ = ["APPENDIX", "PRIMARY", "render_agreement", "render_report"]
 
 # (label, metric, statistic) in the order seeds 000/001 report them.
 PRIMARY = (("Faithfulness (fallback)", "faithfulness_fallback", "mean"), ("Overlap", "overlap", "mean"),
@@ -84,4 +85,18 @@ def render_report(result: EvalResult, *, title: str) -> str:
     confidence = result.settings.confidence
     lines += ["", f"Intervals: {confidence:.0%}; signatures:"]
     lines += [f"  {text}" for text in dict.fromkeys(s.signature.render() for s in result.summaries)]
+    return "\n".join(lines)
+
+
+def render_agreement(agreement: list[LabelAgreement]) -> str:
+    """Agreement per label: units, raw agreement, prevalence of 1s, Cohen's or Fleiss' κ, Krippendorff's α."""
+    header = (f"{'label':<28}{'annot.':>7}{'units':>7}{'shared':>8}{'agree':>8}{'prev.':>8}{'kappa':>16}"
+              f"{'alpha':>8}{'ties':>6}")
+    lines = ["", header, "─" * len(header)]
+    for a in agreement:
+        kappa = (f"{_number(a.cohen_kappa)} Cohen" if a.cohen_kappa is not None
+                 else f"{_number(a.fleiss_kappa)} Fleiss" if a.fleiss_kappa is not None else "–")
+        lines.append(f"{a.label:<28}{len(a.annotators):>7}{a.n_units:>7}{a.n_shared:>8}{_number(a.raw_agreement):>8}"
+                     f"{_number(a.prevalence):>8}{kappa:>16}{_number(a.krippendorff_alpha):>8}{a.n_ties:>6}")
+    lines.append("kappa and alpha are '–' when chance agreement is already perfect (one class only).")
     return "\n".join(lines)

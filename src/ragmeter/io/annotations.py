@@ -1,0 +1,258 @@
+"""Annotation files for seed 003's labels: a template to fill in, and filled files read back as votes.
+
+A template has one row per answer and one per retrieved chunk, with the text to judge beside the label
+columns (CSV for spreadsheets, or JSONL)::
+
+    annotator, record_id, model_id, unit, rank, doc_id, question, text, <label columns…>
+
+``unit`` is ``answer`` or ``chunk`` (``rank`` 1, 2, … and ``doc_id`` identify the chunk). A label that
+does not apply to the row's unit holds ``n/a``; the annotator writes 0 or 1 in the others. When the
+``annotator`` cell is empty the file's name (without suffix) names the annotator.
+
+Reading a filled file checks every row and collects every problem (:class:`AnnotationRead.errors`): an
+unknown record id or chunk rank, a doc_id that does not match the chunk at that rank, a value other
+than 0 or 1, an empty cell, a duplicate row, and, per annotator, every template row left out. A row
+with a problem gives no vote.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+from ragmeter.errors import InputError
+from ragmeter.records import ANSWER_LABELS, CHUNK_LABELS, Record
+
+__all__ = ["AnnotationRead", "Votes", "read_annotations", "template_rows", "unit_key", "write_template"]
+
+TEXT_COLUMNS = ("annotator", "record_id", "model_id", "unit", "rank", "doc_id", "question", "text")
+NOT_APPLICABLE = "n/a"
+ALL_LABELS = CHUNK_LABELS + ANSWER_LABELS
+
+#: (record id, model id or "", rank): rank 0 is the answer, 1… the chunks.
+UnitKey = tuple[str, str, int]
+#: unit → label → annotator → 0/1
+Votes = dict[UnitKey, dict[str, dict[str, int]]]
+
+
+def unit_key(record: Record, rank: int = 0) -> UnitKey:
+    return (record.id, record.model_id or "", rank)
+
+
+def _describe(key: UnitKey) -> str:
+    record_id, model_id, rank = key
+    where = f"record {record_id!r}" + (f" (model {model_id!r})" if model_id else "")
+    return f"{where} {'answer' if rank == 0 else f'chunk at rank {rank}'}"
+
+
+def template_rows(records: Iterable[Record], labels: Sequence[str] = ALL_LABELS, *,
+                  annotator: str = "") -> Iterator[dict[str, Any]]:
+    """One row per answer, then one per chunk of it, with empty cells for the applicable ``labels``;
+    answer rows only when an answer label is asked for, chunk rows only for a chunk label."""
+    want_answers = any(name in ANSWER_LABELS for name in labels)
+    want_chunks = any(name in CHUNK_LABELS for name in labels)
+    for record in records:
+        def row(unit: str, rank: Any, doc_id: str, text: str, applicable: tuple[str, ...]) -> dict[str, Any]:
+            return {"annotator": annotator, "record_id": record.id, "model_id": record.model_id or "",
+                    "unit": unit, "rank": rank, "doc_id": doc_id, "question": record.question, "text": text,
+                    **{name: "" if name in applicable else NOT_APPLICABLE for name in labels}}
+        if want_answers:
+            yield row("answer", "", "", record.answer, ANSWER_LABELS)
+        if want_chunks:
+            for rank, chunk in enumerate(record.contexts, start=1):
+                text = f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
+                yield row("chunk", rank, chunk.doc_id, text, CHUNK_LABELS)
+
+
+def write_template(records: Iterable[Record], path: str | Path, labels: Sequence[str] = ALL_LABELS, *,
+                   annotator: str = "") -> int:
+    """Write the template as CSV (``.csv``, ``.tsv``) or JSONL (``.jsonl``); returns the rows written.
+    In JSONL a label to fill is ``null`` and labels that do not apply are left out."""
+    path = Path(path)
+    unknown = [name for name in labels if name not in ALL_LABELS]
+    if unknown:
+        raise InputError(f"unknown labels {unknown}; seed 003's labels are {', '.join(ALL_LABELS)}")
+    rows = template_rows(records, labels, annotator=annotator)
+    count = 0
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        if path.suffix.lower() == ".jsonl":
+            for row in rows:
+                row = {k: None if v == "" and k in ALL_LABELS else v for k, v in row.items() if v != NOT_APPLICABLE}
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+                count += 1
+        else:
+            writer = csv.DictWriter(handle, fieldnames=[*TEXT_COLUMNS, *labels],
+                                    dialect="excel-tab" if path.suffix.lower() == ".tsv" else "excel")
+            writer.writeheader()
+            for row in rows:
+                writer.writerow(row)
+                count += 1
+    return count
+
+
+@dataclass
+class AnnotationRead:
+    """Votes from filled files and every problem found (each an :class:`InputError` with path, line
+    and field; a row left out has no line)."""
+
+    votes: Votes = field(default_factory=dict)
+    errors: list[InputError] = field(default_factory=list)
+    annotators: dict[str, str] = field(default_factory=dict)  # annotator → the file that named them first
+
+
+def read_annotations(paths: Sequence[str | Path], records: Sequence[Record]) -> AnnotationRead:
+    """Read filled annotation files against the ``records`` they were made from. A row with a known
+    unit but a problem counts as present (no "missing row" error on top of its own) and gives no vote."""
+    index = {unit_key(r): r for r in records}
+    by_id: dict[str, list[Record]] = {}
+    for record in records:
+        by_id.setdefault(record.id, []).append(record)
+    read = AnnotationRead()
+    expected: dict[str, set[str]] = {}  # annotator → label columns they were asked to fill
+    seen: dict[str, set[UnitKey]] = {}
+    for path in map(Path, paths):
+        for line, row in _rows(path, read.errors):
+            columns = [name for name in row if name in ALL_LABELS]
+            annotator = str(row.get("annotator") or "").strip() or path.stem
+            read.annotators.setdefault(annotator, str(path))
+            expected.setdefault(annotator, set()).update(columns)
+            problems = len(read.errors)
+            key = _row_unit(row, path, line, index, by_id, read.errors)
+            if key is None:
+                continue
+            if key in seen.setdefault(annotator, set()):
+                read.errors.append(InputError(f"a second row for {_describe(key)} by annotator {annotator!r}",
+                                              path=str(path), line=line, field="record_id"))
+                continue
+            seen[annotator].add(key)
+            values = _row_values(row, key, path, line, read.errors)
+            if values is not None and len(read.errors) == problems:
+                for name, value in values.items():
+                    read.votes.setdefault(key, {}).setdefault(name, {})[annotator] = value
+    for annotator, labels in expected.items():
+        units = [unit_key(r, rank) for r in records for rank in range(len(r.contexts) + 1)
+                 if (rank == 0 and labels & set(ANSWER_LABELS)) or (rank > 0 and labels & set(CHUNK_LABELS))]
+        for key in units:
+            if key not in seen.get(annotator, set()):
+                read.errors.append(InputError(f"no row for {_describe(key)} by annotator {annotator!r}: "
+                                              "every template row needs a row", path=read.annotators[annotator]))
+    return read
+
+
+def _rows(path: Path, errors: list[InputError]) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        handle = path.open(encoding="utf-8", newline="")
+    except OSError as exc:
+        errors.append(InputError(f"cannot open the file: {exc.strerror}", path=str(path)))
+        return
+    with handle:
+        if path.suffix.lower() == ".jsonl":
+            for line, text in enumerate(handle, start=1):
+                if not text.strip():
+                    continue
+                try:
+                    row = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    errors.append(InputError(f"not valid JSON: {exc.msg}", path=str(path), line=line))
+                    continue
+                if not isinstance(row, dict):
+                    errors.append(InputError("expected one JSON object per line", path=str(path), line=line))
+                    continue
+                if _known_columns(row, path, line, errors):
+                    yield line, row
+            return
+        reader = csv.DictReader(handle, dialect="excel-tab" if path.suffix.lower() == ".tsv" else "excel")
+        if reader.fieldnames is None or not _known_columns(dict.fromkeys(reader.fieldnames), path, 1, errors):
+            if reader.fieldnames is None:
+                errors.append(InputError("empty file: expected the template's header", path=str(path), line=1))
+            return
+        ended = 1
+        for row in reader:
+            yield ended + 1, dict(row)
+            ended = reader.line_num
+
+
+def _known_columns(row: Mapping[str, Any], path: Path, line: int, errors: list[InputError]) -> bool:
+    unknown = [name for name in row if name not in TEXT_COLUMNS and name not in ALL_LABELS]
+    for name in unknown:
+        close = difflib.get_close_matches(str(name), ALL_LABELS, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; labels are {', '.join(ALL_LABELS)}"
+        errors.append(InputError(f"unknown column {name!r}{hint}", path=str(path), line=line, field=str(name)))
+    missing = [name for name in ("record_id", "unit") if name not in row]
+    for name in missing:
+        errors.append(InputError(f"missing column {name!r}: keep the template's columns", path=str(path),
+                                 line=line, field=name))
+    return not unknown and not missing
+
+
+def _row_unit(row: Mapping[str, Any], path: Path, line: int, index: Mapping[UnitKey, Record],
+              by_id: Mapping[str, list[Record]], errors: list[InputError]) -> UnitKey | None:
+    def error(field_name: str, message: str) -> None:
+        errors.append(InputError(message, path=str(path), line=line, field=field_name))
+
+    record_id = str(row.get("record_id") or "").strip()
+    model_id = str(row.get("model_id") or "").strip()
+    unit = str(row.get("unit") or "").strip()
+    if unit not in ("answer", "chunk"):
+        error("unit", f"expected 'answer' or 'chunk', found {unit!r}")
+        return None
+    record = index.get((record_id, model_id, 0))
+    if record is None:
+        candidates = by_id.get(record_id, [])
+        if len(candidates) == 1 and not model_id:
+            record = candidates[0]
+        elif len(candidates) > 1 and not model_id:
+            models = ", ".join(repr(r.model_id) for r in candidates)
+            error("model_id", f"record id {record_id!r} has one record per model ({models}): fill model_id")
+            return None
+        else:
+            close = difflib.get_close_matches(record_id, by_id, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            what = f"record id {record_id!r}" + (f" with model_id {model_id!r}" if model_id else "")
+            error("record_id", f"unknown {what}: no such record in the records file{hint}")
+            return None
+    if unit == "answer":
+        return unit_key(record)
+    rank_text = str(row.get("rank") or "").strip()
+    if not rank_text.isdigit() or not 1 <= int(rank_text) <= len(record.contexts):
+        error("rank", f"expected a chunk rank from 1 to {len(record.contexts)} for record {record.id!r}, "
+                      f"found {rank_text!r}")
+        return None
+    rank = int(rank_text)
+    doc_id = str(row.get("doc_id") or "").strip()
+    actual = record.contexts[rank - 1].doc_id
+    if doc_id and doc_id != actual:  # the row is there, but gives no vote
+        error("doc_id", f"chunk id {doc_id!r} does not match the chunk at rank {rank} of record {record.id!r} "
+                        f"({actual!r})")
+    return unit_key(record, rank)
+
+
+def _row_values(row: Mapping[str, Any], key: UnitKey, path: Path, line: int,
+                errors: list[InputError]) -> dict[str, int] | None:
+    applicable = ANSWER_LABELS if key[2] == 0 else CHUNK_LABELS
+    values: dict[str, int] = {}
+    ok = True
+    for name in ALL_LABELS:
+        if name not in row:
+            continue
+        raw = row[name]
+        text = "" if raw is None else str(raw).strip()
+        if name not in applicable:
+            if text not in ("", NOT_APPLICABLE):
+                errors.append(InputError(f"{name} does not apply to a {'chunk' if key[2] else 'answer'} row; "
+                                         f"leave it {NOT_APPLICABLE!r}", path=str(path), line=line, field=name))
+                ok = False
+            continue
+        if raw is True or raw is False:
+            text = str(int(raw))
+        if text in ("0", "1"):
+            values[name] = int(text)
+        else:
+            found = "an empty cell" if text == "" else repr(raw)
+            errors.append(InputError(f"expected 0 or 1, found {found}", path=str(path), line=line, field=name))
+            ok = False
+    return values if ok else None

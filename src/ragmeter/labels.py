@@ -1,0 +1,51 @@
+"""Several annotators' votes become one label per unit (majority, with a named tie rule), and the
+agreement between them is measured per label.
+
+The merged record keeps every vote in ``metadata["annotations"]`` (annotator → ``answer`` labels and
+``chunks`` labels by rank), so a merge can be audited or redone with another tie rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Iterable, Iterator
+
+from ragmeter.io.annotations import ALL_LABELS, Votes, unit_key
+from ragmeter.records import Record
+from ragmeter.stats.agreement import LabelAgreement, label_agreement, majority
+
+__all__ = ["agreement_by_label", "merge_votes"]
+
+
+def merge_votes(records: Iterable[Record], votes: Votes, *, ties: str = "undefined") -> Iterator[Record]:
+    """Each record with the majority of the votes on it as its labels (``None`` for a tie under
+    ``ties="undefined"``); labels without votes are kept as they were."""
+    for record in records:
+        annotations: dict[str, dict[str, Any]] = {}
+
+        def decide(rank: int, labels: dict[str, Any]) -> dict[str, Any]:
+            for name, by_annotator in votes.get(unit_key(record, rank), {}).items():
+                labels[name] = majority(list(by_annotator.values()), ties=ties)
+                for annotator, value in by_annotator.items():
+                    mine = annotations.setdefault(annotator, {"answer": {}, "chunks": {}})
+                    target = mine["answer"] if rank == 0 else mine["chunks"].setdefault(str(rank), {})
+                    target[name] = value
+            return labels
+
+        contexts = tuple(replace(chunk, labels=decide(rank, dict(chunk.labels)))
+                         for rank, chunk in enumerate(record.contexts, start=1))
+        labels = decide(0, dict(record.labels))
+        if not annotations:
+            yield record
+            continue
+        metadata = {**record.metadata, "annotations": dict(sorted(annotations.items())), "label_ties": ties}
+        yield replace(record, contexts=contexts, labels=labels, metadata=metadata)
+
+
+def agreement_by_label(votes: Votes) -> list[LabelAgreement]:
+    """Agreement on each label that has votes, in seed 003's order."""
+    by_label: dict[str, list[dict[str, int]]] = {}
+    for unit_votes in votes.values():
+        for name, by_annotator in unit_votes.items():
+            by_label.setdefault(name, []).append(by_annotator)
+    return [label_agreement(name, by_label[name]) for name in ALL_LABELS if name in by_label]
