@@ -14,6 +14,7 @@ from ragmeter._version import __version__
 from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.io.annotations import ALL_LABELS, read_annotations, write_template
 from ragmeter.io.native import record_to_dict
+from ragmeter.io.qrels import attach_qrels, read_qrels
 from ragmeter.io.readers import FORMATS, check_file, read_records
 from ragmeter.labels import agreement_by_label, merge_votes
 from ragmeter.io.writers import ItemsWriter, write_parquet, write_summary
@@ -24,7 +25,7 @@ from ragmeter.pipelines.mtrag_summary import render_summary, summarize_rows
 from ragmeter.records import ANSWER_LABELS, CHUNK_LABELS
 from ragmeter.report import render_agreement, render_report
 from ragmeter.run import evaluate
-from ragmeter.scoring import CI_METHODS, IDK_EVAL_SOURCES, Settings
+from ragmeter.scoring import CI_METHODS, IDK_EVAL_SOURCES, NDCG_GAINS, NDCG_IDEALS, SOURCE_LABELS, Settings
 from ragmeter.stats.agreement import TIE_RULES
 from ragmeter.text.idk import IdkDetector
 
@@ -62,6 +63,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--idk-eval-source", choices=IDK_EVAL_SOURCES, default=Settings.idk_eval_source,
                      help="IDK verdict for RB_agg_idk: detector (default) or record (labels.idk_eval, "
                           "MT-RAG's metrics.idk_eval; the detector where absent)")
+    run.add_argument("--ndcg-ideal", choices=NDCG_IDEALS, default=Settings.ndcg_ideal,
+                     help="NDCG's ideal ranking: retrieved (the retrieved chunks re-sorted, default) or pool "
+                          "(the query's judged pool: the record's qrels or --qrels, as trec_eval)")
+    run.add_argument("--ndcg-gain", choices=NDCG_GAINS, default=Settings.ndcg_gain,
+                     help="NDCG gain: exponential (2^w-1, seed 003, default) or linear (w, trec_eval's)")
+    run.add_argument("--qrels", type=Path, help="TREC qrels file (query_id iter doc_id grade) for --ndcg-ideal pool")
+    run.add_argument("--source-labels", choices=SOURCE_LABELS, default=Settings.source_labels,
+                     help="source_cited/fabricated_source: human labels, derived from [CIT:] markers, or auto "
+                          "(human where given, else derived; default)")
     _statistics_options(run)
     run.add_argument("--no-progress", action="store_true", help="never show a progress bar")
 
@@ -154,6 +164,7 @@ def _check_input(args: argparse.Namespace, path: Path) -> int:
 def _settings(args: argparse.Namespace) -> Settings:
     idk = IdkDetector.from_file(args.idk_patterns) if args.idk_patterns else IdkDetector()
     return Settings(tau_sim=args.tau_sim, idk=idk, embedder=args.embedder, idk_eval_source=args.idk_eval_source,
+                    ndcg_ideal=args.ndcg_ideal, ndcg_gain=args.ndcg_gain, source_labels=args.source_labels,
                     n_resamples=args.n_resamples,
                     ci_method=args.ci, confidence=args.confidence, seed=args.seed)
 
@@ -169,7 +180,10 @@ def _run(args: argparse.Namespace) -> int:
     if n_valid < 0:
         return 2
     total = min(n_valid, args.limit) if args.limit else n_valid
+    qrels = read_qrels(args.qrels) if args.qrels else None
     records = read_records(path, format=args.input_format, column_map=_column_map(args.map), skip_invalid=True)
+    if qrels is not None:
+        records = attach_qrels(records, qrels)
     args.out.mkdir(parents=True, exist_ok=True)
     with ItemsWriter(args.out / "items.jsonl") as writer:
         result = evaluate(itertools.islice(records, total), metrics=metric_names, settings=settings,
