@@ -1,6 +1,6 @@
 """Run every ragmeter benchmark, print the figures, and write them to benchmarks/results/.
 
-    python benchmarks/run_all.py [--quick] [--only overlap,lexical,memory,rouge,bertscore,mtrag_pipeline]
+    python benchmarks/run_all.py [--quick] [--only overlap,lexical,memory,rouge,bertscore,mtrag_pipeline,retrieval]
 
 Writes ``results/latest.json`` (every figure, with the machine and versions) and ``results/latest.md``
 (the same as tables). ``--quick`` runs smaller sizes, for a check that everything works. With
@@ -31,6 +31,7 @@ import bench_lexical
 import bench_memory
 import bench_mtrag_pipeline
 import bench_overlap_overhead
+import bench_retrieval
 import bench_rouge
 
 BENCHMARKS: dict[str, Callable[..., dict[str, Any]]] = {
@@ -40,10 +41,11 @@ BENCHMARKS: dict[str, Callable[..., dict[str, Any]]] = {
     "rouge": bench_rouge.run,
     "bertscore": bench_bertscore.run,
     "mtrag_pipeline": bench_mtrag_pipeline.run,
+    "retrieval": bench_retrieval.run,
 }
 RESULTS = HERE / "results"
 PACKAGES = ("numpy", "onnxruntime", "tokenizers", "nupunkt", "scipy", "rapidfuzz", "rouge-score",
-            "bert-score", "torch", "transformers")
+            "bert-score", "torch", "transformers", "pytrec-eval-terrier")
 
 
 def _version(package: str) -> str | None:
@@ -208,6 +210,44 @@ def _markdown_pipeline(m: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def _markdown_retrieval(r: dict[str, Any]) -> list[str]:
+    lines = ["## Retrieval family: ragmeter vs pytrec_eval", ""]
+    if _failed(r):
+        return lines + [_failed(r) or "", ""]
+    verdict = "met" if r["meets_goal"] else "not met"
+    diffs = ", ".join(f"{metric} {diff:.3g}" for metric, diff in r["max_abs_diff"].items())
+
+    def runs(times: list[float]) -> str:
+        return ", ".join(f"{t:.2f}" for t in times)
+
+    lines += [
+        (f"{r['n_queries']:,} queries × {r['k']} retrieved chunks, {r['source']}; both sides in one process, "
+         f"data built before timing, minimum of {r['runs']} alternating runs. ragmeter's ndcg@{r['k']} "
+         f"(ideal=pool, linear gain), topical_precision@{r['k']} and mrr@{r['k']} equal pytrec_eval's "
+         f"ndcg_cut_10, P_10 and recip_rank on every query within {r['tolerance']:g} (max |Δ|: {diffs})."),
+        "",
+        "| side | runs (s) | min (s) | queries/s | ÷ pytrec_eval |",
+        "|---|---|---|---|---|",
+        (f"| pytrec_eval `RelevanceEvaluator(qrels, {{{', '.join(r['pytrec_eval_measures'])}}})` "
+         f"| {runs(r['pytrec_eval_construct_s'])} | {r['pytrec_eval_construct_min_s']:.2f} | – | – |"),
+        (f"| pytrec_eval `.evaluate(run)` | {runs(r['pytrec_eval_evaluate_s'])} "
+         f"| {r['pytrec_eval_evaluate_min_s']:.2f} | – | – |"),
+        (f"| pytrec_eval, both | {runs(r['pytrec_eval_s'])} | {r['pytrec_eval_min_s']:.2f} "
+         f"| {r['pytrec_eval_queries_per_s']:,.0f} | 1.00 |"),
+    ]
+    for name, times in r["ragmeter_s"].items():
+        ratio = f"{r['ratios'][name]:.2f}"
+        lines.append(f"| ragmeter `evaluate(retrieval@{r['k']})`, {r['ragmeter_settings'][name]} | {runs(times)} "
+                     f"| {r['ragmeter_min_s'][name]:.2f} | {r['ragmeter_queries_per_s'][name]:,.0f} "
+                     f"| {f'**{ratio}**' if name == 'pool_100' else ratio} |")
+    return lines + [
+        "",
+        (f"**Ratio ragmeter (ideal=pool, 100 resamples) / pytrec_eval (construct + evaluate) = "
+         f"{r['ratio']:.2f}** (goal ≤ {r['goal_ratio']:g}: {verdict})."),
+        "",
+    ]
+
+
 def to_markdown(report: dict[str, Any]) -> str:
     env = report["environment"]
     results = report["results"]
@@ -302,6 +342,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         lines += _markdown_bertscore(results["bertscore"])
     if "mtrag_pipeline" in results:
         lines += _markdown_pipeline(results["mtrag_pipeline"])
+    if "retrieval" in results:
+        lines += _markdown_retrieval(results["retrieval"])
     lines += ["## Run conditions", "",
               "| benchmark | run (UTC) | duration (s) | load average before (1/5/15 min) |",
               "|---|---|---|---|"]

@@ -135,7 +135,7 @@ def parse_cutoff(name: str) -> tuple[str, int | None]:
     base, at, cutoff = name.partition("@")
     if not at:
         return name, None
-    if not cutoff.isdigit() or int(cutoff) < 1:
+    if not (cutoff.isascii() and cutoff.isdigit()) or int(cutoff) < 1:
         raise ConfigError(f"the cutoff in {name!r} must be a whole number ≥ 1, as in {base}@10")
     return base, int(cutoff)
 

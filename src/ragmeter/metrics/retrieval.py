@@ -126,23 +126,26 @@ def _ranked(record: Record, item: ItemContext, name: str, k: int) -> list[int] |
     return item.memo(f"retrieval:{name}@{k}", read)
 
 
-def _note(record: Record, k: int, value: float, *, short_matters: bool) -> Outcome:
+def _note(record: Record, k: int, value: float, *, short: str | None) -> Outcome:
+    """``value`` with a note for an empty list, and for a list shorter than k when ``short`` says how
+    (``"denominator"`` for the rates that still divide by k, ``"plain"``), else as it is."""
     if not record.contexts:
         return Noted(value, "no chunks retrieved (scored 0)")
-    if short_matters and len(record.contexts) < k:
-        return Noted(value, f"fewer than {k} chunks retrieved (the denominator stays {k})")
+    if short is not None and len(record.contexts) < k:
+        why = f" (the denominator stays {k})" if short == "denominator" else ""
+        return Noted(value, f"fewer than {k} chunks retrieved{why}")
     return value
 
 
 def _label_metric(base: str, description: str, label: str, fn: object, *, higher_is_better: bool,
-                  aggregation: Aggregation = Aggregation.MEAN, short_matters: bool = True) -> None:
+                  aggregation: Aggregation = Aggregation.MEAN, divides_by_k: bool = True) -> None:
     @cache
     def build(k: int) -> Metric:
         def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
             labels = _ranked(record, item, label, k)
             if isinstance(labels, Undefined):
                 return labels
-            return _note(record, k, fn(labels, k), short_matters=short_matters)  # type: ignore[operator]
+            return _note(record, k, fn(labels, k), short="denominator" if divides_by_k else None)  # type: ignore[operator]
         return Metric(name=f"{base}@{k}", family="retrieval", description=description.replace("K", str(k)),
                       needs=("chunk_labels",), aggregation=aggregation, value_range=(0.0, 1.0),
                       higher_is_better=higher_is_better, compute=compute)
@@ -153,13 +156,13 @@ _label_metric("topical_precision", "Share of the top K chunks labelled topically
               "topically_relevant", topical_precision, higher_is_better=True)
 _label_metric("sufficiency_hit", "Some top-K chunk is labelled evidence_sufficient; a rate.",
               "evidence_sufficient", sufficiency_hit, higher_is_better=True, aggregation=Aggregation.RATE,
-              short_matters=False)
+              divides_by_k=False)
 _label_metric("sufficiency_rate", "Share of the top K chunks labelled evidence_sufficient (÷K).",
               "evidence_sufficient", sufficiency_rate, higher_is_better=True)
 _label_metric("misleading_context_rate", "Share of the top K chunks labelled misleading (÷K); lower is better.",
               "misleading", misleading_context_rate, higher_is_better=False)
 _label_metric("mrr", "Reciprocal rank of the first topically_relevant chunk in the top K (0 if none).",
-              "topically_relevant", reciprocal_rank, higher_is_better=True, short_matters=False)
+              "topically_relevant", reciprocal_rank, higher_is_better=True, divides_by_k=False)
 
 
 def _grades(record: Record, k: int, qrels: Mapping[str, int] | None) -> list[int] | Undefined:
@@ -186,13 +189,6 @@ def _grades(record: Record, k: int, qrels: Mapping[str, int] | None) -> list[int
     return grades
 
 
-def _ideal_pool(record: Record, k: int, qrels: Mapping[str, int]) -> list[int]:
-    """The judged pool's grades: every qrels entry, plus retrieved chunks the qrels do not judge."""
-    extra = [grade(int(c.labels.get("topically_relevant") or 0), int(c.labels.get("evidence_sufficient") or 0))
-             for c in record.contexts[:k] if c.doc_id not in qrels]
-    return [*qrels.values(), *extra]
-
-
 @cache
 def _ndcg_metric(k: int) -> Metric:
     def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
@@ -205,12 +201,15 @@ def _ndcg_metric(k: int) -> Metric:
         grades = _grades(record, k, qrels)
         if isinstance(grades, Undefined):
             return grades
-        ideal = None if qrels is None else _ideal_pool(record, k, qrels)
+        ideal = None
+        if qrels is not None:  # the judged pool, plus the retrieved chunks it does not judge, graded alike
+            ideal = [*qrels.values(),
+                     *(w for chunk, w in zip(record.contexts[:k], grades) if chunk.doc_id not in qrels)]
         value = ndcg(grades, k, ideal=ideal, gain=settings.ndcg_gain)
         if value is None:
             note = "no chunks retrieved" if not record.contexts and qrels is None else "nothing relevant"
             return Noted(0.0, f"ideal DCG is 0: {note} (scored 0, as trec_eval)")
-        return _note(record, k, value, short_matters=settings.ndcg_ideal == "retrieved")
+        return _note(record, k, value, short="plain")
 
     return Metric(name=f"ndcg@{k}", family="retrieval",
                   description=f"DCG@{k} of grades w (2 sufficient, 1 topical, 0) over the ideal DCG@{k}.",
