@@ -14,7 +14,8 @@ Synthetic data, drawn once with ``numpy.random.default_rng(0)``: 100,000 queries
 
 Both representations are built before any timing: :class:`ragmeter.Record` objects (``contexts`` with
 those labels, ``qrels`` = the judged pool) and pytrec_eval's ``qrels``/``run`` dicts (run scores
-strictly decreasing by rank). In this one process, alternating, three times each (minimum kept):
+strictly decreasing by rank). In this one process, alternating, three times each (minimum kept;
+``gc.collect()`` before each timing, the collector left on inside it):
 
 - ``pytrec_eval``: ``RelevanceEvaluator(qrels, {"ndcg_cut_10", "P_10", "recip_rank"})`` (timed apart:
   construction, ``.evaluate(run)``, and both);
@@ -118,13 +119,6 @@ def build_trec(data: dict[str, np.ndarray]) -> tuple[dict[str, dict[str, int]], 
     return qrels, run
 
 
-def _timed(fn: Any) -> tuple[float, Any]:
-    gc.collect()
-    start = time.perf_counter()
-    value = fn()
-    return time.perf_counter() - start, value
-
-
 def run(*, quick: bool = False) -> dict[str, Any]:
     try:
         import pytrec_eval
@@ -157,15 +151,20 @@ def run(*, quick: bool = False) -> dict[str, Any]:
     ragmeter_s: dict[str, list[float]] = {name: [] for name in configs}
     results: dict[str, Any] = {}
     for _ in range(REPEATS):
-        t, evaluator = _timed(lambda: pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES)))
-        construct_s.append(t)
-        t, theirs = _timed(lambda: evaluator.evaluate(trec_run))  # noqa: B023  (called at once)
-        evaluate_s.append(t)
+        gc.collect()
+        start = time.perf_counter()
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES))
+        construct_s.append(time.perf_counter() - start)
+        gc.collect()
+        start = time.perf_counter()
+        theirs = evaluator.evaluate(trec_run)
+        evaluate_s.append(time.perf_counter() - start)
         del evaluator
         for name, settings in configs.items():
-            t, results[name] = _timed(lambda: ragmeter.evaluate(records, metrics=[f"retrieval@{K}"],
-                                                                settings=settings))  # noqa: B023
-            ragmeter_s[name].append(t)
+            gc.collect()
+            start = time.perf_counter()
+            results[name] = ragmeter.evaluate(records, metrics=[f"retrieval@{K}"], settings=settings)
+            ragmeter_s[name].append(time.perf_counter() - start)
     pytrec_s = [c + e for c, e in zip(construct_s, evaluate_s, strict=True)]
     peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
 

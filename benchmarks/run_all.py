@@ -218,7 +218,7 @@ def _markdown_retrieval(r: dict[str, Any]) -> list[str]:
     diffs = ", ".join(f"{metric} {diff:.3g}" for metric, diff in r["max_abs_diff"].items())
 
     def runs(times: list[float]) -> str:
-        return ", ".join(f"{t:.2f}" for t in times)
+        return ", ".join(f"{t:.3f}" for t in times)
 
     lines += [
         (f"{r['n_queries']:,} queries × {r['k']} retrieved chunks, {r['source']}; both sides in one process, "
@@ -229,16 +229,16 @@ def _markdown_retrieval(r: dict[str, Any]) -> list[str]:
         "| side | runs (s) | min (s) | queries/s | ÷ pytrec_eval |",
         "|---|---|---|---|---|",
         (f"| pytrec_eval `RelevanceEvaluator(qrels, {{{', '.join(r['pytrec_eval_measures'])}}})` "
-         f"| {runs(r['pytrec_eval_construct_s'])} | {r['pytrec_eval_construct_min_s']:.2f} | – | – |"),
+         f"| {runs(r['pytrec_eval_construct_s'])} | {r['pytrec_eval_construct_min_s']:.3f} | – | – |"),
         (f"| pytrec_eval `.evaluate(run)` | {runs(r['pytrec_eval_evaluate_s'])} "
-         f"| {r['pytrec_eval_evaluate_min_s']:.2f} | – | – |"),
-        (f"| pytrec_eval, both | {runs(r['pytrec_eval_s'])} | {r['pytrec_eval_min_s']:.2f} "
+         f"| {r['pytrec_eval_evaluate_min_s']:.3f} | – | – |"),
+        (f"| pytrec_eval, both | {runs(r['pytrec_eval_s'])} | {r['pytrec_eval_min_s']:.3f} "
          f"| {r['pytrec_eval_queries_per_s']:,.0f} | 1.00 |"),
     ]
     for name, times in r["ragmeter_s"].items():
         ratio = f"{r['ratios'][name]:.2f}"
         lines.append(f"| ragmeter `evaluate(retrieval@{r['k']})`, {r['ragmeter_settings'][name]} | {runs(times)} "
-                     f"| {r['ragmeter_min_s'][name]:.2f} | {r['ragmeter_queries_per_s'][name]:,.0f} "
+                     f"| {r['ragmeter_min_s'][name]:.3f} | {r['ragmeter_queries_per_s'][name]:,.0f} "
                      f"| {f'**{ratio}**' if name == 'pool_100' else ratio} |")
     return lines + [
         "",

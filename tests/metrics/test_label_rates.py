@@ -17,8 +17,8 @@ from ragmeter.stats.intervals import wilson_interval
 
 TOL = 1e-12
 
-GROUNDING = ["grounding_presence_rate", "unsupported_claim_rate", "contradiction_rate", "citation_presence_rate",
-             "conditional_fabrication_rate"]
+GROUNDING = ["grounding_presence_rate", "unsupported_claim_rate", "contradiction_rate",
+             "citation_presence_rate", "conditional_fabrication_rate"]
 GENERATION = ["proper_action_rate", "on_topic_rate", "helpfulness_rate", "incompleteness_rate",
               "unsafe_content_rate"]
 ALL = GROUNDING + GENERATION
@@ -144,7 +144,8 @@ def test_per_item_values_and_reasons() -> None:
     assert items["r3"]["undefined"]["conditional_fabrication_rate"] == OUTSIDE
     assert items["r8"]["undefined"]["conditional_fabrication_rate"] == "no source_cited label"
     assert items["r7"]["undefined"]["helpfulness_rate"] == "no helpful label"
-    assert [items[r]["scores"]["helpfulness_rate"] for r in TABLE] == [1.0, 0.0, 0.0, 1.0, 0.0, 1.0, None, 1.0]
+    assert [items[r]["scores"]["helpfulness_rate"] for r in TABLE] == \
+        [1.0, 0.0, 0.0, 1.0, 0.0, 1.0, None, 1.0]
 
 
 def test_conditional_fabrication_is_a_ratio_of_sums_not_a_mean_of_rates() -> None:
@@ -221,7 +222,8 @@ def test_source_labels_modes(mode: str) -> None:
         assert dict(summary.undefined_reasons) == reasons, name
         assert dict(summary.notes) == notes, name
         low, high = wilson_interval(k, n)
-        assert (summary.ci_low, summary.ci_high) == (pytest.approx(low, abs=TOL), pytest.approx(high, abs=TOL))
+        assert summary.ci_low == pytest.approx(low, abs=TOL)
+        assert summary.ci_high == pytest.approx(high, abs=TOL)
         assert f"source_labels:{mode}" in summary.signature.render(), name
         assert f"source_labels:{mode}" in result.signatures[name].render()
     # The other eight rates read only human labels and do not depend on the mode (nor name it).
@@ -245,8 +247,8 @@ def test_auto_mode_notes_land_on_the_derived_item_only() -> None:
 
 def test_auto_mode_derives_f_alone_when_only_z_is_given() -> None:
     # z given (1), f missing: auto takes z from the label and f from the markers (d9 not retrieved → 1).
-    record = {"id": "a", "question": "q", "answer": "X [CIT:d9].", "contexts": [{"doc_id": "d1", "text": "t"}],
-              "labels": {"source_cited": 1}}
+    record = {"id": "a", "question": "q", "answer": "X [CIT:d9].",
+              "contexts": [{"doc_id": "d1", "text": "t"}], "labels": {"source_cited": 1}}
     summary = evaluate([record], metrics=["conditional_fabrication_rate"],
                        settings=Settings(source_labels="auto")).summary("conditional_fabrication_rate")
     assert summary.value == 1.0 and summary.n == 1 and dict(summary.notes) == {NOTE: 1}
@@ -259,8 +261,8 @@ def test_auto_mode_derives_f_alone_when_only_z_is_given() -> None:
 
 def test_a_tie_on_source_cited_is_not_derived_in_auto_mode() -> None:
     # A null label is present (annotators tied): auto keeps the human outcome, undefined.
-    record = {"id": "a", "question": "q", "answer": "X [CIT:d1].", "contexts": [{"doc_id": "d1", "text": "t"}],
-              "labels": {"source_cited": None}}
+    record = {"id": "a", "question": "q", "answer": "X [CIT:d1].",
+              "contexts": [{"doc_id": "d1", "text": "t"}], "labels": {"source_cited": None}}
     summary = evaluate([record], metrics=["citation_presence_rate"]).summary("citation_presence_rate")
     assert summary.n == 0
     assert dict(summary.undefined_reasons) == {"annotators tied on source_cited": 1}
@@ -298,7 +300,8 @@ def test_the_metrics_are_registered_as_rates() -> None:
 
 
 def test_family_names_select_the_ten_rates() -> None:
-    result = evaluate(_records(), metrics=["grounding", "generation"], settings=Settings(source_labels="human"))
+    result = evaluate(_records(), metrics=["grounding", "generation"],
+                      settings=Settings(source_labels="human"))
     assert result.metrics == ALL
 
 

@@ -13,8 +13,16 @@ import pytest
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
-from ragmeter.stats.agreement import (TIE_RULES, LabelAgreement, cohen_kappa, fleiss_kappa, krippendorff_alpha,
-                                      label_agreement, majority, raw_agreement)
+from ragmeter.stats.agreement import (
+    TIE_RULES,
+    LabelAgreement,
+    cohen_kappa,
+    fleiss_kappa,
+    krippendorff_alpha,
+    label_agreement,
+    majority,
+    raw_agreement,
+)
 
 TOL = 1e-9
 
@@ -111,7 +119,8 @@ def test_raw_agreement_by_hand() -> None:
     # [0,1] → 0; [0,0,0] → 1.  Mean over 4 units = (1 + 1/3 + 0 + 1) / 4 = (7/3)/4 = 7/12
     assert raw_agreement(KRIPP_UNITS) == pytest.approx(7 / 12, abs=TOL)
     # Two annotators: the share of units agreed on, 7/10 for the Cohen table.
-    assert raw_agreement([list(pair) for pair in zip(COHEN_FIRST, COHEN_SECOND)]) == pytest.approx(0.7, abs=TOL)
+    pairs = [list(pair) for pair in zip(COHEN_FIRST, COHEN_SECOND)]
+    assert raw_agreement(pairs) == pytest.approx(0.7, abs=TOL)
     # All ratings one class: raw agreement is 1 while kappa and alpha say nothing (NaN).
     assert raw_agreement([[1, 1], [1, 1, 1]]) == 1.0
     # No unit with two ratings: NaN.
@@ -184,7 +193,8 @@ def test_fleiss_kappa_matches_statsmodels_on_random_tables() -> None:
         n_units = int(rng.integers(1, 41))
         m = int(rng.integers(2, 8))
         truth = (rng.random(n_units) < _prevalence(rng)).astype(int)
-        data = np.stack([_correlated(rng, truth, _prevalence(rng)) for _ in range(m)], axis=1)  # units × raters
+        # units × raters
+        data = np.stack([_correlated(rng, truth, _prevalence(rng)) for _ in range(m)], axis=1)
         got = fleiss_kappa(data.tolist())
 
         share = data.mean()
@@ -213,7 +223,8 @@ def test_krippendorff_alpha_matches_the_krippendorff_package_on_random_tables() 
         n_annotators = int(rng.integers(2, 7))
         n_units = int(rng.integers(1, 41))
         truth = (rng.random(n_units) < _prevalence(rng)).astype(int)
-        ratings = np.stack([_correlated(rng, truth, _prevalence(rng)) for _ in range(n_annotators)]).astype(float)
+        ratings = np.stack([_correlated(rng, truth, _prevalence(rng))
+                            for _ in range(n_annotators)]).astype(float)
         missing_share = float(rng.choice([0.0, 0.2, 0.5, 0.8]))
         ratings[rng.random(ratings.shape) < missing_share] = np.nan  # annotators × units, NaN = missing
         units = [[int(v) for v in column if not np.isnan(v)] for column in ratings.T]
@@ -243,13 +254,14 @@ def test_krippendorff_package_agrees_on_the_hand_example() -> None:
     data = np.array([[1, 0, 1, 0, 0],
                      [1, 0, nan, 1, 0],
                      [nan, 1, nan, nan, 0]])
-    assert krippendorff.alpha(reliability_data=data, level_of_measurement="nominal") == pytest.approx(0.25, abs=TOL)
+    reference = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
+    assert reference == pytest.approx(0.25, abs=TOL)
 
 
 def test_degenerate_reference_cases_are_nan_in_ragmeter() -> None:
     # The package refuses a single class among all values; ragmeter says NaN.
     with pytest.raises(ValueError):
-        krippendorff.alpha(reliability_data=np.array([[1.0, 1.0], [1.0, 1.0]]), level_of_measurement="nominal")
+        krippendorff.alpha(reliability_data=np.ones((2, 2)), level_of_measurement="nominal")
     assert math.isnan(krippendorff_alpha([[1, 1], [1, 1]]))
     # The other class only in a unit with one rating: the package gives NaN (0/0), so does ragmeter.
     data = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, np.nan]])
@@ -343,7 +355,8 @@ def test_label_agreement_with_three_annotators_sets_fleiss_over_complete_units()
 
 
 def test_label_agreement_fleiss_ignores_vote_order() -> None:
-    units = [{"a": 1, "b": 1, "c": 0}, {"c": 0, "a": 0, "b": 0}, {"b": 1, "c": 1, "a": 1}, {"c": 1, "b": 0, "a": 0}]
+    units = [{"a": 1, "b": 1, "c": 0}, {"c": 0, "a": 0, "b": 0},
+             {"b": 1, "c": 1, "a": 1}, {"c": 1, "b": 0, "a": 0}]
     # Ones per unit 2, 0, 3, 1 (m = 3): per unit 1/3, 1, 1, 1/3 → P̄ = (8/3)/4 = 2/3; p = 6/12 = 0.5,
     # P̄_e = 0.5 → κ = (2/3 − 1/2)/(1/2) = 1/3.
     assert label_agreement("x", units).fleiss_kappa == pytest.approx(1 / 3, abs=TOL)
