@@ -244,7 +244,7 @@ def _label_names(spec: str) -> tuple[str, ...]:
     named = {"all": ALL_LABELS, "chunk": CHUNK_LABELS, "answer": ANSWER_LABELS}
     if spec in named:
         return named[spec]
-    names = tuple(name.strip() for name in spec.split(",") if name.strip())
+    names = tuple(dict.fromkeys(name.strip() for name in spec.split(",") if name.strip()))
     unknown = [name for name in names if name not in ALL_LABELS]
     if unknown or not names:
         raise ConfigError(f"--labels takes all, chunk, answer or label names ({', '.join(ALL_LABELS)}); "
@@ -262,8 +262,8 @@ def _labels(args: argparse.Namespace) -> int:
         rows = write_template(records, args.output, names, annotator=args.annotator)
         print(f"{args.output}: {rows} rows to label ({', '.join(names)}); fill each label with 0 or 1")
         return 0
-    if args.output.resolve() == args.file.resolve():
-        raise ConfigError("--output must be a new file, not the records file")
+    if args.output.resolve() in {p.resolve() for p in (args.file, *args.filled)}:
+        raise ConfigError("--output must be a new file, not the records file or a filled annotation file")
     if _check_input(args, args.file) < 0:
         return 2
     records = list(read_records(args.file, format=args.input_format, column_map=_column_map(args.map),

@@ -63,7 +63,7 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
     bar = _progress_bar(progress, total)
     for batch in batched(_as_records(records), batch_size):
         rows = _score_batch(batch, chosen, run, start=len(item_ids), columns=columns, undefined=undefined,
-                            notes=notes)
+                            notes=notes, rows=on_items is not None)
         item_ids.extend(record.id for record in batch)
         model_ids.extend(record.model_id for record in batch)
         conversations.extend(record.conversation_id for record in batch)
@@ -87,7 +87,9 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
 
 def _score_batch(batch: list[Record], chosen: list[Metric], run: RunContext, *, start: int,
                  columns: dict[str, array[float]], undefined: dict[str, dict[int, str]],
-                 notes: dict[str, dict[int, str]]) -> list[dict[str, Any]]:
+                 notes: dict[str, dict[int, str]], rows: bool) -> list[dict[str, Any]]:
+    """Score a batch metric by metric (a metric with a batch kernel in one call), record undefined
+    reasons and notes by item index, and return the items' rows when ``rows`` is asked for."""
     items = [ItemContext() for _ in batch]
     for resource in sorted({r for m in chosen for r in m.resources}):
         texts = [text for m in chosen if m.prefetch is not None and resource in m.resources
@@ -95,25 +97,34 @@ def _score_batch(batch: list[Record], chosen: list[Metric], run: RunContext, *, 
                  for text in m.prefetch(record, item, run)]
         if texts:
             run.prefetch(resource, texts)
-    rows = []
-    for offset, (record, item) in enumerate(zip(batch, items, strict=True)):
-        values: dict[str, float] = {}
-        reasons: dict[str, str] = {}
-        item_notes: dict[str, str] = {}
+    values: dict[str, list[float]] = {}
+    with run.batch_scope():
         for metric in chosen:
-            missing = metric.missing_field(record)
-            outcome = metric.compute(record, item, run) if missing is None else Undefined(missing)
-            if isinstance(outcome, Undefined):
-                values[metric.name] = float("nan")
-                reasons[metric.name] = undefined[metric.name][start + offset] = outcome.reason
-            elif isinstance(outcome, Noted):
-                values[metric.name] = outcome.value
-                item_notes[metric.name] = notes[metric.name][start + offset] = outcome.note
+            missing = [metric.missing_field(record) for record in batch]
+            if metric.compute_batch is not None:
+                outcomes = metric.compute_batch(batch, items, run)
             else:
-                values[metric.name] = outcome
-            columns[metric.name].append(values[metric.name])
-        rows.append(item_row(record.id, record.model_id, values, reasons, item_notes))
-    return rows
+                outcomes = [metric.compute(record, item, run) if reason is None else Undefined(reason)
+                            for record, item, reason in zip(batch, items, missing, strict=True)]
+            column = values[metric.name] = []
+            for offset, (outcome, reason) in enumerate(zip(outcomes, missing, strict=True)):
+                if reason is not None:
+                    outcome = Undefined(reason)
+                if isinstance(outcome, Undefined):
+                    column.append(float("nan"))
+                    undefined[metric.name][start + offset] = outcome.reason
+                elif isinstance(outcome, Noted):
+                    column.append(outcome.value)
+                    notes[metric.name][start + offset] = outcome.note
+                else:
+                    column.append(float(outcome))
+            columns[metric.name].extend(column)
+    if not rows:
+        return []
+    return [item_row(record.id, record.model_id, {m: v[offset] for m, v in values.items()},
+                     {m: r[start + offset] for m, r in undefined.items() if start + offset in r},
+                     {m: n[start + offset] for m, n in notes.items() if start + offset in n})
+            for offset, record in enumerate(batch)]
 
 
 def _as_records(records: Iterable[Record | Mapping[str, Any]]) -> Iterable[Record]:

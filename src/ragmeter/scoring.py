@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 from ragmeter.errors import ConfigError
 from ragmeter.metrics.bertscore import Baseline, load_baseline
@@ -97,6 +98,7 @@ class RunContext:
         self.settings = settings
         self._embedder = CachedEmbedder(embedder) if embedder is not None else None
         self._token_encoder = CachedTokenEncoder(token_encoder) if token_encoder is not None else None
+        self._batch_memo: dict[str, Any] | None = None
 
     @property
     def embedder(self) -> CachedEmbedder:
@@ -125,6 +127,24 @@ class RunContext:
             self.token_encoder.encode_tokens(texts)
         else:
             raise ConfigError(f"no prefetch for the resource {resource!r}")
+
+    @contextmanager
+    def batch_scope(self) -> Iterator[None]:
+        """Scratch space for the metrics of one batch (:meth:`batch_memo`), emptied when it ends."""
+        outer, self._batch_memo = self._batch_memo, {}
+        try:
+            yield
+        finally:
+            self._batch_memo = outer
+
+    def batch_memo(self, key: str, make: Callable[[], T]) -> T:
+        """``make()`` once per batch for ``key``: work the metrics of a batch share (one read of its
+        chunk labels for six retrieval metrics)."""
+        if self._batch_memo is None:
+            raise RuntimeError("batch_memo is only available inside batch_scope()")
+        if key not in self._batch_memo:
+            self._batch_memo[key] = make()
+        return self._batch_memo[key]  # type: ignore[no-any-return]
 
     def token_embeddings(self, texts: list[str]) -> dict[str, TokenEmbeddings]:
         """Token embeddings of ``texts`` by text (from the cache where a batch prefetched them)."""

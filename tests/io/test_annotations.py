@@ -9,8 +9,9 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pytest
 
@@ -57,7 +58,8 @@ def read_csv(path: Path, delimiter: str = ",") -> tuple[list[str], list[dict[str
         return list(reader.fieldnames or []), list(reader)
 
 
-def write_csv(path: Path, header: Sequence[str], rows: Sequence[dict[str, Any]], delimiter: str = ",") -> Path:
+def write_csv(path: Path, header: Sequence[str], rows: Sequence[dict[str, Any]],
+              delimiter: str = ",") -> Path:
     with path.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(header), delimiter=delimiter)
         writer.writeheader()
@@ -67,7 +69,8 @@ def write_csv(path: Path, header: Sequence[str], rows: Sequence[dict[str, Any]],
 
 def fill(rows: list[dict[str, str]], values: dict[tuple[str, int], dict[str, Any]], default: str = "0",
          annotator: str | None = None) -> list[dict[str, str]]:
-    """Template rows with every applicable (empty) cell set: from ``values`` by (record, rank), else ``default``."""
+    """Template rows with every empty (applicable) cell set to ``default``, then ``values`` by
+    (record, rank), rank 0 the answer."""
     filled = []
     for row in rows:
         row = dict(row)
@@ -160,7 +163,8 @@ def test_annotator_fills_the_column(tmp_path: Path, records: list[Record]) -> No
 
 def test_model_id_column(tmp_path: Path) -> None:
     records = [record_from_dict({"id": "q1", "question": "q", "answer": f"answer of {model}",
-                                 "contexts": [{"doc_id": "d1", "text": "t"}], "metadata": {"model_id": model}})
+                                 "contexts": [{"doc_id": "d1", "text": "t"}],
+                                 "metadata": {"model_id": model}})
                for model in ("m-a", "m-b")]
     path = tmp_path / "t.csv"
     write_template(records, path, ("helpful",))
@@ -209,7 +213,8 @@ def test_votes_from_two_annotators(tmp_path: Path, records: list[Record]) -> Non
     assert read.votes[unit_key(records[2], 3)] == {"topically_relevant": {"ann": 0, "ben": 0}}
 
 
-def test_empty_annotator_cell_names_the_annotator_after_the_file(tmp_path: Path, records: list[Record]) -> None:
+def test_empty_annotator_cell_names_the_annotator_after_the_file(tmp_path: Path,
+                                                                  records: list[Record]) -> None:
     path = filled_csv(tmp_path, records, "carol.csv", ("helpful",))
     read = read_annotations([path], records)
     assert read.errors == []
@@ -222,7 +227,8 @@ def test_tsv_round_trip(tmp_path: Path, records: list[Record]) -> None:
     write_template(records, template, ("misleading",), annotator="dan")
     header, rows = read_csv(template, delimiter="\t")
     assert header == TEXT_COLUMNS + ["misleading"]
-    path = write_csv(tmp_path / "dan.tsv", header, fill(rows, {("r3", 2): {"misleading": "1"}}), delimiter="\t")
+    rows = fill(rows, {("r3", 2): {"misleading": "1"}})
+    path = write_csv(tmp_path / "dan.tsv", header, rows, delimiter="\t")
     read = read_annotations([path], records)
     assert read.errors == []
     assert read.votes[("r3", "", 2)] == {"misleading": {"dan": 1}}
@@ -280,16 +286,16 @@ def test_every_problem_is_collected_with_path_line_and_field(tmp_path: Path, rec
         (str(path), 6, "doc_id", "chunk id 'fr2' does not match the chunk at rank 2 of record 'r1' ('fr-2')"),
         (str(path), 8, "helpful", "expected 0 or 1, found '2'"),
         (str(path), 12, "misleading", "expected 0 or 1, found an empty cell"),
-        (str(path), None, None, "no row for record 'r3' chunk at rank 3 by annotator 'gus': "
-                                "every template row needs a row"),
+        (str(path), None, None, ("no row for record 'r3' chunk at rank 3 by annotator 'gus': "
+                                 "every template row needs a row")),
     ]
-    assert str(read.errors[0]) == (f"{path}:6 field 'doc_id': chunk id 'fr2' does not match the chunk at rank 2 "
-                                   "of record 'r1' ('fr-2')")
+    assert str(read.errors[0]) == (f"{path}:6 field 'doc_id': chunk id 'fr2' does not match the chunk at "
+                                   "rank 2 of record 'r1' ('fr-2')")
     # a row with a problem gives no vote, and counts as present (no "no row" error of its own)
     assert ("r1", "", 2) not in read.votes and ("r2", "", 0) not in read.votes
     assert ("r3", "", 1) not in read.votes and ("r3", "", 3) not in read.votes
     assert len(read.votes) == 11 - 4
-    assert read.votes[("r1", "", 1)] == dict.fromkeys(CHUNK_LABELS, {"gus": 0})
+    assert read.votes[("r1", "", 1)] == {name: {"gus": 0} for name in CHUNK_LABELS}
 
 
 def test_missing_file(tmp_path: Path, records: list[Record]) -> None:
@@ -326,7 +332,8 @@ def test_merge_takes_the_majority_and_keeps_the_votes(records: list[Record]) -> 
     }
     merged = list(merge_votes(records, votes))
     r1, r2, r3 = merged
-    assert dict(r1.labels) == {"unsafe_content": 0, "helpful": 1, "support_present": 0}   # unsafe_content kept
+    # unsafe_content, which nobody voted on, is kept
+    assert dict(r1.labels) == {"unsafe_content": 0, "helpful": 1, "support_present": 0}
     assert [dict(c.labels) for c in r1.contexts] == [{}, {"topically_relevant": 1}, {}]
     assert [dict(c.labels) for c in r2.contexts] == [{"misleading": 0, "topically_relevant": 0}, {}]
     assert r1.metadata["annotations"] == {
@@ -356,7 +363,8 @@ def test_merge_tie_rules(records: list[Record], ties: str, expected: int | None)
 
 
 def test_merge_overrides_an_existing_label_that_was_voted_on() -> None:
-    record = record_from_dict({"id": "x", "question": "q", "answer": "a", "labels": {"helpful": 0, "note": "kept"}})
+    record = record_from_dict({"id": "x", "question": "q", "answer": "a",
+                               "labels": {"helpful": 0, "note": "kept"}})
     (merged,) = merge_votes([record], {("x", "", 0): {"helpful": {"a": 1, "b": 1}}})
     assert merged.labels == {"helpful": 1, "note": "kept"}
 
@@ -375,7 +383,8 @@ def test_agreement_two_annotators_cohen() -> None:
     # a = 1,1,0,0 and b = 1,0,0,0 over 4 units, 8 ratings, 3 of them 1s.
     # raw agreement p_o = 3/4; prevalence 3/8.
     # Cohen: p = 1/2, q = 1/4, p_e = 1/2·1/4 + 1/2·3/4 = 1/2, κ = (3/4 − 1/2)/(1 − 1/2) = 1/2.
-    # Krippendorff: n = 8, n₀ = 5, n₁ = 3, D_e = 2·5·3/(8·7) = 15/28; D_o = (1/8)·2·1·1/1 = 1/4 (unit u2 only);
+    # Krippendorff: n = 8, n₀ = 5, n₁ = 3, D_e = 2·5·3/(8·7) = 15/28;
+    # D_o = (1/8)·2·1·1/1 = 1/4 (unit u2 only);
     # α = 1 − (1/4)/(15/28) = 1 − 7/15 = 8/15. u2 is a 1-1 tie.
     assert_agreement(agreement.to_dict(), {
         "label": "helpful", "annotators": ["a", "b"], "n_units": 4, "n_shared": 4, "n_ratings": 8,
@@ -392,7 +401,8 @@ def test_agreement_three_annotators_fleiss_in_seed_label_order() -> None:
     assert [a.label for a in result] == ["topically_relevant", "support_present", "helpful"]
     topical_agreement = result[0]
     # 8 units × 3 ratings, k ones per unit = 3,2,0,2,0,3,1,1 → 12 ones of 24: prevalence 1/2.
-    # Per unit, agreeing pairs / 3: k ∈ {0, 3} → 1, k ∈ {1, 2} → 1/3; mean = (4 + 4/3)/8 = 2/3 (= raw agreement).
+    # Per unit, agreeing pairs / 3: k ∈ {0, 3} → 1, k ∈ {1, 2} → 1/3;
+    # mean = (4 + 4/3)/8 = 2/3 (= raw agreement).
     # Fleiss: P̄ = 2/3, P̄_e = 1/2² + 1/2² = 1/2, κ = (2/3 − 1/2)/(1/2) = 1/3.
     # Krippendorff: D_e = 2·12·12/(24·23) = 12/23; D_o = (1/24)·Σ 2·n_u0·n_u1/2 = (1/24)·4·2 = 1/3;
     # α = 1 − (1/3)/(12/23) = 13/36.
@@ -402,7 +412,8 @@ def test_agreement_three_annotators_fleiss_in_seed_label_order() -> None:
         "fleiss_kappa": 1 / 3, "krippendorff_alpha": 13 / 36, "n_ties": 0})
     helpful = result[2]
     assert helpful.raw_agreement == 1.0 and helpful.prevalence == 1.0
-    assert math.isnan(helpful.fleiss_kappa) and math.isnan(helpful.krippendorff_alpha)   # one class only
+    assert helpful.fleiss_kappa is not None and math.isnan(helpful.fleiss_kappa)     # one class only
+    assert math.isnan(helpful.krippendorff_alpha)
     assert helpful.to_dict()["fleiss_kappa"] is None and helpful.to_dict()["krippendorff_alpha"] is None
 
 

@@ -530,3 +530,24 @@ def test_ndcg_signatures_name_ideal_and_gain() -> None:
     default = evaluate([record], metrics=["ndcg@5"], settings=_settings()).signatures["ndcg@5"].render()
     assert "ideal:retrieved" in default and "gain:exponential" in default
     assert "ideal:" not in result.signatures["mrr@5"].render()
+
+
+@pytest.mark.parametrize("gain", ["exponential", "linear"])
+def test_batch_kernels_equal_the_per_query_definitions(gain: str) -> None:
+    # The run scores batches with numpy kernels; the documented per-query functions define the values.
+    from ragmeter.metrics.retrieval import misleading_context_rate, sufficiency_hit, sufficiency_rate
+
+    rng = np.random.default_rng(3)
+    labels = [[(int(t), int(t and s), int(m)) for t, s, m in rng.integers(0, 2, size=(rng.integers(0, 9), 3))]
+              for _ in range(300)]
+    records = [_record(_chunks([t for t, _, _ in q], [s for _, s, _ in q], [m for _, _, m in q])) for q in labels]
+    result = evaluate(records, metrics=["retrieval@5"], settings=_settings("retrieved", gain), batch_size=64)
+    for i, q in enumerate(labels):
+        t, s, m = ([row[j] for row in q] for j in range(3))
+        w = [grade(ti, si) for ti, si in zip(t, s, strict=True)]
+        expected = {"topical_precision@5": topical_precision(t, 5), "sufficiency_hit@5": sufficiency_hit(s, 5),
+                    "sufficiency_rate@5": sufficiency_rate(s, 5), "mrr@5": reciprocal_rank(t, 5),
+                    "misleading_context_rate@5": misleading_context_rate(m, 5),
+                    "ndcg@5": ndcg(w, 5, gain=gain) or 0.0}
+        for name, value in expected.items():
+            assert result.scores[name][i] == pytest.approx(value, abs=1e-12), (name, q)

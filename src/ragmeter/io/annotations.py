@@ -115,12 +115,15 @@ def read_annotations(paths: Sequence[str | Path], records: Sequence[Record]) -> 
     expected: dict[str, set[str]] = {}  # annotator → label columns they were asked to fill
     seen: dict[str, set[UnitKey]] = {}
     for path in map(Path, paths):
+        jsonl = path.suffix.lower() == ".jsonl"
         for line, row in _rows(path, read.errors):
+            problems = len(read.errors)
+            if jsonl:  # each JSON row names its own columns
+                _known_columns(row, path, line, read.errors)
             columns = [name for name in row if name in ALL_LABELS]
             annotator = str(row.get("annotator") or "").strip() or path.stem
             read.annotators.setdefault(annotator, str(path))
             expected.setdefault(annotator, set()).update(columns)
-            problems = len(read.errors)
             key = _row_unit(row, path, line, index, by_id, read.errors)
             if key is None:
                 continue
@@ -144,6 +147,7 @@ def read_annotations(paths: Sequence[str | Path], records: Sequence[Record]) -> 
 
 
 def _rows(path: Path, errors: list[InputError]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(first line, row) of each row; a CSV header with unknown or missing columns stops the file."""
     try:
         handle = path.open(encoding="utf-8", newline="")
     except OSError as exc:
@@ -162,18 +166,27 @@ def _rows(path: Path, errors: list[InputError]) -> Iterator[tuple[int, dict[str,
                 if not isinstance(row, dict):
                     errors.append(InputError("expected one JSON object per line", path=str(path), line=line))
                     continue
-                if _known_columns(row, path, line, errors):
-                    yield line, row
+                yield line, row
             return
-        reader = csv.DictReader(handle, dialect="excel-tab" if path.suffix.lower() == ".tsv" else "excel")
-        if reader.fieldnames is None or not _known_columns(dict.fromkeys(reader.fieldnames), path, 1, errors):
-            if reader.fieldnames is None:
-                errors.append(InputError("empty file: expected the template's header", path=str(path), line=1))
+        reader = csv.reader(handle, dialect="excel-tab" if path.suffix.lower() == ".tsv" else "excel")
+        header = next(reader, None)
+        if header is None:
+            errors.append(InputError("empty file: expected the template's header", path=str(path), line=1))
             return
-        ended = 1
-        for row in reader:
-            yield ended + 1, dict(row)
-            ended = reader.line_num
+        if not _known_columns(dict.fromkeys(header), path, 1, errors):
+            return
+        while True:
+            line = reader.line_num + 1  # a quoted cell may make a row span several lines
+            cells = next(reader, None)
+            if cells is None:
+                return
+            if not cells:  # a blank line
+                continue
+            if len(cells) > len(header):
+                errors.append(InputError(f"the row has {len(cells)} cells but the header {len(header)}: "
+                                         "quote cells that hold commas", path=str(path), line=line))
+                continue
+            yield line, dict(zip(header, cells + [""] * (len(header) - len(cells)), strict=True))
 
 
 def _known_columns(row: Mapping[str, Any], path: Path, line: int, errors: list[InputError]) -> bool:
@@ -209,11 +222,15 @@ def _row_unit(row: Mapping[str, Any], path: Path, line: int, index: Mapping[Unit
             models = ", ".join(repr(r.model_id) for r in candidates)
             error("model_id", f"record id {record_id!r} has one record per model ({models}): fill model_id")
             return None
+        elif candidates:
+            models = ", ".join(repr(r.model_id or "") for r in candidates)
+            error("model_id", f"record id {record_id!r} has no record with model_id {model_id!r} "
+                              f"(its model_id: {models})")
+            return None
         else:
             close = difflib.get_close_matches(record_id, by_id, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            what = f"record id {record_id!r}" + (f" with model_id {model_id!r}" if model_id else "")
-            error("record_id", f"unknown {what}: no such record in the records file{hint}")
+            error("record_id", f"unknown record id {record_id!r}: no such record in the records file{hint}")
             return None
     if unit == "answer":
         return unit_key(record)
@@ -243,7 +260,7 @@ def _row_values(row: Mapping[str, Any], key: UnitKey, path: Path, line: int,
         text = "" if raw is None else str(raw).strip()
         if name not in applicable:
             if text not in ("", NOT_APPLICABLE):
-                errors.append(InputError(f"{name} does not apply to a {'chunk' if key[2] else 'answer'} row; "
+                errors.append(InputError(f"{name} does not apply to {'a chunk' if key[2] else 'an answer'} row; "
                                          f"leave it {NOT_APPLICABLE!r}", path=str(path), line=line, field=name))
                 ok = False
             continue

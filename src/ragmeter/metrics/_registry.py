@@ -23,7 +23,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from ragmeter.errors import ConfigError
 from ragmeter.records import Record
@@ -61,16 +61,17 @@ class Noted:
 
 Outcome = float | Undefined | Noted
 
-FIELD_CHECKS: dict[str, tuple[Callable[[Record], bool], str]] = {
+#: Record field → (is it present?, the reason when not); ``None`` for a field every record has, or
+#: one the metric checks itself.
+FIELD_CHECKS: dict[str, tuple[Callable[[Record], bool], str] | None] = {
     "references": (lambda r: len(r.references) > 0, "record has no reference answer"),
     "contexts": (lambda r: len(r.contexts) > 0, "record has no retrieved chunks"),
     "usage": (lambda r: r.usage is not None, "record has no token usage"),
     "latency_ms": (lambda r: r.latency_ms is not None, "record has no latency_ms"),
-    "answer": (lambda r: True, ""),
-    "answerability": (lambda r: True, ""),
-    # Labels are checked by each metric, which knows the label and the ranks it reads.
-    "labels": (lambda r: True, ""),
-    "chunk_labels": (lambda r: True, ""),
+    "answer": None,
+    "answerability": None,  # optional: metrics handle an unknown answerability
+    "labels": None,  # labels are checked by each metric, which knows the label and the ranks it reads
+    "chunk_labels": None,
 }
 
 
@@ -89,6 +90,8 @@ class Metric:
     settings: tuple[str, ...] = ()
     resources: frozenset[str] = frozenset()
     prefetch: Callable[[Record, ItemContext, RunContext], Iterable[str]] | None = None
+    #: Scores a whole batch at once (vectorised kernels); gives the same outcomes as ``compute``.
+    compute_batch: Callable[[Sequence[Record], list[ItemContext], RunContext], list[Outcome]] | None = None
 
     def __post_init__(self) -> None:
         unknown = [need for need in self.needs if need not in FIELD_CHECKS]
@@ -102,9 +105,9 @@ class Metric:
     def missing_field(self, record: Record) -> str | None:
         """The reason this record cannot be scored, or ``None`` when it can."""
         for need in self.needs:
-            present, reason = FIELD_CHECKS[need]
-            if not present(record):
-                return reason
+            check = FIELD_CHECKS[need]
+            if check is not None and not check[0](record):
+                return check[1]
         return None
 
 

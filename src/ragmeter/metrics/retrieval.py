@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import math
 from functools import cache
-from typing import Mapping, Sequence
+from typing import Callable, Sequence
+
+import numpy as np
 
 from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register_cutoff
+from ragmeter.metrics._retrieval_kernels import RankedLabels, dcg_rows, graded, ranked_labels
 from ragmeter.records import Record
 from ragmeter.scoring import ItemContext, RunContext
 
@@ -81,8 +84,8 @@ def dcg(grades: Sequence[int], k: int, *, gain: str = "exponential") -> float:
 def ndcg(grades: Sequence[int], k: int, *, ideal: Sequence[int] | None = None,
          gain: str = "exponential") -> float | None:
     """NDCG@K(i) = DCG@K(i) / IDCG@K(i), where IDCG is the DCG of the ideal ranking: the grades in
-    ``ideal`` (the query's judged pool, as trec_eval) or, when ``ideal`` is ``None``, the retrieved
-    ``grades`` themselves, sorted from best to worst.
+    ``ideal`` (the query's judged pool, as trec_eval) or, when ``ideal`` is ``None``, the top-k retrieved
+    ``grades`` themselves (seed 003's C_i is the top-K set) sorted from best to worst.
 
     Returns ``None`` when IDCG is 0 (nothing relevant to rank); the metric scores such a query 0 and
     notes it, as trec_eval does.
@@ -92,7 +95,7 @@ def ndcg(grades: Sequence[int], k: int, *, ideal: Sequence[int] | None = None,
     >>> ndcg([0, 0], 5) is None
     True
     """
-    best = sorted(grades if ideal is None else ideal, reverse=True)
+    best = sorted(grades[:k] if ideal is None else ideal, reverse=True)
     ideal_dcg = dcg(best, k, gain=gain)
     if ideal_dcg == 0:
         return None
@@ -106,115 +109,95 @@ def _gain_is_exponential(gain: str) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Registration: reading labels off a record, with the undefined and noted cases.
+# Registration: batch kernels (one read of a batch's labels shared by the six metrics), with the
+# undefined and noted cases.
 
-_GRADE_LABELS = ("topically_relevant", "evidence_sufficient")
-
-
-def _ranked(record: Record, item: ItemContext, name: str, k: int) -> list[int] | Undefined:
-    """The label ``name`` of the top-``k`` chunks in rank order, or why it cannot be read."""
-    def read() -> list[int] | Undefined:
-        values = []
-        for rank, chunk in enumerate(record.contexts[:k], start=1):
-            if name not in chunk.labels:
-                return Undefined(f"chunk at rank {rank} has no {name} label")
-            value = chunk.labels[name]
-            if value is None:
-                return Undefined(f"annotators tied on {name} at rank {rank}")
-            values.append(int(value))
-        return values
-    return item.memo(f"retrieval:{name}@{k}", read)
+def _batch_labels(records: Sequence[Record], run: RunContext, k: int) -> RankedLabels:
+    return run.batch_memo(f"retrieval-labels@{k}", lambda: ranked_labels(records, k))
 
 
-def _note(record: Record, k: int, value: float, *, short: str | None) -> Outcome:
-    """``value`` with a note for an empty list, and for a list shorter than k when ``short`` says how
-    (``"denominator"`` for the rates that still divide by k, ``"plain"``), else as it is."""
-    if not record.contexts:
-        return Noted(value, "no chunks retrieved (scored 0)")
-    if short is not None and len(record.contexts) < k:
-        why = f" (the denominator stays {k})" if short == "denominator" else ""
-        return Noted(value, f"fewer than {k} chunks retrieved{why}")
-    return value
+def _outcomes(values: np.ndarray, problems: Sequence[str | None], lengths: np.ndarray, k: int, *,
+              short: str | None, zero_ideal: np.ndarray | None = None, pool: bool = False) -> list[Outcome]:
+    """Per-record outcomes: undefined where a label is missing or tied; noted for an empty list, an
+    ideal DCG of 0 and (``short``: ``"denominator"`` or ``"plain"``) a list shorter than k."""
+    outcomes: list[Outcome] = values.tolist()
+    flagged = np.flatnonzero((lengths < k) | (zero_ideal if zero_ideal is not None else False))
+    for i in flagged:
+        if zero_ideal is not None and zero_ideal[i]:
+            what = "no chunks retrieved" if lengths[i] == 0 and not pool else "nothing relevant"
+            outcomes[i] = Noted(0.0, f"ideal DCG is 0: {what} (scored 0, as trec_eval)")
+        elif lengths[i] == 0:
+            outcomes[i] = Noted(outcomes[i], "no chunks retrieved (scored 0)")  # type: ignore[arg-type]
+        elif short is not None:
+            why = f" (the denominator stays {k})" if short == "denominator" else ""
+            outcomes[i] = Noted(outcomes[i], f"fewer than {k} chunks retrieved{why}")  # type: ignore[arg-type]
+    for i, problem in enumerate(problems):
+        if problem is not None:
+            outcomes[i] = Undefined(problem)
+    return outcomes
 
 
-def _label_metric(base: str, description: str, label: str, fn: object, *, higher_is_better: bool,
-                  aggregation: Aggregation = Aggregation.MEAN, divides_by_k: bool = True) -> None:
+def _single(batch: Callable[[Sequence[Record], list[ItemContext], RunContext], list[Outcome]]
+            ) -> Callable[[Record, ItemContext, RunContext], Outcome]:
+    def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
+        with run.batch_scope():
+            return batch([record], [item], run)[0]
+    return compute
+
+
+def _label_metric(base: str, description: str, label: str, kernel: Callable[[np.ndarray, int], np.ndarray], *,
+                  higher_is_better: bool, aggregation: Aggregation = Aggregation.MEAN,
+                  divides_by_k: bool = True) -> None:
     @cache
     def build(k: int) -> Metric:
-        def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
-            labels = _ranked(record, item, label, k)
-            if isinstance(labels, Undefined):
-                return labels
-            return _note(record, k, fn(labels, k), short="denominator" if divides_by_k else None)  # type: ignore[operator]
+        def compute_batch(records: Sequence[Record], items: list[ItemContext], run: RunContext) -> list[Outcome]:
+            labels = _batch_labels(records, run, k)
+            values = kernel(labels.values[label], k)
+            return _outcomes(values, labels.problems[label], labels.lengths, k,
+                             short="denominator" if divides_by_k else None)
         return Metric(name=f"{base}@{k}", family="retrieval", description=description.replace("K", str(k)),
                       needs=("chunk_labels",), aggregation=aggregation, value_range=(0.0, 1.0),
-                      higher_is_better=higher_is_better, compute=compute)
+                      higher_is_better=higher_is_better, compute=_single(compute_batch),
+                      compute_batch=compute_batch)
     register_cutoff(base, "retrieval", build)
 
 
+def _first_hit_reciprocal(t: np.ndarray, k: int) -> np.ndarray:
+    first = t.argmax(axis=1)
+    return np.where(t.any(axis=1), 1.0 / (first + 1), 0.0)
+
+
 _label_metric("topical_precision", "Share of the top K chunks labelled topically_relevant (÷K).",
-              "topically_relevant", topical_precision, higher_is_better=True)
+              "topically_relevant", lambda t, k: t.sum(axis=1) / k, higher_is_better=True)
 _label_metric("sufficiency_hit", "Some top-K chunk is labelled evidence_sufficient; a rate.",
-              "evidence_sufficient", sufficiency_hit, higher_is_better=True, aggregation=Aggregation.RATE,
-              divides_by_k=False)
+              "evidence_sufficient", lambda s, k: s.any(axis=1).astype(float), higher_is_better=True,
+              aggregation=Aggregation.RATE, divides_by_k=False)
 _label_metric("sufficiency_rate", "Share of the top K chunks labelled evidence_sufficient (÷K).",
-              "evidence_sufficient", sufficiency_rate, higher_is_better=True)
+              "evidence_sufficient", lambda s, k: s.sum(axis=1) / k, higher_is_better=True)
 _label_metric("misleading_context_rate", "Share of the top K chunks labelled misleading (÷K); lower is better.",
-              "misleading", misleading_context_rate, higher_is_better=False)
+              "misleading", lambda m, k: m.sum(axis=1) / k, higher_is_better=False)
 _label_metric("mrr", "Reciprocal rank of the first topically_relevant chunk in the top K (0 if none).",
-              "topically_relevant", reciprocal_rank, higher_is_better=True, divides_by_k=False)
-
-
-def _grades(record: Record, k: int, qrels: Mapping[str, int] | None) -> list[int] | Undefined:
-    """w_ik of the top-k chunks. With ``qrels`` (ideal=pool) a judged doc_id takes its qrels grade, as in
-    trec_eval, and counts once (at its best rank); an unjudged chunk takes its own labels, or 0 when it has
-    none (trec_eval's unjudged = not relevant)."""
-    seen: set[str] = set()
-    grades = []
-    for rank, chunk in enumerate(record.contexts[:k], start=1):
-        if qrels is not None and chunk.doc_id in qrels:
-            grades.append(0 if chunk.doc_id in seen else qrels[chunk.doc_id])
-            seen.add(chunk.doc_id)
-            continue
-        missing = [name for name in _GRADE_LABELS if name not in chunk.labels]
-        if missing and qrels is not None:
-            grades.append(0)
-            continue
-        if missing:
-            return Undefined(f"chunk at rank {rank} has no {missing[0]} label")
-        tied = [name for name in _GRADE_LABELS if chunk.labels[name] is None]
-        if tied:
-            return Undefined(f"annotators tied on {tied[0]} at rank {rank}")
-        grades.append(grade(*(int(chunk.labels[name]) for name in _GRADE_LABELS)))
-    return grades
+              "topically_relevant", _first_hit_reciprocal, higher_is_better=True, divides_by_k=False)
 
 
 @cache
 def _ndcg_metric(k: int) -> Metric:
-    def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
+    def compute_batch(records: Sequence[Record], items: list[ItemContext], run: RunContext) -> list[Outcome]:
         settings = run.settings
-        qrels = None
-        if settings.ndcg_ideal == "pool":
-            if record.qrels is None:
-                return Undefined("ideal=pool needs the record's qrels (its judged pool); it has none")
-            qrels = record.qrels
-        grades = _grades(record, k, qrels)
-        if isinstance(grades, Undefined):
-            return grades
-        ideal = None
-        if qrels is not None:  # the judged pool, plus the retrieved chunks it does not judge, graded alike
-            ideal = [*qrels.values(),
-                     *(w for chunk, w in zip(record.contexts[:k], grades) if chunk.doc_id not in qrels)]
-        value = ndcg(grades, k, ideal=ideal, gain=settings.ndcg_gain)
-        if value is None:
-            note = "no chunks retrieved" if not record.contexts and qrels is None else "nothing relevant"
-            return Noted(0.0, f"ideal DCG is 0: {note} (scored 0, as trec_eval)")
-        return _note(record, k, value, short="plain")
+        labels = _batch_labels(records, run, k)
+        pool = settings.ndcg_ideal == "pool"
+        grades, ideal, problems = graded(records, labels, pool=pool)
+        exponential = _gain_is_exponential(settings.ndcg_gain)
+        ideal_dcg = dcg_rows(-np.sort(-grades, axis=1) if ideal is None else ideal, exponential=exponential)
+        zero_ideal = ideal_dcg == 0
+        values = dcg_rows(grades, exponential=exponential) / np.where(zero_ideal, 1.0, ideal_dcg)
+        return _outcomes(values, problems, labels.lengths, k, short="plain", zero_ideal=zero_ideal, pool=pool)
 
     return Metric(name=f"ndcg@{k}", family="retrieval",
                   description=f"DCG@{k} of grades w (2 sufficient, 1 topical, 0) over the ideal DCG@{k}.",
                   needs=("chunk_labels",), aggregation=Aggregation.MEAN, value_range=(0.0, 1.0),
-                  higher_is_better=True, compute=compute, settings=("ideal", "gain"))
+                  higher_is_better=True, compute=_single(compute_batch), compute_batch=compute_batch,
+                  settings=("ideal", "gain"))
 
 
 register_cutoff("ndcg", "retrieval", _ndcg_metric)
