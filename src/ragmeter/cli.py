@@ -266,9 +266,9 @@ def _labels(args: argparse.Namespace) -> int:
         raise ConfigError("--output must be a new file, not the records file or a filled annotation file")
     if _check_input(args, args.file) < 0:
         return 2
-    records = list(read_records(args.file, format=args.input_format, column_map=_column_map(args.map),
-                                skip_invalid=True))
-    read = read_annotations(args.filled, records)
+    annotated = list(read_records(args.file, format=args.input_format, column_map=_column_map(args.map),
+                                  skip_invalid=True))
+    read = read_annotations(args.filled, annotated)
     for error in read.errors[:args.max_errors]:
         print(f"error: {error}", file=sys.stderr)
     if len(read.errors) > args.max_errors:
@@ -277,7 +277,7 @@ def _labels(args: argparse.Namespace) -> int:
         print(f"{len(read.errors)} problem(s) in the annotation files: nothing merged. Fix them, or pass "
               "--skip-invalid to merge the valid rows", file=sys.stderr)
         return 2
-    merged = merge_votes(records, read.votes, ties=args.ties)
+    merged = merge_votes(annotated, read.votes, ties=args.ties)
     temporary = args.output.with_name(args.output.name + ".partial")
     with temporary.open("w", encoding="utf-8") as handle:
         for record in merged:
@@ -292,7 +292,7 @@ def _labels(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
-        print(f"{args.output}: {len(records)} records, labels from {len(read.annotators)} annotator(s) "
+        print(f"{args.output}: {len(annotated)} records, labels from {len(read.annotators)} annotator(s) "
               f"({', '.join(sorted(read.annotators))}); ties → {args.ties}")
         print(render_agreement(agreement))
         print(f"\nAgreement report: {report_path}", file=sys.stderr)

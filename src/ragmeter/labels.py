@@ -22,24 +22,28 @@ def merge_votes(records: Iterable[Record], votes: Votes, *, ties: str = "undefin
     ``ties="undefined"``); labels without votes are kept as they were."""
     for record in records:
         annotations: dict[str, dict[str, Any]] = {}
-
-        def decide(rank: int, labels: dict[str, Any]) -> dict[str, Any]:
-            for name, by_annotator in votes.get(unit_key(record, rank), {}).items():
-                labels[name] = majority(list(by_annotator.values()), ties=ties)
-                for annotator, value in by_annotator.items():
-                    mine = annotations.setdefault(annotator, {"answer": {}, "chunks": {}})
-                    target = mine["answer"] if rank == 0 else mine["chunks"].setdefault(str(rank), {})
-                    target[name] = value
-            return labels
-
-        contexts = tuple(replace(chunk, labels=decide(rank, dict(chunk.labels)))
+        contexts = tuple(replace(chunk, labels=_decide(votes.get(unit_key(record, rank), {}), chunk.labels, rank,
+                                                      ties, annotations))
                          for rank, chunk in enumerate(record.contexts, start=1))
-        labels = decide(0, dict(record.labels))
+        labels = _decide(votes.get(unit_key(record), {}), record.labels, 0, ties, annotations)
         if not annotations:
             yield record
             continue
         metadata = {**record.metadata, "annotations": dict(sorted(annotations.items())), "label_ties": ties}
         yield replace(record, contexts=contexts, labels=labels, metadata=metadata)
+
+
+def _decide(unit_votes: dict[str, dict[str, int]], labels: Any, rank: int, ties: str,
+            annotations: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """``labels`` with each voted label set to its majority; each vote copied into ``annotations``."""
+    decided = dict(labels)
+    for name, by_annotator in unit_votes.items():
+        decided[name] = majority(list(by_annotator.values()), ties=ties)
+        for annotator, value in by_annotator.items():
+            mine = annotations.setdefault(annotator, {"answer": {}, "chunks": {}})
+            target = mine["answer"] if rank == 0 else mine["chunks"].setdefault(str(rank), {})
+            target[name] = value
+    return decided
 
 
 def agreement_by_label(votes: Votes) -> list[LabelAgreement]:

@@ -56,16 +56,19 @@ def template_rows(records: Iterable[Record], labels: Sequence[str] = ALL_LABELS,
     want_answers = any(name in ANSWER_LABELS for name in labels)
     want_chunks = any(name in CHUNK_LABELS for name in labels)
     for record in records:
-        def row(unit: str, rank: Any, doc_id: str, text: str, applicable: tuple[str, ...]) -> dict[str, Any]:
-            return {"annotator": annotator, "record_id": record.id, "model_id": record.model_id or "",
-                    "unit": unit, "rank": rank, "doc_id": doc_id, "question": record.question, "text": text,
-                    **{name: "" if name in applicable else NOT_APPLICABLE for name in labels}}
         if want_answers:
-            yield row("answer", "", "", record.answer, ANSWER_LABELS)
+            yield _template_row(record, annotator, "answer", "", "", record.answer, labels, ANSWER_LABELS)
         if want_chunks:
             for rank, chunk in enumerate(record.contexts, start=1):
                 text = f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
-                yield row("chunk", rank, chunk.doc_id, text, CHUNK_LABELS)
+                yield _template_row(record, annotator, "chunk", rank, chunk.doc_id, text, labels, CHUNK_LABELS)
+
+
+def _template_row(record: Record, annotator: str, unit: str, rank: Any, doc_id: str, text: str,
+                  labels: Sequence[str], applicable: tuple[str, ...]) -> dict[str, Any]:
+    return {"annotator": annotator, "record_id": record.id, "model_id": record.model_id or "", "unit": unit,
+            "rank": rank, "doc_id": doc_id, "question": record.question, "text": text,
+            **{name: "" if name in applicable else NOT_APPLICABLE for name in labels}}
 
 
 def write_template(records: Iterable[Record], path: str | Path, labels: Sequence[str] = ALL_LABELS, *,

@@ -72,9 +72,9 @@ def graded(records: Sequence[Record], labels: RankedLabels, *, pool: bool
     t, s = labels.values["topically_relevant"], labels.values["evidence_sufficient"]
     grades = np.where(s == 1, 2, np.where(t == 1, 1, 0)).astype(np.int64)
     if not pool:
-        problems = [labels.problems["topically_relevant"][i] or labels.problems["evidence_sufficient"][i]
-                    for i in range(len(records))]
-        return grades, None, problems
+        either = [labels.problems["topically_relevant"][i] or labels.problems["evidence_sufficient"][i]
+                  for i in range(len(records))]
+        return grades, None, either
     rows: list[list[int]] = grades.tolist()
     ideal_rows = []
     problems: list[str | None] = [None] * len(records)

@@ -131,9 +131,9 @@ def _outcomes(values: np.ndarray, problems: Sequence[str | None], lengths: np.nd
         elif short is not None:
             why = f" (the denominator stays {k})" if short == "denominator" else ""
             outcomes[i] = Noted(outcomes[i], f"fewer than {k} chunks retrieved{why}")  # type: ignore[arg-type]
-    for i, problem in enumerate(problems):
+    for index, problem in enumerate(problems):
         if problem is not None:
-            outcomes[i] = Undefined(problem)
+            outcomes[index] = Undefined(problem)
     return outcomes
 
 
