@@ -12,7 +12,7 @@ from typing import Sequence
 
 from ragmeter._version import __version__
 from ragmeter.errors import ConfigError, RagmeterError
-from ragmeter.io.annotations import ALL_LABELS, read_annotations, write_template
+from ragmeter.io.annotations import read_annotations, write_template
 from ragmeter.io.native import record_to_dict
 from ragmeter.io.qrels import attach_qrels, read_qrels
 from ragmeter.io.readers import FORMATS, check_file, read_records
@@ -22,7 +22,7 @@ from ragmeter.metrics import DEFAULT_CUTOFF, list_metrics, resolve_metrics
 from ragmeter.models import EMBEDDER_BACKENDS
 from ragmeter.pipelines.mtrag import STEPS, check_step, run_step
 from ragmeter.pipelines.mtrag_summary import render_summary, summarize_rows
-from ragmeter.records import ANSWER_LABELS, CHUNK_LABELS
+from ragmeter.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS
 from ragmeter.report import render_agreement, render_report
 from ragmeter.run import evaluate
 from ragmeter.scoring import CI_METHODS, IDK_EVAL_SOURCES, NDCG_GAINS, NDCG_IDEALS, SOURCE_LABELS, Settings

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Iterable, Iterator
 
-from ragmeter.io.annotations import ALL_LABELS, Votes, unit_key
-from ragmeter.records import Record
+from ragmeter.io.annotations import Votes, unit_key
+from ragmeter.records import ALL_LABELS, Record
 from ragmeter.stats.agreement import LabelAgreement, label_agreement, majority
 
 __all__ = ["agreement_by_label", "merge_votes"]

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Mapping
 
-__all__ = ["ANSWER_LABELS", "CHUNK_LABELS", "Answerability", "Chunk", "Record", "Turn", "Usage"]
+__all__ = ["ALL_LABELS", "ANSWER_LABELS", "CHUNK_LABELS", "Answerability", "Chunk", "Record", "Turn", "Usage"]
 
 #: Seed 003's labels of one retrieved chunk (per rank), each 0 or 1.
 CHUNK_LABELS = ("topically_relevant", "evidence_sufficient", "misleading")
@@ -18,6 +18,7 @@ CHUNK_LABELS = ("topically_relevant", "evidence_sufficient", "misleading")
 ANSWER_LABELS = ("support_present", "unsupported_claim_present", "contradicted_claim_present", "source_cited",
                  "fabricated_source", "proper_action", "response_on_topic", "helpful", "incomplete",
                  "unsafe_content")
+ALL_LABELS = CHUNK_LABELS + ANSWER_LABELS
 
 
 class Answerability(str, Enum):

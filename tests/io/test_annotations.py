@@ -22,34 +22,11 @@ from ragmeter.io.native import record_from_dict, record_to_dict
 from ragmeter.labels import agreement_by_label, merge_votes
 from ragmeter.records import ANSWER_LABELS, CHUNK_LABELS, Record
 
-TEXT_COLUMNS = ["annotator", "record_id", "model_id", "unit", "rank", "doc_id", "question", "text"]
-ALL = list(CHUNK_LABELS + ANSWER_LABELS)
-
-# Three records with 3, 2 and 3 chunks; r1's answer and a chunk hold commas, quotes and newlines.
-RECORD_DICTS: list[dict[str, Any]] = [
-    {"id": "r1", "question": "What is the capital of France?",
-     "answer": 'Paris, "the City of Light",\nis the capital.',
-     "contexts": [{"doc_id": "fr-1", "title": "France", "text": "Paris is the capital of France."},
-                  {"doc_id": "fr-2", "text": 'Lyon, a city, is "big".'},
-                  {"doc_id": "de-1", "text": "Berlin is the capital of Germany."}],
-     "labels": {"unsafe_content": 0}},
-    {"id": "r2", "question": "Who wrote Hamlet?", "answer": "Shakespeare.",
-     "contexts": [{"doc_id": "ham-1", "text": "Hamlet is a tragedy by William Shakespeare.",
-                   "labels": {"misleading": 0}},
-                  {"doc_id": "mac-1", "text": "Macbeth is another play."}]},
-    {"id": "r3", "question": "How tall is Everest?", "answer": "About 8,849 m.",
-     "contexts": [{"doc_id": "ev-1", "text": "Mount Everest is 8,849 metres tall."},
-                  {"doc_id": "k2-1", "text": "K2 is 8,611 metres tall."},
-                  {"doc_id": "ev-2", "text": "Everest lies in the Himalayas."}]},
-]
-# (record id, rank) of every template row in order; rank 0 is the answer.
-UNITS = [("r1", 0), ("r1", 1), ("r1", 2), ("r1", 3), ("r2", 0), ("r2", 1), ("r2", 2),
-         ("r3", 0), ("r3", 1), ("r3", 2), ("r3", 3)]
-
+from label_records import ALL, RECORDS, TEXT_COLUMNS, UNITS
 
 @pytest.fixture
 def records() -> list[Record]:
-    return [record_from_dict(obj) for obj in RECORD_DICTS]
+    return [record_from_dict(obj) for obj in RECORDS]
 
 
 def read_csv(path: Path, delimiter: str = ",") -> tuple[list[str], list[dict[str, str]]]:
@@ -101,7 +78,7 @@ def test_template_rows_one_answer_row_then_one_per_chunk(records: list[Record]) 
     answer, chunk = rows[0], rows[1]
     assert list(answer) == TEXT_COLUMNS + ALL
     assert answer["unit"] == "answer" and answer["rank"] == "" and answer["doc_id"] == ""
-    assert answer["text"] == RECORD_DICTS[0]["answer"]
+    assert answer["text"] == RECORDS[0]["answer"]
     assert {name: answer[name] for name in CHUNK_LABELS} == dict.fromkeys(CHUNK_LABELS, "n/a")
     assert {name: answer[name] for name in ANSWER_LABELS} == dict.fromkeys(ANSWER_LABELS, "")
     assert chunk["unit"] == "chunk" and chunk["rank"] == 1 and chunk["doc_id"] == "fr-1"
@@ -332,8 +309,8 @@ def test_merge_takes_the_majority_and_keeps_the_votes(records: list[Record]) -> 
     }
     merged = list(merge_votes(records, votes))
     r1, r2, r3 = merged
-    # unsafe_content, which nobody voted on, is kept
-    assert dict(r1.labels) == {"unsafe_content": 0, "helpful": 1, "support_present": 0}
+    # unsafe_content and idk_eval, which nobody voted on, are kept
+    assert dict(r1.labels) == {"unsafe_content": 0, "idk_eval": 0, "helpful": 1, "support_present": 0}
     assert [dict(c.labels) for c in r1.contexts] == [{}, {"topically_relevant": 1}, {}]
     assert [dict(c.labels) for c in r2.contexts] == [{"misleading": 0, "topically_relevant": 0}, {}]
     assert r1.metadata["annotations"] == {

@@ -25,13 +25,12 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ragmeter.errors import InputError
-from ragmeter.records import ANSWER_LABELS, CHUNK_LABELS, Record
+from ragmeter.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
 
 __all__ = ["AnnotationRead", "Votes", "read_annotations", "template_rows", "unit_key", "write_template"]
 
 TEXT_COLUMNS = ("annotator", "record_id", "model_id", "unit", "rank", "doc_id", "question", "text")
 NOT_APPLICABLE = "n/a"
-ALL_LABELS = CHUNK_LABELS + ANSWER_LABELS
 
 #: (record id, model id or "", rank): rank 0 is the answer, 1… the chunks.
 UnitKey = tuple[str, str, int]
