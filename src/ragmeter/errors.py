@@ -6,6 +6,9 @@
      ├── InputError (also ValueError)          a bad record: .path .line .field
      ├── ConfigError (also ValueError)         an unknown metric, a bad option
      ├── ModelError                            a packaged model is missing or corrupt
+     ├── JudgeError                            a judge cannot be used (bad key, unknown model, server down)
+     │    ├── TransientJudgeError              one call failed in a way worth retrying (429, 5xx, timeout)
+     │    └── RejectedCallError                the endpoint refused one call (400, 413, 422)
      └── MissingDependencyError (also ImportError)   an optional extra is not installed
 
 Every message says what to do next.
@@ -13,7 +16,8 @@ Every message says what to do next.
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "InputError", "MissingDependencyError", "ModelError", "RagmeterError"]
+__all__ = ["ConfigError", "InputError", "JudgeError", "MissingDependencyError", "ModelError", "RagmeterError",
+           "RejectedCallError", "TransientJudgeError"]
 
 
 class RagmeterError(Exception):
@@ -48,6 +52,24 @@ class ConfigError(RagmeterError, ValueError):
 
 class ModelError(RagmeterError):
     """A model file that is missing, unreadable or fails its checksum."""
+
+
+class JudgeError(RagmeterError):
+    """A judge that cannot be used at all: a rejected key, an unknown model, a server that does not start."""
+
+
+class TransientJudgeError(JudgeError):
+    """One judge call failed in a way worth retrying: a rate limit (``rate_limited``), a 5xx, a timeout or a
+    dropped connection. ``retry_after`` is the server's Retry-After in seconds, when it sent one."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, rate_limited: bool = False) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.rate_limited = rate_limited
+
+
+class RejectedCallError(JudgeError):
+    """The endpoint refused one call (400, 413, 422: a prompt too long, say); that verdict is a failure."""
 
 
 class MissingDependencyError(RagmeterError, ImportError):

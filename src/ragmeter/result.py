@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -15,7 +15,12 @@ from ragmeter.scoring import Settings
 from ragmeter.signature import Signature
 from ragmeter.stats.intervals import bootstrap_mean_interval, bootstrap_quantile_interval, wilson_interval
 
-__all__ = ["EvalResult", "Summary", "summarize"]
+if TYPE_CHECKING:
+    from ragmeter.judges import Judge, JudgeUsage
+    from ragmeter.records import Record
+    from ragmeter.scoring import ItemJudging
+
+__all__ = ["EvalResult", "JudgingReport", "Summary", "summarize"]
 
 
 @dataclass(frozen=True)
@@ -91,11 +96,64 @@ def summarize(metric: Metric, values: np.ndarray, undefined: Mapping[int, str], 
 
 
 @dataclass(frozen=True)
+class JudgingReport:
+    """What the judge did in a run: ``usage`` by prompt (calls, cache hits, requests, retries, repairs,
+    failures, tokens), the tokens each item cost this run (0 where cached), and every failed call as
+    ``{"id", "prompt", "reason", "raw"}`` (``raw``: the last reply, when there was one)."""
+
+    judge: str
+    usage: Mapping[str, JudgeUsage]
+    prompt_tokens: np.ndarray
+    completion_tokens: np.ndarray
+    failures: tuple[Mapping[str, Any], ...]
+
+    def totals(self) -> dict[str, int]:
+        """Sums over prompts of every usage counter."""
+        keys = ("calls", "cached", "requests", "retries", "repairs", "failures", "prompt_tokens",
+                "completion_tokens", "cached_prompt_tokens", "cached_completion_tokens")
+        return {k: sum(getattr(u, k) for u in self.usage.values()) for k in keys}
+
+    def cost(self, prompt_price: float, completion_price: float) -> float:
+        """This run's spend at the given prices per million prompt and completion tokens."""
+        totals = self.totals()
+        return (totals["prompt_tokens"] * prompt_price + totals["completion_tokens"] * completion_price) / 1e6
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"judge": self.judge, "totals": self.totals(),
+                "by_prompt": {name: u.to_dict() for name, u in self.usage.items()},
+                "failures": len(self.failures)}
+
+
+class JudgingLog:
+    """Collects, batch by batch, what judging each item cost and which calls failed."""
+
+    def __init__(self) -> None:
+        self.prompt_tokens: list[int] = []
+        self.completion_tokens: list[int] = []
+        self.failures: list[dict[str, Any]] = []
+
+    def add(self, batch: Sequence[Record], costs: Sequence[ItemJudging]) -> None:
+        for record, cost in zip(batch, costs, strict=True):
+            self.prompt_tokens.append(cost.prompt_tokens)
+            self.completion_tokens.append(cost.completion_tokens)
+            self.failures.extend({"id": record.id, "prompt": prompt, "reason": reason, "raw": raw}
+                                 for prompt, reason, raw in cost.failures)
+
+    def report(self, judge: Judge) -> JudgingReport:
+        import copy
+
+        return JudgingReport(judge.identity, copy.deepcopy(judge.usage),
+                             np.asarray(self.prompt_tokens, dtype=np.int64),
+                             np.asarray(self.completion_tokens, dtype=np.int64), tuple(self.failures))
+
+
+@dataclass(frozen=True)
 class EvalResult:
     """Per-item scores (``scores[metric][i]`` for ``item_ids[i]``, NaN where undefined, with the
     reason in ``undefined[metric][i]``) and the run figures computed from them. ``model_ids[i]`` names
     the answering system when the input mixes several (MT-RAG files do), else ``None``. ``notes[metric][i]``
-    is the note that came with a defined value, where there was one."""
+    is the note that came with a defined value, where there was one. ``judging`` tells what the judge
+    did, when the run had one."""
 
     item_ids: tuple[str, ...]
     model_ids: tuple[str | None, ...]
@@ -105,6 +163,7 @@ class EvalResult:
     signatures: Mapping[str, Signature]
     settings: Settings
     notes: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
+    judging: JudgingReport | None = None
 
     @property
     def metrics(self) -> list[str]:
@@ -128,7 +187,16 @@ class EvalResult:
         for i, (item_id, model_id) in enumerate(zip(self.item_ids, self.model_ids, strict=True)):
             yield item_row(item_id, model_id, {m: float(v[i]) for m, v in self.scores.items()},
                            {m: r[i] for m, r in self.undefined.items() if i in r},
-                           {m: n[i] for m, n in self.notes.items() if i in n})
+                           {m: n[i] for m, n in self.notes.items() if i in n}, judge=self._item_judging(i))
+
+    def _item_judging(self, i: int) -> ItemJudging | None:
+        if self.judging is None:
+            return None
+        from ragmeter.scoring import ItemJudging
+
+        failures = tuple((f["prompt"], f["reason"], None) for f in self.judging.failures
+                         if f["id"] == self.item_ids[i])
+        return ItemJudging(int(self.judging.prompt_tokens[i]), int(self.judging.completion_tokens[i]), failures)
 
     def to_pandas(self) -> Any:
         """The per-item table as a ``pandas.DataFrame`` indexed by item id (NaN where undefined; a
@@ -145,17 +213,25 @@ class EvalResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The run figures and signatures as plain JSON-ready data (items are written separately)."""
-        return {"n_items": len(self), "summaries": [s.to_dict() for s in self.summaries],
+        data = {"n_items": len(self), "summaries": [s.to_dict() for s in self.summaries],
                 "signatures": {m: s.render() for m, s in self.signatures.items()}}
+        if self.judging is not None:
+            data["judging"] = self.judging.to_dict()
+        return data
 
 
 def item_row(item_id: str, model_id: str | None, values: Mapping[str, float],
-             undefined: Mapping[str, str], notes: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The JSON shape of one item's scores, as written to ``items.jsonl``."""
+             undefined: Mapping[str, str], notes: Mapping[str, str] | None = None, *,
+             judge: ItemJudging | None = None) -> dict[str, Any]:
+    """The JSON shape of one item's scores, as written to ``items.jsonl``; ``judge``: the item's judge
+    tokens this run and its failed calls (prompt and reason; the raw replies go to the failure log)."""
     row: dict[str, Any] = {"id": item_id}
     if model_id is not None:
         row["model_id"] = model_id
     row.update(scores={m: _json_float(v) for m, v in values.items()}, undefined=dict(undefined))
     if notes:
         row["notes"] = dict(notes)
+    if judge is not None:
+        row["judge"] = {"prompt_tokens": judge.prompt_tokens, "completion_tokens": judge.completion_tokens,
+                        "failures": [{"prompt": prompt, "reason": reason} for prompt, reason, _ in judge.failures]}
     return row

@@ -10,6 +10,7 @@ are not kept: memory grows with the number of scores, not with the size of the r
 from __future__ import annotations
 
 from array import array
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -20,11 +21,12 @@ from ragmeter.metrics import Metric, resolve_metrics
 from ragmeter.metrics._registry import Noted, Undefined
 from ragmeter.models import Embedder, TokenEncoder
 from ragmeter.records import Record
-from ragmeter.result import EvalResult, item_row, summarize
-from ragmeter.scoring import ItemContext, RunContext, Settings
+from ragmeter.judges import Judge, JudgeCall
+from ragmeter.result import EvalResult, JudgingLog, item_row, summarize
+from ragmeter.scoring import ItemContext, ItemJudging, RunContext, Settings
 from ragmeter.signature import Signature
 
-__all__ = ["evaluate"]
+__all__ = ["JudgePlan", "evaluate", "plan_judging"]
 
 ItemSink = Callable[[list[dict[str, Any]]], None]
 TOKEN_BATCH = 32
@@ -32,14 +34,17 @@ TOKEN_BATCH = 32
 
 def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence[str] | None = None,
              settings: Settings | None = None, embedder: Embedder | None = None,
-             token_encoder: TokenEncoder | None = None, on_items: ItemSink | None = None,
-             batch_size: int = 256, progress: bool = False, total: int | None = None) -> EvalResult:
+             token_encoder: TokenEncoder | None = None, judge: Judge | None = None,
+             on_items: ItemSink | None = None, batch_size: int = 256, progress: bool = False,
+             total: int | None = None) -> EvalResult:
     """Score ``records`` with ``metrics``: metric or family names; ``None`` gives the citation, lexical
     and efficiency families (the seeds 000/001 report).
 
     ``records`` are :class:`Record` objects or dicts in ragmeter's native format (validated; a bad
     one raises :class:`~ragmeter.errors.InputError` naming its position and field). ``embedder``
-    and ``token_encoder`` (BERTScore) replace the ones ``settings`` names. ``on_items`` receives each finished batch of
+    and ``token_encoder`` (BERTScore) replace the ones ``settings`` names. ``judge`` serves the judged
+    metrics (:func:`ragmeter.judges.open_judge`); its usage counters restart here, and the result reports
+    them with each item's judge tokens and every failed call. ``on_items`` receives each finished batch of
     per-item rows (the shape of ``items.jsonl``). ``progress`` shows a bar on stderr.
 
     >>> result = evaluate([{"question": "Capital of France?", "answer": "Paris.",
@@ -49,7 +54,9 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
     """
     settings = settings or Settings()
     chosen = resolve_metrics(metrics)
-    run = RunContext(settings, embedder=embedder, token_encoder=token_encoder)
+    run = RunContext(settings, embedder=embedder, token_encoder=token_encoder, judge=judge)
+    if any("judge" in m.resources for m in chosen):
+        run.judge.usage.clear()  # fails here, before any record is read, when no judge was given
     signatures = {m.name: Signature(m.name, {s: run.setting(s) for s in m.settings}) for m in chosen}
     columns: dict[str, array[float]] = {m.name: array("d") for m in chosen}
     undefined: dict[str, dict[int, str]] = {m.name: {} for m in chosen}
@@ -57,13 +64,14 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
     item_ids: list[str] = []
     model_ids: list[str | None] = []
     conversations: list[str | None] = []
+    judging = JudgingLog()
 
     if any("token_encoder" in m.resources for m in chosen):
         batch_size = min(batch_size, TOKEN_BATCH)  # token embeddings are large: keep a batch's in memory
     bar = _progress_bar(progress, total)
     for batch in batched(_as_records(records), batch_size):
         rows = _score_batch(batch, chosen, run, start=len(item_ids), columns=columns, undefined=undefined,
-                            notes=notes, rows=on_items is not None)
+                            notes=notes, judging=judging, rows=on_items is not None)
         item_ids.extend(record.id for record in batch)
         model_ids.extend(record.model_id for record in batch)
         conversations.extend(record.conversation_id for record in batch)
@@ -82,21 +90,25 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
                                                settings=settings, signature=signatures[m.name],
                                                notes=notes[m.name]))
     return EvalResult(tuple(item_ids), tuple(model_ids), scores, undefined, summaries, signatures, settings,
-                      notes=notes)
+                      notes=notes, judging=judging.report(judge) if judge is not None else None)
 
 
 def _score_batch(batch: list[Record], chosen: list[Metric], run: RunContext, *, start: int,
                  columns: dict[str, array[float]], undefined: dict[str, dict[int, str]],
-                 notes: dict[str, dict[int, str]], rows: bool) -> list[dict[str, Any]]:
+                 notes: dict[str, dict[int, str]], judging: JudgingLog, rows: bool) -> list[dict[str, Any]]:
     """Score a batch metric by metric (a metric with a batch kernel in one call), record undefined
     reasons and notes by item index, and return the items' rows when ``rows`` is asked for."""
     items = [ItemContext() for _ in batch]
+    costs: list[ItemJudging] | None = None
     for resource in sorted({r for m in chosen for r in m.resources}):
-        texts = [text for m in chosen if m.prefetch is not None and resource in m.resources
-                 for record, item in zip(batch, items, strict=True) if m.missing_field(record) is None
-                 for text in m.prefetch(record, item, run)]
-        if texts:
-            run.prefetch(resource, texts)
+        wanted = [[need for m in chosen if m.prefetch is not None and resource in m.resources
+                   and m.missing_field(record) is None for need in m.prefetch(record, item, run)]
+                  for record, item in zip(batch, items, strict=True)]
+        if resource == "judge":
+            costs = run.prefetch_judge(wanted)
+            judging.add(batch, costs)
+        elif any(wanted):
+            run.prefetch(resource, [text for texts in wanted for text in texts])
     values: dict[str, list[float]] = {}
     with run.batch_scope():
         for metric in chosen:
@@ -123,8 +135,50 @@ def _score_batch(batch: list[Record], chosen: list[Metric], run: RunContext, *, 
         return []
     return [item_row(record.id, record.model_id, {m: v[offset] for m, v in values.items()},
                      {m: r[start + offset] for m, r in undefined.items() if start + offset in r},
-                     {m: n[start + offset] for m, n in notes.items() if start + offset in n})
+                     {m: n[start + offset] for m, n in notes.items() if start + offset in n},
+                     judge=None if costs is None else costs[offset])
             for offset, record in enumerate(batch)]
+
+
+@dataclass(frozen=True)
+class JudgePlan:
+    """What a run's judged metrics would ask, by prompt: ``calls`` (distinct), ``cached`` (already in the
+    cache), and for the calls still to make, ``prompt_tokens`` (estimated: characters / 4 plus 4 per
+    message) and ``completion_tokens`` (at most: each call's token limit)."""
+
+    n_items: int
+    by_prompt: Mapping[str, Mapping[str, int]]
+
+    def totals(self) -> dict[str, int]:
+        keys = ("calls", "cached", "prompt_tokens", "completion_tokens")
+        return {k: sum(p[k] for p in self.by_prompt.values()) for k in keys}
+
+
+def plan_judging(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence[str] | None,
+                 settings: Settings | None = None, judge: Judge) -> JudgePlan:
+    """The judge calls :func:`evaluate` would make, counted and estimated without making any (``--dry-run``)."""
+    run = RunContext(settings or Settings(), judge=judge)
+    chosen = [m for m in resolve_metrics(metrics) if "judge" in m.resources and m.prefetch is not None]
+    calls: dict[str, JudgeCall] = {}
+    n_items = 0
+    for record in _as_records(records):
+        n_items += 1
+        item = ItemContext()
+        for metric in chosen:
+            if metric.missing_field(record) is None:
+                calls.update((judge.key(call), call) for call in metric.prefetch(record, item, run))
+    cached = judge.cache.present(calls) if judge.cache is not None else set()
+    by_prompt: dict[str, dict[str, int]] = {}
+    for key, call in calls.items():
+        counts = by_prompt.setdefault(call.prompt.name, dict.fromkeys(
+            ("calls", "cached", "prompt_tokens", "completion_tokens"), 0))
+        counts["calls"] += 1
+        if key in cached:
+            counts["cached"] += 1
+            continue
+        counts["prompt_tokens"] += sum(len(content) // 4 + 4 for _, content in call.request.messages)
+        counts["completion_tokens"] += call.request.max_tokens
+    return JudgePlan(n_items, by_prompt)
 
 
 def _as_records(records: Iterable[Record | Mapping[str, Any]]) -> Iterable[Record]:

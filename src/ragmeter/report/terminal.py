@@ -1,5 +1,6 @@
 """The run report as text: the seeds' primary table and appendix, then the other metrics grouped by
-family, every figure with its interval; then undefined reasons, notes and signatures."""
+family, every figure with its interval; then what the judge did and cost, undefined reasons, notes and
+signatures."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import math
 
 from ragmeter.errors import ConfigError
 from ragmeter.metrics import get_metric
-from ragmeter.result import EvalResult, Summary
+from ragmeter.result import EvalResult, JudgingReport, Summary
 from ragmeter.stats.agreement import LabelAgreement
 
-__all__ = ["APPENDIX", "PRIMARY", "render_agreement", "render_report"]
+__all__ = ["APPENDIX", "PRIMARY", "render_agreement", "render_judging", "render_report"]
 
 # (label, metric, statistic) in the order seeds 000/001 report them.
 PRIMARY = (("Faithfulness (fallback)", "faithfulness_fallback", "mean"), ("Overlap", "overlap", "mean"),
@@ -22,7 +23,11 @@ APPENDIX = (("EM", "exact_match", "rate"), ("P95 latency (ms)", "latency_ms", "p
             ("IDK+Cit count (must be 0)", "idk_citation_count", "sum"))
 _WIDTHS = (34, 10, 20, 7)
 FAMILY_TITLES = {"citation": "Citation", "lexical": "Lexical", "efficiency": "Efficiency", "mtrag": "MT-RAG",
-                 "retrieval": "Retrieval", "grounding": "Grounding", "generation": "Generation"}
+                 "retrieval": "Retrieval", "grounding": "Grounding", "generation": "Generation",
+                 "judged": "Judged (seed 002)"}
+#: Which metrics read each judge prompt's verdicts.
+PROMPT_USERS = {"claims": "faithfulness, precision, recall", "correctness": "correctness",
+                "relevance": "relevance"}
 
 
 def _number(value: float | None) -> str:
@@ -38,7 +43,16 @@ def _row(label: str, s: Summary) -> str:
     line = f"{label:<{_WIDTHS[0]}}{value:>{_WIDTHS[1]}}  {interval:<{_WIDTHS[2]}}{s.n:>{_WIDTHS[3]}}  {undefined}"
     if s.statistic == "sum" and s.value > 0:
         line += "   ← contract violated"
+    if _five_point(s.metric) and not math.isnan(s.value):
+        line += f"   (1–5: {1 + 4 * s.value:.2f})"
     return line
+
+
+def _five_point(metric: str) -> bool:
+    try:
+        return get_metric(metric).five_point
+    except ConfigError:
+        return False
 
 
 def _section(title: str, rows: list[str]) -> list[str]:
@@ -55,8 +69,9 @@ def _family(metric: str) -> str:
         return "other"
 
 
-def render_report(result: EvalResult, *, title: str) -> str:
-    """The primary table, the appendix, any other selected metric, undefined reasons, signatures."""
+def render_report(result: EvalResult, *, title: str, prices: tuple[float, float] | None = None) -> str:
+    """The primary table, the appendix, any other selected metric, the judge's work, undefined reasons,
+    signatures. ``prices`` (per million prompt and completion tokens) add the judge's cost."""
     by_key = {(s.metric, s.statistic): s for s in result.summaries}
     shown: set[tuple[str, str]] = set()
 
@@ -77,6 +92,8 @@ def render_report(result: EvalResult, *, title: str) -> str:
             by_family.setdefault(_family(s.metric), []).append(_row(f"{s.metric} ({s.statistic})", s))
     for family, family_rows in by_family.items():
         lines += _section(FAMILY_TITLES.get(family, family.capitalize()), family_rows)
+    if result.judging is not None:
+        lines += render_judging(result.judging, prices)
     for title, attribute in (("Undefined items", "undefined_reasons"), ("Notes (values kept)", "notes")):
         counted = sorted(dict.fromkeys((s.metric, reason, count) for s in result.summaries
                                        for reason, count in getattr(s, attribute).items()))
@@ -86,6 +103,33 @@ def render_report(result: EvalResult, *, title: str) -> str:
     lines += ["", f"Intervals: {confidence:.0%}; signatures:"]
     lines += [f"  {text}" for text in dict.fromkeys(s.signature.render() for s in result.summaries)]
     return "\n".join(lines)
+
+
+def render_judging(judging: JudgingReport, prices: tuple[float, float] | None = None) -> list[str]:
+    """Per prompt: calls, cache hits, requests, retries, repairs, failures and tokens spent; totals; cost."""
+    header = (f"{'Judge calls':<44}{'calls':>7}{'cached':>8}{'sent':>7}{'retry':>7}{'repair':>8}{'failed':>8}"
+              f"{'prompt tok':>12}{'compl. tok':>12}")
+    lines = ["", f"Judge: {judging.judge}", header, "─" * len(header)]
+    for name, u in judging.usage.items():
+        label = f"{name} ({PROMPT_USERS.get(name, name)})"
+        lines.append(f"{label:<44}{u.calls:>7}{u.cached:>8}{u.requests:>7}{u.retries:>7}{u.repairs:>8}"
+                     f"{u.failures:>8}{u.prompt_tokens:>12}{u.completion_tokens:>12}")
+    t = judging.totals()
+    lines.append(f"{'total':<44}{t['calls']:>7}{t['cached']:>8}{t['requests']:>7}{t['retries']:>7}"
+                 f"{t['repairs']:>8}{t['failures']:>8}{t['prompt_tokens']:>12}{t['completion_tokens']:>12}")
+    n = len(judging.prompt_tokens)
+    if n:
+        per_item = (t["prompt_tokens"] + t["completion_tokens"]) / n
+        lines.append(f"Tokens spent this run: {t['prompt_tokens'] + t['completion_tokens']} "
+                     f"({per_item:.0f} per item); from cache: {t['cached']} calls that had cost "
+                     f"{t['cached_prompt_tokens'] + t['cached_completion_tokens']} tokens")
+    if prices is not None:
+        lines.append(f"Cost this run: {judging.cost(*prices):.4f} at {prices[0]:g} / {prices[1]:g} per million "
+                     "prompt / completion tokens")
+    if judging.failures:
+        lines.append(f"{len(judging.failures)} judge call(s) failed; their items are undefined for the metrics "
+                     "that read them (reasons below, raw replies in judge_failures.jsonl)")
+    return lines
 
 
 def render_agreement(agreement: list[LabelAgreement]) -> str:

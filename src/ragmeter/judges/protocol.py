@@ -1,0 +1,92 @@
+"""What a judge backend is: one chat call in, one reply out, speaking the OpenAI chat protocol.
+
+Two real backends share one implementation, :class:`~ragmeter.judges.openai_backend.OpenAIBackend`: any
+OpenAI-compatible endpoint, and the local llama.cpp server ragmeter starts itself. :class:`ScriptedBackend`
+is the deterministic test double: it answers from a function of the request.
+
+A backend raises :class:`~ragmeter.errors.TransientJudgeError` for a failure worth retrying (429, 5xx,
+timeout) and :class:`~ragmeter.errors.JudgeError` for one that no retry can fix (a rejected key). Retries,
+repair, concurrency and caching live in :class:`~ragmeter.judges.engine.Judge`, not in backends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Protocol
+
+__all__ = ["ChatBackend", "ChatReply", "ChatRequest", "ScriptedBackend"]
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One judge call: ``messages`` as (role, content) pairs, and the JSON schema the reply must match."""
+
+    messages: tuple[tuple[str, str], ...]
+    schema_name: str
+    schema: Mapping[str, Any]
+    max_tokens: int
+
+    def with_repair(self, reply: str, problem: str) -> ChatRequest:
+        """The request that shows the judge its invalid reply and asks once more."""
+        ask = (f"That reply cannot be used: {problem}. Reply again with one JSON object that matches the "
+               "schema exactly, and nothing else.")
+        return ChatRequest((*self.messages, ("assistant", reply), ("user", ask)), self.schema_name, self.schema,
+                           self.max_tokens)
+
+    def fingerprint(self) -> str:
+        """sha256 of everything the judge sees: messages, schema and token limit."""
+        body = json.dumps([self.messages, self.schema_name, self.schema, self.max_tokens], sort_keys=True,
+                          ensure_ascii=False)
+        return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """The judge's text, why it stopped (``stop``, ``length``…) and the tokens the server counted."""
+
+    text: str
+    finish_reason: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class ChatBackend(Protocol):
+    """A chat endpoint. ``model`` and ``temperature`` go into every verdict's signature."""
+
+    model: str
+    temperature: float
+    seed: int
+
+    async def complete(self, request: ChatRequest) -> ChatReply:
+        """One attempt; raises TransientJudgeError or JudgeError on failure."""
+        ...
+
+    async def aclose(self) -> None:
+        ...
+
+
+class ScriptedBackend:
+    """A deterministic backend for tests: ``respond(request)`` gives the reply text (or raises).
+
+    Token counts are the lengths of the messages and reply in characters // 4, so accounting is testable.
+    ``requests`` keeps every request received.
+    """
+
+    def __init__(self, respond: Callable[[ChatRequest], str], *, model: str = "scripted",
+                 temperature: float = 0.0, seed: int = 0) -> None:
+        self.respond = respond
+        self.model = model
+        self.temperature = temperature
+        self.seed = seed
+        self.requests: list[ChatRequest] = []
+
+    async def complete(self, request: ChatRequest) -> ChatReply:
+        self.requests.append(request)
+        text = self.respond(request)
+        prompt = sum(len(content) for _, content in request.messages) // 4
+        return ChatReply(text, "stop", max(1, prompt), max(1, len(text) // 4))
+
+    async def aclose(self) -> None:
+        return None

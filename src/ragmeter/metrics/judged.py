@@ -1,0 +1,247 @@
+"""Seed 002's LLM-judged metrics, with the rules of SPEC §3.
+
+One ``claims`` call per item extracts the claims of the answer (of the reference when the answer
+abstains) and verifies each against all retrieved chunks: supported / contradicted / unsupported, with
+the chunks used. Faithfulness, Precision and Recall read that one verdict; Correctness and Relevance
+each take one more call. An item without retrieved chunks needs no claims call.
+
+- Faithfulness = supported claims / claims of the answer, in [0, 1]; no context → 1.0 with the note
+  "No context to verify".
+- Precision = chunks that support a claim / retrieved chunks; no context → undefined.
+- Recall = claims the chunks support / claims, over the answer's claims, or the reference's when the
+  answer abstains; no context → 1.0, noted.
+- Correctness and Relevance: the judge's 1–5 score.
+- Weighted score = 0.4·Correctness + 0.2·(F + P + R), F, P and R on the 1–5 scale (1 + 4·ratio); undefined
+  when a part is. Relevance is reported, weighted 0.
+
+A failed judge call leaves the metrics that read it undefined, with the judge's reason; it is never a number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+from ragmeter.judges.engine import JudgeCall, JudgeOutcome
+from ragmeter.judges.prompts import CLAIMS, CORRECTNESS, RELEVANCE, claims_request, correctness_request, \
+    relevance_request
+from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register
+from ragmeter.metrics.citation import abstained
+from ragmeter.records import Record
+from ragmeter.scoring import ItemContext, RunContext
+
+__all__ = ["Claim", "claim_recall", "context_precision", "faithfulness", "five_point", "weighted_score"]
+
+#: Seed 002's weights: Correctness 0.4; Faithfulness, Precision, Recall 0.2 each; Relevance 0.
+WEIGHTS = {"correctness": 0.4, "faithfulness": 0.2, "precision": 0.2, "recall": 0.2}
+NO_CONTEXT = "No context to verify"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim and the judge's verdict on it; ``chunks`` are 1-based numbers of the chunks used."""
+
+    text: str
+    verdict: str
+    chunks: tuple[int, ...] = ()
+
+
+def faithfulness(claims: Sequence[Claim]) -> float:
+    """Supported claims / claims. NaN for no claim.
+
+    >>> faithfulness([Claim("a", "supported", (1,)), Claim("b", "contradicted", (2,)), Claim("c", "unsupported")])
+    0.3333333333333333
+    """
+    return sum(c.verdict == "supported" for c in claims) / len(claims) if claims else float("nan")
+
+
+def context_precision(claims: Sequence[Claim], n_chunks: int) -> float:
+    """Chunks that support at least one claim / retrieved chunks. NaN for no chunk.
+
+    >>> context_precision([Claim("a", "supported", (1,)), Claim("b", "supported", (2,))], 3)
+    0.6666666666666666
+    """
+    if n_chunks == 0:
+        return float("nan")
+    used = {number for c in claims if c.verdict == "supported" for number in c.chunks}
+    return len(used) / n_chunks
+
+
+def claim_recall(claims: Sequence[Claim]) -> float:
+    """Claims the retrieved chunks cover (a chunk supports them) / claims. NaN for no claim.
+
+    Over the answer's claims this equals Faithfulness; it differs when the answer abstains and the
+    reference's claims are checked instead (seed 002: recall measures what retrieval brought).
+    """
+    return faithfulness(claims)
+
+
+def five_point(ratio: float) -> float:
+    """A ratio in [0, 1] on seed 002's 1–5 scale: 1 + 4·ratio.
+
+    >>> round(five_point(2 / 3), 1)
+    3.7
+    """
+    return 1.0 + 4.0 * ratio
+
+
+def weighted_score(correctness: float, faithfulness: float, precision: float, recall: float) -> float:
+    """0.4·Correctness + 0.2·(F + P + R) on the 1–5 scale; ``correctness`` is 1–5, the rest ratios in [0, 1].
+
+    >>> weighted_score(3.0, 1.0, 2 / 3, 1.0)
+    4.133333333333334
+    """
+    return (WEIGHTS["correctness"] * correctness + WEIGHTS["faithfulness"] * five_point(faithfulness)
+            + WEIGHTS["precision"] * five_point(precision) + WEIGHTS["recall"] * five_point(recall))
+
+
+# --- run-loop adapters -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _ClaimsCheck:
+    """Whose claims were checked (``answer`` or ``reference``), the claims, or why there are none."""
+
+    source: str | None
+    claims: tuple[Claim, ...] = ()
+    undefined: str | None = None
+
+
+def _abstains(record: Record, run: RunContext) -> bool:
+    return bool(abstained(record.answer, idk=run.settings.idk, action=record.action))
+
+
+def _claims_call(record: Record, run: RunContext) -> JudgeCall | None:
+    """The claims call for ``record``, or ``None`` when none is needed or possible."""
+    if not record.contexts:
+        return None
+    if not _abstains(record, run):
+        return JudgeCall(CLAIMS, claims_request(record, record.answer), len(record.contexts))
+    if record.references:
+        return JudgeCall(CLAIMS, claims_request(record, record.references[0]), len(record.contexts))
+    return None
+
+
+def _judge_failure(prompt: str, outcome: JudgeOutcome) -> Undefined:
+    return Undefined(f"judge failed ({prompt}): {outcome.failure}")
+
+
+def _claims_check(record: Record, item: ItemContext, run: RunContext) -> _ClaimsCheck:
+    def check() -> _ClaimsCheck:
+        call = _claims_call(record, run)
+        if call is None:
+            if not record.contexts:
+                return _ClaimsCheck(None)
+            return _ClaimsCheck(None, undefined="the answer abstains and there is no reference to take claims from")
+        outcome = run.judge_outcome(call)
+        if outcome.verdict is None:
+            return _ClaimsCheck(None, undefined=_judge_failure("claims", outcome).reason)
+        claims = tuple(Claim(c["claim"], c["verdict"], tuple(c["chunks"])) for c in outcome.verdict["claims"])
+        return _ClaimsCheck("reference" if _abstains(record, run) else "answer", claims)
+
+    return item.memo("judge:claims", check)
+
+
+def _faithfulness(record: Record, item: ItemContext, run: RunContext) -> Outcome:
+    if not record.contexts:
+        return Noted(1.0, NO_CONTEXT)
+    if _abstains(record, run):
+        return Noted(1.0, "the answer abstains: no claim to verify")
+    check = _claims_check(record, item, run)
+    if check.undefined is not None:
+        return Undefined(check.undefined)
+    return faithfulness(check.claims) if check.claims else Noted(1.0, "the judge found no factual claim")
+
+
+def _precision(record: Record, item: ItemContext, run: RunContext) -> Outcome:
+    if not record.contexts:
+        return Undefined("record has no retrieved chunks")
+    check = _claims_check(record, item, run)
+    if check.undefined is not None:
+        return Undefined(check.undefined)
+    value = context_precision(check.claims, len(record.contexts))
+    if not check.claims:
+        return Noted(value, "the judge found no factual claim")
+    return Noted(value, "claims of the reference (the answer abstains)") if check.source == "reference" else value
+
+
+def _recall(record: Record, item: ItemContext, run: RunContext) -> Outcome:
+    if not record.contexts:
+        return Noted(1.0, NO_CONTEXT)
+    check = _claims_check(record, item, run)
+    if check.undefined is not None:
+        return Undefined(check.undefined)
+    if not check.claims:
+        return Noted(1.0, "the judge found no factual claim")
+    value = claim_recall(check.claims)
+    return Noted(value, "claims of the reference (the answer abstains)") if check.source == "reference" else value
+
+
+def _score(name: str, make: Callable[[Record], Any]) -> Callable[[Record, ItemContext, RunContext], Outcome]:
+    prompt = {"correctness": CORRECTNESS, "relevance": RELEVANCE}[name]
+
+    def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
+        def judged() -> Outcome:
+            outcome = run.judge_outcome(JudgeCall(prompt, make(record)))
+            return _judge_failure(name, outcome) if outcome.verdict is None else float(outcome.verdict["score"])
+
+        return item.memo(f"judge:{name}", judged)
+
+    return compute
+
+
+_correctness = _score("correctness", correctness_request)
+_relevance = _score("relevance", relevance_request)
+
+
+def _weighted(record: Record, item: ItemContext, run: RunContext) -> Outcome:
+    parts: dict[str, float] = {}
+    for name, compute in (("correctness", _correctness), ("faithfulness", _faithfulness),
+                          ("precision", _precision), ("recall", _recall)):
+        outcome = compute(record, item, run)
+        if isinstance(outcome, Undefined):
+            return Undefined(f"{name} is undefined: {outcome.reason}")
+        parts[name] = outcome.value if isinstance(outcome, Noted) else outcome
+    return weighted_score(**parts)
+
+
+def _calls(record: Record, run: RunContext, names: Iterable[str]) -> list[JudgeCall]:
+    calls = []
+    for name in names:
+        if name == "claims":
+            call = _claims_call(record, run)
+            if call is not None:
+                calls.append(call)
+        elif name == "correctness" and record.references:
+            calls.append(JudgeCall(CORRECTNESS, correctness_request(record)))
+        elif name == "relevance":
+            calls.append(JudgeCall(RELEVANCE, relevance_request(record)))
+    return calls
+
+
+def _prefetch(*names: str) -> Callable[[Record, ItemContext, RunContext], list[JudgeCall]]:
+    return lambda record, item, run: _calls(record, run, names)
+
+
+_CLAIM_SETTINGS = ("judge:claims", "idk")
+_SPECS: tuple[tuple[str, str, tuple[str, ...], tuple[float, float], Any, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("judge_correctness", "Judge's 1–5 rating of the answer's factual agreement with the reference",
+     ("answer", "references"), (1.0, 5.0), _correctness, ("judge:correctness",), ("correctness",)),
+    ("judge_faithfulness", "Supported claims / claims of the answer, each claim checked against all chunks; "
+     "no context: 1.0, noted", ("answer",), (0.0, 1.0), _faithfulness, _CLAIM_SETTINGS, ("claims",)),
+    ("judge_precision", "Retrieved chunks that support a claim of the answer (of the reference when it "
+     "abstains) / retrieved chunks; no context: undefined", ("answer",), (0.0, 1.0), _precision,
+     _CLAIM_SETTINGS, ("claims",)),
+    ("judge_recall", "Claims of the answer (of the reference when it abstains) the chunks support / claims; "
+     "no context: 1.0, noted", ("answer",), (0.0, 1.0), _recall, _CLAIM_SETTINGS, ("claims",)),
+    ("judge_relevance", "Judge's 1–5 rating of how well the answer addresses the question",
+     ("answer",), (1.0, 5.0), _relevance, ("judge:relevance",), ("relevance",)),
+    ("judge_score", "0.4·Correctness + 0.2·(Faithfulness + Precision + Recall), all on 1–5; undefined when a "
+     "part is", ("answer", "references"), (1.0, 5.0), _weighted,
+     ("judge:correctness", *_CLAIM_SETTINGS, "weights"), ("claims", "correctness")),
+)
+
+for _name, _what, _needs, _range, _fn, _settings, _prompts in _SPECS:
+    register(Metric(name=_name, family="judged", description=_what, needs=_needs, aggregation=Aggregation.MEAN,
+                    value_range=_range, higher_is_better=True, compute=_fn, settings=_settings,
+                    resources=frozenset({"judge"}), prefetch=_prefetch(*_prompts),
+                    five_point=_range == (0.0, 1.0)))

@@ -1,0 +1,81 @@
+"""A scripted judge for tests: verdicts worked out from the request by fixed rules, and records to judge.
+
+The rules, applied to the tagged blocks of the user message:
+- ``claims``: each sentence of the <text> block is a claim; it is supported by every chunk that contains
+  it word for word (case-insensitive, final stop left out), contradicted when a chunk contains it once its
+  " not" is taken out, else unsupported.
+- ``correctness``: 5 when the answer equals a reference (case-insensitive), else 2.
+- ``relevance``: 4, or 1 when the answer holds "don't know".
+
+So every expected score can be worked out by hand from the records below.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_BLOCK = re.compile(r"<(question|history|text|answer|reference|chunk)(?: id=\"(\d+)\")?>\n(.*?)\n</\1>", re.DOTALL)
+
+
+def blocks(user_message: str) -> list[tuple[str, str | None, str]]:
+    """(tag, chunk id or None, text) for each tagged block of a rendered judge request."""
+    return [(m.group(1), m.group(2), m.group(3)) for m in _BLOCK.finditer(user_message)]
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.strip()]
+
+
+def verdict_for(body: dict[str, Any]) -> dict[str, Any]:
+    """The scripted verdict for an OpenAI chat-completions request body."""
+    first_user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    name = body["response_format"]["json_schema"]["name"]
+    parts = blocks(first_user)
+    if name == "claims":
+        text = next(t for tag, _, t in parts if tag == "text")
+        chunks = [(int(i), t.lower()) for tag, i, t in parts if tag == "chunk"]
+        claims = []
+        for sentence in _sentences(text):
+            plain = sentence.rstrip(".!?").lower()
+            affirmed = plain.replace(" not ", " ") if " not " in plain else None
+            supporting = [i for i, t in chunks if plain in t]
+            contradicting = [i for i, t in chunks if affirmed is not None and affirmed in t]
+            if supporting:
+                claims.append({"claim": sentence, "verdict": "supported", "chunks": supporting})
+            elif contradicting:
+                claims.append({"claim": sentence, "verdict": "contradicted", "chunks": contradicting})
+            else:
+                claims.append({"claim": sentence, "verdict": "unsupported", "chunks": []})
+        return {"claims": claims}
+    answer = next(t for tag, _, t in parts if tag == "answer")
+    if name == "correctness":
+        references = [t.lower() for tag, _, t in parts if tag == "reference"]
+        return {"reason": "scripted", "score": 5 if answer.lower() in references else 2}
+    return {"reason": "scripted", "score": 1 if "don't know" in answer.lower() else 4}
+
+
+def respond(body: dict[str, Any]) -> str:
+    """The reply text for :class:`fake_openai.FakeOpenAIServer`."""
+    return json.dumps(verdict_for(body))
+
+
+def records(n: int) -> list[dict[str, Any]]:
+    """``n`` native records cycling through five shapes: all supported, half supported, contradicted,
+    an abstaining answer (claims of the reference), and no retrieved chunks."""
+    out = []
+    for i in range(n):
+        shape = i % 5
+        chunks = [{"doc_id": f"d{i}-1", "text": f"The museum {i} opens at nine. Tickets cost five euros."},
+                  {"doc_id": f"d{i}-2", "text": f"The museum {i} closes at six."},
+                  {"doc_id": f"d{i}-3", "text": f"Parking near museum {i} is free."}]
+        reference = f"The museum {i} opens at nine."
+        answer = {0: f"The museum {i} opens at nine. The museum {i} closes at six.",
+                  1: f"The museum {i} opens at nine. The museum {i} has a cafe.",
+                  2: f"Parking near museum {i} is not free.",
+                  3: "I don't know.",
+                  4: f"The museum {i} opens at nine."}[shape]
+        out.append({"id": f"r{i}", "question": f"When does museum {i} open?", "answer": answer,
+                    "references": [reference], "contexts": chunks if shape != 4 else []})
+    return out
