@@ -89,7 +89,7 @@ def weighted_score(correctness: float, faithfulness: float, precision: float, re
     """0.4·Correctness + 0.2·(F + P + R) on the 1–5 scale; ``correctness`` is 1–5, the rest ratios in [0, 1].
 
     >>> weighted_score(3.0, 1.0, 2 / 3, 1.0)
-    4.133333333333334
+    3.9333333333333336
     """
     return (WEIGHTS["correctness"] * correctness + WEIGHTS["faithfulness"] * five_point(faithfulness)
             + WEIGHTS["precision"] * five_point(precision) + WEIGHTS["recall"] * five_point(recall))
