@@ -1,6 +1,6 @@
 """Run every ragmeter benchmark, print the figures, and write them to benchmarks/results/.
 
-    python benchmarks/run_all.py [--quick] [--only overlap,lexical,memory,rouge,bertscore,mtrag_pipeline,retrieval]
+    python benchmarks/run_all.py [--quick] [--only overlap,lexical,memory,rouge,bertscore,mtrag_pipeline,retrieval,judge]
 
 Writes ``results/latest.json`` (every figure, with the machine and versions) and ``results/latest.md``
 (the same as tables). ``--quick`` runs smaller sizes, for a check that everything works. With
@@ -27,6 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import bench_bertscore
+import bench_judge
 import bench_lexical
 import bench_memory
 import bench_mtrag_pipeline
@@ -42,10 +43,11 @@ BENCHMARKS: dict[str, Callable[..., dict[str, Any]]] = {
     "bertscore": bench_bertscore.run,
     "mtrag_pipeline": bench_mtrag_pipeline.run,
     "retrieval": bench_retrieval.run,
+    "judge": bench_judge.run,
 }
 RESULTS = HERE / "results"
 PACKAGES = ("numpy", "onnxruntime", "tokenizers", "nupunkt", "scipy", "rapidfuzz", "rouge-score",
-            "bert-score", "torch", "transformers", "pytrec-eval-terrier")
+            "bert-score", "torch", "transformers", "pytrec-eval-terrier", "openai", "xllamacpp")
 
 
 def _version(package: str) -> str | None:
@@ -248,6 +250,56 @@ def _markdown_retrieval(r: dict[str, Any]) -> list[str]:
     ]
 
 
+def _markdown_judge(j: dict[str, Any]) -> list[str]:
+    lines = ["## LLM judge: concurrency, tokens per sample, local throughput", ""]
+    if _failed(j):
+        return lines + [_failed(j) or "", ""]
+    c = j["concurrency"]
+    child = c["child_server"]
+    lines += [
+        (f"`Judge(OpenAIBackend(…), concurrency={c['concurrency']}).run(calls)`: {c['calls']:,} distinct calls "
+         f"through the real `openai` client to the loopback fake server, {c['latency_s']:g} s latency per "
+         f"request. Ideal {c['ideal_s']:.2f} s."),
+        "",
+        "| fake server | wall (s) | wall / ideal | calls/s | CPU ms per call |",
+        "|---|---|---|---|---|",
+        (f"| same process | {c['wall_s']:.2f} | **{c['ratio']:.3f}** | {c['calls_per_s']:.0f} "
+         f"| {c['process_cpu_ms_per_call']:.2f} (client + server) |"),
+        (f"| child process | {child['wall_s']:.2f} | {child['ratio']:.3f} | {child['calls_per_s']:.0f} "
+         f"| {child['client_cpu_ms_per_call']:.2f} client, {child['server_cpu_ms_per_call']:.2f} server |"),
+        "",
+        f"Goal wall / ideal ≤ {c['goal_ratio']:g}: {'met' if c['meets_goal'] else 'not met'}.",
+        "",
+    ]
+    local = j["local"]
+    if "skipped" in local:
+        return lines + [f"Local judge: {local['skipped']}", ""]
+    t, r = local["tokens"], local["throughput"]
+    lines += [
+        (f"Local judge: {local['model']}, llama.cpp server with {local['slots']} slots and {local['threads']} "
+         f"threads, started in {local['startup_s']:.1f} s."),
+        "",
+        "| prompt | calls | prompt tokens / sample | completion tokens / sample |",
+        "|---|---|---|---|",
+        *(f"| {name} | {p['calls']} | {p['prompt_tokens_per_sample']:,.0f} | {p['completion_tokens_per_sample']:,.0f} |"
+          for name, p in t["by_prompt"].items()),
+        "",
+        (f"**{t['total_tokens_per_sample']:,.0f} judge tokens per sample** for all five seed-002 metrics, "
+         f"counted by the server, on {t['samples']} synthetic sample(s) of {t['input_tokens_per_sample']:.0f} "
+         f"input tokens (answer ≤ {t['shape']['answer']}, reference ≤ {t['shape']['reference']}, "
+         f"{t['shape']['chunks']} chunks ≤ {t['shape']['chunk_tokens']}); {t['repairs']} repairs, "
+         f"{t['failures']} failures. Goal ≤ {t['goal_tokens']:,}: {'met' if t['meets_goal'] else 'not met'} "
+         f"(RAGAS's nearest five: about {t['ragas_reference_tokens']:,})."),
+        "",
+        (f"Throughput: {r['source']}, all five judged metrics, {r['chunks_per_record']:.1f} chunks per record, "
+         f"judge concurrency {r['judge_concurrency']}: {r['wall_s']:.0f} s, **{r['items_per_min']:.2f} items "
+         f"per minute** ({r['s_per_item']:.1f} s per item, {r['requests_per_item']:.2f} requests per item, "
+         f"{r['failures']} failures)."),
+        "",
+    ]
+    return lines
+
+
 def to_markdown(report: dict[str, Any]) -> str:
     env = report["environment"]
     results = report["results"]
@@ -344,6 +396,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         lines += _markdown_pipeline(results["mtrag_pipeline"])
     if "retrieval" in results:
         lines += _markdown_retrieval(results["retrieval"])
+    if "judge" in results:
+        lines += _markdown_judge(results["judge"])
     lines += ["## Run conditions", "",
               "| benchmark | run (UTC) | duration (s) | load average before (1/5/15 min) |",
               "|---|---|---|---|"]

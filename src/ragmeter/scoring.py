@@ -134,8 +134,8 @@ class RunContext:
         for item_calls in calls:
             prompt = completion = 0
             failures = []
-            for call in item_calls:
-                key = judge.key(call)
+            # several metrics of an item may read one call (claims: F, P and R): count it once
+            for key, call in {judge.key(call): call for call in item_calls}.items():
                 outcome = self._judge_outcomes[key]
                 if outcome.failure is not None:
                     failures.append((call.prompt.name, outcome.failure, outcome.raw))

@@ -3,7 +3,7 @@
 The rules, applied to the tagged blocks of the user message:
 - ``claims``: each sentence of the <text> block is a claim; it is supported by every chunk that contains
   it word for word (case-insensitive, final stop left out), contradicted when a chunk contains it once its
-  " not" is taken out, else unsupported.
+  " not" is taken out, else unsupported; its evidence is the first such chunk's text ("" when none is), its differences "none" unless contradicted.
 - ``correctness``: 5 when the answer equals a reference (case-insensitive), else 2.
 - ``relevance``: 4, or 1 when the answer holds "don't know".
 
@@ -43,11 +43,15 @@ def verdict_for(body: dict[str, Any]) -> dict[str, Any]:
             supporting = [i for i, t in chunks if plain in t]
             contradicting = [i for i, t in chunks if affirmed is not None and affirmed in t]
             if supporting:
-                claims.append({"claim": sentence, "verdict": "supported", "chunks": supporting})
+                verdict, used = "supported", supporting
             elif contradicting:
-                claims.append({"claim": sentence, "verdict": "contradicted", "chunks": contradicting})
+                verdict, used = "contradicted", contradicting
             else:
-                claims.append({"claim": sentence, "verdict": "unsupported", "chunks": []})
+                verdict, used = "unsupported", []
+            evidence = dict(chunks)[used[0]] if used else ""
+            differences = "none" if verdict != "contradicted" else f"claim says {sentence}"
+            claims.append({"claim": sentence, "evidence": evidence, "differences": differences, "verdict": verdict,
+                           "chunks": used})
         return {"claims": claims}
     answer = next(t for tag, _, t in parts if tag == "answer")
     if name == "correctness":

@@ -56,9 +56,10 @@ class Prompt:
         body = json.dumps([self.instructions, self.schema, self.max_tokens], sort_keys=True)
         return hashlib.sha256(body.encode("utf-8")).hexdigest()[:12]
 
-    def request(self, blocks: Sequence[tuple[str, str]]) -> ChatRequest:
-        """The chat request for the tagged ``blocks`` ((tag with attributes, untrusted text) pairs)."""
-        body = "\n\n".join(f"<{tag}>\n{defuse(text)}\n</{tag.split()[0]}>" for tag, text in blocks)
+    def request(self, blocks: Sequence[tuple[str, str]], task: str) -> ChatRequest:
+        """The chat request for the tagged ``blocks`` ((tag with attributes, untrusted text) pairs), ending
+        with the ``task`` restated (small judges follow a closing instruction best)."""
+        body = "\n\n".join([*(f"<{tag}>\n{defuse(text)}\n</{tag.split()[0]}>" for tag, text in blocks), task])
         return ChatRequest((("system", self.instructions), ("user", body)), self.name, self.schema,
                            self.max_tokens)
 
@@ -102,9 +103,12 @@ def _check_claims(data: Any, n_chunks: int) -> dict[str, Any]:
         raise VerdictError('"claims" must be a list')
     checked = []
     for number, claim in enumerate(claims, start=1):
-        claim = _object(claim, ("claim", "verdict", "chunks"))
+        claim = _object(claim, ("claim", "evidence", "differences", "verdict", "chunks"))
         if not isinstance(claim["claim"], str) or not claim["claim"].strip():
             raise VerdictError(f"claim {number} has no text")
+        for field in ("evidence", "differences"):
+            if not isinstance(claim[field], str):
+                raise VerdictError(f'claim {number}: "{field}" must be a string')
         if claim["verdict"] not in VERDICTS:
             raise VerdictError(f'claim {number} has the verdict {claim["verdict"]!r}; use one of {", ".join(VERDICTS)}')
         chunks = claim["chunks"]
@@ -115,7 +119,8 @@ def _check_claims(data: Any, n_chunks: int) -> dict[str, Any]:
             raise VerdictError(f"claim {number} names chunk {wrong[0]}, but the chunks are numbered 1 to {n_chunks}")
         if claim["verdict"] == "supported" and not chunks:
             raise VerdictError(f"claim {number} is supported but names no chunk that supports it")
-        checked.append({"claim": claim["claim"].strip(), "verdict": claim["verdict"],
+        checked.append({"claim": claim["claim"].strip(), "evidence": claim["evidence"],
+                        "differences": claim["differences"], "verdict": claim["verdict"],
                         "chunks": sorted(set(chunks)) if claim["verdict"] != "unsupported" else []})
     return {"claims": checked}
 
@@ -133,8 +138,9 @@ def _check_score(data: Any, n_chunks: int) -> dict[str, Any]:
 _CLAIMS_SCHEMA = {
     "type": "object", "additionalProperties": False, "required": ["claims"],
     "properties": {"claims": {"type": "array", "items": {
-        "type": "object", "additionalProperties": False, "required": ["claim", "verdict", "chunks"],
-        "properties": {"claim": {"type": "string"}, "verdict": {"type": "string", "enum": list(VERDICTS)},
+        "type": "object", "additionalProperties": False, "required": ["claim", "evidence", "differences", "verdict", "chunks"],
+        "properties": {"claim": {"type": "string"}, "evidence": {"type": "string"}, "differences": {"type": "string"},
+                       "verdict": {"type": "string", "enum": list(VERDICTS)},
                        "chunks": {"type": "array", "items": {"type": "integer"}}}}}},
 }
 _SCORE_SCHEMA = {
@@ -162,16 +168,24 @@ def history_block(record: Record) -> list[tuple[str, str]]:
 
 
 def claims_request(record: Record, text: str) -> ChatRequest:
-    """Extract the claims of ``text`` (the answer or the reference) and verify them against the chunks."""
+    """Extract the claims of ``text`` (the answer or the reference) and verify them against the chunks.
+
+    The question and history are left out: a claim is what the text itself states, and a small judge
+    shown the question splits the question instead of the text. The text comes after the chunks (shown
+    before them, a small judge quotes the first chunk as every claim's evidence)."""
     chunks = [(f'chunk id="{number}"', chunk.text if not chunk.title else f"{chunk.title}\n{chunk.text}")
               for number, chunk in enumerate(record.contexts, start=1)]
-    return CLAIMS.request([("question", record.question), *history_block(record), ("text", text), *chunks])
+    return CLAIMS.request([*chunks, ("text", text)],
+                          "Split the TEXT above into claims and check each claim against the chunks. "
+                          "Reply with the JSON object only.")
 
 
 def correctness_request(record: Record) -> ChatRequest:
     return CORRECTNESS.request([("question", record.question), *history_block(record), ("answer", record.answer),
-                                *(("reference", reference) for reference in record.references)])
+                                *(("reference", reference) for reference in record.references)],
+                               "Grade the facts of the ANSWER against the REFERENCE. Reply with the JSON object only.")
 
 
 def relevance_request(record: Record) -> ChatRequest:
-    return RELEVANCE.request([("question", record.question), *history_block(record), ("answer", record.answer)])
+    return RELEVANCE.request([("question", record.question), *history_block(record), ("answer", record.answer)],
+                             "Grade how well the ANSWER addresses the QUESTION. Reply with the JSON object only.")

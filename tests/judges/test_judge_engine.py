@@ -1,0 +1,178 @@
+"""The judge engine end to end: real ``openai`` client, loopback fake server, scripted verdicts.
+
+Every expected number below is worked out by hand from the rules in ``judge_script`` (see
+``EXPECTED``); nothing is taken from a previous run of ragmeter except where a test is *about*
+equality between two runs (faults vs. no faults, cache vs. no cache).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+from fake_openai import FAULT_KINDS, FakeOpenAIServer, FaultPlan
+from judge_script import records, respond
+
+from ragmeter import Settings, evaluate
+from ragmeter.judges import Judge, JudgeCache, JudgeCall, OpenAIBackend
+from ragmeter.judges.prompts import CORRECTNESS, correctness_request
+from ragmeter.records import Record
+
+JUDGED = ("judge_correctness", "judge_faithfulness", "judge_precision", "judge_recall", "judge_relevance",
+          "judge_score")
+NAN = math.nan
+
+
+def _score(correctness: float, f: float, p: float, r: float) -> float:
+    """0.4·C + 0.2·(F + P + R), each ratio put on 1–5 as 1 + 4·ratio (SPEC §3)."""
+    return 0.4 * correctness + 0.2 * ((1 + 4 * f) + (1 + 4 * p) + (1 + 4 * r))
+
+
+# By hand, per record shape (judge_script.records: chunk 1 "The museum i opens at nine. Tickets cost five
+# euros.", chunk 2 "The museum i closes at six.", chunk 3 "Parking near museum i is free."; the reference
+# "The museum i opens at nine."):
+# r0  two claims, in chunk 1 and chunk 2: F 1, P 2/3, R 1; answer ≠ reference: C 2; relevance 4.
+# r1  one claim in chunk 1, "has a cafe" in none: F 1/2, P 1/3, R 1/2; C 2; relevance 4.
+# r2  "is not free": contradicted by chunk 3 (contradicting chunks do not count for P): F 0, P 0, R 0; C 2.
+# r3  "I don't know." abstains: claims of the reference, one, in chunk 1: F 1.0 noted, P 1/3, R 1;
+#     C 2; relevance 1 ("don't know").
+# r4  no chunks; answer == reference: C 5; F 1.0 and R 1.0 noted, P undefined, so the score is undefined.
+EXPECTED = {
+    "judge_correctness": [2, 2, 2, 2, 5],
+    "judge_faithfulness": [1, 0.5, 0, 1, 1],
+    "judge_precision": [2 / 3, 1 / 3, 0, 1 / 3, NAN],
+    "judge_recall": [1, 0.5, 0, 1, 1],
+    "judge_relevance": [4, 4, 4, 1, 4],
+    "judge_score": [_score(2, 1, 2 / 3, 1), _score(2, 0.5, 1 / 3, 0.5), _score(2, 0, 0, 0),
+                    _score(2, 1, 1 / 3, 1), NAN],
+}
+ABSTAINS = "the answer abstains: no claim to verify"
+OF_REFERENCE = "claims of the reference (the answer abstains)"
+NO_CONTEXT = "No context to verify"
+NO_CHUNKS = "record has no retrieved chunks"
+
+
+
+def make_judge(server: FakeOpenAIServer, *, cache=None, concurrency: int = 8, timeout_s: float = 0.5,
+               backoff_s: float = 0.01, max_attempts: int = 6) -> Judge:
+    backend = OpenAIBackend(base_url=server.base_url, model="fake-judge", api_key_env=None, timeout_s=timeout_s)
+    return Judge(backend, cache=JudgeCache(cache) if cache is not None else None, concurrency=concurrency,
+                 timeout_s=timeout_s, backoff_s=backoff_s, max_attempts=max_attempts)
+
+
+def judged_run(server: FakeOpenAIServer, n: int, **judge_options):
+    judge = make_judge(server, **judge_options)
+    try:
+        return evaluate(records(n), metrics=["judged"], judge=judge, settings=Settings(n_resamples=200))
+    finally:
+        judge.close()
+
+
+def score_call(i: int) -> JudgeCall:
+    """A distinct correctness call whose answer equals its reference: the scripted score is 5."""
+    return JudgeCall(CORRECTNESS, correctness_request(Record(f"q{i}", f"Question {i}?", f"Answer {i}.",
+                                                             references=(f"Answer {i}.",))))
+
+
+def test_scores_through_the_real_client_are_the_hand_worked_ones():
+    with FakeOpenAIServer(respond) as server:
+        result = judged_run(server, 10)
+    for metric in JUDGED:
+        np.testing.assert_allclose(result.scores[metric], EXPECTED[metric] * 2, rtol=1e-12, atol=0,
+                                   err_msg=metric)
+    assert result.undefined["judge_precision"] == {4: NO_CHUNKS, 9: NO_CHUNKS}
+    assert result.undefined["judge_score"] == {4: f"precision is undefined: {NO_CHUNKS}",
+                                               9: f"precision is undefined: {NO_CHUNKS}"}
+    for metric in ("judge_correctness", "judge_faithfulness", "judge_recall", "judge_relevance"):
+        assert result.undefined[metric] == {}, metric
+    assert result.notes["judge_faithfulness"] == {3: ABSTAINS, 4: NO_CONTEXT, 8: ABSTAINS, 9: NO_CONTEXT}
+    assert result.notes["judge_precision"] == {3: OF_REFERENCE, 8: OF_REFERENCE}
+    assert result.notes["judge_recall"] == {3: OF_REFERENCE, 4: NO_CONTEXT, 8: OF_REFERENCE, 9: NO_CONTEXT}
+    # calls: claims for the 8 records with chunks, correctness and relevance for all 10
+    totals = result.judging.totals()
+    assert {name: u.calls for name, u in result.judging.usage.items()} == {
+        "claims": 8, "correctness": 10, "relevance": 10}
+    assert (totals["requests"], totals["retries"], totals["repairs"], totals["failures"]) == (28, 0, 0, 0)
+    assert len(server.requests) == 28
+    assert result.judging.failures == ()
+
+
+def test_faults_on_first_attempts_change_no_score():
+    with FakeOpenAIServer(respond) as server:
+        clean = judged_run(server, 40)
+    assert clean.judging.failures == ()
+    seen: set[str] = set()
+    for seed in (1, 2):
+        with FakeOpenAIServer(respond, faults=FaultPlan(rate=0.3, seed=seed, stall_s=2.0)) as server:
+            result = judged_run(server, 40)
+            statuses = dict(server.statuses)
+        seen |= {kind for kind, count in statuses.items() if count and kind != "ok"}
+        assert result.judging.failures == (), result.judging.failures[:3]
+        for metric in JUDGED:
+            np.testing.assert_array_equal(result.scores[metric], clean.scores[metric], err_msg=metric)
+            assert result.undefined[metric] == clean.undefined[metric], metric
+            summary = result.summary(metric)
+            assert summary.n + summary.n_undefined == 40, metric
+            assert summary.n_undefined == len(clean.undefined[metric]), metric
+        totals = result.judging.totals()
+        assert totals["failures"] == 0
+        # a 429, 500 or stall costs the call one retry (more only if a clean attempt also timed out);
+        # a truncated, wrong-shape or cut-off reply costs exactly one repair, and nothing else does.
+        transient = sum(statuses.get(kind, 0) for kind in ("429", "500", "stall"))
+        invalid = sum(statuses.get(kind, 0) for kind in ("truncated", "wrong_schema", "length"))
+        assert transient > 0 and invalid > 0, statuses
+        assert totals["retries"] >= transient
+        assert totals["repairs"] == invalid
+    assert seen == set(FAULT_KINDS)
+
+
+def test_retry_after_is_honoured_and_halves_the_concurrency_limit():
+    with FakeOpenAIServer(respond, faults=FaultPlan(rate=1.0, kinds=("429",), retry_after="0.4")) as server:
+        judge = make_judge(server, concurrency=8, timeout_s=5.0, backoff_s=0.001)
+        try:
+            start = time.perf_counter()
+            [outcome] = judge.run([score_call(0)])
+            elapsed = time.perf_counter() - start
+            limit = judge._limit.limit
+        finally:
+            judge.close()
+        assert dict(server.statuses) == {"429": 1, "ok": 1}
+    assert outcome.verdict == {"reason": "scripted", "score": 5}
+    assert outcome.failure is None and outcome.attempts == 2
+    assert elapsed >= 0.4  # the backoff alone would be 0.001 s × jitter
+    # 8 halved once by the 429; one success since is fewer than the 4 needed to raise it again
+    assert limit == 4
+    assert judge.usage["correctness"].retries == 1
+
+
+def test_a_second_run_on_the_same_cache_makes_no_request(tmp_path):
+    cache = tmp_path / "judge.sqlite"
+    with FakeOpenAIServer(respond) as server:
+        first = judged_run(server, 10, cache=cache)
+        sent = len(server.requests)
+        second = judged_run(server, 10, cache=cache)
+        assert len(server.requests) == sent == 28
+    for metric in JUDGED:
+        np.testing.assert_array_equal(second.scores[metric], first.scores[metric], err_msg=metric)
+        assert second.undefined[metric] == first.undefined[metric]
+        assert second.notes[metric] == first.notes[metric]
+    for name, usage in second.judging.usage.items():
+        assert usage.cached == usage.calls > 0, name
+        assert (usage.requests, usage.prompt_tokens, usage.completion_tokens) == (0, 0, 0), name
+        assert usage.cached_prompt_tokens == first.judging.usage[name].prompt_tokens > 0, name
+    assert not second.judging.prompt_tokens.any() and not second.judging.completion_tokens.any()
+
+
+def test_concurrency_is_bounded_and_used():
+    with FakeOpenAIServer(respond, latency_s=0.3) as server:
+        judge = make_judge(server, concurrency=4, timeout_s=5.0)
+        try:
+            judge.run([score_call(99)])  # connect and start the loop outside the timing
+            start = time.perf_counter()
+            outcomes = judge.run([score_call(i) for i in range(8)])
+            elapsed = time.perf_counter() - start
+        finally:
+            judge.close()
+    assert [o.verdict["score"] for o in outcomes] == [5] * 8
+    assert 0.6 <= elapsed < 1.5, elapsed  # two waves of four: not one wave, not eight in a row

@@ -1,0 +1,143 @@
+"""Seed 002's judged metrics: the seed's case study from given verdicts, the formulas, SPEC §3's edge cases."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from ragmeter import Settings, evaluate
+from ragmeter.judges import ChatRequest, Judge, ScriptedBackend
+from ragmeter.metrics.judged import Claim, claim_recall, context_precision, faithfulness, five_point, weighted_score
+
+SETTINGS = Settings(n_resamples=200)
+
+# Seed 002, section 6.
+CASE_STUDY = {
+    "id": "bci", "question": "Do you think this kind of technology is exciting or concerning?",
+    "answer": "Game changer for disabilities, but emotionally exhausting.",
+    "references": ["Mostly exciting, though there are some risks."],
+    "contexts": [
+        {"doc_id": "c1", "text": "Interviewer: What's a benefit you can imagine?\nInterviewee: For people with "
+                                 "disabilities—especially speech disabilities—it could be a game changer. Also might "
+                                 "help people with anxiety express themselves more easily."},
+        {"doc_id": "c2", "text": "Interviewer: And a possible downside?\nInterviewee: Mental fatigue maybe? Or like, "
+                                 "accidentally leaking a private thought. I think it could be emotionally exhausting "
+                                 "to always filter your own brain."},
+        {"doc_id": "c3", "text": "Interviewer: Could this tech exist soon?\nInterviewee: I mean, we're not *that* far "
+                                 "off. With the pace of brain-computer interface research? It's coming. So yeah, maybe "
+                                 "within our lifetime."},
+    ],
+}
+CASE_VERDICTS = {
+    "claims": {"claims": [
+        {"claim": "Game changer for disabilities", "evidence": "it could be a game changer",
+         "differences": "none", "verdict": "supported",
+         "chunks": [1]},
+        {"claim": "emotionally exhausting", "evidence": "it could be emotionally exhausting",
+         "differences": "none", "verdict": "supported",
+         "chunks": [2]}]},
+    "correctness": {"reason": "partial overlap", "score": 3},
+    "relevance": {"reason": "mostly on topic", "score": 4},
+}
+
+
+def _given(verdicts: dict[str, dict]) -> ScriptedBackend:
+    return ScriptedBackend(lambda request: json.dumps(verdicts[request.schema_name]))
+
+
+def _run(records: list[dict], verdicts: dict[str, dict]):
+    with Judge(_given(verdicts)) as judge:
+        return evaluate(records, metrics=["judged"], judge=judge, settings=SETTINGS)
+
+
+def test_case_study_from_given_verdicts() -> None:
+    result = _run([CASE_STUDY], CASE_VERDICTS)
+    value = {m: float(result.scores[m][0]) for m in result.metrics}
+    assert five_point(value["judge_faithfulness"]) == 5.0
+    assert round(five_point(value["judge_precision"]), 1) == 3.7      # 2 of 3 chunks used: 1 + 4·2/3
+    assert five_point(value["judge_recall"]) == 5.0
+    assert value["judge_correctness"] == 3.0
+    assert value["judge_relevance"] == 4.0
+    assert value["judge_score"] == pytest.approx(0.4 * 3 + 0.2 * (5 + (1 + 4 * 2 / 3) + 5))
+
+
+def test_one_claims_call_serves_faithfulness_precision_and_recall() -> None:
+    backend = _given(CASE_VERDICTS)
+    with Judge(backend) as judge:
+        result = evaluate([CASE_STUDY], metrics=["judged"], judge=judge, settings=SETTINGS)
+    assert sorted(r.schema_name for r in backend.requests) == ["claims", "correctness", "relevance"]
+    assert result.judging is not None and result.judging.usage["claims"].calls == 1
+
+
+def test_formulas_by_hand() -> None:
+    claims = [Claim("a", "supported", (1, 2)), Claim("b", "contradicted", (3,)), Claim("c", "unsupported"),
+              Claim("d", "supported", (2,))]
+    assert faithfulness(claims) == 0.5
+    assert claim_recall(claims) == 0.5
+    assert context_precision(claims, 4) == 0.5      # chunks 1 and 2 support; 3 only contradicts
+    assert context_precision(claims, 0) != context_precision(claims, 0)  # NaN: no chunk
+    assert math.isnan(faithfulness([]))
+    assert five_point(0.0) == 1.0 and five_point(1.0) == 5.0
+    assert weighted_score(5.0, 1.0, 1.0, 1.0) == pytest.approx(5.0)
+    assert weighted_score(1.0, 0.0, 0.0, 0.0) == pytest.approx(1.0)
+
+
+def test_no_context_rules_of_spec_3() -> None:
+    record = {**CASE_STUDY, "contexts": []}
+    result = _run([record], CASE_VERDICTS)
+    assert result.scores["judge_faithfulness"][0] == 1.0
+    assert result.notes["judge_faithfulness"][0] == "No context to verify"
+    assert math.isnan(result.scores["judge_precision"][0])
+    assert result.undefined["judge_precision"][0] == "record has no retrieved chunks"
+    assert result.scores["judge_recall"][0] == 1.0
+    assert "precision is undefined" in result.undefined["judge_score"][0]
+    assert result.summary("judge_precision").n_undefined == 1
+
+
+def test_abstaining_answer_takes_the_reference_claims() -> None:
+    backend = _given(CASE_VERDICTS)
+    record = {**CASE_STUDY, "answer": "I don't know."}
+    with Judge(backend) as judge:
+        result = evaluate([record], metrics=["judge_precision", "judge_recall", "judge_faithfulness"], judge=judge,
+                          settings=SETTINGS)
+    claims_request = next(r for r in backend.requests if r.schema_name == "claims")
+    assert "<text>\nMostly exciting, though there are some risks.\n</text>" in claims_request.messages[1][1]
+    assert result.scores["judge_precision"][0] == pytest.approx(2 / 3)
+    assert result.notes["judge_precision"][0] == "claims of the reference (the answer abstains)"
+    assert result.notes["judge_faithfulness"][0] == "the answer abstains: no claim to verify"
+
+
+def test_abstaining_answer_without_reference_is_undefined() -> None:
+    record = {**CASE_STUDY, "answer": "I don't know.", "references": []}
+    result = _run([record], CASE_VERDICTS)
+    assert "no reference to take claims from" in result.undefined["judge_recall"][0]
+    assert "no reference to take claims from" in result.undefined["judge_precision"][0]
+    assert result.undefined["judge_correctness"][0] == "record has no reference answer"
+
+
+def test_no_claim_found() -> None:
+    result = _run([CASE_STUDY], {**CASE_VERDICTS, "claims": {"claims": []}})
+    assert result.scores["judge_faithfulness"][0] == 1.0
+    assert result.notes["judge_faithfulness"][0] == "the judge found no factual claim"
+    assert result.scores["judge_precision"][0] == 0.0
+    assert result.scores["judge_recall"][0] == 1.0
+
+
+def test_claims_request_shows_every_chunk_numbered() -> None:
+    backend = _given(CASE_VERDICTS)
+    with Judge(backend) as judge:
+        evaluate([CASE_STUDY], metrics=["judge_faithfulness"], judge=judge, settings=SETTINGS)
+    request: ChatRequest = backend.requests[0]
+    user = request.messages[1][1]
+    assert [f'<chunk id="{n}">' in user for n in (1, 2, 3)] == [True, True, True]
+    system = request.messages[0]
+    assert system[0] == "system" and not any(c["text"][:40] in system[1] for c in CASE_STUDY["contexts"])
+
+
+def test_judged_metrics_without_a_judge_fail_before_scoring() -> None:
+    from ragmeter.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="need a judge"):
+        evaluate([CASE_STUDY], metrics=["judge_relevance"], settings=SETTINGS)
