@@ -269,10 +269,11 @@ def synthetic_samples(n: int, tokens: _Tokenizer, seed: int = 0) -> tuple[list[A
 # --- 2. tokens per sample, 3. throughput (local judge) ---------------------------------------------------
 
 def _judge(server: Any) -> Any:
-    from ragmeter.judges import Judge, OpenAIBackend
+    from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, OpenAIBackend
 
-    return Judge(OpenAIBackend(base_url=server.base_url, model=server.model_id, api_key_env=None),
-                 concurrency=JUDGE_CONCURRENCY)
+    backend = OpenAIBackend(base_url=server.base_url, model=server.model_id, api_key_env=None,
+                            timeout_s=LOCAL_TIMEOUT_S)
+    return Judge(backend, concurrency=JUDGE_CONCURRENCY, timeout_s=LOCAL_TIMEOUT_S)
 
 
 def _evaluate(records: list[Any], server: Any) -> tuple[Any, float]:
@@ -287,9 +288,16 @@ def _evaluate(records: list[Any], server: Any) -> tuple[Any, float]:
         judge.close()
 
 
+def _failures(result: Any) -> list[dict[str, str]]:
+    """Each failed call: item, prompt, reason and the start of the last reply."""
+    return [{"id": f["id"], "prompt": f["prompt"], "reason": f["reason"], "raw": (f["raw"] or "")[:300]}
+            for f in result.judging.failures]
+
+
 def _by_prompt(result: Any, n: int) -> dict[str, dict[str, float]]:
     assert result.judging is not None
-    return {name: {"calls": u.calls, "requests": u.requests, "repairs": u.repairs, "failures": u.failures,
+    return {name: {"calls": u.calls, "requests": u.requests, "retries": u.retries, "repairs": u.repairs,
+                   "failures": u.failures,
                    "prompt_tokens_per_sample": u.prompt_tokens / n,
                    "completion_tokens_per_sample": u.completion_tokens / n,
                    "total_tokens_per_sample": (u.prompt_tokens + u.completion_tokens) / n}
@@ -322,6 +330,7 @@ def tokens_per_sample(server: Any, quick: bool) -> dict[str, Any]:
         "requests_per_sample": totals["requests"] / n,
         "repairs": totals["repairs"],
         "failures": totals["failures"],
+        "failed_calls": _failures(result),
         "prompt_tokens_per_sample": prompt,
         "completion_tokens_per_sample": completion,
         "total_tokens_per_sample": prompt + completion,
@@ -359,6 +368,7 @@ def throughput(server: Any, quick: bool) -> dict[str, Any]:
         "requests_per_item": totals["requests"] / n,
         "repairs": totals["repairs"],
         "failures": totals["failures"],
+        "failed_calls": _failures(result),
         "prompt_tokens_per_item": totals["prompt_tokens"] / n,
         "completion_tokens_per_item": totals["completion_tokens"] / n,
         "by_prompt": _by_prompt(result, n),

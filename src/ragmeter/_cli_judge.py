@@ -33,7 +33,8 @@ def add_judge_options(run: argparse.ArgumentParser) -> None:
                             "itself is never written anywhere")
     judge.add_argument("--judge-model-file", type=Path, help="another GGUF file for --judge local")
     judge.add_argument("--judge-concurrency", type=int, help="requests in flight at most (8; local: 2)")
-    judge.add_argument("--judge-timeout", type=float, default=120.0, help="seconds per request (120)")
+    judge.add_argument("--judge-timeout", type=float, default=None,
+                       help="seconds per request (120; local: 600)")
     judge.add_argument("--judge-max-attempts", type=int, default=6, help="tries per call on 429/5xx/timeouts (6)")
     judge.add_argument("--judge-backoff", type=float, default=1.0,
                        help="first retry delay in seconds, doubled per retry, with jitter (1.0)")

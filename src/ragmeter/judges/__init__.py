@@ -17,11 +17,13 @@ from ragmeter.judges.local import LocalServer, local_model_id
 from ragmeter.judges.openai_backend import OpenAIBackend
 from ragmeter.judges.protocol import ChatBackend, ChatReply, ChatRequest, ScriptedBackend
 
-__all__ = ["JUDGE_KINDS", "ChatBackend", "ChatReply", "ChatRequest", "Judge", "JudgeCache", "JudgeCall",
-           "JudgeConfig", "JudgeOutcome", "JudgeUsage", "LocalServer", "OpenAIBackend", "ScriptedBackend",
-           "open_judge", "planning_judge"]
+__all__ = ["JUDGE_KINDS", "LOCAL_TIMEOUT_S", "REMOTE_TIMEOUT_S", "ChatBackend", "ChatReply", "ChatRequest", "Judge",
+           "JudgeCache", "JudgeCall", "JudgeConfig", "JudgeOutcome", "JudgeUsage", "LocalServer", "OpenAIBackend",
+           "ScriptedBackend", "open_judge", "planning_judge"]
 
 JUDGE_KINDS = ("local", "openai")
+REMOTE_TIMEOUT_S = 120.0
+LOCAL_TIMEOUT_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,8 @@ class JudgeConfig:
     - ``api_key_env``: the environment variable holding the key (``openai`` only; ``None``: no key).
     - ``cache``: the SQLite verdict cache file, ``None`` for none.
     - ``concurrency``: requests in flight at most (default 8; local: the server's slots, 2).
-    - ``timeout_s``, ``max_attempts``, ``backoff_s``: each request's time limit, tries per call, first retry delay.
+    - ``timeout_s``, ``max_attempts``, ``backoff_s``: each request's time limit (default 120 s; local: 600 s,
+      since a claims call can take two minutes on two CPU cores), tries per call, first retry delay.
     - ``temperature`` and ``seed``: sampling; both go into every verdict's signature.
     """
 
@@ -45,7 +48,7 @@ class JudgeConfig:
     model_file: Path | None = None
     cache: Path | None = None
     concurrency: int | None = None
-    timeout_s: float = 120.0
+    timeout_s: float | None = None
     max_attempts: int = 6
     backoff_s: float = 1.0
     temperature: float = 0.0
@@ -58,7 +61,7 @@ class JudgeConfig:
             raise ConfigError("an OpenAI-compatible judge needs a model name: --judge-model NAME")
         if self.concurrency is not None and self.concurrency < 1:
             raise ConfigError("judge concurrency must be at least 1")
-        if self.timeout_s <= 0 or self.max_attempts < 1:
+        if (self.timeout_s is not None and self.timeout_s <= 0) or self.max_attempts < 1:
             raise ConfigError("the judge timeout must be positive and max_attempts at least 1")
 
 
@@ -66,19 +69,20 @@ def open_judge(config: JudgeConfig) -> Judge:
     """A ready :class:`Judge`; for ``local`` the server is started now and stopped by ``Judge.close()``."""
     cache = JudgeCache(config.cache) if config.cache is not None else None
     server = None
+    timeout_s = config.timeout_s or (LOCAL_TIMEOUT_S if config.kind == "local" else REMOTE_TIMEOUT_S)
     if config.kind == "local":
         server = LocalServer(config.model_file)
         base_url = server.start()
         backend = OpenAIBackend(base_url=base_url, model=server.model_id, api_key_env=None,
-                                temperature=config.temperature, seed=config.seed, timeout_s=config.timeout_s)
+                                temperature=config.temperature, seed=config.seed, timeout_s=timeout_s)
         concurrency = config.concurrency or server.parallel
     else:
         backend = OpenAIBackend(base_url=config.base_url, model=str(config.model),
                                 api_key_env=config.api_key_env, temperature=config.temperature, seed=config.seed,
-                                timeout_s=config.timeout_s)
+                                timeout_s=timeout_s)
         concurrency = config.concurrency or 8
     return Judge(backend, cache=cache, concurrency=concurrency, max_attempts=config.max_attempts,
-                 timeout_s=config.timeout_s, backoff_s=config.backoff_s, seed=config.seed,
+                 timeout_s=timeout_s, backoff_s=config.backoff_s, seed=config.seed,
                  on_close=server.stop if server is not None else None)
 
 

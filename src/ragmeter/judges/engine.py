@@ -290,9 +290,12 @@ class _AdaptiveLimit:
     async def __aexit__(self, *exc: object) -> None:
         async with self._changed:
             self.in_flight -= 1
-            self._changed.notify_all()
+            # wake as many waiters as there are free places (usually one), not all of them: with
+            # thousands of calls queued, waking every one on each release costs more than the calls
+            self._changed.notify(max(0, self.limit - self.in_flight))
 
     def succeeded(self) -> None:
+        """Called inside the limit (the place is still held); a raised limit frees its place at release."""
         self._successes += 1
         if self._successes >= self.limit and self.limit < self.maximum:
             self.limit += 1

@@ -44,17 +44,21 @@ class OpenAIBackend:
         self.temperature = temperature
         self.seed = seed
         self.timeout_s = timeout_s
+        self._completion = openai.types.chat.ChatCompletion
         self._client = openai.AsyncOpenAI(base_url=base_url, api_key=key, max_retries=0, timeout=timeout_s)
 
     async def complete(self, request: ChatRequest) -> ChatReply:
         openai = self._openai
+        body = {"model": self.model, "temperature": self.temperature, "seed": self.seed,
+                "max_tokens": request.max_tokens,
+                "messages": [{"role": role, "content": content} for role, content in request.messages],
+                "response_format": {"type": "json_schema", "json_schema": {
+                    "name": request.schema_name, "strict": True, "schema": dict(request.schema)}}}
         try:
-            response = await self._client.chat.completions.create(
-                model=self.model, temperature=self.temperature, seed=self.seed, max_tokens=request.max_tokens,
-                messages=[{"role": role, "content": content} for role, content in request.messages],  # type: ignore[misc]
-                response_format={"type": "json_schema",  # type: ignore[typeddict-item]
-                                 "json_schema": {"name": request.schema_name, "strict": True,
-                                                 "schema": dict(request.schema)}})
+            # the client's generic POST (its documented way to send a ready body): the same HTTP, errors and
+            # reply parsing as chat.completions.create, without re-walking the body against its parameter
+            # types, which costs a third of the client's CPU time per call
+            response = await self._client.post("/chat/completions", body=body, cast_to=self._completion)
         except openai.RateLimitError as exc:
             raise TransientJudgeError(self.redact(f"rate limited (429): {exc.message}"),
                                       retry_after=_retry_after(exc.response.headers), rate_limited=True) from None
