@@ -13,7 +13,7 @@ from ragmeter.errors import ConfigError
 from ragmeter.judges import JUDGE_KINDS, JudgeConfig
 from ragmeter.run import JudgePlan
 
-__all__ = ["add_judge_options", "check_resume", "judge_config", "mark_finished", "render_plan"]
+__all__ = ["add_judge_options", "check_resume", "judge_config", "mark_finished", "prices", "render_plan", "write_failures"]
 
 MANIFEST = "run.json"
 CACHE_FILE = "judge-cache.sqlite"
