@@ -25,6 +25,7 @@ or the packaged model parts, those two parts are skipped with a message.
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 import subprocess
@@ -309,8 +310,8 @@ def _means(result: Any) -> dict[str, float | None]:
     for summary in result.summaries:
         if summary.statistic != "mean":
             continue
-        value = summary.value
-        out[summary.metric] = None if value != value else float(value)  # NaN: too few defined values
+        value = float(summary.value)
+        out[summary.metric] = None if math.isnan(value) else value  # NaN: too few defined values
     return out
 
 

@@ -7,13 +7,15 @@ import hashlib
 import json
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from ragmeter.errors import ConfigError
 from ragmeter.judges import JUDGE_KINDS, JudgeConfig
 from ragmeter.run import JudgePlan
 
-__all__ = ["add_judge_options", "check_resume", "judge_config", "mark_finished", "prices", "render_plan", "write_failures"]
+__all__ = ["add_judge_options", "check_resume", "judge_config", "mark_finished", "prices", "render_plan",
+           "write_failures"]
 
 MANIFEST = "run.json"
 CACHE_FILE = "judge-cache.sqlite"

@@ -20,9 +20,10 @@ import time
 import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
-__all__ = ["FaultPlan", "FakeOpenAIServer", "call_key"]
+__all__ = ["FakeOpenAIServer", "FaultPlan", "call_key"]
 
 FAULT_KINDS = ("429", "500", "stall", "truncated", "wrong_schema", "length")
 

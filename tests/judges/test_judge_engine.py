@@ -10,7 +10,6 @@ import math
 import time
 
 import numpy as np
-import pytest
 from fake_openai import FAULT_KINDS, FakeOpenAIServer, FaultPlan
 from judge_script import records, respond
 

@@ -29,7 +29,8 @@ import random
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 from ragmeter.errors import RejectedCallError, TransientJudgeError
 from ragmeter.judges.cache import CachedVerdict, JudgeCache

@@ -25,7 +25,8 @@ import json
 import re
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 from ragmeter.judges.protocol import ChatRequest
 from ragmeter.records import Record
@@ -138,9 +139,10 @@ def _check_score(data: Any, n_chunks: int) -> dict[str, Any]:
 _CLAIMS_SCHEMA = {
     "type": "object", "additionalProperties": False, "required": ["claims"],
     "properties": {"claims": {"type": "array", "items": {
-        "type": "object", "additionalProperties": False, "required": ["claim", "evidence", "differences", "verdict", "chunks"],
-        "properties": {"claim": {"type": "string"}, "evidence": {"type": "string"}, "differences": {"type": "string"},
-                       "verdict": {"type": "string", "enum": list(VERDICTS)},
+        "type": "object", "additionalProperties": False,
+        "required": ["claim", "evidence", "differences", "verdict", "chunks"],
+        "properties": {"claim": {"type": "string"}, "evidence": {"type": "string"},
+                       "differences": {"type": "string"}, "verdict": {"type": "string", "enum": list(VERDICTS)},
                        "chunks": {"type": "array", "items": {"type": "integer"}}}}}},
 }
 _SCORE_SCHEMA = {

@@ -14,7 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Protocol
+from collections.abc import Callable, Mapping
 
 __all__ = ["ChatBackend", "ChatReply", "ChatRequest", "ScriptedBackend"]
 

@@ -20,7 +20,8 @@ A failed judge call leaves the metrics that read it undefined, with the judge's 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 from ragmeter.judges.engine import JudgeCall, JudgeOutcome
 from ragmeter.judges.prompts import CLAIMS, CORRECTNESS, RELEVANCE, claims_request, correctness_request, \
