@@ -18,7 +18,7 @@ Three measurements (issue 5, item 9):
   demo (2 with ``--quick``), local judge, no verdict cache.
 
 ``tokens`` and ``throughput`` share one :class:`ragmeter.judges.LocalServer` start (the packaged
-Qwen2.5-Coder-1.5B, Q4_K_M, 2 slots, every core); its start-up time is reported. Without ``xllamacpp``
+Qwen2.5-Coder-1.5B, Q4_K_M, its default slot count, every core); its start-up time is reported. Without ``xllamacpp``
 or the packaged model parts, those two parts are skipped with a message.
 """
 
@@ -55,7 +55,6 @@ RAGAS_TOKENS = 15_000
 
 FULL_DEMO = 8
 QUICK_DEMO = 2
-JUDGE_CONCURRENCY = 2
 
 
 # --- 1. concurrency efficiency ---------------------------------------------------------------------------
@@ -274,7 +273,7 @@ def _judge(server: Any) -> Any:
 
     backend = OpenAIBackend(base_url=server.base_url, model=server.model_id, api_key_env=None,
                             timeout_s=LOCAL_TIMEOUT_S)
-    return Judge(backend, concurrency=JUDGE_CONCURRENCY, timeout_s=LOCAL_TIMEOUT_S)
+    return Judge(backend, concurrency=server.parallel, timeout_s=LOCAL_TIMEOUT_S)
 
 
 def _evaluate(records: list[Any], server: Any) -> tuple[Any, float]:
@@ -373,7 +372,7 @@ def throughput(server: Any, quick: bool) -> dict[str, Any]:
         "prompt_tokens_per_item": totals["prompt_tokens"] / n,
         "completion_tokens_per_item": totals["completion_tokens"] / n,
         "by_prompt": _by_prompt(result, n),
-        "judge_concurrency": JUDGE_CONCURRENCY,
+        "judge_concurrency": server.parallel,
         "means": _means(result),
     }
     print(f"[judge] throughput: {n} demo records in {wall:.1f} s → {out['items_per_min']:.2f} items/min, "

@@ -34,7 +34,7 @@ def add_judge_options(run: argparse.ArgumentParser) -> None:
                        help="environment variable holding the key (OPENAI_API_KEY; '' for none); the key "
                             "itself is never written anywhere")
     judge.add_argument("--judge-model-file", type=Path, help="another GGUF file for --judge local")
-    judge.add_argument("--judge-concurrency", type=int, help="requests in flight at most (8; local: 2)")
+    judge.add_argument("--judge-concurrency", type=int, help="requests in flight at most (8; local: 1)")
     judge.add_argument("--judge-timeout", type=float, default=None,
                        help="seconds per request (120; local: 600)")
     judge.add_argument("--judge-max-attempts", type=int, default=6, help="tries per call on 429/5xx/timeouts (6)")

@@ -15,8 +15,8 @@ import pytest
 
 from ragmeter import Settings, evaluate
 from ragmeter.io import record_from_dict
-from ragmeter.judges import JudgeCall, JudgeConfig, open_judge
-from ragmeter.judges.prompts import CLAIMS, claims_request
+from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, JudgeCall, JudgeConfig, OpenAIBackend, open_judge
+from ragmeter.judges.prompts import CLAIMS, CORRECTNESS, claims_request, correctness_request
 from ragmeter.judges.local import MODEL_SHA256, packaged_model_path
 
 pytest.importorskip("xllamacpp", reason="the local judge needs the 'local' extra: pip install 'ragmeter[local]'")
@@ -74,6 +74,23 @@ def test_correctness_and_relevance_on_clear_cases(judge) -> None:
     correctness, relevance = result.scores["judge_correctness"], result.scores["judge_relevance"]
     assert correctness[0] >= 4 and correctness[1] <= 2
     assert relevance[0] >= 4 and relevance[1] <= 2
+
+
+def test_the_same_calls_get_the_same_verdicts_again(judge) -> None:
+    """With its one slot the server computes each request alone, so a call repeated without a cache gets the
+    same reply, word for word (two slots batch requests together, and verdicts then vary between runs)."""
+    uncached = Judge(OpenAIBackend(base_url=str(judge.backend._client.base_url), model=judge.backend.model,
+                                   api_key_env=None, timeout_s=LOCAL_TIMEOUT_S), timeout_s=LOCAL_TIMEOUT_S)
+    records = [record_from_dict(_record("same", "Non-residents pay 25 dollars per year.")),
+               record_from_dict(_record("more", "Non-residents pay 25 dollars a year; residents pay nothing."))]
+    calls = [JudgeCall(CORRECTNESS, correctness_request(record)) for record in records]
+    try:
+        first, second = uncached.run(calls), uncached.run(calls)
+    finally:
+        uncached.close()
+    assert uncached.usage["correctness"].requests == 4
+    assert [o.verdict for o in first] == [o.verdict for o in second]
+    assert all(o.verdict is not None for o in first)
 
 
 def test_server_listens_on_loopback_only_and_stops(judge) -> None:

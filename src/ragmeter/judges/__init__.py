@@ -35,7 +35,7 @@ class JudgeConfig:
       ``openai`` client's, ``$OPENAI_BASE_URL`` or OpenAI's own).
     - ``api_key_env``: the environment variable holding the key (``openai`` only; ``None``: no key).
     - ``cache``: the SQLite verdict cache file, ``None`` for none.
-    - ``concurrency``: requests in flight at most (default 8; local: the server's slots, 2).
+    - ``concurrency``: requests in flight at most (default 8; local: the server's slots, 1).
     - ``timeout_s``, ``max_attempts``, ``backoff_s``: each request's time limit (default 120 s; local: 600 s,
       since a claims call can take two minutes on two CPU cores), tries per call, first retry delay.
     - ``temperature`` and ``seed``: sampling; both go into every verdict's signature.
