@@ -11,7 +11,7 @@ from typing import Any
 from collections.abc import Sequence
 
 from ragmeter.errors import ConfigError
-from ragmeter.judges import JUDGE_KINDS, JudgeConfig
+from ragmeter.judges import JUDGE_KINDS, LOCAL_TIMEOUT_S, REMOTE_TIMEOUT_S, JudgeConfig
 from ragmeter.run import JudgePlan
 
 __all__ = ["add_judge_options", "check_resume", "judge_config", "mark_finished", "prices", "render_plan",
@@ -36,7 +36,7 @@ def add_judge_options(run: argparse.ArgumentParser) -> None:
     judge.add_argument("--judge-model-file", type=Path, help="another GGUF file for --judge local")
     judge.add_argument("--judge-concurrency", type=int, help="requests in flight at most (8; local: 1)")
     judge.add_argument("--judge-timeout", type=float, default=None,
-                       help="seconds per request (120; local: 600)")
+                       help=f"seconds per request ({REMOTE_TIMEOUT_S:g}; local: {LOCAL_TIMEOUT_S:g})")
     judge.add_argument("--judge-max-attempts", type=int, default=6, help="tries per call on 429/5xx/timeouts (6)")
     judge.add_argument("--judge-backoff", type=float, default=1.0,
                        help="first retry delay in seconds, doubled per retry, with jitter (1.0)")

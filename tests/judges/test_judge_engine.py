@@ -6,16 +6,21 @@ equality between two runs (faults vs. no faults, cache vs. no cache).
 """
 from __future__ import annotations
 
+import json
 import math
+import re
+import threading
 import time
 
 import numpy as np
+import pytest
 from fake_openai import FAULT_KINDS, FakeOpenAIServer, FaultPlan
 from judge_script import records, respond
 
-from ragmeter import Settings, evaluate
+from ragmeter import Settings, evaluate, render_report
 from ragmeter.judges import Judge, JudgeCache, JudgeCall, OpenAIBackend
-from ragmeter.judges.prompts import CORRECTNESS, correctness_request
+from ragmeter.judges.cache import CachedVerdict
+from ragmeter.judges.prompts import CORRECTNESS, PROMPTS, correctness_request
 from ragmeter.records import Record
 
 JUDGED = ("judge_correctness", "judge_faithfulness", "judge_precision", "judge_recall", "judge_relevance",
@@ -175,3 +180,79 @@ def test_concurrency_is_bounded_and_used():
             judge.close()
     assert [o.verdict["score"] for o in outcomes] == [5] * 8
     assert 0.6 <= elapsed < 1.5, elapsed  # two waves of four: not one wave, not eight in a row
+
+
+def test_every_request_asks_for_its_prompts_json_schema():
+    with FakeOpenAIServer(respond) as server:
+        judged_run(server, 5)
+        bodies = list(server.requests)
+    assert len(bodies) == 14  # claims for r0–r3, correctness and relevance for all five
+    for body in bodies:
+        name = body["response_format"]["json_schema"]["name"]
+        assert body["response_format"] == {"type": "json_schema", "json_schema": {
+            "name": name, "strict": True, "schema": PROMPTS[name].schema}}
+        assert (body["model"], body["temperature"], body["seed"], body["max_tokens"]) == (
+            "fake-judge", 0.0, 0, PROMPTS[name].max_tokens)
+        assert [m["role"] for m in body["messages"]] == ["system", "user"]
+        assert body["messages"][0]["content"] == PROMPTS[name].instructions
+
+
+def test_tokens_per_prompt_and_per_item_and_the_cost_are_what_the_server_counted():
+    """The fake counts len(json.dumps(messages)) // 4 prompt and len(reply) // 4 completion tokens per
+    request; the expected figures are recomputed here from the bodies it received."""
+    with FakeOpenAIServer(respond) as server:
+        result = judged_run(server, 10)
+        bodies = list(server.requests)
+    by_prompt: dict[str, list[int]] = {}
+    by_item = np.zeros((10, 2), dtype=np.int64)
+    for body in bodies:
+        prompt = max(1, len(json.dumps(body["messages"])) // 4)
+        completion = max(1, len(respond(body)) // 4)
+        tokens = by_prompt.setdefault(body["response_format"]["json_schema"]["name"], [0, 0])
+        tokens[0] += prompt
+        tokens[1] += completion
+        item = int(re.search(r"museum (\d+)\b", body["messages"][1]["content"]).group(1))
+        by_item[item] += (prompt, completion)
+    judging = result.judging
+    assert {name: [u.prompt_tokens, u.completion_tokens] for name, u in judging.usage.items()} == by_prompt
+    np.testing.assert_array_equal(judging.prompt_tokens, by_item[:, 0])
+    np.testing.assert_array_equal(judging.completion_tokens, by_item[:, 1])
+    prompt_total, completion_total = by_item.sum(axis=0)
+    cost = (prompt_total * 0.5 + completion_total * 2.0) / 1e6
+    assert judging.cost(0.5, 2.0) == pytest.approx(cost, rel=1e-12)
+    report = render_report(result, title="t", prices=(0.5, 2.0))
+    assert f"Cost this run: {cost:.4f} at 0.5 / 2 per million prompt / completion tokens" in report
+    assert f"Tokens spent this run: {prompt_total + completion_total} " in report
+
+
+def test_one_cache_file_takes_writers_from_several_connections_at_once(tmp_path):
+    """Four connections (as four processes would have) open one new file at the same moment and write 250
+    verdicts each: every one is stored and read back, none is lost to a locked database (opening a new file
+    in WAL mode at the same moment used to fail with "database is locked" about one time in eight)."""
+    path = tmp_path / "shared.sqlite"
+    errors: list[BaseException] = []
+
+    def write(writer: int) -> None:
+        cache = JudgeCache(path)
+        try:
+            for i in range(250):
+                cache.put(f"{writer}-{i}", "judge", CachedVerdict({"score": i % 5 + 1}, None, None, i, 1))
+        except BaseException as exc:  # noqa: BLE001  (reported below)
+            errors.append(exc)
+        finally:
+            cache.close()
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    cache = JudgeCache(path)
+    try:
+        assert len(cache) == 1000
+        assert cache.get("3-249") == CachedVerdict({"score": 5}, None, None, 249, 1)
+        assert cache.present([f"{w}-{i}" for w in range(4) for i in range(250)]) == {
+            f"{w}-{i}" for w in range(4) for i in range(250)}
+    finally:
+        cache.close()

@@ -9,6 +9,7 @@ README says.
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 
 import pytest
@@ -93,8 +94,20 @@ def test_the_same_calls_get_the_same_verdicts_again(judge) -> None:
     assert all(o.verdict is not None for o in first)
 
 
-def test_server_listens_on_loopback_only_and_stops(judge) -> None:
+def test_server_listens_on_loopback_only(judge) -> None:
     base = judge.backend._client.base_url  # the local server's address, as the client uses it
     assert str(base).startswith("http://127.0.0.1:")
     with urllib.request.urlopen(f"{str(base).removesuffix('/').removesuffix('/v1')}/health", timeout=10) as reply:
         assert json.load(reply)["status"] == "ok"
+
+
+def test_the_judge_stops_its_server_when_closed() -> None:
+    judge = open_judge(JudgeConfig(kind="local"))
+    process = judge._on_close.__self__._process  # the LocalServer's child process
+    health = f"{str(judge.backend._client.base_url).removesuffix('/').removesuffix('/v1')}/health"
+    with urllib.request.urlopen(health, timeout=10) as reply:
+        assert json.load(reply)["status"] == "ok"
+    judge.close()
+    assert process.poll() is not None
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(health, timeout=5)

@@ -13,7 +13,8 @@ from ragmeter.records import Chunk, Record
 
 
 def _claim(**fields) -> dict:
-    return {"claim": "It opens at nine.", "evidence": "Opens at 9.", "differences": "none", "verdict": "supported", "chunks": [1], **fields}
+    return {"claim": "It opens at nine.", "evidence": "Opens at 9.", "differences": "none", "verdict": "supported",
+            "chunks": [1], **fields}
 
 
 def test_claims_reply_is_normalised() -> None:
@@ -37,6 +38,9 @@ def test_a_fenced_reply_is_read() -> None:
     (json.dumps({"claims": [_claim(chunks=[])]}), "supported but names no chunk"),
     (json.dumps({"claims": [_claim(chunks=[True])]}), "list of chunk numbers"),
     (json.dumps({"claims": [_claim(claim=" ")]}), "claim 1 has no text"),
+    (json.dumps({"claims": [_claim(differences=None)]}), 'claim 1: "differences" must be a string'),
+    (json.dumps({"claims": [_claim(), _claim(evidence=["Opens at 9."])]}), 'claim 2: "evidence" must be a string'),
+    (json.dumps({"claims": [{k: v for k, v in _claim().items() if k != "differences"}]}), "missing differences"),
 ])
 def test_claims_reply_problems_are_named(reply: str, problem: str) -> None:
     with pytest.raises(VerdictError, match=problem.replace("(", r"\(")):

@@ -36,6 +36,23 @@ CREATE TABLE IF NOT EXISTS verdicts (
 """
 
 
+_BUSY_S = 30.0
+
+
+def _switch_to_wal(db: sqlite3.Connection) -> None:
+    """Put the file in WAL mode. SQLite answers "database is locked" at once, without waiting out the busy
+    timeout, when another connection opens the same new file at that moment; so try again until it is done."""
+    deadline = time.monotonic() + _BUSY_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 @dataclass(frozen=True)
 class CachedVerdict:
     """A stored outcome: ``verdict`` when the reply validated, else ``failure`` and ``raw``."""
@@ -54,8 +71,8 @@ class JudgeCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=_BUSY_S)
+        _switch_to_wal(self._db)
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(_SCHEMA)
 
