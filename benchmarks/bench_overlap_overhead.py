@@ -120,7 +120,7 @@ def run(*, quick: bool = False, repeats: int = 3) -> dict[str, Any]:
     import ragmeter
     from ragmeter import OnnxMiniLM, Settings
     from ragmeter.metrics.citation import _texts_to_embed
-    from ragmeter.scoring import ItemContext, RunContext
+    from ragmeter.context import ItemContext, RunContext
     from ragmeter.text import split_sentences
 
     records, skipped = load_records()

@@ -44,8 +44,19 @@ def test_rows_reach_the_sink_batch_by_batch():
 
 
 def test_shared_conversation_ids_switch_intervals_to_cluster_resampling():
+    records = [{"id": f"{c}-{t}", "question": "q", "answer": "Paris" if t else "Lyon", "references": ["Paris"],
+                "metadata": {"conversation_id": f"conv{c}"}} for c in range(12) for t in range(2)]
+    result = evaluate(records, metrics=["token_f1"], settings=Settings(n_resamples=200))
+    assert "resample:clusters" in result.summary("token_f1").signature.render()
+    assert result.summary("token_f1").warning is None
+    assert [row["conversation_id"] for row in result.items()][:3] == ["conv0", "conv0", "conv1"]
+
+
+def test_two_conversations_resample_items_with_a_warning():
     result = run(metrics=["latency_ms", "token_f1"])
-    assert "ci:bca-clusters" in result.summary("token_f1").signature.render()
+    summary = result.summary("token_f1")  # items a and b, both of conversation c1
+    assert "resample:items(1<10 clusters)" in summary.signature.render()
+    assert summary.warning is not None and "only 1 conversation(s)" in summary.warning
 
 
 def test_same_seed_same_intervals_and_seed_in_signature():

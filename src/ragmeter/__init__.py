@@ -17,9 +17,10 @@ from ragmeter.metrics.rouge import rouge_l
 from ragmeter.models import CachedEmbedder, Embedder, HashingEmbedder, OnnxMiniLM
 from ragmeter.records import Answerability, Chunk, Record, Turn, Usage
 from ragmeter.report import render_report
-from ragmeter.result import EvalResult, Summary
+from ragmeter.aggregate import Summary
+from ragmeter.result import EvalResult
 from ragmeter.run import evaluate
-from ragmeter.scoring import Settings
+from ragmeter.settings import Settings
 from ragmeter.signature import Signature
 from ragmeter.text import IdkDetector
 

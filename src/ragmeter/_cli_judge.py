@@ -1,25 +1,15 @@
-"""The judge's part of ``ragmeter run``: its options, the run manifest behind ``--resume``, the dry-run table."""
+"""The judge's part of ``ragmeter run``: its options and the dry-run table."""
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
-import time
 from pathlib import Path
-from typing import Any
-from collections.abc import Sequence
 
-from ragmeter.errors import ConfigError
 from ragmeter.judges import JUDGE_KINDS, LOCAL_TIMEOUT_S, REMOTE_TIMEOUT_S, JudgeConfig
 from ragmeter.run import JudgePlan
+from ragmeter.run_folder import CACHE_FILE
 
-__all__ = ["add_judge_options", "check_resume", "judge_config", "mark_finished", "prices", "render_plan",
-           "write_failures"]
-
-MANIFEST = "run.json"
-CACHE_FILE = "judge-cache.sqlite"
-FAILURES_FILE = "judge_failures.jsonl"
+__all__ = ["add_judge_options", "judge_config", "prices", "render_plan"]
 
 
 def add_judge_options(run: argparse.ArgumentParser) -> None:
@@ -43,8 +33,6 @@ def add_judge_options(run: argparse.ArgumentParser) -> None:
     judge.add_argument("--judge-seed", type=int, default=0, help="sampling seed sent to the judge (0)")
     judge.add_argument("--judge-cache", type=Path, help=f"verdict cache (default: OUT/{CACHE_FILE})")
     judge.add_argument("--no-judge-cache", action="store_true", help="keep no verdict cache")
-    judge.add_argument("--resume", action="store_true",
-                       help="finish an interrupted run in --out: finished judge calls come from its cache")
     judge.add_argument("--dry-run", action="store_true",
                        help="count the judge calls and estimate their tokens (and cost), call nothing")
     judge.add_argument("--price-prompt", type=float, help="price per million prompt tokens, for the cost figure")
@@ -67,54 +55,6 @@ def prices(args: argparse.Namespace) -> tuple[float, float] | None:
     if args.price_prompt is None and args.price_completion is None:
         return None
     return (args.price_prompt or 0.0, args.price_completion or 0.0)
-
-
-def _manifest(args: argparse.Namespace, path: Path, metrics: Sequence[str], judge: str | None) -> dict[str, Any]:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return {"input": str(path), "input_sha256": digest.hexdigest(), "metrics": list(metrics), "judge": judge,
-            "limit": args.limit}
-
-
-def check_resume(args: argparse.Namespace, path: Path, metrics: Sequence[str], judge: str | None) -> dict[str, Any]:
-    """Check ``--resume`` against the run manifest in ``--out``, and mark a new run as started there.
-
-    A run in ``--out`` that never finished is only continued with ``--resume``, and only with the same input
-    file, metrics, judge and limit; ``--resume`` with nothing to resume is an error too.
-    """
-    manifest_path = args.out / MANIFEST
-    wanted = _manifest(args, path, metrics, judge)
-    previous = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else None
-    unfinished = previous is not None and previous.get("status") == "running"
-    if args.resume:
-        if not unfinished:
-            raise ConfigError(f"--resume: {args.out} holds no interrupted run to finish")
-        changed = [k for k in wanted if previous.get(k) != wanted[k]]  # type: ignore[union-attr]
-        if changed:
-            raise ConfigError(f"--resume: the interrupted run in {args.out} had other {', '.join(changed)}; "
-                              "rerun it with the same input and options, or choose another --out")
-    elif unfinished:
-        raise ConfigError(f"{args.out} holds an interrupted run: pass --resume to finish it (finished judge "
-                          "calls are not repeated), or choose another --out")
-    manifest = {**wanted, "status": "running", "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    args.out.mkdir(parents=True, exist_ok=True)
-    manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-    return manifest
-
-
-def mark_finished(args: argparse.Namespace, manifest: dict[str, Any]) -> None:
-    (args.out / MANIFEST).write_text(json.dumps({**manifest, "status": "finished"}, indent=2), encoding="utf-8")
-
-
-def write_failures(out: Path, failures: Sequence[dict[str, Any]]) -> Path:
-    """Every failed judge call with its reason and raw reply, one JSON line each."""
-    path = out / FAILURES_FILE
-    with path.open("w", encoding="utf-8") as handle:
-        for failure in failures:
-            handle.write(json.dumps(failure, ensure_ascii=False) + "\n")
-    return path
 
 
 def render_plan(plan: JudgePlan, judge: str, price: tuple[float, float] | None) -> str:

@@ -5,31 +5,31 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from ragmeter import _cli_judge
 from ragmeter._version import __version__
 from ragmeter.errors import ConfigError, RagmeterError
-from ragmeter.io.annotations import read_annotations, write_template
-from ragmeter.io.native import record_to_dict
+from ragmeter.io.annotations import TEMPLATE_SUFFIXES, read_annotations, write_template
 from ragmeter.io.qrels import attach_qrels, read_qrels
 from ragmeter.io.readers import FORMATS, check_file, read_records
-from ragmeter.labels import agreement_by_label, merge_votes
-from ragmeter.io.writers import ItemsWriter, write_parquet, write_summary
 from ragmeter.judges import Judge, JudgeConfig, open_judge, planning_judge
+from ragmeter.labels import agreement_by_label, write_agreement, write_merged
 from ragmeter.metrics import DEFAULT_CUTOFF, list_metrics, resolve_metrics
 from ragmeter.metrics._registry import DEFAULT_FAMILIES
 from ragmeter.models import EMBEDDER_BACKENDS
 from ragmeter.pipelines.mtrag import STEPS, check_step, run_step
-from ragmeter.pipelines.mtrag_summary import render_summary, summarize_rows
+from ragmeter.pipelines.mtrag_summary import render_summary, write_step_summary
 from ragmeter.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
 from ragmeter.report import render_agreement, render_report
 from ragmeter.result import EvalResult
 from ragmeter.run import evaluate, plan_judging
-from ragmeter.scoring import CI_METHODS, IDK_EVAL_SOURCES, NDCG_GAINS, NDCG_IDEALS, SOURCE_LABELS, Settings
+from ragmeter.run_folder import RunFolder, file_sha256, item_settings, require_parquet
+from ragmeter.settings import CI_METHODS, IDK_EVAL_SOURCES, NDCG_GAINS, NDCG_IDEALS, SOURCE_LABELS, Settings
 from ragmeter.stats.agreement import TIE_RULES
 from ragmeter.text.idk import IdkDetector
 
@@ -57,7 +57,11 @@ def _parser() -> argparse.ArgumentParser:
                                        "efficiency, and judged with --judge; see 'ragmeter metrics')")
     run.add_argument("--out", type=Path, default=Path("ragmeter-out"),
                      help="folder for items.jsonl and summary.json (default: ragmeter-out)")
-    run.add_argument("--parquet", action="store_true", help="also write items.parquet")
+    run.add_argument("--parquet", action="store_true", help="also write items.parquet (pip install "
+                                                            "'ragmeter[parquet]')")
+    run.add_argument("--resume", action="store_true",
+                     help="finish an interrupted run in --out: its finished items are kept, only the rest is "
+                          "scored (finished judge calls come from the judge's cache)")
     run.add_argument("--format", choices=("table", "json"), default="table", help="report format on stdout")
     run.add_argument("--limit", type=int, help="score only the first N valid records")
     run.add_argument("--tau-sim", type=float, default=Settings.tau_sim, help="Overlap cosine threshold (0.65)")
@@ -187,32 +191,44 @@ def _run(args: argparse.Namespace) -> int:
                           "'ragmeter[local]') or --judge openai --judge-model NAME [--judge-base-url URL]")
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be at least 1")
+    if args.parquet:
+        require_parquet()
+    if args.dry_run:
+        n_valid = _check_input(args, path)
+        return 2 if n_valid < 0 else _dry_run(args, path, _total(args, n_valid), settings, metric_names, config)
+    folder = RunFolder(args.out)
+    folder.check_writable()
     n_valid = _check_input(args, path)
     if n_valid < 0:
         return 2
-    total = min(n_valid, args.limit) if args.limit else n_valid
-    if args.dry_run:
-        return _dry_run(args, path, total, settings, metric_names, config)
-    manifest = _cli_judge.check_resume(args, path, [m.name for m in chosen],
-                                       planning_judge(config).identity if config is not None else None)
+    total = _total(args, n_valid)
+    identity = None
+    if config is not None:
+        with planning_judge(config) as planned:
+            identity = planned.identity
+    manifest = {"input": str(path), "input_sha256": file_sha256(path), "input_format": args.input_format,
+                "map": sorted(args.map), "qrels": str(args.qrels) if args.qrels else None,
+                "metrics": [m.name for m in chosen], "settings": item_settings(settings), "judge": identity,
+                "limit": args.limit}
+    finished = folder.prepare(manifest, resume=args.resume)
     judge = open_judge(config) if config is not None else None
     try:
-        result = _score(args, path, total, settings, metric_names, judge)
+        folder.start()
+        result = _score(args, path, total, settings, metric_names, judge, folder, finished)
     finally:
         if judge is not None:
             judge.close()
-    write_summary(result, args.out / "summary.json", extra={"input": str(path)})
-    if result.judging is not None:
-        _cli_judge.write_failures(args.out, result.judging.failures)
-    if args.parquet:
-        write_parquet(result, args.out / "items.parquet")
-    _cli_judge.mark_finished(args, manifest)
+    folder.finish(result, extra={"input": str(path)}, parquet=args.parquet)
     if args.format == "json":
         print(json.dumps({**result.to_dict(), "input": str(path), "out": str(args.out)}, indent=2))
     else:
         print(render_report(result, title=f"ragmeter {__version__} — {path.name}", prices=_cli_judge.prices(args)))
-        print(f"\nPer-item scores: {args.out / 'items.jsonl'}", file=sys.stderr)
+        print(f"\nPer-item scores: {folder.items_path}", file=sys.stderr)
     return 0
+
+
+def _total(args: argparse.Namespace, n_valid: int) -> int:
+    return min(n_valid, args.limit) if args.limit else n_valid
 
 
 def _records(args: argparse.Namespace, path: Path, total: int) -> Iterable[Record]:
@@ -224,11 +240,14 @@ def _records(args: argparse.Namespace, path: Path, total: int) -> Iterable[Recor
 
 
 def _score(args: argparse.Namespace, path: Path, total: int, settings: Settings, metric_names: list[str] | None,
-           judge: Judge | None) -> EvalResult:
-    with ItemsWriter(args.out / "items.jsonl") as writer:
+           judge: Judge | None, folder: RunFolder, finished: list[dict[str, Any]]) -> EvalResult:
+    if finished:
+        print(f"resuming: {len(finished)} finished item(s) kept, {max(0, total - len(finished))} to score",
+              file=sys.stderr)
+    show = not args.no_progress and sys.stderr.isatty() and (judge is not None or total >= _PROGRESS_FROM)
+    with folder.items_writer(resume=args.resume) as writer:
         return evaluate(_records(args, path, total), metrics=metric_names, settings=settings, judge=judge,
-                        on_items=writer, total=total,
-                        progress=not args.no_progress and sys.stderr.isatty() and total >= _PROGRESS_FROM)
+                        on_items=writer, finished=finished, total=total, progress=show)
 
 
 def _dry_run(args: argparse.Namespace, path: Path, total: int, settings: Settings, metric_names: list[str] | None,
@@ -253,16 +272,7 @@ def _mtrag(args: argparse.Namespace) -> int:
     if _check_input(args, args.input) < 0:
         return 2
     report = run_step(args.step, args.input, args.output, settings=settings)
-    with args.output.open(encoding="utf-8") as handle:
-        means = summarize_rows((json.loads(line) for line in handle), settings=settings)
-    summary = {"input": str(args.input), "output": str(args.output), "step": args.step,
-               "records": report.written, "resumed": report.resumed, "computed": report.computed,
-               "idk_eval_sources": dict(report.idk_sources), "signatures": report.signatures,
-               "intervals": f"{settings.ci_method}|confidence:{settings.confidence}|n_resamples:"
-                            f"{settings.n_resamples}|seed:{settings.seed}",
-               "means": [m.to_dict() for m in means]}
-    summary_path = args.output.with_name(args.output.name + ".summary.json")
-    summary_path.write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    summary, means = write_step_summary(report, args.input, args.step, settings=settings)
     if args.format == "json":
         print(json.dumps(summary, indent=2, ensure_ascii=False))
         return 0
@@ -273,7 +283,7 @@ def _mtrag(args: argparse.Namespace) -> int:
     if report.idk_sources:
         print("idk_eval from: " + ", ".join(f"{source} × {n}" for source, n in report.idk_sources.items()))
     print(render_summary(means))
-    print(f"\nIntervals: {summary['intervals']}; summary: {summary_path}", file=sys.stderr)
+    print(f"\nIntervals: {summary['intervals']}; summary: {report.summary_path}", file=sys.stderr)
     return 0
 
 
@@ -299,6 +309,11 @@ def _label_names(spec: str) -> tuple[str, ...]:
 def _labels(args: argparse.Namespace) -> int:
     if args.labels_command == "template":
         names = _label_names(args.labels)
+        if args.output.suffix.lower() not in TEMPLATE_SUFFIXES:
+            raise ConfigError(f"-o {args.output}: a template is written as {', '.join(TEMPLATE_SUFFIXES)}; "
+                              "give one of these suffixes (a spreadsheet opens .csv)")
+        if args.output.resolve() == args.file.resolve():
+            raise ConfigError("-o must be a new file, not the records file")
         if _check_input(args, args.file) < 0:
             return 2
         records = read_records(args.file, format=args.input_format, column_map=_column_map(args.map),
@@ -321,18 +336,14 @@ def _labels(args: argparse.Namespace) -> int:
         print(f"{len(read.errors)} problem(s) in the annotation files: nothing merged. Fix them, or pass "
               "--skip-invalid to merge the valid rows", file=sys.stderr)
         return 2
-    merged = merge_votes(annotated, read.votes, ties=args.ties)
-    temporary = args.output.with_name(args.output.name + ".partial")
-    with temporary.open("w", encoding="utf-8") as handle:
-        for record in merged:
-            handle.write(json.dumps(record_to_dict(record), ensure_ascii=False) + "\n")
-    temporary.replace(args.output)
+    if not read.votes:
+        raise ConfigError("the annotation files hold no label to merge: fill in the templates and save them")
+    write_merged(annotated, read.votes, args.output, ties=args.ties)
     agreement = agreement_by_label(read.votes)
     report = {"records": str(args.file), "filled": [str(p) for p in args.filled], "output": str(args.output),
               "annotators": sorted(read.annotators), "ties": args.ties, "problems_skipped": len(read.errors),
               "agreement": [a.to_dict() for a in agreement]}
-    report_path = args.output.with_name(args.output.name + ".agreement.json")
-    report_path.write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
+    report_path = write_agreement(args.output, report)
     if args.format == "json":
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
@@ -371,8 +382,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted: items finished so far are in the --out folder's items.jsonl", file=sys.stderr)
+        print("interrupted: the items finished so far are kept; 'ragmeter run … --resume' goes on from them",
+              file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader of stdout left (ragmeter run A | head -2): every output file is already written
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except OSError as exc:
+        print(f"error: {exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""), file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

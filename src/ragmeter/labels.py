@@ -7,14 +7,18 @@ The merged record keeps every vote in ``metadata["annotations"]`` (annotator →
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
-from typing import Any, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
 
+from ragmeter._files import atomic_target, atomic_write_text
+from ragmeter.io.native import record_to_dict
 from ragmeter.io.annotations import Votes, unit_key
 from ragmeter.records import ALL_LABELS, Record
 from ragmeter.stats.agreement import LabelAgreement, label_agreement, majority
 
-__all__ = ["agreement_by_label", "merge_votes"]
+__all__ = ["agreement_by_label", "merge_votes", "write_agreement", "write_merged"]
 
 
 def merge_votes(records: Iterable[Record], votes: Votes, *, ties: str = "undefined") -> Iterator[Record]:
@@ -53,3 +57,21 @@ def agreement_by_label(votes: Votes) -> list[LabelAgreement]:
         for name, by_annotator in unit_votes.items():
             by_label.setdefault(name, []).append(by_annotator)
     return [label_agreement(name, by_label[name]) for name in ALL_LABELS if name in by_label]
+
+
+def write_merged(records: Iterable[Record], votes: Votes, path: str | Path, *, ties: str = "undefined") -> int:
+    """Write the records with their merged labels (:func:`merge_votes`) as native JSONL, atomically;
+    returns the number of records written."""
+    count = 0
+    with atomic_target(path) as temporary, temporary.open("w", encoding="utf-8") as handle:
+        for record in merge_votes(records, votes, ties=ties):
+            handle.write(json.dumps(record_to_dict(record), ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def write_agreement(output: str | Path, report: Mapping[str, Any]) -> Path:
+    """Write a merge's agreement report beside its ``output`` (``OUT.agreement.json``); returns its path."""
+    path = Path(output).with_name(Path(output).name + ".agreement.json")
+    atomic_write_text(path, json.dumps(report, indent=2, ensure_ascii=False))
+    return path

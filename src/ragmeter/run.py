@@ -1,10 +1,11 @@
 """The run loop: stream records in batches, score every item, write as you go, then aggregate.
 
 Per batch, expensive metrics first *prefetch*: the texts they will embed are encoded in one
-length-sorted pass (each distinct text once per run, via :class:`~ragmeter.models.CachedEmbedder`);
-then each item is scored by every metric, sharing one :class:`~ragmeter.scoring.ItemContext`. Finished
-items go to ``on_items`` before the next batch starts, so a crash loses at most one batch. Records
-are not kept: memory grows with the number of scores, not with the size of the records.
+length-sorted pass (each distinct text once per run, via :class:`~ragmeter.models.CachedEmbedder`), and the
+judge calls of the batch are made concurrently; then the batch is scored metric by metric, items sharing
+one :class:`~ragmeter.context.ItemContext`. Finished items go to ``on_items`` before the next batch starts,
+so a crash loses at most one batch, and a run given the rows it had finished (``finished``) scores only the
+rest. Records are not kept: memory grows with the number of scores, not with the size of the records.
 """
 
 from __future__ import annotations
@@ -16,27 +17,33 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ragmeter._iter import batched
+from ragmeter.aggregate import Aggregation, cluster_labels, summarize
+from ragmeter.context import ItemContext, RunContext
+from ragmeter.errors import ConfigError
 from ragmeter.io.native import record_from_dict
+from ragmeter.judges import Judge, JudgeCall
+from ragmeter.judges.accounting import ItemJudging, JudgingLog
 from ragmeter.metrics import Metric, resolve_metrics
 from ragmeter.metrics._registry import Noted, Undefined
 from ragmeter.models import Embedder, TokenEncoder
 from ragmeter.records import Record
-from ragmeter.judges import Judge, JudgeCall
-from ragmeter.result import EvalResult, JudgingLog, item_row, summarize
-from ragmeter.scoring import ItemContext, ItemJudging, RunContext, Settings
+from ragmeter.result import EvalResult, item_row
+from ragmeter.settings import Settings
 from ragmeter.signature import Signature
 
 __all__ = ["JudgePlan", "evaluate", "plan_judging"]
 
 ItemSink = Callable[[list[dict[str, Any]]], None]
 TOKEN_BATCH = 32
+#: Items per batch with a judge: small, so that items are written (and progress shown) every few calls.
+JUDGE_BATCH_PER_SLOT = 4
 
 
 def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence[str] | None = None,
              settings: Settings | None = None, embedder: Embedder | None = None,
              token_encoder: TokenEncoder | None = None, judge: Judge | None = None,
-             on_items: ItemSink | None = None, batch_size: int = 256, progress: bool = False,
-             total: int | None = None) -> EvalResult:
+             on_items: ItemSink | None = None, finished: Sequence[Mapping[str, Any]] = (),
+             batch_size: int = 256, progress: bool = False, total: int | None = None) -> EvalResult:
     """Score ``records`` with ``metrics``: metric or family names; ``None`` gives the citation, lexical
     and efficiency families (the seeds 000/001 report).
 
@@ -45,7 +52,10 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
     and ``token_encoder`` (BERTScore) replace the ones ``settings`` names. ``judge`` serves the judged
     metrics (:func:`ragmeter.judges.open_judge`); its usage counters restart here, and the result reports
     them with each item's judge tokens and every failed call. ``on_items`` receives each finished batch of
-    per-item rows (the shape of ``items.jsonl``). ``progress`` shows a bar on stderr.
+    per-item rows (the shape of ``items.jsonl``). ``finished`` holds the rows an interrupted run of the same
+    records wrote: the first ``len(finished)`` records are checked against them (same ids, in order) and
+    not scored again; their values come from the rows. ``progress`` shows a bar on stderr (with a judge:
+    also the judge calls done in the current batch).
 
     >>> result = evaluate([{"question": "Capital of France?", "answer": "Paris.",
     ...                     "references": ["Paris"]}], metrics=["exact_match", "token_f1"])
@@ -55,89 +65,196 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
     settings = settings or Settings()
     chosen = resolve_metrics(metrics)
     run = RunContext(settings, embedder=embedder, token_encoder=token_encoder, judge=judge)
-    if any("judge" in m.resources for m in chosen):
+    judged = any("judge" in m.resources for m in chosen)
+    if judged:
         run.judge.usage.clear()  # fails here, before any record is read, when no judge was given
-    signatures = {m.name: Signature(m.name, {s: run.setting(s) for s in m.settings}) for m in chosen}
-    columns: dict[str, array[float]] = {m.name: array("d") for m in chosen}
-    undefined: dict[str, dict[int, str]] = {m.name: {} for m in chosen}
-    notes: dict[str, dict[int, str]] = {m.name: {} for m in chosen}
-    item_ids: list[str] = []
-    model_ids: list[str | None] = []
-    conversations: list[str | None] = []
-    judging = JudgingLog()
-
+        batch_size = min(batch_size, JUDGE_BATCH_PER_SLOT * run.judge.concurrency)
     if any("token_encoder" in m.resources for m in chosen):
         batch_size = min(batch_size, TOKEN_BATCH)  # token embeddings are large: keep a batch's in memory
-    bar = _progress_bar(progress, total)
-    for batch in batched(_as_records(records), batch_size):
-        rows = _score_batch(batch, chosen, run, start=len(item_ids), columns=columns, undefined=undefined,
-                            notes=notes, judging=judging, rows=on_items is not None)
-        item_ids.extend(record.id for record in batch)
-        model_ids.extend(record.model_id for record in batch)
-        conversations.extend(record.conversation_id for record in batch)
-        if on_items is not None:
-            on_items(rows)
-        if bar is not None:
-            bar.update(len(batch))
-    if bar is not None:
+    signatures = {m.name: Signature(m.name, m.signature(run)) for m in chosen}
+    table = _Table(chosen)
+    judging = JudgingLog()
+    remaining = table.take_finished(_as_records(records), finished, judging if judged else None)
+    bar = _Progress(progress, total, judge=run.judge if judged else None, done=len(finished))
+    try:
+        for batch in batched(remaining, batch_size):
+            items = [ItemContext() for _ in batch]
+            costs = _prefetch(batch, items, chosen, run, bar)
+            if costs is not None:
+                judging.add([record.id for record in batch], costs)
+            rows = table.score(batch, items, chosen, run, costs, rows=on_items is not None)
+            if on_items is not None:
+                on_items(rows)
+            bar.items_done(len(batch))
+    finally:
         bar.close()
 
-    scores = {name: np.frombuffer(column, dtype=float) if len(column) else np.zeros(0)
-              for name, column in columns.items()}
-    clusters = _clusters(item_ids, conversations)
+    scores = table.columns()
+    clusters = cluster_labels(table.conversations, table.model_ids)
     summaries = tuple(summary for m in chosen
-                      for summary in summarize(m, scores[m.name], undefined[m.name], clusters=clusters,
-                                               settings=settings, signature=signatures[m.name],
-                                               notes=notes[m.name]))
-    return EvalResult(tuple(item_ids), tuple(model_ids), scores, undefined, summaries, signatures, settings,
-                      notes=notes, judging=judging.report(judge) if judge is not None else None)
+                      for summary in summarize(m.name, m.aggregation, scores[m.name], table.undefined[m.name],
+                                               settings=settings, signature=signatures[m.name], clusters=clusters,
+                                               notes=table.notes[m.name], family=m.family,
+                                               five_point=m.five_point))
+    return EvalResult(tuple(table.item_ids), tuple(table.model_ids), scores, table.undefined, summaries, signatures,
+                      settings, notes=table.notes, conversation_ids=tuple(table.conversations),
+                      judging=judging.report(judge) if judged and judge is not None else None)
 
 
-def _score_batch(batch: list[Record], chosen: list[Metric], run: RunContext, *, start: int,
-                 columns: dict[str, array[float]], undefined: dict[str, dict[int, str]],
-                 notes: dict[str, dict[int, str]], judging: JudgingLog, rows: bool) -> list[dict[str, Any]]:
-    """Score a batch metric by metric (a metric with a batch kernel in one call), record undefined
-    reasons and notes by item index, and return the items' rows when ``rows`` is asked for."""
-    items = [ItemContext() for _ in batch]
-    costs: list[ItemJudging] | None = None
+def _prefetch(batch: list[Record], items: list[ItemContext], chosen: list[Metric], run: RunContext,
+              bar: _Progress) -> list[ItemJudging] | None:
+    """Encode the batch's texts and make its judge calls; return what judging each item cost (``None``
+    without judged metrics)."""
+    costs = None
     for resource in sorted({r for m in chosen for r in m.resources}):
         wanted = [[need for m in chosen if m.prefetch is not None and resource in m.resources
                    and m.missing_field(record) is None for need in m.prefetch(record, item, run)]
                   for record, item in zip(batch, items, strict=True)]
         if resource == "judge":
+            bar.judge_calls(sum(len(calls) for calls in wanted))
             costs = run.prefetch_judge(wanted)
-            judging.add(batch, costs)
         elif any(wanted):
             run.prefetch(resource, [text for texts in wanted for text in texts])
-    values: dict[str, list[float]] = {}
-    with run.batch_scope():
-        for metric in chosen:
-            missing = [metric.missing_field(record) for record in batch]
-            if metric.compute_batch is not None:
-                outcomes = metric.compute_batch(batch, items, run)
-            else:
-                outcomes = [metric.compute(record, item, run) if reason is None else Undefined(reason)
-                            for record, item, reason in zip(batch, items, missing, strict=True)]
-            column = values[metric.name] = []
-            for offset, (outcome, reason) in enumerate(zip(outcomes, missing, strict=True)):
-                if reason is not None:
-                    outcome = Undefined(reason)
-                if isinstance(outcome, Undefined):
-                    column.append(float("nan"))
-                    undefined[metric.name][start + offset] = outcome.reason
-                elif isinstance(outcome, Noted):
-                    column.append(outcome.value)
-                    notes[metric.name][start + offset] = outcome.note
-                else:
-                    column.append(float(outcome))
-            columns[metric.name].extend(column)
-    if not rows:
-        return []
-    return [item_row(record.id, record.model_id, {m: v[offset] for m, v in values.items()},
-                     {m: r[start + offset] for m, r in undefined.items() if start + offset in r},
-                     {m: n[start + offset] for m, n in notes.items() if start + offset in n},
-                     judge=None if costs is None else costs[offset])
-            for offset, record in enumerate(batch)]
+    return costs
+
+
+class _Table:
+    """The run's per-item table, column by column: values (NaN where undefined), undefined reasons and
+    notes by item index, ids, models and conversations."""
+
+    def __init__(self, chosen: list[Metric]) -> None:
+        self._values: dict[str, array[float]] = {m.name: array("d") for m in chosen}
+        self.undefined: dict[str, dict[int, str]] = {m.name: {} for m in chosen}
+        self.notes: dict[str, dict[int, str]] = {m.name: {} for m in chosen}
+        self._rates = {m.name for m in chosen if m.aggregation is Aggregation.RATE}
+        self.item_ids: list[str] = []
+        self.model_ids: list[str | None] = []
+        self.conversations: list[str | None] = []
+
+    def columns(self) -> dict[str, np.ndarray]:
+        return {name: np.frombuffer(column, dtype=float) if len(column) else np.zeros(0)
+                for name, column in self._values.items()}
+
+    def take_finished(self, records: Iterable[Record], finished: Sequence[Mapping[str, Any]],
+                      judging: JudgingLog | None) -> Iterable[Record]:
+        """Enter the rows of an interrupted run, checking them against the first records; the rest."""
+        iterator = iter(records)
+        for position, row in enumerate(finished):
+            record = next(iterator, None)
+            if record is None or row.get("id") != record.id or row.get("model_id") != record.model_id:
+                raise ConfigError(f"the finished item {position + 1} ({row.get('id')!r}) is not record "
+                                  f"{position + 1} of the input: the interrupted run scored other records")
+            self._add_row(position, record, row, judging)
+        return iterator
+
+    def _add_row(self, index: int, record: Record, row: Mapping[str, Any], judging: JudgingLog | None) -> None:
+        scores, undefined, notes = row.get("scores") or {}, row.get("undefined") or {}, row.get("notes") or {}
+        for name, column in self._values.items():
+            if name not in scores:
+                raise ConfigError(f"the finished item {record.id!r} has no value for {name}: the interrupted "
+                                  "run scored other metrics")
+            value = scores[name]
+            column.append(float("nan") if value is None else float(value))
+            if name in undefined:
+                self.undefined[name][index] = undefined[name]
+            if name in notes:
+                self.notes[name][index] = notes[name]
+        if judging is not None:
+            spent = row.get("judge") or {}
+            judging.add([record.id], [ItemJudging(int(spent.get("prompt_tokens", 0)),
+                                                  int(spent.get("completion_tokens", 0)),
+                                                  tuple((f["prompt"], f["reason"], None)
+                                                        for f in spent.get("failures", ())))])
+        self._add_item(record)
+
+    def _add_item(self, record: Record) -> None:
+        self.item_ids.append(record.id)
+        self.model_ids.append(record.model_id)
+        self.conversations.append(record.conversation_id)
+
+    def score(self, batch: list[Record], items: list[ItemContext], chosen: list[Metric], run: RunContext,
+              costs: list[ItemJudging] | None, *, rows: bool) -> list[dict[str, Any]]:
+        """Score a batch metric by metric (a metric with a batch kernel in one call, on the records that
+        have its fields), and return the items' rows when ``rows`` is asked for."""
+        start = len(self.item_ids)
+        values: dict[str, list[float]] = {}
+        with run.batch_scope():
+            for metric in chosen:
+                values[metric.name] = self._score_metric(metric, batch, items, run, start)
+        for record in batch:
+            self._add_item(record)
+        if not rows:
+            return []
+        return [item_row(record.id, record.model_id, {m: v[offset] for m, v in values.items()},
+                         {m: r[start + offset] for m, r in self.undefined.items() if start + offset in r},
+                         {m: n[start + offset] for m, n in self.notes.items() if start + offset in n},
+                         conversation_id=record.conversation_id,
+                         judge=None if costs is None else costs[offset])
+                for offset, record in enumerate(batch)]
+
+    def _score_metric(self, metric: Metric, batch: list[Record], items: list[ItemContext], run: RunContext,
+                      start: int) -> list[float]:
+        missing = [metric.missing_field(record) for record in batch]
+        complete = [i for i, reason in enumerate(missing) if reason is None]
+        outcomes: list[Any] = [Undefined(reason) if reason is not None else None for reason in missing]
+        if metric.compute_batch is not None:
+            scored = metric.compute_batch([batch[i] for i in complete], [items[i] for i in complete], run)
+            for i, outcome in zip(complete, scored, strict=True):
+                outcomes[i] = outcome
+        else:
+            for i in complete:
+                outcomes[i] = metric.compute(batch[i], items[i], run)
+        column = []
+        for offset, outcome in enumerate(outcomes):
+            if isinstance(outcome, Undefined):
+                column.append(float("nan"))
+                self.undefined[metric.name][start + offset] = outcome.reason
+                continue
+            if isinstance(outcome, Noted):
+                self.notes[metric.name][start + offset] = outcome.note
+                outcome = outcome.value
+            value = float(outcome)
+            if metric.name in self._rates and value not in (0.0, 1.0):
+                raise ConfigError(f"metric {metric.name!r} is a rate but gave {value!r} for item "
+                                  f"{batch[offset].id!r}: a rate's values are 0 or 1")
+            column.append(value)
+        self._values[metric.name].extend(column)
+        return column
+
+
+class _Progress:
+    """A bar on stderr over items; with a judge, its line also counts the judge calls of the current batch
+    as they finish, so a slow judge shows progress from its first call."""
+
+    def __init__(self, enabled: bool, total: int | None, *, judge: Judge | None, done: int) -> None:
+        self._bar = None
+        self._calls = self._calls_done = 0
+        if enabled:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, initial=done, unit="item", desc="scoring", leave=False)
+            if judge is not None:
+                judge.on_call_done = self._call_done
+
+    def judge_calls(self, n: int) -> None:
+        self._calls, self._calls_done = n, 0
+        self._show_calls()
+
+    def _call_done(self) -> None:
+        self._calls_done += 1
+        self._show_calls()
+
+    def _show_calls(self) -> None:
+        if self._bar is not None:
+            self._bar.set_postfix_str(f"judge calls {self._calls_done}/{self._calls} in this batch")
+
+    def items_done(self, n: int) -> None:
+        if self._bar is not None:
+            self._bar.update(n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
 
 
 @dataclass(frozen=True)
@@ -184,19 +301,3 @@ def plan_judging(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequ
 def _as_records(records: Iterable[Record | Mapping[str, Any]]) -> Iterable[Record]:
     for position, record in enumerate(records, start=1):
         yield record if isinstance(record, Record) else record_from_dict(record, line=position)
-
-
-def _clusters(item_ids: list[str], conversations: list[str | None]) -> list[str] | None:
-    """Conversation ids for resampling, or ``None`` when no two items share a conversation."""
-    known = [c for c in conversations if c is not None]
-    if len(set(known)) == len(known):
-        return None
-    return [c if c is not None else f"item:{i}" for i, c in zip(item_ids, conversations, strict=True)]
-
-
-def _progress_bar(enabled: bool, total: int | None) -> Any:
-    if not enabled:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="item", desc="scoring", leave=False)

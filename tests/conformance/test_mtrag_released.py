@@ -18,7 +18,7 @@ from ragmeter.models.base import TokenEmbeddings
 from ragmeter.pipelines.mtrag import run_step
 from ragmeter.pipelines.mtrag_summary import summarize_rows
 from ragmeter.records import Answerability
-from ragmeter.scoring import Settings
+from ragmeter import Settings
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "mtrag"
 pytestmark = pytest.mark.skipif(not (DATA / "human_eval_expected.jsonl").exists(),

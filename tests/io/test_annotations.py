@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from label_records import ALL, RECORDS, TEXT_COLUMNS, UNITS
 
 from ragmeter import read_records
 from ragmeter.errors import InputError
@@ -22,7 +23,6 @@ from ragmeter.io.native import record_from_dict, record_to_dict
 from ragmeter.labels import agreement_by_label, merge_votes
 from ragmeter.records import ANSWER_LABELS, CHUNK_LABELS, Record
 
-from label_records import ALL, RECORDS, TEXT_COLUMNS, UNITS
 
 @pytest.fixture
 def records() -> list[Record]:
@@ -286,7 +286,8 @@ def test_empty_csv(tmp_path: Path, records: list[Record]) -> None:
     path = tmp_path / "empty.csv"
     path.write_text("", encoding="utf-8")
     read = read_annotations([path], records)
-    assert [(e.line, e.reason) for e in read.errors] == [(1, "empty file: expected the template's header")]
+    assert [(e.path, e.line, e.reason) for e in read.errors] == [
+        (str(path), None, "the file holds no rows: fill in the template and save it")]
 
 
 # ---------------------------------------------------------------- merge

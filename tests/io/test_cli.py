@@ -21,7 +21,7 @@ DEFAULT_METRICS = {"overlap", "faithfulness_fallback", "abstained", "idk_citatio
                    "prompt_tokens", "completion_tokens", "latency_ms", "exact_match", "token_f1", "rouge_l"}
 
 DEMO_IDS = [f"q{i:02d}" for i in range(1, 46)]
-SUMMARY_KEYS = {"metric", "statistic", "value", "ci_low", "ci_high", "n", "n_undefined", "undefined_reasons",
+SUMMARY_KEYS = {"metric", "family", "statistic", "value", "ci_low", "ci_high", "n", "n_undefined", "undefined_reasons",
                 "notes", "signature"}
 
 

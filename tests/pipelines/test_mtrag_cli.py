@@ -177,7 +177,7 @@ def test_judged_steps_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     code, _, stderr = run_cli(capsys, "mtrag", "--step", step, "-i", source, "-o", out)
     assert code == 2
     (error,) = error_lines(stderr)
-    assert f"'{step}'" in error and "LLM judge" in error
+    assert f"'{step}'" in error and "not wired to ragmeter's judge yet" in error
     assert not out.exists() and not (tmp_path / "out.jsonl.partial").exists()
 
 

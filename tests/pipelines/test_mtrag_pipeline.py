@@ -24,10 +24,10 @@ from ragmeter.metrics.bertscore import MTRAG_DEBERTA_BASELINE
 from ragmeter.metrics.mtrag import idk_condition, rb_agg
 from ragmeter.metrics.rouge import rouge_l
 from ragmeter.models.base import TokenEmbeddings
-from ragmeter.pipelines.mtrag import ALGORITHMIC_METRICS, run_step
+from ragmeter.pipelines.mtrag import ALGORITHMIC_METRICS, partial_paths, run_step, step_made_by
 from ragmeter.pipelines.mtrag_summary import render_summary, summarize_rows
 from ragmeter.records import Answerability
-from ragmeter.scoring import Settings
+from ragmeter import Settings
 from ragmeter.stats.intervals import bootstrap_mean_interval, wilson_interval
 
 MTRAG_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "mtrag"
@@ -454,7 +454,7 @@ def test_same_input_and_output_is_refused(tmp_path: Path) -> None:
 def test_judged_steps_are_refused(tmp_path: Path, step: str) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", five_rows())
     encoder = WordEncoder()
-    with pytest.raises(ConfigError, match="LLM judge") as error:
+    with pytest.raises(ConfigError, match="not wired to ragmeter.s judge yet") as error:
         run_step(step, source, tmp_path / "out.jsonl", token_encoder=encoder)
     assert f"'{step}'" in str(error.value)
     assert not (tmp_path / "out.jsonl").exists() and not (tmp_path / "out.jsonl.partial").exists()
@@ -512,6 +512,32 @@ def test_value_present_in_the_input_is_kept(tmp_path: Path) -> None:
     assert metrics["RB_agg"] == [pytest.approx(expected.value)]
 
 
+def crashed_in(output: Path, step: str, source: Path, settings: Settings | None = None) -> None:
+    """What a run of ``step`` killed while writing ``output`` leaves beside its partial file."""
+    partial_paths(output)[1].write_text(json.dumps(step_made_by(step, source, settings or Settings())))
+
+
+def test_a_partial_made_by_another_step_or_setting_is_refused(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "in.jsonl", five_rows())
+    full, target = tmp_path / "full.jsonl", tmp_path / "out.jsonl"
+    run_step("algorithmic", source, full, token_encoder=WordEncoder())
+    partial, sidecar = partial_paths(target)
+    partial.write_bytes(b"".join(full.read_bytes().splitlines(keepends=True)[:2]))
+    crashed_in(target, "algorithmic", source, Settings(bertscore_baseline="mtrag-deberta"))
+    with pytest.raises(ConfigError, match="bertscore_baseline 'mtrag-deberta' \\(now None\\)"):
+        run_step("algorithmic", source, target, token_encoder=WordEncoder())
+    crashed_in(target, "idk_condition", source)
+    with pytest.raises(ConfigError, match="step 'idk_condition' \\(now 'algorithmic'\\)"):
+        run_step("algorithmic", source, target, token_encoder=WordEncoder())
+    sidecar.unlink()  # a partial file that says nothing of what made it
+    with pytest.raises(ConfigError, match="unknown step and settings"):
+        run_step("algorithmic", source, target, token_encoder=WordEncoder())
+    assert partial.exists() and not target.exists()   # nothing finished is lost
+    crashed_in(target, "algorithmic", source)
+    assert run_step("algorithmic", source, target, token_encoder=WordEncoder()).resumed == 2
+    assert not sidecar.exists()
+
+
 def test_resume_from_a_torn_partial(tmp_path: Path) -> None:
     source = tmp_path / "in.jsonl"
     source.write_text("".join(real_lines(10)), encoding="utf-8")
@@ -520,6 +546,7 @@ def test_resume_from_a_torn_partial(tmp_path: Path) -> None:
     lines = full.read_bytes().splitlines(keepends=True)
     target, partial = tmp_path / "out.jsonl", tmp_path / "out.jsonl.partial"
     partial.write_bytes(b"".join(lines[:3]) + lines[3][: len(lines[3]) // 2])
+    crashed_in(target, "all", source)
     encoder = WordEncoder()
     report = run_step("all", source, target, token_encoder=encoder, batch_size=4)
     assert report.resumed == 3
@@ -540,6 +567,7 @@ def test_resume_drops_a_last_line_without_newline(tmp_path: Path) -> None:
     lines = full.read_bytes().splitlines(keepends=True)
     partial = tmp_path / "out.jsonl.partial"
     partial.write_bytes(b"".join(lines[:2]) + lines[2].rstrip(b"\n"))   # complete JSON, but no newline
+    crashed_in(tmp_path / "out.jsonl", "algorithmic", source)
     report = run_step("algorithmic", source, tmp_path / "out.jsonl", token_encoder=WordEncoder())
     assert report.resumed == 2 and report.computed == 3
     assert (tmp_path / "out.jsonl").read_bytes() == full.read_bytes()
@@ -554,6 +582,7 @@ def test_resume_from_a_line_torn_inside_a_utf8_character(tmp_path: Path) -> None
     cut = lines[2].index("é".encode()) + 1
     partial = tmp_path / "out.jsonl.partial"
     partial.write_bytes(b"".join(lines[:2]) + lines[2][:cut])
+    crashed_in(tmp_path / "out.jsonl", "algorithmic", source)
     report = run_step("algorithmic", source, tmp_path / "out.jsonl", token_encoder=WordEncoder())
     assert report.resumed == 2
     assert (tmp_path / "out.jsonl").read_bytes() == full.read_bytes()
@@ -568,6 +597,7 @@ def test_resume_keeps_records_without_task_id(tmp_path: Path) -> None:
     run_step("algorithmic", source, full, token_encoder=WordEncoder())
     assert len(read_jsonl(full)) == 5
     (tmp_path / "out.jsonl.partial").write_bytes(b"".join(full.read_bytes().splitlines(keepends=True)[:2]))
+    crashed_in(tmp_path / "out.jsonl", "algorithmic", source)
     report = run_step("algorithmic", source, tmp_path / "out.jsonl", token_encoder=WordEncoder())
     assert len(read_jsonl(tmp_path / "out.jsonl")) == 5
     assert report.resumed == 2
@@ -658,16 +688,28 @@ def test_summary_rate_uses_wilson_without_repeated_clusters() -> None:
 
 
 def test_summary_rate_resamples_clusters_when_they_repeat() -> None:
+    pattern = [("c1", True), ("c1", False), ("c2", False), ("c3", True), ("c3", True), ("c4", False)]
+    pairs = [(f"{conv}-{copy}", flag) for copy in range(3) for conv, flag in pattern]   # 12 conversations
+    rows = [{"model_id": "m", "conversation_id": conv, "answerability": "ANSWERABLE",
+             "metrics": {"RB_agg_zero_denominator": [flag]}} for conv, flag in pairs]
+    (group,) = [g for g in summarize_rows(rows, settings=SUMMARY_SETTINGS) if g.answerability == "ALL"]
+    assert group.mean == pytest.approx(0.5) and group.n == 18
+    values = np.array([float(flag) for _, flag in pairs])
+    expected = bootstrap_mean_interval(values, clusters=[conv for conv, _ in pairs], n_resamples=200,
+                                       method="percentile", confidence=0.95, seed=0)
+    assert (group.ci_low, group.ci_high) == pytest.approx(expected)
+    assert (group.ci_low, group.ci_high) != pytest.approx(wilson_interval(9, 18))
+    assert group.warning is None
+
+
+def test_summary_with_few_conversations_resamples_items_and_warns() -> None:
     rows = [{"model_id": "m", "conversation_id": conv, "answerability": "ANSWERABLE",
              "metrics": {"RB_agg_zero_denominator": [flag]}}
             for conv, flag in [("c1", True), ("c1", False), ("c2", False), ("c3", True), ("c3", True), ("c4", False)]]
     (group,) = [g for g in summarize_rows(rows, settings=SUMMARY_SETTINGS) if g.answerability == "ALL"]
-    assert group.mean == pytest.approx(0.5) and group.n == 6
-    values = np.array([1.0, 0.0, 0.0, 1.0, 1.0, 0.0])
-    expected = bootstrap_mean_interval(values, clusters=["c1", "c1", "c2", "c3", "c3", "c4"], n_resamples=200,
-                                       method="percentile", confidence=0.95, seed=0)
-    assert (group.ci_low, group.ci_high) == pytest.approx(expected)
-    assert (group.ci_low, group.ci_high) != pytest.approx(wilson_interval(3, 6))
+    assert (group.ci_low, group.ci_high) == pytest.approx(wilson_interval(3, 6))
+    assert group.warning is not None and "only 4 conversation(s)" in group.warning
+    assert group.to_dict()["warning"] == group.warning
 
 
 def test_render_summary_names_every_model_and_class() -> None:

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from ragmeter.metrics import Aggregation, get_metric
-from ragmeter.result import summarize
-from ragmeter.scoring import Settings
+from ragmeter import Settings
+from ragmeter.aggregate import MIN_CLUSTERS, cluster_labels, summarize
 from ragmeter.signature import Signature
 from ragmeter.stats.intervals import bootstrap_mean_interval, bootstrap_quantile_interval, wilson_interval
 
@@ -302,8 +302,8 @@ SETTINGS = Settings(n_resamples=1000, seed=0)
 def _summarize(name: str, values: list[float], undefined: dict[int, str] | None = None,
                clusters: list[str] | None = None):
     metric = get_metric(name)
-    return summarize(metric, np.asarray(values, dtype=float), undefined or {}, clusters=clusters,
-                     settings=SETTINGS, signature=Signature(name, {}))
+    return summarize(name, metric.aggregation, np.asarray(values, dtype=float), undefined or {},
+                     clusters=clusters, settings=SETTINGS, signature=Signature(name, {}))
 
 
 def test_rate_without_clusters_uses_wilson() -> None:
@@ -319,17 +319,43 @@ def test_rate_without_clusters_uses_wilson() -> None:
 
 
 def test_rate_with_clusters_uses_the_cluster_bootstrap() -> None:
-    values = [1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0]
-    clusters = [f"c{i // 3}" for i in range(len(values))]
+    values = [1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0] * 3
+    clusters = [f"c{i // 3}" for i in range(len(values))]  # 12 conversations of 3 turns
     (summary,) = _summarize("exact_match", values, clusters=clusters)
     expected = bootstrap_mean_interval(np.asarray(values), clusters=clusters, n_resamples=1000, method="bca",
                                        seed=0)
     assert summary.statistic == "rate"
     assert summary.value == pytest.approx(7 / 12)
     assert (summary.ci_low, summary.ci_high) == expected
-    assert (summary.ci_low, summary.ci_high) != pytest.approx(wilson_interval(7, 12))
-    assert summary.signature.settings["ci"] == "bca-clusters"
+    assert (summary.ci_low, summary.ci_high) != pytest.approx(wilson_interval(21, 36))
+    assert summary.signature.settings["ci"] == "bca"
+    assert summary.signature.settings["resample"] == "clusters"
     assert summary.signature.settings["n_resamples"] == 1000
+    assert summary.warning is None
+
+
+def test_fewer_than_ten_clusters_resample_items_and_say_so() -> None:
+    # Two conversations (sample_responses-10.jsonl's case): resampling 2 clusters gave [0.600, 0.600].
+    values = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0]
+    clusters = ["a"] * 5 + ["b"] * 5
+    (mean,) = _summarize("token_f1", values, clusters=clusters)
+    assert (mean.ci_low, mean.ci_high) == bootstrap_mean_interval(np.asarray(values), n_resamples=1000,
+                                                                  method="bca", seed=0)
+    assert mean.ci_low < mean.value < mean.ci_high
+    assert mean.signature.settings["resample"] == f"items(2<{MIN_CLUSTERS} clusters)"
+    assert "only 2 conversation(s)" in mean.warning and mean.to_dict()["warning"] == mean.warning
+    (rate,) = _summarize("exact_match", values, clusters=clusters)
+    assert (rate.ci_low, rate.ci_high) == pytest.approx(wilson_interval(6, 10))
+    assert rate.signature.settings["ci"] == "wilson" and rate.warning is not None
+
+
+def test_cluster_labels_keep_models_apart_and_skip_unshared_items() -> None:
+    # MT-RAG files hold each conversation once per answering model: the models must not merge.
+    labels = cluster_labels(["c1", "c1", "c1", "c1", None], ["m1", "m1", "m2", "m2", "m1"])
+    assert labels is not None
+    assert labels[0] == labels[1] and labels[2] == labels[3] and labels[0] != labels[2]
+    assert labels[4] not in labels[:4]
+    assert cluster_labels(["c1", "c2", None], [None, None, None]) is None
 
 
 def test_latency_gives_p50_and_p95_with_linear_interpolation() -> None:
@@ -376,14 +402,18 @@ def test_nan_values_are_undefined_and_excluded() -> None:
 
 
 def test_nan_values_are_dropped_with_their_clusters() -> None:
-    values = [1.0, math.nan, 0.0, 1.0, 0.0, 1.0]
-    clusters = ["a", "a", "a", "b", "b", "b"]
-    (summary,) = _summarize("token_f1", values, undefined={1: "x"}, clusters=clusters)
-    kept, kept_clusters = np.asarray([1.0, 0.0, 1.0, 0.0, 1.0]), ["a", "a", "b", "b", "b"]
-    expected = bootstrap_mean_interval(kept, clusters=kept_clusters, n_resamples=1000, method="bca", seed=0)
+    values = [1.0, math.nan, 0.0, 1.0, 0.0, 1.0] * 5
+    clusters = [f"{c}{i // 6}" for i, c in enumerate(["a", "a", "a", "b", "b", "b"] * 5)]
+    undefined = {i: "x" for i, v in enumerate(values) if math.isnan(v)}
+    (summary,) = _summarize("token_f1", values, undefined=undefined, clusters=clusters)
+    kept = [v for v in values if not math.isnan(v)]
+    kept_clusters = [c for c, v in zip(clusters, values) if not math.isnan(v)]
+    expected = bootstrap_mean_interval(np.asarray(kept), clusters=kept_clusters, n_resamples=1000, method="bca",
+                                       seed=0)
     assert summary.statistic == "mean"
     assert summary.value == pytest.approx(0.6)
     assert (summary.ci_low, summary.ci_high) == expected
+    assert summary.signature.settings["resample"] == "clusters"
 
 
 def test_all_undefined_gives_nan_figures() -> None:

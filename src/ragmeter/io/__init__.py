@@ -2,7 +2,7 @@
 
 from ragmeter.io.native import record_from_dict
 from ragmeter.io.readers import FORMATS, FileCheck, check_file, detect_format, iter_records, read_records
-from ragmeter.io.writers import ItemsWriter, write_parquet, write_summary
+from ragmeter.io.writers import ItemsWriter
 
 __all__ = ["FORMATS", "FileCheck", "ItemsWriter", "check_file", "detect_format", "iter_records", "read_records",
-           "record_from_dict", "write_parquet", "write_summary"]
+           "record_from_dict"]

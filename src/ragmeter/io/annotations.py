@@ -12,25 +12,38 @@ does not apply to the row's unit holds ``n/a``; the annotator writes 0 or 1 in t
 Reading a filled file checks every row and collects every problem (:class:`AnnotationRead.errors`): an
 unknown record id or chunk rank, a doc_id that does not match the chunk at that rank, a value other
 than 0 or 1, an empty cell, a duplicate row, and, per annotator, every template row left out. A row
-with a problem gives no vote.
+with a problem gives no vote. A file is read as UTF-8 with or without a byte-order mark (Excel's "CSV
+UTF-8"); a file in another encoding, a binary file or one without rows is one problem of its own.
+
+In CSV and TSV templates a cell that a spreadsheet would run as a formula (it starts with ``=``, ``+``,
+``-``, ``@``, a tab or a carriage return) is written with a ``'`` in front, as OWASP advises against
+formula injection; reading takes that quote off again, so ids such as ``-1`` come back unchanged.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import difflib
+import io
 import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TextIO
 
-from ragmeter.errors import InputError
+from ragmeter._files import atomic_target
+from ragmeter.errors import ConfigError, InputError
 from ragmeter.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
 
 __all__ = ["AnnotationRead", "Votes", "read_annotations", "template_rows", "unit_key", "write_template"]
 
 TEXT_COLUMNS = ("annotator", "record_id", "model_id", "unit", "rank", "doc_id", "question", "text")
 NOT_APPLICABLE = "n/a"
+TEMPLATE_SUFFIXES = (".csv", ".tsv", ".jsonl")
+#: What makes a spreadsheet read a cell as a formula (OWASP, "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+NO_ROWS = "the file holds no rows: fill in the template and save it"
 
 #: (record id, model id or "", rank): rank 0 is the answer, 1… the chunks.
 UnitKey = tuple[str, str, int]
@@ -73,27 +86,81 @@ def _template_row(record: Record, annotator: str, unit: str, rank: Any, doc_id: 
 def write_template(records: Iterable[Record], path: str | Path, labels: Sequence[str] = ALL_LABELS, *,
                    annotator: str = "") -> int:
     """Write the template as CSV (``.csv``, ``.tsv``) or JSONL (``.jsonl``); returns the rows written.
-    In JSONL a label to fill is ``null`` and labels that do not apply are left out."""
+
+    In JSONL a label to fill is ``null`` and labels that do not apply are left out. In CSV and TSV a cell
+    that starts like a formula gets a ``'`` in front (see the module's docstring). A missing parent folder
+    is created; the file is written beside its place and renamed at the end, so an interrupted write
+    leaves no half template (and an older file at ``path`` as it was).
+
+    Raises :class:`InputError` for an unknown label and :class:`ConfigError` for a suffix other than
+    ``.csv``, ``.tsv`` or ``.jsonl``, a folder at ``path``, or a place that cannot be written.
+    """
     path = Path(path)
     unknown = [name for name in labels if name not in ALL_LABELS]
     if unknown:
         raise InputError(f"unknown labels {unknown}; seed 003's labels are {', '.join(ALL_LABELS)}")
+    suffix = path.suffix.lower()
+    if suffix not in TEMPLATE_SUFFIXES:
+        raise ConfigError(f"{path}: a template is written as CSV (.csv), TSV (.tsv) or JSONL (.jsonl), not "
+                          f"{suffix or 'a name without suffix'}: give one of these suffixes (a spreadsheet "
+                          "opens .csv)")
+    if path.is_dir():
+        raise ConfigError(f"{path} is a folder: give a file name ending .csv, .tsv or .jsonl")
     rows = template_rows(records, labels, annotator=annotator)
+    if suffix == ".jsonl":
+        return _write_atomically(path, lambda handle: _write_jsonl(rows, handle))
+    dialect = "excel-tab" if suffix == ".tsv" else "excel"
+    return _write_atomically(path, lambda handle: _write_csv(rows, [*TEXT_COLUMNS, *labels], dialect, handle))
+
+
+def _write_jsonl(rows: Iterable[dict[str, Any]], handle: TextIO) -> int:
     count = 0
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        if path.suffix.lower() == ".jsonl":
-            for row in rows:
-                row = {k: None if v == "" and k in ALL_LABELS else v for k, v in row.items() if v != NOT_APPLICABLE}
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-                count += 1
-        else:
-            writer = csv.DictWriter(handle, fieldnames=[*TEXT_COLUMNS, *labels],
-                                    dialect="excel-tab" if path.suffix.lower() == ".tsv" else "excel")
-            writer.writeheader()
-            for row in rows:
-                writer.writerow(row)
-                count += 1
+    for row in rows:
+        row = {k: None if v == "" and k in ALL_LABELS else v for k, v in row.items() if v != NOT_APPLICABLE}
+        handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        count += 1
     return count
+
+
+def _write_csv(rows: Iterable[dict[str, Any]], columns: list[str], dialect: str, handle: TextIO) -> int:
+    writer = csv.DictWriter(handle, fieldnames=columns, dialect=dialect)
+    writer.writeheader()
+    count = 0
+    for row in rows:
+        writer.writerow({name: _neutralise(value) for name, value in row.items()})
+        count += 1
+    return count
+
+
+def _write_atomically(path: Path, write: Callable[[TextIO], int]) -> int:
+    """``write`` into a temporary file beside ``path`` that becomes ``path`` only when it succeeded (see
+    :func:`ragmeter._files.atomic_target`); a missing parent folder is created first."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the folder of the template {path}: {exc.strerror or exc}") from exc
+    with atomic_target(path) as temporary:
+        try:
+            handle = temporary.open("w", encoding="utf-8", newline="")
+        except OSError as exc:
+            raise ConfigError(f"cannot write the template {path}: {exc.strerror or exc}") from exc
+        with handle:
+            return write(handle)
+
+
+def _neutralise(value: Any) -> Any:
+    """``value`` with a ``'`` in front when it is text that starts like a formula. Text that starts with
+    quotes and then a formula character gets one more quote too, so that :func:`_restore` gives every
+    text back as it was."""
+    if isinstance(value, str) and value.lstrip("'").startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def _restore(cell: str) -> str:
+    """Undo :func:`_neutralise`: one leading ``'`` off a cell whose quotes are followed by a formula
+    character; any other cell as it is (a quote the annotator typed before a word stays)."""
+    return cell[1:] if cell.startswith("'") and cell.lstrip("'").startswith(FORMULA_STARTS) else cell
 
 
 @dataclass
@@ -149,46 +216,105 @@ def read_annotations(paths: Sequence[str | Path], records: Sequence[Record]) -> 
 
 
 def _rows(path: Path, errors: list[InputError]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(first line, row) of each row; a CSV header with unknown or missing columns stops the file."""
+    """(first line, row) of each row; a file that is not UTF-8 text or holds no rows is one error, and a
+    CSV header with unknown or missing columns stops the file."""
+    text = _read_text(path, errors)
+    if text is None:
+        return
+    if path.suffix.lower() == ".jsonl":
+        yield from _jsonl_rows(text, path, errors)
+    else:
+        yield from _csv_rows(text, path, errors)
+
+
+def _read_text(path: Path, errors: list[InputError]) -> str | None:
+    """The file decoded as UTF-8, with or without a byte-order mark; ``None`` (and an error that says how
+    to save the file) when it cannot be read, is UTF-16, is binary (NUL bytes: a workbook renamed
+    ``.csv``, say) or is in another encoding (the line of its first bad byte, counted in ``\\n``)."""
     try:
-        handle = path.open(encoding="utf-8", newline="")
+        data = path.read_bytes()
     except OSError as exc:
         errors.append(InputError(f"cannot open the file: {exc.strerror}", path=str(path)))
+        return None
+    save_as = 'save it as "CSV UTF-8"' if path.suffix.lower() == ".csv" else "save it as UTF-8 text"
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # Excel's "Unicode Text"
+        errors.append(InputError(f"the file is UTF-16 text: {save_as}", path=str(path)))
+        return None
+    if b"\0" in data:
+        errors.append(InputError(f"not a text file (it holds NUL bytes; a spreadsheet workbook?): {save_as}",
+                                 path=str(path)))
+        return None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        errors.append(InputError(f"byte 0x{data[exc.start]:02x} is not UTF-8 (a Latin-1 or cp1252 file?): "
+                                 f"{save_as}", path=str(path), line=line))
+        return None
+
+
+def _jsonl_rows(text: str, path: Path, errors: list[InputError]) -> Iterator[tuple[int, dict[str, Any]]]:
+    if not text.strip():
+        errors.append(InputError(NO_ROWS, path=str(path)))
         return
-    with handle:
-        if path.suffix.lower() == ".jsonl":
-            for line, text in enumerate(handle, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    row = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    errors.append(InputError(f"not valid JSON: {exc.msg}", path=str(path), line=line))
-                    continue
-                if not isinstance(row, dict):
-                    errors.append(InputError("expected one JSON object per line", path=str(path), line=line))
-                    continue
-                yield line, row
-            return
-        reader = csv.reader(handle, dialect="excel-tab" if path.suffix.lower() == ".tsv" else "excel")
+    for line, row_text in enumerate(io.StringIO(text), start=1):
+        if not row_text.strip():
+            continue
+        try:
+            row = json.loads(row_text)
+        except json.JSONDecodeError as exc:
+            errors.append(InputError(f"not valid JSON: {exc.msg}", path=str(path), line=line))
+            continue
+        if not isinstance(row, dict):
+            errors.append(InputError("expected one JSON object per line", path=str(path), line=line))
+            continue
+        yield line, row
+
+
+def _csv_rows(text: str, path: Path, errors: list[InputError]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of a CSV or TSV text, each cell with :func:`_restore` applied. ``strict`` makes the reader
+    name a quote that is never closed instead of swallowing the rest of the file into one cell."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True,
+                        dialect="excel-tab" if path.suffix.lower() == ".tsv" else "excel")
+    try:
         header = next(reader, None)
-        if header is None:
-            errors.append(InputError("empty file: expected the template's header", path=str(path), line=1))
-            return
-        if not _known_columns(dict.fromkeys(header), path, 1, errors):
-            return
-        while True:
-            line = reader.line_num + 1  # a quoted cell may make a row span several lines
+    except csv.Error as exc:
+        errors.append(_csv_error(exc, path, 1))
+        return
+    if header is None:
+        errors.append(InputError(NO_ROWS, path=str(path)))
+        return
+    if not _known_columns(dict.fromkeys(header), path, 1, errors):
+        return
+    found = False
+    while True:
+        line = reader.line_num + 1  # a quoted cell may make a row span several lines
+        try:
             cells = next(reader, None)
-            if cells is None:
-                return
-            if not cells:  # a blank line
-                continue
-            if len(cells) > len(header):
-                errors.append(InputError(f"the row has {len(cells)} cells but the header {len(header)}: "
-                                         "quote cells that hold commas", path=str(path), line=line))
-                continue
-            yield line, dict(zip(header, cells + [""] * (len(header) - len(cells)), strict=True))
+        except csv.Error as exc:
+            found = True
+            errors.append(_csv_error(exc, path, line))
+            continue
+        if cells is None:
+            break
+        if not cells:  # a blank line
+            continue
+        found = True
+        if len(cells) > len(header):
+            errors.append(InputError(f"the row has {len(cells)} cells but the header {len(header)}: "
+                                     "quote cells that hold commas", path=str(path), line=line))
+            continue
+        cells = [_restore(cell) for cell in cells]
+        yield line, dict(zip(header, cells + [""] * (len(header) - len(cells)), strict=True))
+    if not found:
+        errors.append(InputError(NO_ROWS, path=str(path)))
+
+
+def _csv_error(exc: csv.Error, path: Path, line: int) -> InputError:
+    if "unexpected end of data" in str(exc):
+        return InputError('a quoted cell in the row that starts on this line is never closed: add its '
+                          'closing quote (")', path=str(path), line=line)
+    return InputError(f"the row cannot be read as CSV: {exc}", path=str(path), line=line)
 
 
 def _known_columns(row: Mapping[str, Any], path: Path, line: int, errors: list[InputError]) -> bool:

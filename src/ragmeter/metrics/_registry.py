@@ -7,12 +7,13 @@ A metric is a pure per-item function wrapped in a :class:`Metric` that tells the
   metric with resources is *expensive*: the run loop loads them once and lets the metric prefetch its
   inputs for a whole batch (``prefetch``: texts to embed, or judge calls to make concurrently) before
   scoring items one by one;
-- how its per-item values aggregate (``aggregation``) and which settings change its value
-  (``settings``), which go into its signature.
+- how its per-item values aggregate (``aggregation``; a rate's values must be 0 or 1) and which
+  settings change its value: ``signature(run)`` gives them, by name, for its signature.
 
 ``compute`` returns a float, or :class:`Undefined` when the record cannot be scored for a reason only
 the metric knows (a missing label), or :class:`Noted` for a value that counts but deserves a line in
-the report (a list shorter than K, an ideal DCG of 0).
+the report (a list shorter than K, an ideal DCG of 0). ``compute_batch``, where a metric has one,
+scores a batch at once and is handed only the records that have every field the metric needs.
 
 Rank metrics take a cutoff in their name, parsed in one place (:func:`parse_cutoff`): ``ndcg@5``.
 They are registered as factories (:func:`register_cutoff`); a family name stands for its metrics at
@@ -23,26 +24,18 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from enum import Enum
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
+from ragmeter.aggregate import Aggregation
 from ragmeter.errors import ConfigError
 from ragmeter.records import Record
 
 if TYPE_CHECKING:
-    from ragmeter.scoring import ItemContext, RunContext
+    from ragmeter.context import ItemContext, RunContext
 
-__all__ = ["DEFAULT_CUTOFF", "DEFAULT_FAMILIES", "Aggregation", "Metric", "Noted", "Outcome", "Undefined",
-           "get_metric", "list_metrics", "parse_cutoff", "register", "register_cutoff", "resolve_metrics"]
-
-
-class Aggregation(str, Enum):
-    """How per-item values become a run figure."""
-
-    MEAN = "mean"            # mean with a bootstrap interval
-    RATE = "rate"            # share of 1s among 0/1 values, Wilson interval
-    SUM = "sum"              # run total (a count that must stay at 0, for instance)
-    QUANTILES = "quantiles"  # P50 and P95 with bootstrap intervals
+__all__ = ["DEFAULT_CUTOFF", "DEFAULT_FAMILIES", "MAX_CUTOFF", "Aggregation", "Metric", "Noted", "Outcome",
+           "Undefined", "get_metric", "list_metrics", "parse_cutoff", "register", "register_cutoff",
+           "resolve_metrics"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,9 +69,15 @@ FIELD_CHECKS: dict[str, tuple[Callable[[Record], bool], str] | None] = {
 }
 
 
+def no_settings(run: RunContext) -> Mapping[str, Any]:
+    """The signature values of a metric that no setting changes."""
+    return {}
+
+
 @dataclass(frozen=True)
 class Metric:
-    """A registered metric. ``compute(record, item, run)`` returns the item's float value."""
+    """A registered metric. ``compute(record, item, run)`` returns the item's :data:`Outcome`;
+    ``signature(run)`` the settings that produced it, by name."""
 
     name: str
     family: str
@@ -88,7 +87,7 @@ class Metric:
     value_range: tuple[float, float | None]
     higher_is_better: bool | None
     compute: Callable[[Record, ItemContext, RunContext], Outcome]
-    settings: tuple[str, ...] = ()
+    signature: Callable[[RunContext], Mapping[str, Any]] = no_settings
     resources: frozenset[str] = frozenset()
     prefetch: Callable[[Record, ItemContext, RunContext], Iterable[Any]] | None = None
     #: Scores a whole batch at once (vectorised kernels); gives the same outcomes as ``compute``.
@@ -116,6 +115,8 @@ class Metric:
 
 #: The cutoff a family name gives its rank metrics (``retrieval`` = ``retrieval@10``).
 DEFAULT_CUTOFF = 10
+#: The largest cutoff: a batch's labels are read into (items × K) arrays.
+MAX_CUTOFF = 1000
 
 _REGISTRY: dict[str, Metric] = {}
 _CUTOFF_FACTORIES: dict[str, tuple[str, Callable[[int], Metric]]] = {}
@@ -137,12 +138,14 @@ def register_cutoff(base: str, family: str, factory: Callable[[int], Metric]) ->
 
 
 def parse_cutoff(name: str) -> tuple[str, int | None]:
-    """``"ndcg@5"`` → ``("ndcg", 5)``; ``"ndcg"`` → ``("ndcg", None)``. K must be a whole number ≥ 1."""
+    """``"ndcg@5"`` → ``("ndcg", 5)``; ``"ndcg"`` → ``("ndcg", None)``. K must be a whole number from 1
+    to :data:`MAX_CUTOFF`."""
     base, at, cutoff = name.partition("@")
     if not at:
         return name, None
-    if not (cutoff.isascii() and cutoff.isdigit()) or int(cutoff) < 1:
-        raise ConfigError(f"the cutoff in {name!r} must be a whole number ≥ 1, as in {base}@10")
+    if not (cutoff.isascii() and cutoff.isdigit()) or not 1 <= int(cutoff) <= MAX_CUTOFF:
+        raise ConfigError(f"the cutoff in {name!r} must be a whole number from 1 to {MAX_CUTOFF}, "
+                          f"as in {base}@10")
     return base, int(cutoff)
 
 

@@ -11,17 +11,20 @@ retrieved chunks share the doc_id, the best-matching one counts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from ragmeter.metrics._registry import Aggregation, Metric, register
 from ragmeter.models import Embedder
 from ragmeter.records import Answerability, Chunk, Record
-from ragmeter.scoring import ItemContext, RunContext, Settings
+from ragmeter.settings import Settings
 from ragmeter.text.citations import find_citations, strip_citations
 from ragmeter.text.idk import IdkDetector
-from ragmeter.text.sentences import split_sentences
+from ragmeter.text.sentences import SPLITTER_ID, split_sentences
+
+if TYPE_CHECKING:
+    from ragmeter.context import ItemContext, RunContext
 
 __all__ = ["AnswerAnalysis", "SentenceVerdict", "abstained", "analyze_answer", "faithfulness_fallback",
            "idk_citation_count", "overlap"]
@@ -211,32 +214,43 @@ def _faithfulness(record: Record, item: ItemContext, run: RunContext) -> float:
                                      abstain_correct_for=run.settings.abstain_correct_for)
 
 
-_GROUNDING_SETTINGS = ("tau_sim", "embedder", "splitter", "idk")
+def _sentence_settings(run: RunContext) -> Mapping[str, Any]:
+    return {"splitter": SPLITTER_ID, "idk": run.settings.idk.version}
+
+
+def _grounding_settings(run: RunContext) -> Mapping[str, Any]:
+    return {**_sentence_settings(run), "tau_sim": run.settings.tau_sim, "embedder": run.embedder.model_id}
+
+
+def _fallback_settings(run: RunContext) -> Mapping[str, Any]:
+    correct = frozenset(a.value for a in run.settings.abstain_correct_for)
+    return {**_grounding_settings(run), "abstain_correct_for": correct}
+
 
 register(Metric(
     name="overlap", family="citation",
     description="Share of claim sentences supported by exactly one retrieved, cited chunk (cosine ≥ τ_sim).",
     needs=("answer",), aggregation=Aggregation.MEAN, value_range=(0.0, 1.0), higher_is_better=True,
-    settings=_GROUNDING_SETTINGS, resources=frozenset({"embedder"}), prefetch=_texts_to_embed,
+    signature=_grounding_settings, resources=frozenset({"embedder"}), prefetch=_texts_to_embed,
     compute=lambda record, item, run: _analysis(record, item, run).overlap))
 
 register(Metric(
     name="faithfulness_fallback", family="citation",
     description="min(1, 0.6 + 0.4·Overlap); 0 for a wrong abstention, 1 for a right one.",
     needs=("answer", "answerability"), aggregation=Aggregation.MEAN, value_range=(0.0, 1.0),
-    higher_is_better=True, settings=(*_GROUNDING_SETTINGS, "abstain_correct_for"),
+    higher_is_better=True, signature=_fallback_settings,
     resources=frozenset({"embedder"}), prefetch=_texts_to_embed, compute=_faithfulness))
 
 register(Metric(
     name="abstained", family="citation",
     description="The answer abstains: every sentence IDK, or an explicit ABSTAIN action.",
     needs=("answer",), aggregation=Aggregation.RATE, value_range=(0.0, 1.0), higher_is_better=None,
-    settings=("splitter", "idk"),
+    signature=_sentence_settings,
     compute=lambda record, item, run: _abstains(_parsed(record, item, run), record.action)))
 
 register(Metric(
     name="idk_citation_count", family="citation",
     description="IDK sentences that carry a citation; the run total must be 0.",
     needs=("answer",), aggregation=Aggregation.SUM, value_range=(0.0, None), higher_is_better=False,
-    settings=("splitter", "idk"),
+    signature=_sentence_settings,
     compute=lambda record, item, run: _idk_with_citation(_parsed(record, item, run))))

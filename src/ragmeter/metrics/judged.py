@@ -20,16 +20,18 @@ A failed judge call leaves the metrics that read it undefined, with the judge's 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ragmeter.judges.engine import JudgeCall, JudgeOutcome
-from ragmeter.judges.prompts import CLAIMS, CORRECTNESS, RELEVANCE, claims_request, correctness_request, \
-    relevance_request
+from ragmeter.judges.prompts import CLAIMS, CORRECTNESS, RELEVANCE, Prompt, claims_request, \
+    correctness_request, relevance_request
 from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register
 from ragmeter.metrics.citation import abstained
 from ragmeter.records import Record
-from ragmeter.scoring import ItemContext, RunContext
+
+if TYPE_CHECKING:
+    from ragmeter.context import ItemContext, RunContext
 
 __all__ = ["Claim", "claim_recall", "context_precision", "faithfulness", "five_point", "weighted_score"]
 
@@ -223,26 +225,40 @@ def _prefetch(*names: str) -> Callable[[Record, ItemContext, RunContext], list[J
     return lambda record, item, run: _calls(record, run, names)
 
 
-_CLAIM_SETTINGS = ("judge:claims", "idk")
-_SPECS: tuple[tuple[str, str, tuple[str, ...], tuple[float, float], Any, tuple[str, ...], tuple[str, ...]], ...] = (
+def _judged_by(*prompts: Prompt, weights: bool = False,
+               idk: bool = False) -> Callable[[RunContext], Mapping[str, Any]]:
+    """The signature values of a metric read from ``prompts``' verdicts: the judge and each prompt's hash,
+    the IDK patterns when abstaining answers are told apart, and the weights of the weighted score."""
+    def values(run: RunContext) -> Mapping[str, Any]:
+        out: dict[str, Any] = {f"judge:{p.name}": run.judge.signature(p) for p in prompts}
+        if idk:
+            out["idk"] = run.settings.idk.version
+        if weights:
+            out["weights"] = ",".join(f"{name}:{weight:g}" for name, weight in WEIGHTS.items()) + ",relevance:0"
+        return out
+    return values
+
+
+_CLAIMS_SIGNATURE = _judged_by(CLAIMS, idk=True)
+_SPECS: tuple[tuple[str, str, tuple[str, ...], tuple[float, float], Any, Any, tuple[str, ...]], ...] = (
     ("judge_correctness", "Judge's 1–5 rating of the answer's factual agreement with the reference",
-     ("answer", "references"), (1.0, 5.0), _correctness, ("judge:correctness",), ("correctness",)),
+     ("answer", "references"), (1.0, 5.0), _correctness, _judged_by(CORRECTNESS), ("correctness",)),
     ("judge_faithfulness", "Supported claims / claims of the answer, each claim checked against all chunks; "
-     "no context: 1.0, noted", ("answer",), (0.0, 1.0), _faithfulness, _CLAIM_SETTINGS, ("claims",)),
+     "no context: 1.0, noted", ("answer",), (0.0, 1.0), _faithfulness, _CLAIMS_SIGNATURE, ("claims",)),
     ("judge_precision", "Retrieved chunks that support a claim of the answer (of the reference when it "
      "abstains) / retrieved chunks; no context: undefined", ("answer",), (0.0, 1.0), _precision,
-     _CLAIM_SETTINGS, ("claims",)),
+     _CLAIMS_SIGNATURE, ("claims",)),
     ("judge_recall", "Claims of the answer (of the reference when it abstains) the chunks support / claims; "
-     "no context: 1.0, noted", ("answer",), (0.0, 1.0), _recall, _CLAIM_SETTINGS, ("claims",)),
+     "no context: 1.0, noted", ("answer",), (0.0, 1.0), _recall, _CLAIMS_SIGNATURE, ("claims",)),
     ("judge_relevance", "Judge's 1–5 rating of how well the answer addresses the question",
-     ("answer",), (1.0, 5.0), _relevance, ("judge:relevance",), ("relevance",)),
+     ("answer",), (1.0, 5.0), _relevance, _judged_by(RELEVANCE), ("relevance",)),
     ("judge_score", "0.4·Correctness + 0.2·(Faithfulness + Precision + Recall), all on 1–5; undefined when a "
      "part is", ("answer", "references"), (1.0, 5.0), _weighted,
-     ("judge:correctness", *_CLAIM_SETTINGS, "weights"), ("claims", "correctness")),
+     _judged_by(CORRECTNESS, CLAIMS, weights=True, idk=True), ("claims", "correctness")),
 )
 
 for _name, _what, _needs, _range, _fn, _settings, _prompts in _SPECS:
     register(Metric(name=_name, family="judged", description=_what, needs=_needs, aggregation=Aggregation.MEAN,
-                    value_range=_range, higher_is_better=True, compute=_fn, settings=_settings,
+                    value_range=_range, higher_is_better=True, compute=_fn, signature=_settings,
                     resources=frozenset({"judge"}), prefetch=_prefetch(*_prompts),
                     five_point=_range == (0.0, 1.0)))

@@ -15,12 +15,14 @@ among the retrieved chunks' (:func:`derived_source_labels`).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register
+from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, no_settings, register
 from ragmeter.records import Record
-from ragmeter.scoring import ItemContext, RunContext
 from ragmeter.text.citations import find_citations
+
+if TYPE_CHECKING:
+    from ragmeter.context import ItemContext, RunContext
 
 __all__ = ["conditional_fabrication_rate", "derived_source_labels", "label_rate"]
 
@@ -99,6 +101,10 @@ def _conditional_fabrication(record: Record, item: ItemContext, run: RunContext)
     return _source_label(record, "fabricated_source", run)
 
 
+def _source_settings(run: RunContext) -> Mapping[str, Any]:
+    return {"source_labels": run.settings.source_labels}
+
+
 def _rate(name: str, family: str, label: str, description: str, *, higher_is_better: bool) -> None:
     def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
         if label in ("source_cited", "fabricated_source"):
@@ -107,7 +113,7 @@ def _rate(name: str, family: str, label: str, description: str, *, higher_is_bet
 
     register(Metric(name=name, family=family, description=description, needs=("labels",),
                     aggregation=Aggregation.RATE, value_range=(0.0, 1.0), higher_is_better=higher_is_better,
-                    compute=compute, settings=("source_labels",) if label == "source_cited" else ()))
+                    compute=compute, signature=_source_settings if label == "source_cited" else no_settings))
 
 
 _rate("grounding_presence_rate", "grounding", "support_present",
@@ -125,7 +131,7 @@ register(Metric(
     name="conditional_fabrication_rate", family="grounding",
     description="Among answers that cite, those with a fabricated citation: Σ z·f / Σ z; lower is better.",
     needs=("labels",), aggregation=Aggregation.RATE, value_range=(0.0, 1.0), higher_is_better=False,
-    compute=_conditional_fabrication, settings=("source_labels",)))
+    compute=_conditional_fabrication, signature=_source_settings))
 _rate("proper_action_rate", "generation", "proper_action",
       "Answers that took the right action: answer, clarify or refuse (proper_action).", higher_is_better=True)
 _rate("on_topic_rate", "generation", "response_on_topic",

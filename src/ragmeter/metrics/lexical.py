@@ -16,6 +16,9 @@ from ragmeter.text.normalize import answer_tokens, normalize_answer
 
 __all__ = ["exact_match", "token_f1"]
 
+#: What the registered metrics' values depend on, for their signatures.
+SIGNATURE = {"normalizer": "squad-v1.1", "citations": "stripped"}
+
 
 def _check_references(references: Sequence[str]) -> None:
     if isinstance(references, str) or not references:
@@ -67,12 +70,12 @@ register(Metric(
     name="exact_match", family="lexical",
     description="Answer equals a reference after SQuAD normalisation (max over references).",
     needs=("answer", "references"), aggregation=Aggregation.RATE, value_range=(0.0, 1.0),
-    higher_is_better=True, settings=("normalizer", "citations"),
+    higher_is_better=True, signature=lambda run: SIGNATURE,
     compute=lambda record, item, run: exact_match(strip_citations(record.answer), record.references)))
 
 register(Metric(
     name="token_f1", family="lexical",
     description="Token F1 with the best-matching reference after SQuAD normalisation.",
     needs=("answer", "references"), aggregation=Aggregation.MEAN, value_range=(0.0, 1.0),
-    higher_is_better=True, settings=("normalizer", "citations"),
+    higher_is_better=True, signature=lambda run: SIGNATURE,
     compute=lambda record, item, run: token_f1(strip_citations(record.answer), record.references)))

@@ -14,20 +14,23 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
-from ragmeter.metrics._registry import Aggregation, Metric, register
-from ragmeter.metrics.bertscore import Baseline, greedy_match
+from ragmeter.metrics._registry import Aggregation, Metric, no_settings, register
+from ragmeter.metrics.bertscore import Baseline, greedy_match, load_baseline
 from ragmeter.metrics.rouge import rouge_l
 from ragmeter.models.base import TokenEmbeddings
+from ragmeter.models.onnx_minilm import MINILM_LAYER
 from ragmeter.records import Answerability, Record
-from ragmeter.scoring import ItemContext, RunContext
 from ragmeter.text.idk import IdkDetector
 from ragmeter.text.normalize import answer_tokens
 from ragmeter.text.sentences import split_sentences
 
-__all__ = ["RbAgg", "extractiveness_rouge_l", "idk_condition", "idk_eval_from_detector", "mtrag_algorithmic",
-           "mtrag_recall", "rb_agg"]
+if TYPE_CHECKING:
+    from ragmeter.context import ItemContext, RunContext
+
+__all__ = ["RbAgg", "bertscore_baseline", "bertscore_settings", "extractiveness_rouge_l", "idk_condition",
+           "idk_eval_from_detector", "mtrag_algorithmic", "mtrag_recall", "rb_agg"]
 
 _NON_WORD = re.compile(r"[^\w\s]")
 _IDK_CORRECT = frozenset({Answerability.UNANSWERABLE, Answerability.CONVERSATIONAL})
@@ -143,6 +146,22 @@ def mtrag_algorithmic(prediction: str, references: Sequence[str], passages: Sequ
 
 # --- run-loop adapters: one computation per record, shared by every registered MT-RAG metric ---
 
+def bertscore_baseline(run: RunContext) -> Baseline | None:
+    """The run's BERTScore rescaling baseline (``settings.bertscore_baseline``), loaded once per run."""
+    def load() -> Baseline | None:
+        s = run.settings
+        layer = MINILM_LAYER if s.bertscore_model == "minilm" else s.bertscore_layer
+        return load_baseline(s.bertscore_baseline, layer)
+    return run.memo("mtrag.bertscore_baseline", load)
+
+
+def bertscore_settings(run: RunContext) -> dict[str, Any]:
+    """What BERTScore values depend on: the token model (with its layer) and the baseline."""
+    baseline = bertscore_baseline(run)
+    return {"bertscore_model": run.token_encoder.token_model_id,
+            "bertscore_baseline": baseline.name if baseline else "none"}
+
+
 def _texts(record: Record, item: ItemContext, run: RunContext) -> Iterator[str]:
     yield record.answer
     yield from record.references
@@ -153,7 +172,7 @@ def _values(record: Record, item: ItemContext, run: RunContext) -> dict[str, lis
     def make() -> dict[str, list[Any]]:
         return mtrag_algorithmic(record.answer, record.references, [c.text for c in record.contexts],
                                  tokens=run.token_embeddings(list(_texts(record, item, run))),
-                                 baseline=run.bertscore_baseline)
+                                 baseline=bertscore_baseline(run))
     return item.memo("mtrag.algorithmic", make)
 
 
@@ -173,22 +192,28 @@ def _rb_agg_idk(record: Record, item: ItemContext, run: RunContext) -> float:
                          idk_eval=float(idk_eval))
 
 
-_BERT = ("bertscore_model", "bertscore_baseline")
+SignatureValues = Callable[["RunContext"], Mapping[str, Any]]
 
 
 def _register(name: str, description: str, needs: tuple[str, ...], compute: Any, *, bert: bool,
               aggregation: Aggregation = Aggregation.MEAN, value_range: tuple[float, float | None] = (0.0, 1.0),
-              higher_is_better: bool | None = True, settings: tuple[str, ...] = ()) -> None:
+              higher_is_better: bool | None = True, signature: SignatureValues = no_settings) -> None:
+    def values(run: RunContext) -> Mapping[str, Any]:
+        return {**(bertscore_settings(run) if bert else {}), **signature(run)}
+
     register(Metric(name=name, family="mtrag", description=description, needs=needs, aggregation=aggregation,
-                    value_range=value_range, higher_is_better=higher_is_better, compute=compute,
-                    settings=(*_BERT, *settings) if bert else settings,
+                    value_range=value_range, higher_is_better=higher_is_better, compute=compute, signature=values,
                     resources=frozenset({"token_encoder"}) if bert else frozenset(),
                     prefetch=_texts if bert else None))
 
 
+def _idk_eval_settings(run: RunContext) -> Mapping[str, Any]:
+    return {"idk_eval_source": run.settings.idk_eval_source, "idk": run.settings.idk.version}
+
+
 _register("Recall", "Share of the first reference's normalised tokens found in the answer.",
           ("answer", "references"), lambda record, item, run: mtrag_recall(record.answer, record.references[0]),
-          bert=False, settings=("normalizer",))
+          bert=False, signature=lambda run: {"normalizer": "squad-v1.1"})
 _register("RougeL_stemFalse", "ROUGE-L F, no stemmer, against the first reference.", ("answer", "references"),
           lambda record, item, run: rouge_l(record.answer, record.references[0]), bert=False)
 _register("BertscoreP", "BERTScore precision against the first reference.", ("answer", "references"),
@@ -213,4 +238,4 @@ _register("RB_agg_zero_denominator", "RB_agg was set to 0 because a term was 0 (
           "no overlap).", ("answer",), _first("RB_agg_zero_denominator"), bert=True,
           aggregation=Aggregation.RATE, higher_is_better=False)
 _register("RB_agg_idk", "RB_agg conditioned on answerability and the IDK verdict (MT-RAG's RB_alg).",
-          ("answer", "answerability"), _rb_agg_idk, bert=True, settings=("idk_eval_source", "idk"))
+          ("answer", "answerability"), _rb_agg_idk, bert=True, signature=_idk_eval_settings)

@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import math
 from functools import cache
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register_cutoff
 from ragmeter.metrics._retrieval_kernels import RankedLabels, dcg_rows, graded, ranked_labels
 from ragmeter.records import Record
-from ragmeter.scoring import ItemContext, RunContext
+
+if TYPE_CHECKING:
+    from ragmeter.context import ItemContext, RunContext
 
 __all__ = ["dcg", "grade", "misleading_context_rate", "ndcg", "reciprocal_rank", "sufficiency_hit",
            "sufficiency_rate", "topical_precision"]
@@ -197,7 +199,11 @@ def _ndcg_metric(k: int) -> Metric:
                   description=f"DCG@{k} of grades w (2 sufficient, 1 topical, 0) over the ideal DCG@{k}.",
                   needs=("chunk_labels",), aggregation=Aggregation.MEAN, value_range=(0.0, 1.0),
                   higher_is_better=True, compute=_single(compute_batch), compute_batch=compute_batch,
-                  settings=("ideal", "gain"))
+                  signature=_ndcg_settings)
+
+
+def _ndcg_settings(run: RunContext) -> Mapping[str, Any]:
+    return {"ideal": run.settings.ndcg_ideal, "gain": run.settings.ndcg_gain}
 
 
 register_cutoff("ndcg", "retrieval", _ndcg_metric)

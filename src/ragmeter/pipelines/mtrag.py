@@ -7,9 +7,12 @@ when all records are done the file is renamed to ``OUT`` in one atomic step. A c
 A value already present in a record's ``metrics`` is never recomputed or changed, so a step re-run on
 its own output is a no-op. The input is never written to.
 
+A partial output records the step and the settings that made it (``OUT.partial.json``); a run with another
+step or other settings refuses to go on from it, so one output never mixes values made two ways.
+
 Steps: ``algorithmic`` (ROUGE-L, BERTScore, Recall, Length, RB_agg …), ``idk_condition`` (``*_idk``
 for every base metric present: RB_agg, RB_llm, RL_F) and ``all`` (both). The judged steps ``idk``,
-``ragas`` and ``radbench`` need an LLM judge, which ragmeter does not provide yet.
+``ragas`` and ``radbench`` are not wired to ragmeter's judge yet: the command says so.
 """
 
 from __future__ import annotations
@@ -21,16 +24,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from ragmeter._files import atomic_write_text, complete_jsonl_rows
 from ragmeter._iter import batched
+from ragmeter.context import RunContext
 from ragmeter.errors import ConfigError, InputError
 from ragmeter.io.mtrag import record_from_mtrag
 from ragmeter.io.readers import jsonl_objects
-from ragmeter.metrics.mtrag import idk_condition, idk_eval_from_detector, mtrag_algorithmic, rb_agg
+from ragmeter.metrics.mtrag import (bertscore_baseline, bertscore_settings, idk_condition, idk_eval_from_detector,
+                                    mtrag_algorithmic, rb_agg)
 from ragmeter.models.base import TokenEncoder
 from ragmeter.records import Record
-from ragmeter.scoring import RunContext, Settings
+from ragmeter.settings import Settings
 
-__all__ = ["ALGORITHMIC_METRICS", "CONDITIONED", "JUDGED_STEPS", "STEPS", "StepReport", "check_step", "run_step"]
+__all__ = ["ALGORITHMIC_METRICS", "CONDITIONED", "JUDGED_STEPS", "STEPS", "StepReport", "check_step", "partial_paths",
+           "run_step", "step_made_by"]
 
 STEPS = ("algorithmic", "idk", "ragas", "radbench", "idk_condition", "all")
 JUDGED_STEPS = ("idk", "ragas", "radbench")
@@ -53,30 +60,51 @@ class StepReport:
     idk_sources: Counter[str] = field(default_factory=Counter)
     signatures: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def summary_path(self) -> Path:
+        """Where the step's summary goes: ``OUT.summary.json``."""
+        return self.output.with_name(self.output.name + ".summary.json")
+
 
 def _key(row: dict[str, Any]) -> tuple[Any, Any]:
     return (row.get("task_id"), row.get("model_id"))
 
 
-def _resume(partial: Path) -> list[tuple[Any, Any]]:
-    """Keys of the complete records of a partial output, in order; a torn last line is cut off."""
-    if not partial.exists():
-        return []
-    done: list[tuple[Any, Any]] = []
-    keep = 0
-    with partial.open("rb") as handle:
-        for line in handle:
-            if not line.endswith(b"\n"):
-                break
-            try:
-                row = json.loads(line)
-            except ValueError:  # JSON or UTF-8 torn by a crash
-                break
-            done.append(_key(row))
-            keep += len(line)
-    with partial.open("r+b") as handle:
-        handle.truncate(keep)
-    return done
+def partial_paths(output: str | Path) -> tuple[Path, Path]:
+    """Where a step writes ``output`` as it goes (``OUT.partial``), and what made it (``OUT.partial.json``)."""
+    partial = Path(output).with_name(Path(output).name + ".partial")
+    return partial, partial.with_name(partial.name + ".json")
+
+
+def step_made_by(step: str, source: str | Path, settings: Settings) -> dict[str, Any]:
+    """What a partial output records about the run that made it: the step, the input and the settings its
+    values depend on."""
+    made: dict[str, Any] = {"step": step, "input": str(source)}
+    if step in ("algorithmic", "all"):
+        made.update(bertscore_model=settings.bertscore_model, bertscore_layer=settings.bertscore_layer,
+                    bertscore_baseline=settings.bertscore_baseline)
+    if step in ("idk_condition", "all"):
+        made["idk"] = settings.idk.version
+    return made
+
+
+def _resume(output: Path, made_by: dict[str, Any]) -> list[tuple[Any, Any]]:
+    """Keys of the complete records of a partial output, in order (a torn last line is cut off); a partial
+    output made by another step or with other settings (``made_by``) is refused."""
+    partial, sidecar = partial_paths(output)
+    if partial.exists():
+        try:
+            previous = json.loads(sidecar.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            previous = None
+        if previous != made_by:
+            differs = ("an unknown step and settings" if not isinstance(previous, dict) else ", ".join(
+                f"{key} {previous.get(key)!r} (now {value!r})" for key, value in made_by.items()
+                if previous.get(key) != value))
+            raise ConfigError(f"{partial} was made with {differs}: rerun with the same step and options to go "
+                              "on from it, or delete it to start afresh")
+    atomic_write_text(sidecar, json.dumps(made_by, indent=2))
+    return [_key(row) for row in complete_jsonl_rows(partial)]
 
 
 def _needs_algorithmic(row: dict[str, Any], record: Record) -> bool:
@@ -90,7 +118,7 @@ def _algorithmic(row: dict[str, Any], record: Record, run: RunContext) -> bool:
     metrics = row.setdefault("metrics", {})
     texts = [record.answer, *record.references, *(c.text for c in record.contexts)]
     values = mtrag_algorithmic(record.answer, record.references, [c.text for c in record.contexts],
-                               tokens=run.token_embeddings(texts), baseline=run.bertscore_baseline)
+                               tokens=run.token_embeddings(texts), baseline=bertscore_baseline(run))
     aggregates = ("RB_agg", "RB_agg_zero_denominator")
     for name, value in values.items():
         if name not in aggregates:
@@ -160,12 +188,22 @@ def _rows(path: Path, report: StepReport, done: list[tuple[Any, Any]],
 def check_step(step: str, input_path: str | Path, output_path: str | Path) -> None:
     """Raise :class:`ConfigError` for a step that cannot run, before anything is read."""
     if step in JUDGED_STEPS:
-        raise ConfigError(f"step '{step}' needs an LLM judge, which this version of ragmeter does not have; "
-                          "run --step algorithmic, idk_condition or all")
+        raise ConfigError(f"step '{step}' (one of MT-RAG's judged steps: idk, ragas, radbench) is not wired to "
+                          "ragmeter's judge yet; run --step algorithmic, idk_condition or all (seed 002's judged "
+                          "metrics are in 'ragmeter run --judge')")
     if step not in STEPS:
         raise ConfigError(f"unknown step {step!r}: choose one of {', '.join(STEPS)}")
     if Path(input_path).resolve() == Path(output_path).resolve():
         raise ConfigError("the output must be a new file: a step never rewrites its input in place")
+    output = Path(output_path)
+    if output.is_dir():
+        raise ConfigError(f"the output {output} is a folder: give a file name, e.g. {output / 'scored.jsonl'}")
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the output's folder {output.parent}: {exc.strerror or exc}") from None
+    if not os.access(output.parent, os.W_OK):
+        raise ConfigError(f"cannot write in {output.parent}: choose an output in a folder you can write to")
 
 
 def run_step(step: str, input_path: str | Path, output_path: str | Path, *, settings: Settings | None = None,
@@ -179,10 +217,9 @@ def run_step(step: str, input_path: str | Path, output_path: str | Path, *, sett
     source, target = Path(input_path), Path(output_path)
     settings = settings or Settings()
     run = RunContext(settings, token_encoder=token_encoder)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".partial")
+    partial, sidecar = partial_paths(target)
     report = StepReport(output=target)
-    done = _resume(partial)
+    done = _resume(target, step_made_by(step, source, settings))
     with partial.open("a", encoding="utf-8") as handle:
         for batch in batched(_rows(source, report, done, partial), batch_size):
             if step in ("algorithmic", "all"):
@@ -199,8 +236,10 @@ def run_step(step: str, input_path: str | Path, output_path: str | Path, *, sett
             os.fsync(handle.fileno())
             report.written += len(batch)
     os.replace(partial, target)
+    sidecar.unlink(missing_ok=True)
     report.written += report.resumed
     if step in ("algorithmic", "all"):
-        report.signatures["bertscore"] = (f"{run.setting('bertscore_model')}|"
-                                         f"baseline:{run.setting('bertscore_baseline')}")
+        bert = bertscore_settings(run)
+        report.signatures["bertscore"] = f"{bert['bertscore_model']}|baseline:{bert['bertscore_baseline']}"
     return report
+

@@ -3,23 +3,27 @@ answerability class, per responding model when the file holds several.
 
 A record's list becomes one number as MT-RAG's aggregates use it: the first reference's value for
 per-reference metrics, the best passage for per-passage ones; ``RB_agg_zero_denominator`` is a rate.
-Records sharing a conversation are resampled together.
+Intervals follow :mod:`ragmeter.aggregate` (records of one conversation resampled together).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
 
+from ragmeter._files import atomic_write_text, json_number
+from ragmeter.aggregate import Aggregation, interval
+from ragmeter.pipelines.mtrag import StepReport
 from ragmeter.records import Answerability
-from ragmeter.scoring import Settings
-from ragmeter.stats.intervals import bootstrap_mean_interval, wilson_interval
+from ragmeter.settings import Settings
 
-__all__ = ["GroupMean", "render_summary", "summarize_rows"]
+__all__ = ["GroupMean", "render_summary", "summarize_rows", "write_step_summary"]
 
 _PER_PASSAGE = ("BertKPrec", "Extractiveness_RougeL")
 _RATES = ("RB_agg_zero_denominator",)
@@ -31,6 +35,9 @@ ALL = "ALL"
 
 @dataclass(frozen=True)
 class GroupMean:
+    """One metric's mean over one model's records of one answerability class (``ALL``: every class);
+    ``warning`` says why its interval deserves caution, when it does."""
+
     model_id: str
     answerability: str
     metric: str
@@ -38,9 +45,13 @@ class GroupMean:
     ci_low: float
     ci_high: float
     n: int
+    warning: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in self.__dict__.items()}
+        data = {k: json_number(v) if isinstance(v, float) else v for k, v in self.__dict__.items()}
+        if self.warning is None:
+            del data["warning"]
+        return data
 
 
 def _scalar(metric: str, values: Any) -> float | None:
@@ -72,14 +83,10 @@ def summarize_rows(rows: Iterable[dict[str, Any]], *, settings: Settings) -> lis
     for (model, group, metric), pairs in cells.items():
         values = np.array([v for v, _ in pairs])
         clusters = [c for _, c in pairs]
-        shared = len(set(clusters)) < len(clusters)
-        if metric in _RATES and not shared:
-            low, high = wilson_interval(int(values.sum()), len(values), confidence=settings.confidence)
-        else:
-            low, high = bootstrap_mean_interval(values, clusters=clusters if shared else None,
-                                                n_resamples=settings.n_resamples, method=settings.ci_method,
-                                                confidence=settings.confidence, seed=settings.seed)
-        out.append(GroupMean(model, group, metric, float(values.mean()), low, high, len(values)))
+        made = interval(values, Aggregation.RATE if metric in _RATES else Aggregation.MEAN, settings=settings,
+                        clusters=clusters if len(set(clusters)) < len(clusters) else None)
+        out.append(GroupMean(model, group, metric, float(values.mean()), float(made.low),  # type: ignore[arg-type]
+                             float(made.high), len(values), made.warning))  # type: ignore[arg-type]
     groups = [ALL, *(a.value for a in Answerability), "UNKNOWN"]
     return sorted(out, key=lambda g: (g.model_id, _ORDER.index(g.metric), groups.index(g.answerability)))
 
@@ -106,3 +113,18 @@ def _cell(g: GroupMean | None) -> str:
     if math.isnan(g.ci_low):
         return f"{g.mean:.3f}"
     return f"{g.mean:.3f} [{g.ci_low:.2f}, {g.ci_high:.2f}]"
+
+
+def write_step_summary(report: StepReport, source: str | Path, step: str, *,
+                       settings: Settings) -> tuple[dict[str, Any], list[GroupMean]]:
+    """Summarise a step's output file and write ``OUT.summary.json``; returns the summary and its means."""
+    with report.output.open(encoding="utf-8") as handle:
+        means = summarize_rows((json.loads(line) for line in handle), settings=settings)
+    summary = {"input": str(source), "output": str(report.output), "step": step, "records": report.written,
+               "resumed": report.resumed, "computed": report.computed,
+               "idk_eval_sources": dict(report.idk_sources), "signatures": report.signatures,
+               "intervals": f"{settings.ci_method}|confidence:{settings.confidence}|n_resamples:"
+                            f"{settings.n_resamples}|seed:{settings.seed}",
+               "means": [m.to_dict() for m in means]}
+    atomic_write_text(report.summary_path, json.dumps(summary, indent=2, ensure_ascii=False))
+    return summary, means

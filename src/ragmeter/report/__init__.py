@@ -1,4 +1,4 @@
-"""Run reports: terminal text and JSON."""
+"""Run reports as terminal text (the JSON figures come from :meth:`ragmeter.EvalResult.to_dict`)."""
 
 from ragmeter.report.terminal import render_agreement, render_report
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import math
 
-from ragmeter.errors import ConfigError
-from ragmeter.metrics import get_metric
-from ragmeter.result import EvalResult, JudgingReport, Summary
+from ragmeter.aggregate import Summary
+from ragmeter.judges.accounting import JudgingReport
+from ragmeter.result import EvalResult
 from ragmeter.stats.agreement import LabelAgreement
 
 __all__ = ["APPENDIX", "PRIMARY", "render_agreement", "render_judging", "render_report"]
@@ -31,42 +31,42 @@ PROMPT_USERS = {"claims": "faithfulness, precision, recall", "correctness": "cor
 
 
 def _number(value: float | None) -> str:
+    """Three decimals for scores, one for hundreds, thousands separators up to a billion, then
+    scientific notation (a token count of 1e30 is a logging bug, not a 31-digit figure)."""
     if value is None or math.isnan(value):
         return "–"
-    return f"{value:.1f}" if abs(value) >= 100 else f"{value:.3f}"
+    magnitude = abs(value)
+    if magnitude >= 1e9:
+        return f"{value:.3g}"
+    if magnitude >= 10_000:
+        return f"{value:,.0f}"
+    return f"{value:.1f}" if magnitude >= 100 else f"{value:.3f}"
 
 
 def _row(label: str, s: Summary) -> str:
     interval = "" if s.ci_low is None else f"[{_number(s.ci_low)}, {_number(s.ci_high)}]"
     undefined = f"{s.n_undefined}/{s.n + s.n_undefined}" if s.n_undefined else "0"
-    value = f"{s.value:.0f}" if s.statistic == "sum" else _number(s.value)
+    value = _count(s.value) if s.statistic == "sum" else _number(s.value)
     line = f"{label:<{_WIDTHS[0]}}{value:>{_WIDTHS[1]}}  {interval:<{_WIDTHS[2]}}{s.n:>{_WIDTHS[3]}}  {undefined}"
     if s.statistic == "sum" and s.value > 0:
         line += "   ← contract violated"
-    if _five_point(s.metric) and not math.isnan(s.value):
+    if s.five_point and not math.isnan(s.value):
         line += f"   (1–5: {1 + 4 * s.value:.2f})"
+    if s.warning is not None:
+        line += "   *"
     return line
 
 
-def _five_point(metric: str) -> bool:
-    try:
-        return get_metric(metric).five_point
-    except ConfigError:
-        return False
+def _count(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) < 1e9 else f"{value:.3g}"
 
 
-def _section(title: str, rows: list[str]) -> list[str]:
+def _section(title: str, rows: list[str], confidence: float) -> list[str]:
     if not rows:
         return []
-    header = f"{title:<{_WIDTHS[0]}}{'value':>{_WIDTHS[1]}}  {'95% CI':<{_WIDTHS[2]}}{'n':>{_WIDTHS[3]}}  undefined"
+    label = f"{confidence * 100:g}% CI"
+    header = f"{title:<{_WIDTHS[0]}}{'value':>{_WIDTHS[1]}}  {label:<{_WIDTHS[2]}}{'n':>{_WIDTHS[3]}}  undefined"
     return ["", header, "─" * len(header), *rows]
-
-
-def _family(metric: str) -> str:
-    try:
-        return get_metric(metric).family
-    except ConfigError:  # a metric registered in another process, read back from a file
-        return "other"
 
 
 def render_report(result: EvalResult, *, title: str, prices: tuple[float, float] | None = None) -> str:
@@ -83,15 +83,18 @@ def render_report(result: EvalResult, *, title: str, prices: tuple[float, float]
                 shown.add((metric, statistic))
         return out
 
+    confidence = result.settings.confidence
     lines = [title, f"N = {len(result)}"]
-    lines += _section("Primary", rows(PRIMARY))
-    lines += _section("Appendix", rows(APPENDIX))
+    lines += _section("Primary", rows(PRIMARY), confidence)
+    lines += _section("Appendix", rows(APPENDIX), confidence)
     by_family: dict[str, list[str]] = {}
     for s in result.summaries:
         if (s.metric, s.statistic) not in shown:
-            by_family.setdefault(_family(s.metric), []).append(_row(f"{s.metric} ({s.statistic})", s))
+            by_family.setdefault(s.family or "other", []).append(_row(f"{s.metric} ({s.statistic})", s))
     for family, family_rows in by_family.items():
-        lines += _section(FAMILY_TITLES.get(family, family.capitalize()), family_rows)
+        lines += _section(FAMILY_TITLES.get(family, family.capitalize()), family_rows, confidence)
+    warnings = dict.fromkeys(s.warning for s in result.summaries if s.warning is not None)
+    lines += [f"* {warning}" for warning in warnings]
     if result.judging is not None:
         lines += render_judging(result.judging, prices)
     for title, attribute in (("Undefined items", "undefined_reasons"), ("Notes (values kept)", "notes")):
@@ -99,8 +102,7 @@ def render_report(result: EvalResult, *, title: str, prices: tuple[float, float]
                                        for reason, count in getattr(s, attribute).items()))
         if counted:
             lines += ["", title] + [f"  {m}: {count} × {reason}" for m, reason, count in counted]
-    confidence = result.settings.confidence
-    lines += ["", f"Intervals: {confidence:.0%}; signatures:"]
+    lines += ["", f"Intervals: {confidence * 100:g}%; signatures:"]
     lines += [f"  {text}" for text in dict.fromkeys(s.signature.render() for s in result.summaries)]
     return "\n".join(lines)
 

@@ -1,0 +1,166 @@
+"""From per-item values to run figures: the one place that decides how values aggregate and which interval
+each figure carries. :func:`ragmeter.evaluate`, the MT-RAG summary and run comparison all go through it.
+
+The interval policy (SPEC §6):
+
+- a mean: bootstrap (BCa or percentile, ``settings.n_resamples`` resamples, ``settings.seed``), resampling
+  whole clusters (conversations) when items share one;
+- a rate of 0/1 values: Wilson's score interval, or the cluster bootstrap when items share clusters;
+- P50/P95: percentile bootstrap over items;
+- a sum: no interval.
+
+Clusters are conversations within one answering system (:func:`cluster_labels`). Resampling fewer than
+:data:`MIN_CLUSTERS` clusters gives intervals that say nothing (two conversations give ``[0.6, 0.6]``), so
+then the items are resampled instead, and the figure's signature and warning say so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ragmeter._files import json_number
+from ragmeter.settings import Settings
+from ragmeter.signature import Signature
+from ragmeter.stats.intervals import bootstrap_mean_interval, bootstrap_quantile_interval, wilson_interval
+
+__all__ = ["MIN_CLUSTERS", "Aggregation", "Interval", "Summary", "cluster_labels", "interval", "summarize"]
+
+#: Fewer distinct clusters than this and the items are resampled instead of the clusters.
+MIN_CLUSTERS = 10
+
+
+class Aggregation(str, Enum):
+    """How per-item values become a run figure."""
+
+    MEAN = "mean"            # mean with a bootstrap interval
+    RATE = "rate"            # share of 1s among 0/1 values, Wilson interval
+    SUM = "sum"              # run total (a count that must stay at 0, for instance)
+    QUANTILES = "quantiles"  # P50 and P95 with bootstrap intervals
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An interval (``None`` bounds for a sum; NaN with too few items), how it was made (``method``: the
+    settings that go into the figure's signature), and a ``warning`` when it deserves one."""
+
+    low: float | None
+    high: float | None
+    method: Mapping[str, Any]
+    warning: str | None = None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One run figure: ``statistic`` is ``mean``, ``rate``, ``sum``, ``p50`` or ``p95``.
+
+    ``n`` counts the items with a defined value; ``n_undefined`` the others, by reason in
+    ``undefined_reasons``. ``notes`` counts defined values that came with a note (a list shorter than
+    K, an ideal DCG of 0, a label derived rather than given). ``ci_low``/``ci_high`` are ``None`` for
+    sums and NaN when too few items. ``family`` is the metric's family and ``five_point`` says the
+    value is a ratio that seed 002 also shows on its 1–5 scale (1 + 4·ratio). ``warning`` says why the
+    interval deserves caution, when it does.
+    """
+
+    metric: str
+    statistic: str
+    value: float
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    n_undefined: int
+    undefined_reasons: Mapping[str, int]
+    signature: Signature
+    notes: Mapping[str, int] = field(default_factory=dict)
+    family: str = ""
+    five_point: bool = False
+    warning: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {"metric": self.metric, "family": self.family, "statistic": self.statistic,
+                "value": json_number(self.value), "ci_low": json_number(self.ci_low),
+                "ci_high": json_number(self.ci_high), "n": self.n, "n_undefined": self.n_undefined,
+                "undefined_reasons": dict(self.undefined_reasons), "notes": dict(self.notes),
+                "signature": self.signature.render()}
+        if self.warning is not None:
+            data["warning"] = self.warning
+        return data
+
+
+def cluster_labels(conversations: Sequence[str | None], model_ids: Sequence[str | None]) -> list[str] | None:
+    """One resampling unit per item: its conversation within its answering system (items of two models
+    never share a unit), or the item alone when it has no conversation. ``None`` when no two items share
+    a unit, so plain item resampling applies."""
+    labels = [f"{model or ''}\x1f{conversation}" if conversation is not None else f"\x1e{i}"
+              for i, (conversation, model) in enumerate(zip(conversations, model_ids, strict=True))]
+    return labels if len(set(labels)) < len(labels) else None
+
+
+def interval(values: np.ndarray, aggregation: Aggregation, *, settings: Settings,
+             clusters: Sequence[str] | None = None, quantile: float | None = None) -> Interval:
+    """The interval of one figure of the defined ``values`` (``clusters``: one label per value, or
+    ``None``); ``quantile`` (50, 95) for :attr:`Aggregation.QUANTILES`."""
+    base = {"ci": "", "confidence": settings.confidence}
+    bootstrap = {"n_resamples": settings.n_resamples, "seed": settings.seed}
+    if aggregation is Aggregation.SUM:
+        return Interval(None, None, {**base, "ci": "none"})
+    if aggregation is Aggregation.QUANTILES:
+        if quantile is None:
+            raise ValueError("a quantile figure needs its quantile")
+        low, high = bootstrap_quantile_interval(values, quantile, n_resamples=settings.n_resamples,
+                                                confidence=settings.confidence, seed=settings.seed)
+        return Interval(low, high, {**base, "ci": "percentile-items", **bootstrap})
+    warning = None
+    units = "items"
+    if clusters is not None:
+        n_clusters = len(set(clusters))
+        if n_clusters >= MIN_CLUSTERS:
+            units = "clusters"
+        else:
+            clusters = None
+            units = f"items({n_clusters}<{MIN_CLUSTERS} clusters)"
+            warning = (f"only {n_clusters} conversation(s): the interval resamples items, as if they were "
+                       "independent, and is too narrow if turns of a conversation go together")
+    if aggregation is Aggregation.RATE and clusters is None:
+        low, high = wilson_interval(int(values.sum()), len(values), confidence=settings.confidence)
+        method = {**base, "ci": "wilson"}
+    else:
+        low, high = bootstrap_mean_interval(values, clusters=clusters, n_resamples=settings.n_resamples,
+                                            method=settings.ci_method, confidence=settings.confidence,
+                                            seed=settings.seed)
+        method = {**base, "ci": settings.ci_method, **bootstrap}
+    if units != "items":
+        method["resample"] = units
+    return Interval(low, high, method, warning)
+
+
+def summarize(metric: str, aggregation: Aggregation, values: np.ndarray, undefined: Mapping[int, str], *,
+              settings: Settings, signature: Signature, clusters: Sequence[str] | None = None,
+              notes: Mapping[int, str] | None = None, family: str = "", five_point: bool = False) -> list[Summary]:
+    """Run figures of one metric from its per-item ``values`` (NaN where undefined, with the reason in
+    ``undefined`` by item index; ``notes`` by item index): one figure, or P50 and P95 for quantiles."""
+    defined = ~np.isnan(values)
+    data = values[defined]
+    kept = None if clusters is None else [c for c, keep in zip(clusters, defined, strict=True) if keep]
+    common = {"n": int(defined.sum()), "n_undefined": int((~defined).sum()),
+              "undefined_reasons": dict(Counter(undefined.values())), "notes": dict(Counter((notes or {}).values())),
+              "family": family, "five_point": five_point}
+
+    def figure(statistic: str, value: float, made: Interval) -> Summary:
+        return Summary(metric, statistic, value, made.low, made.high,
+                       signature=Signature(signature.metric, {**signature.settings, **made.method},
+                                           signature.version), warning=made.warning, **common)
+
+    if aggregation is Aggregation.SUM:
+        return [figure("sum", float(data.sum()), interval(data, aggregation, settings=settings))]
+    if aggregation is Aggregation.QUANTILES:
+        return [figure(f"p{q}", float(np.percentile(data, q)) if len(data) else math.nan,
+                       interval(data, aggregation, settings=settings, quantile=q)) for q in (50, 95)]
+    mean = float(data.mean()) if len(data) else math.nan
+    return [figure("rate" if aggregation is Aggregation.RATE else "mean", mean,
+                   interval(data, aggregation, settings=settings, clusters=kept))]
