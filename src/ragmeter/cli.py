@@ -14,7 +14,7 @@ from typing import Any, Iterable, Sequence
 from ragmeter import _cli_judge
 from ragmeter._version import __version__
 from ragmeter.errors import ConfigError, RagmeterError
-from ragmeter.io.annotations import TEMPLATE_SUFFIXES, read_annotations, write_template
+from ragmeter.io.annotations import check_template_path, read_annotations, write_template
 from ragmeter.io.qrels import attach_qrels, read_qrels
 from ragmeter.io.readers import FORMATS, check_file, read_records
 from ragmeter.judges import Judge, JudgeConfig, open_judge, planning_judge
@@ -309,9 +309,7 @@ def _label_names(spec: str) -> tuple[str, ...]:
 def _labels(args: argparse.Namespace) -> int:
     if args.labels_command == "template":
         names = _label_names(args.labels)
-        if args.output.suffix.lower() not in TEMPLATE_SUFFIXES:
-            raise ConfigError(f"-o {args.output}: a template is written as {', '.join(TEMPLATE_SUFFIXES)}; "
-                              "give one of these suffixes (a spreadsheet opens .csv)")
+        check_template_path(args.output)
         if args.output.resolve() == args.file.resolve():
             raise ConfigError("-o must be a new file, not the records file")
         if _check_input(args, args.file) < 0:

@@ -91,19 +91,20 @@ class RunFolder:
             raise ConfigError(f"--out {self.path}: cannot write in {existing}; choose a folder you can write to")
 
     def prepare(self, manifest: Mapping[str, Any], *, resume: bool) -> list[dict[str, Any]]:
-        """Check ``manifest`` (what this run is: input, metrics, settings, judge, limit) against the folder,
-        writing nothing; return the rows of the interrupted run to keep (``resume``), else ``[]``.
+        """Check ``manifest`` (what this run is: input, metrics, settings, judge, limit) against the folder;
+        return the rows of the interrupted run to keep (``resume``), else ``[]``. Writes nothing, except
+        that a torn last line of ``items.jsonl`` is cut.
 
-        A folder holding an unfinished run is only continued with ``resume``, and only with an equal
-        manifest; ``resume`` with nothing to resume is an error too."""
+        A folder holding an unfinished run with finished items is only continued with ``resume``, and only
+        with an equal manifest; ``resume`` with nothing to resume is an error too."""
         previous = self._read_manifest()
         unfinished = previous is not None and previous.get("status") == "running"
         self._manifest = dict(manifest)
         if not resume:
-            if unfinished:
+            if unfinished and complete_jsonl_rows(self.items_path):
                 raise ConfigError(f"{self.path} holds an interrupted run: pass --resume to finish it (its "
                                   "finished items are kept), or choose another --out")
-            return []
+            return []  # nothing finished to lose (a run that stopped before its first item): start afresh
         if not unfinished:
             raise ConfigError(f"--resume: {self.path} holds no interrupted run to finish")
         changed = [key for key in manifest if previous.get(key) != manifest[key]]  # type: ignore[union-attr]

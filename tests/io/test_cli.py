@@ -17,8 +17,8 @@ import ragmeter
 from ragmeter.cli import demo_path, main
 
 # The seeds 000/001 report, which 'ragmeter run' scores when no metric is named (written out, not derived).
-DEFAULT_METRICS = {"overlap", "faithfulness_fallback", "abstained", "idk_citation_count", "total_tokens",
-                   "prompt_tokens", "completion_tokens", "latency_ms", "exact_match", "token_f1", "rouge_l"}
+DEFAULT_METRICS = {"overlap", "faithfulness_fallback", "abstained", "idk_citation_count", "malformed_citation_count",
+                   "total_tokens", "prompt_tokens", "completion_tokens", "latency_ms", "exact_match", "token_f1", "rouge_l"}
 
 DEMO_IDS = [f"q{i:02d}" for i in range(1, 46)]
 SUMMARY_KEYS = {"metric", "family", "statistic", "value", "ci_low", "ci_high", "n", "n_undefined", "undefined_reasons",

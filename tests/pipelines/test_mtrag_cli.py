@@ -170,6 +170,18 @@ def test_skip_invalid_scores_the_rest(tmp_path: Path, bad_file: Path, capsys: py
     assert "2 records written" in stdout and f"{DETECTOR} × 2" in stdout
 
 
+def test_an_output_that_is_a_folder_is_refused_before_scoring(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    source = write_jsonl(tmp_path / "in.jsonl", EIGHT[:2])
+    folder = tmp_path / "results"
+    folder.mkdir()
+    code, out, stderr = run_cli(capsys, "mtrag", "--step", "algorithmic", "-i", source, "-o", folder)
+    assert code == 2 and out == "" and "Traceback" not in stderr
+    (error,) = error_lines(stderr)
+    assert f"the output {folder} is a folder: give a file name" in error
+    assert list(folder.iterdir()) == [] and not (tmp_path / "results.partial").exists()
+
+
 @pytest.mark.parametrize("step", ["radbench", "ragas", "idk"])
 def test_judged_steps_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], step: str) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", EIGHT[:2])

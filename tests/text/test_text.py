@@ -3,8 +3,14 @@
 import pytest
 
 from ragmeter.errors import ConfigError
-from ragmeter.text import (IdkDetector, answer_tokens, find_citations, normalize_answer, split_sentences,
-                           strip_citations)
+from ragmeter.text import (
+    IdkDetector,
+    answer_tokens,
+    find_citations,
+    normalize_answer,
+    split_sentences,
+    strip_citations,
+)
 
 
 @pytest.mark.parametrize(("text", "expected"), [

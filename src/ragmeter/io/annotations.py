@@ -36,7 +36,8 @@ from ragmeter._files import atomic_target
 from ragmeter.errors import ConfigError, InputError
 from ragmeter.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
 
-__all__ = ["AnnotationRead", "Votes", "read_annotations", "template_rows", "unit_key", "write_template"]
+__all__ = ["AnnotationRead", "Votes", "check_template_path", "read_annotations", "template_rows", "unit_key",
+           "write_template"]
 
 TEXT_COLUMNS = ("annotator", "record_id", "model_id", "unit", "rank", "doc_id", "question", "text")
 NOT_APPLICABLE = "n/a"
@@ -99,6 +100,19 @@ def write_template(records: Iterable[Record], path: str | Path, labels: Sequence
     unknown = [name for name in labels if name not in ALL_LABELS]
     if unknown:
         raise InputError(f"unknown labels {unknown}; seed 003's labels are {', '.join(ALL_LABELS)}")
+    check_template_path(path)
+    suffix = path.suffix.lower()
+    rows = template_rows(records, labels, annotator=annotator)
+    if suffix == ".jsonl":
+        return _write_atomically(path, lambda handle: _write_jsonl(rows, handle))
+    dialect = "excel-tab" if suffix == ".tsv" else "excel"
+    return _write_atomically(path, lambda handle: _write_csv(rows, [*TEXT_COLUMNS, *labels], dialect, handle))
+
+
+def check_template_path(path: str | Path) -> None:
+    """Raise :class:`ConfigError` when a template cannot be written at ``path`` (a suffix other than
+    ``.csv``, ``.tsv`` or ``.jsonl``, or a folder there), before any record is read."""
+    path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in TEMPLATE_SUFFIXES:
         raise ConfigError(f"{path}: a template is written as CSV (.csv), TSV (.tsv) or JSONL (.jsonl), not "
@@ -106,11 +120,6 @@ def write_template(records: Iterable[Record], path: str | Path, labels: Sequence
                           "opens .csv)")
     if path.is_dir():
         raise ConfigError(f"{path} is a folder: give a file name ending .csv, .tsv or .jsonl")
-    rows = template_rows(records, labels, annotator=annotator)
-    if suffix == ".jsonl":
-        return _write_atomically(path, lambda handle: _write_jsonl(rows, handle))
-    dialect = "excel-tab" if suffix == ".tsv" else "excel"
-    return _write_atomically(path, lambda handle: _write_csv(rows, [*TEXT_COLUMNS, *labels], dialect, handle))
 
 
 def _write_jsonl(rows: Iterable[dict[str, Any]], handle: TextIO) -> int:

@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ragmeter.errors import InputError
 
-__all__ = ["FieldReader"]
+__all__ = ["MAX_CHUNKS", "MAX_LATENCY_MS", "MAX_TEXT_CHARS", "MAX_TOKENS_PER_CALL", "FieldReader"]
+
+# What one record may hold. Scoring keeps several copies of each text (normalised, tokenised, embedded
+# token by token), so one 50 MB answer took 8 GB of memory: the bounds stop such a record where it enters,
+# with a message, instead of deep in a metric. They sit far above any real RAG record (a long report is
+# about 100,000 characters; a retriever returns tens of chunks).
+MAX_TEXT_CHARS = 1_000_000
+MAX_CHUNKS = 10_000
+# Numbers past these are logging bugs (an overflowed counter, a timestamp in the latency column) that
+# would print as 300-digit totals: no LLM call takes a billion tokens, and no answer a week.
+MAX_TOKENS_PER_CALL = 1_000_000_000
+MAX_LATENCY_MS = 7 * 24 * 3600 * 1000
 
 
 def _kind(value: Any) -> str:
@@ -48,6 +60,9 @@ class FieldReader:
             return None
         if not isinstance(value, str):
             raise self.error(where, f"expected a string, found {_kind(value)}")
+        if len(value) > MAX_TEXT_CHARS:
+            raise self.error(where, f"holds {len(value):,} characters, more than the {MAX_TEXT_CHARS:,} one text "
+                                    "may hold: shorten it, or leave the record out")
         return value
 
     def identifier(self, key: str, *, value: Any = ..., field: str | None = None, required: bool = True) -> str | None:
@@ -62,8 +77,10 @@ class FieldReader:
             raise self.error(where, f"expected an id (string or integer), found {_kind(value)}")
         return str(value)
 
-    def number(self, key: str, *, minimum: float | None = None, value: Any = ..., field: str | None = None,
-               integer: bool = False) -> float | None:
+    def number(self, key: str, *, minimum: float | None = None, maximum: float | None = None, value: Any = ...,
+               field: str | None = None, integer: bool = False, unit: str = "") -> float | None:
+        """A finite number within ``[minimum, maximum]`` (either bound optional), or ``None`` when absent;
+        ``unit`` says what the maximum means (``"7 days in ms"``) in the message."""
         value = self.obj.get(key) if value is ... else value
         where = field or key
         if value is None:
@@ -71,18 +88,30 @@ class FieldReader:
         expected = "a whole number" if integer else "a number"
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.error(where, f"expected {expected}, found {_kind(value)} {value!r}"[:200])
-        if not math.isfinite(value) or (integer and value != int(value)):
+        if isinstance(value, int) and abs(value) > 1e300:  # JSON integers may have more digits than a float holds
+            raise self.error(where, f"expected {expected} below 1e300, found {len(str(abs(value)))} digits")
+        number = float(value)
+        if not math.isfinite(number) or (integer and number != int(number)):
             raise self.error(where, f"expected {expected}, found {value!r}")
-        if minimum is not None and value < minimum:
+        if minimum is not None and number < minimum:
             raise self.error(where, f"expected {expected} ≥ {minimum:g}, found {value!r}")
-        return float(value)
+        if maximum is not None and number > maximum:
+            bound = f"{maximum:,.0f} ({unit})" if unit else f"{maximum:,.0f}"
+            raise self.error(where, f"expected {expected} ≤ {bound}, found {number:.6g}: a value this large is a "
+                                    "logging error; check how this field was recorded")
+        return number
 
-    def items(self, key: str, *, value: Any = ..., field: str | None = None) -> list[Any]:
+    def items(self, key: str, *, value: Any = ..., field: str | None = None, most: int | None = None,
+              what: str = "items") -> list[Any]:
+        """A list (``[]`` when absent) of at most ``most`` ``what``."""
         value = self.obj.get(key) if value is ... else value
         if value is None:
             return []
         if not isinstance(value, list):
             raise self.error(field or key, f"expected a list, found {_kind(value)}")
+        if most is not None and len(value) > most:
+            raise self.error(field or key, f"holds {len(value):,} {what}, more than the {most:,} one record may "
+                                           f"hold: keep the first {most:,} (the top-ranked ones)")
         return value
 
     def mapping(self, key: str, *, value: Any = ..., field: str | None = None) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """MT-RAG generation-task records (``input``, ``contexts``, ``targets``, ``predictions``).
 
 The last user turn of ``input`` is the question and earlier turns are the history; ``predictions[0]``
-is the answer; every ``targets`` text is a reference. ``answerability`` and ``Answerability`` are both
+is the answer; every ``targets`` text is a reference, except an empty or whitespace-only one, which is
+no reference (SPEC; MT-RAG's released files hold none). ``answerability`` and ``Answerability`` are both
 accepted, as a string or a one-element list. Task ids ``conv::1`` and ``conv<::>1`` are kept as given.
 An IDK verdict already in the row (``metrics.idk_eval``, from MT-RAG's judge) becomes the label
 ``idk_eval``. ``context_relevance`` lists the indices of the passages annotators judged relevant (MT-RAG's
@@ -15,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from ragmeter.io.fields import FieldReader
-from ragmeter.io.native import default_answerability, parse_answerability
+from ragmeter.io.native import default_answerability, parse_answerability, read_contexts, real_references
 from ragmeter.records import Chunk, Record, Turn
 
 __all__ = ["record_from_mtrag"]
@@ -38,7 +39,7 @@ def record_from_mtrag(obj: Any, *, path: str | None = None, line: int | None = N
         raise f.error("predictions", "missing: expected [{\"text\": answer}] (the answer to evaluate)")
     answer = f.text("", value=f.mapping("", value=predictions[0], field="predictions[0]").get("text"),
                     field="predictions[0].text", required=True)
-    references = tuple(
+    references = real_references(
         f.text("", value=f.mapping("", value=t, field=f"targets[{i}]").get("text"), field=f"targets[{i}].text",
                required=True) for i, t in enumerate(f.items("targets")))
     key = "answerability" if f.has("answerability") else "Answerability"
@@ -46,10 +47,10 @@ def record_from_mtrag(obj: Any, *, path: str | None = None, line: int | None = N
         id=f.identifier("task_id", required=False) or str(line),
         question=history[-1].text,
         answer=answer,  # type: ignore[arg-type]
-        contexts=_with_relevance(f, tuple(_chunk(f, c, i) for i, c in enumerate(f.items("contexts")))),
-        references=references,  # type: ignore[arg-type]
+        contexts=_with_relevance(f, tuple(_chunk(f, c, i) for i, c in enumerate(read_contexts(f, "contexts")))),
+        references=references,
         history=tuple(history[:-1]),
-        answerability=parse_answerability(f, f.raw(key), key) or default_answerability(references),  # type: ignore[arg-type]
+        answerability=parse_answerability(f, f.raw(key), key) or default_answerability(references),
         labels=_idk_label(f),
         metadata={k: f.obj[k] for k in _METADATA if k in f.obj},
     )

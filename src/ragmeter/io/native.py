@@ -2,12 +2,13 @@
 
 Fields (only ``question`` and ``answer`` are required)::
 
-    id             string or integer; default: the line number
+    id             string or integer; default: the line number (see :func:`record_from_dict` without one)
     question       string
     answer         string (may be empty)
     contexts       list of {doc_id, text, title?, labels?}, in rank order; chunk labels
                    (topically_relevant, evidence_sufficient, misleading) are 0, 1 or null (a tie)
-    references     list of strings (or ``reference``: one string; not both)
+    references     list of strings (or ``reference``: one string; not both); an empty or whitespace-only
+                   reference is no reference (SPEC) and is dropped, so ``[""]`` reads as no reference at all
     history        list of {role, text}
     answerability  ANSWERABLE | PARTIAL | UNANSWERABLE | CONVERSATIONAL | UNDERSPECIFIED
     labels         object of answer labels (seed 003's ten are 0, 1 or null) and any others
@@ -16,16 +17,24 @@ Fields (only ``question`` and ``answer`` are required)::
     latency_ms     number ≥ 0
     action         string, e.g. "ABSTAIN"
     metadata       object (run_id, conversation_id, model_id, …); unknown top-level keys land here too
+
+Bounds (:mod:`ragmeter.io.fields`): a text holds at most 1,000,000 characters and a record at most 10,000
+contexts; a call's token count is at most 1e9 and ``latency_ms`` at most 7 days (604,800,000 ms). A record
+past them is an error, not a truncation.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from ragmeter.io.fields import FieldReader
+from ragmeter.io.fields import MAX_CHUNKS, MAX_LATENCY_MS, MAX_TOKENS_PER_CALL, FieldReader
 from ragmeter.records import ANSWER_LABELS, CHUNK_LABELS, Answerability, Chunk, Record, Turn, Usage
 
-__all__ = ["KNOWN_FIELDS", "default_answerability", "parse_answerability", "record_from_dict", "record_to_dict"]
+__all__ = ["KNOWN_FIELDS", "content_id", "default_answerability", "parse_answerability", "read_contexts",
+           "real_references", "record_from_dict", "record_to_dict"]
 
 KNOWN_FIELDS = ("id", "question", "answer", "contexts", "references", "reference", "history", "answerability",
                 "labels", "usage", "latency_ms", "action", "qrels", "metadata")
@@ -34,26 +43,30 @@ _CHOICES = ", ".join(a.value for a in Answerability)
 
 def record_from_dict(obj: Any, *, path: str | None = None, line: int | None = None,
                      names: Mapping[str, str] | None = None) -> Record:
-    """Validate one native record; the first problem raises :class:`~ragmeter.errors.InputError`."""
+    """Validate one native record; the first problem raises :class:`~ragmeter.errors.InputError`.
+
+    The id is the record's ``id``; without one, the line number ``line``; without both (a record built in
+    code), :func:`content_id` of ``obj``, so the same record always gets the same id.
+    """
     f = FieldReader(obj, path=path, line=line, names=names)
     if f.has("references") and f.has("reference"):
         raise f.error("reference", "give either 'references' (a list) or 'reference' (one string), not both")
-    references = ((f.text("reference"),) if f.has("reference")
-                  else tuple(f.text("", value=r, field=f"references[{i}]", required=True)  # type: ignore[misc]
-                             for i, r in enumerate(f.items("references"))))
+    references = real_references([f.text("reference")] if f.has("reference")
+                                 else [f.text("", value=r, field=f"references[{i}]", required=True)
+                                       for i, r in enumerate(f.items("references"))])
     metadata = {**{k: v for k, v in f.obj.items() if k not in KNOWN_FIELDS}, **f.mapping("metadata")}
     return Record(
-        id=f.identifier("id", required=False) or str(line),
+        id=f.identifier("id", required=False) or (str(line) if line is not None else content_id(f.obj)),
         question=f.text("question", required=True),  # type: ignore[arg-type]
         answer=f.text("answer", required=True),  # type: ignore[arg-type]
-        contexts=tuple(_chunk(f, c, i) for i, c in enumerate(f.items("contexts"))),
-        references=references,  # type: ignore[arg-type]
+        contexts=tuple(_chunk(f, c, i) for i, c in enumerate(read_contexts(f, "contexts"))),
+        references=references,
         history=tuple(_turn(f, t, i) for i, t in enumerate(f.items("history"))),
         answerability=(parse_answerability(f, f.raw("answerability"), "answerability")
-                       or default_answerability(references)),  # type: ignore[arg-type]
+                       or default_answerability(references)),
         labels=f.labels("labels", ANSWER_LABELS),
         usage=_usage(f),
-        latency_ms=f.number("latency_ms", minimum=0),
+        latency_ms=f.number("latency_ms", minimum=0, maximum=MAX_LATENCY_MS, unit="7 days in ms"),
         action=f.text("action"),
         qrels=f.grades("qrels"),
         metadata=metadata,
@@ -83,6 +96,28 @@ def record_to_dict(record: Record) -> dict[str, Any]:
     }
     obj.update({key: value for key, value in optional.items() if value is not None})
     return obj
+
+
+def content_id(obj: Mapping[str, Any]) -> str:
+    """``"sha256:"`` and the first 12 hex digits of the SHA-256 of ``obj`` as canonical JSON (keys sorted,
+    no spaces, UTF-8): an id that depends on the record's content only.
+
+    >>> content_id({"question": "q", "answer": "a"})
+    'sha256:919bf215253f'
+    """
+    canonical = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
+
+
+def real_references(texts: Iterable[str | None]) -> tuple[str, ...]:
+    """The references that say something: SPEC, an empty or whitespace-only reference is no reference, so
+    exact match, F1 and answerability all see the record as having none."""
+    return tuple(text for text in texts if text is not None and text.strip())
+
+
+def read_contexts(f: FieldReader, key: str) -> list[Any]:
+    """The raw chunk list under ``key``, refused past :data:`~ragmeter.io.fields.MAX_CHUNKS` chunks."""
+    return f.items(key, most=MAX_CHUNKS, what="chunks")
 
 
 def default_answerability(references: tuple[str, ...]) -> Answerability | None:
@@ -127,7 +162,8 @@ def _usage(f: FieldReader) -> tuple[Usage, ...] | None:
     for i, call in enumerate(calls):
         where = f"usage[{i}]" if isinstance(raw, list) else "usage"
         call = f.mapping("", value=call, field=where)
-        tokens = [f.number("", value=call.get(key), field=f"{where}.{key}", minimum=0, integer=True)
+        tokens = [f.number("", value=call.get(key), field=f"{where}.{key}", minimum=0, integer=True,
+                           maximum=MAX_TOKENS_PER_CALL, unit="tokens per call")
                   for key in ("prompt_tokens", "completion_tokens")]
         if tokens[0] is None and tokens[1] is None:
             raise f.error(where, "expected prompt_tokens and/or completion_tokens")

@@ -2,16 +2,17 @@
 
 One judgment per line, ``query_id iteration doc_id grade`` separated by spaces or tabs (trec_eval's
 format; the iteration column is ignored). Grades are whole numbers ≥ 0: seed 003's w (2 sufficient, 1
-topical only, 0 neither).
+topical only, 0 neither). The file is UTF-8 text (a byte-order mark at its start is dropped).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
 
 from ragmeter.errors import InputError
+from ragmeter.io.readers import text_lines
 from ragmeter.records import Record
 
 __all__ = ["attach_qrels", "read_qrels"]
@@ -21,23 +22,20 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     """query_id → {doc_id: grade}; a malformed line raises :class:`InputError` naming it."""
     path = Path(path)
     qrels: dict[str, dict[str, int]] = {}
-    try:
-        handle = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot open the qrels file: {exc.strerror}", path=str(path)) from exc
-    with handle:
-        for line, text in enumerate(handle, start=1):
-            parts = text.split()
-            if not parts:
-                continue
-            if len(parts) != 4:
-                raise InputError(f"expected 'query_id iteration doc_id grade', found {len(parts)} columns",
-                                 path=str(path), line=line)
-            query_id, _, doc_id, grade = parts
-            if not grade.isdigit():
-                raise InputError(f"expected a whole-number grade ≥ 0, found {grade!r}", path=str(path), line=line,
-                                 field="grade")
-            qrels.setdefault(query_id, {})[doc_id] = int(grade)
+    for line, text in text_lines(path):
+        if isinstance(text, InputError):
+            raise text
+        parts = text.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            raise InputError(f"expected 'query_id iteration doc_id grade', found {len(parts)} columns",
+                             path=str(path), line=line)
+        query_id, _, doc_id, grade = parts
+        if not (grade.isascii() and grade.isdigit()):  # "²" is a digit to isdigit, not to int
+            raise InputError(f"expected a whole-number grade ≥ 0, found {grade!r}", path=str(path), line=line,
+                             field="grade")
+        qrels.setdefault(query_id, {})[doc_id] = int(grade)
     if not qrels:
         raise InputError("no judgment in the qrels file", path=str(path))
     return qrels

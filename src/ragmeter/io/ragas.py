@@ -1,7 +1,8 @@
 """RAGAS-style rows: ``user_input``, ``retrieved_contexts``, ``response``, ``reference``.
 
 RAGAS contexts are bare strings; their doc_ids come from ``retrieved_context_ids`` when present, else
-from their 1-based rank (``"1"``, ``"2"``, …), which is what ``[CIT:…]`` markers must then name.
+from their 1-based rank (``"1"``, ``"2"``, …), which is what ``[CIT:…]`` markers must then name. An empty
+or whitespace-only ``reference`` is no reference (SPEC).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragmeter.io.fields import FieldReader
-from ragmeter.io.native import default_answerability
+from ragmeter.io.native import default_answerability, read_contexts, real_references
 from ragmeter.records import Chunk, Record
 
 __all__ = ["record_from_ragas"]
@@ -18,14 +19,13 @@ __all__ = ["record_from_ragas"]
 def record_from_ragas(obj: Any, *, path: str | None = None, line: int | None = None) -> Record:
     f = FieldReader(obj, path=path, line=line)
     texts = [f.text("", value=t, field=f"retrieved_contexts[{i}]", required=True)
-             for i, t in enumerate(f.items("retrieved_contexts"))]
+             for i, t in enumerate(read_contexts(f, "retrieved_contexts"))]
     ids = f.items("retrieved_context_ids")
     if ids and len(ids) != len(texts):
         raise f.error("retrieved_context_ids", f"has {len(ids)} ids for {len(texts)} retrieved_contexts")
     doc_ids = [f.identifier("", value=d, field=f"retrieved_context_ids[{i}]") for i, d in enumerate(ids)] \
         or [str(rank) for rank in range(1, len(texts) + 1)]
-    reference = f.text("reference")
-    references = () if reference is None else (reference,)
+    references = real_references([f.text("reference")])
     return Record(
         id=f.identifier("id", required=False) or str(line),
         question=f.text("user_input", required=True),  # type: ignore[arg-type]

@@ -2,23 +2,32 @@
 
 Every reader streams: records are parsed one at a time. :func:`iter_records` yields each record or the
 :class:`InputError` that stops it, so callers can report all bad records of a file before scoring.
+
+Text files are read as UTF-8; a byte-order mark at the start (Excel's "CSV UTF-8", Notepad) is dropped.
+A line that is not UTF-8 is an error of that line only, naming the byte, so it can be skipped.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
+import difflib
 import json
+import math
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, BinaryIO
 
 from ragmeter.errors import ConfigError, InputError, MissingDependencyError
+from ragmeter.io.fields import MAX_TOKENS_PER_CALL
 from ragmeter.io.mtrag import record_from_mtrag
 from ragmeter.io.native import record_from_dict
 from ragmeter.io.ragas import record_from_ragas
 from ragmeter.records import Record
 
-__all__ = ["FORMATS", "FileCheck", "check_file", "detect_format", "iter_records", "jsonl_objects", "read_records"]
+__all__ = ["FORMATS", "FileCheck", "check_file", "detect_format", "iter_records", "jsonl_objects", "read_records",
+           "text_lines"]
 
 FORMATS = ("auto", "native", "mtrag", "ragas", "csv", "parquet")
 _STRUCTURED = ("contexts", "references", "history", "usage", "labels", "metadata", "retrieved_contexts",
@@ -49,30 +58,61 @@ def detect_format(path: str | Path) -> str:
     return "native"
 
 
-def jsonl_objects(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed object or InputError) for every non-blank line."""
+def text_lines(path: Path) -> Iterator[tuple[int, str | InputError]]:
+    """(line number, text or the :class:`InputError` of a line that is not UTF-8) for every line of the file.
+
+    Lines end at ``\n``, ``\r\n`` or a lone ``\r`` (as in text mode) and keep their ending; a byte-order mark
+    at the start of the file is dropped. Decoding line by line lets a bad byte spoil only its own line; the
+    error names the byte's position in its line (from 1, after any byte-order mark) and its value.
+    """
+    for number, _, text in _file_lines(path):
+        yield number, text
+
+
+def _file_lines(path: Path) -> Iterator[tuple[int, bytes, str | InputError]]:
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except OSError as exc:
         raise InputError(f"cannot open the file: {exc.strerror}", path=str(path)) from exc
     with handle:
+        for number, raw in enumerate(_raw_lines(handle), start=1):
+            yield number, raw, _decoded(raw, number, path)
+
+
+def _raw_lines(handle: BinaryIO) -> Iterator[bytes]:
+    for chunk in handle:  # binary iteration splits at b"\n" only
+        yield from chunk.splitlines(keepends=True)
+
+
+def _decoded(raw: bytes, number: int, path: Path) -> str | InputError:
+    if number == 1 and raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8):]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return InputError(f"not UTF-8 text at line {number}, byte {exc.start + 1} of the line "
+                          f"(0x{raw[exc.start]:02x}): save the file as UTF-8", path=str(path), line=number)
+
+
+def jsonl_objects(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed object or InputError) for every non-blank line."""
+    for number, line in text_lines(path):
+        if isinstance(line, InputError):
+            yield number, line
+            continue
+        if not line.strip():
+            continue
+        if number == 1 and line.lstrip().startswith("["):
+            yield number, InputError("this looks like a JSON array; ragmeter reads JSONL (one object "
+                                     "per line): convert it with  jq -c '.[]' FILE > FILE.jsonl",
+                                     path=str(path), line=number)
+            return
         try:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                if number == 1 and line.lstrip().startswith("["):
-                    yield number, InputError("this looks like a JSON array; ragmeter reads JSONL (one object "
-                                             "per line): convert it with  jq -c '.[]' FILE > FILE.jsonl",
-                                             path=str(path), line=number)
-                    return
-                try:
-                    yield number, json.loads(line)
-                except json.JSONDecodeError as exc:
-                    yield number, InputError(f"broken JSON at column {exc.colno}: {exc.msg}",
-                                             path=str(path), line=number)
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text (byte {exc.start}): save the file as UTF-8",
-                             path=str(path)) from exc
+            yield number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield number, InputError(f"broken JSON at column {exc.colno}: {exc.msg}", path=str(path), line=number)
+        except ValueError as exc:  # an integer of more than 4,300 digits
+            yield number, InputError(f"unreadable JSON: {exc}", path=str(path), line=number)
 
 
 _KEEP_EMPTY = ("answer", "response")  # an empty answer cell is an empty answer, not a missing one
@@ -87,7 +127,7 @@ def _table_row(row: Mapping[str, Any], columns: Mapping[str, str], where: dict[s
         target = columns.get(name, name)
         if value is None or (isinstance(value, str) and value == "" and target not in _KEEP_EMPTY):
             continue
-        if isinstance(value, str) and target in _STRUCTURED and value.lstrip()[:1] in "[{":
+        if isinstance(value, str) and target in _STRUCTURED and value.lstrip()[:1] in ("[", "{"):
             try:
                 value = json.loads(value)
             except json.JSONDecodeError as exc:
@@ -114,23 +154,22 @@ def _number_or_keep(value: str) -> Any:
 
 def _token_count(value: Any, column: str, where: dict[str, Any]) -> int:
     number = _number_or_keep(value) if isinstance(value, str) else value
-    if isinstance(number, bool) or not isinstance(number, (int, float)) or number != int(number) or number < 0:
+    if (isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number)
+            or number != int(number) or number < 0):
         raise InputError(f"expected a whole number of tokens ≥ 0, found {value!r}", field=column, **where)
+    if number > MAX_TOKENS_PER_CALL:
+        raise InputError(f"expected a whole number ≤ {MAX_TOKENS_PER_CALL:,} (tokens per call), found {number:.6g}: "
+                         "a value this large is a logging error; check how this column was recorded",
+                         field=column, **where)
     return int(number)
 
 
-def _table_rows(path: Path, kind: str) -> Iterator[tuple[int, dict[str, Any]]]:
+def _table_rows(path: Path, kind: str,
+                column_map: Mapping[str, str]) -> Iterator[tuple[int, dict[str, Any] | InputError]]:
+    """(line or row number, row as {column: cell}, or the error of that row). A problem with the file as a
+    whole, such as a mapped column the header lacks, is one error without a line, and ends the rows."""
     if kind == "csv":
-        try:
-            handle = path.open(encoding="utf-8", newline="")
-        except OSError as exc:
-            raise InputError(f"cannot open the file: {exc.strerror}", path=str(path)) from exc
-        with handle:
-            reader = csv.DictReader(handle, dialect="excel-tab" if path.suffix.lower() == ".tsv" else "excel")
-            ended = 1  # the header's line; a quoted cell may make a row span several lines
-            for row in reader:
-                yield ended + 1, dict(row)
-                ended = reader.line_num
+        yield from _csv_rows(path, column_map)
         return
     try:
         import pyarrow.parquet as pq
@@ -140,11 +179,105 @@ def _table_rows(path: Path, kind: str) -> Iterator[tuple[int, dict[str, Any]]]:
         table = pq.ParquetFile(path)
     except (OSError, ValueError) as exc:
         raise InputError(f"not a readable Parquet file: {exc}", path=str(path)) from exc
+    missing = _missing_columns(path, table.schema_arrow.names, column_map)
+    if missing is not None:
+        yield 0, missing
+        return
     number = 0
     for batch in table.iter_batches(batch_size=1024):
         for row in batch.to_pylist():
             number += 1
             yield number, row
+
+
+def _missing_columns(path: Path, header: list[str], column_map: Mapping[str, str]) -> InputError | None:
+    """The file-level error for mapped columns the header lacks, naming the columns it has."""
+    wrong = [(name, column) for name, column in column_map.items() if column not in header]
+    if not wrong:
+        return None
+    problems = []
+    for name, column in wrong:
+        close = difflib.get_close_matches(column, header, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        problems.append(f"field {name!r} is mapped to column {column!r}, which the file lacks{hint}")
+    has = ", ".join(repr(column) for column in header) or "none"
+    return InputError(f"{'; '.join(problems)}. The file's columns are: {has}", path=str(path))
+
+
+def _csv_rows(path: Path, column_map: Mapping[str, str]) -> Iterator[tuple[int, dict[str, Any] | InputError]]:
+    """CSV/TSV rows, numbered by the file line each starts on (a quoted cell may span lines).
+
+    A row holding a line that is not UTF-8, or a quote that closes before the cell ends (``"ab"c``), is an
+    error of that row. A quote that opens a cell and never closes takes in the rest of the file, so it
+    stops the file with an error naming the line of that row.
+    """
+    undecodable: dict[int, InputError] = {}
+
+    def lines() -> Iterator[str]:
+        for number, raw, line in _file_lines(path):
+            if isinstance(line, InputError):
+                undecodable[number] = line
+                # the row is reported, not read; its quotes still tell the reader where the row ends
+                yield raw.decode("utf-8", errors="replace")
+            else:
+                yield line
+
+    dialect = "excel-tab" if path.suffix.lower() == ".tsv" else "excel"
+    reader = csv.DictReader(lines(), dialect=dialect, strict=True)  # strict: a stray quote is an error
+    problem = _header_problem(reader, path, undecodable, column_map)
+    if problem is not None:
+        yield 0, problem
+        return
+    ended = reader.line_num  # the header's last line
+    while True:
+        start = ended + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            ended = reader.reader.line_num
+            unclosed = _unclosed(exc, path, start, ended)
+            yield start, unclosed or InputError(_quoting(exc), path=str(path), line=start)
+            if unclosed is not None:
+                return
+            continue
+        ended = reader.line_num
+        bad = [undecodable.pop(n) for n in range(start, ended + 1) if n in undecodable]
+        yield (bad[0].line or start, bad[0]) if bad else (start, dict(row))
+
+
+def _header_problem(reader: csv.DictReader[str], path: Path, undecodable: Mapping[int, InputError],
+                    column_map: Mapping[str, str]) -> InputError | None:
+    """The file-level error of a header that cannot be read or lacks a mapped column, else ``None``."""
+    try:
+        header = reader.fieldnames
+    except csv.Error as exc:
+        return InputError(f"cannot read the header row (line 1): {_quoting(exc)}", path=str(path))
+    if undecodable:
+        return InputError(next(iter(undecodable.values())).reason, path=str(path))
+    if header is None:  # an empty file, which iter_records reports
+        return None
+    return _missing_columns(path, list(header), column_map)
+
+
+def _unclosed(exc: csv.Error, path: Path, start: int, ended: int) -> InputError | None:
+    """The file-level error of a cell that runs on past what the reader can follow (a quote never closed, or
+    a cell over csv's size limit), or ``None`` for an error that spoils its row only."""
+    if str(exc) == "unexpected end of data":
+        return InputError(f"a quoted cell in the row at line {start} is never closed, so lines {start} to {ended} "
+                          "(the end of the file) were read as one cell: add the closing quote, and write each "
+                          'quote inside a quoted cell twice ("")', path=str(path))
+    if str(exc).startswith("field larger than field limit"):
+        return InputError(f"a cell in the row at line {start} runs past {csv.field_size_limit():,} characters, "
+                          "the most a CSV cell may hold: if a quote opens a cell there and is never closed, close "
+                          "it; for texts this long, use JSONL", path=str(path))
+    return None
+
+
+def _quoting(exc: csv.Error) -> str:
+    return (f"broken quoting ({exc}): a quoted cell must end at its closing quote; write each quote inside a "
+            'quoted cell twice ("")')
 
 
 def iter_records(path: str | Path, *, format: str = "auto",
@@ -154,8 +287,10 @@ def iter_records(path: str | Path, *, format: str = "auto",
     ``format`` is one of ``auto``, ``native``, ``mtrag``, ``ragas`` (JSONL), ``csv``, ``parquet``.
     ``column_map`` maps ragmeter field names to table columns (``{"question": "query"}``); unmapped
     columns are read under their own names, and a table with RAGAS column names is read as RAGAS.
-    An empty file yields one error without a line; an ``id`` repeated for the same ``model_id`` is an
-    error on the later record (MT-RAG files hold each task once per responding model).
+    An empty file yields one error without a line, as does a file that cannot be read past some point (a
+    mapped column the header lacks, a CSV quote never closed: the rows read before it come first). An ``id``
+    repeated for the same ``model_id`` is an error on the later record (MT-RAG files hold each task once per
+    responding model).
     """
     if format not in FORMATS:
         raise ConfigError(f"unknown input format {format!r}: choose one of {', '.join(FORMATS)}")
@@ -190,7 +325,10 @@ def _raw_records(path: Path, kind: str, column_map: Mapping[str, str]) -> Iterat
             yield number, _parse(_PARSERS[kind], obj, path=str(path), line=number)
         return
     columns = {column: field for field, column in column_map.items()}
-    for number, row in _table_rows(path, kind):
+    for number, row in _table_rows(path, kind, column_map):
+        if isinstance(row, InputError):
+            yield number, row
+            continue
         try:
             obj = _table_row(row, columns, {**where, "line": number})
         except InputError as exc:
@@ -211,10 +349,12 @@ def _parse(parser: Parser, obj: Any, **where: Any) -> Record | InputError:
 
 def read_records(path: str | Path, *, format: str = "auto", column_map: Mapping[str, str] | None = None,
                  skip_invalid: bool = False) -> Iterator[Record]:
-    """The file's records; the first bad one raises its :class:`InputError` unless ``skip_invalid``."""
+    """The file's records; the first bad one raises its :class:`InputError` unless ``skip_invalid``. An error
+    of the file as a whole (no line: no record at all, a mapped column the header lacks, a quote never closed)
+    raises even with ``skip_invalid``, since skipping it would leave records out unseen."""
     for item in iter_records(path, format=format, column_map=column_map):
         if isinstance(item, InputError):
-            if not skip_invalid:
+            if not skip_invalid or item.line is None:
                 raise item
             continue
         yield item

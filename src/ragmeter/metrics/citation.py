@@ -1,5 +1,5 @@
 """Citation-grounded answer metrics of seeds 000/001 (SPEC §2): Overlap, fallback Faithfulness,
-Abstain and the IDK+citation contract count.
+Abstain, the IDK+citation contract count, and the count of malformed citation markers.
 
 An answer is split into sentences; each sentence's ``[CIT:doc_id]`` markers are read and removed;
 IDK sentences (see :class:`~ragmeter.text.idk.IdkDetector`) are set aside and the rest are *claim
@@ -19,7 +19,7 @@ from ragmeter.metrics._registry import Aggregation, Metric, register
 from ragmeter.models import Embedder
 from ragmeter.records import Answerability, Chunk, Record
 from ragmeter.settings import Settings
-from ragmeter.text.citations import find_citations, strip_citations
+from ragmeter.text.citations import find_citations, malformed_citations, strip_citations
 from ragmeter.text.idk import IdkDetector
 from ragmeter.text.sentences import SPLITTER_ID, split_sentences
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ragmeter.context import ItemContext, RunContext
 
 __all__ = ["AnswerAnalysis", "SentenceVerdict", "abstained", "analyze_answer", "faithfulness_fallback",
-           "idk_citation_count", "overlap"]
+           "idk_citation_count", "malformed_citation_count", "overlap"]
 
 _DEFAULTS = Settings()
 
@@ -185,6 +185,17 @@ def idk_citation_count(prediction: str, *, idk: IdkDetector | None = None) -> fl
     return _idk_with_citation(parse_answer(prediction, idk or _DEFAULTS.idk))
 
 
+def malformed_citation_count(prediction: str) -> float:
+    """Number of citation markers the generator got wrong (``[cit:d1]``, ``[CIT d1]``, ``[CIT:]``,
+    ``[CIT:[CIT:d1]]``, an unclosed ``[CIT:d1``; see :func:`~ragmeter.text.citations.malformed_citations`).
+    Such a marker cites nothing, so its sentence counts as uncited; the run total should be 0.
+
+    >>> malformed_citation_count("Paris [CIT:d1]. Lyon [cit:d2]. Nice [CIT:d3.")
+    2.0
+    """
+    return float(len(malformed_citations(prediction)))
+
+
 # --- run-loop adapters: one parse and one analysis per record, shared by the four metrics ---
 
 def _parsed(record: Record, item: ItemContext, run: RunContext) -> tuple[ParsedSentence, ...]:
@@ -254,3 +265,10 @@ register(Metric(
     needs=("answer",), aggregation=Aggregation.SUM, value_range=(0.0, None), higher_is_better=False,
     signature=_sentence_settings,
     compute=lambda record, item, run: _idk_with_citation(_parsed(record, item, run))))
+
+register(Metric(
+    name="malformed_citation_count", family="citation",
+    description="Citation markers the generator got wrong ([cit:x], [CIT x], [CIT:], nested, unclosed); "
+                "the run total should be 0.",
+    needs=("answer",), aggregation=Aggregation.SUM, value_range=(0.0, None), higher_is_better=False,
+    compute=lambda record, item, run: malformed_citation_count(record.answer)))

@@ -20,7 +20,8 @@ PRIMARY = (("Faithfulness (fallback)", "faithfulness_fallback", "mean"), ("Overl
 APPENDIX = (("EM", "exact_match", "rate"), ("P95 latency (ms)", "latency_ms", "p95"),
             ("Prompt tokens (mean)", "prompt_tokens", "mean"),
             ("Completion tokens (mean)", "completion_tokens", "mean"),
-            ("IDK+Cit count (must be 0)", "idk_citation_count", "sum"))
+            ("IDK+Cit count (must be 0)", "idk_citation_count", "sum"),
+            ("Malformed [CIT] (should be 0)", "malformed_citation_count", "sum"))
 _WIDTHS = (34, 10, 20, 7)
 FAMILY_TITLES = {"citation": "Citation", "lexical": "Lexical", "efficiency": "Efficiency", "mtrag": "MT-RAG",
                  "retrieval": "Retrieval", "grounding": "Grounding", "generation": "Generation",

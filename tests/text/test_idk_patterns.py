@@ -1,0 +1,73 @@
+"""IDK pattern lists from a user: a bad regular expression named by file and line, and a version that
+tells every custom list apart from the default one, whichever constructor made it."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from ragmeter.errors import ConfigError
+from ragmeter.text import DEFAULT_IDK_PATTERNS, IdkDetector
+
+
+def custom_version(*patterns: str) -> str:
+    """The documented id: ``custom-`` and 12 hex digits of the SHA-256 of the patterns joined by newlines."""
+    return "custom-" + hashlib.sha256("\n".join(patterns).encode()).hexdigest()[:12]
+
+
+def test_bad_pattern_in_a_file_names_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "idk.txt"
+    path.write_text("# my patterns\nno clue\n(unclosed\n", encoding="utf-8")   # line 3 is bad
+    with pytest.raises(ConfigError) as info:
+        IdkDetector.from_file(path)
+    assert str(info.value).startswith(f"{path}:3: not a valid regular expression: missing ), unterminated "
+                                      "subpattern at position 0")
+
+
+def test_bad_pattern_given_in_code_names_its_position() -> None:
+    with pytest.raises(ConfigError, match=r"IDK pattern 2 \('\[abc'\) is not a valid regular expression"):
+        IdkDetector(patterns=("no clue", "[abc"))
+
+
+def test_constructor_with_custom_patterns_gets_a_custom_version() -> None:
+    assert IdkDetector(patterns=("no clue",)).version == custom_version("no clue")
+    assert IdkDetector(patterns=["no clue"]).version == custom_version("no clue")   # a list, too
+    assert IdkDetector(patterns=("no clue", "no idea")).version == custom_version("no clue", "no idea")
+
+
+def test_every_constructor_gives_the_same_version_for_the_same_list(tmp_path: Path) -> None:
+    path = tmp_path / "idk.txt"
+    path.write_text("no clue\n# a comment\n\nno idea\n", encoding="utf-8")
+    expected = custom_version("no clue", "no idea")
+    assert IdkDetector.from_file(path).version == expected
+    assert IdkDetector.from_patterns(["no clue", "  ", "no idea"]).version == expected
+    assert IdkDetector(patterns=("no clue", "no idea")).version == expected
+
+
+def test_the_default_list_keeps_its_name_however_it_is_given() -> None:
+    assert IdkDetector().version == "idk-en-id-1"
+    assert IdkDetector(patterns=DEFAULT_IDK_PATTERNS).version == "idk-en-id-1"
+    assert IdkDetector.from_patterns(DEFAULT_IDK_PATTERNS).version == "idk-en-id-1"
+    assert IdkDetector(patterns=DEFAULT_IDK_PATTERNS[:-1]).version.startswith("custom-")
+
+
+def test_version_cannot_be_set_by_hand() -> None:
+    with pytest.raises(TypeError):
+        IdkDetector(patterns=("no clue",), version="idk-en-id-1")  # type: ignore[call-arg]
+
+
+def test_pattern_file_with_byte_order_mark(tmp_path: Path) -> None:
+    path = tmp_path / "idk.txt"
+    path.write_text("\ufeffno clue\n", encoding="utf-8")
+    detector = IdkDetector.from_file(path)
+    assert detector.is_idk("No clue, sorry.")
+    assert detector.version == custom_version("no clue")
+
+
+def test_pattern_file_not_utf8_is_a_config_error(tmp_path: Path) -> None:
+    path = tmp_path / "idk.txt"
+    path.write_bytes(b"no clue\nje ne sais pas, d\xe9sol\xe9\n")   # \xe9: 8 + 17 bytes before it, byte 26
+    with pytest.raises(ConfigError, match=r"not UTF-8 text \(byte 26 of the file\)"):
+        IdkDetector.from_file(path)
