@@ -359,7 +359,7 @@ def _metrics() -> int:
     for m in metrics:
         high = "∞" if m.value_range[1] is None else f"{m.value_range[1]:g}"
         print(f"{m.name:<{width}}{m.family:<12}{f'[{m.value_range[0]:g}, {high}]':<12}"
-              f"{','.join(m.needs):<22}{m.description}")
+              f"{','.join(m.requirements):<22}{m.description}")
     print(f"\nRank metrics take any cutoff (ndcg@5); a family name gives @{DEFAULT_CUTOFF}, 'retrieval@5' gives @5.")
     return 0
 

@@ -1,7 +1,8 @@
 """The evaluation record: one query example and everything logged about it.
 
-Records are immutable and validated where they enter ragmeter (see :mod:`ragmeter.io`), so metric code
-can trust their types.
+Records are frozen dataclasses, validated where they enter ragmeter (see :mod:`ragmeter.io`), so metric
+code can trust their types; nothing in ragmeter changes a record after it is read (their label mappings are
+plain dicts: treat them as read-only too).
 """
 
 from __future__ import annotations

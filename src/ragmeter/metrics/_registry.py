@@ -104,6 +104,12 @@ class Metric:
     def expensive(self) -> bool:
         return bool(self.resources)
 
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        """What scoring needs: the record fields, and a judge for judged metrics (``ragmeter metrics``
+        and the README's metric table list these)."""
+        return (*self.needs, "judge") if "judge" in self.resources else self.needs
+
     def missing_field(self, record: Record) -> str | None:
         """The reason this record cannot be scored, or ``None`` when it can."""
         for need in self.needs:
