@@ -66,7 +66,6 @@ def test_same_seed_same_intervals_and_seed_in_signature():
 
 
 def test_to_pandas():
-    pytest.importorskip("pandas")
     frame = run(metrics=["exact_match"]).to_pandas()
     assert list(frame.index) == ["a", "b", "c"] and np.isnan(frame.loc["c", "exact_match"])
 

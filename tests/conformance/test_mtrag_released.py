@@ -7,29 +7,33 @@ kind of question and `1 - conditional_idk` on the second.
 """
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+from ragmeter import Settings
 from ragmeter.metrics.mtrag import idk_condition, rb_agg
 from ragmeter.metrics.rouge import rouge_l
 from ragmeter.models.base import TokenEmbeddings
 from ragmeter.pipelines.mtrag import run_step
 from ragmeter.pipelines.mtrag_summary import summarize_rows
 from ragmeter.records import Answerability
-from ragmeter import Settings
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "mtrag"
-pytestmark = pytest.mark.skipif(not (DATA / "human_eval_expected.jsonl").exists(),
-                                reason=f"MT-RAG's released data is absent: {DATA} (CI has it beside the clone)")
 IDK_RIGHT = {"UNANSWERABLE", "CONVERSATIONAL"}
 
 
 @pytest.fixture(scope="module")
-def rows():
-    tasks = {(r["task_id"], r["model_id"]): r for r in map(json.loads, open(DATA / "human_eval_tasks.jsonl"))}
-    expected = [json.loads(line) for line in open(DATA / "human_eval_expected.jsonl")]
+def rows(shared_data: Callable[..., Path]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(task, expected) pairs; without the released files the tests skip, or fail in CI (tests/conftest.py)."""
+    tasks_path = shared_data("mtrag", "human_eval_tasks.jsonl")
+    expected_path = shared_data("mtrag", "human_eval_expected.jsonl")
+    with tasks_path.open(encoding="utf-8") as handle:
+        tasks = {(r["task_id"], r["model_id"]): r for r in map(json.loads, handle)}
+    with expected_path.open(encoding="utf-8") as handle:
+        expected = [json.loads(line) for line in handle]
     assert len(expected) == 477
     return [(tasks[(e["task_id"], e["model_id"])], e) for e in expected]
 
@@ -87,7 +91,7 @@ def test_pipeline_summary_reproduces_table_6_rb_alg_on_answerable_questions(rows
             handle.write(json.dumps(row) + "\n")
     report = run_step("idk_condition", source, tmp_path / "out.jsonl", token_encoder=_Unused())
     assert report.written == 477 and report.idk_sources == {"record": 477}
-    out = [json.loads(line) for line in open(tmp_path / "out.jsonl")]
+    out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [r["metrics"]["RB_agg_idk"][0] for r in out] == pytest.approx([e["rb_agg"] for _, e in rows], abs=1e-12)
     means = {(m.model_id, m.answerability): m for m in summarize_rows(out, settings=Settings(n_resamples=200))
              if m.metric == "RB_agg_idk"}
@@ -112,6 +116,6 @@ def test_pipeline_algorithmic_step_writes_the_shipped_rouge_l(rows, tmp_path):
     source = tmp_path / "in.jsonl"
     source.write_text("".join(json.dumps(t) + "\n" for t, _ in rows))
     run_step("algorithmic", source, tmp_path / "out.jsonl", token_encoder=_ConstantTokens())
-    out = [json.loads(line) for line in open(tmp_path / "out.jsonl")]
+    out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
     assert max(abs(r["metrics"]["RougeL_stemFalse"][0] - e["RougeL"]) for r, (_, e) in zip(out, rows)) <= 1e-12
     assert sum("BertKPrec" not in r["metrics"] for r in out) == sum(not t["contexts"] for t, _ in rows) == 27

@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from ragmeter.errors import InputError
@@ -372,8 +374,6 @@ def test_several_missing_mapped_columns_are_named_in_one_error(tmp_path: Path) -
 
 
 def test_parquet_mapped_column_the_file_lacks_is_one_file_error(tmp_path: Path) -> None:
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
     path = tmp_path / "records.parquet"
     pq.write_table(pa.table({"query": ["q1", "q2"], "answer": ["a1", "a2"]}), path)
     err = only_error(path, column_map={"question": "querry"})

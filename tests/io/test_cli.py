@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import shared_data_file
 
 import ragmeter
 from ragmeter.cli import demo_path, main
@@ -122,7 +123,7 @@ def test_json_output_has_every_metric_with_interval_and_signature(capsys: pytest
 
 
 def test_parquet_output(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow.parquet as pq
     code, _, err = run_cli(capsys, "run", "--demo", "--embedder", "hashing", "--parquet",
                            "--metrics", "exact_match,token_f1", "--out", str(tmp_path))
     assert code == 0, err
@@ -289,9 +290,7 @@ def test_validate_bad_file_with_skip_invalid(capsys: pytest.CaptureFixture[str],
 
 
 def test_validate_mtrag_sample(capsys: pytest.CaptureFixture[str]) -> None:
-    path = Path(__file__).resolve().parents[3] / "shared" / "data" / "mtrag" / "sample_responses-10.jsonl"
-    if not path.exists():
-        pytest.skip(f"the shared MT-RAG data is absent: {path} does not exist")
+    path = shared_data_file("mtrag", "sample_responses-10.jsonl")
     code, out, err = run_cli(capsys, "validate", str(path))
     assert code == 0, err
     assert out.strip() == f"{path}: 10 valid record(s)"

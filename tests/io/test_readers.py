@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import shared_data_file
 
 from ragmeter.errors import ConfigError, InputError
 from ragmeter.io import check_file, detect_format, iter_records, read_records
 from ragmeter.io.mtrag import record_from_mtrag
 from ragmeter.records import Answerability, Chunk, Record, Turn, Usage
 
-MTRAG_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "mtrag"
 DEMO = Path(__file__).resolve().parents[2] / "src" / "ragmeter" / "data" / "demo.jsonl"
 
 
@@ -435,10 +435,7 @@ def test_read_records_raises_first_bad_record(five_problems: Path) -> None:
 # ---------------------------------------------------------------- 4. MT-RAG
 
 def _mtrag_file(name: str) -> Path:
-    path = MTRAG_DIR / name
-    if not path.exists():
-        pytest.skip(f"the shared MT-RAG data is absent: {path} does not exist")
-    return path
+    return shared_data_file("mtrag", name)
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
@@ -719,8 +716,8 @@ def test_tsv_by_extension(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- 7. Parquet
 
 def test_parquet_with_list_and_struct_columns(tmp_path: Path) -> None:
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
     chunk = pa.struct([("doc_id", pa.string()), ("text", pa.string()), ("title", pa.string())])
     call = pa.struct([("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64())])
     table = pa.table({
@@ -753,8 +750,8 @@ def test_parquet_with_list_and_struct_columns(tmp_path: Path) -> None:
 
 
 def test_parquet_row_number_and_column_map(tmp_path: Path) -> None:
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
     table = pa.table({"query": ["q1", "q2", "q3"], "resp": ["a1", "a2", "a3"],
                       "lat": pa.array([1.0, -2.0, 3.0], pa.float64())})
     path = tmp_path / "records.pq"
@@ -768,7 +765,6 @@ def test_parquet_row_number_and_column_map(tmp_path: Path) -> None:
 
 
 def test_unreadable_parquet_file(tmp_path: Path) -> None:
-    pytest.importorskip("pyarrow")
     path = tmp_path / "records.parquet"
     path.write_text("not parquet", encoding="utf-8")
     with pytest.raises(InputError, match="Parquet"):

@@ -8,7 +8,10 @@ client's timeout, truncated JSON, a wrong JSON shape, or finish_reason "length")
 same call succeed. A call is identified by its *call key*: sha256 of the first user message's
 content, which a repair request (original messages + assistant reply + new user message) shares.
 
-Standard library only; every request body, its headers and the kind of each reply are recorded.
+A responder may raise :class:`HTTPFault` to answer with that HTTP status (a 401 for a bad key, a 500).
+
+Standard library only; every request body, its headers, its arrival time (``time.monotonic()``) and the kind
+of each reply are recorded.
 """
 from __future__ import annotations
 
@@ -23,9 +26,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from collections.abc import Callable
 
-__all__ = ["FakeOpenAIServer", "FaultPlan", "call_key"]
+__all__ = ["FakeOpenAIServer", "FaultPlan", "HTTPFault", "call_key"]
 
 FAULT_KINDS = ("429", "500", "stall", "truncated", "wrong_schema", "length")
+
+
+class HTTPFault(Exception):
+    """Raised by a responder: the fake answers with ``status`` and an OpenAI-style error body."""
+
+    def __init__(self, status: int, message: str = "fault") -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
 
 
 @dataclass(frozen=True)
@@ -138,6 +150,7 @@ class FakeOpenAIServer:
         self.model = model
         self.requests: list[dict] = []
         self.headers: list[dict] = []
+        self.arrivals: list[float] = []  # time.monotonic() of each request, in the order of ``requests``
         self.statuses: collections.Counter[str] = collections.Counter()
         self._attempts: collections.Counter[str] = collections.Counter()
         self._lock = threading.Lock()
@@ -173,6 +186,7 @@ class FakeOpenAIServer:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
+            self.arrivals.append(time.monotonic())
             self._attempts[key] += 1
             attempt = self._attempts[key]
         kind = self.faults.fault_for(key) if self.faults is not None and attempt == 1 else None
@@ -189,6 +203,10 @@ class FakeOpenAIServer:
             self._stop.wait(self.faults.stall_s)  # type: ignore[union-attr]
         try:
             content = self.responder(body)
+        except HTTPFault as fault:
+            kinds = {401: "authentication_error", 403: "permission_error", 429: "rate_limit_error"}
+            error = {"message": fault.message, "type": kinds.get(fault.status, "server_error"), "code": None}
+            return fault.status, {"error": error}, None
         except Exception as exc:  # a broken responder is a test bug: surface it as a 500
             return 500, {"error": {"message": f"responder failed: {exc!r}", "type": "server_error"}}, None
         finish = "stop"

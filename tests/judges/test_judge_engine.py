@@ -182,6 +182,23 @@ def test_concurrency_is_bounded_and_used():
     assert 0.6 <= elapsed < 1.5, elapsed  # two waves of four: not one wave, not eight in a row
 
 
+# The reply schemas as a remote endpoint gets them, written out by hand: OpenAI's strict mode rejects
+# maxLength, so no string carries its length limit here.
+_SCORE = {"type": "object", "additionalProperties": False, "required": ["reason", "score"],
+          "properties": {"reason": {"type": "string"}, "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}}}
+REMOTE_SCHEMAS = {
+    "correctness": _SCORE, "relevance": _SCORE,
+    "claims": {"type": "object", "additionalProperties": False, "required": ["claims"],
+               "properties": {"claims": {"type": "array", "items": {
+                   "type": "object", "additionalProperties": False,
+                   "required": ["claim", "evidence", "differences", "verdict", "chunks"],
+                   "properties": {"claim": {"type": "string"}, "evidence": {"type": "string"},
+                                  "differences": {"type": "string"},
+                                  "verdict": {"type": "string", "enum": ["supported", "contradicted", "unsupported"]},
+                                  "chunks": {"type": "array", "items": {"type": "integer"}}}}}}},
+}
+
+
 def test_every_request_asks_for_its_prompts_json_schema():
     with FakeOpenAIServer(respond) as server:
         judged_run(server, 5)
@@ -190,7 +207,7 @@ def test_every_request_asks_for_its_prompts_json_schema():
     for body in bodies:
         name = body["response_format"]["json_schema"]["name"]
         assert body["response_format"] == {"type": "json_schema", "json_schema": {
-            "name": name, "strict": True, "schema": PROMPTS[name].schema}}
+            "name": name, "strict": True, "schema": REMOTE_SCHEMAS[name]}}
         assert (body["model"], body["temperature"], body["seed"], body["max_tokens"]) == (
             "fake-judge", 0.0, 0, PROMPTS[name].max_tokens)
         assert [m["role"] for m in body["messages"]] == ["system", "user"]

@@ -1,49 +1,106 @@
-"""The real local judge: llama.cpp's server with the packaged Qwen2.5-Coder-1.5B, on clear cases.
+"""The real local judge: llama.cpp's server with the packaged Qwen2.5-Coder-1.5B.
 
-The cases are ones the 1.5B model gets right at temperature 0 (a claim the chunk states; the same claim
-with another number, which the chunk contradicts). It is a small model: on subtler cases (a claim no
-chunk mentions, a hedged sentence, several claims in one sentence) it errs now and then, which the
-README says.
+What is asserted is what a 1.5B model gets every time at temperature 0, not its wording: every reply
+matches its JSON schema (the server's grammar enforces it, length limits included); a statement copied
+from a chunk is supported while the same statement with another number is contradicted; a copy of the
+reference answer scores high on correctness and relevance, and higher than an answer about something else;
+the same calls give the same verdicts again; the server answers its health check on loopback only and is
+gone once the judge is closed. Subtler cases (a claim no chunk mentions, a hedged sentence, several claims
+in one sentence) it gets wrong now and then, which the README says; they are not tested here.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterator, Mapping
+from types import ModuleType
+from typing import Any
 
 import pytest
 
 from ragmeter import Settings, evaluate
 from ragmeter.io import record_from_dict
 from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, JudgeCall, JudgeConfig, OpenAIBackend, open_judge
-from ragmeter.judges.prompts import CLAIMS, CORRECTNESS, claims_request, correctness_request
 from ragmeter.judges.local import MODEL_SHA256, packaged_model_path
-
-pytest.importorskip("xllamacpp", reason="the local judge needs the 'local' extra: pip install 'ragmeter[local]'")
+from ragmeter.judges.prompts import CLAIMS, CORRECTNESS, claims_request, correctness_request
 
 CHUNKS = [
     {"doc_id": "hours", "text": "The Central Library is open on Fridays from 9:00 to 18:00."},
     {"doc_id": "fees", "text": "A library card is free for residents; non-residents pay 25 dollars per year."},
 ]
+FEES_CHUNK = 2          # chunks are numbered from 1 in the claims prompt
 QUESTION = "How much does a library card cost for non-residents?"
+REFERENCE = "Non-residents pay 25 dollars per year."
+# The fees chunk's statement word for word, and the same statement with a number the chunk contradicts.
+STATED = "Non-residents pay 25 dollars per year for a library card."
+CONTRADICTED = "Non-residents pay 40 dollars per year for a library card."
+OFF_TOPIC = "The library opens at 9:00 on Fridays."
+
+
+@pytest.fixture(scope="module", autouse=True)
+def llama_cpp(extra_module: Callable[[str, str], ModuleType]) -> ModuleType:
+    """Every test here needs the 'local' extra: it skips without it, and fails in CI (tests/conftest.py)."""
+    return extra_module("xllamacpp", "local")
 
 
 @pytest.fixture(scope="module")
-def judge(tmp_path_factory):
+def judge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Judge]:
     judge = open_judge(JudgeConfig(kind="local", cache=tmp_path_factory.mktemp("local-judge") / "cache.sqlite"))
     yield judge
     judge.close()
 
 
-def _record(id: str, answer: str) -> dict:
-    return {"id": id, "question": QUESTION, "answer": answer, "contexts": CHUNKS,
-            "references": ["Non-residents pay 25 dollars per year."]}
+def _record(id: str, answer: str) -> dict[str, Any]:
+    return {"id": id, "question": QUESTION, "answer": answer, "contexts": CHUNKS, "references": [REFERENCE]}
+
+
+def _health_url(judge: Judge) -> str:
+    base = str(judge.backend._client.base_url)  # the local server's address, as the client uses it
+    return f"{base.removesuffix('/').removesuffix('/v1')}/health"
+
+
+def schema_problems(value: Any, schema: Mapping[str, Any], where: str = "reply") -> list[str]:
+    """Where ``value`` breaks the parts of JSON Schema our judge schemas use (type, required,
+    additionalProperties: false, enum, maxLength, items); empty when it matches."""
+    kind = schema.get("type")
+    types = {"object": dict, "array": list, "string": str, "integer": int}
+    if kind in types and (not isinstance(value, types[kind]) or isinstance(value, bool)):
+        return [f"{where}: expected {kind}, got {value!r}"]
+    problems = []
+    if "enum" in schema and value not in schema["enum"]:
+        problems.append(f"{where}: {value!r} is not one of {schema['enum']}")
+    if "maxLength" in schema and len(value) > schema["maxLength"]:
+        problems.append(f"{where}: {len(value)} characters, more than {schema['maxLength']}")
+    if kind == "object":
+        properties = schema.get("properties", {})
+        problems += [f"{where}: missing {key!r}" for key in schema.get("required", []) if key not in value]
+        if schema.get("additionalProperties") is False:
+            problems += [f"{where}: unexpected {key!r}" for key in value if key not in properties]
+        for key, item in value.items():
+            if key in properties:
+                problems += schema_problems(item, properties[key], f"{where}.{key}")
+    if kind == "array":
+        for i, item in enumerate(value):
+            problems += schema_problems(item, schema.get("items", {}), f"{where}[{i}]")
+    return problems
+
+
+def test_the_schema_check_finds_what_it_should() -> None:
+    # the checker above must be able to fail, or every assertion made with it would be empty
+    reply = {"claims": [{"claim": "x" * 201, "evidence": "", "differences": "", "verdict": "maybe",
+                         "chunks": ["2"]}], "note": 1}
+    assert schema_problems(reply, CLAIMS.schema) == [
+        "reply: unexpected 'note'", "reply.claims[0].claim: 201 characters, more than 200",
+        "reply.claims[0].verdict: 'maybe' is not one of ['supported', 'contradicted', 'unsupported']",
+        "reply.claims[0].chunks[0]: expected integer, got '2'"]
+    assert schema_problems({"reason": "ok", "score": True}, CORRECTNESS.schema) == [
+        "reply.score: expected integer, got True"]
 
 
 def test_packaged_model_is_the_pinned_file() -> None:
-    import hashlib
-
     digest = hashlib.sha256()
     with packaged_model_path().open("rb") as handle:
         while block := handle.read(1 << 24):
@@ -51,38 +108,47 @@ def test_packaged_model_is_the_pinned_file() -> None:
     assert digest.hexdigest() == MODEL_SHA256
 
 
-def test_claim_stated_in_a_chunk_vs_one_it_contradicts(judge) -> None:
-    records = [_record("stated", "Non-residents pay 25 dollars per year for a library card."),
-               _record("contradicted", "Non-residents pay 40 dollars per year for a library card.")]
-    calls = [JudgeCall(CLAIMS, claims_request(record, record.answer), 2) for record in map(record_from_dict, records)]
-    verdicts = [outcome.verdict for outcome in judge.run(calls)]
-    assert [[(c["verdict"], c["chunks"]) for c in v["claims"]] for v in verdicts] == [
-        [("supported", [2])], [("contradicted", [2])]]
+def test_a_copied_statement_is_supported_and_a_changed_number_contradicted(judge: Judge) -> None:
+    records = [_record("stated", STATED), _record("contradicted", CONTRADICTED)]
+    calls = [JudgeCall(CLAIMS, claims_request(record, record.answer), len(CHUNKS))
+             for record in map(record_from_dict, records)]
+    stated, contradicted = (outcome.verdict for outcome in judge.run(calls))
+    for verdict in (stated, contradicted):
+        assert verdict is not None and schema_problems(verdict, CLAIMS.schema) == []
+        assert verdict["claims"], "each answer makes one factual claim at least"
+        assert all(set(claim["chunks"]) <= {1, 2} for claim in verdict["claims"]), verdict
+    assert {claim["verdict"] for claim in stated["claims"]} == {"supported"}, stated
+    assert any(FEES_CHUNK in claim["chunks"] for claim in stated["claims"]), stated
+    assert "contradicted" in {claim["verdict"] for claim in contradicted["claims"]}, contradicted
 
     result = evaluate(records, metrics=["judge_faithfulness", "judge_precision"], judge=judge,
                       settings=Settings(n_resamples=200))
     assert result.judging is not None and not result.judging.failures
-    assert result.judging.totals()["requests"] == 0  # the same calls: every verdict comes from the first run
-    assert list(result.scores["judge_faithfulness"]) == [1.0, 0.0]
-    assert list(result.scores["judge_precision"]) == [0.5, 0.0]  # the fees chunk of the two supports the first
+    assert result.judging.totals()["requests"] == 0  # the same calls: every verdict comes from the cache
+    faithfulness, precision = result.scores["judge_faithfulness"], result.scores["judge_precision"]
+    assert faithfulness[0] == 1.0 and faithfulness[1] < 1.0     # every claim supported; one contradicted
+    assert 0.5 <= precision[0] <= 1.0                           # the fees chunk (1 of 2) supports it at least
+    assert 0.0 <= precision[1] <= 1.0
 
 
-def test_correctness_and_relevance_on_clear_cases(judge) -> None:
-    records = [_record("same", "Non-residents pay 25 dollars per year."),
-               _record("off", "The library opens at 9:00 on Fridays.")]
+def test_a_copy_of_the_reference_outscores_an_answer_about_something_else(judge: Judge) -> None:
+    records = [_record("same", REFERENCE), _record("off", OFF_TOPIC)]
     result = evaluate(records, metrics=["judge_correctness", "judge_relevance"], judge=judge,
                       settings=Settings(n_resamples=200))
-    correctness, relevance = result.scores["judge_correctness"], result.scores["judge_relevance"]
-    assert correctness[0] >= 4 and correctness[1] <= 2
-    assert relevance[0] >= 4 and relevance[1] <= 2
+    assert result.judging is not None and not result.judging.failures
+    for name in ("judge_correctness", "judge_relevance"):
+        same, off = result.scores[name]
+        assert same in {1.0, 2.0, 3.0, 4.0, 5.0} and off in {1.0, 2.0, 3.0, 4.0, 5.0}, name
+        assert same >= 4 and off < same, (name, same, off)
 
 
-def test_the_same_calls_get_the_same_verdicts_again(judge) -> None:
+def test_the_same_calls_get_the_same_verdicts_again(judge: Judge) -> None:
     """With its one slot the server computes each request alone, so a call repeated without a cache gets the
     same reply, word for word (two slots batch requests together, and verdicts then vary between runs)."""
     uncached = Judge(OpenAIBackend(base_url=str(judge.backend._client.base_url), model=judge.backend.model,
-                                   api_key_env=None, timeout_s=LOCAL_TIMEOUT_S), timeout_s=LOCAL_TIMEOUT_S)
-    records = [record_from_dict(_record("same", "Non-residents pay 25 dollars per year.")),
+                                   api_key_env=None, timeout_s=LOCAL_TIMEOUT_S, send_max_length=True),
+                     timeout_s=LOCAL_TIMEOUT_S)
+    records = [record_from_dict(_record("same", REFERENCE)),
                record_from_dict(_record("more", "Non-residents pay 25 dollars a year; residents pay nothing."))]
     calls = [JudgeCall(CORRECTNESS, correctness_request(record)) for record in records]
     try:
@@ -90,21 +156,20 @@ def test_the_same_calls_get_the_same_verdicts_again(judge) -> None:
     finally:
         uncached.close()
     assert uncached.usage["correctness"].requests == 4
+    assert all(o.verdict is not None and schema_problems(o.verdict, CORRECTNESS.schema) == [] for o in first)
     assert [o.verdict for o in first] == [o.verdict for o in second]
-    assert all(o.verdict is not None for o in first)
 
 
-def test_server_listens_on_loopback_only(judge) -> None:
-    base = judge.backend._client.base_url  # the local server's address, as the client uses it
-    assert str(base).startswith("http://127.0.0.1:")
-    with urllib.request.urlopen(f"{str(base).removesuffix('/').removesuffix('/v1')}/health", timeout=10) as reply:
-        assert json.load(reply)["status"] == "ok"
+def test_server_listens_on_loopback_only_and_is_healthy(judge: Judge) -> None:
+    assert str(judge.backend._client.base_url).startswith("http://127.0.0.1:")
+    with urllib.request.urlopen(_health_url(judge), timeout=10) as reply:
+        assert reply.status == 200 and json.load(reply)["status"] == "ok"
 
 
 def test_the_judge_stops_its_server_when_closed() -> None:
     judge = open_judge(JudgeConfig(kind="local"))
     process = judge._on_close.__self__._process  # the LocalServer's child process
-    health = f"{str(judge.backend._client.base_url).removesuffix('/').removesuffix('/v1')}/health"
+    health = _health_url(judge)
     with urllib.request.urlopen(health, timeout=10) as reply:
         assert json.load(reply)["status"] == "ok"
     judge.close()

@@ -8,12 +8,12 @@ import math
 from typing import Any
 
 import pytest
+from statsmodels.stats.proportion import proportion_confint
 
 import ragmeter
 from ragmeter import InputError, Settings, evaluate, get_metric, record_from_dict
 from ragmeter.metrics import Aggregation
 from ragmeter.metrics.labels import conditional_fabrication_rate, derived_source_labels, label_rate
-from ragmeter.stats.intervals import wilson_interval
 
 TOL = 1e-12
 
@@ -117,8 +117,8 @@ def test_every_rate_matches_the_hand_count(name: str) -> None:
     assert summary.n_undefined == 8 - n
     assert dict(summary.undefined_reasons) == reasons
     assert dict(summary.notes) == {}
-    # Rates get the Wilson interval (no conversation clusters here).
-    low, high = wilson_interval(k, n)
+    # Rates get the Wilson interval (no conversation clusters here); statsmodels is the reference.
+    low, high = proportion_confint(k, n, alpha=0.05, method="wilson")
     assert summary.ci_low == pytest.approx(low, abs=TOL)
     assert summary.ci_high == pytest.approx(high, abs=TOL)
     assert "ci:wilson" in summary.signature.render()
@@ -221,7 +221,7 @@ def test_source_labels_modes(mode: str) -> None:
         assert (summary.n, summary.n_undefined) == (n, 8 - n), name
         assert dict(summary.undefined_reasons) == reasons, name
         assert dict(summary.notes) == notes, name
-        low, high = wilson_interval(k, n)
+        low, high = proportion_confint(k, n, alpha=0.05, method="wilson")
         assert summary.ci_low == pytest.approx(low, abs=TOL)
         assert summary.ci_high == pytest.approx(high, abs=TOL)
         assert f"source_labels:{mode}" in summary.signature.render(), name

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ragmeter import Answerability, Chunk, Record, Settings, evaluate
-from ragmeter.metrics.mtrag import idk_eval_from_detector, rb_agg
+from ragmeter.metrics.mtrag import idk_eval_from_detector
 from ragmeter.models.base import TokenEmbeddings
 from ragmeter.pipelines.mtrag import run_step
 from ragmeter.text.idk import IdkDetector
@@ -55,7 +55,7 @@ def test_registered_values_match_the_pipeline(tmp_path):
         "targets": [{"text": t} for t in r.references], "predictions": [{"text": r.answer}],
         "answerability": [r.answerability.value]}) + "\n" for r in RECORDS))
     run_step("all", source, tmp_path / "out.jsonl", token_encoder=encoder)
-    rows = [json.loads(line)["metrics"] for line in open(tmp_path / "out.jsonl")]
+    rows = [json.loads(line)["metrics"] for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
     first = rows[0]
     for name in ("Recall", "RougeL_stemFalse", "BertscoreP", "BertscoreR", "RB_agg"):
         assert result.scores[name][0] == pytest.approx(first[name][0], abs=1e-12), name
@@ -68,8 +68,11 @@ def test_registered_values_match_the_pipeline(tmp_path):
     assert result.scores["BertscoreP"][0] == pytest.approx(1.0)
     assert result.scores["BertscoreR"][0] == pytest.approx(5 / 6)
     assert result.scores["BertKPrec"][0] == pytest.approx(1.0)
-    expected = rb_agg(bertscore_recall=5 / 6, rouge_l_value=first["RougeL_stemFalse"][0], max_bert_k_prec=1.0)
-    assert result.scores["RB_agg"][0] == pytest.approx(expected.value)
+    # ROUGE-L against the first reference: LCS 5 of 5 answer and 6 reference tokens, F = 2·1·(5/6)/(1 + 5/6) = 10/11
+    assert result.scores["RougeL_stemFalse"][0] == pytest.approx(10 / 11)
+    # RB_agg: r = (5/6 + 1)/2 = 11/12, l = 10/11, e = (1 + 1)/2 = 1; 3·r·l·e / (r·l + r·e + l·e)
+    # = 3·(5/6) / (5/6 + 11/12 + 10/11) = 2.5 / (351/132) = 110/117
+    assert result.scores["RB_agg"][0] == pytest.approx(110 / 117)
     assert "bertscore_model:words" in result.signatures["RB_agg"].render()
 
 

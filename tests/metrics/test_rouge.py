@@ -1,11 +1,12 @@
 """ROUGE-L against Google's rouge-score, the reference implementation, value for value."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rouge_score import rouge_scorer
 
 from ragmeter.metrics.rouge import lcs_length, rouge_l, rouge_tokens
 
-rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer", reason="rouge-score is a test dependency")
 SCORER = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
 
 

@@ -79,8 +79,8 @@ def test_cache_forgets_least_recently_used_vectors_beyond_its_budget():
     assert cache.texts_encoded == 4
 
 
-def test_onnx_and_torch_backends_agree(onnx):
-    pytest.importorskip("torch", reason="the torch extra is not installed: pip install 'ragmeter[torch]'")
+def test_onnx_and_torch_backends_agree(onnx, extra_module):
+    extra_module("torch", "torch")      # skips without the torch extra, fails in CI (tests/conftest.py)
     from ragmeter.models.torch_minilm import TorchEmbedder
 
     a = onnx.encode(SENTENCES)

@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import shared_data_file
 from mtrag_rows import mtrag_row, read_jsonl, write_jsonl
 
 from ragmeter.cli import main
 from ragmeter.pipelines.mtrag import run_step
 
-MTRAG_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "mtrag"
 DETECTOR = "detector:idk-en-id-1"
 FAST = ("--n-resamples", "200")
 
@@ -217,9 +217,7 @@ def test_summary_of_padded_answerability(tmp_path: Path, capsys: pytest.CaptureF
 def short_real_rows(n: int) -> list[dict[str, Any]]:
     """The first n rows of human_eval_tasks.jsonl with short passages (fast to encode) and ASCII text only
     (a line torn inside a UTF-8 character is a separate, known bug: see test_mtrag_pipeline.py)."""
-    path = MTRAG_DATA / "human_eval_tasks.jsonl"
-    if not path.exists():
-        pytest.skip(f"MT-RAG data not found at {path}")
+    path = shared_data_file("mtrag", "human_eval_tasks.jsonl")
     rows = []
     with path.open(encoding="utf-8") as handle:
         for line in handle:

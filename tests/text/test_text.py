@@ -81,8 +81,7 @@ def test_custom_idk_patterns_are_versioned_by_content(tmp_path):
     path.write_text("# comment\nno clue\n\n", encoding="utf-8")
     detector = IdkDetector.from_file(path)
     assert detector.is_idk("I have no clue.") and not detector.is_idk("I don't know.")
-    assert detector.version.startswith("custom-")
-    assert detector.version == IdkDetector.from_patterns(["no clue"]).version
+    assert detector.version == "custom-ad8b2f5070ef"   # printf 'no clue' | sha256sum, first 12 hex digits
     assert detector.version != IdkDetector.from_patterns(["no idea"]).version
     assert IdkDetector().version == "idk-en-id-1"
 

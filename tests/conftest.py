@@ -1,0 +1,70 @@
+"""What a test may lack, and the one rule for it: skip on a developer's machine, fail in CI.
+
+Two things live outside the repository: MT-RAG's released data in ``../shared/data`` beside the clone
+(the human-evaluation files and the IR toy case), and the optional extras (``torch``, ``local``). CI
+installs every extra and has the data beside the clone (``.ci/run``), so there a test that finds one
+missing fails: a checkout without them would otherwise pass with the conformance tests silently skipped.
+Elsewhere the test skips and says what it looked for. CI is recognised by the environment variable ``CI``
+set to ``true``, ``1`` or ``yes`` (any case), as GitHub Actions and GitLab CI set it.
+
+Tests use the fixtures ``shared_data`` and ``extra_module``, which return the functions below; reference
+libraries the tests compare against (rouge-score, bert-score, …) are in the ``test`` extra and are imported
+plainly, so a missing one is an error everywhere.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import NoReturn
+
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+CI_VALUES = ("true", "1", "yes")
+
+
+def in_ci() -> bool:
+    """True when the environment variable ``CI`` is ``true``, ``1`` or ``yes`` (any case, spaces ignored)."""
+    return os.environ.get("CI", "").strip().lower() in CI_VALUES
+
+
+def missing(what: str) -> NoReturn:
+    """Fail (in CI) or skip (elsewhere) the running test because ``what`` is missing."""
+    if in_ci():
+        pytest.fail(f"{what}. CI must have it, so this test fails instead of skipping (CI={os.environ['CI']!r})",
+                    pytrace=False)
+    pytest.skip(f"{what} (outside CI this test skips; with CI=true it fails)")
+
+
+def shared_data_file(*parts: str, root: Path = SHARED_DATA) -> Path:
+    """The path of ``root/parts…`` when that file exists (``shared_data_file("mtrag", "human_eval_tasks.jsonl")``);
+    otherwise :func:`missing` (skip, or fail in CI)."""
+    path = root.joinpath(*parts)
+    if not path.is_file():
+        missing(f"MT-RAG's released data is missing: {path} is not a file; put the shared data folder at "
+                f"{root} (../shared/data beside the clone)")
+    return path
+
+
+def extra_module(name: str, extra: str) -> ModuleType:
+    """The module ``name`` of the optional extra ``extra``; when it cannot be imported, :func:`missing`."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        missing(f"{name} cannot be imported ({exc}): install the extra with pip install 'ragmeter[{extra}]'")
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Callable[..., Path]:
+    """``shared_data("mtrag", "human_eval_tasks.jsonl")``: the path, or a skip (a failure in CI)."""
+    return shared_data_file
+
+
+@pytest.fixture(scope="session", name="extra_module")
+def extra_module_fixture() -> Callable[[str, str], ModuleType]:
+    """``extra_module("torch", "torch")``: the module, or a skip (a failure in CI)."""
+    return extra_module
