@@ -60,12 +60,15 @@ class JudgeError(RagmeterError):
 
 class TransientJudgeError(JudgeError):
     """One judge call failed in a way worth retrying: a rate limit (``rate_limited``), a 5xx, a timeout or a
-    dropped connection. ``retry_after`` is the server's Retry-After in seconds, when it sent one."""
+    dropped connection. ``retry_after`` is the server's Retry-After in seconds, when it sent one;
+    ``connection_failed``: no connection could be made at all (refused, unknown host, connect timeout)."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None, rate_limited: bool = False) -> None:
+    def __init__(self, message: str, *, retry_after: float | None = None, rate_limited: bool = False,
+                 connection_failed: bool = False) -> None:
         super().__init__(message)
         self.retry_after = retry_after
         self.rate_limited = rate_limited
+        self.connection_failed = connection_failed
 
 
 class RejectedCallError(JudgeError):

@@ -194,32 +194,36 @@ class _Table:
 
     def _score_metric(self, metric: Metric, batch: list[Record], items: list[ItemContext], run: RunContext,
                       start: int) -> list[float]:
-        missing = [metric.missing_field(record) for record in batch]
+        missing = ([metric.missing_field(record) for record in batch] if metric.checks_fields
+                   else [None] * len(batch))
         complete = [i for i, reason in enumerate(missing) if reason is None]
-        outcomes: list[Any] = [Undefined(reason) if reason is not None else None for reason in missing]
+        values = np.full(len(batch), np.nan)
+        undefined = {start + i: reason for i, reason in enumerate(missing) if reason is not None}
+        notes: dict[int, str] = {}
         if metric.compute_batch is not None:
             scored = metric.compute_batch([batch[i] for i in complete], [items[i] for i in complete], run)
-            for i, outcome in zip(complete, scored, strict=True):
-                outcomes[i] = outcome
+            values[complete] = scored.values
+            undefined.update((start + complete[i], reason) for i, reason in scored.undefined.items())
+            notes.update((start + complete[i], note) for i, note in scored.notes.items())
         else:
             for i in complete:
-                outcomes[i] = metric.compute(batch[i], items[i], run)
-        column = []
-        for offset, outcome in enumerate(outcomes):
-            if isinstance(outcome, Undefined):
-                column.append(float("nan"))
-                self.undefined[metric.name][start + offset] = outcome.reason
-                continue
-            if isinstance(outcome, Noted):
-                self.notes[metric.name][start + offset] = outcome.note
-                outcome = outcome.value
-            value = float(outcome)
-            if metric.name in self._rates and value not in (0.0, 1.0):
-                raise ConfigError(f"metric {metric.name!r} is a rate but gave {value!r} for item "
-                                  f"{batch[offset].id!r}: a rate's values are 0 or 1")
-            column.append(value)
-        self._values[metric.name].extend(column)
-        return column
+                outcome = metric.compute(batch[i], items[i], run)
+                if isinstance(outcome, Undefined):
+                    undefined[start + i] = outcome.reason
+                    continue
+                if isinstance(outcome, Noted):
+                    notes[start + i] = outcome.note
+                    outcome = outcome.value
+                values[i] = float(outcome)
+        if metric.name in self._rates:
+            wrong = np.flatnonzero(~np.isnan(values) & (values != 0.0) & (values != 1.0))
+            if len(wrong):
+                raise ConfigError(f"metric {metric.name!r} is a rate but gave {float(values[wrong[0]])!r} for item "
+                                  f"{batch[wrong[0]].id!r}: a rate's values are 0 or 1")
+        self.undefined[metric.name].update(undefined)
+        self.notes[metric.name].update(notes)
+        self._values[metric.name].frombytes(values.tobytes())
+        return values.tolist()
 
 
 class _Progress:

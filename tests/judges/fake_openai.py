@@ -21,10 +21,10 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from collections.abc import Callable
 
 __all__ = ["FakeOpenAIServer", "FaultPlan", "HTTPFault", "call_key"]
 

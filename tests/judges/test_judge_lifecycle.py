@@ -15,16 +15,26 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
+from typing import Self
 
 import pytest
 from fake_openai import FakeOpenAIServer, HTTPFault
 from judge_script import records, respond
 
-import ragmeter.judges as judges
+from ragmeter import judges
 from ragmeter.cli import main
 from ragmeter.errors import JudgeError, ModelError, TransientJudgeError
-from ragmeter.judges import (Judge, JudgeCache, JudgeCall, JudgeConfig, OpenAIBackend, ScriptedBackend, local,
-                             open_judge, planning_judge)
+from ragmeter.judges import (
+    Judge,
+    JudgeCache,
+    JudgeCall,
+    JudgeConfig,
+    OpenAIBackend,
+    ScriptedBackend,
+    local,
+    open_judge,
+    planning_judge,
+)
 from ragmeter.judges.prompts import CLAIMS, CORRECTNESS, claims_request, correctness_request
 from ragmeter.records import Chunk, Record
 
@@ -236,14 +246,15 @@ def test_a_cache_file_locked_by_another_process_stalls_no_call_in_flight(tmp_pat
         worker = threading.Thread(target=lambda: outcomes.extend(judge.run([score_call(i) for i in range(40)])))
         worker.start()
         try:
-            all_sent = wait_until(lambda: len(server.requests) == 40, timeout_s=10.0)
+            wait_until(lambda: len(server.requests) == 40, timeout_s=10.0)
+            sent_while_locked = len(server.requests)
             waiting_for_the_lock = worker.is_alive()
         finally:
             holder.execute("ROLLBACK")
             holder.close()
         worker.join(timeout=30.0)
         judge.close()
-    assert all_sent, f"{len(server.requests)} of 40 requests sent while the cache file was locked"
+    assert sent_while_locked == 40
     assert waiting_for_the_lock
     assert [o.verdict for o in outcomes] == [VERDICT_5] * 40
     reopened = JudgeCache(path)
@@ -281,10 +292,10 @@ class InterruptedPart:
     def __init__(self) -> None:
         self.blocks = [b"\x00" * 500]
 
-    def open(self, mode: str) -> InterruptedPart:
+    def open(self, mode: str) -> Self:
         return self
 
-    def __enter__(self) -> InterruptedPart:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -322,11 +333,11 @@ def test_a_join_with_the_wrong_checksum_leaves_no_file(fake_parts, tmp_path, mon
 
 # --- a local server that exits at start -------------------------------------------------------------------
 
-def test_a_local_server_that_exits_at_start_says_why_and_leaves_no_process(tmp_path, monkeypatch):
+def test_a_local_server_that_exits_at_start_says_why_and_leaves_no_process(tmp_path, monkeypatch, extra_module):
     """A "model" of a few bytes that is no GGUF file: llama.cpp's server exits at once. The error carries its
     log (llama.cpp's own reason) and no child is left running. (Before, the log was closed before its tail
     was read, so the message said nothing of why.)"""
-    pytest.importorskip("xllamacpp", reason="the local judge's server needs pip install 'ragmeter[local]'")
+    extra_module("xllamacpp", "local")  # skips without it, fails in CI (tests/conftest.py)
     model = tmp_path / "garbage.gguf"
     model.write_bytes(b"not a model")
     children: list[subprocess.Popen] = []
@@ -431,7 +442,7 @@ def test_a_server_error_between_failures_to_connect_starts_the_count_again():
 
 def test_once_a_request_was_answered_failures_to_connect_are_retried():
     backend = Transport("ok", "refused")
-    judge, outcomes = run_transport(backend, 4, max_attempts=4)
+    _, outcomes = run_transport(backend, 4, max_attempts=4)
     assert outcomes[0].verdict == VERDICT_5
     assert [o.attempts for o in outcomes[1:]] == [4, 4, 4]
     assert {o.failure for o in outcomes[1:]} == {f"no usable reply after 4 attempts: {REFUSED}"}
@@ -481,3 +492,18 @@ def test_the_local_server_gets_the_string_limits_and_a_remote_endpoint_does_not(
         "claim": 200, "evidence": 300, "differences": 160, "verdict": None, "chunks": None}
     assert "maxLength" not in json.dumps(schemas[False])
     assert schemas[False]["correctness"]["properties"]["reason"] == {"type": "string"}
+
+
+# --- progress ---------------------------------------------------------------------------------------------
+
+def test_on_call_done_is_called_once_per_finished_call_cached_ones_included(tmp_path):
+    path = tmp_path / "judge.sqlite"
+    answer = ScriptedBackend(lambda request: json.dumps(VERDICT_5))
+    with Judge(answer, cache=JudgeCache(path)) as first:
+        first.run([score_call(i) for i in range(3)])
+    done: list[int] = []
+    with Judge(answer, cache=JudgeCache(path)) as judge:
+        judge.on_call_done = lambda: done.append(len(answer.requests))
+        outcomes = judge.run([score_call(i) for i in range(5)])
+    assert [o.cached for o in outcomes] == [True, True, True, False, False]
+    assert len(done) == 5 and len(answer.requests) == 5  # 3 requests by the first judge, 2 by this one

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import replace
 
 import pytest
 
-from ragmeter.judges.prompts import CLAIMS, CORRECTNESS, RELEVANCE, VerdictError, claims_request, defuse, \
-    relevance_request
+from ragmeter.judges.prompts import (
+    CLAIMS,
+    CORRECTNESS,
+    RELEVANCE,
+    VerdictError,
+    claims_request,
+    defuse,
+    relevance_request,
+)
 from ragmeter.records import Chunk, Record
 
 
@@ -77,3 +85,25 @@ def test_prompt_hash_follows_instructions_schema_and_limit() -> None:
     assert replace(CLAIMS, instructions=CLAIMS.instructions + " ").hash != CLAIMS.hash
     assert replace(CLAIMS, max_tokens=CLAIMS.max_tokens + 1).hash != CLAIMS.hash
     assert replace(CLAIMS, name="other").hash == CLAIMS.hash  # the name is not what the judge sees
+
+
+def test_string_limits_enter_the_prompt_hash() -> None:
+    schema = copy.deepcopy(dict(CORRECTNESS.schema))
+    schema["properties"]["reason"]["maxLength"] += 1
+    assert replace(CORRECTNESS, schema=schema).hash != CORRECTNESS.hash
+
+
+def test_the_instructions_state_the_limits_in_words() -> None:
+    for prompt in (CORRECTNESS, RELEVANCE):
+        assert '{"reason": "<one short sentence of at most 25 words>", "score": <1-5>}' in prompt.instructions
+    assert ("each claim one short sentence of at most 25 words, the evidence at most 40 words, the differences "
+            "at most 20 words") in CLAIMS.instructions
+
+
+@pytest.mark.parametrize("prompt", [CORRECTNESS, RELEVANCE], ids=lambda p: p.name)
+def test_a_score_reply_at_its_longest_fits_the_token_limit(prompt) -> None:
+    """The reason filled to its schema's maxLength, counted at 3 characters a token (English text averages
+    about 4 with Qwen's and OpenAI's tokenizers; 3 leaves room for digits and punctuation)."""
+    longest = json.dumps({"reason": "x" * prompt.schema["properties"]["reason"]["maxLength"], "score": 5})
+    assert len(longest) / 3 <= prompt.max_tokens
+    assert prompt.check(longest, 0)["score"] == 5

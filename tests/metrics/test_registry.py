@@ -3,12 +3,13 @@ records that have its fields, cutoffs are bounded, and each metric's signature n
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from ragmeter import ConfigError, HashingEmbedder, Settings, evaluate, get_metric
 from ragmeter.aggregate import Aggregation
 from ragmeter.metrics import _registry
-from ragmeter.metrics._registry import MAX_CUTOFF, Metric
+from ragmeter.metrics._registry import MAX_CUTOFF, BatchOutcomes, Metric
 
 RECORDS = [{"id": "a", "question": "q", "answer": "x", "references": ["x"]},
            {"id": "b", "question": "q", "answer": "y"},
@@ -32,7 +33,7 @@ def test_a_batch_kernel_is_handed_only_records_with_its_fields(monkeypatch: pyte
 
     def kernel(records, items, run):  # type: ignore[no-untyped-def]
         seen.append([r.id for r in records])
-        return [float(len(r.references)) for r in records]
+        return BatchOutcomes(np.array([float(len(r.references)) for r in records]), notes={1: "second"})
 
     registered(monkeypatch, Metric(name="test_kernel", family="test", description="", needs=("references",),
                                    aggregation=Aggregation.MEAN, value_range=(0.0, None), higher_is_better=None,
@@ -41,6 +42,7 @@ def test_a_batch_kernel_is_handed_only_records_with_its_fields(monkeypatch: pyte
     assert seen == [["a", "c"]]
     assert result.undefined["test_kernel"] == {1: "record has no reference answer"}
     assert result.summary("test_kernel").value == 1.0
+    assert result.notes["test_kernel"] == {2: "second"}   # the kernel's position 1 is the batch's item 2
 
 
 def test_rank_cutoffs_are_bounded() -> None:

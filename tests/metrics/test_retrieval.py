@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import ragmeter
-from ragmeter import ConfigError, EvalResult, Settings, evaluate, get_metric, read_records
+from ragmeter import Chunk, ConfigError, EvalResult, Record, Settings, evaluate, get_metric, read_records
 from ragmeter.metrics import resolve_metrics
 from ragmeter.metrics.retrieval import dcg, grade, ndcg, reciprocal_rank, topical_precision
 
@@ -551,3 +551,131 @@ def test_batch_kernels_equal_the_per_query_definitions(gain: str) -> None:
                     "ndcg@5": ndcg(w, 5, gain=gain) or 0.0}
         for name, value in expected.items():
             assert result.scores[name][i] == pytest.approx(value, abs=1e-12), (name, q)
+
+
+# ---------------------------------------------------------------------------------------------------
+# 5. The pool-mode batch kernel against a per-record reading of the pool rule.
+
+ABSENT = object()  # a label the chunk does not have
+VOCABULARY = [f"d{j}" for j in range(9)]  # few doc ids: repeats within a list and shared pools
+
+
+def _pool_reference(record: Record, k: int) -> tuple[list[int], list[int], list[int]] | str:
+    """trec_eval's pool rule for one record, written out rank by rank: a judged doc_id gains its qrels
+    grade at its first rank and 0 at a repeat; an unjudged chunk gains its label grade (0 when a label
+    is absent) and a tied label makes the record ungradable. Ideal: the best k of the qrels grades and
+    the unjudged chunks' grades, padded with 0. Returns (grades, ideal), both of length k, and the
+    ideal's candidates (all those grades), or the reason."""
+    if record.qrels is None:
+        return "ideal=pool needs the record's qrels (its judged pool); it has none"
+    grades: list[int] = []
+    unjudged: list[int] = []
+    seen: set[str] = set()
+    for rank, chunk in enumerate(record.contexts[:k], start=1):
+        if chunk.doc_id in record.qrels:
+            grades.append(0 if chunk.doc_id in seen else record.qrels[chunk.doc_id])
+            seen.add(chunk.doc_id)
+            continue
+        topical = chunk.labels.get("topically_relevant", ABSENT)
+        sufficient = chunk.labels.get("evidence_sufficient", ABSENT)
+        if topical is None:
+            return f"annotators tied on topically_relevant at rank {rank}"
+        if sufficient is None:
+            return f"annotators tied on evidence_sufficient at rank {rank}"
+        w = 0 if ABSENT in (topical, sufficient) else grade(topical, sufficient)
+        grades.append(w)
+        unjudged.append(w)
+    candidates = sorted([*record.qrels.values(), *unjudged], reverse=True)
+    ideal = candidates[:k]
+    return grades + [0] * (k - len(grades)), ideal + [0] * (k - len(ideal)), candidates
+
+
+def _random_label(rng: np.random.Generator) -> object:
+    draw = rng.random()
+    return ABSENT if draw < 0.04 else None if draw < 0.07 else int(draw < 0.5)
+
+
+def _random_pool_records(seed: int, n: int = 500) -> list[Record]:
+    """Lists of 0–8 chunks drawn with replacement from a few doc ids (repeats, short lists); each label
+    0/1, tied (None) or absent, some chunks with no labels at all, some records fully labelled; qrels
+    of grades 0/1/2 (a few records with grades −3…40), or none."""
+    rng = np.random.default_rng(seed)
+    records = []
+    for i in range(n):
+        clean = rng.random() < 0.3
+        contexts = []
+        for doc_id in rng.choice(VOCABULARY, size=int(rng.integers(0, 9))):
+            if clean:
+                labels = {name: int(rng.random() < 0.5) for name in ("topically_relevant", "evidence_sufficient",
+                                                                    "misleading")}
+            elif rng.random() < 0.1:
+                labels = {}
+            else:
+                drawn = {name: _random_label(rng) for name in ("topically_relevant", "evidence_sufficient",
+                                                               "misleading")}
+                labels = {name: value for name, value in drawn.items() if value is not ABSENT}
+            contexts.append(Chunk(str(doc_id), f"text of {doc_id}", labels=labels))
+        wide = rng.random() < 0.05
+        judged = rng.choice(VOCABULARY, size=int(rng.integers(0, 7)), replace=False)
+        qrels = None if rng.random() < 0.05 else {
+            str(doc_id): int(rng.integers(-3, 41) if wide else rng.integers(0, 3)) for doc_id in judged}
+        records.append(Record(id=f"r{i}", question="q", answer="a", contexts=tuple(contexts), qrels=qrels))
+    return records
+
+
+def _kernel_pool(records: list[Record], k: int) -> list[tuple[list[int], list[int]] | str]:
+    """What the batch kernel gives each record: (grades, ideal) or the reason it cannot be graded."""
+    from ragmeter.metrics._retrieval_kernels import graded, ranked_labels
+
+    grades, ideal, problems = graded(records, ranked_labels(records, k), pool=True)
+    assert ideal is not None
+    return [problem if problem is not None else (grades[i].tolist(), ideal[i].tolist())
+            for i, problem in enumerate(problems)]
+
+
+@pytest.mark.parametrize("k", [1, 3, 5, 10])
+def test_pool_kernel_equals_a_per_record_reading(k: int) -> None:
+    records = _random_pool_records(11 + k)
+    expected = [e if isinstance(e, str) else e[:2] for e in (_pool_reference(record, k) for record in records)]
+    # the data hold every case the rule distinguishes
+    tops = [record.contexts[:k] for record in records]
+    labels = [chunk.labels for top in tops for chunk in top]
+    assert sum(len({c.doc_id for c in top}) < len(top) for top in tops) >= (5 if k > 1 else 0)
+    assert sum(any(v is None for v in lab.values()) for lab in labels) >= 10
+    assert sum(len(lab) < 3 for lab in labels) >= 10
+    assert sum(record.qrels is None for record in records) >= 5
+    assert sum(isinstance(e, str) and "tied" in e for e in expected) >= 5
+    assert sum(not isinstance(e, str) for e in expected) >= 200
+    assert sum(record.qrels is not None and any(c.doc_id not in record.qrels for c in top)
+               for record, top in zip(records, tops)) >= 100
+    assert sum(len(top) < k for top in tops) >= (50 if k > 1 else 20)
+    # one batch (grades −3…40 in it), each record alone, and batches of 64 (labels read per batch)
+    assert _kernel_pool(records, k) == expected
+    assert [_kernel_pool([record], k)[0] for record in records] == expected
+    assert [got for start in range(0, len(records), 64)
+            for got in _kernel_pool(records[start:start + 64], k)] == expected
+
+
+@pytest.mark.parametrize("gain", ["exponential", "linear"])
+def test_pool_ndcg_equals_the_per_query_definition_on_random_records(gain: str) -> None:
+    records = _random_pool_records(5)
+    result = evaluate(records, metrics=["ndcg@5"], settings=_settings("pool", gain), batch_size=64)
+    for i, record in enumerate(records):
+        expected = _pool_reference(record, 5)
+        if isinstance(expected, str):
+            assert result.undefined["ndcg@5"][i] == expected
+            continue
+        w, _, candidates = expected
+        value = ndcg(w, 5, ideal=candidates, gain=gain) or 0.0
+        # relative: a grade of 40 gains 2^40 − 1
+        assert result.scores["ndcg@5"][i] == pytest.approx(value, rel=1e-12, abs=1e-12), (i, w, candidates)
+
+
+def test_pool_kernel_refuses_the_grade_it_reserves_for_unjudged() -> None:
+    from ragmeter.metrics._retrieval_kernels import graded, ranked_labels
+
+    reserved = -2 ** 63
+    records = [Record(id="r7", question="q", answer="a", contexts=(Chunk("a", "text", labels=_labels(1)),),
+                      qrels={"a": reserved})]
+    with pytest.raises(ValueError, match="'r7'.*out of range"):
+        graded(records, ranked_labels(records, 5), pool=True)

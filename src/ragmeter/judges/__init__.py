@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,29 +67,38 @@ class JudgeConfig:
 
 
 def open_judge(config: JudgeConfig) -> Judge:
-    """A ready :class:`Judge`; for ``local`` the server is started now and stopped by ``Judge.close()``."""
-    cache = JudgeCache(config.cache) if config.cache is not None else None
-    server = None
+    """A ready :class:`Judge`; for ``local`` the server is started now and stopped by ``Judge.close()``, or
+    here when anything after its start fails (or is interrupted)."""
     timeout_s = config.timeout_s or (LOCAL_TIMEOUT_S if config.kind == "local" else REMOTE_TIMEOUT_S)
-    if config.kind == "local":
-        server = LocalServer(config.model_file)
-        base_url = server.start()
-        backend = OpenAIBackend(base_url=base_url, model=server.model_id, api_key_env=None,
-                                temperature=config.temperature, seed=config.seed, timeout_s=timeout_s)
-        concurrency = config.concurrency or server.parallel
-    else:
+    if config.kind == "openai":
         backend = OpenAIBackend(base_url=config.base_url, model=str(config.model),
                                 api_key_env=config.api_key_env, temperature=config.temperature, seed=config.seed,
                                 timeout_s=timeout_s)
-        concurrency = config.concurrency or 8
+        return _judge(config, backend, config.concurrency or 8, timeout_s, on_close=None)
+    server = LocalServer(config.model_file)
+    base_url = server.start()
+    try:
+        # llama.cpp turns the schemas' maxLength into its grammar: a long reason is cut short, not the verdict
+        backend = OpenAIBackend(base_url=base_url, model=server.model_id, api_key_env=None,
+                                temperature=config.temperature, seed=config.seed, timeout_s=timeout_s,
+                                send_max_length=True)
+        return _judge(config, backend, config.concurrency or server.parallel, timeout_s, on_close=server.stop)
+    except BaseException:
+        server.stop()
+        raise
+
+
+def _judge(config: JudgeConfig, backend: OpenAIBackend, concurrency: int, timeout_s: float,
+           on_close: Callable[[], None] | None) -> Judge:
+    cache = JudgeCache(config.cache) if config.cache is not None else None
     return Judge(backend, cache=cache, concurrency=concurrency, max_attempts=config.max_attempts,
-                 timeout_s=timeout_s, backoff_s=config.backoff_s, seed=config.seed,
-                 on_close=server.stop if server is not None else None)
+                 timeout_s=timeout_s, backoff_s=config.backoff_s, seed=config.seed, on_close=on_close)
 
 
 def planning_judge(config: JudgeConfig) -> Judge:
     """A judge with ``config``'s identity and cache that calls nothing, for ``--dry-run``: it starts no
-    server, needs no key, and creates no cache file."""
+    server, needs no key, and creates no cache file. Close it (it then holds an open cache file); closing
+    starts nothing."""
     model = local_model_id(config.model_file) if config.kind == "local" else str(config.model)
     cache = JudgeCache(config.cache) if config.cache is not None and config.cache.exists() else None
     return Judge(_NoCalls(model, config.temperature, config.seed), cache=cache)

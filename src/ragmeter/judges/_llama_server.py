@@ -30,7 +30,10 @@ def main() -> None:
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
     params.warmup = False
-    server = xllamacpp.Server(params)
+    try:
+        server = xllamacpp.Server(params)
+    except RuntimeError as exc:  # llama.cpp has logged why (a file that is no model, too little memory)
+        sys.exit(f"llama.cpp's server did not start: {exc}")
     print(f"READY {server.listening_address}", flush=True)
     sys.stdin.read()  # returns at EOF: the parent closed the pipe or is gone
     os._exit(0)  # at once: the server's native threads would hold up an orderly interpreter exit

@@ -16,28 +16,42 @@ For every call:
 
 A :class:`~ragmeter.errors.RejectedCallError` (the endpoint refused that one request) is a failure of that
 call. Any other :class:`~ragmeter.errors.JudgeError`, which no retry can fix (a rejected key, an unknown model) stops
-the run. Calls run on a private event loop in a background thread, so :meth:`Judge.run` works from
-plain synchronous code and from inside a notebook's running loop alike.
+the run: the calls still running are cancelled at once (they send no more requests and write nothing to the
+cache) and :meth:`Judge.run` raises it. So does an endpoint that cannot be reached at all: while no call has
+been answered, ``UNREACHABLE_AFTER`` failures to connect in a row (refused, unknown host, connect timeout) end
+the run with a :class:`~ragmeter.errors.JudgeError` that says what to check, instead of retrying every call of
+the file; once one call has been answered, connection failures are retried like any other.
+
+Calls run on a private event loop in a background thread, so :meth:`Judge.run` works from plain synchronous
+code and from inside a notebook's running loop alike. The cache is read and written off that loop (one
+lookup per batch in a worker thread, writes in the cache's own thread), so a write waiting for another
+process's lock on the file holds up only the calls that wait for that write, not every call in flight.
+:meth:`Judge.close` cancels the calls still running.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import json
 import random
 import threading
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable, Sequence
 
-from ragmeter.errors import RejectedCallError, TransientJudgeError
+from ragmeter.errors import JudgeError, RejectedCallError, TransientJudgeError
 from ragmeter.judges.cache import CachedVerdict, JudgeCache
 from ragmeter.judges.prompts import Prompt, VerdictError
 from ragmeter.judges.protocol import ChatBackend, ChatReply, ChatRequest
 
-__all__ = ["Judge", "JudgeCall", "JudgeOutcome", "JudgeUsage"]
+__all__ = ["UNREACHABLE_AFTER", "Judge", "JudgeCall", "JudgeOutcome", "JudgeUsage"]
+
+#: Failures to connect in a row, before any call was answered, that end a run: a dead or mistyped address
+#: is told apart from a blip in seconds (at once with several calls in flight).
+UNREACHABLE_AFTER = 3
 
 
 @dataclass(frozen=True)
@@ -93,7 +107,9 @@ class Judge:
 
     ``timeout_s`` bounds each request; ``on_close`` runs at :meth:`close` (stopping a local server);
     ``backoff_s`` is the first retry's delay (doubled each time, at most
-    ``max_backoff_s``, times a jitter in [0.5, 1.5) drawn from ``seed``).
+    ``max_backoff_s``, times a jitter in [0.5, 1.5) drawn from ``seed``). ``on_call_done``, when set, is
+    called as each call of a run finishes (cached ones included), on the judge's own thread, for a progress
+    display; it must return quickly and not raise.
     """
 
     def __init__(self, backend: ChatBackend, *, cache: JudgeCache | None = None, concurrency: int = 8,
@@ -109,12 +125,17 @@ class Judge:
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
         self.usage: dict[str, JudgeUsage] = {}
+        self.on_call_done: Callable[[], None] | None = None
         self._rng = random.Random(seed)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._limit: _AdaptiveLimit | None = None
         self._on_close = on_close
         self._closed = False
+        self._answered = False  # has any request succeeded? (until one has, failures to connect end the run)
+        self._unreachable = 0  # failures to connect in a row while nothing has been answered
+        self._cache_writes = concurrent.futures.ThreadPoolExecutor(max_workers=1,
+                                                                   thread_name_prefix="ragmeter-judge-cache")
 
     @property
     def identity(self) -> str:
@@ -129,31 +150,60 @@ class Judge:
         return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
     def run(self, calls: Sequence[JudgeCall]) -> list[JudgeOutcome]:
-        """Outcomes of ``calls`` in order; identical calls are made once."""
+        """Outcomes of ``calls`` in order; identical calls are made once. Raises the first fatal
+        :class:`~ragmeter.errors.JudgeError`, after the other calls have been cancelled."""
+        if self._closed:
+            raise JudgeError("this judge is closed: open another one")
         keys = [self.key(call) for call in calls]
         unique = dict(zip(keys, calls, strict=True))
         future = asyncio.run_coroutine_threadsafe(self._run_all(unique), self._event_loop())
-        outcomes = future.result()
+        try:
+            outcomes = future.result()
+        except concurrent.futures.CancelledError:
+            raise JudgeError("the judge was closed while these calls were running") from None
+        finally:
+            future.cancel()  # interrupted while waiting (Ctrl-C): stop the calls too; nothing once they are done
         return [outcomes[key] for key in keys]
 
     def close(self) -> None:
-        """Close the backend's connections, stop the event loop thread, the cache and (``on_close``) a local
-        server. Closing twice does nothing."""
+        """Cancel the calls still running and wait until they have stopped, close the backend's connections,
+        the event loop thread and the cache, and run ``on_close`` (stopping a local server) even when one of
+        these fails. A judge that never ran starts nothing here (no loop, no thread), so closing the planning
+        judge of a dry run costs nothing. Closing twice does nothing."""
         if self._closed:
             return
         self._closed = True
-        loop = self._event_loop()
-        asyncio.run_coroutine_threadsafe(self.backend.aclose(), loop).result()
-        loop.call_soon_threadsafe(loop.stop)
-        if self._thread is not None:
-            self._thread.join()
-        loop.close()
-        self._loop = self._thread = None
-        if self.cache is not None:
-            self.cache.close()
-        if self._on_close is not None:
-            self._on_close()
-            self._on_close = None
+        try:
+            if self._loop is not None:
+                self._stop_loop(self._loop)
+            self._cache_writes.shutdown(wait=True)
+            if self.cache is not None:
+                self.cache.close()
+        finally:
+            if self._on_close is not None:
+                on_close, self._on_close = self._on_close, None
+                on_close()
+
+    def _stop_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        try:
+            asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result()
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            if self._thread is not None:
+                self._thread.join()
+            loop.close()
+            self._loop = self._thread = None
+
+    async def _shutdown(self) -> None:
+        """On the loop: cancel every task still running there (the loop is private: they are all ours) and
+        wait for them and for a cache lookup still running in a worker thread, then close the backend's
+        connections."""
+        running = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        await asyncio.get_running_loop().shutdown_default_executor()
+        await self.backend.aclose()
 
     def __enter__(self) -> Judge:
         return self
@@ -171,21 +221,34 @@ class Judge:
     async def _run_all(self, calls: dict[str, JudgeCall]) -> dict[str, JudgeOutcome]:
         if self._limit is None:
             self._limit = _AdaptiveLimit(self.concurrency)
-        results = await asyncio.gather(*(self._outcome(key, call) for key, call in calls.items()))
-        return dict(zip(calls, results, strict=True))
+        for call in calls.values():
+            self.usage.setdefault(call.prompt.name, JudgeUsage()).calls += 1
+        hits = await asyncio.to_thread(self.cache.get_many, calls) if self.cache is not None else {}
+        outcomes = {key: self._cached(calls[key].prompt.name, hit) for key, hit in hits.items()}
+        for _ in outcomes:
+            self._call_done()
+        try:
+            # a task group: the first call that raises cancels the others (no more requests, no cache writes)
+            async with asyncio.TaskGroup() as group:
+                tasks = {key: group.create_task(self._outcome(key, call))
+                         for key, call in calls.items() if key not in hits}
+        except BaseExceptionGroup as failed:
+            first = failed.exceptions[0]
+            raise first from first.__cause__  # the error itself, with its own cause, not the group around it
+        return outcomes | {key: task.result() for key, task in tasks.items()}
+
+    def _cached(self, prompt: str, hit: CachedVerdict) -> JudgeOutcome:
+        usage = self.usage[prompt]
+        usage.cached += 1
+        usage.cached_prompt_tokens += hit.prompt_tokens
+        usage.cached_completion_tokens += hit.completion_tokens
+        if hit.failure is not None:
+            usage.failures += 1
+            usage.failure_reasons[hit.failure.split(":")[0]] += 1
+        return JudgeOutcome(hit.verdict, hit.failure, hit.raw, 0, 0, 0, cached=True)
 
     async def _outcome(self, key: str, call: JudgeCall) -> JudgeOutcome:
-        usage = self.usage.setdefault(call.prompt.name, JudgeUsage())
-        usage.calls += 1
-        hit = self.cache.get(key) if self.cache is not None else None
-        if hit is not None:
-            usage.cached += 1
-            usage.cached_prompt_tokens += hit.prompt_tokens
-            usage.cached_completion_tokens += hit.completion_tokens
-            if hit.failure is not None:
-                usage.failures += 1
-                usage.failure_reasons[hit.failure.split(":")[0]] += 1
-            return JudgeOutcome(hit.verdict, hit.failure, hit.raw, 0, 0, 0, cached=True)
+        usage = self.usage[call.prompt.name]
         spent = _Spent()
         try:
             outcome = await self._validated(call, spent, usage)
@@ -203,10 +266,18 @@ class Judge:
             usage.failures += 1
             usage.failure_reasons[outcome.failure.split(":")[0]] += 1
         if self.cache is not None and (outcome.verdict is not None or outcome.raw is not None):
-            self.cache.put(key, self.signature(call.prompt),
-                           CachedVerdict(outcome.verdict, outcome.failure, outcome.raw, spent.prompt_tokens,
-                                         spent.completion_tokens))
+            entry = CachedVerdict(outcome.verdict, outcome.failure, outcome.raw, spent.prompt_tokens,
+                                  spent.completion_tokens)
+            # in the cache's writer thread: a write waiting for a lock holds up this call only; cancelled
+            # before it starts (a fatal error elsewhere), it is never made
+            await asyncio.get_running_loop().run_in_executor(self._cache_writes, self.cache.put, key,
+                                                             self.signature(call.prompt), entry)
+        self._call_done()
         return outcome
+
+    def _call_done(self) -> None:
+        if self.on_call_done is not None:
+            self.on_call_done()
 
     async def _validated(self, call: JudgeCall, spent: _Spent, usage: JudgeUsage) -> JudgeOutcome:
         reply = await self._send(call.request, spent, usage)
@@ -223,9 +294,9 @@ class Judge:
     async def _send(self, request: ChatRequest, spent: _Spent, usage: JudgeUsage) -> ChatReply:
         assert self._limit is not None
         for attempt in range(1, self.max_attempts + 1):
-            spent.requests += 1
-            usage.requests += 1
             async with self._limit:
+                spent.requests += 1  # counted once it has its place: a call cancelled while waiting sent nothing
+                usage.requests += 1
                 try:
                     reply = await asyncio.wait_for(self.backend.complete(request), self.timeout_s)
                 except TimeoutError:
@@ -234,9 +305,11 @@ class Judge:
                     error = exc
                 else:
                     self._limit.succeeded()
+                    self._answered = True
                     spent.prompt_tokens += reply.prompt_tokens
                     spent.completion_tokens += reply.completion_tokens
                     return reply
+                self._check_reachable(error)  # still holding the place: a fatal error lets no queued call start
             if attempt == self.max_attempts:
                 break
             usage.retries += 1
@@ -244,6 +317,17 @@ class Judge:
                 self._limit.rate_limited(error.retry_after)
             await asyncio.sleep(self._delay(attempt, error.retry_after))
         raise error
+
+    def _check_reachable(self, error: TransientJudgeError) -> None:
+        """Raise a fatal JudgeError once ``UNREACHABLE_AFTER`` attempts in a row failed to connect while no
+        request has been answered: a dead or mistyped address, which retries would only repeat for every call."""
+        if self._answered:
+            return
+        self._unreachable = self._unreachable + 1 if error.connection_failed else 0
+        if self._unreachable >= UNREACHABLE_AFTER:
+            raise JudgeError(f"{error}, {self._unreachable} times in a row, and no judge request has been answered: "
+                             "check that the judge server is running and listening at that address, the base URL "
+                             "(--judge-base-url), and any proxy settings (HTTP_PROXY, HTTPS_PROXY, NO_PROXY)")
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         """Exponential backoff with jitter; never shorter than the server's Retry-After."""
@@ -286,14 +370,24 @@ class _AdaptiveLimit:
             self.in_flight += 1
         pause = self._resume_at - asyncio.get_running_loop().time()
         if pause > 0:
-            await asyncio.sleep(pause)
+            try:
+                await asyncio.sleep(pause)
+            except asyncio.CancelledError:
+                await self._release(wake=False)  # a failed __aenter__ gets no __aexit__
+                raise
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        # any error but one call's rejection ends the run (a fatal JudgeError, a cancellation): wake no
+        # queued call, or it would start a request in the moment before it is cancelled too
+        await self._release(wake=kind is None or issubclass(kind, RejectedCallError))
+
+    async def _release(self, *, wake: bool) -> None:
         async with self._changed:
             self.in_flight -= 1
-            # wake as many waiters as there are free places (usually one), not all of them: with
-            # thousands of calls queued, waking every one on each release costs more than the calls
-            self._changed.notify(max(0, self.limit - self.in_flight))
+            if wake:
+                # as many waiters as there are free places (usually one), not all of them: with thousands
+                # of calls queued, waking every one on each release costs more than the calls
+                self._changed.notify(max(0, self.limit - self.in_flight))
 
     def succeeded(self) -> None:
         """Called inside the limit (the place is still held); a raised limit frees its place at release."""

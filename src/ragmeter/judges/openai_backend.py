@@ -2,7 +2,13 @@
 
 The client's own retries are off: :class:`~ragmeter.judges.engine.Judge` retries, so that backoff, Retry-After
 and the concurrency limit are handled in one place. Every call asks for ``response_format: json_schema``,
-which llama.cpp and vLLM turn into a grammar and OpenAI enforces in strict mode.
+which llama.cpp and vLLM turn into a grammar and OpenAI enforces in strict mode. A prompt's schema bounds its
+strings with ``maxLength``; llama.cpp's grammar honours it (``char{0,N}``), while OpenAI's strict mode refuses
+the keyword, so the bounds are sent only where ``send_max_length`` says the endpoint takes them.
+
+A failure to connect at all (refused, unknown host, connect timeout, proxy) is a
+:class:`~ragmeter.errors.TransientJudgeError` with ``connection_failed`` set, so that the engine can tell a dead
+or mistyped address from a server that answers with errors.
 
 The API key is read from an environment variable at start and kept only in the client: it never enters a
 signature, a cache entry, a report or an error message (:meth:`OpenAIBackend.redact`).
@@ -11,23 +17,39 @@ signature, a cache entry, a report or an error message (:meth:`OpenAIBackend.red
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
-from ragmeter.errors import ConfigError, JudgeError, MissingDependencyError, RejectedCallError, TransientJudgeError
+from ragmeter.errors import (
+    ConfigError,
+    JudgeError,
+    MissingDependencyError,
+    RejectedCallError,
+    TransientJudgeError,
+)
 from ragmeter.judges.protocol import ChatReply, ChatRequest
 
 __all__ = ["OpenAIBackend"]
 
 #: What the local server and other keyless endpoints get as a key (the client insists on one).
 NO_KEY = "no-key"
+#: Seconds to open a connection: far more than a reachable server needs, and short enough that a silent
+#: address (packets dropped) is found out in seconds, not after the whole request timeout.
+CONNECT_TIMEOUT_S = 10.0
+#: The HTTP library's errors that mean no connection was made. The ``openai`` client raises them through
+#: httpx or httpx2 (by version), whose classes share these names.
+_CONNECT_FAILURES = frozenset({"ConnectError", "ConnectTimeout", "ProxyError"})
 
 
 class OpenAIBackend:
     """Chat calls to ``base_url`` for ``model``; ``api_key_env`` names the variable holding the key
-    (``None`` for a keyless endpoint such as the local server). ``timeout_s`` bounds each call."""
+    (``None`` for a keyless endpoint such as the local server). ``timeout_s`` bounds each call (opening the
+    connection: ``CONNECT_TIMEOUT_S`` at most). ``send_max_length``: send the schemas' ``maxLength`` bounds
+    (llama.cpp), else leave them out (OpenAI's strict mode rejects them)."""
 
     def __init__(self, *, base_url: str | None, model: str, api_key_env: str | None = "OPENAI_API_KEY",
-                 temperature: float = 0.0, seed: int = 0, timeout_s: float = 120.0) -> None:
+                 temperature: float = 0.0, seed: int = 0, timeout_s: float = 120.0,
+                 send_max_length: bool = False) -> None:
         try:
             import openai
         except ImportError as exc:
@@ -39,21 +61,30 @@ class OpenAIBackend:
                 raise ConfigError(f"the judge's API key is read from ${api_key_env}, which is not set: export it, "
                                   "or name another variable with --judge-api-key-env")
         self._key = key
+        self._key_env = api_key_env
         self._openai = openai
         self.model = model
         self.temperature = temperature
         self.seed = seed
         self.timeout_s = timeout_s
+        self.send_max_length = send_max_length
         self._completion = openai.types.chat.ChatCompletion
-        self._client = openai.AsyncOpenAI(base_url=base_url, api_key=key, max_retries=0, timeout=timeout_s)
+        timeout = openai.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_S))
+        self._client = openai.AsyncOpenAI(base_url=base_url, api_key=key, max_retries=0, timeout=timeout)
+
+    @property
+    def base_url(self) -> str:
+        """The endpoint's address (the client's default when none was given)."""
+        return str(self._client.base_url).rstrip("/")
 
     async def complete(self, request: ChatRequest) -> ChatReply:
         openai = self._openai
+        schema = dict(request.schema) if self.send_max_length else _without_max_length(request.schema)
         body = {"model": self.model, "temperature": self.temperature, "seed": self.seed,
                 "max_tokens": request.max_tokens,
                 "messages": [{"role": role, "content": content} for role, content in request.messages],
                 "response_format": {"type": "json_schema", "json_schema": {
-                    "name": request.schema_name, "strict": True, "schema": dict(request.schema)}}}
+                    "name": request.schema_name, "strict": True, "schema": schema}}}
         try:
             # the client's generic POST (its documented way to send a ready body): the same HTTP, errors and
             # reply parsing as chat.completions.create, without re-walking the body against its parameter
@@ -63,8 +94,9 @@ class OpenAIBackend:
             raise TransientJudgeError(self.redact(f"rate limited (429): {exc.message}"),
                                       retry_after=_retry_after(exc.response.headers), rate_limited=True) from None
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-            raise JudgeError(self.redact(f"the judge endpoint refused the key ({exc.status_code}): {exc.message}")
-                             ) from None
+            raise JudgeError(self.redact(f"the judge endpoint at {self.base_url} refused {self._key_source()} "
+                                         f"({exc.status_code}: {exc.message}): check the key, or name the "
+                                         "variable that holds the right one with --judge-api-key-env")) from None
         except openai.NotFoundError as exc:
             raise JudgeError(self.redact(f"the judge endpoint has no model {self.model!r} or no chat completions "
                                          f"route (404): {exc.message}")) from None
@@ -76,13 +108,26 @@ class OpenAIBackend:
                 raise RejectedCallError(self.redact(f"{exc.status_code}: {exc.message}")) from None
             raise JudgeError(self.redact(f"the judge endpoint rejected the call ({exc.status_code}): "
                                          f"{exc.message}")) from None
-        except openai.APITimeoutError:
-            raise TransientJudgeError(f"no reply within {self.timeout_s:g} s") from None
-        except openai.APIConnectionError as exc:
-            raise TransientJudgeError(self.redact(f"connection failed: {exc}")) from None
+        except openai.APIConnectionError as exc:  # APITimeoutError included
+            raise self._transport_error(exc) from None
         except openai.APIResponseValidationError as exc:
             raise TransientJudgeError(self.redact(f"malformed response: {exc.message}")) from None
         return _reply(response)
+
+    def _transport_error(self, exc: Exception) -> TransientJudgeError:
+        """The retryable error for a request that got no HTTP reply; ``connection_failed`` when the HTTP
+        library's cause says that no connection was made at all."""
+        cause = exc.__cause__
+        if cause is not None and _CONNECT_FAILURES & {kind.__name__ for kind in type(cause).__mro__}:
+            return TransientJudgeError(self.redact(f"cannot connect to {self.base_url} ({type(cause).__name__}: "
+                                                   f"{cause})"), connection_failed=True)
+        if isinstance(exc, self._openai.APITimeoutError):
+            return TransientJudgeError(f"no reply within {self.timeout_s:g} s")
+        return TransientJudgeError(self.redact(f"the connection to {self.base_url} failed "
+                                               f"({type(cause).__name__}: {cause})"))
+
+    def _key_source(self) -> str:
+        return f"the key in ${self._key_env}" if self._key_env is not None else "to answer without a key"
 
     def redact(self, text: str) -> str:
         """``text`` with the API key blanked out (error messages may echo it)."""
@@ -100,6 +145,16 @@ def _reply(response: Any) -> ChatReply:
     return ChatReply(text=choice.message.content or "", finish_reason=choice.finish_reason or "unknown",
                      prompt_tokens=usage.prompt_tokens if usage else 0,
                      completion_tokens=usage.completion_tokens if usage else 0)
+
+
+def _without_max_length(schema: Any) -> Any:
+    """``schema`` with every ``maxLength`` left out (OpenAI's strict mode rejects the keyword). Our schemas
+    have no property named ``maxLength``, which this would drop too."""
+    if isinstance(schema, Mapping):
+        return {key: _without_max_length(value) for key, value in schema.items() if key != "maxLength"}
+    if isinstance(schema, list):
+        return [_without_max_length(value) for value in schema]
+    return schema
 
 
 def _retry_after(headers: Any) -> float | None:

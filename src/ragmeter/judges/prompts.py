@@ -16,6 +16,13 @@ of free text.
 
 A prompt's hash covers its instructions, schema and token limit, and enters the judge signature and the
 cache key, so editing a prompt invalidates exactly its own cached verdicts.
+
+Every free-text string of a reply has a length limit in characters (``maxLength`` in the schema, and in
+words in the instructions), chosen so that a reply at its longest fits the token limit: a verdict is never
+cut off because its reason ran on. The local llama.cpp server turns ``maxLength`` into its grammar (the string
+is closed at the limit); remote endpoints get the schema without it (OpenAI's strict mode rejects the
+keyword) and have the instructions' limit only. A reply over a limit is still accepted: the limit is there
+to save the verdict, and a long reason is no wrong verdict.
 """
 
 from __future__ import annotations
@@ -23,15 +30,16 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
-from collections.abc import Callable, Mapping, Sequence
 
 from ragmeter.judges.protocol import ChatRequest
 from ragmeter.records import Record
 
-__all__ = ["CLAIMS", "CORRECTNESS", "PROMPTS", "RELEVANCE", "VERDICTS", "Prompt", "VerdictError"]
+__all__ = ["CLAIMS", "CLAIM_CHARS", "CORRECTNESS", "DIFFERENCES_CHARS", "EVIDENCE_CHARS", "PROMPTS", "REASON_CHARS",
+           "RELEVANCE", "VERDICTS", "Prompt", "VerdictError"]
 
 VERDICTS = ("supported", "contradicted", "unsupported")
 _HISTORY_TURNS = 4
@@ -136,18 +144,30 @@ def _check_score(data: Any, n_chunks: int) -> dict[str, Any]:
     return {"reason": data["reason"], "score": score}
 
 
+# Characters at most per string: about twice the words the instructions allow (25 for a reason or a claim,
+# 40 for evidence, 20 for differences) at 6 characters a word. At roughly 4 characters a token, a score
+# reply at its longest is about 85 tokens of its 160; one claim at its longest about 190 of the claims
+# call's 1024, so five claims at their longest fit, and many more of the usual length.
+REASON_CHARS = 300
+CLAIM_CHARS = 200
+EVIDENCE_CHARS = 300
+DIFFERENCES_CHARS = 160
+
 _CLAIMS_SCHEMA = {
     "type": "object", "additionalProperties": False, "required": ["claims"],
     "properties": {"claims": {"type": "array", "items": {
         "type": "object", "additionalProperties": False,
         "required": ["claim", "evidence", "differences", "verdict", "chunks"],
-        "properties": {"claim": {"type": "string"}, "evidence": {"type": "string"},
-                       "differences": {"type": "string"}, "verdict": {"type": "string", "enum": list(VERDICTS)},
+        "properties": {"claim": {"type": "string", "maxLength": CLAIM_CHARS},
+                       "evidence": {"type": "string", "maxLength": EVIDENCE_CHARS},
+                       "differences": {"type": "string", "maxLength": DIFFERENCES_CHARS},
+                       "verdict": {"type": "string", "enum": list(VERDICTS)},
                        "chunks": {"type": "array", "items": {"type": "integer"}}}}}},
 }
 _SCORE_SCHEMA = {
     "type": "object", "additionalProperties": False, "required": ["reason", "score"],
-    "properties": {"reason": {"type": "string"}, "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}},
+    "properties": {"reason": {"type": "string", "maxLength": REASON_CHARS},
+                   "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}},
 }
 
 

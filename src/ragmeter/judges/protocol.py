@@ -5,17 +5,19 @@ OpenAI-compatible endpoint, and the local llama.cpp server ragmeter starts itsel
 is the deterministic test double: it answers from a function of the request.
 
 A backend raises :class:`~ragmeter.errors.TransientJudgeError` for a failure worth retrying (429, 5xx,
-timeout) and :class:`~ragmeter.errors.JudgeError` for one that no retry can fix (a rejected key). Retries,
-repair, concurrency and caching live in :class:`~ragmeter.judges.engine.Judge`, not in backends.
+timeout; ``connection_failed`` set when no connection could be made at all) and
+:class:`~ragmeter.errors.JudgeError` for one that no retry can fix (a rejected key). Retries, repair,
+concurrency, caching and the decision that an endpoint is unreachable live in
+:class:`~ragmeter.judges.engine.Judge`, not in backends.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
-from collections.abc import Callable, Mapping
 
 __all__ = ["ChatBackend", "ChatReply", "ChatRequest", "ScriptedBackend"]
 

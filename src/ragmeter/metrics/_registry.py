@@ -13,7 +13,8 @@ A metric is a pure per-item function wrapped in a :class:`Metric` that tells the
 ``compute`` returns a float, or :class:`Undefined` when the record cannot be scored for a reason only
 the metric knows (a missing label), or :class:`Noted` for a value that counts but deserves a line in
 the report (a list shorter than K, an ideal DCG of 0). ``compute_batch``, where a metric has one,
-scores a batch at once and is handed only the records that have every field the metric needs.
+scores a batch at once (:class:`BatchOutcomes`: a value array with the few undefined and noted items
+beside it) and is handed only the records that have every field the metric needs.
 
 Rank metrics take a cutoff in their name, parsed in one place (:func:`parse_cutoff`): ``ndcg@5``.
 They are registered as factories (:func:`register_cutoff`); a family name stands for its metrics at
@@ -23,8 +24,10 @@ They are registered as factories (:func:`register_cutoff`); a family name stands
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
 
 from ragmeter.aggregate import Aggregation
 from ragmeter.errors import ConfigError
@@ -33,7 +36,8 @@ from ragmeter.records import Record
 if TYPE_CHECKING:
     from ragmeter.context import ItemContext, RunContext
 
-__all__ = ["DEFAULT_CUTOFF", "DEFAULT_FAMILIES", "MAX_CUTOFF", "Aggregation", "Metric", "Noted", "Outcome",
+__all__ = ["DEFAULT_CUTOFF", "DEFAULT_FAMILIES", "MAX_CUTOFF", "Aggregation", "BatchOutcomes", "Metric", "Noted",
+           "Outcome",
            "Undefined", "get_metric", "list_metrics", "parse_cutoff", "register", "register_cutoff",
            "resolve_metrics"]
 
@@ -54,6 +58,23 @@ class Noted:
 
 
 Outcome = float | Undefined | Noted
+
+
+@dataclass(frozen=True)
+class BatchOutcomes:
+    """A batch kernel's outcomes for n records: ``values`` (n floats; NaN where undefined), and by position
+    the reasons of the undefined ones and the notes of the noted ones (few, so kept apart from the array)."""
+
+    values: np.ndarray
+    undefined: Mapping[int, str] = field(default_factory=dict)
+    notes: Mapping[int, str] = field(default_factory=dict)
+
+    def outcome(self, index: int) -> Outcome:
+        """The outcome of record ``index`` alone."""
+        if index in self.undefined:
+            return Undefined(self.undefined[index])
+        value = float(self.values[index])
+        return Noted(value, self.notes[index]) if index in self.notes else value
 
 #: Record field → (is it present?, the reason when not); ``None`` for a field every record has, or
 #: one the metric checks itself.
@@ -91,7 +112,7 @@ class Metric:
     resources: frozenset[str] = frozenset()
     prefetch: Callable[[Record, ItemContext, RunContext], Iterable[Any]] | None = None
     #: Scores a whole batch at once (vectorised kernels); gives the same outcomes as ``compute``.
-    compute_batch: Callable[[Sequence[Record], list[ItemContext], RunContext], list[Outcome]] | None = None
+    compute_batch: Callable[[Sequence[Record], list[ItemContext], RunContext], BatchOutcomes] | None = None
     #: A ratio in [0, 1] that seed 002 also shows on its 1–5 scale (1 + 4·ratio).
     five_point: bool = False
 
@@ -109,6 +130,11 @@ class Metric:
         """What scoring needs: the record fields, and a judge for judged metrics (``ragmeter metrics``
         and the README's metric table list these)."""
         return (*self.needs, "judge") if "judge" in self.resources else self.needs
+
+    @property
+    def checks_fields(self) -> bool:
+        """Whether some record may lack a field this metric needs (else :meth:`missing_field` is skipped)."""
+        return any(FIELD_CHECKS[need] is not None for need in self.needs)
 
     def missing_field(self, record: Record) -> str | None:
         """The reason this record cannot be scored, or ``None`` when it can."""

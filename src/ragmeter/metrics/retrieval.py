@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register_cutoff
+from ragmeter.metrics._registry import Aggregation, BatchOutcomes, Metric, Outcome, register_cutoff
 from ragmeter.metrics._retrieval_kernels import RankedLabels, dcg_rows, graded, ranked_labels
 from ragmeter.records import Record
 
@@ -119,31 +119,34 @@ def _batch_labels(records: Sequence[Record], run: RunContext, k: int) -> RankedL
 
 
 def _outcomes(values: np.ndarray, problems: Sequence[str | None], lengths: np.ndarray, k: int, *,
-              short: str | None, zero_ideal: np.ndarray | None = None, pool: bool = False) -> list[Outcome]:
+              short: str | None, zero_ideal: np.ndarray | None = None, pool: bool = False) -> BatchOutcomes:
     """Per-record outcomes: undefined where a label is missing or tied; noted for an empty list, an
     ideal DCG of 0 and (``short``: ``"denominator"`` or ``"plain"``) a list shorter than k."""
-    outcomes: list[Outcome] = values.tolist()
+    values = np.array(values, dtype=float)
+    notes: dict[int, str] = {}
     flagged = np.flatnonzero((lengths < k) | (zero_ideal if zero_ideal is not None else False))
-    for i in flagged:
+    for i in flagged.tolist():
         if zero_ideal is not None and zero_ideal[i]:
             what = "no chunks retrieved" if lengths[i] == 0 and not pool else "nothing relevant"
-            outcomes[i] = Noted(0.0, f"ideal DCG is 0: {what} (scored 0, as trec_eval)")
+            values[i] = 0.0
+            notes[i] = f"ideal DCG is 0: {what} (scored 0, as trec_eval)"
         elif lengths[i] == 0:
-            outcomes[i] = Noted(outcomes[i], "no chunks retrieved (scored 0)")  # type: ignore[arg-type]
+            notes[i] = "no chunks retrieved (scored 0)"
         elif short is not None:
             why = f" (the denominator stays {k})" if short == "denominator" else ""
-            outcomes[i] = Noted(outcomes[i], f"fewer than {k} chunks retrieved{why}")  # type: ignore[arg-type]
-    for index, problem in enumerate(problems):
-        if problem is not None:
-            outcomes[index] = Undefined(problem)
-    return outcomes
+            notes[i] = f"fewer than {k} chunks retrieved{why}"
+    undefined = {index: problem for index, problem in enumerate(problems) if problem is not None}
+    for index in undefined:
+        values[index] = np.nan
+        notes.pop(index, None)
+    return BatchOutcomes(values, undefined, notes)
 
 
-def _single(batch: Callable[[Sequence[Record], list[ItemContext], RunContext], list[Outcome]]
+def _single(batch: Callable[[Sequence[Record], list[ItemContext], RunContext], BatchOutcomes]
             ) -> Callable[[Record, ItemContext, RunContext], Outcome]:
     def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
         with run.batch_scope():
-            return batch([record], [item], run)[0]
+            return batch([record], [item], run).outcome(0)
     return compute
 
 
@@ -152,7 +155,7 @@ def _label_metric(base: str, description: str, label: str, kernel: Callable[[np.
                   divides_by_k: bool = True) -> None:
     @cache
     def build(k: int) -> Metric:
-        def compute_batch(records: Sequence[Record], items: list[ItemContext], run: RunContext) -> list[Outcome]:
+        def compute_batch(records: Sequence[Record], items: list[ItemContext], run: RunContext) -> BatchOutcomes:
             labels = _batch_labels(records, run, k)
             values = kernel(labels.values[label], k)
             return _outcomes(values, labels.problems[label], labels.lengths, k,
@@ -184,7 +187,7 @@ _label_metric("mrr", "Reciprocal rank of the first topically_relevant chunk in t
 
 @cache
 def _ndcg_metric(k: int) -> Metric:
-    def compute_batch(records: Sequence[Record], items: list[ItemContext], run: RunContext) -> list[Outcome]:
+    def compute_batch(records: Sequence[Record], items: list[ItemContext], run: RunContext) -> BatchOutcomes:
         settings = run.settings
         labels = _batch_labels(records, run, k)
         pool = settings.ndcg_ideal == "pool"

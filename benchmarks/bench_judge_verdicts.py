@@ -1,0 +1,102 @@
+"""Verdicts lost with the packaged local judge: how many judge calls end without a usable verdict.
+
+Issue 10's goal: no verdict lost on the 45 demo records and on 40 MT-RAG records with the packaged judge
+(Qwen2.5-Coder-1.5B-Instruct, Q4_K_M, llama.cpp, one slot). A verdict is lost when a reply stays invalid
+after its one repair: most often a "reason" that runs on until the token limit cuts it off, twice.
+
+The MT-RAG records are the first 40 answers of the *dev* split of ``human_eval_tasks.jsonl`` by the
+non-reference responders (GPT-4o, Llama-3.1-405B): the test split stays untouched for judge-validity work.
+
+Variants (``--variant``):
+
+- ``grammar`` (ragmeter's default for the local judge): the reply schema's ``maxLength`` bounds go into the
+  grammar llama.cpp constrains decoding with, and the instructions ask for short strings;
+- ``instructions``: the same instructions, no bounds in the grammar (what a remote endpoint gets).
+
+``--metrics scores`` judges Correctness and Relevance only (the prompts whose reason ran past its limit);
+``--metrics judged`` all five metrics (claims, correctness and relevance calls). No verdict cache: every
+call is made. Results go to ``benchmarks/results/judge_verdicts-<variant>-<metrics>.json``.
+
+    python benchmarks/bench_judge_verdicts.py --variant grammar --metrics judged
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from ragmeter import evaluate, read_records
+from ragmeter.cli import demo_path
+from ragmeter.judges import Judge, LocalServer, OpenAIBackend
+from ragmeter.judges import LOCAL_TIMEOUT_S
+
+HERE = Path(__file__).resolve().parent
+MTRAG_TASKS = HERE.parents[1] / "shared" / "data" / "mtrag" / "human_eval_tasks.jsonl"
+N_MTRAG = 40
+METRICS = {"scores": ["judge_correctness", "judge_relevance"], "judged": ["judged"]}
+
+
+def mtrag_dev_records(n: int) -> list[Any]:
+    if not MTRAG_TASKS.is_file():
+        sys.exit(f"MT-RAG's data is missing: {MTRAG_TASKS}")
+    records = [r for r in read_records(MTRAG_TASKS, format="mtrag")
+               if r.metadata.get("split") == "dev" and r.model_id != "reference"]
+    return records[:n]
+
+
+def open_local_judge(variant: str) -> tuple[Judge, float]:
+    started = time.perf_counter()
+    server = LocalServer()
+    base_url = server.start()
+    backend = OpenAIBackend(base_url=base_url, model=server.model_id, api_key_env=None, timeout_s=LOCAL_TIMEOUT_S,
+                            send_max_length=variant == "grammar")
+    judge = Judge(backend, cache=None, concurrency=server.parallel, timeout_s=LOCAL_TIMEOUT_S,
+                  on_close=server.stop)
+    return judge, time.perf_counter() - started
+
+
+def measure(name: str, records: list[Any], judge: Judge, metrics: list[str]) -> dict[str, Any]:
+    started = time.perf_counter()
+    result = evaluate(records, metrics=metrics, judge=judge, progress=sys.stderr.isatty())
+    wall = time.perf_counter() - started
+    assert result.judging is not None
+    usage = {prompt: u.to_dict() for prompt, u in result.judging.usage.items()}
+    failures = [{"id": f["id"], "prompt": f["prompt"], "reason": f["reason"][:300],
+                 "raw_tail": (f["raw"] or "")[-200:]} for f in result.judging.failures]
+    return {"dataset": name, "items": len(result), "wall_s": round(wall, 1),
+            "items_per_min": round(60 * len(result) / wall, 2), "totals": result.judging.totals(),
+            "by_prompt": usage, "lost": len(failures),
+            "lost_by_prompt": dict(Counter(f["prompt"] for f in failures)), "failures": failures,
+            "means": {s.metric: round(s.value, 4) for s in result.summaries}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variant", choices=("grammar", "instructions"), default="grammar")
+    parser.add_argument("--metrics", choices=tuple(METRICS), default="judged")
+    parser.add_argument("--datasets", default="demo,mtrag", help="comma-separated: demo, mtrag")
+    args = parser.parse_args()
+    datasets = {"demo": lambda: list(read_records(demo_path())), "mtrag": lambda: mtrag_dev_records(N_MTRAG)}
+    judge, start_s = open_local_judge(args.variant)
+    out: dict[str, Any] = {"variant": args.variant, "metrics": args.metrics, "judge": judge.identity,
+                           "server_start_s": round(start_s, 1), "runs": []}
+    try:
+        for name in args.datasets.split(","):
+            run = measure(name, datasets[name](), judge, METRICS[args.metrics])
+            out["runs"].append(run)
+            print(f"{name}: {run['items']} items, {run['totals']['calls']} calls, {run['totals']['repairs']} repairs, "
+                  f"{run['lost']} verdicts lost {run['lost_by_prompt']}, {run['wall_s']} s", flush=True)
+    finally:
+        judge.close()
+    path = HERE / "results" / f"judge_verdicts-{args.variant}-{args.metrics}.json"
+    path.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"written: {path}")
+
+
+if __name__ == "__main__":
+    main()
