@@ -27,9 +27,11 @@ import numpy as np
 from ragmeter._files import json_number
 from ragmeter.settings import Settings
 from ragmeter.signature import Signature
-from ragmeter.stats.intervals import bootstrap_mean_interval, bootstrap_quantile_interval, wilson_interval
+from ragmeter.stats.intervals import (bootstrap_mean_interval, bootstrap_mean_intervals,
+                                      bootstrap_quantile_interval, wilson_interval)
 
-__all__ = ["MIN_CLUSTERS", "Aggregation", "Interval", "Summary", "cluster_labels", "interval", "summarize"]
+__all__ = ["MIN_CLUSTERS", "Aggregation", "Column", "Interval", "Summary", "cluster_labels", "interval", "summarize",
+           "summarize_columns"]
 
 #: Fewer distinct clusters than this and the items are resampled instead of the clusters.
 MIN_CLUSTERS = 10
@@ -101,20 +103,33 @@ def cluster_labels(conversations: Sequence[str | None], model_ids: Sequence[str 
     return labels if len(set(labels)) < len(labels) else None
 
 
-def interval(values: np.ndarray, aggregation: Aggregation, *, settings: Settings,
-             clusters: Sequence[str] | None = None, quantile: float | None = None) -> Interval:
-    """The interval of one figure of the defined ``values`` (``clusters``: one label per value, or
-    ``None``); ``quantile`` (50, 95) for :attr:`Aggregation.QUANTILES`."""
-    base = {"ci": "", "confidence": settings.confidence}
-    bootstrap = {"n_resamples": settings.n_resamples, "seed": settings.seed}
-    if aggregation is Aggregation.SUM:
-        return Interval(None, None, {**base, "ci": "none"})
-    if aggregation is Aggregation.QUANTILES:
-        if quantile is None:
-            raise ValueError("a quantile figure needs its quantile")
-        low, high = bootstrap_quantile_interval(values, quantile, n_resamples=settings.n_resamples,
-                                                confidence=settings.confidence, seed=settings.seed)
-        return Interval(low, high, {**base, "ci": "percentile-items", **bootstrap})
+@dataclass(frozen=True)
+class Column:
+    """One metric's per-item values (NaN where undefined; ``undefined`` and ``notes`` by item index) with what
+    its figures carry: the metric's signature, family and 1–5 display."""
+
+    metric: str
+    aggregation: Aggregation
+    values: np.ndarray
+    undefined: Mapping[int, str]
+    signature: Signature
+    notes: Mapping[int, str] = field(default_factory=dict)
+    family: str = ""
+    five_point: bool = False
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How a mean's or a rate's interval is made: Wilson or the bootstrap, over which clusters."""
+
+    wilson: bool
+    clusters: Sequence[str] | None
+    method: Mapping[str, Any]
+    warning: str | None
+
+
+def _plan(aggregation: Aggregation, settings: Settings, clusters: Sequence[str] | None) -> _Plan:
+    base = {"confidence": settings.confidence}
     warning = None
     units = "items"
     if clusters is not None:
@@ -126,41 +141,95 @@ def interval(values: np.ndarray, aggregation: Aggregation, *, settings: Settings
             units = f"items({n_clusters}<{MIN_CLUSTERS} clusters)"
             warning = (f"only {n_clusters} conversation(s): the interval resamples items, as if they were "
                        "independent, and is too narrow if turns of a conversation go together")
-    if aggregation is Aggregation.RATE and clusters is None:
-        low, high = wilson_interval(int(values.sum()), len(values), confidence=settings.confidence)
-        method = {**base, "ci": "wilson"}
-    else:
-        low, high = bootstrap_mean_interval(values, clusters=clusters, n_resamples=settings.n_resamples,
-                                            method=settings.ci_method, confidence=settings.confidence,
-                                            seed=settings.seed)
-        method = {**base, "ci": settings.ci_method, **bootstrap}
+    wilson = aggregation is Aggregation.RATE and clusters is None
+    method: dict[str, Any] = ({**base, "ci": "wilson"} if wilson else
+                              {**base, "ci": settings.ci_method, "n_resamples": settings.n_resamples,
+                               "seed": settings.seed})
     if units != "items":
         method["resample"] = units
-    return Interval(low, high, method, warning)
+    return _Plan(wilson, clusters, method, warning)
 
 
-def summarize(metric: str, aggregation: Aggregation, values: np.ndarray, undefined: Mapping[int, str], *,
-              settings: Settings, signature: Signature, clusters: Sequence[str] | None = None,
-              notes: Mapping[int, str] | None = None, family: str = "", five_point: bool = False) -> list[Summary]:
-    """Run figures of one metric from its per-item ``values`` (NaN where undefined, with the reason in
-    ``undefined`` by item index; ``notes`` by item index): one figure, or P50 and P95 for quantiles."""
-    defined = ~np.isnan(values)
-    data = values[defined]
-    kept = None if clusters is None else [c for c, keep in zip(clusters, defined, strict=True) if keep]
+def interval(values: np.ndarray, aggregation: Aggregation, *, settings: Settings,
+             clusters: Sequence[str] | None = None, quantile: float | None = None) -> Interval:
+    """The interval of one figure of the defined ``values`` (``clusters``: one label per value, or
+    ``None``); ``quantile`` (50, 95) for :attr:`Aggregation.QUANTILES`."""
+    if aggregation is Aggregation.SUM:
+        return Interval(None, None, {"ci": "none", "confidence": settings.confidence})
+    if aggregation is Aggregation.QUANTILES:
+        if quantile is None:
+            raise ValueError("a quantile figure needs its quantile")
+        low, high = bootstrap_quantile_interval(values, quantile, n_resamples=settings.n_resamples,
+                                                confidence=settings.confidence, seed=settings.seed)
+        return Interval(low, high, {"ci": "percentile-items", "confidence": settings.confidence,
+                                    "n_resamples": settings.n_resamples, "seed": settings.seed})
+    plan = _plan(aggregation, settings, clusters)
+    if plan.wilson:
+        low, high = wilson_interval(int(values.sum()), len(values), confidence=settings.confidence)
+    else:
+        low, high = bootstrap_mean_interval(values, clusters=plan.clusters, n_resamples=settings.n_resamples,
+                                            method=settings.ci_method, confidence=settings.confidence,
+                                            seed=settings.seed)
+    return Interval(low, high, plan.method, plan.warning)
+
+
+def summarize(column: Column, *, settings: Settings, clusters: Sequence[str] | None = None) -> list[Summary]:
+    """Run figures of one metric: one figure, or P50 and P95 for quantiles."""
+    return summarize_columns([column], settings=settings, clusters=clusters)
+
+
+def summarize_columns(columns: Sequence[Column], *, settings: Settings,
+                      clusters: Sequence[str] | None = None) -> list[Summary]:
+    """Run figures of every column, in order (``clusters``: one label per item, or ``None``). The means of
+    columns defined on the same items share one set of bootstrap draws (:func:`bootstrap_mean_intervals`);
+    each interval equals the one the column would get alone."""
+    masks = [~np.isnan(column.values) for column in columns]
+    means: dict[int, Interval] = {}
+    groups: dict[tuple[bytes, bool], list[int]] = {}
+    plans: dict[int, _Plan] = {}
+    for index, (column, defined) in enumerate(zip(columns, masks, strict=True)):
+        if column.aggregation not in (Aggregation.MEAN, Aggregation.RATE):
+            continue
+        kept = None if clusters is None else [c for c, keep in zip(clusters, defined, strict=True) if keep]
+        plan = plans[index] = _plan(column.aggregation, settings, kept)
+        data = column.values[defined]
+        if plan.wilson:
+            means[index] = Interval(*wilson_interval(int(data.sum()), len(data), confidence=settings.confidence),
+                                    plan.method, plan.warning)
+        else:
+            groups.setdefault((np.packbits(defined).tobytes(), plan.clusters is not None), []).append(index)
+    for members in groups.values():
+        shared = plans[members[0]].clusters
+        bounds = bootstrap_mean_intervals([columns[i].values[masks[i]] for i in members], clusters=shared,
+                                          n_resamples=settings.n_resamples, method=settings.ci_method,
+                                          confidence=settings.confidence, seed=settings.seed)
+        for i, (low, high) in zip(members, bounds, strict=True):
+            means[i] = Interval(low, high, plans[i].method, plans[i].warning)
+    summaries = []
+    for index, (column, defined) in enumerate(zip(columns, masks, strict=True)):
+        summaries += _figures(column, defined, means.get(index), settings)
+    return summaries
+
+
+def _figures(column: Column, defined: np.ndarray, mean_interval: Interval | None,
+             settings: Settings) -> list[Summary]:
+    data = column.values[defined]
     common = {"n": int(defined.sum()), "n_undefined": int((~defined).sum()),
-              "undefined_reasons": dict(Counter(undefined.values())), "notes": dict(Counter((notes or {}).values())),
-              "family": family, "five_point": five_point}
+              "undefined_reasons": dict(Counter(column.undefined.values())),
+              "notes": dict(Counter(column.notes.values())), "family": column.family,
+              "five_point": column.five_point}
+    signature = column.signature
 
     def figure(statistic: str, value: float, made: Interval) -> Summary:
-        return Summary(metric, statistic, value, made.low, made.high,
+        return Summary(column.metric, statistic, value, made.low, made.high,
                        signature=Signature(signature.metric, {**signature.settings, **made.method},
                                            signature.version), warning=made.warning, **common)
 
-    if aggregation is Aggregation.SUM:
-        return [figure("sum", float(data.sum()), interval(data, aggregation, settings=settings))]
-    if aggregation is Aggregation.QUANTILES:
+    if column.aggregation is Aggregation.SUM:
+        return [figure("sum", float(data.sum()), interval(data, column.aggregation, settings=settings))]
+    if column.aggregation is Aggregation.QUANTILES:
         return [figure(f"p{q}", float(np.percentile(data, q)) if len(data) else math.nan,
-                       interval(data, aggregation, settings=settings, quantile=q)) for q in (50, 95)]
+                       interval(data, column.aggregation, settings=settings, quantile=q)) for q in (50, 95)]
+    assert mean_interval is not None  # every mean and rate got one above
     mean = float(data.mean()) if len(data) else math.nan
-    return [figure("rate" if aggregation is Aggregation.RATE else "mean", mean,
-                   interval(data, aggregation, settings=settings, clusters=kept))]
+    return [figure("rate" if column.aggregation is Aggregation.RATE else "mean", mean, mean_interval)]

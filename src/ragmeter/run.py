@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ragmeter._iter import batched
-from ragmeter.aggregate import Aggregation, cluster_labels, summarize
+from ragmeter.aggregate import Aggregation, Column, cluster_labels, summarize_columns
 from ragmeter.context import ItemContext, RunContext
 from ragmeter.errors import ConfigError
 from ragmeter.io.native import record_from_dict
@@ -91,11 +91,9 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
 
     scores = table.columns()
     clusters = cluster_labels(table.conversations, table.model_ids)
-    summaries = tuple(summary for m in chosen
-                      for summary in summarize(m.name, m.aggregation, scores[m.name], table.undefined[m.name],
-                                               settings=settings, signature=signatures[m.name], clusters=clusters,
-                                               notes=table.notes[m.name], family=m.family,
-                                               five_point=m.five_point))
+    summaries = tuple(summarize_columns(
+        [Column(m.name, m.aggregation, scores[m.name], table.undefined[m.name], signatures[m.name],
+                table.notes[m.name], m.family, m.five_point) for m in chosen], settings=settings, clusters=clusters))
     return EvalResult(tuple(table.item_ids), tuple(table.model_ids), scores, table.undefined, summaries, signatures,
                       settings, notes=table.notes, conversation_ids=tuple(table.conversations),
                       judging=judging.report(judge) if judged and judge is not None else None)
@@ -165,12 +163,12 @@ class _Table:
                                                   int(spent.get("completion_tokens", 0)),
                                                   tuple((f["prompt"], f["reason"], None)
                                                         for f in spent.get("failures", ())))])
-        self._add_item(record)
+        self._add_items([record])
 
-    def _add_item(self, record: Record) -> None:
-        self.item_ids.append(record.id)
-        self.model_ids.append(record.model_id)
-        self.conversations.append(record.conversation_id)
+    def _add_items(self, records: list[Record]) -> None:
+        self.item_ids.extend([record.id for record in records])
+        self.model_ids.extend([record.model_id for record in records])
+        self.conversations.extend([record.conversation_id for record in records])
 
     def score(self, batch: list[Record], items: list[ItemContext], chosen: list[Metric], run: RunContext,
               costs: list[ItemJudging] | None, *, rows: bool) -> list[dict[str, Any]]:
@@ -181,8 +179,7 @@ class _Table:
         with run.batch_scope():
             for metric in chosen:
                 values[metric.name] = self._score_metric(metric, batch, items, run, start)
-        for record in batch:
-            self._add_item(record)
+        self._add_items(batch)
         if not rows:
             return []
         return [item_row(record.id, record.model_id, {m: v[offset] for m, v in values.items()},
@@ -194,14 +191,18 @@ class _Table:
 
     def _score_metric(self, metric: Metric, batch: list[Record], items: list[ItemContext], run: RunContext,
                       start: int) -> list[float]:
-        missing = ([metric.missing_field(record) for record in batch] if metric.checks_fields
-                   else [None] * len(batch))
-        complete = [i for i, reason in enumerate(missing) if reason is None]
         values = np.full(len(batch), np.nan)
-        undefined = {start + i: reason for i, reason in enumerate(missing) if reason is not None}
+        undefined: dict[int, str] = {}
+        complete = list(range(len(batch)))
+        if metric.checks_fields:
+            missing = [metric.missing_field(record) for record in batch]
+            undefined = {start + i: reason for i, reason in enumerate(missing) if reason is not None}
+            complete = [i for i, reason in enumerate(missing) if reason is None]
         notes: dict[int, str] = {}
         if metric.compute_batch is not None:
-            scored = metric.compute_batch([batch[i] for i in complete], [items[i] for i in complete], run)
+            whole = len(complete) == len(batch)
+            scored = metric.compute_batch(batch if whole else [batch[i] for i in complete],
+                                          items if whole else [items[i] for i in complete], run)
             values[complete] = scored.values
             undefined.update((start + complete[i], reason) for i, reason in scored.undefined.items())
             notes.update((start + complete[i], note) for i, note in scored.notes.items())

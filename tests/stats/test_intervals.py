@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
+import ragmeter
 from ragmeter import Settings
-from ragmeter.aggregate import MIN_CLUSTERS, cluster_labels, summarize
+from ragmeter.aggregate import MIN_CLUSTERS, Column, cluster_labels, summarize
 from ragmeter.metrics import Aggregation, get_metric
 from ragmeter.signature import Signature
-from ragmeter.stats.intervals import bootstrap_mean_interval, bootstrap_quantile_interval, wilson_interval
+from ragmeter.stats.intervals import (bootstrap_mean_interval, bootstrap_mean_intervals, bootstrap_quantile_interval,
+                                      wilson_interval)
 
 # --------------------------------------------------------------------------------------------------
 # Wilson score interval
@@ -305,8 +307,8 @@ SETTINGS = Settings(n_resamples=1000, seed=0)
 def _summarize(name: str, values: list[float], undefined: dict[int, str] | None = None,
                clusters: list[str] | None = None):
     metric = get_metric(name)
-    return summarize(name, metric.aggregation, np.asarray(values, dtype=float), undefined or {},
-                     clusters=clusters, settings=SETTINGS, signature=Signature(name, {}))
+    column = Column(name, metric.aggregation, np.asarray(values, dtype=float), undefined or {}, Signature(name, {}))
+    return summarize(column, clusters=clusters, settings=SETTINGS)
 
 
 def test_rate_without_clusters_uses_wilson() -> None:
@@ -426,3 +428,25 @@ def test_all_undefined_gives_nan_figures() -> None:
     assert summary.to_dict()["value"] is None
     p50, _ = _summarize("latency_ms", [math.nan], undefined={0: "x"})
     assert math.isnan(p50.value) and math.isnan(p50.ci_low)
+
+
+@pytest.mark.parametrize("method", ["bca", "percentile"])
+@pytest.mark.parametrize("clustered", [False, True])
+def test_columns_share_draws_and_get_the_interval_each_gets_alone(method: str, clustered: bool) -> None:
+    rng = np.random.default_rng(7)
+    columns = [rng.random(60), rng.integers(0, 2, 60).astype(float), np.full(60, 0.25), rng.normal(size=60)]
+    clusters = [f"c{i // 4}" for i in range(60)] if clustered else None
+    together = bootstrap_mean_intervals(columns, clusters=clusters, n_resamples=500, method=method, seed=3)
+    alone = [bootstrap_mean_interval(c, clusters=clusters, n_resamples=500, method=method, seed=3) for c in columns]
+    assert together == alone
+    assert together[2] == (0.25, 0.25)
+
+
+def test_evaluate_gives_each_metric_the_interval_it_gets_alone() -> None:
+    records = [{"id": str(i), "question": "q", "answer": f"a {i % 3} b {i % 5}", "references": [f"a {i % 4} b"],
+                "latency_ms": 10.0 * i} for i in range(50)]
+    together = ragmeter.evaluate(records, metrics=["token_f1", "rouge_l", "exact_match", "latency_ms"],
+                                 settings=Settings(n_resamples=300))
+    for name in ("token_f1", "rouge_l", "exact_match"):
+        alone = ragmeter.evaluate(records, metrics=[name], settings=Settings(n_resamples=300))
+        assert together.summary(name) == alone.summary(name)

@@ -17,7 +17,8 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["bootstrap_mean_interval", "bootstrap_quantile_interval", "wilson_interval"]
+__all__ = ["bootstrap_mean_interval", "bootstrap_mean_intervals", "bootstrap_quantile_interval",
+           "wilson_interval"]
 
 _BLOCK_ELEMENTS = 4_000_000
 
@@ -62,29 +63,51 @@ def bootstrap_mean_interval(values: Sequence[float] | np.ndarray, *, clusters: S
     ``bca``; BCa's acceleration comes from the leave-one-unit-out jackknife. Fewer than two units give
     ``(nan, nan)``; constant values give ``(v, v)``.
     """
-    data = np.asarray(values, dtype=float)
-    sums, counts = _cluster_totals(data, clusters)
-    units = len(sums)
-    if units < 2:
-        return (math.nan, math.nan)
-    if np.all(data == data[0]):
-        return (float(data[0]), float(data[0]))
-    estimate = sums.sum() / counts.sum()
+    return bootstrap_mean_intervals([values], clusters=clusters, n_resamples=n_resamples, method=method,
+                                    confidence=confidence, seed=seed)[0]
+
+
+def bootstrap_mean_intervals(columns: Sequence[Sequence[float] | np.ndarray], *,
+                             clusters: Sequence[object] | None = None, n_resamples: int = 2000,
+                             method: str = "bca", confidence: float = 0.95,
+                             seed: int = 0) -> list[tuple[float, float]]:
+    """:func:`bootstrap_mean_interval` of several columns over the same items (and ``clusters``), from one
+    set of draws: each column's interval equals the one computed alone with the same seed."""
+    if method not in ("bca", "percentile"):
+        raise ValueError(f"method must be 'bca' or 'percentile', got {method!r}")
+    data = [np.asarray(values, dtype=float) for values in columns]
+    totals = [_cluster_totals(values, clusters) for values in data]
+    results: list[tuple[float, float]] = [(math.nan, math.nan)] * len(data)
+    if not data or len(totals[0][0]) < 2:
+        return results
+    counts = totals[0][1]
+    units = len(counts)
+    varying = []
+    for j, values in enumerate(data):
+        if np.all(values == values[0]):
+            results[j] = (float(values[0]), float(values[0]))
+        else:
+            varying.append(j)
+    if not varying:
+        return results
     rng = np.random.default_rng(seed)
     block = max(1, _BLOCK_ELEMENTS // units)
-    stats = np.empty(n_resamples)
+    stats = np.empty((len(varying), n_resamples))
     for start in range(0, n_resamples, block):
         stop = min(n_resamples, start + block)
         draws = rng.integers(0, units, size=(stop - start, units))
         items = counts[draws].sum(axis=1) if clusters is not None else units
-        stats[start:stop] = sums[draws].sum(axis=1) / items
+        for row, j in enumerate(varying):
+            stats[row, start:stop] = totals[j][0][draws].sum(axis=1) / items
     alpha = (1 - confidence) / 2
-    if method == "percentile":
-        low, high = np.quantile(stats, [alpha, 1 - alpha])
-        return (float(low), float(high))
-    if method != "bca":
-        raise ValueError(f"method must be 'bca' or 'percentile', got {method!r}")
-    return _bca(stats, estimate, sums, counts, alpha)
+    for row, j in enumerate(varying):
+        if method == "percentile":
+            low, high = np.quantile(stats[row], [alpha, 1 - alpha])
+            results[j] = (float(low), float(high))
+        else:
+            sums = totals[j][0]
+            results[j] = _bca(stats[row], sums.sum() / counts.sum(), sums, counts, alpha)
+    return results
 
 
 def _bca(stats: np.ndarray, estimate: float, sums: np.ndarray, counts: np.ndarray,
