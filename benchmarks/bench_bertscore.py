@@ -52,9 +52,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from _mtrag_data import HUMAN_EVAL_TASKS as TASKS_FILE
 from _mtrag_data import missing
+
 GOAL_RATIO = 2.0
 TOLERANCE = 1e-4
 BATCH_SIZE = 64

@@ -32,8 +32,7 @@ from typing import Any
 
 from ragmeter import evaluate, read_records
 from ragmeter.cli import demo_path
-from ragmeter.judges import Judge, LocalServer, OpenAIBackend
-from ragmeter.judges import LOCAL_TIMEOUT_S
+from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, LocalServer, OpenAIBackend
 
 HERE = Path(__file__).resolve().parent
 MTRAG_TASKS = HERE.parents[1] / "shared" / "data" / "mtrag" / "human_eval_tasks.jsonl"

@@ -25,6 +25,7 @@ from typing import Any
 
 from _mtrag_data import HUMAN_EVAL_TASKS as TASKS_FILE
 from _mtrag_data import prediction_reference_pairs
+
 FULL_PAIRS = 200_000
 QUICK_PAIRS = 20_000
 

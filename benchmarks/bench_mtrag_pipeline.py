@@ -29,6 +29,7 @@ from typing import Any
 
 from _mtrag_data import HUMAN_EVAL_TASKS as HUMAN_EVAL
 from _mtrag_data import REFERENCE_TASKS, missing
+
 QUICK_RECORDS = 120
 
 

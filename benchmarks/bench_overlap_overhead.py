@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from _mtrag_data import REFERENCE_TASKS as TASKS_FILE
 from _mtrag_data import missing
+
 GOAL_RATIO = 1.15
 _FINAL_PUNCT = re.compile(r"([.!?。]+[\"'”’)\]]*)\s*$")
 
@@ -119,8 +119,8 @@ def run(*, quick: bool = False, repeats: int = 3) -> dict[str, Any]:
 
     import ragmeter
     from ragmeter import OnnxMiniLM, Settings
-    from ragmeter.metrics.citation import _texts_to_embed
     from ragmeter.context import ItemContext, RunContext
+    from ragmeter.metrics.citation import _texts_to_embed
     from ragmeter.text import split_sentences
 
     records, skipped = load_records()

@@ -24,6 +24,7 @@ from typing import Any
 
 from _mtrag_data import HUMAN_EVAL_TASKS as TASKS_FILE
 from _mtrag_data import missing, prediction_reference_pairs
+
 FULL_PAIRS = 20_000
 QUICK_PAIRS = 2_000
 GOAL_RATIO = 10.0

@@ -27,8 +27,12 @@ import numpy as np
 from ragmeter._files import json_number
 from ragmeter.settings import Settings
 from ragmeter.signature import Signature
-from ragmeter.stats.intervals import (bootstrap_mean_interval, bootstrap_mean_intervals,
-                                      bootstrap_quantile_interval, wilson_interval)
+from ragmeter.stats.intervals import (
+    bootstrap_mean_interval,
+    bootstrap_mean_intervals,
+    bootstrap_quantile_interval,
+    wilson_interval,
+)
 
 __all__ = ["MIN_CLUSTERS", "Aggregation", "Column", "Interval", "Summary", "cluster_labels", "interval", "summarize",
            "summarize_columns"]

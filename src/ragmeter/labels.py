@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from ragmeter._files import atomic_target, atomic_write_text
-from ragmeter.io.native import record_to_dict
 from ragmeter.io.annotations import Votes, unit_key
+from ragmeter.io.native import record_to_dict
 from ragmeter.records import ALL_LABELS, Record
 from ragmeter.stats.agreement import LabelAgreement, label_agreement, majority
 

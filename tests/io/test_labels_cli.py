@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from label_records import ALL, MODEL_RECORDS, RECORDS, TEXT_COLUMNS, UNITS
 
 from ragmeter import read_records
 from ragmeter.cli import main
-from label_records import ALL, MODEL_RECORDS, RECORDS, TEXT_COLUMNS, UNITS
 from ragmeter.records import ANSWER_LABELS, CHUNK_LABELS
 
 Values = dict[tuple[str, int], dict[str, Any]]

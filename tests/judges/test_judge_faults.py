@@ -17,7 +17,15 @@ from judge_script import blocks, records, respond
 from ragmeter import Settings, evaluate
 from ragmeter.cli import main
 from ragmeter.errors import ConfigError, TransientJudgeError
-from ragmeter.judges import ChatReply, ChatRequest, Judge, JudgeCache, JudgeCall, OpenAIBackend, ScriptedBackend
+from ragmeter.judges import (
+    ChatReply,
+    ChatRequest,
+    Judge,
+    JudgeCache,
+    JudgeCall,
+    OpenAIBackend,
+    ScriptedBackend,
+)
 from ragmeter.judges.prompts import CORRECTNESS, correctness_request
 from ragmeter.records import Record
 

@@ -5,8 +5,17 @@ import math
 import numpy as np
 import pytest
 
-from ragmeter import (Answerability, Chunk, Record, Settings, abstained, evaluate, faithfulness_fallback,
-                      idk_citation_count, overlap)
+from ragmeter import (
+    Answerability,
+    Chunk,
+    Record,
+    Settings,
+    abstained,
+    evaluate,
+    faithfulness_fallback,
+    idk_citation_count,
+    overlap,
+)
 from ragmeter.metrics.citation import analyze_answer
 
 A, U = Answerability.ANSWERABLE, Answerability.UNANSWERABLE

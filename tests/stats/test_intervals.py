@@ -14,8 +14,12 @@ from ragmeter import Settings
 from ragmeter.aggregate import MIN_CLUSTERS, Column, cluster_labels, summarize
 from ragmeter.metrics import Aggregation, get_metric
 from ragmeter.signature import Signature
-from ragmeter.stats.intervals import (bootstrap_mean_interval, bootstrap_mean_intervals, bootstrap_quantile_interval,
-                                      wilson_interval)
+from ragmeter.stats.intervals import (
+    bootstrap_mean_interval,
+    bootstrap_mean_intervals,
+    bootstrap_quantile_interval,
+    wilson_interval,
+)
 
 # --------------------------------------------------------------------------------------------------
 # Wilson score interval

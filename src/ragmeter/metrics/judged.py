@@ -19,13 +19,20 @@ A failed judge call leaves the metrics that read it undefined, with the judge's 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ragmeter.judges.engine import JudgeCall, JudgeOutcome
-from ragmeter.judges.prompts import CLAIMS, CORRECTNESS, RELEVANCE, Prompt, claims_request, \
-    correctness_request, relevance_request
+from ragmeter.judges.prompts import (
+    CLAIMS,
+    CORRECTNESS,
+    RELEVANCE,
+    Prompt,
+    claims_request,
+    correctness_request,
+    relevance_request,
+)
 from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register
 from ragmeter.metrics.citation import abstained
 from ragmeter.records import Record

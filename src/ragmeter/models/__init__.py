@@ -8,8 +8,16 @@ from ragmeter.models.base import CachedEmbedder, Embedder, TokenEncoder
 from ragmeter.models.lexical_hash import HashingEmbedder
 from ragmeter.models.onnx_minilm import OnnxMiniLM
 
-__all__ = ["CachedEmbedder", "EMBEDDER_BACKENDS", "Embedder", "HashingEmbedder", "OnnxMiniLM", "TokenEncoder",
-           "load_embedder", "load_token_encoder"]
+__all__ = [
+    "EMBEDDER_BACKENDS",
+    "CachedEmbedder",
+    "Embedder",
+    "HashingEmbedder",
+    "OnnxMiniLM",
+    "TokenEncoder",
+    "load_embedder",
+    "load_token_encoder",
+]
 
 EMBEDDER_BACKENDS = ("onnx", "torch", "hashing")
 

@@ -30,8 +30,14 @@ from ragmeter.context import RunContext
 from ragmeter.errors import ConfigError, InputError
 from ragmeter.io.mtrag import record_from_mtrag
 from ragmeter.io.readers import jsonl_objects
-from ragmeter.metrics.mtrag import (bertscore_baseline, bertscore_settings, idk_condition, idk_eval_from_detector,
-                                    mtrag_algorithmic, rb_agg)
+from ragmeter.metrics.mtrag import (
+    bertscore_baseline,
+    bertscore_settings,
+    idk_condition,
+    idk_eval_from_detector,
+    mtrag_algorithmic,
+    rb_agg,
+)
 from ragmeter.models.base import TokenEncoder
 from ragmeter.records import Record
 from ragmeter.settings import Settings

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import string
 
-__all__ = ["normalize_answer", "answer_tokens"]
+__all__ = ["answer_tokens", "normalize_answer"]
 
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
