@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragmeter.errors import ConfigError, JudgeError
+from ragmeter.judges.accounting import JudgeUsage
 from ragmeter.judges.cache import JudgeCache
-from ragmeter.judges.engine import Judge, JudgeCall, JudgeOutcome, JudgeUsage
+from ragmeter.judges.engine import Judge, JudgeCall, JudgeOutcome
 from ragmeter.judges.local import LocalServer, local_model_id
 from ragmeter.judges.openai_backend import OpenAIBackend
 from ragmeter.judges.protocol import ChatBackend, ChatReply, ChatRequest, ScriptedBackend

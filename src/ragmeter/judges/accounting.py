@@ -1,4 +1,4 @@
-"""What judging cost, in one place: per prompt (:class:`JudgeUsage`, kept by the engine), per item
+"""What judging cost, in one place: per prompt (:class:`JudgeUsage`, counted by the engine), per item
 (:class:`ItemJudging`), and per run (:class:`JudgingReport`: usage, each item's tokens, every failed call).
 
 A call shared by several items of a batch (identical requests are made once) is charged to the first
@@ -8,17 +8,38 @@ item that asked for it; a call several metrics of one item read (claims: F, P an
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
-
-from ragmeter.judges.engine import JudgeUsage
 
 if TYPE_CHECKING:
     from ragmeter.judges.engine import Judge, JudgeCall, JudgeOutcome
 
 __all__ = ["ItemJudging", "JudgeUsage", "JudgingLog", "JudgingReport", "charge_items"]
+
+@dataclass
+class JudgeUsage:
+    """Running totals for one prompt: calls asked for, answered from cache, requests sent, retries, repairs,
+    failures and the tokens spent (``cached_*``: tokens the cached verdicts cost when first made)."""
+
+    calls: int = 0
+    cached: int = 0
+    requests: int = 0
+    retries: int = 0
+    repairs: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    cached_completion_tokens: int = 0
+    failure_reasons: Counter[str] = field(default_factory=Counter)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {k: v for k, v in self.__dict__.items() if k != "failure_reasons"}
+        return {**data, "failure_reasons": dict(self.failure_reasons)}
+
 
 USAGE_COUNTERS = ("calls", "cached", "requests", "retries", "repairs", "failures", "prompt_tokens",
                   "completion_tokens", "cached_prompt_tokens", "cached_completion_tokens")

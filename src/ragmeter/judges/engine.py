@@ -37,17 +37,17 @@ import hashlib
 import json
 import random
 import threading
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ragmeter.errors import JudgeError, RejectedCallError, TransientJudgeError
+from ragmeter.judges.accounting import JudgeUsage
 from ragmeter.judges.cache import CachedVerdict, JudgeCache
 from ragmeter.judges.prompts import Prompt, VerdictError
 from ragmeter.judges.protocol import ChatBackend, ChatReply, ChatRequest
 
-__all__ = ["UNREACHABLE_AFTER", "Judge", "JudgeCall", "JudgeOutcome", "JudgeUsage"]
+__all__ = ["UNREACHABLE_AFTER", "Judge", "JudgeCall", "JudgeOutcome"]
 
 #: Failures to connect in a row, before any call was answered, that end a run: a dead or mistyped address
 #: is told apart from a blip in seconds (at once with several calls in flight).
@@ -78,28 +78,6 @@ class JudgeOutcome:
     completion_tokens: int
     attempts: int
     cached: bool
-
-
-@dataclass
-class JudgeUsage:
-    """Running totals for one prompt: calls asked for, answered from cache, requests sent, retries, repairs,
-    failures and the tokens spent (``cached_*``: tokens the cached verdicts cost when first made)."""
-
-    calls: int = 0
-    cached: int = 0
-    requests: int = 0
-    retries: int = 0
-    repairs: int = 0
-    failures: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_prompt_tokens: int = 0
-    cached_completion_tokens: int = 0
-    failure_reasons: Counter[str] = field(default_factory=Counter)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = {k: v for k, v in self.__dict__.items() if k != "failure_reasons"}
-        return {**data, "failure_reasons": dict(self.failure_reasons)}
 
 
 class Judge:
