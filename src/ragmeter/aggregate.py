@@ -218,7 +218,7 @@ def summarize_columns(columns: Sequence[Column], *, settings: Settings,
 def _figures(column: Column, defined: np.ndarray, mean_interval: Interval | None,
              settings: Settings) -> list[Summary]:
     data = column.values[defined]
-    common = {"n": int(defined.sum()), "n_undefined": int((~defined).sum()),
+    common: dict[str, Any] = {"n": int(defined.sum()), "n_undefined": int((~defined).sum()),
               "undefined_reasons": dict(Counter(column.undefined.values())),
               "notes": dict(Counter(column.notes.values())), "family": column.family,
               "five_point": column.five_point}

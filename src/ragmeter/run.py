@@ -280,14 +280,14 @@ def plan_judging(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequ
                  settings: Settings | None = None, judge: Judge) -> JudgePlan:
     """The judge calls :func:`evaluate` would make, counted and estimated without making any (``--dry-run``)."""
     run = RunContext(settings or Settings(), judge=judge)
-    chosen = [m for m in resolve_metrics(metrics) if "judge" in m.resources and m.prefetch is not None]
+    chosen = [m for m in resolve_metrics(metrics) if "judge" in m.resources]
     calls: dict[str, JudgeCall] = {}
     n_items = 0
     for record in _as_records(records):
         n_items += 1
         item = ItemContext()
         for metric in chosen:
-            if metric.missing_field(record) is None:
+            if metric.prefetch is not None and metric.missing_field(record) is None:
                 calls.update((judge.key(call), call) for call in metric.prefetch(record, item, run))
     cached = judge.cache.present(calls) if judge.cache is not None else set()
     by_prompt: dict[str, dict[str, int]] = {}
