@@ -150,3 +150,18 @@ def test_judged_metrics_without_a_judge_fail_before_scoring() -> None:
 
     with pytest.raises(ConfigError, match="need a judge"):
         evaluate([CASE_STUDY], metrics=["judge_relevance"], settings=SETTINGS)
+
+
+def test_a_judged_run_writes_items_every_few_calls_and_shows_the_calls(capsys: pytest.CaptureFixture[str]) -> None:
+    # The defect: a judged run wrote nothing and showed no progress until a batch of 256 items was done.
+    records = [{"id": f"r{i}", "question": f"What is {i}?", "answer": f"It is {i}."} for i in range(20)]
+    batches: list[list[str]] = []
+    judge = Judge(ScriptedBackend(lambda request: '{"reason": "on topic", "score": 4}'), concurrency=2)
+    with judge:
+        result = evaluate(records, metrics=["judge_relevance"], judge=judge, progress=True, total=20,
+                          on_items=lambda rows: batches.append([row["id"] for row in rows]))
+    assert [len(batch) for batch in batches] == [8, 8, 4]   # 4 items per concurrent request
+    assert result.summary("judge_relevance").value == 4.0
+    shown = capsys.readouterr().err
+    assert "judge calls 1/8 in this batch" in shown and "judge calls 8/8 in this batch" in shown
+    assert "judge calls 4/4 in this batch" in shown
