@@ -462,6 +462,10 @@ def test_the_cli_stops_on_a_dead_endpoint_and_says_what_to_check(tmp_path, capsy
     assert code == 2, err
     assert f"cannot connect to {url}" in err and "--judge-base-url" in err
     assert elapsed_s < 10.0
+    # nothing was finished, so the next run starts afresh (no --resume needed)
+    code = main(["run", str(records_file), "--metrics", "exact_match", "--out", str(tmp_path / "out"),
+                 "--no-progress"])
+    assert code == 0, capsys.readouterr().err
 
 
 # --- string limits: the local server's grammar only -------------------------------------------------------
