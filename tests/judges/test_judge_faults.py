@@ -144,6 +144,7 @@ def test_a_repaired_reply_is_used():
     assert outcome.verdict == {"reason": "scripted", "score": 2}
     assert outcome.failure is None and outcome.attempts == 2
     assert "missing reason" in backend.requests[1].messages[3][1]
+    assert [r.max_tokens for r in backend.requests] == [160, 160]   # not cut off: the same room
     usage = judge.usage["correctness"]
     assert (usage.requests, usage.repairs, usage.failures) == (2, 1, 0)
 
@@ -175,8 +176,10 @@ def test_a_reply_cut_off_at_the_token_limit_is_repaired_not_used():
         judge.close()
     assert outcome.verdict == {"reason": "scripted", "score": 5}  # not the 1 of the cut-off reply
     assert len(backend.requests) == 2
-    assert "cut off" in backend.requests[1].messages[3][1]
+    assert "cut off at the limit of 160 tokens" in backend.requests[1].messages[3][1]
     assert judge.usage["correctness"].repairs == 1
+    # the repair of a cut-off reply gets twice the room; the first request had the prompt's own limit
+    assert [r.max_tokens for r in backend.requests] == [160, 320]
 
 
 # --- prompt injection -----------------------------------------------------------------------------------

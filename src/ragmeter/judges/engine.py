@@ -47,8 +47,10 @@ from ragmeter.judges.cache import CachedVerdict, JudgeCache
 from ragmeter.judges.prompts import Prompt, VerdictError
 from ragmeter.judges.protocol import ChatBackend, ChatReply, ChatRequest
 
-__all__ = ["UNREACHABLE_AFTER", "Judge", "JudgeCall", "JudgeOutcome"]
+__all__ = ["REPAIR_ROOM", "UNREACHABLE_AFTER", "Judge", "JudgeCall", "JudgeOutcome"]
 
+#: How many times its call's token limit a repair gets after a reply was cut off at that limit.
+REPAIR_ROOM = 2
 #: Failures to connect in a row, before any call was answered, that end a run: a dead or mistyped address
 #: is told apart from a blip in seconds (at once with several calls in flight).
 UNREACHABLE_AFTER = 3
@@ -259,11 +261,14 @@ class Judge:
 
     async def _validated(self, call: JudgeCall, spent: _Spent, usage: JudgeUsage) -> JudgeOutcome:
         reply = await self._send(call.request, spent, usage)
-        verdict, problem = _check(call, reply)
+        verdict, problem = _check(call, reply, call.request.max_tokens)
         if problem is not None:
             usage.repairs += 1
-            reply = await self._send(call.request.with_repair(reply.text[:4000], problem), spent, usage)
-            verdict, problem = _check(call, reply)
+            # a reply cut off at the limit needs more room to be written whole: give the repair twice as much
+            limit = call.request.max_tokens * (REPAIR_ROOM if reply.finish_reason == "length" else 1)
+            repair = call.request.with_repair(reply.text[:4000], problem, max_tokens=limit)
+            reply = await self._send(repair, spent, usage)
+            verdict, problem = _check(call, reply, limit)
         if problem is not None:
             return JudgeOutcome(None, f"invalid reply after one repair attempt: {problem}", reply.text, 0, 0, 0,
                                 cached=False)
@@ -320,10 +325,9 @@ class _Spent:
     completion_tokens: int = 0
 
 
-def _check(call: JudgeCall, reply: ChatReply) -> tuple[dict[str, Any] | None, str | None]:
+def _check(call: JudgeCall, reply: ChatReply, limit: int) -> tuple[dict[str, Any] | None, str | None]:
     if reply.finish_reason == "length":
-        return None, (f"it was cut off at the limit of {call.request.max_tokens} tokens; write shorter claims "
-                      "and reasons")
+        return None, f"it was cut off at the limit of {limit} tokens; write shorter claims and reasons"
     try:
         return call.prompt.check(reply.text, call.n_chunks), None
     except VerdictError as exc:

@@ -31,12 +31,13 @@ class ChatRequest:
     schema: Mapping[str, Any]
     max_tokens: int
 
-    def with_repair(self, reply: str, problem: str) -> ChatRequest:
-        """The request that shows the judge its invalid reply and asks once more."""
+    def with_repair(self, reply: str, problem: str, *, max_tokens: int | None = None) -> ChatRequest:
+        """The request that shows the judge its invalid reply and asks once more (with ``max_tokens`` as
+        its token limit, the request's own by default)."""
         ask = (f"That reply cannot be used: {problem}. Reply again with one JSON object that matches the "
                "schema exactly, and nothing else.")
         return ChatRequest((*self.messages, ("assistant", reply), ("user", ask)), self.schema_name, self.schema,
-                           self.max_tokens)
+                           max_tokens or self.max_tokens)
 
     def fingerprint(self) -> str:
         """sha256 of everything the judge sees: messages, schema and token limit."""
