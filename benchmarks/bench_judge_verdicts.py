@@ -79,6 +79,8 @@ def main() -> None:
     parser.add_argument("--variant", choices=("grammar", "instructions"), default="grammar")
     parser.add_argument("--metrics", choices=tuple(METRICS), default="judged")
     parser.add_argument("--datasets", default="demo,mtrag", help="comma-separated: demo, mtrag")
+    parser.add_argument("--ids", help="comma-separated record ids: judge only these (a re-run of the calls that "
+                                      "were lost; with one slot and temperature 0 the others do not change)")
     args = parser.parse_args()
     datasets = {"demo": lambda: list(read_records(demo_path())), "mtrag": lambda: mtrag_dev_records(N_MTRAG)}
     judge, start_s = open_local_judge(args.variant)
@@ -86,13 +88,19 @@ def main() -> None:
                            "server_start_s": round(start_s, 1), "runs": []}
     try:
         for name in args.datasets.split(","):
-            run = measure(name, datasets[name](), judge, METRICS[args.metrics])
+            records = datasets[name]()
+            if args.ids:
+                records = [r for r in records if r.id in set(args.ids.split(","))]
+            run = measure(name, records, judge, METRICS[args.metrics])
             out["runs"].append(run)
             print(f"{name}: {run['items']} items, {run['totals']['calls']} calls, {run['totals']['repairs']} repairs, "
                   f"{run['lost']} verdicts lost {run['lost_by_prompt']}, {run['wall_s']} s", flush=True)
+            for failure in run["failures"]:
+                print(f"  lost: {failure['id']} {failure['prompt']}: {failure['reason']}", flush=True)
     finally:
         judge.close()
-    path = HERE / "results" / f"judge_verdicts-{args.variant}-{args.metrics}.json"
+    suffix = "-rerun" if args.ids else ""
+    path = HERE / "results" / f"judge_verdicts-{args.variant}-{args.metrics}{suffix}.json"
     path.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"written: {path}")
 

@@ -195,7 +195,8 @@ REMOTE_SCHEMAS = {
                    "properties": {"claim": {"type": "string"}, "evidence": {"type": "string"},
                                   "differences": {"type": "string"},
                                   "verdict": {"type": "string", "enum": ["supported", "contradicted", "unsupported"]},
-                                  "chunks": {"type": "array", "items": {"type": "integer"}}}}}}},
+                                  # every record of judge_script has three chunks: only 1, 2 or 3 can be named
+                                  "chunks": {"type": "array", "items": {"type": "integer", "enum": [1, 2, 3]}}}}}}},
 }
 
 

@@ -107,3 +107,12 @@ def test_a_score_reply_at_its_longest_fits_the_token_limit(prompt) -> None:
     longest = json.dumps({"reason": "x" * prompt.schema["properties"]["reason"]["maxLength"], "score": 5})
     assert len(longest) / 3 <= prompt.max_tokens
     assert prompt.check(longest, 0)["score"] == 5
+
+
+def test_a_claims_request_lets_the_judge_name_only_the_chunks_it_shows() -> None:
+    # A 1.5B judge named chunk 3 of two chunks, twice (MT-RAG dev record d5f0…<::>8): the verdict was lost.
+    record = Record("q", "Q?", "A.", contexts=(Chunk("d1", "one"), Chunk("d2", "two")))
+    schema = claims_request(record, record.answer).schema
+    chunks = schema["properties"]["claims"]["items"]["properties"]["chunks"]
+    assert chunks == {"type": "array", "items": {"type": "integer", "enum": [1, 2]}}
+    assert CLAIMS.schema["properties"]["claims"]["items"]["properties"]["chunks"]["items"] == {"type": "integer"}

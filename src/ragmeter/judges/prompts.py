@@ -65,11 +65,13 @@ class Prompt:
         body = json.dumps([self.instructions, self.schema, self.max_tokens], sort_keys=True)
         return hashlib.sha256(body.encode("utf-8")).hexdigest()[:12]
 
-    def request(self, blocks: Sequence[tuple[str, str]], task: str) -> ChatRequest:
+    def request(self, blocks: Sequence[tuple[str, str]], task: str, *,
+                schema: Mapping[str, Any] | None = None) -> ChatRequest:
         """The chat request for the tagged ``blocks`` ((tag with attributes, untrusted text) pairs), ending
-        with the ``task`` restated (small judges follow a closing instruction best)."""
+        with the ``task`` restated (small judges follow a closing instruction best). ``schema`` narrows the
+        prompt's schema for this one request (the claims' chunk numbers to the chunks it shows)."""
         body = "\n\n".join([*(f"<{tag}>\n{defuse(text)}\n</{tag.split()[0]}>" for tag, text in blocks), task])
-        return ChatRequest((("system", self.instructions), ("user", body)), self.name, self.schema,
+        return ChatRequest((("system", self.instructions), ("user", body)), self.name, schema or self.schema,
                            self.max_tokens)
 
     def check(self, text: str, n_chunks: int) -> dict[str, Any]:
@@ -199,7 +201,18 @@ def claims_request(record: Record, text: str) -> ChatRequest:
               for number, chunk in enumerate(record.contexts, start=1)]
     return CLAIMS.request([*chunks, ("text", text)],
                           "Split the TEXT above into claims and check each claim against the chunks. "
-                          "Reply with the JSON object only.")
+                          "Reply with the JSON object only.", schema=claims_schema(len(chunks)))
+
+
+def claims_schema(n_chunks: int) -> dict[str, Any]:
+    """The claims schema whose chunk numbers can only be 1 to ``n_chunks`` (an ``enum``, which llama.cpp's
+    grammar and OpenAI's strict mode both honour): a small judge can no longer name a chunk it was not shown,
+    which its repair did not always fix."""
+    item = _CLAIMS_SCHEMA["properties"]["claims"]["items"]
+    chunks = {"type": "array", "items": {"type": "integer", "enum": list(range(1, n_chunks + 1))}}
+    return {**_CLAIMS_SCHEMA, "properties": {"claims": {
+        **_CLAIMS_SCHEMA["properties"]["claims"],
+        "items": {**item, "properties": {**item["properties"], "chunks": chunks}}}}}
 
 
 def correctness_request(record: Record) -> ChatRequest:
