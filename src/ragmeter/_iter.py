@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
@@ -9,11 +10,6 @@ T = TypeVar("T")
 
 def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
     """Consecutive lists of ``size`` items (the last may be shorter)."""
-    batch: list[T] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
+    iterator = iter(items)
+    while batch := list(islice(iterator, size)):
         yield batch
