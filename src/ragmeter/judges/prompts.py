@@ -155,7 +155,7 @@ CLAIM_CHARS = 200
 EVIDENCE_CHARS = 300
 DIFFERENCES_CHARS = 160
 
-_CLAIMS_SCHEMA = {
+_CLAIMS_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["claims"],
     "properties": {"claims": {"type": "array", "items": {
         "type": "object", "additionalProperties": False,
