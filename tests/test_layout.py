@@ -22,7 +22,7 @@ ALLOWED: dict[str, set[str]] = {
     "stats": set(),
     "models": {"errors"},
     "io": {"errors", "records", "_files", "text"},
-    "judges": {"errors", "records", "_files"},
+    "judges": {"errors", "records", "_files", "text"},
     "settings": {"errors", "records", "text"},
     "aggregate": {"_files", "settings", "signature", "stats"},
     "context": {"errors", "settings", "models", "judges"},

@@ -127,13 +127,13 @@ def test_open_judge_stops_the_local_server_when_the_cache_cannot_be_opened(fake_
 def test_a_local_judge_sends_the_string_limits_and_stops_its_server_at_close(fake_servers):
     judge = open_judge(JudgeConfig(kind="local"))
     assert [(s.started, s.stopped) for s in fake_servers] == [(1, 0)]
-    assert judge.backend.send_max_length is True
+    assert judge.backend.send_bounds is True
     judge.close()
     judge.close()
     assert [(s.started, s.stopped) for s in fake_servers] == [(1, 1)]
     remote_judge = open_judge(JudgeConfig(kind="openai", model="m", api_key_env=None))
     try:
-        assert remote_judge.backend.send_max_length is False
+        assert remote_judge.backend.send_bounds is False
     finally:
         remote_judge.close()
 
@@ -478,16 +478,16 @@ def test_the_local_server_gets_the_string_limits_and_a_remote_endpoint_does_not(
     calls = [JudgeCall(CORRECTNESS, correctness_request(record)),
              JudgeCall(CLAIMS, claims_request(record, record.answer), n_chunks=1)]
     schemas = {}
-    for send_max_length in (True, False):
+    for send_bounds in (True, False):
         with FakeOpenAIServer(respond) as server:
             judge = Judge(OpenAIBackend(base_url=server.base_url, model="fake-judge", api_key_env=None,
-                                        send_max_length=send_max_length))
+                                        send_bounds=send_bounds))
             try:
                 outcomes = judge.run(calls)
             finally:
                 judge.close()
         assert [o.failure for o in outcomes] == [None, None]
-        schemas[send_max_length] = {body["response_format"]["json_schema"]["name"]:
+        schemas[send_bounds] = {body["response_format"]["json_schema"]["name"]:
                                     body["response_format"]["json_schema"]["schema"] for body in server.requests}
     local_schemas = schemas[True]
     assert local_schemas["correctness"]["properties"]["reason"] == {"type": "string", "maxLength": 300}

@@ -165,3 +165,16 @@ def test_a_judged_run_writes_items_every_few_calls_and_shows_the_calls(capsys: p
     shown = capsys.readouterr().err
     assert "judge calls 1/8 in this batch" in shown and "judge calls 8/8 in this batch" in shown
     assert "judge calls 4/4 in this batch" in shown
+
+
+def test_a_claims_list_at_its_cap_is_noted() -> None:
+    record = {"id": "a", "question": "When?", "answer": "It opens at six.", "references": ["six"],
+              "contexts": [{"doc_id": "d", "text": "It opens at six."}]}
+    six = [{"claim": f"claim {i}", "evidence": "It opens at six.", "differences": "none", "verdict": "supported",
+            "chunks": [1]} for i in range(6)]   # one sentence: the cap is 4 + 2 = 6
+    judge = Judge(ScriptedBackend(lambda request: json.dumps({"claims": six})))
+    with judge:
+        result = evaluate([record], metrics=["judge_faithfulness", "judge_recall"], judge=judge)
+    assert result.scores["judge_faithfulness"][0] == 1.0
+    for name in ("judge_faithfulness", "judge_recall"):
+        assert result.notes[name] == {0: "the judge listed the most claims allowed (6): later ones may be missing"}

@@ -146,7 +146,7 @@ def test_the_same_calls_get_the_same_verdicts_again(judge: Judge) -> None:
     """With its one slot the server computes each request alone, so a call repeated without a cache gets the
     same reply, word for word (two slots batch requests together, and verdicts then vary between runs)."""
     uncached = Judge(OpenAIBackend(base_url=str(judge.backend._client.base_url), model=judge.backend.model,
-                                   api_key_env=None, timeout_s=LOCAL_TIMEOUT_S, send_max_length=True),
+                                   api_key_env=None, timeout_s=LOCAL_TIMEOUT_S, send_bounds=True),
                      timeout_s=LOCAL_TIMEOUT_S)
     records = [record_from_dict(_record("same", REFERENCE)),
                record_from_dict(_record("more", "Non-residents pay 25 dollars a year; residents pay nothing."))]

@@ -116,3 +116,11 @@ def test_a_claims_request_lets_the_judge_name_only_the_chunks_it_shows() -> None
     chunks = schema["properties"]["claims"]["items"]["properties"]["chunks"]
     assert chunks == {"type": "array", "items": {"type": "integer", "enum": [1, 2]}}
     assert CLAIMS.schema["properties"]["claims"]["items"]["properties"]["chunks"]["items"] == {"type": "integer"}
+
+
+def test_the_claims_list_is_capped_by_the_length_of_the_text() -> None:
+    # demo q24: a small judge listed chunk sentences as claims past 2,048 tokens, twice; 4 per sentence + 2
+    record = Record("q", "Q?", "It opens at six. It closes at nine.", contexts=(Chunk("d1", "one"),))
+    claims = claims_request(record, record.answer).schema["properties"]["claims"]
+    assert claims["maxItems"] == 4 * 2 + 2
+    assert claims_request(record, "").schema["properties"]["claims"]["maxItems"] == 4 * 1 + 2

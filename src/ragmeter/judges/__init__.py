@@ -82,7 +82,7 @@ def open_judge(config: JudgeConfig) -> Judge:
         # llama.cpp turns the schemas' maxLength into its grammar: a long reason is cut short, not the verdict
         backend = OpenAIBackend(base_url=base_url, model=server.model_id, api_key_env=None,
                                 temperature=config.temperature, seed=config.seed, timeout_s=timeout_s,
-                                send_max_length=True)
+                                send_bounds=True)
         return _judge(config, backend, config.concurrency or server.parallel, timeout_s, on_close=server.stop)
     except BaseException:
         server.stop()

@@ -3,8 +3,9 @@
 The client's own retries are off: :class:`~ragmeter.judges.engine.Judge` retries, so that backoff, Retry-After
 and the concurrency limit are handled in one place. Every call asks for ``response_format: json_schema``,
 which llama.cpp and vLLM turn into a grammar and OpenAI enforces in strict mode. A prompt's schema bounds its
-strings with ``maxLength``; llama.cpp's grammar honours it (``char{0,N}``), while OpenAI's strict mode refuses
-the keyword, so the bounds are sent only where ``send_max_length`` says the endpoint takes them.
+strings with ``maxLength`` and the claims list with ``maxItems``; llama.cpp's grammar honours both, while
+OpenAI's strict mode refuses them, so the bounds are sent only where ``send_bounds`` says the endpoint takes
+them.
 
 A failure to connect at all (refused, unknown host, connect timeout, proxy) is a
 :class:`~ragmeter.errors.TransientJudgeError` with ``connection_failed`` set, so that the engine can tell a dead
@@ -44,12 +45,12 @@ _CONNECT_FAILURES = frozenset({"ConnectError", "ConnectTimeout", "ProxyError"})
 class OpenAIBackend:
     """Chat calls to ``base_url`` for ``model``; ``api_key_env`` names the variable holding the key
     (``None`` for a keyless endpoint such as the local server). ``timeout_s`` bounds each call (opening the
-    connection: ``CONNECT_TIMEOUT_S`` at most). ``send_max_length``: send the schemas' ``maxLength`` bounds
+    connection: ``CONNECT_TIMEOUT_S`` at most). ``send_bounds``: send the schemas' ``maxLength``/``maxItems`` bounds
     (llama.cpp), else leave them out (OpenAI's strict mode rejects them)."""
 
     def __init__(self, *, base_url: str | None, model: str, api_key_env: str | None = "OPENAI_API_KEY",
                  temperature: float = 0.0, seed: int = 0, timeout_s: float = 120.0,
-                 send_max_length: bool = False) -> None:
+                 send_bounds: bool = False) -> None:
         try:
             import openai
         except ImportError as exc:
@@ -67,7 +68,7 @@ class OpenAIBackend:
         self.temperature = temperature
         self.seed = seed
         self.timeout_s = timeout_s
-        self.send_max_length = send_max_length
+        self.send_bounds = send_bounds
         self._completion = openai.types.chat.ChatCompletion
         timeout = openai.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_S))
         self._client = openai.AsyncOpenAI(base_url=base_url, api_key=key, max_retries=0, timeout=timeout)
@@ -79,7 +80,7 @@ class OpenAIBackend:
 
     async def complete(self, request: ChatRequest) -> ChatReply:
         openai = self._openai
-        schema = dict(request.schema) if self.send_max_length else _without_max_length(request.schema)
+        schema = dict(request.schema) if self.send_bounds else _without_bounds(request.schema)
         body = {"model": self.model, "temperature": self.temperature, "seed": self.seed,
                 "max_tokens": request.max_tokens,
                 "messages": [{"role": role, "content": content} for role, content in request.messages],
@@ -147,13 +148,17 @@ def _reply(response: Any) -> ChatReply:
                      completion_tokens=usage.completion_tokens if usage else 0)
 
 
-def _without_max_length(schema: Any) -> Any:
-    """``schema`` with every ``maxLength`` left out (OpenAI's strict mode rejects the keyword). Our schemas
-    have no property named ``maxLength``, which this would drop too."""
+#: The schema keywords that bound a reply for the local grammar and that OpenAI's strict mode rejects.
+GRAMMAR_BOUNDS = ("maxLength", "maxItems")
+
+
+def _without_bounds(schema: Any) -> Any:
+    """``schema`` with every ``maxLength`` and ``maxItems`` left out. Our schemas have no property named
+    like either, which this would drop too."""
     if isinstance(schema, Mapping):
-        return {key: _without_max_length(value) for key, value in schema.items() if key != "maxLength"}
+        return {key: _without_bounds(value) for key, value in schema.items() if key not in GRAMMAR_BOUNDS}
     if isinstance(schema, list):
-        return [_without_max_length(value) for value in schema]
+        return [_without_bounds(value) for value in schema]
     return schema
 
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from ragmeter.judges.protocol import ChatRequest
 from ragmeter.records import Record
+from ragmeter.text.sentences import split_sentences
 
 __all__ = ["CLAIMS", "CLAIM_CHARS", "CORRECTNESS", "DIFFERENCES_CHARS", "EVIDENCE_CHARS", "PROMPTS", "REASON_CHARS",
            "RELEVANCE", "VERDICTS", "Prompt", "VerdictError"]
@@ -201,18 +202,27 @@ def claims_request(record: Record, text: str) -> ChatRequest:
               for number, chunk in enumerate(record.contexts, start=1)]
     return CLAIMS.request([*chunks, ("text", text)],
                           "Split the TEXT above into claims and check each claim against the chunks. "
-                          "Reply with the JSON object only.", schema=claims_schema(len(chunks)))
+                          "Reply with the JSON object only.",
+                          schema=claims_schema(len(chunks), claims_cap(text)))
 
 
-def claims_schema(n_chunks: int) -> dict[str, Any]:
-    """The claims schema whose chunk numbers can only be 1 to ``n_chunks`` (an ``enum``, which llama.cpp's
-    grammar and OpenAI's strict mode both honour): a small judge can no longer name a chunk it was not shown,
-    which its repair did not always fix."""
-    item = _CLAIMS_SCHEMA["properties"]["claims"]["items"]
+def claims_cap(text: str) -> int:
+    """The most claims a reply may list for ``text``: 4 per sentence, plus 2. A small judge sometimes goes
+    on listing the chunks' sentences as claims until the token limit cuts it off, twice (demo q24: two
+    sentences, a reply past 2,048 tokens); the cap ends the list well before, far above what the text
+    states."""
+    return 4 * max(1, len(split_sentences(text))) + 2
+
+
+def claims_schema(n_chunks: int, cap: int) -> dict[str, Any]:
+    """The claims schema for one request: chunk numbers only 1 to ``n_chunks`` (an ``enum``, which llama.cpp's
+    grammar and OpenAI's strict mode both honour: a small judge can no longer name a chunk it was not shown,
+    which its repair did not always fix), and at most ``cap`` claims (``maxItems``, for the local grammar)."""
+    claims = _CLAIMS_SCHEMA["properties"]["claims"]
+    item = claims["items"]
     chunks = {"type": "array", "items": {"type": "integer", "enum": list(range(1, n_chunks + 1))}}
     return {**_CLAIMS_SCHEMA, "properties": {"claims": {
-        **_CLAIMS_SCHEMA["properties"]["claims"],
-        "items": {**item, "properties": {**item["properties"], "chunks": chunks}}}}}
+        **claims, "maxItems": cap, "items": {**item, "properties": {**item["properties"], "chunks": chunks}}}}}
 
 
 def correctness_request(record: Record) -> ChatRequest:

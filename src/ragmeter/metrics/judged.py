@@ -29,6 +29,7 @@ from ragmeter.judges.prompts import (
     CORRECTNESS,
     RELEVANCE,
     Prompt,
+    claims_cap,
     claims_request,
     correctness_request,
     relevance_request,
@@ -114,6 +115,7 @@ class _ClaimsCheck:
     source: str | None
     claims: tuple[Claim, ...] = ()
     undefined: str | None = None
+    capped: int | None = None  # the cap on claims, when the judge's list reached it
 
 
 def _abstains(record: Record, run: RunContext) -> bool:
@@ -146,7 +148,9 @@ def _claims_check(record: Record, item: ItemContext, run: RunContext) -> _Claims
         if outcome.verdict is None:
             return _ClaimsCheck(None, undefined=_judge_failure("claims", outcome).reason)
         claims = tuple(Claim(c["claim"], c["verdict"], tuple(c["chunks"])) for c in outcome.verdict["claims"])
-        return _ClaimsCheck("reference" if _abstains(record, run) else "answer", claims)
+        source = "reference" if _abstains(record, run) else "answer"
+        cap = claims_cap(record.answer if source == "answer" else record.references[0])
+        return _ClaimsCheck(source, claims, capped=cap if len(claims) >= cap else None)
 
     return item.memo("judge:claims", check)
 
@@ -159,7 +163,15 @@ def _faithfulness(record: Record, item: ItemContext, run: RunContext) -> Outcome
     check = _claims_check(record, item, run)
     if check.undefined is not None:
         return Undefined(check.undefined)
-    return faithfulness(check.claims) if check.claims else Noted(1.0, "the judge found no factual claim")
+    if not check.claims:
+        return Noted(1.0, "the judge found no factual claim")
+    return _capped(check, faithfulness(check.claims))
+
+
+def _capped(check: _ClaimsCheck, value: float) -> Outcome:
+    if check.capped is None:
+        return value
+    return Noted(value, f"the judge listed the most claims allowed ({check.capped}): later ones may be missing")
 
 
 def _precision(record: Record, item: ItemContext, run: RunContext) -> Outcome:
@@ -171,7 +183,9 @@ def _precision(record: Record, item: ItemContext, run: RunContext) -> Outcome:
     value = context_precision(check.claims, len(record.contexts))
     if not check.claims:
         return Noted(value, "the judge found no factual claim")
-    return Noted(value, "claims of the reference (the answer abstains)") if check.source == "reference" else value
+    if check.source == "reference":
+        return Noted(value, "claims of the reference (the answer abstains)")
+    return _capped(check, value)
 
 
 def _recall(record: Record, item: ItemContext, run: RunContext) -> Outcome:
@@ -183,7 +197,9 @@ def _recall(record: Record, item: ItemContext, run: RunContext) -> Outcome:
     if not check.claims:
         return Noted(1.0, "the judge found no factual claim")
     value = claim_recall(check.claims)
-    return Noted(value, "claims of the reference (the answer abstains)") if check.source == "reference" else value
+    if check.source == "reference":
+        return Noted(value, "claims of the reference (the answer abstains)")
+    return _capped(check, value)
 
 
 def _score(name: str, make: Callable[[Record], Any]) -> Callable[[Record, ItemContext, RunContext], Outcome]:
