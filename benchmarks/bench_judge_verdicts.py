@@ -53,7 +53,7 @@ def open_local_judge(variant: str) -> tuple[Judge, float]:
     server = LocalServer()
     base_url = server.start()
     backend = OpenAIBackend(base_url=base_url, model=server.model_id, api_key_env=None, timeout_s=LOCAL_TIMEOUT_S,
-                            send_max_length=variant == "grammar")
+                            send_bounds=variant == "grammar")
     judge = Judge(backend, cache=None, concurrency=server.parallel, timeout_s=LOCAL_TIMEOUT_S,
                   on_close=server.stop)
     return judge, time.perf_counter() - started
