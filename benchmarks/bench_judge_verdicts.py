@@ -14,7 +14,8 @@ Variants (``--variant``):
 - ``instructions``: the same instructions, no bounds in the grammar (what a remote endpoint gets).
 
 ``--metrics scores`` judges Correctness and Relevance only (the prompts whose reason ran past its limit);
-``--metrics judged`` all five metrics (claims, correctness and relevance calls). No verdict cache: every
+``--metrics claims`` Faithfulness, Precision and Recall (the one claims call); ``--metrics judged`` all five
+metrics (claims, correctness and relevance calls). No verdict cache: every
 call is made. Results go to ``benchmarks/results/judge_verdicts-<variant>-<metrics>.json``.
 
     python benchmarks/bench_judge_verdicts.py --variant grammar --metrics judged
@@ -37,7 +38,8 @@ from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, LocalServer, OpenAIBackend
 HERE = Path(__file__).resolve().parent
 MTRAG_TASKS = HERE.parents[1] / "shared" / "data" / "mtrag" / "human_eval_tasks.jsonl"
 N_MTRAG = 40
-METRICS = {"scores": ["judge_correctness", "judge_relevance"], "judged": ["judged"]}
+METRICS = {"scores": ["judge_correctness", "judge_relevance"], "judged": ["judged"],
+           "claims": ["judge_faithfulness", "judge_precision", "judge_recall"]}
 
 
 def mtrag_dev_records(n: int) -> list[Any]:
