@@ -216,8 +216,10 @@ def _run(args: argparse.Namespace) -> int:
         folder.start()
         result = _score(args, path, total, settings, metric_names, judge, folder, finished)
     except RagmeterError as exc:  # a judge that failed for good, say: what was finished stays
-        print(f"error: {exc}\nThe items finished so far are kept in {folder.items_path}: fix the problem, then "
-              "rerun the same command with --resume to score only the rest.", file=sys.stderr)
+        print(f"error: {exc}", file=sys.stderr)
+        if folder.items_path.exists() and folder.items_path.stat().st_size > 0:
+            print(f"The items finished so far are kept in {folder.items_path}: fix the problem, then rerun the "
+                  "same command with --resume to score only the rest.", file=sys.stderr)
         return 2
     finally:
         if judge is not None:

@@ -461,6 +461,7 @@ def test_the_cli_stops_on_a_dead_endpoint_and_says_what_to_check(tmp_path, capsy
     err = capsys.readouterr().err
     assert code == 2, err
     assert f"cannot connect to {url}" in err and "--judge-base-url" in err
+    assert "--resume" not in err   # nothing was finished: no resume to suggest
     assert elapsed_s < 10.0
     # nothing was finished, so the next run starts afresh (no --resume needed)
     code = main(["run", str(records_file), "--metrics", "exact_match", "--out", str(tmp_path / "out"),
