@@ -233,6 +233,7 @@ class _Progress:
 
     def __init__(self, enabled: bool, total: int | None, *, judge: Judge | None, done: int) -> None:
         self._bar = None
+        self._judge = judge
         self._calls = self._calls_done = 0
         if enabled:
             from tqdm import tqdm
@@ -260,6 +261,8 @@ class _Progress:
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
+            if self._judge is not None:
+                self._judge.on_call_done = None  # the caller's judge is theirs again
 
 
 @dataclass(frozen=True)

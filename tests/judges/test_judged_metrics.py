@@ -165,6 +165,7 @@ def test_a_judged_run_writes_items_every_few_calls_and_shows_the_calls(capsys: p
     shown = capsys.readouterr().err
     assert "judge calls 1/8 in this batch" in shown and "judge calls 8/8 in this batch" in shown
     assert "judge calls 4/4 in this batch" in shown
+    assert judge.on_call_done is None   # the run's progress hook is removed when the run ends
 
 
 def test_a_claims_list_at_its_cap_is_noted() -> None:
