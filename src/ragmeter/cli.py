@@ -22,7 +22,7 @@ from ragmeter.labels import agreement_by_label, write_agreement, write_merged
 from ragmeter.metrics import DEFAULT_CUTOFF, list_metrics, resolve_metrics
 from ragmeter.metrics._registry import DEFAULT_FAMILIES
 from ragmeter.models import EMBEDDER_BACKENDS
-from ragmeter.pipelines.mtrag import STEPS, check_step, run_step
+from ragmeter.pipelines.mtrag import STEPS, check_step, partial_paths, run_step
 from ragmeter.pipelines.mtrag_summary import render_summary, write_step_summary
 from ragmeter.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
 from ragmeter.report import render_agreement, render_report
@@ -82,14 +82,20 @@ def _parser() -> argparse.ArgumentParser:
                           "(human where given, else derived; default)")
     _statistics_options(run)
     run.add_argument("--no-progress", action="store_true", help="never show a progress bar")
-    _cli_judge.add_judge_options(run)
+    run.add_argument("--rb-llm-unparsed", type=float,
+                     help="what a failed RADBench verdict counts as in RB_llm (default: undefined, counted; "
+                          "0.5 as MT-RAG's released scripts)")
+    _cli_judge.add_judge_options(run, title="LLM judge (seed 002's 'judged' metrics, MT-RAG's 'mtrag_judged')")
 
     validate = commands.add_parser("validate", help="check a file's records without scoring them")
     validate.add_argument("file", type=Path)
     _input_options(validate)
 
     mtrag = commands.add_parser("mtrag", help="MT-RAG's evaluation pipeline on its generation-task JSONL")
-    mtrag.add_argument("--step", choices=STEPS, required=True, help="pipeline step (judged steps: not yet)")
+    mtrag.add_argument("--step", choices=STEPS, required=True,
+                       help="pipeline step; idk, ragas and radbench need --judge; all runs the five in MT-RAG's "
+                            "order (without --judge: algorithmic and idk_condition, with the IDK detector). An "
+                            "interrupted step goes on from OUTPUT.partial when run again with the same options")
     mtrag.add_argument("-i", "--input", type=Path, required=True, help="MT-RAG JSONL with predictions")
     mtrag.add_argument("-o", "--output", type=Path, required=True, help="new JSONL file to write")
     mtrag.add_argument("--bert-model", default="minilm",
@@ -99,7 +105,11 @@ def _parser() -> argparse.ArgumentParser:
     mtrag.add_argument("--skip-invalid", action="store_true", help="leave invalid records out, listing them")
     mtrag.add_argument("--max-errors", type=int, default=50, help="bad records listed at most (50)")
     mtrag.add_argument("--format", choices=("table", "json"), default="table", help="summary format on stdout")
+    mtrag.add_argument("--rb-llm-unparsed", type=float,
+                       help="what a failed RADBench verdict counts as (default: undefined, counted; 0.5 as "
+                            "MT-RAG's released scripts)")
     _statistics_options(mtrag)
+    _cli_judge.add_judge_options(mtrag, title="LLM judge (MT-RAG's steps idk, ragas, radbench)", several=True)
 
     commands.add_parser("metrics", help="list every metric with its range and the fields it needs")
 
@@ -174,7 +184,7 @@ def _settings(args: argparse.Namespace) -> Settings:
     idk = IdkDetector.from_file(args.idk_patterns) if args.idk_patterns else IdkDetector()
     return Settings(tau_sim=args.tau_sim, idk=idk, embedder=args.embedder, idk_eval_source=args.idk_eval_source,
                     ndcg_ideal=args.ndcg_ideal, ndcg_gain=args.ndcg_gain, source_labels=args.source_labels,
-                    n_resamples=args.n_resamples,
+                    n_resamples=args.n_resamples, rb_llm_unparsed=args.rb_llm_unparsed,
                     ci_method=args.ci, confidence=args.confidence, seed=args.seed)
 
 
@@ -272,12 +282,32 @@ def _dry_run(args: argparse.Namespace, path: Path, total: int, settings: Setting
 def _mtrag(args: argparse.Namespace) -> int:
     settings = Settings(bertscore_model=args.bert_model, bertscore_layer=args.bert_layer,
                         bertscore_baseline=args.bert_baseline, n_resamples=args.n_resamples, ci_method=args.ci,
-                        confidence=args.confidence, seed=args.seed)
-    check_step(args.step, args.input, args.output)
+                        confidence=args.confidence, seed=args.seed, rb_llm_unparsed=args.rb_llm_unparsed)
+    configs = _cli_judge.judge_configs(args, args.output.with_name(args.output.name + ".judge-cache.sqlite"))
+    check_step(args.step, args.input, args.output, judged=bool(configs))
     args.input_format, args.map = "mtrag", []
     if _check_input(args, args.input) < 0:
         return 2
-    report = run_step(args.step, args.input, args.output, settings=settings)
+    if args.dry_run:
+        return _mtrag_dry_run(args, settings, configs)
+    if args.step == "all" and not configs:
+        print("no --judge: step all runs algorithmic and idk_condition (idk_eval from the IDK detector); give "
+              "--judge to run the judged steps idk, ragas and radbench too", file=sys.stderr)
+    judges: list[Judge] = []
+    try:
+        for config in configs:
+            judges.append(open_judge(config))
+        report = run_step(args.step, args.input, args.output, settings=settings, judges=judges)
+    except RagmeterError as exc:
+        partial, _ = partial_paths(args.output)
+        print(f"error: {exc}", file=sys.stderr)
+        if partial.exists() and partial.stat().st_size > 0:
+            print(f"The records finished so far are kept in {partial}: fix the problem, then rerun the same "
+                  "command to go on from them.", file=sys.stderr)
+        return 2
+    finally:
+        for judge in judges:
+            judge.close()
     summary, means = write_step_summary(report, args.input, args.step, settings=settings)
     if args.format == "json":
         print(json.dumps(summary, indent=2, ensure_ascii=False))
@@ -288,8 +318,31 @@ def _mtrag(args: argparse.Namespace) -> int:
         print(f"{name}: {text}")
     if report.idk_sources:
         print("idk_eval from: " + ", ".join(f"{source} × {n}" for source, n in report.idk_sources.items()))
+    if report.undefined:
+        print("undefined (null, reason in metrics.undefined): "
+              + ", ".join(f"{name} × {n}" for name, n in report.undefined.items()))
+    for identity, usage in report.judge_usage.items():
+        print(_cli_judge.render_usage(identity, usage, _cli_judge.prices(args)))
     print(render_summary(means))
     print(f"\nIntervals: {summary['intervals']}; summary: {report.summary_path}", file=sys.stderr)
+    return 0
+
+
+def _mtrag_dry_run(args: argparse.Namespace, settings: Settings, configs: list[JudgeConfig]) -> int:
+    if not configs:
+        raise ConfigError("--dry-run estimates the judge's calls: give --judge")
+    metrics = {"idk": ["idk_judge"], "ragas": ["RL_F"], "radbench": ["RB_llm"],
+               "all": ["idk_judge", "RL_F", "RB_llm"]}.get(args.step, [])
+    for k, config in enumerate(configs):
+        judge = planning_judge(config)
+        try:
+            chosen = metrics if k == 0 else [m for m in metrics if m == "RB_llm"]
+            records = read_records(args.input, format="mtrag", skip_invalid=True)
+            plan = plan_judging(records, metrics=chosen, settings=settings, judge=judge)
+        finally:
+            judge.close()
+        print(_cli_judge.render_plan(plan, judge.identity, _cli_judge.prices(args)))
+    print("Records whose values the output already holds are counted too.")
     return 0
 
 

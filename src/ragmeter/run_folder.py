@@ -56,7 +56,8 @@ def item_settings(settings: Settings) -> dict[str, Any]:
             "embedder": settings.embedder, "bertscore_model": settings.bertscore_model,
             "bertscore_layer": settings.bertscore_layer, "bertscore_baseline": settings.bertscore_baseline,
             "idk_eval_source": settings.idk_eval_source, "ndcg_ideal": settings.ndcg_ideal,
-            "ndcg_gain": settings.ndcg_gain, "source_labels": settings.source_labels}
+            "ndcg_gain": settings.ndcg_gain, "source_labels": settings.source_labels,
+            "rb_llm_unparsed": settings.rb_llm_unparsed, "check_evidence": settings.check_evidence}
 
 
 def file_sha256(path: Path) -> str:

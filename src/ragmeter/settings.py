@@ -31,7 +31,12 @@ class Settings:
       (MT-RAG's DeBERTa-xlarge-MNLI layer-40 values) or a bert-score baseline CSV file.
     - ``idk_eval_source``: where IDK conditioning takes ``idk_eval`` from: ``detector`` (ragmeter's
       IDK patterns, an offline stand-in for MT-RAG's judge) or ``record`` (the record's
-      ``labels.idk_eval``, the detector where a record has none).
+      ``labels.idk_eval``, the detector where a record has none). The judged ``*_idk`` metrics take the IDK
+      judge's verdict instead of the detector's.
+    - ``rb_llm_unparsed``: what a failed RADBench verdict counts as in ``RB_llm``: ``None`` (undefined, the
+      default) or a value in [0, 1] (0.5: MT-RAG's released scripts), noted.
+    - ``check_evidence``: keep a judge's *supported* verdict only when its quoted evidence and the claim's
+      numbers are in a chunk it names (:mod:`ragmeter.metrics.claim_evidence`); on by default.
     - ``ndcg_ideal``: the ideal ranking behind NDCG's IDCG: ``retrieved`` (the retrieved chunks'
       grades re-sorted) or ``pool`` (the record's qrels, as trec_eval); ``ndcg_gain``: ``exponential``
       (2^w − 1, seed 003) or ``linear`` (w, trec_eval's default).
@@ -51,6 +56,8 @@ class Settings:
     bertscore_layer: int | None = None
     bertscore_baseline: str | None = None
     idk_eval_source: str = "detector"
+    rb_llm_unparsed: float | None = None
+    check_evidence: bool = True
     ndcg_ideal: str = "retrieved"
     ndcg_gain: str = "exponential"
     source_labels: str = "auto"
@@ -71,6 +78,8 @@ class Settings:
         if self.idk_eval_source not in IDK_EVAL_SOURCES:
             raise ConfigError(f"idk_eval_source must be one of {', '.join(IDK_EVAL_SOURCES)}, "
                               f"got {self.idk_eval_source!r}")
+        if self.rb_llm_unparsed is not None and not 0.0 <= self.rb_llm_unparsed <= 1.0:
+            raise ConfigError(f"rb_llm_unparsed must lie in [0, 1], got {self.rb_llm_unparsed}")
         for name, choices in (("ndcg_ideal", NDCG_IDEALS), ("ndcg_gain", NDCG_GAINS),
                               ("source_labels", SOURCE_LABELS)):
             if getattr(self, name) not in choices:

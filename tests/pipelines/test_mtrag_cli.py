@@ -183,13 +183,14 @@ def test_an_output_that_is_a_folder_is_refused_before_scoring(tmp_path: Path,
 
 
 @pytest.mark.parametrize("step", ["radbench", "ragas", "idk"])
-def test_judged_steps_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], step: str) -> None:
+def test_judged_steps_without_a_judge_exit_2_naming_the_options(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                step: str) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", EIGHT[:2])
     out = tmp_path / "out.jsonl"
     code, _, stderr = run_cli(capsys, "mtrag", "--step", step, "-i", source, "-o", out)
     assert code == 2
     (error,) = error_lines(stderr)
-    assert f"'{step}'" in error and "not wired to ragmeter's judge yet" in error
+    assert f"step '{step}' is one of MT-RAG's judged steps: give a judge, --judge local" in error
     assert not out.exists() and not (tmp_path / "out.jsonl.partial").exists()
 
 

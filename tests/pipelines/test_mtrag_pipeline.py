@@ -449,10 +449,10 @@ def test_same_input_and_output_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("step", ["idk", "ragas", "radbench"])
-def test_judged_steps_are_refused(tmp_path: Path, step: str) -> None:
+def test_judged_steps_without_a_judge_are_refused(tmp_path: Path, step: str) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", five_rows())
     encoder = WordEncoder()
-    with pytest.raises(ConfigError, match="not wired to ragmeter.s judge yet") as error:
+    with pytest.raises(ConfigError, match="is one of MT-RAG's judged steps: give a judge") as error:
         run_step(step, source, tmp_path / "out.jsonl", token_encoder=encoder)
     assert f"'{step}'" in str(error.value)
     assert not (tmp_path / "out.jsonl").exists() and not (tmp_path / "out.jsonl.partial").exists()

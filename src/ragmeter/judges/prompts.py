@@ -1,12 +1,19 @@
-"""The judge prompts of seed 002: their instructions, reply schemas, and how a reply is checked.
+"""The judge prompts of seeds 002 and 004: their instructions, reply schemas, and how a reply is checked.
 
-Three calls cover the five metrics:
+Three calls cover seed 002's five metrics:
 
 - ``claims``: extract the factual claims of a text (the answer, or the reference when the answer abstains)
   and verify each against all numbered chunks in one call: supported / contradicted / unsupported, with
   the chunks used. Faithfulness, Precision and Recall all read this one verdict.
 - ``correctness``: the answer against the reference, 1–5.
 - ``relevance``: the answer against the question, 1–5.
+
+MT-RAG's judged steps (seed 004) add two, and read the claims call for RL_F:
+
+- ``idk``: does the answer, given the whole conversation, say the information is not available: ``yes``
+  (1), ``partly`` (0.5) or ``no`` (0);
+- ``radbench``: one 1–10 rating of the answer's faithfulness, appropriateness and completeness, given the
+  conversation, the question, the reference and the passages.
 
 Untrusted text (question, history, answer, reference, chunks) goes only into the user message, each piece
 between tags; a tag-like string inside it is defused, so an answer cannot close its own block. The
@@ -39,10 +46,12 @@ from ragmeter.judges.protocol import ChatRequest
 from ragmeter.records import Record
 from ragmeter.text.sentences import split_sentences
 
-__all__ = ["CLAIMS", "CLAIM_CHARS", "CORRECTNESS", "DIFFERENCES_CHARS", "EVIDENCE_CHARS", "PROMPTS", "REASON_CHARS",
-           "RELEVANCE", "VERDICTS", "Prompt", "VerdictError"]
+__all__ = ["CLAIMS", "CLAIM_CHARS", "CORRECTNESS", "DIFFERENCES_CHARS", "EVIDENCE_CHARS", "IDK", "IDK_VALUES", "PROMPTS",
+           "RADBENCH", "REASON_CHARS", "RELEVANCE", "VERDICTS", "Prompt", "VerdictError"]
 
 VERDICTS = ("supported", "contradicted", "unsupported")
+#: The IDK judge's verdicts and MT-RAG's values for them.
+IDK_VALUES = {"yes": 1.0, "partly": 0.5, "no": 0.0}
 _HISTORY_TURNS = 4
 _TAGS = re.compile(r"<(/?)(question|history|text|answer|reference|chunk)\b", re.IGNORECASE)
 
@@ -137,14 +146,26 @@ def _check_claims(data: Any, n_chunks: int) -> dict[str, Any]:
     return {"claims": checked}
 
 
-def _check_score(data: Any, n_chunks: int) -> dict[str, Any]:
-    data = _object(data, ("reason", "score"))
-    score = data["score"]
-    if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 5:
-        raise VerdictError(f'"score" must be a whole number from 1 to 5, got {score!r}')
+def _whole_number(key: str, top: int) -> Callable[[Any, int], dict[str, Any]]:
+    """The checker of a ``{"reason", key}`` reply whose ``key`` is a whole number from 1 to ``top``."""
+    def check(data: Any, n_chunks: int) -> dict[str, Any]:
+        data = _object(data, ("reason", key))
+        value = data[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+            raise VerdictError(f'"{key}" must be a whole number from 1 to {top}, got {value!r}')
+        if not isinstance(data["reason"], str):
+            raise VerdictError('"reason" must be a string')
+        return {"reason": data["reason"], key: value}
+    return check
+
+
+def _check_idk(data: Any, n_chunks: int) -> dict[str, Any]:
+    data = _object(data, ("reason", "verdict"))
+    if data["verdict"] not in IDK_VALUES:
+        raise VerdictError(f'"verdict" must be one of {", ".join(IDK_VALUES)}, got {data["verdict"]!r}')
     if not isinstance(data["reason"], str):
         raise VerdictError('"reason" must be a string')
-    return {"reason": data["reason"], "score": score}
+    return {"reason": data["reason"], "verdict": data["verdict"]}
 
 
 # Characters at most per string: about twice the words the instructions allow (25 for a reason or a claim,
@@ -167,11 +188,12 @@ _CLAIMS_SCHEMA: dict[str, Any] = {
                        "verdict": {"type": "string", "enum": list(VERDICTS)},
                        "chunks": {"type": "array", "items": {"type": "integer"}}}}}},
 }
-_SCORE_SCHEMA = {
-    "type": "object", "additionalProperties": False, "required": ["reason", "score"],
-    "properties": {"reason": {"type": "string", "maxLength": REASON_CHARS},
-                   "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}},
-}
+
+
+def _reasoned(key: str, value: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema of a reply with a short ``reason`` and then ``key``."""
+    return {"type": "object", "additionalProperties": False, "required": ["reason", key],
+            "properties": {"reason": {"type": "string", "maxLength": REASON_CHARS}, key: value}}
 
 
 def _instructions(name: str) -> str:
@@ -179,17 +201,22 @@ def _instructions(name: str) -> str:
 
 
 CLAIMS = Prompt("claims", _instructions("claims"), _CLAIMS_SCHEMA, 1024, _check_claims)
-CORRECTNESS = Prompt("correctness", _instructions("correctness"), _SCORE_SCHEMA, 160, _check_score)
-RELEVANCE = Prompt("relevance", _instructions("relevance"), _SCORE_SCHEMA, 160, _check_score)
-PROMPTS = {p.name: p for p in (CLAIMS, CORRECTNESS, RELEVANCE)}
+_SCORE_SCHEMA = _reasoned("score", {"type": "integer", "enum": [1, 2, 3, 4, 5]})
+CORRECTNESS = Prompt("correctness", _instructions("correctness"), _SCORE_SCHEMA, 160, _whole_number("score", 5))
+RELEVANCE = Prompt("relevance", _instructions("relevance"), _SCORE_SCHEMA, 160, _whole_number("score", 5))
+IDK = Prompt("idk", _instructions("idk"), _reasoned("verdict", {"type": "string", "enum": list(IDK_VALUES)}), 160,
+             _check_idk)
+RADBENCH = Prompt("radbench", _instructions("radbench"),
+                  _reasoned("rating", {"type": "integer", "enum": list(range(1, 11))}), 160, _whole_number("rating", 10))
+PROMPTS = {p.name: p for p in (CLAIMS, CORRECTNESS, RELEVANCE, IDK, RADBENCH)}
 
 
-def history_block(record: Record) -> list[tuple[str, str]]:
-    """The last turns of the conversation, when there is one, as a ``history`` block."""
-    turns = record.history[-_HISTORY_TURNS:]
-    if not turns:
+def history_block(record: Record, turns: int | None = _HISTORY_TURNS) -> list[tuple[str, str]]:
+    """The last ``turns`` turns of the conversation (``None``: all), when there is one, as a ``history`` block."""
+    kept = record.history if turns is None else record.history[-turns:]
+    if not kept:
         return []
-    return [("history", "\n".join(f"{turn.role}: {turn.text}" for turn in turns))]
+    return [("history", "\n".join(f"{turn.role}: {turn.text}" for turn in kept))]
 
 
 def claims_request(record: Record, text: str) -> ChatRequest:
@@ -198,12 +225,17 @@ def claims_request(record: Record, text: str) -> ChatRequest:
     The question and history are left out: a claim is what the text itself states, and a small judge
     shown the question splits the question instead of the text. The text comes after the chunks (shown
     before them, a small judge quotes the first chunk as every claim's evidence)."""
-    chunks = [(f'chunk id="{number}"', chunk.text if not chunk.title else f"{chunk.title}\n{chunk.text}")
-              for number, chunk in enumerate(record.contexts, start=1)]
+    chunks = chunk_blocks(record)
     return CLAIMS.request([*chunks, ("text", text)],
                           "Split the TEXT above into claims and check each claim against the chunks. "
                           "Reply with the JSON object only.",
                           schema=claims_schema(len(chunks), claims_cap(text)))
+
+
+def chunk_blocks(record: Record) -> list[tuple[str, str]]:
+    """The record's chunks as numbered ``chunk`` blocks, each with its title first when it has one."""
+    return [(f'chunk id="{number}"', chunk.text if not chunk.title else f"{chunk.title}\n{chunk.text}")
+            for number, chunk in enumerate(record.contexts, start=1)]
 
 
 def claims_cap(text: str) -> int:
@@ -234,3 +266,20 @@ def correctness_request(record: Record) -> ChatRequest:
 def relevance_request(record: Record) -> ChatRequest:
     return RELEVANCE.request([("question", record.question), *history_block(record), ("answer", record.answer)],
                              "Grade how well the ANSWER addresses the QUESTION. Reply with the JSON object only.")
+
+
+def idk_request(record: Record) -> ChatRequest:
+    """Does the answer say that the information is not available? The whole conversation is shown (MT-RAG's
+    IDK judge reads it all): an answer can only be judged a refusal against what was asked."""
+    return IDK.request([*history_block(record, turns=None), ("question", record.question), ("answer", record.answer)],
+                       'Does the ANSWER say that it cannot answer the QUESTION because the information is not '
+                       'available? Reply with the JSON object only.')
+
+
+def radbench_request(record: Record) -> ChatRequest:
+    """RADBench's rating of the answer: the passages first, then the conversation, the question, the
+    reference(s) and the answer."""
+    return RADBENCH.request([*chunk_blocks(record), *history_block(record, turns=None), ("question", record.question),
+                             *(("reference", reference) for reference in record.references), ("answer", record.answer)],
+                            "Rate the ANSWER from 1 to 10 for faithfulness to the passages, appropriateness and "
+                            "completeness against the REFERENCE. Reply with the JSON object only.")

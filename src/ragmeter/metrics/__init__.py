@@ -1,6 +1,16 @@
 """Metric families. Importing this package registers every metric."""
 
-from ragmeter.metrics import citation, efficiency, judged, labels, lexical, mtrag, retrieval, rouge  # noqa: F401  (registration)
+from ragmeter.metrics import (  # noqa: F401  (registration)
+    citation,
+    efficiency,
+    judged,
+    labels,
+    lexical,
+    mtrag,
+    mtrag_judged,
+    retrieval,
+    rouge,
+)
 from ragmeter.metrics._registry import (
     DEFAULT_CUTOFF,
     Aggregation,

@@ -36,12 +36,15 @@ from ragmeter.judges.prompts import (
 )
 from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register
 from ragmeter.metrics.citation import abstained
+from ragmeter.metrics.claim_evidence import VERSION as EVIDENCE_CHECK
+from ragmeter.metrics.claim_evidence import checked_claims
 from ragmeter.records import Record
 
 if TYPE_CHECKING:
     from ragmeter.context import ItemContext, RunContext
 
-__all__ = ["Claim", "claim_recall", "context_precision", "faithfulness", "five_point", "weighted_score"]
+__all__ = ["Claim", "ClaimsCheck", "abstains", "claim_recall", "claims_call", "claims_outcome", "context_precision",
+           "faithfulness", "faithfulness_metric", "faithfulness_outcome", "five_point", "judge_failure", "weighted_score"]
 
 #: Seed 002's weights: Correctness 0.4; Faithfulness, Precision, Recall 0.2 each; Relevance 0.
 WEIGHTS = {"correctness": 0.4, "faithfulness": 0.2, "precision": 0.2, "recall": 0.2}
@@ -50,11 +53,13 @@ NO_CONTEXT = "No context to verify"
 
 @dataclass(frozen=True)
 class Claim:
-    """One claim and the judge's verdict on it; ``chunks`` are 1-based numbers of the chunks used."""
+    """One claim and the judge's verdict on it; ``chunks`` are 1-based numbers of the chunks used, ``evidence``
+    the words the judge quoted from them."""
 
     text: str
     verdict: str
     chunks: tuple[int, ...] = ()
+    evidence: str = ""
 
 
 def faithfulness(claims: Sequence[Claim]) -> float:
@@ -109,7 +114,7 @@ def weighted_score(correctness: float, faithfulness: float, precision: float, re
 # --- run-loop adapters -----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class _ClaimsCheck:
+class ClaimsCheck:
     """Whose claims were checked (``answer`` or ``reference``), the claims, or why there are none."""
 
     source: str | None
@@ -118,57 +123,65 @@ class _ClaimsCheck:
     capped: int | None = None  # the cap on claims, when the judge's list reached it
 
 
-def _abstains(record: Record, run: RunContext) -> bool:
+def abstains(record: Record, run: RunContext) -> bool:
     return bool(abstained(record.answer, idk=run.settings.idk, action=record.action))
 
 
-def _claims_call(record: Record, run: RunContext) -> JudgeCall | None:
+def claims_call(record: Record, run: RunContext) -> JudgeCall | None:
     """The claims call for ``record``, or ``None`` when none is needed or possible."""
     if not record.contexts:
         return None
-    if not _abstains(record, run):
+    if not abstains(record, run):
         return JudgeCall(CLAIMS, claims_request(record, record.answer), len(record.contexts))
     if record.references:
         return JudgeCall(CLAIMS, claims_request(record, record.references[0]), len(record.contexts))
     return None
 
 
-def _judge_failure(prompt: str, outcome: JudgeOutcome) -> Undefined:
+def judge_failure(prompt: str, outcome: JudgeOutcome) -> Undefined:
     return Undefined(f"judge failed ({prompt}): {outcome.failure}")
 
 
-def _claims_check(record: Record, item: ItemContext, run: RunContext) -> _ClaimsCheck:
-    def check() -> _ClaimsCheck:
-        call = _claims_call(record, run)
+def claims_outcome(record: Record, item: ItemContext, run: RunContext) -> ClaimsCheck:
+    def check() -> ClaimsCheck:
+        call = claims_call(record, run)
         if call is None:
             if not record.contexts:
-                return _ClaimsCheck(None)
-            return _ClaimsCheck(None, undefined="the answer abstains and there is no reference to take claims from")
+                return ClaimsCheck(None)
+            return ClaimsCheck(None, undefined="the answer abstains and there is no reference to take claims from")
         outcome = run.judge_outcome(call)
         if outcome.verdict is None:
-            return _ClaimsCheck(None, undefined=_judge_failure("claims", outcome).reason)
-        claims = tuple(Claim(c["claim"], c["verdict"], tuple(c["chunks"])) for c in outcome.verdict["claims"])
-        source = "reference" if _abstains(record, run) else "answer"
+            return ClaimsCheck(None, undefined=judge_failure("claims", outcome).reason)
+        claims = tuple(Claim(c["claim"], c["verdict"], tuple(c["chunks"]), c["evidence"])
+                       for c in outcome.verdict["claims"])
+        if run.settings.check_evidence:
+            claims = checked_claims(claims, [chunk.text for chunk in record.contexts])
+        source = "reference" if abstains(record, run) else "answer"
         cap = claims_cap(record.answer if source == "answer" else record.references[0])
-        return _ClaimsCheck(source, claims, capped=cap if len(claims) >= cap else None)
+        return ClaimsCheck(source, claims, capped=cap if len(claims) >= cap else None)
 
     return item.memo("judge:claims", check)
 
 
-def _faithfulness(record: Record, item: ItemContext, run: RunContext) -> Outcome:
+def faithfulness_metric(record: Record, item: ItemContext, run: RunContext) -> Outcome:
     if not record.contexts:
         return Noted(1.0, NO_CONTEXT)
-    if _abstains(record, run):
+    if abstains(record, run):
         return Noted(1.0, "the answer abstains: no claim to verify")
-    check = _claims_check(record, item, run)
+    check = claims_outcome(record, item, run)
     if check.undefined is not None:
         return Undefined(check.undefined)
     if not check.claims:
         return Noted(1.0, "the judge found no factual claim")
+    return faithfulness_outcome(check)
+
+
+def faithfulness_outcome(check: ClaimsCheck) -> Outcome:
+    """Faithfulness of checked claims (at least one), noted when the judge's list reached its cap."""
     return _capped(check, faithfulness(check.claims))
 
 
-def _capped(check: _ClaimsCheck, value: float) -> Outcome:
+def _capped(check: ClaimsCheck, value: float) -> Outcome:
     if check.capped is None:
         return value
     return Noted(value, f"the judge listed the most claims allowed ({check.capped}): later ones may be missing")
@@ -177,7 +190,7 @@ def _capped(check: _ClaimsCheck, value: float) -> Outcome:
 def _precision(record: Record, item: ItemContext, run: RunContext) -> Outcome:
     if not record.contexts:
         return Undefined("record has no retrieved chunks")
-    check = _claims_check(record, item, run)
+    check = claims_outcome(record, item, run)
     if check.undefined is not None:
         return Undefined(check.undefined)
     value = context_precision(check.claims, len(record.contexts))
@@ -191,7 +204,7 @@ def _precision(record: Record, item: ItemContext, run: RunContext) -> Outcome:
 def _recall(record: Record, item: ItemContext, run: RunContext) -> Outcome:
     if not record.contexts:
         return Noted(1.0, NO_CONTEXT)
-    check = _claims_check(record, item, run)
+    check = claims_outcome(record, item, run)
     if check.undefined is not None:
         return Undefined(check.undefined)
     if not check.claims:
@@ -208,7 +221,7 @@ def _score(name: str, make: Callable[[Record], Any]) -> Callable[[Record, ItemCo
     def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
         def judged() -> Outcome:
             outcome = run.judge_outcome(JudgeCall(prompt, make(record)))
-            return _judge_failure(name, outcome) if outcome.verdict is None else float(outcome.verdict["score"])
+            return judge_failure(name, outcome) if outcome.verdict is None else float(outcome.verdict["score"])
 
         return item.memo(f"judge:{name}", judged)
 
@@ -221,7 +234,7 @@ _relevance = _score("relevance", relevance_request)
 
 def _weighted(record: Record, item: ItemContext, run: RunContext) -> Outcome:
     parts: dict[str, float] = {}
-    for name, compute in (("correctness", _correctness), ("faithfulness", _faithfulness),
+    for name, compute in (("correctness", _correctness), ("faithfulness", faithfulness_metric),
                           ("precision", _precision), ("recall", _recall)):
         outcome = compute(record, item, run)
         if isinstance(outcome, Undefined):
@@ -234,7 +247,7 @@ def _calls(record: Record, run: RunContext, names: Iterable[str]) -> list[JudgeC
     calls = []
     for name in names:
         if name == "claims":
-            call = _claims_call(record, run)
+            call = claims_call(record, run)
             if call is not None:
                 calls.append(call)
         elif name == "correctness" and record.references:
@@ -254,6 +267,8 @@ def _judged_by(*prompts: Prompt, weights: bool = False,
     the IDK patterns when abstaining answers are told apart, and the weights of the weighted score."""
     def values(run: RunContext) -> Mapping[str, Any]:
         out: dict[str, Any] = {f"judge:{p.name}": run.judge.signature(p) for p in prompts}
+        if CLAIMS in prompts:
+            out["evidence_check"] = EVIDENCE_CHECK if run.settings.check_evidence else "off"
         if idk:
             out["idk"] = run.settings.idk.version
         if weights:
@@ -267,7 +282,7 @@ _SPECS: tuple[tuple[str, str, tuple[str, ...], tuple[float, float], Any, Any, tu
     ("judge_correctness", "Judge's 1–5 rating of the answer's factual agreement with the reference",
      ("answer", "references"), (1.0, 5.0), _correctness, _judged_by(CORRECTNESS), ("correctness",)),
     ("judge_faithfulness", "Supported claims / claims of the answer, each claim checked against all chunks; "
-     "no context: 1.0, noted", ("answer",), (0.0, 1.0), _faithfulness, _CLAIMS_SIGNATURE, ("claims",)),
+     "no context: 1.0, noted", ("answer",), (0.0, 1.0), faithfulness_metric, _CLAIMS_SIGNATURE, ("claims",)),
     ("judge_precision", "Retrieved chunks that support a claim of the answer (of the reference when it "
      "abstains) / retrieved chunks; no context: undefined", ("answer",), (0.0, 1.0), _precision,
      _CLAIMS_SIGNATURE, ("claims",)),

