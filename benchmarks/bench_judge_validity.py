@@ -106,6 +106,19 @@ def correlations(name: str, values: dict[int, float], human: dict[str, np.ndarra
     return out
 
 
+def cross_validated_combination(features: dict[str, np.ndarray], target: np.ndarray,
+                                clusters: list[str]) -> np.ndarray:
+    """Leave-one-conversation-out predictions of ``target`` by least squares on ``features`` (plus an
+    intercept): each record's value comes from weights fitted without its conversation."""
+    x = np.column_stack([np.ones(len(target)), *features.values()])
+    predicted = np.empty(len(target))
+    for cluster in set(clusters):
+        held = np.array([c == cluster for c in clusters])
+        weights, *_ = np.linalg.lstsq(x[~held], target[~held], rcond=None)
+        predicted[held] = x[held] @ weights
+    return predicted
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judge", choices=("local", "openai"), default="local")
@@ -145,9 +158,28 @@ def main() -> None:
             scores = result.scores[name]
             values = {i: float(v) for i, v in enumerate(scores) if not np.isnan(v)}
             rows.append(correlations(name, values, human, clusters, 1.0))
+    combined = {"judge_faithfulness": "judge_faithfulness", "BertKPrec": "BertKPrec",
+                "Extractiveness_RougeL": "Extractiveness_RougeL"}
+    scores = {**judged.scores, **offline.scores}
+    if all(name in scores for name in combined):
+        complete = [i for i in range(len(records)) if not any(np.isnan(scores[n][i]) for n in combined)]
+        features = {n: np.asarray(scores[n])[complete] for n in combined}
+        predicted = cross_validated_combination(features, human["faithfulness"][complete],
+                                                [clusters[i] for i in complete])
+        rows.append(correlations("combination (CV by conversation): judge_faithfulness, BertKPrec, Extr.",
+                                 dict(zip(complete, predicted.tolist(), strict=True)), human, clusters, np.inf))
     for label, field in RELEASED.items():
         values = {i: float(expected[k][field]) for i, k in enumerate(keys) if expected[k].get(field) is not None}
         rows.append(correlations(label, values, human, clusters, 1.0))
+
+    versus_released = {}
+    for ours, field in (("RL_F_idk", "rl_f"), ("RB_llm_idk", "rb_llm"), ("RB_agg_idk", "rb_agg")):
+        if ours in scores:
+            pairs = [(float(v), float(expected[k][field])) for v, k in zip(scores[ours], keys, strict=True)
+                     if not np.isnan(v) and expected[k].get(field) is not None]
+            x, y = np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])
+            rho = float(spearmanr(x, y).statistic) if len(pairs) > 2 and np.ptp(x) > 0 else float("nan")
+            versus_released[f"{ours} vs released {field}"] = {"n": len(pairs), "rho": round(rho, 3)}
 
     idk: dict[str, Any] = {}
     if "idk_judge" in judged.metrics:
@@ -160,7 +192,8 @@ def main() -> None:
 
     usage = {p: u.to_dict() for p, u in judged.judging.usage.items()} if judged.judging else {}
     out = {"judge": judge.identity, "records": len(records), "evidence_check": settings.check_evidence,
-           "wall_s": round(wall, 1), "human_at_ceiling": human_ceiling, "rows": rows, "idk": idk, "usage": usage,
+           "wall_s": round(wall, 1), "human_at_ceiling": human_ceiling, "rows": rows, "idk": idk,
+           "versus_released": versus_released, "usage": usage,
            "undefined": {m: len(v) for m, v in judged.undefined.items() if v}}
     print(f"{len(records)} dev records, judge {judge.identity}, evidence check {settings.check_evidence}, "
           f"{wall:.0f} s; humans at their ceiling (4): {human_ceiling}")
@@ -169,6 +202,8 @@ def main() -> None:
         cells = "".join(f"{row[d]['rho']:>10.2f} [{row[d]['low']:5.2f},{row[d]['high']:5.2f}]"
                         for d in ("faithfulness", "completeness"))
         print(f"{row['metric']:<48}{row['n']:>4}{cells}{row['at_ceiling']:>12.2f}")
+    for pair, figures in versus_released.items():
+        print(f"Spearman {pair}: {figures['rho']} (n={figures['n']})")
     if idk:
         print(f"IDK judge against the released verdicts: accuracy {idk['accuracy']}, κ {idk['kappa']} (n={idk['n']})")
     name = f"judge_validity-{args.judge}" + (f"-{args.tag}" if args.tag else "")

@@ -6,7 +6,8 @@ The rules, applied to the tagged blocks of the user message:
   " not" is taken out, else unsupported; its evidence is the first such chunk's text ("" when none is), its differences "none" unless contradicted.
 - ``correctness``: 5 when the answer equals a reference (case-insensitive), else 2.
 - ``relevance``: 4, or 1 when the answer holds "don't know".
-- ``idk``: "yes" when the answer starts with "I don't know", "partly" when it holds "don't know" later, else "no".
+- ``idk``: "declines" when the answer starts with "I don't know", "partly" when it holds "don't know" later, else
+  "answers".
 - ``radbench``: 9 when the answer equals a reference (case-insensitive), 6 when it shares a chunk's first
   sentence, else 3; its reason quotes the answer (so an answer that writes its own rating is quoted too).
 
@@ -59,7 +60,8 @@ def verdict_for(body: dict[str, Any]) -> dict[str, Any]:
     answer = next(t for tag, _, t in parts if tag == "answer")
     if name == "idk":
         lowered = answer.lower()
-        verdict = "yes" if lowered.startswith("i don't know") else "partly" if "don't know" in lowered else "no"
+        verdict = ("declines" if lowered.startswith("i don't know") else "partly" if "don't know" in lowered
+                   else "answers")
         return {"reason": "scripted", "verdict": verdict}
     if name == "radbench":
         references = [t.lower() for tag, _, t in parts if tag == "reference"]

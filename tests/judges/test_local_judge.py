@@ -4,9 +4,11 @@ What is asserted is what a 1.5B model gets every time at temperature 0, not its 
 matches its JSON schema (the server's grammar enforces it, length limits included); a statement copied
 from a chunk is supported while the same statement with another number is contradicted; a copy of the
 reference answer scores high on correctness and relevance, and higher than an answer about something else;
-the same calls give the same verdicts again; the server answers its health check on loopback only and is
-gone once the judge is closed. Subtler cases (a claim no chunk mentions, a hedged sentence, several claims
-in one sentence) it gets wrong now and then, which the README says; they are not tested here.
+a paraphrase is more faithful than a claim with an added number or a widened scope (issue 15's ordering); the
+IDK judge tells a refusal from an answer; RADBench rates a copy of the reference above a wrong or off-topic
+answer; the same calls give the same verdicts again; the server answers its health check on loopback only and
+is gone once the judge is closed. How far its verdicts agree with human ratings on real answers is measured in
+benchmarks/bench_judge_validity.py, not asserted here.
 """
 
 from __future__ import annotations
@@ -140,6 +142,47 @@ def test_a_copy_of_the_reference_outscores_an_answer_about_something_else(judge:
         same, off = result.scores[name]
         assert same in {1.0, 2.0, 3.0, 4.0, 5.0} and off in {1.0, 2.0, 3.0, 4.0, 5.0}, name
         assert same >= 4 and off < same, (name, same, off)
+
+
+# Faithfulness cases a good verdict must get (issue 15), on the fees chunk: a claim that adds a number no chunk
+# holds, a claim that narrows "non-residents" to "everyone", and a correct paraphrase.
+ADDED_NUMBER = "Non-residents pay 25 dollars per year, and the card takes 14 days to arrive."
+NARROWED = "Everyone pays 25 dollars per year for a library card."
+PARAPHRASE = "A library card costs non-residents 25 dollars a year."
+
+
+def test_a_paraphrase_is_more_faithful_than_an_added_number_or_a_changed_scope(judge: Judge) -> None:
+    records = [_record("paraphrase", PARAPHRASE), _record("added", ADDED_NUMBER), _record("narrowed", NARROWED)]
+    result = evaluate(records, metrics=["judge_faithfulness", "RL_F"], judge=judge, settings=Settings(n_resamples=200))
+    assert result.judging is not None and not result.judging.failures
+    paraphrase, added, narrowed = result.scores["judge_faithfulness"]
+    assert paraphrase == 1.0 and added < paraphrase and narrowed < paraphrase, (paraphrase, added, narrowed)
+    assert list(result.scores["RL_F"]) == list(result.scores["judge_faithfulness"])  # one call serves both
+
+
+MTRAG_HISTORY = [{"role": "user", "text": "Hi, I have questions about the Central Library."},
+                 {"role": "assistant", "text": "Sure, what would you like to know?"}]
+
+
+def _conversation(id: str, answer: str) -> dict[str, Any]:
+    return {**_record(id, answer), "history": MTRAG_HISTORY, "answerability": "ANSWERABLE"}
+
+
+def test_the_idk_judge_tells_a_refusal_from_an_answer(judge: Judge) -> None:
+    records = [_conversation("refusal", "I'm sorry, I don't have information about the price of a library card."),
+               _conversation("answer", STATED)]
+    result = evaluate(records, metrics=["idk_judge"], judge=judge, settings=Settings(n_resamples=200))
+    assert result.judging is not None and not result.judging.failures
+    assert list(result.scores["idk_judge"]) == [1.0, 0.0]
+
+
+def test_radbench_rates_the_reference_above_a_wrong_answer(judge: Judge) -> None:
+    records = [_conversation("same", REFERENCE), _conversation("wrong", CONTRADICTED),
+               _conversation("off", OFF_TOPIC)]
+    result = evaluate(records, metrics=["RB_llm"], judge=judge, settings=Settings(n_resamples=200))
+    assert result.judging is not None and not result.judging.failures
+    same, wrong, off = result.scores["RB_llm"]
+    assert same >= 0.7 and wrong < same and off < same, (same, wrong, off)
 
 
 def test_the_same_calls_get_the_same_verdicts_again(judge: Judge) -> None:

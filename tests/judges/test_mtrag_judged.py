@@ -6,9 +6,9 @@ answering by judge_script's rules, so every value below is worked out by hand. T
 opens at nine.":
 
     task  answerability  answer                                        RL_F        idk_eval  RB_llm
-    t1    ANSWERABLE     opens at nine. closes at six.                 2/2 = 1.0   0 (no)    0.6 (a chunk's 1st sentence)
+    t1    ANSWERABLE     opens at nine. closes at six.                 2/2 = 1.0   0 (answers) 0.6 (a chunk's 1st sentence)
     t2    ANSWERABLE     opens at nine. has a sauna.                   1/2 = 0.5   0         0.6
-    t3    UNANSWERABLE   I don't know.                                 undefined   1 (yes)   0.3
+    t3    UNANSWERABLE   I don't know.                                 undefined   1 (declines) 0.3
     t4    UNANSWERABLE   closes at six.                                1.0         0         0.6
     t5    ANSWERABLE     = the reference                               1.0         0         0.9
     t6    ANSWERABLE     closes at six. I don't know when it opens.    1/2 = 0.5   0.5       0.6
@@ -293,3 +293,7 @@ def test_mtrag_cli_runs_the_judged_steps_and_reports_the_judge(tmp_path: Path,
     for name in ("RB_llm_idk", "RL_F_idk", "RB_agg_idk", "idk_eval"):
         assert name in stdout
     assert (tmp_path / "out.jsonl.judge-cache.sqlite").exists()
+    summary = json.loads((tmp_path / "out.jsonl.summary.json").read_text(encoding="utf-8"))
+    assert summary["undefined"]["RL_F"] == {"the answer abstains: no statement": 1,
+                                            "no passages to check the statements against": 1}
+    assert summary["judges"]["fake-judge@t0/s0"]["radbench"]["calls"] == 8

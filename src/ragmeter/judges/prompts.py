@@ -10,8 +10,8 @@ Three calls cover seed 002's five metrics:
 
 MT-RAG's judged steps (seed 004) add two, and read the claims call for RL_F:
 
-- ``idk``: does the answer, given the whole conversation, say the information is not available: ``yes``
-  (1), ``partly`` (0.5) or ``no`` (0);
+- ``idk``: does the answer, given the whole conversation, decline for want of information: ``declines``
+  (1), ``partly`` (0.5) or ``answers`` (0);
 - ``radbench``: one 1–10 rating of the answer's faithfulness, appropriateness and completeness, given the
   conversation, the question, the reference and the passages.
 
@@ -50,8 +50,9 @@ __all__ = ["CLAIMS", "CLAIM_CHARS", "CORRECTNESS", "DIFFERENCES_CHARS", "EVIDENC
            "RADBENCH", "REASON_CHARS", "RELEVANCE", "VERDICTS", "Prompt", "VerdictError"]
 
 VERDICTS = ("supported", "contradicted", "unsupported")
-#: The IDK judge's verdicts and MT-RAG's values for them.
-IDK_VALUES = {"yes": 1.0, "partly": 0.5, "no": 0.0}
+#: The IDK judge's verdicts and MT-RAG's values for them (its judge's yes, partly, no). Named for what the answer
+#: does: with yes/partly/no the packaged judge answered "partly" to every answer of MT-RAG's dev split.
+IDK_VALUES = {"declines": 1.0, "partly": 0.5, "answers": 0.0}
 _HISTORY_TURNS = 4
 _TAGS = re.compile(r"<(/?)(question|history|text|answer|reference|chunk)\b", re.IGNORECASE)
 
@@ -272,8 +273,8 @@ def idk_request(record: Record) -> ChatRequest:
     """Does the answer say that the information is not available? The whole conversation is shown (MT-RAG's
     IDK judge reads it all): an answer can only be judged a refusal against what was asked."""
     return IDK.request([*history_block(record, turns=None), ("question", record.question), ("answer", record.answer)],
-                       'Does the ANSWER say that it cannot answer the QUESTION because the information is not '
-                       'available? Reply with the JSON object only.')
+                       "Classify the RESPONSE in the <answer> tags: answers, declines or partly. Reply with the JSON "
+                       "object only.")
 
 
 def radbench_request(record: Record) -> ChatRequest:

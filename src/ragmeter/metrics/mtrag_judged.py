@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ragmeter.judges.engine import JudgeCall
 from ragmeter.judges.prompts import CLAIMS, IDK, IDK_VALUES, RADBENCH, Prompt, idk_request, radbench_request
 from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register
+from ragmeter.metrics.claim_evidence import VERSION as EVIDENCE_CHECK
 from ragmeter.metrics.judged import (
     abstains,
     claims_call,
@@ -38,14 +39,13 @@ from ragmeter.metrics.judged import (
     faithfulness_outcome,
     judge_failure,
 )
-from ragmeter.metrics.claim_evidence import VERSION as EVIDENCE_CHECK
 from ragmeter.metrics.mtrag import idk_condition
 from ragmeter.records import Record
 
 if TYPE_CHECKING:
     from ragmeter.context import ItemContext, RunContext
 
-__all__ = ["RL_F_DIFFERS_FROM_RAGAS", "idk_eval", "rb_llm_value"]
+__all__ = ["RL_F_DIFFERS_FROM_RAGAS", "conditioned", "idk_eval", "rb_llm_value"]
 
 RL_F_DIFFERS_FROM_RAGAS = ("one call extracts and verifies; question not shown; passages numbered, not joined; "
                            "verdicts supported/contradicted/unsupported, only supported counts")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -117,12 +117,21 @@ def _cell(g: GroupMean | None) -> str:
 
 def write_step_summary(report: StepReport, source: str | Path, step: str, *,
                        settings: Settings) -> tuple[dict[str, Any], list[GroupMean]]:
-    """Summarise a step's output file and write ``OUT.summary.json``; returns the summary and its means."""
+    """Summarise a step's output file and write ``OUT.summary.json`` (means, the undefined values by metric and
+    reason, the judges' calls and tokens); returns the summary and its means."""
     with report.output.open(encoding="utf-8") as handle:
-        means = summarize_rows((json.loads(line) for line in handle), settings=settings)
+        rows = [json.loads(line) for line in handle]
+    means = summarize_rows(rows, settings=settings)
+    undefined: dict[str, Counter[str]] = defaultdict(Counter)
+    for row in rows:
+        for metric, reason in ((row.get("metrics") or {}).get("undefined") or {}).items():
+            undefined[metric][reason] += 1
     summary = {"input": str(source), "output": str(report.output), "step": step, "records": report.written,
                "resumed": report.resumed, "computed": report.computed,
                "idk_eval_sources": dict(report.idk_sources), "signatures": report.signatures,
+               "undefined": {metric: dict(reasons) for metric, reasons in undefined.items()},
+               "judges": {identity: {prompt: u.to_dict() for prompt, u in usage.items()}
+                          for identity, usage in report.judge_usage.items()},
                "intervals": f"{settings.ci_method}|confidence:{settings.confidence}|n_resamples:"
                             f"{settings.n_resamples}|seed:{settings.seed}",
                "means": [m.to_dict() for m in means]}
