@@ -439,8 +439,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted: the items finished so far are kept; 'ragmeter run … --resume' goes on from them",
-              file=sys.stderr)
+        again = ("the same command goes on from OUTPUT.partial" if args.command == "mtrag"
+                 else "'ragmeter run … --resume' goes on from them")
+        print(f"interrupted: the items finished so far are kept; {again}", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # the reader of stdout left (ragmeter run A | head -2): every output file is already written

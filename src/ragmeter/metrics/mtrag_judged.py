@@ -70,9 +70,15 @@ def _idk_judge(record: Record, item: ItemContext, run: RunContext) -> Outcome:
 def idk_eval(record: Record, item: ItemContext, run: RunContext) -> Outcome:
     """The IDK verdict that conditions the judged ``*_idk`` metrics: the record's ``labels.idk_eval`` when
     ``idk_eval_source`` is ``record`` and the record has one, else the IDK judge's."""
+    given = _record_idk_eval(record, run)
+    return given if given is not None else _idk_judge(record, item, run)
+
+
+def _record_idk_eval(record: Record, run: RunContext) -> float | None:
+    """The record's own IDK verdict, when ``idk_eval_source`` says to use it and the record has one."""
     if run.settings.idk_eval_source == "record" and record.labels.get("idk_eval") is not None:
         return float(record.labels["idk_eval"])
-    return _idk_judge(record, item, run)
+    return None
 
 
 def _rl_f(record: Record, item: ItemContext, run: RunContext) -> Outcome:
@@ -116,9 +122,7 @@ def conditioned(base: Callable[[Record, ItemContext, RunContext], Outcome]
 
 
 def _idk_calls(record: Record, item: ItemContext, run: RunContext) -> list[JudgeCall]:
-    if run.settings.idk_eval_source == "record" and record.labels.get("idk_eval") is not None:
-        return []
-    return [JudgeCall(IDK, idk_request(record))]
+    return [] if _record_idk_eval(record, run) is not None else [JudgeCall(IDK, idk_request(record))]
 
 
 def _rl_f_calls(record: Record, item: ItemContext, run: RunContext) -> list[JudgeCall]:
