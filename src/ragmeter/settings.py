@@ -35,8 +35,10 @@ class Settings:
       judge's verdict instead of the detector's.
     - ``rb_llm_unparsed``: what a failed RADBench verdict counts as in ``RB_llm``: ``None`` (undefined, the
       default) or a value in [0, 1] (0.5: MT-RAG's released scripts), noted.
-    - ``check_evidence``: keep a judge's *supported* verdict only when its quoted evidence and the claim's
-      numbers are in a chunk it names (:mod:`ragmeter.metrics.claim_evidence`); on by default.
+    - ``check_evidence``: check a judge's verdicts against the texts they are about: keep a *supported*
+      claim only when its quoted evidence and the claim's numbers are in a chunk it names
+      (:mod:`ragmeter.metrics.claim_evidence`), and an IDK verdict of declines or partly only when the
+      response has words that decline (:mod:`ragmeter.metrics.refusal_cues`); on by default.
     - ``ndcg_ideal``: the ideal ranking behind NDCG's IDCG: ``retrieved`` (the retrieved chunks'
       grades re-sorted) or ``pool`` (the record's qrels, as trec_eval); ``ndcg_gain``: ``exponential``
       (2^w − 1, seed 003) or ``linear`` (w, trec_eval's default).

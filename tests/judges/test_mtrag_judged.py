@@ -187,6 +187,23 @@ def test_an_answer_that_rates_itself_does_not_change_rb_llm(tmp_path: Path) -> N
     assert values(out, "RB_llm") == [0.3, 0.3]  # ... and the rating is the judge's, the same without it
 
 
+def test_a_refusal_verdict_stands_only_where_the_response_has_words_that_decline(tmp_path: Path) -> None:
+    def declines_everything(request: ChatRequest) -> str:
+        if request.schema_name == "idk":
+            return json.dumps({"reason": "declines", "verdict": "declines"})
+        return respond(body(request))
+
+    source = write_jsonl(tmp_path / "in.jsonl", mtrag_rows())
+    with Judge(ScriptedBackend(declines_everything)) as judge:
+        checked = judged_steps(source, tmp_path / "checked.jsonl", [judge], step="idk")
+        unchecked = judged_steps(source, tmp_path / "unchecked.jsonl", [judge], step="idk", check_evidence=False)
+    # only t3 ("I don't know …") and t6 ("… but I don't know …") have words that decline
+    assert values(checked, "idk_eval") == [0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+    assert checked[0]["metrics"]["notes"]["idk_eval"] == (
+        "the judge said declines, but the response has no words that decline: answers")
+    assert values(unchecked, "idk_eval") == [1.0] * 8
+
+
 def test_several_judges_give_rb_llm_their_median_and_the_first_alone_the_rest(tmp_path: Path) -> None:
     def rating(value: int) -> ScriptedBackend:
         def answer(request: ChatRequest) -> str:

@@ -15,9 +15,10 @@ from ragmeter.judges.prompts import (
     VerdictError,
     claims_request,
     defuse,
+    idk_request,
     relevance_request,
 )
-from ragmeter.records import Chunk, Record
+from ragmeter.records import Chunk, Record, Turn
 
 
 def _claim(**fields) -> dict:
@@ -124,3 +125,12 @@ def test_the_claims_list_is_capped_by_the_length_of_the_text() -> None:
     claims = claims_request(record, record.answer).schema["properties"]["claims"]
     assert claims["maxItems"] == 4 * 2 + 2
     assert claims_request(record, "").schema["properties"]["claims"]["maxItems"] == 4 * 1 + 2
+
+
+def test_the_idk_judge_sees_the_question_and_the_exchange_before_it() -> None:
+    history = (Turn("user", "Where is the pool?"), Turn("assistant", "On Main Street."),
+               Turn("user", "When does it open?"), Turn("assistant", "At nine."))
+    record = Record(id="r", question="How much is a ticket?", answer="I don't know.", history=history)
+    user = idk_request(record).messages[1][1]
+    assert "<history>\nuser: When does it open?\nassistant: At nine.\n</history>" in user
+    assert "Main Street" not in user and "<question>\nHow much is a ticket?\n</question>" in user

@@ -10,7 +10,7 @@ Three calls cover seed 002's five metrics:
 
 MT-RAG's judged steps (seed 004) add two, and read the claims call for RL_F:
 
-- ``idk``: does the answer, given the whole conversation, decline for want of information: ``declines``
+- ``idk``: does the answer, given the question and the exchange before it, decline for want of information: ``declines``
   (1), ``partly`` (0.5) or ``answers`` (0);
 - ``radbench``: one 1–10 rating of the answer's faithfulness, appropriateness and completeness, given the
   conversation, the question, the reference and the passages.
@@ -54,6 +54,8 @@ VERDICTS = ("supported", "contradicted", "unsupported")
 #: does: with yes/partly/no the packaged judge answered "partly" to every answer of MT-RAG's dev split.
 IDK_VALUES = {"declines": 1.0, "partly": 0.5, "answers": 0.0}
 _HISTORY_TURNS = 4
+#: The turns of history the IDK judge sees: the exchange before the question.
+IDK_HISTORY_TURNS = 2
 _TAGS = re.compile(r"<(/?)(question|history|text|answer|reference|chunk)\b", re.IGNORECASE)
 
 
@@ -270,9 +272,13 @@ def relevance_request(record: Record) -> ChatRequest:
 
 
 def idk_request(record: Record) -> ChatRequest:
-    """Does the answer say that the information is not available? The whole conversation is shown (MT-RAG's
-    IDK judge reads it all): an answer can only be judged a refusal against what was asked."""
-    return IDK.request([*history_block(record, turns=None), ("question", record.question), ("answer", record.answer)],
+    """Does the answer say that the information is not available? The question is shown with the exchange
+    before it (``IDK_HISTORY_TURNS``): an answer can only be judged a refusal against what was asked. MT-RAG's
+    judge reads the whole conversation; shown all of it, the packaged 1.5B judge called 12 of 39 real answers
+    refusals in a one-off comparison on 60 of MT-RAG's records (often with the reason "declines" and nothing
+    more), against 5 of 39 with the last exchange only."""
+    return IDK.request([*history_block(record, turns=IDK_HISTORY_TURNS), ("question", record.question),
+                        ("answer", record.answer)],
                        "Classify the RESPONSE in the <answer> tags: answers, declines or partly. Reply with the JSON "
                        "object only.")
 

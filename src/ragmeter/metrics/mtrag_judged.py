@@ -1,8 +1,11 @@
 """MT-RAG's judged metrics (seed 004, SPEC §5) on ragmeter's judge: the IDK judge, RL_F and RB_llm, and
 their IDK-conditioned forms.
 
-- ``idk_judge``: does the answer, given the whole conversation, say that the information is not available?
-  yes → 1, partly → 0.5, no → 0 (MT-RAG's ``idk_eval``).
+- ``idk_judge``: does the answer, given the question and the exchange before it, say that the information is
+  not available? yes → 1, partly → 0.5, no → 0 (MT-RAG's ``idk_eval``; MT-RAG's judge reads the whole
+  conversation, which made the packaged judge call long conversations' answers refusals). With
+  ``Settings.check_evidence`` a yes or partly stands only when the response has words that decline
+  (:mod:`ragmeter.metrics.refusal_cues`); else it is 0, noted.
 - ``RL_F`` (RAGAS-style faithfulness): the answer's statements, each checked against the passages;
   supported / statements. It reads the same ``claims`` verdict as ``judge_faithfulness`` (one call serves
   both). Unlike RAGAS: one call extracts and verifies (RAGAS makes two); the question is not shown (a small
@@ -40,6 +43,8 @@ from ragmeter.metrics.judged import (
     judge_failure,
 )
 from ragmeter.metrics.mtrag import idk_condition
+from ragmeter.metrics.refusal_cues import VERSION as REFUSAL_CHECK
+from ragmeter.metrics.refusal_cues import declines_in_words
 from ragmeter.records import Record
 
 if TYPE_CHECKING:
@@ -63,7 +68,12 @@ def rb_llm_value(rating: int) -> float:
 def _idk_judge(record: Record, item: ItemContext, run: RunContext) -> Outcome:
     def judged() -> Outcome:
         outcome = run.judge_outcome(JudgeCall(IDK, idk_request(record)))
-        return judge_failure("idk", outcome) if outcome.verdict is None else IDK_VALUES[outcome.verdict["verdict"]]
+        if outcome.verdict is None:
+            return judge_failure("idk", outcome)
+        verdict = outcome.verdict["verdict"]
+        if run.settings.check_evidence and verdict != "answers" and not declines_in_words(record.answer):
+            return Noted(0.0, f"the judge said {verdict}, but the response has no words that decline: answers")
+        return IDK_VALUES[verdict]
     return item.memo("judge:idk", judged)
 
 
@@ -146,6 +156,8 @@ def _signature(*prompts: Prompt, idk: bool = False) -> Callable[[RunContext], Ma
     conditioned, what a failed RADBench verdict counts as, and how RL_F differs from RAGAS."""
     def values(run: RunContext) -> Mapping[str, Any]:
         out: dict[str, Any] = {f"judge:{p.name}": run.judge.signature(p) for p in prompts}
+        if idk or IDK in prompts:
+            out["refusal_check"] = REFUSAL_CHECK if run.settings.check_evidence else "off"
         if idk:
             out.update({"judge:idk": run.judge.signature(IDK), "idk_eval_source": run.settings.idk_eval_source})
         if RADBENCH in prompts:

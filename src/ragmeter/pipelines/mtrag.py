@@ -110,7 +110,7 @@ def step_made_by(step: str, source: str | Path, settings: Settings,
         made[f"judge:{name}"] = [judge.signature(prompt) for judge in (judges if name == "radbench" else judges[:1])]
         if name == "radbench":
             made["rb_llm_unparsed"] = settings.rb_llm_unparsed
-        if name == "ragas":
+        if name in ("ragas", "idk"):
             made["check_evidence"] = settings.check_evidence
     if step in ("algorithmic", "all"):
         made.update(bertscore_model=settings.bertscore_model, bertscore_layer=settings.bertscore_layer,

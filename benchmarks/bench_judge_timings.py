@@ -1,0 +1,88 @@
+"""Where the packaged judge's time goes: llama.cpp's own timings for each call of seed 002's five metrics.
+
+The demo's first N records (default 8), their three calls each (claims, correctness, relevance) sent one at a
+time, in the order the run makes them (a record's calls together), to a fresh :class:`LocalServer` with its
+default settings. For every call llama.cpp reports the prompt tokens it took from its cache (``cache_n``), the
+prompt tokens it computed (``prompt_n``) and the time, and the tokens it generated and the time; this prints
+them per call and sums them per prompt. Throughput here is an upper bound of a run's: no verdict checks, no
+repairs, no scoring.
+
+    python benchmarks/bench_judge_timings.py [N]
+
+Results: ``benchmarks/results/judge_timings-local.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import urllib.request
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+FIELDS = ("cache_n", "prompt_n", "prompt_ms", "predicted_n", "predicted_ms")
+
+
+def _post(base_url: str, request: Any) -> dict[str, Any]:
+    body = {"model": "local", "temperature": 0, "seed": 0, "max_tokens": request.max_tokens,
+            "messages": [{"role": role, "content": content} for role, content in request.messages],
+            "response_format": {"type": "json_schema", "json_schema": {
+                "name": request.schema_name, "strict": True, "schema": dict(request.schema)}}}
+    post = urllib.request.Request(f"{base_url}/chat/completions", json.dumps(body).encode(),
+                                  {"Content-Type": "application/json"})
+    with urllib.request.urlopen(post, timeout=600) as response:
+        return json.load(response)
+
+
+def main() -> None:
+    from ragmeter import Settings, read_records
+    from ragmeter.cli import demo_path
+    from ragmeter.context import ItemContext, RunContext
+    from ragmeter.judges import LocalServer
+    from ragmeter.metrics import resolve_metrics
+
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 8
+    records = list(read_records(demo_path()))[:n]
+    run = RunContext(Settings())
+    metrics = resolve_metrics(["judged"])
+    calls = []
+    for record in records:  # each prompt once per record, in the order the metrics ask for them
+        asked = {call.prompt.name: call for m in metrics for call in m.prefetch(record, ItemContext(), run)}
+        calls += [(record.id, call) for call in asked.values()]
+    load = os.getloadavg()[0]
+    rows, totals = [], defaultdict(lambda: dict.fromkeys(FIELDS, 0.0))
+    with LocalServer() as server:
+        assert server.base_url is not None
+        started = time.perf_counter()
+        for record_id, call in calls:
+            timings = _post(server.base_url, call.request).get("timings", {})
+            row = {"record": record_id, "prompt": call.prompt.name, **{f: timings.get(f, 0) for f in FIELDS}}
+            rows.append(row)
+            for field in FIELDS:
+                totals[call.prompt.name][field] += row[field]
+            print(f"{record_id} {call.prompt.name:<12} cached {row['cache_n']:>5} computed {row['prompt_n']:>5} "
+                  f"({row['prompt_ms'] / 1000:5.1f} s)  generated {row['predicted_n']:>4} "
+                  f"({row['predicted_ms'] / 1000:5.1f} s)", flush=True)
+        wall = time.perf_counter() - started
+    by_prompt = {name: {"cached_prompt_tokens": t["cache_n"], "computed_prompt_tokens": t["prompt_n"],
+                        "prompt_s": round(t["prompt_ms"] / 1000, 1),
+                        "prompt_tokens_per_s": round(1000 * t["prompt_n"] / t["prompt_ms"], 1),
+                        "generated_tokens": t["predicted_n"], "generation_s": round(t["predicted_ms"] / 1000, 1),
+                        "generated_tokens_per_s": round(1000 * t["predicted_n"] / t["predicted_ms"], 1)}
+                 for name, t in totals.items()}
+    out = {"records": n, "calls": len(calls), "wall_s": round(wall, 1), "items_per_min": round(60 * n / wall, 2),
+           "load_average_at_start": round(load, 2), "by_prompt": by_prompt, "calls_timed": rows}
+    for name, figures in by_prompt.items():
+        print(f"{name:<12} {figures}")
+    print(f"{n} records, {len(calls)} calls in {wall:.0f} s: {out['items_per_min']} items/min")
+    path = HERE / "results" / "judge_timings-local.json"
+    path.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    print(f"written: {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,302 @@
+"""MT-RAG's judged steps on the 477 records of ``human_eval_tasks.jsonl``: agreement with MT-RAG's released
+GPT-4o-mini values and with the human ratings, records per minute and judge tokens per record per step.
+
+The pipeline runs in a work folder (``--work``, default ``~/.cache/ragmeter/mtrag-judged/<judge>``), through the
+library (:func:`ragmeter.pipelines.mtrag.run_step`), in two steps:
+
+1. ``idk``: ``human_eval_tasks.jsonl`` → ``idk.jsonl`` (the IDK judge on every record);
+2. ``all``: ``idk.jsonl`` → ``all.jsonl`` (algorithmic, ragas, radbench, idk_condition; the IDK values already
+   there are kept).
+
+Each step goes on from its ``.partial`` file, and verdicts are cached (``--cache``), so the whole run (many
+hours for the packaged judge on 2 cores) can be spread over several sittings: ``--minutes N`` stops the
+sitting after N minutes (as does Ctrl-C), keeping every finished batch. Each sitting's records, wall time,
+load average and judge tokens are added to the results file; ``--report-only`` runs nothing and measures
+what is there (finished or ``.partial`` outputs).
+
+Agreement, on the records that have a value:
+
+- IDK: accuracy and Cohen's κ of ``idk_eval`` (``declines`` = 1; ``partly`` counts as not declining) against the
+  released verdict, recovered from ``conditional_idk`` and answerability as the conformance test explains;
+  by answerability, with the confusion counts and the first disagreements as examples; the same for the
+  judge's verdicts before the refusal check (:mod:`ragmeter.metrics.refusal_cues`) and for the IDK detector
+  (no judge);
+- RL_F_idk and RB_llm_idk (and the unconditioned RL_F, RB_llm): Spearman with the released ``rl_f`` / ``rb_llm``
+  (released values are IDK-conditioned);
+- on the dev split (non-reference answers): Spearman, with a 95 % interval resampling conversations, of ours and
+  of the released values with mean human faithfulness and completeness, on the same rows.
+
+    python benchmarks/bench_mtrag_judged.py --judge local --minutes 120
+    python benchmarks/bench_mtrag_judged.py --judge openai --judge-model gpt-4o-mini
+    python benchmarks/bench_mtrag_judged.py --judge local --report-only
+
+Results: ``benchmarks/results/mtrag_judged-<judge>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from ragmeter.judges import JudgeConfig, open_judge
+from ragmeter.metrics.citation import abstained
+from ragmeter.stats.agreement import cohen_kappa
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_judge_validity import DATA, human_means, released_idk, spearman_ci  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+TASKS = DATA / "human_eval_tasks.jsonl"
+STEPS = (("idk", TASKS, "idk.jsonl"), ("all", None, "all.jsonl"))  # None: the previous step's output
+STEP_PROMPTS = {"idk": ("idk",), "all": ("claims", "radbench")}
+OURS_VS_RELEASED = (("RL_F_idk", "rl_f"), ("RB_llm_idk", "rb_llm"), ("RL_F", "rl_f"), ("RB_llm", "rb_llm"))
+EXAMPLES = 8
+
+
+class _TimeUp(Exception):
+    """The sitting's ``--minutes`` are over."""
+
+
+def _key(row: dict[str, Any]) -> tuple[str, str]:
+    return str(row["task_id"]), str(row["model_id"])
+
+
+def _read(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        return {_key(row): row for row in map(json.loads, handle) if row}
+
+
+def _output(work: Path, name: str) -> dict[tuple[str, str], dict[str, Any]]:
+    """The rows of a step's output, finished or ``.partial`` (empty when neither exists)."""
+    for path in (work / name, work / f"{name}.partial"):
+        if path.is_file():
+            return _read(path)
+    return {}
+
+
+def _first(metrics: dict[str, Any], name: str) -> float | None:
+    values = metrics.get(name)
+    if isinstance(values, list):
+        values = values[0] if values else None
+    return None if values is None else float(values)
+
+
+def run_sitting(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
+    """Run (or go on with) the steps until they are done or ``--minutes`` are over; what each step did."""
+    from ragmeter.pipelines.mtrag import run_step
+
+    config = JudgeConfig(kind=args.judge, model=args.judge_model, base_url=args.judge_base_url,
+                         api_key_env=args.judge_api_key_env or None, cache=args.cache)
+
+    def time_up(*_: object) -> None:
+        raise _TimeUp
+
+    if args.minutes:
+        signal.signal(signal.SIGALRM, time_up)
+        signal.alarm(int(args.minutes * 60))
+    sittings = []
+    judge = open_judge(config)
+    try:
+        previous = None
+        for step, source, name in STEPS:
+            source = source or previous
+            previous = work / name
+            if previous.is_file():
+                continue
+            before = len(_output(work, name))
+            load = os.getloadavg()[0]
+            started = time.perf_counter()
+            judge.usage.clear()
+            finished = True
+            try:
+                run_step(step, source, previous, judges=[judge])
+            except (_TimeUp, KeyboardInterrupt):  # the finished batches are kept; report on them
+                finished = False
+            wall = time.perf_counter() - started
+            done = len(_output(work, name)) - before
+            usage = {prompt: judge.usage[prompt].to_dict() for prompt in STEP_PROMPTS[step] if prompt in judge.usage}
+            sittings.append({"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "step": step,
+                             "judge": judge.identity, "records": done, "wall_s": round(wall, 1),
+                             "records_per_min": round(60 * done / wall, 2) if wall else None,
+                             "load_average_at_start": round(load, 2), "finished": finished, "usage": usage})
+            print(f"[{step}] {done} records in {wall:.0f} s{'' if finished else ' (time up)'}", file=sys.stderr)
+            if not finished:
+                break
+    finally:
+        signal.alarm(0)
+        judge.close()
+    return sittings
+
+
+def idk_agreement(rows: dict[tuple[str, str], dict[str, Any]], tasks: dict[tuple[str, str], dict[str, Any]],
+                  expected: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any]:
+    pairs, unchecked, detector, by_class, examples = [], [], [], Counter(), []
+    for key, row in rows.items():
+        value = _first(row["metrics"], "idk_eval")
+        source = (row["metrics"].get("idk_eval_source") or [""])[0]
+        if value is None or not str(source).startswith("judge:"):
+            continue
+        answerability = tasks[key]["answerability"][0]
+        theirs = released_idk(answerability, expected[key]["conditional_idk"])
+        ours = int(value == 1.0)
+        pairs.append((ours, theirs))
+        # the refusal check notes the verdict it overruled: the judge's own verdict, for the unchecked figure
+        unchecked.append(int(ours or "said declines" in row["metrics"].get("notes", {}).get("idk_eval", "")))
+        detector.append(int(abstained(tasks[key]["predictions"][0]["text"])))
+        by_class[(answerability, ours == theirs)] += 1
+        if ours != theirs and len(examples) < EXAMPLES:
+            response = tasks[key]["predictions"][0]["text"]
+            examples.append({"task_id": key[0], "model_id": key[1], "answerability": answerability,
+                             "judge": value, "released": theirs, "response": response[:240]})
+    if not pairs:
+        return {}
+    ours, theirs = [p[0] for p in pairs], [p[1] for p in pairs]
+    classes = sorted({c for c, _ in by_class})
+    return {"n": len(pairs), "accuracy": round(float(np.mean([a == b for a, b in pairs])), 3),
+            "kappa": round(cohen_kappa(ours, theirs), 3),
+            "judge_unchecked": {"accuracy": round(float(np.mean([a == b for a, b in zip(unchecked, theirs)])), 3),
+                                "kappa": round(cohen_kappa(unchecked, theirs), 3)},
+            "detector_same_rows": {"accuracy": round(float(np.mean([a == b for a, b in zip(detector, theirs)])), 3),
+                                   "kappa": round(cohen_kappa(detector, theirs), 3)},
+            "confusion": {"both_idk": sum(a and b for a, b in pairs), "judge_only": sum(a and not b for a, b in pairs),
+                          "released_only": sum(b and not a for a, b in pairs),
+                          "neither": sum(not a and not b for a, b in pairs)},
+            "accuracy_by_answerability": {c: {"n": by_class[(c, True)] + by_class[(c, False)],
+                                              "accuracy": round(by_class[(c, True)]
+                                                                / (by_class[(c, True)] + by_class[(c, False)]), 3)}
+                                          for c in classes},
+            "disagreements": examples}
+
+
+def versus_released(rows: dict[tuple[str, str], dict[str, Any]],
+                    expected: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any]:
+    out = {}
+    for ours, field in OURS_VS_RELEASED:
+        pairs = [(v, float(expected[k][field])) for k, row in rows.items()
+                 if (v := _first(row["metrics"], ours)) is not None and expected[k].get(field) is not None]
+        x, y = np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])
+        rho = float(spearmanr(x, y).statistic) if len(pairs) > 2 and np.ptp(x) > 0 and np.ptp(y) > 0 else None
+        out[f"{ours} vs released {field}"] = {"n": len(pairs), "rho": None if rho is None else round(rho, 3)}
+    return out
+
+
+def versus_humans(rows: dict[tuple[str, str], dict[str, Any]],
+                  expected: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Spearman with mean human ratings on the dev rows where all of ours are defined (released on the same)."""
+    ratings = _read_by_key(DATA / "human_eval_ratings_dev.jsonl")
+    ours = [name for name, _ in OURS_VS_RELEASED]
+    keys = [k for k, row in rows.items() if k in ratings and k[1] != "reference"
+            and all(_first(row["metrics"], name) is not None for name in ours)]
+    if len(keys) < 3:
+        return []
+    clusters = [k[0].split("<::>")[0] for k in keys]
+    human = {dim: np.array([human_means(ratings[k][dim]) for k in keys]) for dim in ("faithfulness", "completeness")}
+    table = []
+    columns = {name: [_first(rows[k]["metrics"], name) for k in keys] for name in ours}
+    columns |= {f"released {field}": [float(expected[k][field]) for k in keys] for field in ("rl_f", "rb_llm")}
+    for name, values in columns.items():
+        x = np.array(values, dtype=float)
+        row: dict[str, Any] = {"metric": name, "n": len(keys)}
+        for dim, y in human.items():
+            if np.ptp(x) == 0:
+                row[dim] = None
+                continue
+            rho, low, high = spearman_ci(x, y, clusters)
+            row[dim] = {"rho": round(rho, 3), "low": round(low, 3), "high": round(high, 3)}
+        table.append(row)
+    return table
+
+
+def _read_by_key(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    return _read(path) if path.is_file() else {}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--judge", choices=("local", "openai"), default="local")
+    parser.add_argument("--judge-model", help="model at the endpoint (--judge openai)")
+    parser.add_argument("--judge-base-url", help="OpenAI-compatible base URL (--judge openai)")
+    parser.add_argument("--judge-api-key-env", default="OPENAI_API_KEY")
+    parser.add_argument("--work", type=Path, help="work folder (default ~/.cache/ragmeter/mtrag-judged/<judge>)")
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "ragmeter" / "validity.sqlite")
+    parser.add_argument("--minutes", type=float, help="stop this sitting after N minutes")
+    parser.add_argument("--report-only", action="store_true", help="run nothing; measure the outputs there")
+    args = parser.parse_args()
+    if not TASKS.is_file():
+        sys.exit(f"MT-RAG's data is missing: {TASKS}")
+    tag = args.judge if args.judge == "local" else f"openai-{args.judge_model}"
+    work = args.work or Path.home() / ".cache" / "ragmeter" / "mtrag-judged" / tag
+    work.mkdir(parents=True, exist_ok=True)
+    results = HERE / "results" / f"mtrag_judged-{tag}.json"
+    previous = json.loads(results.read_text(encoding="utf-8")) if results.is_file() else {}
+    sittings = previous.get("sittings", [])
+    if not args.report_only:
+        sittings += run_sitting(args, work)
+
+    tasks, expected = _read(TASKS), _read(DATA / "human_eval_expected.jsonl")
+    rows = _output(work, "idk.jsonl")
+    for key, row in _output(work, "all.jsonl").items():
+        rows[key] = row
+    out = {"records": len(tasks), "with_idk": sum(_first(r["metrics"], "idk_eval") is not None for r in rows.values()),
+           "with_RL_F": sum(_first(r["metrics"], "RL_F") is not None for r in rows.values()),
+           "idk": idk_agreement(rows, tasks, expected), "versus_released": versus_released(rows, expected),
+           "versus_humans_dev": versus_humans(rows, expected), "speed": _speed(sittings), "sittings": sittings}
+    results.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    _print(out)
+    print(f"written: {results}")
+
+
+def _speed(sittings: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per step over all sittings: records per minute and judge tokens per record (cached calls left out)."""
+    out = {}
+    for step in dict.fromkeys(s["step"] for s in sittings):
+        mine = [s for s in sittings if s["step"] == step and s["records"]]
+        records, wall = sum(s["records"] for s in mine), sum(s["wall_s"] for s in mine)
+        tokens: dict[str, dict[str, float]] = {}
+        for prompt in STEP_PROMPTS[step]:
+            made = [s["usage"][prompt] for s in mine if prompt in s["usage"]]
+            calls = sum(u["calls"] - u["cached"] for u in made)
+            if calls:
+                tokens[prompt] = {"prompt_per_call": round(sum(u["prompt_tokens"] for u in made) / calls),
+                                  "completion_per_call": round(sum(u["completion_tokens"] for u in made) / calls),
+                                  "calls": calls}
+        out[step] = {"records": records, "wall_s": round(wall, 1),
+                     "records_per_min": round(60 * records / wall, 2) if wall else None,
+                     "max_load_average_at_start": max((s["load_average_at_start"] for s in mine), default=None),
+                     "tokens": tokens}
+    return out
+
+
+def _print(out: dict[str, Any]) -> None:
+    print(f"{out['with_idk']} of {out['records']} records have idk_eval, {out['with_RL_F']} have RL_F")
+    idk = out["idk"]
+    if idk:
+        print(f"IDK vs released: accuracy {idk['accuracy']}, κ {idk['kappa']} (n={idk['n']}); {idk['confusion']}; "
+              f"the judge's verdicts unchecked: {idk['judge_unchecked']}; the detector on the same rows: "
+              f"{idk['detector_same_rows']}")
+        for name, figures in idk["accuracy_by_answerability"].items():
+            print(f"  {name:<16} accuracy {figures['accuracy']:.3f} (n={figures['n']})")
+    for pair, figures in out["versus_released"].items():
+        print(f"Spearman {pair}: {figures['rho']} (n={figures['n']})")
+    for row in out["versus_humans_dev"]:
+        cells = "  ".join(f"{dim} {row[dim]['rho']:.2f} [{row[dim]['low']:.2f}, {row[dim]['high']:.2f}]"
+                          if row[dim] else f"{dim} –" for dim in ("faithfulness", "completeness"))
+        print(f"  {row['metric']:<18} n={row['n']:<4} {cells}")
+    for step, figures in out["speed"].items():
+        print(f"[{step}] {figures['records']} records, {figures['records_per_min']} records/min; tokens per call "
+              f"{figures['tokens']}")
+
+
+if __name__ == "__main__":
+    main()

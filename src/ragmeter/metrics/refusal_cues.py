@@ -1,0 +1,49 @@
+"""The check on an IDK judge's verdict: a response is taken to decline, fully or partly, only when it has
+words that decline.
+
+A small judge calls many real answers refusals: on the 477 records of MT-RAG's human-eval set the packaged
+judge said ``declines`` 80 times where MT-RAG's GPT-4o-mini judge did 21 times (among them "No, they are not the
+same. A mortgage is a secured debt…"), often giving "declines" as its whole reason. With this check its
+agreement with the released verdicts went from 86.0 % (Cohen's κ 0.29) to 94.8 % (κ 0.55)
+(``benchmarks/bench_mtrag_judged.py``). A response that declines says so: it does not know, the documents do
+not say, the information is not available, it is sorry, or it only thanks and closes the conversation. So a
+``declines`` or ``partly`` verdict stands only when the response holds one of those cues (:data:`CUES`); without
+one it becomes ``answers``. An ``answers`` verdict is never changed: the cue is required, not sufficient ("I
+don't know the exact date, but it opened in spring" answers).
+
+The cues are deliberately broader than the IDK detector's patterns (:mod:`ragmeter.text.idk`), which decide
+alone and so must be precise; here the judge has decided already and the cue only has to be present.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["CUES", "VERSION", "declines_in_words"]
+
+#: The check's version, in the signature of every metric that reads an IDK verdict.
+VERSION = "refusal-cues-1"
+_NEGATED = (r"(?:do|does|did|can|could)(?: not|n't) (?:know|have|mention|specify|say|provide|contain|include|state"
+            r"|cover|find|answer|help|tell|determine)")
+CUES = re.compile(
+    r"\b(?:" + _NEGATED
+    + r"|(?:is|are|was|were)(?: not|n't) (?:available|provided|mentioned|specified|stated|included|given|clear|known"
+      r"|sure|able)"
+    + r"|not (?:available|provided|mentioned|specified|stated|included|sure|able|found)"
+    + r"|no (?:information|details|mention|data|specific|answer|way to know)"
+    + r"|cannot|can not|unable|unfortunately|sorry|apologi[sz]e"
+    + r"|you(?:'re| are) welcome|anything else|glad (?:I|to) (?:could )?help|thank(?:s| you)"
+    + r")\b", re.IGNORECASE)
+
+
+def declines_in_words(response: str) -> bool:
+    """Whether ``response`` has words that decline, say the information is missing, or close the conversation.
+
+    >>> declines_in_words("The documents do not specify jail sentences, but DCSS can enforce the order.")
+    True
+    >>> declines_in_words("You are welcome. Is there anything else I can help you with?")
+    True
+    >>> declines_in_words("No, they are not the same. A mortgage is a secured debt.")
+    False
+    """
+    return CUES.search(response) is not None
