@@ -10,8 +10,8 @@ Three calls cover seed 002's five metrics:
 
 MT-RAG's judged steps (seed 004) add two, and read the claims call for RL_F:
 
-- ``idk``: does the answer, given the question and the exchange before it, decline for want of information: ``declines``
-  (1), ``partly`` (0.5) or ``answers`` (0);
+- ``idk``: does the answer, given the question and the exchange before it, decline for want of information:
+  ``declines`` (1), ``partly`` (0.5) or ``answers`` (0);
 - ``radbench``: one 1–10 rating of the answer's faithfulness, appropriateness and completeness, given the
   conversation, the question, the reference and the passages.
 

@@ -45,5 +45,7 @@ def declines_in_words(response: str) -> bool:
     True
     >>> declines_in_words("No, they are not the same. A mortgage is a secured debt.")
     False
+    >>> declines_in_words("I don\u2019t know.")  # a typographic apostrophe
+    True
     """
-    return CUES.search(response) is not None
+    return CUES.search(response.replace("\u2019", "'")) is not None
