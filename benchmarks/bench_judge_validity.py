@@ -119,16 +119,26 @@ def cross_validated_combination(features: dict[str, np.ndarray], target: np.ndar
     return predicted
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
+    """The judge options of the judge benchmarks, and their verdict cache."""
     parser.add_argument("--judge", choices=("local", "openai"), default="local")
     parser.add_argument("--judge-model", help="model at the endpoint (--judge openai)")
     parser.add_argument("--judge-base-url", help="OpenAI-compatible base URL (--judge openai)")
     parser.add_argument("--judge-api-key-env", default="OPENAI_API_KEY")
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "ragmeter" / "validity.sqlite")
+
+
+def judge_config(args: argparse.Namespace) -> JudgeConfig:
+    return JudgeConfig(kind=args.judge, model=args.judge_model, base_url=args.judge_base_url,
+                       api_key_env=args.judge_api_key_env or None, cache=args.cache)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_judge_arguments(parser)
     parser.add_argument("--limit", type=int, help="the first N records of the shuffled dev split")
     parser.add_argument("--metrics", default=",".join(JUDGED), help="judged metrics to measure")
     parser.add_argument("--no-evidence-check", action="store_true", help="read the judge's verdicts unchecked")
-    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "ragmeter" / "validity.sqlite")
     parser.add_argument("--tag", default="", help="suffix of the results file")
     args = parser.parse_args()
 
@@ -139,9 +149,7 @@ def main() -> None:
     clusters = [str(r.conversation_id) for r in records]
     settings = Settings(check_evidence=not args.no_evidence_check, n_resamples=100)
 
-    config = JudgeConfig(kind=args.judge, model=args.judge_model, base_url=args.judge_base_url,
-                         api_key_env=args.judge_api_key_env or None, cache=args.cache)
-    judge = open_judge(config)
+    judge = open_judge(judge_config(args))
     started = time.perf_counter()
     try:
         judged = evaluate(records, metrics=args.metrics.split(","), settings=settings, judge=judge,
@@ -158,8 +166,7 @@ def main() -> None:
             scores = result.scores[name]
             values = {i: float(v) for i, v in enumerate(scores) if not np.isnan(v)}
             rows.append(correlations(name, values, human, clusters, 1.0))
-    combined = {"judge_faithfulness": "judge_faithfulness", "BertKPrec": "BertKPrec",
-                "Extractiveness_RougeL": "Extractiveness_RougeL"}
+    combined = ("judge_faithfulness", "BertKPrec", "Extractiveness_RougeL")
     scores = {**judged.scores, **offline.scores}
     if all(name in scores for name in combined):
         complete = [i for i in range(len(records)) if not any(np.isnan(scores[n][i]) for n in combined)]

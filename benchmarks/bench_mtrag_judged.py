@@ -49,12 +49,20 @@ from typing import Any
 import numpy as np
 from scipy.stats import spearmanr
 
-from ragmeter.judges import JudgeConfig, open_judge
+from ragmeter.judges import open_judge
 from ragmeter.metrics.citation import abstained
+from ragmeter.metrics.mtrag_judged import IDK_OVERRULED
 from ragmeter.stats.agreement import cohen_kappa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_judge_validity import DATA, human_means, released_idk, spearman_ci  # noqa: E402
+from bench_judge_validity import (  # noqa: E402
+    DATA,
+    add_judge_arguments,
+    human_means,
+    judge_config,
+    released_idk,
+    spearman_ci,
+)
 
 HERE = Path(__file__).resolve().parent
 TASKS = DATA / "human_eval_tasks.jsonl"
@@ -96,9 +104,6 @@ def run_sitting(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
     """Run (or go on with) the steps until they are done or ``--minutes`` are over; what each step did."""
     from ragmeter.pipelines.mtrag import run_step
 
-    config = JudgeConfig(kind=args.judge, model=args.judge_model, base_url=args.judge_base_url,
-                         api_key_env=args.judge_api_key_env or None, cache=args.cache)
-
     def time_up(*_: object) -> None:
         raise _TimeUp
 
@@ -106,7 +111,7 @@ def run_sitting(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
         signal.signal(signal.SIGALRM, time_up)
         signal.alarm(int(args.minutes * 60))
     sittings = []
-    judge = open_judge(config)
+    judge = open_judge(judge_config(args))
     try:
         previous = None
         for step, source, name in STEPS:
@@ -152,7 +157,8 @@ def idk_agreement(rows: dict[tuple[str, str], dict[str, Any]], tasks: dict[tuple
         ours = int(value == 1.0)
         pairs.append((ours, theirs))
         # the refusal check notes the verdict it overruled: the judge's own verdict, for the unchecked figure
-        unchecked.append(int(ours or "said declines" in row["metrics"].get("notes", {}).get("idk_eval", "")))
+        overruled = row["metrics"].get("notes", {}).get("idk_eval") == IDK_OVERRULED.format(verdict="declines")
+        unchecked.append(int(ours or overruled))
         detector.append(int(abstained(tasks[key]["predictions"][0]["text"])))
         by_class[(answerability, ours == theirs)] += 1
         if ours != theirs and len(examples) < EXAMPLES:
@@ -194,7 +200,7 @@ def versus_released(rows: dict[tuple[str, str], dict[str, Any]],
 def versus_humans(rows: dict[tuple[str, str], dict[str, Any]],
                   expected: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
     """Spearman with mean human ratings on the dev rows where all of ours are defined (released on the same)."""
-    ratings = _read_by_key(DATA / "human_eval_ratings_dev.jsonl")
+    ratings = _read(DATA / "human_eval_ratings_dev.jsonl")
     ours = [name for name, _ in OURS_VS_RELEASED]
     keys = [k for k, row in rows.items() if k in ratings and k[1] != "reference"
             and all(_first(row["metrics"], name) is not None for name in ours)]
@@ -218,18 +224,10 @@ def versus_humans(rows: dict[tuple[str, str], dict[str, Any]],
     return table
 
 
-def _read_by_key(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    return _read(path) if path.is_file() else {}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--judge", choices=("local", "openai"), default="local")
-    parser.add_argument("--judge-model", help="model at the endpoint (--judge openai)")
-    parser.add_argument("--judge-base-url", help="OpenAI-compatible base URL (--judge openai)")
-    parser.add_argument("--judge-api-key-env", default="OPENAI_API_KEY")
+    add_judge_arguments(parser)
     parser.add_argument("--work", type=Path, help="work folder (default ~/.cache/ragmeter/mtrag-judged/<judge>)")
-    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "ragmeter" / "validity.sqlite")
     parser.add_argument("--minutes", type=float, help="stop this sitting after N minutes")
     parser.add_argument("--report-only", action="store_true", help="run nothing; measure the outputs there")
     args = parser.parse_args()

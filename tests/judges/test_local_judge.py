@@ -171,7 +171,9 @@ def _conversation(id: str, answer: str) -> dict[str, Any]:
 def test_the_idk_judge_tells_a_refusal_from_an_answer(judge: Judge) -> None:
     records = [_conversation("refusal", "I'm sorry, I don't have information about the price of a library card."),
                _conversation("answer", STATED)]
-    result = evaluate(records, metrics=["idk_judge"], judge=judge, settings=Settings(n_resamples=200))
+    # the judge's own verdicts: with the refusal check an answer would be 0 whatever the judge said
+    result = evaluate(records, metrics=["idk_judge"], judge=judge,
+                      settings=Settings(n_resamples=200, check_evidence=False))
     assert result.judging is not None and not result.judging.failures
     assert list(result.scores["idk_judge"]) == [1.0, 0.0]
 

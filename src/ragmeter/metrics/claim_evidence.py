@@ -11,7 +11,7 @@ figures are in no chunk at all. Both are checked here, without another call:
 - *scope kept*: every scope word of the claim (all, every, everyone, always, never, only, none, nobody) occurs in
   a named chunk's text: "everyone pays" is not what "non-residents pay" states.
 
-A supported claim that fails either becomes unsupported; contradicted and unsupported claims are kept as the
+A supported claim that fails any of them becomes unsupported; contradicted and unsupported claims are kept as the
 judge gave them.
 """
 
@@ -85,8 +85,8 @@ def scope_kept(claim: str, chunks: Sequence[str]) -> bool:
 
 
 def checked_claims(claims: Sequence[Claim], chunks: Sequence[str]) -> tuple[Claim, ...]:
-    """``claims`` with every supported claim whose evidence, numbers or scope words are in none of the chunks it names
-    made unsupported (``chunks``: the texts of the record's chunks, in the judge's numbering from 1)."""
+    """``claims`` with every supported claim whose evidence, numbers or scope words are in none of the chunks
+    it names made unsupported (``chunks``: the texts of the record's chunks, in the judge's numbering from 1)."""
     out = []
     for claim in claims:
         named = [chunks[number - 1] for number in claim.chunks if 1 <= number <= len(chunks)]

@@ -50,11 +50,13 @@ from ragmeter.records import Record
 if TYPE_CHECKING:
     from ragmeter.context import ItemContext, RunContext
 
-__all__ = ["RL_F_DIFFERS_FROM_RAGAS", "conditioned", "idk_eval", "rb_llm_value"]
+__all__ = ["IDK_OVERRULED", "RL_F_DIFFERS_FROM_RAGAS", "conditioned", "idk_eval", "rb_llm_value"]
 
 RL_F_DIFFERS_FROM_RAGAS = ("one call extracts and verifies; question not shown; passages numbered, not joined; "
                            "verdicts supported/contradicted/unsupported, only supported counts")
 
+#: The note of an IDK verdict of declines or partly that the refusal check turned into answers.
+IDK_OVERRULED = "the judge said {verdict}, but the response has no words that decline: answers"
 
 def rb_llm_value(rating: int) -> float:
     """RADBench's 1–10 rating as MT-RAG reports it: rating / 10.
@@ -72,7 +74,7 @@ def _idk_judge(record: Record, item: ItemContext, run: RunContext) -> Outcome:
             return judge_failure("idk", outcome)
         verdict = outcome.verdict["verdict"]
         if run.settings.check_evidence and verdict != "answers" and not declines_in_words(record.answer):
-            return Noted(0.0, f"the judge said {verdict}, but the response has no words that decline: answers")
+            return Noted(0.0, IDK_OVERRULED.format(verdict=verdict))
         return IDK_VALUES[verdict]
     return item.memo("judge:idk", judged)
 

@@ -119,13 +119,17 @@ def write_step_summary(report: StepReport, source: str | Path, step: str, *,
                        settings: Settings) -> tuple[dict[str, Any], list[GroupMean]]:
     """Summarise a step's output file and write ``OUT.summary.json`` (means, the undefined values by metric and
     reason, the judges' calls and tokens); returns the summary and its means."""
-    with report.output.open(encoding="utf-8") as handle:
-        rows = [json.loads(line) for line in handle]
-    means = summarize_rows(rows, settings=settings)
     undefined: dict[str, Counter[str]] = defaultdict(Counter)
-    for row in rows:
-        for metric, reason in ((row.get("metrics") or {}).get("undefined") or {}).items():
-            undefined[metric][reason] += 1
+
+    def rows(handle: Iterable[str]) -> Iterable[dict[str, Any]]:
+        for line in handle:
+            row = json.loads(line)
+            for metric, reason in ((row.get("metrics") or {}).get("undefined") or {}).items():
+                undefined[metric][reason] += 1
+            yield row
+
+    with report.output.open(encoding="utf-8") as handle:
+        means = summarize_rows(rows(handle), settings=settings)
     summary = {"input": str(source), "output": str(report.output), "step": step, "records": report.written,
                "resumed": report.resumed, "computed": report.computed,
                "idk_eval_sources": dict(report.idk_sources), "signatures": report.signatures,
