@@ -127,3 +127,22 @@ def test_an_idk_eval_outside_0_half_1_is_an_input_error():
     with pytest.raises(InputError, match="0, 0.5 or 1") as caught:
         record_from_mtrag(_mtrag_row(0.7), path="f.jsonl", line=3)
     assert caught.value.field == "metrics.idk_eval[0]"
+
+
+def test_faithfulness_offline_blends_its_parts_and_rules_out_answers_without_passages():
+    from ragmeter.metrics.faithfulness_offline import DECLINED, NO_PASSAGE_ANSWERED, NO_PASSAGE_DECLINED
+
+    records = [RECORDS[0], RECORDS[1],
+               Record(id="c", question="q", answer="The pool opens at 7."),
+               Record(id="d", question="q", answer="I don't know.", contexts=RECORDS[0].contexts)]
+    result = evaluate(records, metrics=["faithfulness_offline"], token_encoder=WordTokens(),
+                      settings=Settings(n_resamples=200))
+    values, notes = result.scores["faithfulness_offline"], result.notes["faithfulness_offline"]
+    # record a: BertKPrec 1 (every answer word is in d1); Extractiveness_RougeL: d1 does not occur in the answer,
+    # ROUGE-L F with d1 = LCS 5 of 5 and 7 tokens: 2·1·(5/7)/(1 + 5/7) = 5/6 (d2 shares nothing): ½·1 + ½·5/6
+    assert values[0] == pytest.approx(11 / 12) and 0 not in notes
+    assert (values[1], notes[1]) == (1.0, NO_PASSAGE_DECLINED)
+    assert (values[2], notes[2]) == (0.0, NO_PASSAGE_ANSWERED)   # the model's own knowledge, nothing to ground it
+    assert (values[3], notes[3]) == (1.0, DECLINED)
+    signature = result.signatures["faithfulness_offline"].render()
+    assert "bertscore_model:words" in signature and "mtrag-dev-1" in signature

@@ -3,6 +3,7 @@
 from ragmeter.metrics import (  # noqa: F401  (registration)
     citation,
     efficiency,
+    faithfulness_offline,
     judged,
     labels,
     lexical,

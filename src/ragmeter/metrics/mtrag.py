@@ -29,8 +29,9 @@ from ragmeter.text.sentences import split_sentences
 if TYPE_CHECKING:
     from ragmeter.context import ItemContext, RunContext
 
-__all__ = ["RbAgg", "bertscore_baseline", "bertscore_settings", "extractiveness_rouge_l", "idk_condition",
-           "idk_eval_from_detector", "mtrag_algorithmic", "mtrag_recall", "rb_agg"]
+__all__ = ["RbAgg", "algorithmic_texts", "algorithmic_values", "bertscore_baseline", "bertscore_settings",
+           "extractiveness_rouge_l", "idk_condition", "idk_eval_from_detector", "mtrag_algorithmic", "mtrag_recall",
+           "rb_agg"]
 
 _NON_WORD = re.compile(r"[^\w\s]")
 _IDK_CORRECT = frozenset({Answerability.UNANSWERABLE, Answerability.CONVERSATIONAL})
@@ -162,33 +163,35 @@ def bertscore_settings(run: RunContext) -> dict[str, Any]:
             "bertscore_baseline": baseline.name if baseline else "none"}
 
 
-def _texts(record: Record, item: ItemContext, run: RunContext) -> Iterator[str]:
+def algorithmic_texts(record: Record, item: ItemContext, run: RunContext) -> Iterator[str]:
+    """The texts whose token embeddings :func:`algorithmic_values` reads (a metric's ``prefetch``)."""
     yield record.answer
     yield from record.references
     yield from (chunk.text for chunk in record.contexts)
 
 
-def _values(record: Record, item: ItemContext, run: RunContext) -> dict[str, list[Any]]:
+def algorithmic_values(record: Record, item: ItemContext, run: RunContext) -> dict[str, list[Any]]:
+    """:func:`mtrag_algorithmic` of ``record``, computed once per item for every metric that reads it."""
     def make() -> dict[str, list[Any]]:
         return mtrag_algorithmic(record.answer, record.references, [c.text for c in record.contexts],
-                                 tokens=run.token_embeddings(list(_texts(record, item, run))),
+                                 tokens=run.token_embeddings(list(algorithmic_texts(record, item, run))),
                                  baseline=bertscore_baseline(run))
     return item.memo("mtrag.algorithmic", make)
 
 
 def _first(name: str) -> Any:
-    return lambda record, item, run: float(_values(record, item, run)[name][0])
+    return lambda record, item, run: float(algorithmic_values(record, item, run)[name][0])
 
 
 def _best(name: str) -> Any:
-    return lambda record, item, run: float(max(_values(record, item, run)[name]))
+    return lambda record, item, run: float(max(algorithmic_values(record, item, run)[name]))
 
 
 def _rb_agg_idk(record: Record, item: ItemContext, run: RunContext) -> float:
     idk_eval = record.labels.get("idk_eval") if run.settings.idk_eval_source == "record" else None
     if idk_eval is None:
         idk_eval = idk_eval_from_detector(record.answer, run.settings.idk)
-    return idk_condition(_values(record, item, run)["RB_agg"][0], answerability=record.answerability,
+    return idk_condition(algorithmic_values(record, item, run)["RB_agg"][0], answerability=record.answerability,
                          idk_eval=float(idk_eval))
 
 
@@ -204,7 +207,7 @@ def _register(name: str, description: str, needs: tuple[str, ...], compute: Any,
     register(Metric(name=name, family="mtrag", description=description, needs=needs, aggregation=aggregation,
                     value_range=value_range, higher_is_better=higher_is_better, compute=compute, signature=values,
                     resources=frozenset({"token_encoder"}) if bert else frozenset(),
-                    prefetch=_texts if bert else None))
+                    prefetch=algorithmic_texts if bert else None))
 
 
 def _idk_eval_settings(run: RunContext) -> Mapping[str, Any]:
