@@ -283,7 +283,8 @@ def main() -> None:
         for s, r, pair in zip(per_record, records, pairs, strict=True):
             s.update({f"pair: {form}": value for form, value in scores(r, one_call.get(record_key(r)), pair).items()
                       if form.startswith("per-claim") and not form.endswith("idk")})
-        deferred = {"claims": sum(len(p["checks"]) for p in pairs if p), "deferred": sum(p["deferred"] for p in pairs if p)}
+        deferred = {"claims": sum(len(p["checks"]) for p in pairs if p),
+                    "deferred": sum(p["deferred"] for p in pairs if p)}
     rows = []
     for form in per_record[0]:
         values = {i: s[form] for i, s in enumerate(per_record) if not math.isnan(s[form])}

@@ -27,12 +27,14 @@ ALLOWED: dict[str, set[str]] = {
     "aggregate": {"_files", "settings", "signature", "stats"},
     "context": {"errors", "settings", "models", "judges"},
     "metrics": BASE | {"text", "models", "judges", "settings", "aggregate"},
-    "result": BASE | {"aggregate", "judges", "settings"},
+    "paired_analysis": BASE,
+    "result": BASE | {"aggregate", "judges", "settings", "paired_analysis"},
     "labels": BASE | {"io", "stats"},
     "run": BASE | {"io", "judges", "metrics", "models", "context", "aggregate", "result", "settings"},
     "pipelines": BASE | {"io", "judges", "metrics", "models", "context", "aggregate", "settings"},
     "run_folder": BASE | {"io", "result", "settings"},
-    "report": BASE | {"aggregate", "judges", "result", "stats"},
+    "compare": BASE | {"aggregate", "io", "metrics", "paired_analysis", "result", "run_folder", "settings", "stats"},
+    "report": BASE | {"aggregate", "judges", "result", "stats", "compare", "paired_analysis"},
 }
 #: The top: the command line and the public API may import anything.
 TOP = {"cli", "_cli_judge", "__init__"}

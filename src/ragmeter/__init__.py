@@ -7,6 +7,7 @@
 
 from ragmeter._version import __version__
 from ragmeter.aggregate import Summary
+from ragmeter.compare import Comparison, compare
 from ragmeter.errors import ConfigError, InputError, MissingDependencyError, ModelError, RagmeterError
 from ragmeter.io import check_file, iter_records, read_records, record_from_dict
 from ragmeter.metrics import Aggregation, Metric, get_metric, list_metrics, register
@@ -29,6 +30,7 @@ __all__ = [
     "Answerability",
     "CachedEmbedder",
     "Chunk",
+    "Comparison",
     "ConfigError",
     "Embedder",
     "EvalResult",
@@ -50,6 +52,7 @@ __all__ = [
     "abstained",
     "bert_score",
     "check_file",
+    "compare",
     "completion_tokens",
     "evaluate",
     "exact_match",

@@ -11,6 +11,7 @@ from ragmeter._files import json_number
 from ragmeter.aggregate import Summary
 from ragmeter.errors import ConfigError, MissingDependencyError
 from ragmeter.judges.accounting import ItemJudging, JudgingReport
+from ragmeter.paired_analysis import Quadrant, Threshold, default_thresholds, grounding_quadrant
 from ragmeter.settings import Settings
 from ragmeter.signature import Signature
 
@@ -61,6 +62,17 @@ class EvalResult:
                            {m: r[i] for m, r in self.undefined.items() if i in r},
                            {m: n[i] for m, n in self.notes.items() if i in n}, conversation_id=conversations[i],
                            judge=None if self.judging is None else self.judging.item(i, item_id))
+
+    def paired_analysis(self, grounded: Threshold | None = None, correct: Threshold | None = None) -> Quadrant | None:
+        """Seeds 000/001's grounded × correct table (:mod:`ragmeter.paired_analysis`) at the given thresholds,
+        else at the defaults for the metrics this run has; ``None`` when it lacks a grounding or a correctness
+        metric."""
+        if grounded is None or correct is None:
+            defaults = default_thresholds(self.metrics)
+            if defaults is None:
+                return None
+            grounded, correct = grounded or defaults[0], correct or defaults[1]
+        return grounding_quadrant(self.item_ids, self.scores, grounded, correct)
 
     def to_pandas(self) -> Any:
         """The per-item table as a ``pandas.DataFrame`` indexed by item id (NaN where undefined; a

@@ -14,7 +14,7 @@ import csv
 import difflib
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -26,8 +26,8 @@ from ragmeter.io.native import record_from_dict
 from ragmeter.io.ragas import record_from_ragas
 from ragmeter.records import Record
 
-__all__ = ["FORMATS", "FileCheck", "check_file", "detect_format", "iter_records", "jsonl_objects", "read_records",
-           "text_lines"]
+__all__ = ["FORMATS", "FileCheck", "check_file", "detect_format", "iter_records", "jsonl_objects", "parse_column_map",
+           "read_records", "text_lines"]
 
 FORMATS = ("auto", "native", "mtrag", "ragas", "csv", "parquet")
 _STRUCTURED = ("contexts", "references", "history", "usage", "labels", "metadata", "retrieved_contexts",
@@ -345,6 +345,17 @@ def _parse(parser: Parser, obj: Any, **where: Any) -> Record | InputError:
         return parser(obj, **where)
     except InputError as exc:
         return exc
+
+
+def parse_column_map(pairs: Sequence[str]) -> dict[str, str]:
+    """``--map FIELD=COLUMN`` options as a mapping of record field to column name."""
+    mapping = {}
+    for pair in pairs:
+        field_name, sep, column = pair.partition("=")
+        if not sep or not field_name.strip() or not column.strip():
+            raise ConfigError(f"--map takes FIELD=COLUMN, got {pair!r}")
+        mapping[field_name.strip()] = column.strip()
+    return mapping
 
 
 def read_records(path: str | Path, *, format: str = "auto", column_map: Mapping[str, str] | None = None,

@@ -8,10 +8,11 @@ import math
 
 from ragmeter.aggregate import Summary
 from ragmeter.judges.accounting import JudgingReport
+from ragmeter.paired_analysis import CELL_READINGS, Quadrant, Threshold
 from ragmeter.result import EvalResult
 from ragmeter.stats.agreement import LabelAgreement
 
-__all__ = ["APPENDIX", "PRIMARY", "render_agreement", "render_judging", "render_report"]
+__all__ = ["APPENDIX", "PRIMARY", "render_agreement", "render_judging", "render_quadrant", "render_report"]
 
 # (label, metric, statistic) in the order seeds 000/001 report them.
 PRIMARY = (("Faithfulness (fallback)", "faithfulness_fallback", "mean"), ("Overlap", "overlap", "mean"),
@@ -70,9 +71,12 @@ def _section(title: str, rows: list[str], confidence: float) -> list[str]:
     return ["", header, "─" * len(header), *rows]
 
 
-def render_report(result: EvalResult, *, title: str, prices: tuple[float, float] | None = None) -> str:
-    """The primary table, the appendix, any other selected metric, the judge's work, undefined reasons,
-    signatures. ``prices`` (per million prompt and completion tokens) add the judge's cost."""
+def render_report(result: EvalResult, *, title: str, prices: tuple[float, float] | None = None,
+                  paired: tuple[Threshold, Threshold] | None = None) -> str:
+    """The primary table, the appendix, the paired analysis, any other selected metric, the judge's work,
+    undefined reasons, signatures. ``prices`` (per million prompt and completion tokens) add the judge's cost;
+    ``paired``: the grounded and correct thresholds of the paired analysis (default: the first grounding and
+    correctness metrics the run has, see :mod:`ragmeter.paired_analysis`)."""
     by_key = {(s.metric, s.statistic): s for s in result.summaries}
     shown: set[tuple[str, str]] = set()
 
@@ -88,6 +92,9 @@ def render_report(result: EvalResult, *, title: str, prices: tuple[float, float]
     lines = [title, f"N = {len(result)}"]
     lines += _section("Primary", rows(PRIMARY), confidence)
     lines += _section("Appendix", rows(APPENDIX), confidence)
+    quadrant = result.paired_analysis(*(paired or ()))
+    if quadrant is not None:
+        lines += render_quadrant(quadrant)
     by_family: dict[str, list[str]] = {}
     for s in result.summaries:
         if (s.metric, s.statistic) not in shown:
@@ -105,7 +112,33 @@ def render_report(result: EvalResult, *, title: str, prices: tuple[float, float]
             lines += ["", title] + [f"  {m}: {count} × {reason}" for m, reason, count in counted]
     lines += ["", f"Intervals: {confidence * 100:g}%; signatures:"]
     lines += [f"  {text}" for text in dict.fromkeys(s.signature.render() for s in result.summaries)]
+    if quadrant is not None:
+        lines.append(f"  {quadrant.signature}")
     return "\n".join(lines)
+
+
+def render_quadrant(quadrant: Quadrant) -> list[str]:
+    """The grounded × correct table with counts, shares and an example item per cell, and what each cell
+    suggests."""
+    left_out = [f"{quadrant.n_abstained} abstaining"] if quadrant.n_abstained else []
+    left_out += [f"{quadrant.n_left_out} with either undefined"] if quadrant.n_left_out else []
+    header = (f"Paired analysis: grounded = {quadrant.grounded}, correct = {quadrant.correct} ({quadrant.n} items"
+              + (f"; left out: {', '.join(left_out)})" if left_out else ")"))
+
+    def cell(grounded: bool, correct: bool) -> str:
+        c = quadrant.cells[(grounded, correct)]
+        share = "–" if math.isnan(c.share) else f"{100 * c.share:.0f}%"
+        return f"{c.count:>5} {share:>5}  {'e.g. ' + c.example if c.example else '':<14}"
+
+    lines = ["", header, f"{'':<16}{'correct':<28}{'not correct':<28}"]
+    for grounded, label in ((True, "grounded"), (False, "not grounded")):
+        lines.append(f"{label:<16}{cell(grounded, True):<28}{cell(grounded, False):<28}".rstrip())
+    for (grounded, correct), reading in CELL_READINGS.items():
+        if (grounded, correct) != (True, True) and quadrant.cells[(grounded, correct)].count:
+            name = {(True, False): "grounded, not correct", (False, True): "not grounded, correct",
+                    (False, False): "neither"}[(grounded, correct)]
+            lines.append(f"  {name}: {reading}")
+    return lines
 
 
 def render_judging(judging: JudgingReport, prices: tuple[float, float] | None = None) -> list[str]:

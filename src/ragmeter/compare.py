@@ -1,0 +1,348 @@
+"""Comparing runs on the same items: is B better than A, by how much, where, and is it more than chance?
+
+:func:`compare` takes two or more runs (run folders, their ``items.jsonl``, or
+:class:`~ragmeter.result.EvalResult` objects) and compares each with the first. Items are paired by id, and by id
+and model id where a run holds several answers to one id (MT-RAG files); items of one run only are listed and left
+out, counted. Per metric that both runs scored (means and rates; quantile metrics such as ``latency_ms`` are left
+out, listed):
+
+- both means over the pairs where the metric is defined on both sides (a pair undefined on one side is left out of
+  that metric, counted), their difference B − A with a paired bootstrap interval that resamples conversations, as
+  a run's own intervals do;
+- the paired permutation test's p-value (signs flipped by conversation, seeded) and Holm's correction across the
+  metrics compared; rates also McNemar's test (exact below 25 discordant pairs);
+- win / tie / loss counts per item (B above, equal to, below A; "above" is "better" only where the metric says
+  which way is better).
+
+The same per group of answerability and of any metadata field named in ``by``. With ``abstained`` in both runs,
+the gate's figures of seeds 000/001 on the paired items of each run: abstain rate, tokens per item and per
+answered item, P50/P95 latency of the answered items (:func:`~ragmeter.paired_analysis.gate_row`). A metric's
+figures stand only if both runs computed it with the same settings: when their signatures differ, :func:`compare`
+refuses and names the metrics and settings, unless ``allow_different_settings`` (then every difference is listed
+in the result). The statistics (:mod:`ragmeter.stats.paired`) use the ``settings``' resamples, seed, interval
+method and confidence, which go into the comparison's own signature. Without ``settings`` the interval is the
+percentile one: where most pairs tie (a change that touched 3 of 45 answers), BCa's bias correction moves the
+interval off 0 while the permutation test rightly finds nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragmeter._files import complete_jsonl_rows
+from ragmeter._version import __version__
+from ragmeter.aggregate import Aggregation
+from ragmeter.errors import ConfigError
+from ragmeter.io.readers import parse_column_map, read_records
+from ragmeter.metrics import get_metric
+from ragmeter.paired_analysis import GateRow, gate_row
+from ragmeter.records import Record
+from ragmeter.result import EvalResult
+from ragmeter.settings import Settings
+from ragmeter.stats.paired import (
+    MCNEMAR_EXACT_BELOW,
+    holm,
+    mcnemar,
+    paired_difference_interval,
+    sign_flip_test,
+)
+
+__all__ = ["Comparison", "MetricComparison", "ScoredRun", "compare", "load_run"]
+
+Key = tuple[str, str | None]
+#: The group every item is in (the whole comparison), as (field, value).
+OVERALL = ("all", "all")
+
+
+@dataclass(frozen=True)
+class ScoredRun:
+    """A finished run as :func:`compare` reads it: per-item scores by (id, model id), the metrics'
+    signatures, and each item's conversation and metadata (answerability and the record's metadata, where the
+    run's input could be read)."""
+
+    name: str
+    keys: tuple[Key, ...]
+    scores: Mapping[str, np.ndarray]
+    signatures: Mapping[str, str]
+    conversation_ids: tuple[str | None, ...]
+    metadata: tuple[Mapping[str, str], ...]
+    metadata_note: str | None = None
+
+    @classmethod
+    def from_result(cls, result: EvalResult, *, name: str, records: Iterable[Record] | None = None) -> ScoredRun:
+        keys = tuple(zip(result.item_ids, result.model_ids, strict=True))
+        conversations = result.conversation_ids or (None,) * len(keys)
+        metadata, note = _metadata(keys, records, "no records were given")
+        return cls(name, keys, dict(result.scores), {m: s.render() for m, s in result.signatures.items()},
+                   tuple(conversations), metadata, note)
+
+
+def load_run(path: str | Path) -> ScoredRun:
+    """A run folder (``ragmeter run --out``) or its ``items.jsonl``; the signatures come from the folder's
+    ``summary.json`` and the items' answerability and metadata from the input named in its ``run.json`` (when
+    that file is still there, unchanged)."""
+    path = Path(path)
+    folder, items = (path, path / "items.jsonl") if path.is_dir() else (path.parent, path)
+    if not items.is_file():
+        raise ConfigError(f"{path} is neither a ragmeter run folder nor an items file (no {items.name} there)")
+    rows = complete_jsonl_rows(items)
+    if not rows or not all(isinstance(row, dict) and "id" in row and isinstance(row.get("scores"), dict)
+                           for row in rows):
+        raise ConfigError(f"{items} holds no ragmeter item rows (each line an object with 'id' and 'scores')")
+    summary = folder / "summary.json"
+    signatures: dict[str, str] = {}
+    if summary.is_file():
+        signatures = dict(json.loads(summary.read_text(encoding="utf-8")).get("signatures", {}))
+    keys = tuple((str(row["id"]), row.get("model_id")) for row in rows)
+    metrics = list(dict.fromkeys(m for row in rows for m in row["scores"]))
+    scores = {m: np.array([_number(row["scores"].get(m)) for row in rows]) for m in metrics}
+    metadata, note = _metadata(keys, *_input_records(folder))
+    return ScoredRun(folder.name or str(folder), keys, scores, signatures,
+                     tuple(row.get("conversation_id") for row in rows), metadata, note)
+
+
+def _number(value: Any) -> float:
+    return math.nan if value is None else float(value)
+
+
+def _input_records(folder: Path) -> tuple[Iterable[Record] | None, str]:
+    manifest = folder / "run.json"
+    if not manifest.is_file():
+        return None, f"{folder} has no run.json naming its input"
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    source = Path(data.get("input", ""))
+    if not source.is_file():
+        return None, f"the run's input {source} is no longer there"
+    from ragmeter.run_folder import file_sha256
+
+    if data.get("input_sha256") and file_sha256(source) != data["input_sha256"]:
+        return None, f"the run's input {source} has changed since the run"
+    return read_records(source, format=data.get("input_format", "auto"),
+                        column_map=parse_column_map(data.get("map", [])), skip_invalid=True), ""
+
+
+def _metadata(keys: Sequence[Key], records: Iterable[Record] | None,
+              why_not: str) -> tuple[tuple[Mapping[str, str], ...], str | None]:
+    """Each item's answerability and metadata fields (as text), matched to ``records`` by (id, model id)."""
+    if records is None:
+        return tuple({} for _ in keys), f"no breakdown by answerability or metadata: {why_not}"
+    found: dict[Key, Mapping[str, str]] = {}
+    for record in records:
+        fields = {name: str(value) for name, value in record.metadata.items()
+                  if isinstance(value, (str, int, float, bool))}
+        if record.answerability is not None:
+            fields["answerability"] = record.answerability.value
+        found[(record.id, record.model_id)] = fields
+    return tuple(found.get(key, {}) for key in keys), None
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    """One metric, B against A, over the pairs where both are defined."""
+
+    metric: str
+    kind: str
+    higher_is_better: bool | None
+    n: int
+    n_left_out: int
+    mean_a: float
+    mean_b: float
+    difference: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    wins: int
+    ties: int
+    losses: int
+    p_holm: float = math.nan
+    mcnemar: Mapping[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in out.items()}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Run ``candidate`` (B) against ``baseline`` (A): per group (``("all", "all")`` first, then answerability
+    and the ``by`` fields' values), the metrics compared."""
+
+    baseline: str
+    candidate: str
+    n_pairs: int
+    only_baseline: tuple[Key, ...]
+    only_candidate: tuple[Key, ...]
+    groups: Mapping[tuple[str, str], tuple[MetricComparison, ...]]
+    not_compared: Mapping[str, str]
+    different_settings: Mapping[str, tuple[str, str]]
+    signature: str
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    gate: tuple[GateRow, ...] = ()
+
+    @property
+    def overall(self) -> tuple[MetricComparison, ...]:
+        return self.groups[OVERALL]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"baseline": self.baseline, "candidate": self.candidate, "n_pairs": self.n_pairs,
+                "only_baseline": [list(k) for k in self.only_baseline],
+                "only_candidate": [list(k) for k in self.only_candidate],
+                "groups": [{"field": f, "value": v, "metrics": [m.to_dict() for m in ms]}
+                           for (f, v), ms in self.groups.items()],
+                "not_compared": dict(self.not_compared),
+                "different_settings": {m: list(pair) for m, pair in self.different_settings.items()},
+                "gate": [row.to_dict() for row in self.gate], "signature": self.signature,
+                "notes": list(self.notes)}
+
+
+def compare(*runs: EvalResult | ScoredRun | str | Path, by: Sequence[str] = (), settings: Settings | None = None,
+            allow_different_settings: bool = False, names: Sequence[str] | None = None) -> list[Comparison]:
+    """Each run after the first against the first (see the module docstring). ``names`` label
+    :class:`EvalResult` runs (default A, B, C…)."""
+    if len(runs) < 2:
+        raise ConfigError("compare needs at least two runs")
+    settings = settings or Settings(ci_method="percentile")
+    labels = list(names or [chr(ord("A") + i) for i in range(len(runs))])
+    loaded = [run if isinstance(run, ScoredRun) else
+              ScoredRun.from_result(run, name=labels[i]) if isinstance(run, EvalResult) else load_run(run)
+              for i, run in enumerate(runs)]
+    return [_compare_two(loaded[0], other, by, settings, allow_different_settings) for other in loaded[1:]]
+
+
+def _permutations(settings: Settings) -> int:
+    """Random sign assignments of the permutation test: at least 9,999, so that p-values near 0.05 are
+    resolved (the exact test is used whenever there are fewer assignments than this)."""
+    return max(settings.n_resamples, 9999)
+
+
+def _signature(settings: Settings) -> str:
+    return (f"compare|ci:{settings.ci_method}|confidence:{settings.confidence}|n_resamples:{settings.n_resamples}"
+            f"|permutations:{_permutations(settings)}|resample:clusters|correction:holm"
+            f"|mcnemar_exact_below:{MCNEMAR_EXACT_BELOW}|seed:{settings.seed}|ragmeter:{__version__}")
+
+
+def _compare_two(a: ScoredRun, b: ScoredRun, by: Sequence[str], settings: Settings,
+                 allow_different_settings: bool) -> Comparison:
+    keys_a, keys_b = _pairing_keys(a, b)
+    index_b = {key: i for i, key in enumerate(keys_b)}
+    pairs = [(i, index_b[key]) for i, key in enumerate(keys_a) if key in index_b]
+    only_a = tuple(a.keys[i] for i, key in enumerate(keys_a) if key not in index_b)
+    only_b = tuple(b.keys[j] for j, key in enumerate(keys_b) if key not in set(keys_a))
+    if not pairs:
+        raise ConfigError(f"{a.name} and {b.name} share no item id: nothing to compare")
+    ia, ib = (np.array(side) for side in zip(*pairs, strict=True))
+
+    not_compared: dict[str, str] = {}
+    metrics = []
+    for name in a.scores:
+        if name not in b.scores:
+            not_compared[name] = f"only in {a.name}"
+            continue
+        kind = _kind(name)
+        if kind is None:
+            not_compared[name] = "a quantile metric: its P50/P95 are not compared item by item"
+            continue
+        metrics.append((name, kind))
+    not_compared.update({name: f"only in {b.name}" for name in b.scores if name not in a.scores})
+    different = {name: (a.signatures.get(name, "unknown"), b.signatures.get(name, "unknown"))
+                 for name, _ in metrics if a.signatures.get(name) != b.signatures.get(name)
+                 or name not in a.signatures}
+    if different and not allow_different_settings:
+        lines = "; ".join(f"{name}: {_difference(*pair)}" for name, pair in different.items())
+        raise ConfigError(f"{a.name} and {b.name} computed these metrics with other settings, so their figures "
+                          f"cannot be compared: {lines}. Rerun one of them with the other's settings, or pass "
+                          "--allow-different-settings to compare anyway (the differences are then listed)")
+
+    conversations = [a.conversation_ids[i] or b.conversation_ids[j] or f"item:{a.keys[i][0]}" for i, j in pairs]
+    groups: dict[tuple[str, str], list[int]] = {OVERALL: list(range(len(pairs)))}
+    notes = []
+    if a.metadata_note and b.metadata_note:
+        if by:
+            raise ConfigError(f"--by {', '.join(by)}: {a.metadata_note}")
+        notes.append(a.metadata_note)
+    for name in ("answerability", *by):
+        values = [a.metadata[i].get(name) or b.metadata[j].get(name) for i, j in pairs]
+        if name in by and not any(values):
+            raise ConfigError(f"--by {name}: no item of {a.name} or {b.name} has a metadata field {name!r}")
+        members: dict[str, list[int]] = defaultdict(list)
+        for position, value in enumerate(values):
+            if value is not None:
+                members[value].append(position)
+        groups.update({(name, value): positions for value, positions in sorted(members.items())})
+
+    compared = {group: _compare_metrics(a, b, ia[positions], ib[positions],
+                                        [conversations[p] for p in positions], metrics, settings)
+                for group, positions in groups.items()}
+    gate = [gate_row(run.name, {m: v[side] for m, v in run.scores.items()}) for run, side in ((a, ia), (b, ib))]
+    return Comparison(a.name, b.name, len(pairs), only_a, only_b, compared, not_compared, different,
+                      _signature(settings), tuple(notes), tuple(row for row in gate if row is not None))
+
+
+def _pairing_keys(a: ScoredRun, b: ScoredRun) -> tuple[list[Key], list[Key]]:
+    """Items pair by id when ids are unique within each run (two systems answering the same questions, under
+    model ids of their own); by id and model id when a run holds several answers to one id (MT-RAG files)."""
+    if all(len({key[0] for key in run.keys}) == len(run.keys) for run in (a, b)):
+        return [(key[0], None) for key in a.keys], [(key[0], None) for key in b.keys]
+    return list(a.keys), list(b.keys)
+
+
+def _kind(metric: str) -> str | None:
+    try:
+        aggregation = get_metric(metric).aggregation
+    except ConfigError:
+        return "mean"  # a metric this version does not know: its values are compared as means
+    if aggregation is Aggregation.QUANTILES:
+        return None
+    return "rate" if aggregation is Aggregation.RATE else "mean"
+
+
+def _higher_is_better(metric: str) -> bool | None:
+    try:
+        return get_metric(metric).higher_is_better
+    except ConfigError:
+        return None
+
+
+def _difference(left: str, right: str) -> str:
+    """The settings two signatures disagree on (``key:value`` parts of one and not the other)."""
+    a, b = set(left.split("|")[1:]), set(right.split("|")[1:])
+    return f"{', '.join(sorted(a - b)) or '–'} against {', '.join(sorted(b - a)) or '–'}"
+
+
+def _compare_metrics(a: ScoredRun, b: ScoredRun, ia: np.ndarray, ib: np.ndarray, conversations: list[str],
+                     metrics: list[tuple[str, str]], settings: Settings) -> tuple[MetricComparison, ...]:
+    out = []
+    for name, kind in metrics:
+        va, vb = a.scores[name][ia], b.scores[name][ib]
+        both = ~np.isnan(va) & ~np.isnan(vb)
+        left_out = int(len(va) - both.sum())
+        va, vb = va[both], vb[both]
+        clusters = [c for c, keep in zip(conversations, both, strict=True) if keep]
+        if len(va) == 0:
+            nan = math.nan
+            out.append(MetricComparison(name, kind, _higher_is_better(name), 0, left_out, nan, nan, nan, nan, nan, nan,
+                                        0, 0, 0))
+            continue
+        low, high = paired_difference_interval(va, vb, clusters=clusters, n_resamples=settings.n_resamples,
+                                               method=settings.ci_method, confidence=settings.confidence,
+                                               seed=settings.seed)
+        p = sign_flip_test(va, vb, clusters=clusters, n_resamples=_permutations(settings),
+                           seed=settings.seed)
+        test = None
+        if kind == "rate":
+            only_a, only_b, p_exact, exact = mcnemar(va, vb)
+            test = {"only_a": only_a, "only_b": only_b, "p_value": p_exact, "exact": exact}
+        out.append(MetricComparison(name, kind, _higher_is_better(name), len(va), left_out, float(va.mean()),
+                                    float(vb.mean()), float((vb - va).mean()), low, high, p,
+                                    int(np.sum(vb > va)), int(np.sum(vb == va)), int(np.sum(vb < va)),
+                                    mcnemar=test))
+    adjusted = holm([m.p_value for m in out])
+    return tuple(MetricComparison(**{**m.__dict__, "p_holm": q}) for m, q in zip(out, adjusted, strict=True))

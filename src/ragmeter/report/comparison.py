@@ -1,0 +1,90 @@
+"""A comparison of runs as text for the terminal, or as Markdown tables (for pull requests and papers)."""
+
+from __future__ import annotations
+
+import math
+
+from ragmeter.compare import Comparison, MetricComparison
+
+__all__ = ["render_comparison"]
+
+_HEADER = ("metric", "A", "B", "B − A", "95 % interval", "p", "p (Holm)", "McNemar p", "B better / tie / worse",
+           "n (left out)")
+
+
+def _number(value: float | None, digits: int = 4) -> str:
+    return "–" if value is None or math.isnan(value) else f"{value:,.{digits}f}"
+
+
+def _p(value: float) -> str:
+    if value is None or math.isnan(value):
+        return "–"
+    return "< 0.0001" if value < 1e-4 else f"{value:.4f}"
+
+
+def _cells(m: MetricComparison) -> tuple[str, ...]:
+    wins, losses = (m.wins, m.losses) if m.higher_is_better is not False else (m.losses, m.wins)
+    direction = "" if m.higher_is_better is not None else " (B above / tie / below)"
+    test = _p(m.mcnemar["p_value"]) + (" exact" if m.mcnemar["exact"] else " χ²") if m.mcnemar else "–"
+    # four decimals for scores, one for counts of tokens or milliseconds: one scale per row
+    digits = 1 if max(abs(m.mean_a), abs(m.mean_b)) >= 100 else 4
+    return (m.metric, _number(m.mean_a, digits), _number(m.mean_b, digits), _number(m.difference, digits),
+            f"[{_number(m.ci_low, digits)}, {_number(m.ci_high, digits)}]", _p(m.p_value), _p(m.p_holm), test,
+            f"{wins} / {m.ties} / {losses}{direction}", f"{m.n} ({m.n_left_out})")
+
+
+def _table(rows: list[tuple[str, ...]], markdown: bool, header: tuple[str, ...] = _HEADER) -> list[str]:
+    if markdown:
+        return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+                *("| " + " | ".join(row) + " |" for row in rows)]
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+            for row in (header, *rows)]
+
+
+def render_comparison(comparison: Comparison, *, markdown: bool = False) -> str:
+    """Every group's table (all items first), what was left out and why, and the comparison's signature."""
+    heading = "## " if markdown else ""
+    lines = [f"{heading}{comparison.candidate} (B) against {comparison.baseline} (A): {comparison.n_pairs} paired "
+             f"items", ""]
+    for (field, value), metrics in comparison.groups.items():
+        if (field, value) != ("all", "all"):
+            n = max((m.n + m.n_left_out for m in metrics), default=0)
+            lines += [f"{'### ' if markdown else ''}{field} = {value} ({n} items)", ""]
+        lines += [*_table([_cells(m) for m in metrics], markdown), ""]
+    if comparison.gate:
+        lines += _gate_table(comparison, markdown)
+    if comparison.only_baseline or comparison.only_candidate:
+        lines.append(f"Unpaired items, left out: {len(comparison.only_baseline)} only in {comparison.baseline}"
+                     f"{_examples(comparison.only_baseline)}, {len(comparison.only_candidate)} only in "
+                     f"{comparison.candidate}{_examples(comparison.only_candidate)}.")
+    for metric, why in comparison.not_compared.items():
+        lines.append(f"Not compared: {metric} ({why}).")
+    for metric, (left, right) in comparison.different_settings.items():
+        lines.append(f"Settings differ for {metric} (compared anyway): {left} against {right}.")
+    lines += [*comparison.notes,
+              "B − A: mean of the per-item differences over the items both runs scored; interval: paired "
+              "bootstrap over conversations; p: paired permutation test (signs flipped by conversation), Holm "
+              "across the metrics of the table. 'n (left out)': pairs compared (pairs undefined on a side).",
+              f"Signature: {comparison.signature}"]
+    return "\n".join(lines)
+
+
+_GATE_HEADER = ("run", "abstain rate", "tokens / item", "tokens / answered item", "P50 latency answered (ms)",
+                "P95 latency answered (ms)")
+
+
+def _gate_table(comparison: Comparison, markdown: bool) -> list[str]:
+    """Seeds 000/001's gate reading: what abstaining saves in tokens and time, and what it costs in answers."""
+    rows: list[tuple[str, ...]] = [
+        (row.run, _number(row.abstain_rate, 3), _number(row.tokens_per_item, 0), _number(row.tokens_per_answered, 0),
+         _number(row.p50_latency_answered, 0), _number(row.p95_latency_answered, 0)) for row in comparison.gate]
+    title = f"{'### ' if markdown else ''}The gate: abstain rate against tokens and latency (paired items)"
+    return [title, "", *_table(rows, markdown, _GATE_HEADER), ""]
+
+
+def _examples(keys: tuple[tuple[str, str | None], ...]) -> str:
+    if not keys:
+        return ""
+    shown = ", ".join(key[0] if key[1] is None else f"{key[0]} ({key[1]})" for key in keys[:3])
+    return f" ({shown}{', …' if len(keys) > 3 else ''})"
