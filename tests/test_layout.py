@@ -34,7 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     "pipelines": BASE | {"io", "judges", "metrics", "models", "context", "aggregate", "settings"},
     "run_folder": BASE | {"io", "result", "settings"},
     "compare": BASE | {"aggregate", "io", "metrics", "paired_analysis", "result", "run_folder", "settings", "stats"},
-    "report": BASE | {"aggregate", "judges", "result", "stats", "compare", "paired_analysis"},
+    "report": BASE | {"aggregate", "judges", "result", "stats", "compare", "paired_analysis", "metrics", "text"},
 }
 #: The top: the command line and the public API may import anything.
 TOP = {"cli", "_cli_judge", "__init__"}

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ragmeter import _cli_judge
+from ragmeter._files import atomic_write_text
 from ragmeter._version import __version__
 from ragmeter.compare import compare
 from ragmeter.errors import ConfigError, RagmeterError
@@ -29,6 +30,7 @@ from ragmeter.pipelines.mtrag_summary import render_summary, write_step_summary
 from ragmeter.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
 from ragmeter.report import render_agreement, render_report
 from ragmeter.report.comparison import render_comparison
+from ragmeter.report.html import render_comparison_html, render_html, require_html
 from ragmeter.result import EvalResult
 from ragmeter.run import evaluate, plan_judging
 from ragmeter.run_folder import RunFolder, file_sha256, item_settings, require_parquet
@@ -72,6 +74,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="finish an interrupted run in --out: its finished items are kept, only the rest is "
                           "scored (finished judge calls come from the judge's cache)")
     run.add_argument("--format", choices=("table", "json"), default="table", help="report format on stdout")
+    run.add_argument("--html", type=Path, metavar="FILE",
+                     help="also write the report as one self-contained HTML page (pip install 'ragmeter[html]')")
     run.add_argument("--grounded", type=_threshold, metavar="METRIC:VALUE",
                      help="the paired analysis's grounded items: METRIC at least VALUE (default: the first of "
                           "judge_faithfulness, faithfulness_offline, faithfulness_fallback, overlap the run has, 0.5)")
@@ -136,6 +140,9 @@ def _parser() -> argparse.ArgumentParser:
                          help="compare metrics whose settings differ between the runs (listed in the output)")
     compare.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                          help="table (terminal), markdown or json on stdout")
+    compare.add_argument("--html", type=Path, metavar="FILE",
+                         help="also write the comparison as one self-contained HTML page (pip install "
+                              "'ragmeter[html]')")
     # percentile by default: where most pairs tie, BCa's correction moves the interval off 0 while the
     # permutation test finds nothing (seen on the demo: 3 of 45 pairs differ)
     _statistics_options(compare, ci="percentile")
@@ -234,6 +241,8 @@ def _run(args: argparse.Namespace) -> int:
         raise ConfigError("--limit must be at least 1")
     if args.parquet:
         require_parquet()
+    if args.html:
+        _check_html_target(args.html)
     if args.dry_run:
         n_valid = _check_input(args, path)
         return 2 if n_valid < 0 else _dry_run(args, path, _total(args, n_valid), settings, metric_names, config)
@@ -270,10 +279,16 @@ def _run(args: argparse.Namespace) -> int:
     folder.finish(result, extra=extra, parquet=args.parquet)
     if args.format == "json":
         print(json.dumps({**result.to_dict(), **extra, "out": str(args.out)}, indent=2, ensure_ascii=False))
-    else:
+    paired = (quadrant.grounded, quadrant.correct) if quadrant is not None else None
+    if args.format != "json":
         print(render_report(result, title=f"ragmeter {__version__} — {path.name}", prices=_cli_judge.prices(args),
-                            paired=(quadrant.grounded, quadrant.correct) if quadrant is not None else None))
+                            paired=paired))
         print(f"\nPer-item scores: {folder.items_path}", file=sys.stderr)
+    if args.html:
+        page = render_html(result, title=f"ragmeter — {path.name}", records=_records(args, path, total),
+                           paired=paired, prices=_cli_judge.prices(args))
+        atomic_write_text(args.html, page)
+        print(f"HTML report: {args.html}", file=sys.stderr)
     return 0
 
 
@@ -457,12 +472,29 @@ def _metrics() -> int:
     return 0
 
 
+def _check_html_target(path: Path) -> None:
+    """Fail now, before any work, when the HTML report could not be written at the end."""
+    require_html()
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise ConfigError(f"--html {path} is a folder: give a file name, e.g. {path / 'report.html'}")
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise ConfigError(f"--html {path}: cannot write in {folder}; create it, or choose a folder you can write to")
+
+
 def _compare(args: argparse.Namespace) -> int:
     if len(args.runs) < 2:
         raise ConfigError("compare needs at least two runs: ragmeter compare RUN_A RUN_B [RUN_C …]")
     settings = Settings(n_resamples=args.n_resamples, ci_method=args.ci, confidence=args.confidence, seed=args.seed)
+    if args.html:
+        _check_html_target(args.html)
     comparisons = compare(*args.runs, by=args.by, settings=settings,
                           allow_different_settings=args.allow_different_settings)
+    if args.html:
+        title = "ragmeter — " + " against ".join(str(run) for run in reversed(args.runs[:2])) + (
+            f" and {len(args.runs) - 2} more" if len(args.runs) > 2 else "")
+        atomic_write_text(args.html, render_comparison_html(comparisons, title=title))
+        print(f"HTML report: {args.html}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps([c.to_dict() for c in comparisons], indent=2, ensure_ascii=False))
     else:

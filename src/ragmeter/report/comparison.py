@@ -6,9 +6,9 @@ import math
 
 from ragmeter.compare import Comparison, MetricComparison
 
-__all__ = ["render_comparison"]
+__all__ = ["GATE_HEADER", "HEADER", "comparison_rows", "gate_rows", "render_comparison"]
 
-_HEADER = ("metric", "A", "B", "B − A", "95 % interval", "p", "p (Holm)", "McNemar p", "B better / tie / worse",
+HEADER = ("metric", "A", "B", "B − A", "95 % interval", "p", "p (Holm)", "McNemar p", "B better / tie / worse",
            "n (left out)")
 
 
@@ -33,7 +33,7 @@ def _cells(m: MetricComparison) -> tuple[str, ...]:
             f"{wins} / {m.ties} / {losses}{direction}", f"{m.n} ({m.n_left_out})")
 
 
-def _table(rows: list[tuple[str, ...]], markdown: bool, header: tuple[str, ...] = _HEADER) -> list[str]:
+def _table(rows: list[tuple[str, ...]], markdown: bool, header: tuple[str, ...] = HEADER) -> list[str]:
     if markdown:
         return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
                 *("| " + " | ".join(row) + " |" for row in rows)]
@@ -51,7 +51,7 @@ def render_comparison(comparison: Comparison, *, markdown: bool = False) -> str:
         if (field, value) != ("all", "all"):
             n = max((m.n + m.n_left_out for m in metrics), default=0)
             lines += [f"{'### ' if markdown else ''}{field} = {value} ({n} items)", ""]
-        lines += [*_table([_cells(m) for m in metrics], markdown), ""]
+        lines += [*_table(comparison_rows(metrics), markdown), ""]
     if comparison.gate:
         lines += _gate_table(comparison, markdown)
     if comparison.only_baseline or comparison.only_candidate:
@@ -70,17 +70,27 @@ def render_comparison(comparison: Comparison, *, markdown: bool = False) -> str:
     return "\n".join(lines)
 
 
-_GATE_HEADER = ("run", "abstain rate", "tokens / item", "tokens / answered item", "P50 latency answered (ms)",
+GATE_HEADER = ("run", "abstain rate", "tokens / item", "tokens / answered item", "P50 latency answered (ms)",
                 "P95 latency answered (ms)")
+
+
+def gate_rows(comparison: Comparison) -> list[tuple[str, ...]]:
+    """The cells of the gate's table (``GATE_HEADER``), one row per run."""
+    return [(row.run, _number(row.abstain_rate, 3), _number(row.tokens_per_item, 0),
+             _number(row.tokens_per_answered, 0), _number(row.p50_latency_answered, 0),
+             _number(row.p95_latency_answered, 0)) for row in comparison.gate]
+
+
+def comparison_rows(metrics: tuple[MetricComparison, ...]) -> list[tuple[str, ...]]:
+    """The cells of a comparison table (``HEADER``), one row per metric."""
+    return [_cells(m) for m in metrics]
 
 
 def _gate_table(comparison: Comparison, markdown: bool) -> list[str]:
     """Seeds 000/001's gate reading: what abstaining saves in tokens and time, and what it costs in answers."""
-    rows: list[tuple[str, ...]] = [
-        (row.run, _number(row.abstain_rate, 3), _number(row.tokens_per_item, 0), _number(row.tokens_per_answered, 0),
-         _number(row.p50_latency_answered, 0), _number(row.p95_latency_answered, 0)) for row in comparison.gate]
+    rows = gate_rows(comparison)
     title = f"{'### ' if markdown else ''}The gate: abstain rate against tokens and latency (paired items)"
-    return [title, "", *_table(rows, markdown, _GATE_HEADER), ""]
+    return [title, "", *_table(rows, markdown, GATE_HEADER), ""]
 
 
 def _examples(keys: tuple[tuple[str, str | None], ...]) -> str:

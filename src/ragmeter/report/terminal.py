@@ -12,7 +12,8 @@ from ragmeter.paired_analysis import CELL_READINGS, Quadrant, Threshold
 from ragmeter.result import EvalResult
 from ragmeter.stats.agreement import LabelAgreement
 
-__all__ = ["APPENDIX", "PRIMARY", "render_agreement", "render_judging", "render_quadrant", "render_report"]
+__all__ = ["APPENDIX", "PRIMARY", "format_number", "render_agreement", "render_judging", "render_quadrant",
+           "render_report"]
 
 # (label, metric, statistic) in the order seeds 000/001 report them.
 PRIMARY = (("Faithfulness (fallback)", "faithfulness_fallback", "mean"), ("Overlap", "overlap", "mean"),
@@ -32,7 +33,7 @@ PROMPT_USERS = {"claims": "faithfulness, precision, recall", "correctness": "cor
                 "relevance": "relevance"}
 
 
-def _number(value: float | None) -> str:
+def format_number(value: float | None) -> str:
     """Three decimals for scores, one for hundreds, thousands separators up to a billion, then
     scientific notation (a token count of 1e30 is a logging bug, not a 31-digit figure)."""
     if value is None or math.isnan(value):
@@ -46,9 +47,9 @@ def _number(value: float | None) -> str:
 
 
 def _row(label: str, s: Summary) -> str:
-    interval = "" if s.ci_low is None else f"[{_number(s.ci_low)}, {_number(s.ci_high)}]"
+    interval = "" if s.ci_low is None else f"[{format_number(s.ci_low)}, {format_number(s.ci_high)}]"
     undefined = f"{s.n_undefined}/{s.n + s.n_undefined}" if s.n_undefined else "0"
-    value = _count(s.value) if s.statistic == "sum" else _number(s.value)
+    value = _count(s.value) if s.statistic == "sum" else format_number(s.value)
     line = f"{label:<{_WIDTHS[0]}}{value:>{_WIDTHS[1]}}  {interval:<{_WIDTHS[2]}}{s.n:>{_WIDTHS[3]}}  {undefined}"
     if s.statistic == "sum" and s.value > 0:
         line += "   ← contract violated"
@@ -174,9 +175,9 @@ def render_agreement(agreement: list[LabelAgreement]) -> str:
               f"{'alpha':>8}{'ties':>6}")
     lines = ["", header, "─" * len(header)]
     for a in agreement:
-        kappa = (f"{_number(a.cohen_kappa)} Cohen" if a.cohen_kappa is not None
-                 else f"{_number(a.fleiss_kappa)} Fleiss" if a.fleiss_kappa is not None else "–")
-        lines.append(f"{a.label:<28}{len(a.annotators):>7}{a.n_units:>7}{a.n_shared:>8}{_number(a.raw_agreement):>8}"
-                     f"{_number(a.prevalence):>8}{kappa:>16}{_number(a.krippendorff_alpha):>8}{a.n_ties:>6}")
+        kappa = (f"{format_number(a.cohen_kappa)} Cohen" if a.cohen_kappa is not None
+                 else f"{format_number(a.fleiss_kappa)} Fleiss" if a.fleiss_kappa is not None else "–")
+        lines.append(f"{a.label:<28}{len(a.annotators):>7}{a.n_units:>7}{a.n_shared:>8}{format_number(a.raw_agreement):>8}"
+                     f"{format_number(a.prevalence):>8}{kappa:>16}{format_number(a.krippendorff_alpha):>8}{a.n_ties:>6}")
     lines.append("kappa and alpha are '–' when chance agreement is already perfect (one class only).")
     return "\n".join(lines)
