@@ -71,3 +71,15 @@ def test_every_run_report_and_summary_has_the_table(capsys: pytest.CaptureFixtur
                  "--metrics", "token_f1", "--grounded", "overlap:0.5"]) == 2
     assert "--grounded reads overlap, which this run does not compute" in capsys.readouterr().err
     assert not (tmp_path / "other").exists()                      # refused before anything was scored
+
+
+def test_the_markdown_report_has_the_same_tables(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["run", "--demo", "--embedder", "hashing", "--out", str(tmp_path / "run"), "--format",
+                 "markdown", "--n-resamples", "200"]) == 0
+    markdown = capsys.readouterr().out
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
+    overlap = next(s for s in summary["summaries"] if s["metric"] == "overlap")
+    assert (f"| Overlap | {overlap['value']:.3f} | [{overlap['ci_low']:.3f}, {overlap['ci_high']:.3f}] | 45 | 0 |"
+            in markdown)
+    assert "| grounded | " in markdown and markdown.index("## Primary") < markdown.index("## Appendix")
+    assert f"- `{summary['paired_analysis']['signature']}`" in markdown

@@ -31,6 +31,7 @@ from ragmeter.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
 from ragmeter.report import render_agreement, render_report
 from ragmeter.report.comparison import render_comparison
 from ragmeter.report.html import render_comparison_html, render_html, require_html
+from ragmeter.report.markdown import render_report_markdown
 from ragmeter.result import EvalResult
 from ragmeter.run import evaluate, plan_judging
 from ragmeter.run_folder import RunFolder, file_sha256, item_settings, require_parquet
@@ -73,7 +74,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", action="store_true",
                      help="finish an interrupted run in --out: its finished items are kept, only the rest is "
                           "scored (finished judge calls come from the judge's cache)")
-    run.add_argument("--format", choices=("table", "json"), default="table", help="report format on stdout")
+    run.add_argument("--format", choices=("table", "markdown", "json"), default="table",
+                     help="report format on stdout: table (terminal), markdown (the same tables) or json")
     run.add_argument("--html", type=Path, metavar="FILE",
                      help="also write the report as one self-contained HTML page (pip install 'ragmeter[html]')")
     run.add_argument("--grounded", type=_threshold, metavar="METRIC:VALUE",
@@ -280,9 +282,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps({**result.to_dict(), **extra, "out": str(args.out)}, indent=2, ensure_ascii=False))
     paired = (quadrant.grounded, quadrant.correct) if quadrant is not None else None
-    if args.format != "json":
+    if args.format == "markdown":
+        print(render_report_markdown(result, title=f"ragmeter {__version__} — {path.name}", paired=paired))
+    if args.format == "table":
         print(render_report(result, title=f"ragmeter {__version__} — {path.name}", prices=_cli_judge.prices(args),
                             paired=paired))
+    if args.format != "json":
         print(f"\nPer-item scores: {folder.items_path}", file=sys.stderr)
     if args.html:
         page = render_html(result, title=f"ragmeter — {path.name}", records=_records(args, path, total),

@@ -146,7 +146,8 @@ def _metadata(keys: Sequence[Key], records: Iterable[Record] | None,
 
 @dataclass(frozen=True)
 class MetricComparison:
-    """One metric, B against A, over the pairs where both are defined."""
+    """One metric, B against A, over the pairs where both are defined; ``signature`` is the metric's (A's; B's
+    is the same unless the comparison allowed different settings, which then lists both)."""
 
     metric: str
     kind: str
@@ -164,6 +165,7 @@ class MetricComparison:
     losses: int
     p_holm: float = math.nan
     mcnemar: Mapping[str, Any] | None = None
+    signature: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         out = {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -345,4 +347,5 @@ def _compare_metrics(a: ScoredRun, b: ScoredRun, ia: np.ndarray, ib: np.ndarray,
                                     int(np.sum(vb > va)), int(np.sum(vb == va)), int(np.sum(vb < va)),
                                     mcnemar=test))
     adjusted = holm([m.p_value for m in out])
-    return tuple(MetricComparison(**{**m.__dict__, "p_holm": q}) for m, q in zip(out, adjusted, strict=True))
+    return tuple(MetricComparison(**{**m.__dict__, "p_holm": q, "signature": a.signatures.get(m.metric, "unknown")})
+                 for m, q in zip(out, adjusted, strict=True))

@@ -66,7 +66,8 @@ def render_comparison(comparison: Comparison, *, markdown: bool = False) -> str:
               "B − A: mean of the per-item differences over the items both runs scored; interval: paired "
               "bootstrap over conversations; p: paired permutation test (signs flipped by conversation), Holm "
               "across the metrics of the table. 'n (left out)': pairs compared (pairs undefined on a side).",
-              f"Signature: {comparison.signature}"]
+              f"Signature: {comparison.signature}", "Metric signatures:",
+              *(f"  {signature}" for signature in dict.fromkeys(m.signature for m in comparison.overall))]
     return "\n".join(lines)
 
 

@@ -29,7 +29,8 @@ from ragmeter.paired_analysis import CELL_READINGS, Threshold
 from ragmeter.records import Record
 from ragmeter.report import figures
 from ragmeter.report.comparison import GATE_HEADER, HEADER, comparison_rows, gate_rows
-from ragmeter.report.terminal import APPENDIX, PRIMARY, format_number
+from ragmeter.report.tables import summary_tables
+from ragmeter.report.terminal import format_number
 from ragmeter.result import EvalResult
 from ragmeter.text.citations import find_citations
 
@@ -61,29 +62,6 @@ def _markup(svg: str) -> Any:
     from markupsafe import Markup
 
     return Markup(svg)  # noqa: S704 — ragmeter's own figure, drawn by matplotlib, never a record's text
-
-
-def _summary_row(label: str, summary: Any) -> dict[str, Any]:
-    interval = "" if summary.ci_low is None else f"[{format_number(summary.ci_low)}, {format_number(summary.ci_high)}]"
-    value = f"{summary.value:,.0f}" if summary.statistic == "sum" else format_number(summary.value)
-    return {"label": label, "value": value, "interval": interval, "n": summary.n,
-            "undefined": summary.n_undefined, "warning": summary.warning}
-
-
-def _tables(result: EvalResult) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    by_key = {(s.metric, s.statistic): s for s in result.summaries}
-    shown = set()
-    tables = []
-    for layout in (PRIMARY, APPENDIX):
-        rows = []
-        for label, metric, statistic in layout:
-            if (metric, statistic) in by_key:
-                rows.append(_summary_row(label, by_key[(metric, statistic)]))
-                shown.add((metric, statistic))
-        tables.append(rows)
-    other = [_summary_row(f"{s.metric} ({s.statistic})", s) for s in result.summaries
-             if (s.metric, s.statistic) not in shown]
-    return tables[0], tables[1], other
 
 
 def _unit_interval(metric: str) -> bool:
@@ -153,7 +131,7 @@ def render_html(result: EvalResult, *, title: str, records: Iterable[Record] | N
     worst = _worst(result)
     wanted = {result.item_ids[i] for _, positions in worst.values() for i in positions}
     kept = {record.id: record for record in records or () if record.id in wanted}
-    primary, appendix, other = _tables(result)
+    primary, appendix, other = summary_tables(result)
     quadrant = result.paired_analysis(*(paired or ()))
     scatter = None
     if quadrant is not None:
