@@ -136,8 +136,8 @@ def test_the_command_compares_two_run_folders(capsys: pytest.CaptureFixture[str]
                  "--n-resamples", "500"]) == 0
     [comparison] = json.loads(capsys.readouterr().out)
     overall = {m["metric"]: m for m in comparison["groups"][0]["metrics"]}
-    assert comparison["n_pairs"] == 45 and comparison["not_compared"] == {
-        "latency_ms": "a quantile metric: its P50/P95 are not compared item by item"}
+    assert comparison["n_pairs"] == 45 and comparison["not_compared"] == {}
+    assert overall["latency_ms"]["n"] == 44 and overall["latency_ms"]["difference"] == 0.0  # same latencies
     assert overall["token_f1"]["losses"] >= 9 and overall["token_f1"]["wins"] == 0
     assert overall["token_f1"]["difference"] < 0 and overall["exact_match"]["mcnemar"]["exact"] is True
     assert {(g["field"], g["value"]) for g in comparison["groups"]} >= {("answerability", "UNANSWERABLE")}

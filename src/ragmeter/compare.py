@@ -3,8 +3,8 @@
 :func:`compare` takes two or more runs (run folders, their ``items.jsonl``, or
 :class:`~ragmeter.result.EvalResult` objects) and compares each with the first. Items are paired by id, and by id
 and model id where a run holds several answers to one id (MT-RAG files); items of one run only are listed and left
-out, counted. Per metric that both runs scored (means and rates; quantile metrics such as ``latency_ms`` are left
-out, listed):
+out, counted. Per metric that both runs scored (a quantile metric such as ``latency_ms`` by its per-item mean; its
+P50/P95 are in the gate's figures):
 
 - both means over the pairs where the metric is defined on both sides (a pair undefined on one side is left out of
   that metric, counted), their difference B − A with a paired bootstrap interval that resamples conversations, as
@@ -248,11 +248,7 @@ def _compare_two(a: ScoredRun, b: ScoredRun, by: Sequence[str], settings: Settin
         if name not in b.scores:
             not_compared[name] = f"only in {a.name}"
             continue
-        kind = _kind(name)
-        if kind is None:
-            not_compared[name] = "a quantile metric: its P50/P95 are not compared item by item"
-            continue
-        metrics.append((name, kind))
+        metrics.append((name, _kind(name)))
     not_compared.update({name: f"only in {b.name}" for name in b.scores if name not in a.scores})
     different = {name: (a.signatures.get(name, "unknown"), b.signatures.get(name, "unknown"))
                  for name, _ in metrics if a.signatures.get(name) != b.signatures.get(name)
@@ -296,13 +292,13 @@ def _pairing_keys(a: ScoredRun, b: ScoredRun) -> tuple[list[Key], list[Key]]:
     return list(a.keys), list(b.keys)
 
 
-def _kind(metric: str) -> str | None:
+def _kind(metric: str) -> str:
+    """``rate`` for 0/1 metrics (McNemar's test too), else ``mean``: sums and quantile metrics (latency) are
+    compared by their per-item mean difference, and a metric this version does not know likewise."""
     try:
         aggregation = get_metric(metric).aggregation
     except ConfigError:
-        return "mean"  # a metric this version does not know: its values are compared as means
-    if aggregation is Aggregation.QUANTILES:
-        return None
+        return "mean"
     return "rate" if aggregation is Aggregation.RATE else "mean"
 
 
