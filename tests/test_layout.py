@@ -33,8 +33,10 @@ ALLOWED: dict[str, set[str]] = {
     "run": BASE | {"io", "judges", "metrics", "models", "context", "aggregate", "result", "settings"},
     "pipelines": BASE | {"io", "judges", "metrics", "models", "context", "aggregate", "settings"},
     "run_folder": BASE | {"io", "result", "settings"},
+    "agreement": BASE | {"settings", "stats"},
     "compare": BASE | {"aggregate", "io", "metrics", "paired_analysis", "result", "run_folder", "settings", "stats"},
-    "report": BASE | {"aggregate", "judges", "result", "stats", "compare", "paired_analysis", "metrics", "text"},
+    "report": BASE | {"aggregate", "judges", "result", "stats", "compare", "paired_analysis", "metrics", "text",
+                      "agreement"},
 }
 #: The top: the command line and the public API may import anything.
 TOP = {"cli", "_cli_judge", "__init__"}

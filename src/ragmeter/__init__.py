@@ -7,6 +7,7 @@
 
 from ragmeter._version import __version__
 from ragmeter.aggregate import Summary
+from ragmeter.agreement import agreement
 from ragmeter.compare import Comparison, compare
 from ragmeter.errors import ConfigError, InputError, MissingDependencyError, ModelError, RagmeterError
 from ragmeter.io import check_file, iter_records, read_records, record_from_dict
@@ -50,6 +51,7 @@ __all__ = [
     "Usage",
     "__version__",
     "abstained",
+    "agreement",
     "bert_score",
     "check_file",
     "compare",

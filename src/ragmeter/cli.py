@@ -14,6 +14,7 @@ from typing import Any, Iterable, Sequence
 from ragmeter import _cli_judge
 from ragmeter._files import atomic_write_text
 from ragmeter._version import __version__
+from ragmeter.agreement import agreement
 from ragmeter.compare import compare
 from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.io.annotations import check_template_path, read_annotations, write_template
@@ -29,6 +30,7 @@ from ragmeter.pipelines.mtrag import STEPS, check_step, partial_paths, run_step
 from ragmeter.pipelines.mtrag_summary import render_summary, write_step_summary
 from ragmeter.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
 from ragmeter.report import render_agreement, render_report
+from ragmeter.report.agreement import render_agreement_figures
 from ragmeter.report.comparison import render_comparison
 from ragmeter.report.html import render_comparison_html, render_html, require_html
 from ragmeter.report.markdown import render_report_markdown
@@ -149,6 +151,21 @@ def _parser() -> argparse.ArgumentParser:
     # permutation test finds nothing (seen on the demo: 3 of 45 pairs differ)
     _statistics_options(compare, ci="percentile")
 
+    agree = commands.add_parser("agree", help="how far a score agrees with human labels or ratings")
+    agree.add_argument("scored", type=Path, help="per-item scores: items.jsonl, an MT-RAG output, or JSONL/CSV "
+                                                 "with an id column")
+    agree.add_argument("human", type=Path, help="human labels or ratings: JSONL/CSV with an id column, one row per "
+                                                "item and annotator, or an object of annotator → value per item")
+    agree.add_argument("--metric", required=True, help="the score to check (a metric name or column)")
+    agree.add_argument("--label", required=True, help="the human label or rating (a column or field)")
+    agree.add_argument("--threshold", type=float,
+                       help="binary labels: the score at or above which an item counts as positive (0.5)")
+    agree.add_argument("--per-annotator", action="store_true", help="also the figures against each annotator")
+    agree.add_argument("--ties", choices=TIE_RULES, default="undefined",
+                       help="binary labels: a tied vote leaves the item out (undefined), or counts as 1 or 0")
+    agree.add_argument("--format", choices=("table", "json"), default="table", help="report format on stdout")
+    _statistics_options(agree, ci=None)  # percentile intervals: BCa has no closed form for these statistics
+
     commands.add_parser("metrics", help="list every metric with its range and the fields it needs")
 
     labels = commands.add_parser("labels", help="annotation files for seed 003's chunk and answer labels")
@@ -178,9 +195,11 @@ def _threshold(text: str) -> Threshold:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _statistics_options(command: argparse.ArgumentParser, *, ci: str = Settings.ci_method) -> None:
+def _statistics_options(command: argparse.ArgumentParser, *, ci: str | None = Settings.ci_method) -> None:
+    """The bootstrap's options; ``ci``: the default interval method, ``None`` where only percentile applies."""
     command.add_argument("--n-resamples", type=int, default=Settings.n_resamples, help="bootstrap resamples (2000)")
-    command.add_argument("--ci", choices=CI_METHODS, default=ci, help=f"bootstrap interval ({ci})")
+    if ci is not None:
+        command.add_argument("--ci", choices=CI_METHODS, default=ci, help=f"bootstrap interval ({ci})")
     command.add_argument("--confidence", type=float, default=Settings.confidence, help="interval level (0.95)")
     command.add_argument("--seed", type=int, default=Settings.seed, help="bootstrap seed (0)")
 
@@ -477,6 +496,18 @@ def _metrics() -> int:
     return 0
 
 
+def _agree(args: argparse.Namespace) -> int:
+    settings = Settings(n_resamples=args.n_resamples, ci_method="percentile", confidence=args.confidence,
+                        seed=args.seed)
+    result = agreement(args.scored, args.human, metric=args.metric, label=args.label, threshold=args.threshold,
+                       per_annotator=args.per_annotator, ties=args.ties, settings=settings)
+    if args.format == "json":
+        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(render_agreement_figures(result))
+    return 0
+
+
 def _check_html_target(path: Path) -> None:
     """Fail now, before any work, when the HTML report could not be written at the end."""
     require_html()
@@ -520,6 +551,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _labels(args)
         if args.command == "compare":
             return _compare(args)
+        if args.command == "agree":
+            return _agree(args)
         return _metrics()
     except RagmeterError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,0 +1,131 @@
+"""Agreement of a score with human judgements (ragmeter.agreement, `ragmeter agree`): the statistics against
+scipy and scikit-learn on random data, constructed files with known answers, the file formats and joins."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import kendalltau, pearsonr, spearmanr
+from sklearn.metrics import balanced_accuracy_score, cohen_kappa_score, roc_auc_score
+
+from ragmeter import ConfigError, Settings
+from ragmeter.agreement import agreement
+from ragmeter.cli import main
+from ragmeter.stats.correlation import auroc, balanced_accuracy, decision_kappa, kendall, pearson, spearman
+
+SETTINGS = Settings(n_resamples=300)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_statistics_equal_scipy_and_scikit_learn_on_random_data(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=120).round(1)                 # rounded: ties in both columns
+    y = (x + rng.normal(size=120)).round(0)
+    assert spearman(x, y) == pytest.approx(spearmanr(x, y).statistic, abs=1e-12)
+    assert kendall(x, y) == pytest.approx(kendalltau(x, y).statistic, abs=1e-12)
+    assert pearson(x, y) == pytest.approx(pearsonr(x, y).statistic, abs=1e-12)
+    labels = (y > 0).astype(int)
+    assert auroc(x, labels) == pytest.approx(roc_auc_score(labels, x), abs=1e-12)
+    decisions = (x >= 0.2).astype(int)
+    assert balanced_accuracy(x, labels, 0.2) == pytest.approx(balanced_accuracy_score(labels, decisions), abs=1e-12)
+    assert decision_kappa(x, labels, 0.2) == pytest.approx(cohen_kappa_score(labels, decisions), abs=1e-12)
+
+
+def _write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def test_a_score_that_is_a_monotone_function_of_the_label_agrees_perfectly(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    ratings = rng.integers(1, 6, 60)
+    scores = _write(tmp_path / "items.jsonl", [
+        {"id": f"q{i}", "conversation_id": f"c{i // 3}", "scores": {"m": float(np.exp(r))}}
+        for i, r in enumerate(ratings)])
+    human = _write(tmp_path / "human.jsonl", [{"id": f"q{i}", "annotator": a, "rating": int(r)}
+                                             for i, r in enumerate(ratings) for a in ("ann1", "ann2")])
+    result = agreement(scores, human, metric="m", label="rating", settings=SETTINGS)
+    assert result.kind == "scale" and result.n == 60
+    assert {f.name: f.value for f in result.figures}["Spearman"] == pytest.approx(1.0)
+    assert result.ceiling is not None and result.ceiling.value == pytest.approx(1.0)   # the annotators agree
+    labels = _write(tmp_path / "labels.jsonl", [{"id": f"q{i}", "good": int(r >= 3)} for i, r in enumerate(ratings)])
+    binary = agreement(scores, labels, metric="m", label="good", threshold=float(np.exp(2.5)), settings=SETTINGS)
+    figures = {f.name: f.value for f in binary.figures}
+    assert binary.kind == "binary" and figures["AUROC"] == 1.0 and figures["balanced accuracy"] == 1.0
+    assert figures["Cohen's kappa"] == pytest.approx(1.0)
+
+
+def test_independent_columns_give_intervals_around_no_agreement(tmp_path: Path) -> None:
+    rng = np.random.default_rng(7)
+    scores = _write(tmp_path / "s.jsonl", [{"id": f"q{i}", "conversation_id": f"c{i // 2}", "m": float(v)}
+                                          for i, v in enumerate(rng.random(300))])
+    rated = _write(tmp_path / "r.jsonl", [{"id": f"q{i}", "r": int(v)}
+                                         for i, v in enumerate(rng.integers(1, 5, 300))])
+    labelled = _write(tmp_path / "l.jsonl", [{"id": f"q{i}", "l": int(v)}
+                                            for i, v in enumerate(rng.integers(0, 2, 300))])
+    scale = {f.name: f for f in agreement(scores, rated, metric="m", label="r", settings=SETTINGS).figures}
+    binary = {f.name: f for f in agreement(scores, labelled, metric="m", label="l", settings=SETTINGS).figures}
+    for figure in scale.values():
+        assert figure.low < 0 < figure.high, figure
+    assert binary["AUROC"].low < 0.5 < binary["AUROC"].high
+
+
+def test_mtrag_files_join_on_task_and_model_and_read_annotator_objects(tmp_path: Path) -> None:
+    scored = _write(tmp_path / "out.jsonl", [
+        {"task_id": "c1<::>1", "model_id": "a", "metrics": {"RL_F": [0.2]}},
+        {"task_id": "c1<::>1", "model_id": "b", "metrics": {"RL_F": [0.9]}},
+        {"task_id": "c2<::>1", "model_id": "a", "metrics": {"RL_F": [0.5]}},
+        {"task_id": "c2<::>2", "model_id": "a", "metrics": {"RL_F": [0.6]}},
+        {"task_id": "c3<::>1", "model_id": "a", "metrics": {"RL_F": []}}])
+    ratings = _write(tmp_path / "ratings.jsonl", [
+        {"task_id": "c1<::>1", "model_id": "a", "faithfulness": {"x": "1", "y": "2"}},
+        {"task_id": "c1<::>1", "model_id": "b", "faithfulness": {"x": "4", "y": "4"}},
+        {"task_id": "c2<::>1", "model_id": "a", "faithfulness": {"x": "3", "y": "2"}},
+        {"task_id": "c2<::>2", "model_id": "a", "faithfulness": {"x": "3"}},
+        {"task_id": "c3<::>1", "model_id": "a", "faithfulness": {"x": "3"}},
+        {"task_id": "c9<::>1", "model_id": "a", "faithfulness": {"x": "3"}}])
+    result = agreement(scored, ratings, metric="RL_F", label="faithfulness", per_annotator=True, settings=SETTINGS)
+    # scores 0.2, 0.9, 0.5, 0.6 against means 1.5, 4, 2.5, 3: the same order, ρ = 1
+    assert result.n == 4 and {f.name: f.value for f in result.figures}["Spearman"] == pytest.approx(1.0)
+    assert result.counts == {"scored only": 0, "labelled only": 1, "score undefined": 1}
+    assert {a: n for a, (n, _) in result.per_annotator.items()} == {"x": 4, "y": 3}
+
+
+def test_csv_labels_with_ties_and_clear_errors(tmp_path: Path) -> None:
+    scores = _write(tmp_path / "s.jsonl", [{"id": f"q{i}", "m": i / 10} for i in range(8)])
+    path = tmp_path / "labels.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "annotator", "ok"])
+        for i in range(8):
+            writer.writerow([f"q{i}", "ann1", int(i >= 4)])
+            writer.writerow([f"q{i}", "ann2", int(i >= 4) if i != 0 else 1])   # q0: a tie
+    result = agreement(scores, path, metric="m", label="ok", settings=SETTINGS)
+    assert result.counts["annotators tied"] == 1 and result.n == 7
+    assert {f.name: f.value for f in result.figures}["AUROC"] == 1.0
+    assert result.ceiling is not None and not math.isnan(result.ceiling.value)
+    with pytest.raises(ConfigError, match="has no value of 'missing'"):
+        agreement(scores, path, metric="missing", label="ok")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "q1", "m": "high"}\n', encoding="utf-8")
+    from ragmeter.errors import InputError
+    with pytest.raises(InputError, match="not a number") as caught:
+        agreement(bad, path, metric="m", label="ok")
+    assert caught.value.line == 1 and caught.value.field == "m"
+
+
+def test_the_command_prints_the_figures_and_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    scores = _write(tmp_path / "s.jsonl", [{"id": f"q{i}", "m": i} for i in range(10)])
+    human = _write(tmp_path / "h.jsonl", [{"id": f"q{i}", "r": i % 5} for i in range(10)])
+    assert main(["agree", str(scores), str(human), "--metric", "m", "--label", "r", "--n-resamples", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "m against human r (rating scale" in out and "Spearman" in out and "Signature: agree|" in out
+    assert main(["agree", str(scores), str(human), "--metric", "m", "--label", "r", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["n"] == 10
+    assert main(["agree", str(scores), str(tmp_path / "none.jsonl"), "--metric", "m", "--label", "r"]) == 2
+    assert "is not a file" in capsys.readouterr().err
