@@ -34,9 +34,10 @@ ALLOWED: dict[str, set[str]] = {
     "pipelines": BASE | {"io", "judges", "metrics", "models", "context", "aggregate", "settings"},
     "run_folder": BASE | {"io", "result", "settings"},
     "agreement": BASE | {"settings", "stats"},
+    "calibration": BASE | {"models", "run", "settings", "stats", "text"},
     "compare": BASE | {"aggregate", "io", "metrics", "paired_analysis", "result", "run_folder", "settings", "stats"},
     "report": BASE | {"aggregate", "judges", "result", "stats", "compare", "paired_analysis", "metrics", "text",
-                      "agreement"},
+                      "agreement", "calibration"},
 }
 #: The top: the command line and the public API may import anything.
 TOP = {"cli", "_cli_judge", "__init__"}

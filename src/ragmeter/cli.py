@@ -15,6 +15,7 @@ from ragmeter import _cli_judge
 from ragmeter._files import atomic_write_text
 from ragmeter._version import __version__
 from ragmeter.agreement import agreement
+from ragmeter.calibration import calibrate_tau
 from ragmeter.compare import compare
 from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.io.annotations import check_template_path, read_annotations, write_template
@@ -30,7 +31,7 @@ from ragmeter.pipelines.mtrag import STEPS, check_step, partial_paths, run_step
 from ragmeter.pipelines.mtrag_summary import render_summary, write_step_summary
 from ragmeter.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
 from ragmeter.report import render_agreement, render_report
-from ragmeter.report.agreement import render_agreement_figures
+from ragmeter.report.agreement import render_agreement_figures, render_calibration
 from ragmeter.report.comparison import render_comparison
 from ragmeter.report.html import render_comparison_html, render_html, require_html
 from ragmeter.report.markdown import render_report_markdown
@@ -165,6 +166,18 @@ def _parser() -> argparse.ArgumentParser:
                        help="binary labels: a tied vote leaves the item out (undefined), or counts as 1 or 0")
     agree.add_argument("--format", choices=("table", "json"), default="table", help="report format on stdout")
     _statistics_options(agree, ci=None)  # percentile intervals: BCa has no closed form for these statistics
+
+    calibrate = commands.add_parser("calibrate-tau", help="set τ_sim from cited sentences labelled supported or "
+                                                          "not")
+    calibrate.add_argument("labelled", type=Path, help="JSONL/CSV with sentence, chunk (the cited chunk's text), "
+                                                       "label (1/0 or supported/not supported), [conversation_id]")
+    calibrate.add_argument("--embedder", choices=EMBEDDER_BACKENDS, default="onnx",
+                           help="the embedding backend Overlap uses (onnx, the default)")
+    calibrate.add_argument("--precision", type=float, help="also the lowest τ whose precision reaches this")
+    calibrate.add_argument("--run", type=Path, metavar="RECORDS",
+                           help="a run's records: the Overlap they would have at each τ of the grid")
+    calibrate.add_argument("--format", choices=("table", "json"), default="table", help="report format on stdout")
+    _statistics_options(calibrate, ci=None)
 
     commands.add_parser("metrics", help="list every metric with its range and the fields it needs")
 
@@ -508,6 +521,15 @@ def _agree(args: argparse.Namespace) -> int:
     return 0
 
 
+def _calibrate(args: argparse.Namespace) -> int:
+    settings = Settings(embedder=args.embedder, n_resamples=args.n_resamples, confidence=args.confidence,
+                        seed=args.seed)
+    records = read_records(args.run) if args.run else None
+    result = calibrate_tau(args.labelled, precision=args.precision, records=records, settings=settings)
+    print(json.dumps(result.to_dict(), indent=2) if args.format == "json" else render_calibration(result))
+    return 0
+
+
 def _check_html_target(path: Path) -> None:
     """Fail now, before any work, when the HTML report could not be written at the end."""
     require_html()
@@ -553,6 +575,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _compare(args)
         if args.command == "agree":
             return _agree(args)
+        if args.command == "calibrate-tau":
+            return _calibrate(args)
         return _metrics()
     except RagmeterError as exc:
         print(f"error: {exc}", file=sys.stderr)

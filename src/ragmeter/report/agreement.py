@@ -1,12 +1,14 @@
-"""An agreement of a score with human judgements (:func:`ragmeter.agreement`) as text for the terminal."""
+"""Checks of ragmeter against people, as text for the terminal: a score's agreement with human judgements
+(:func:`ragmeter.agreement`) and the calibration of τ_sim (:func:`ragmeter.calibration.calibrate_tau`)."""
 
 from __future__ import annotations
 
 import math
 
 from ragmeter.agreement import Agreement, Figure
+from ragmeter.calibration import Calibration, RocPoint
 
-__all__ = ["render_agreement_figures"]
+__all__ = ["render_agreement_figures", "render_calibration"]
 
 
 def _figure(figure: Figure) -> str:
@@ -30,4 +32,31 @@ def render_agreement_figures(result: Agreement) -> str:
     if left_out:
         lines += ["", "Left out: " + ", ".join(f"{count} {name}" for name, count in left_out.items())]
     lines += ["", "Intervals: percentile bootstrap over conversations.", f"Signature: {result.signature}"]
+    return "\n".join(lines)
+
+
+def _roc_row(label: str, point: RocPoint) -> str:
+    def cell(value: float) -> str:
+        return "–" if math.isnan(value) else f"{value:.3f}"
+
+    return (f"{label:<10}{point.tau:>8.3f}{cell(point.true_positive_rate):>8}{cell(point.false_positive_rate):>8}"
+            f"{cell(point.precision):>11}{cell(point.balanced_accuracy):>11}")
+
+
+def render_calibration(result: Calibration) -> str:
+    """The cosine's AUROC, the chosen τ values, the ROC over the grid and the Overlap a run would have."""
+    lines = [f"τ_sim calibration on {result.n} labelled sentences ({result.n_supported} supported), "
+             f"embedder {result.embedder}",
+             f"AUROC of the cosine: {result.auroc:.3f} [{result.auroc_low:.3f}, {result.auroc_high:.3f}]", "",
+             f"{'':<10}{'τ':>8}{'TPR':>8}{'FPR':>8}{'precision':>11}{'bal. acc.':>11}",
+             _roc_row("best", result.best)]
+    if result.precision_target is not None:
+        lines.append(_roc_row(f"P≥{result.precision_target:g}", result.for_precision) if result.for_precision
+                     else f"no τ reaches precision {result.precision_target:g}")
+    lines.append("")
+    lines += [_roc_row("grid", point) for point in result.roc]
+    if result.overlap_at:
+        lines += ["", "Overlap of the run at each τ:",
+                  *(f"  τ = {tau:.2f}: {value:.3f}" for tau, value in result.overlap_at.items())]
+    lines += ["", f"Best: the τ with the highest balanced accuracy (ties: the higher τ). Signature: {result.signature}"]
     return "\n".join(lines)
