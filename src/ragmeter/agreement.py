@@ -20,11 +20,9 @@ binary label, Krippendorff's α (nominal). ``per_annotator`` adds the figures ag
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +31,7 @@ import numpy as np
 
 from ragmeter._version import __version__
 from ragmeter.errors import ConfigError, InputError
+from ragmeter.io.readers import object_rows
 from ragmeter.settings import Settings
 from ragmeter.stats.agreement import krippendorff_alpha, majority
 from ragmeter.stats.correlation import BINARY, SCALE, cluster_bootstrap, spearman
@@ -83,29 +82,6 @@ class Agreement:
                                   for a, (n, fs) in self.per_annotator.items()}}
 
 
-def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line, row) of a JSONL or CSV file; a line that is not a JSON object is an error naming it."""
-    if not path.is_file():
-        raise ConfigError(f"{path} is not a file")
-    if path.suffix.lower() in (".csv", ".tsv"):
-        with path.open(encoding="utf-8-sig", newline="") as handle:
-            reader = csv.DictReader(handle, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
-            for line, row in enumerate(reader, start=2):
-                yield line, dict(row)
-        return
-    with path.open(encoding="utf-8-sig") as handle:
-        for line, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON ({exc.msg})", path=str(path), line=line) from None
-            if not isinstance(row, dict):
-                raise InputError("each line must be a JSON object", path=str(path), line=line)
-            yield line, row
-
-
 def _key(row: Mapping[str, Any], path: Path, line: int) -> tuple[str, str | None, str]:
     """(id, model id, conversation) of a row."""
     item_id = next((row[name] for name in _ID_FIELDS if row.get(name) not in (None, "")), None)
@@ -136,7 +112,7 @@ def read_scores(path: str | Path, metric: str) -> dict[Key, tuple[float, str]]:
     path = Path(path)
     out: dict[Key, tuple[float, str]] = {}
     seen_metric = False
-    for line, row in _rows(path):
+    for line, row in object_rows(path):
         item_id, model, conversation = _key(row, path, line)
         for container, name in ((row.get("scores"), f"scores.{metric}"), (row.get("metrics"), f"metrics.{metric}"),
                                 (row, metric)):
@@ -153,7 +129,7 @@ def read_human(path: str | Path, label: str) -> dict[Key, dict[str, float]]:
     """(id, model id) → annotator → value; rows without the label are skipped."""
     path = Path(path)
     out: dict[Key, dict[str, float]] = defaultdict(dict)
-    for line, row in _rows(path):
+    for line, row in object_rows(path):
         if label not in row:
             continue
         item_id, model, _ = _key(row, path, line)

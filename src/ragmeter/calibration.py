@@ -13,10 +13,8 @@ when one is given, and, for a run's records, the Overlap that run would have at 
 
 from __future__ import annotations
 
-import csv
-import json
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,7 @@ import numpy as np
 
 from ragmeter._version import __version__
 from ragmeter.errors import ConfigError, InputError
+from ragmeter.io.readers import object_rows
 from ragmeter.models import CachedEmbedder, Embedder, load_embedder
 from ragmeter.records import Record
 from ragmeter.run import evaluate
@@ -48,31 +47,11 @@ class Labelled:
     conversation: str
 
 
-def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    if not path.is_file():
-        raise ConfigError(f"{path} is not a file")
-    if path.suffix.lower() in (".csv", ".tsv"):
-        with path.open(encoding="utf-8-sig", newline="") as handle:
-            yield from enumerate(csv.DictReader(handle, delimiter="\t" if path.suffix.lower() == ".tsv" else ","),
-                                 start=2)
-        return
-    with path.open(encoding="utf-8-sig") as handle:
-        for line, text in enumerate(handle, start=1):
-            if text.strip():
-                try:
-                    row = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"not valid JSON ({exc.msg})", path=str(path), line=line) from None
-                if not isinstance(row, dict):
-                    raise InputError("each line must be a JSON object", path=str(path), line=line)
-                yield line, row
-
-
 def read_labelled(path: str | Path) -> list[Labelled]:
     """The labelled pairs of ``path``; a row without a sentence, chunk or readable label is an error naming it."""
     path = Path(path)
     out = []
-    for line, row in _rows(path):
+    for line, row in object_rows(path):
         for name in ("sentence", "chunk", "label"):
             if row.get(name) in (None, ""):
                 raise InputError("missing", path=str(path), line=line, field=name)

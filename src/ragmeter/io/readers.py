@@ -26,8 +26,8 @@ from ragmeter.io.native import record_from_dict
 from ragmeter.io.ragas import record_from_ragas
 from ragmeter.records import Record
 
-__all__ = ["FORMATS", "FileCheck", "check_file", "detect_format", "iter_records", "jsonl_objects", "parse_column_map",
-           "read_records", "text_lines"]
+__all__ = ["FORMATS", "FileCheck", "check_file", "detect_format", "iter_records", "jsonl_objects", "object_rows",
+           "parse_column_map", "read_records", "text_lines"]
 
 FORMATS = ("auto", "native", "mtrag", "ragas", "csv", "parquet")
 _STRUCTURED = ("contexts", "references", "history", "usage", "labels", "metadata", "retrieved_contexts",
@@ -113,6 +113,24 @@ def jsonl_objects(path: Path) -> Iterator[tuple[int, Any]]:
             yield number, InputError(f"broken JSON at column {exc.colno}: {exc.msg}", path=str(path), line=number)
         except ValueError as exc:  # an integer of more than 4,300 digits
             yield number, InputError(f"unreadable JSON: {exc}", path=str(path), line=number)
+
+
+def object_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, row) of a JSONL file of objects, or of a CSV/TSV file with a header (its values as text); the first
+    line that is not a JSON object raises its :class:`InputError`."""
+    if not path.is_file():
+        raise ConfigError(f"{path} is not a file")
+    if path.suffix.lower() in (".csv", ".tsv"):
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            yield from enumerate(csv.DictReader(handle, delimiter="\t" if path.suffix.lower() == ".tsv" else ","),
+                                 start=2)
+        return
+    for line, row in jsonl_objects(path):
+        if isinstance(row, InputError):
+            raise row
+        if not isinstance(row, dict):
+            raise InputError("each line must be a JSON object", path=str(path), line=line)
+        yield line, row
 
 
 _KEEP_EMPTY = ("answer", "response")  # an empty answer cell is an empty answer, not a missing one
