@@ -34,6 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     "pipelines": BASE | {"io", "judges", "metrics", "models", "context", "aggregate", "settings"},
     "run_folder": BASE | {"io", "result", "settings"},
     "agreement": BASE | {"io", "settings", "stats"},
+    "annotator": BASE | {"io", "judges", "metrics", "settings"},
     "calibration": BASE | {"io", "models", "run", "settings", "stats", "text"},
     "compare": BASE | {"aggregate", "io", "metrics", "paired_analysis", "result", "run_folder", "settings", "stats"},
     "report": BASE | {"aggregate", "judges", "result", "stats", "compare", "paired_analysis", "metrics", "text",

@@ -13,9 +13,11 @@ from ragmeter.run_folder import CACHE_FILE
 __all__ = ["add_judge_options", "judge_config", "judge_configs", "prices", "render_plan", "render_usage"]
 
 
-def add_judge_options(command: argparse.ArgumentParser, *, title: str, several: bool = False) -> None:
+def add_judge_options(command: argparse.ArgumentParser, *, title: str, several: bool = False,
+                      cache_beside_output: bool = False) -> None:
     """The judge options; ``several``: ``--judge`` may be given more than once and ``--judge-model`` may list
-    several models (MT-RAG's RB_llm takes their median)."""
+    several models (MT-RAG's RB_llm takes their median); ``cache_beside_output``: the verdict cache is
+    ``OUTPUT.judge-cache.sqlite`` (commands that write one file), not ``OUT/judge-cache.sqlite``."""
     judge = command.add_argument_group(title)
     judge.add_argument("--judge", choices=JUDGE_KINDS, action="append" if several else "store",
                        help="local: llama.cpp server started here with the packaged Qwen2.5-Coder-1.5B "
@@ -37,7 +39,8 @@ def add_judge_options(command: argparse.ArgumentParser, *, title: str, several: 
                        help="first retry delay in seconds, doubled per retry, with jitter (1.0)")
     judge.add_argument("--judge-seed", type=int, default=0, help="sampling seed sent to the judge (0)")
     judge.add_argument("--judge-cache", type=Path,
-                       help="verdict cache (default: " + ("OUTPUT.judge-cache.sqlite)" if several else f"OUT/{CACHE_FILE})"))
+                       help="verdict cache (default: " + ("OUTPUT.judge-cache.sqlite)" if several or cache_beside_output
+                                                          else f"OUT/{CACHE_FILE})"))
     judge.add_argument("--no-judge-cache", action="store_true", help="keep no verdict cache")
     judge.add_argument("--dry-run", action="store_true",
                        help="count the judge calls and estimate their tokens (and cost), call nothing")
@@ -46,11 +49,12 @@ def add_judge_options(command: argparse.ArgumentParser, *, title: str, several: 
                        help="price per million completion tokens, for the cost figure")
 
 
-def judge_config(args: argparse.Namespace) -> JudgeConfig | None:
-    """The judge the options describe, or ``None`` without ``--judge``."""
+def judge_config(args: argparse.Namespace, default_cache: Path | None = None) -> JudgeConfig | None:
+    """The judge the options describe, or ``None`` without ``--judge``; its cache is ``--judge-cache``, else
+    ``default_cache``, else ``OUT/judge-cache.sqlite``."""
     if args.judge is None:
         return None
-    return _config(args, args.judge, args.judge_model, args.judge_cache or args.out / CACHE_FILE)
+    return _config(args, args.judge, args.judge_model, args.judge_cache or default_cache or args.out / CACHE_FILE)
 
 
 def judge_configs(args: argparse.Namespace, default_cache: Path) -> list[JudgeConfig]:

@@ -15,10 +15,11 @@ from ragmeter import _cli_judge
 from ragmeter._files import atomic_write_text
 from ragmeter._version import __version__
 from ragmeter.agreement import agreement
+from ragmeter.annotator import annotate, planned_calls
 from ragmeter.calibration import calibrate_tau
 from ragmeter.compare import compare
 from ragmeter.errors import ConfigError, RagmeterError
-from ragmeter.io.annotations import check_template_path, read_annotations, write_template
+from ragmeter.io.annotations import check_template_path, read_annotations, write_rows, write_template
 from ragmeter.io.qrels import attach_qrels, read_qrels
 from ragmeter.io.readers import FORMATS, check_file, parse_column_map, read_records
 from ragmeter.judges import Judge, JudgeConfig, open_judge, planning_judge
@@ -36,7 +37,7 @@ from ragmeter.report.comparison import render_comparison
 from ragmeter.report.html import render_comparison_html, render_html, require_html
 from ragmeter.report.markdown import render_report_markdown
 from ragmeter.result import EvalResult
-from ragmeter.run import evaluate, plan_judging
+from ragmeter.run import evaluate, plan_calls, plan_judging
 from ragmeter.run_folder import RunFolder, file_sha256, item_settings, require_parquet
 from ragmeter.settings import CI_METHODS, IDK_EVAL_SOURCES, NDCG_GAINS, NDCG_IDEALS, SOURCE_LABELS, Settings
 from ragmeter.stats.agreement import TIE_RULES
@@ -190,6 +191,14 @@ def _parser() -> argparse.ArgumentParser:
                           help="'all' (default), 'chunk', 'answer', or comma-separated label names")
     template.add_argument("--annotator", default="", help="fill the annotator column with this name")
     _input_options(template)
+    annotate = label_commands.add_parser("annotate", help="label the records with an LLM, as one more annotator")
+    annotate.add_argument("file", type=Path, help="records to annotate")
+    annotate.add_argument("-o", "--output", type=Path, required=True,
+                          help="the filled annotation file (.csv, .tsv or .jsonl), as 'labels merge' reads it")
+    annotate.add_argument("--labels", default="all",
+                          help="'all' (default), 'chunk', 'answer', or comma-separated label names")
+    _input_options(annotate)
+    _cli_judge.add_judge_options(annotate, title="LLM judge (the annotator)", cache_beside_output=True)
     merge = label_commands.add_parser("merge", help="join filled annotation files onto the records")
     merge.add_argument("file", type=Path, help="the records the templates were made from")
     merge.add_argument("filled", type=Path, nargs="+", help="filled annotation files (one or more annotators)")
@@ -451,7 +460,49 @@ def _label_names(spec: str) -> tuple[str, ...]:
     return names
 
 
+def _annotate(args: argparse.Namespace) -> int:
+    """``labels annotate``: the LLM annotator's file, its failed calls beside it, and what the judge did."""
+    names = _label_names(args.labels)
+    check_template_path(args.output)
+    if args.output.resolve() == args.file.resolve():
+        raise ConfigError("-o must be a new file, not the records file")
+    if args.judge is None:
+        raise ConfigError("labels annotate needs a judge: --judge local (pip install 'ragmeter[local]') or "
+                          "--judge openai --judge-model NAME [--judge-base-url URL]")
+    config = _cli_judge.judge_config(args, args.output.with_name(args.output.name + ".judge-cache.sqlite"))
+    assert config is not None
+    if _check_input(args, args.file) < 0:
+        return 2
+    records = list(read_records(args.file, format=args.input_format, column_map=parse_column_map(args.map),
+                                skip_invalid=True))
+    if args.dry_run:
+        planner = planning_judge(config)
+        try:
+            plan = plan_calls(planned_calls(records, names), planner, len(records))
+        finally:
+            planner.close()
+        print(_cli_judge.render_plan(plan, planner.identity, _cli_judge.prices(args)))
+        return 0
+    judge = open_judge(config)
+    try:
+        result = annotate(records, judge, labels=names)
+        usage = _cli_judge.render_usage(judge.identity, judge.usage, _cli_judge.prices(args))
+    finally:
+        judge.close()
+    rows = write_rows(result.rows, args.output, names)
+    failures = args.output.with_name(args.output.name + ".failures.jsonl")
+    atomic_write_text(failures, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in result.failures))
+    print(f"{args.output}: {rows} rows labelled by {result.annotator}")
+    print(usage)
+    if result.failures:
+        print(f"{len(result.failures)} judge call(s) failed; their rows are left out (reasons in {failures})",
+              file=sys.stderr)
+    return 0
+
+
 def _labels(args: argparse.Namespace) -> int:
+    if args.labels_command == "annotate":
+        return _annotate(args)
     if args.labels_command == "template":
         names = _label_names(args.labels)
         check_template_path(args.output)

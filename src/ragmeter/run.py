@@ -284,14 +284,21 @@ def plan_judging(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequ
     """The judge calls :func:`evaluate` would make, counted and estimated without making any (``--dry-run``)."""
     run = RunContext(settings or Settings(), judge=judge)
     chosen = [m for m in resolve_metrics(metrics) if "judge" in m.resources]
-    calls: dict[str, JudgeCall] = {}
+    calls: list[JudgeCall] = []
     n_items = 0
     for record in _as_records(records):
         n_items += 1
         item = ItemContext()
         for metric in chosen:
             if metric.prefetch is not None and metric.missing_field(record) is None:
-                calls.update((judge.key(call), call) for call in metric.prefetch(record, item, run))
+                calls.extend(metric.prefetch(record, item, run))
+    return plan_calls(calls, judge, n_items)
+
+
+def plan_calls(planned: Iterable[JudgeCall], judge: Judge, n_items: int) -> JudgePlan:
+    """``planned`` calls counted by prompt (each distinct call once), those in ``judge``'s cache apart, and the
+    tokens of the others estimated."""
+    calls = {judge.key(call): call for call in planned}
     cached = judge.cache.present(calls) if judge.cache is not None else set()
     by_prompt: dict[str, dict[str, int]] = {}
     for key, call in calls.items():

@@ -10,6 +10,11 @@ The rules, applied to the tagged blocks of the user message:
   "answers".
 - ``radbench``: 9 when the answer equals a reference (case-insensitive), 6 when it shares a chunk's first
   sentence, else 3; its reason quotes the answer (so an answer that writes its own rating is quoted too).
+- ``chunk_labels``: each chunk is topically relevant when it holds "museum", evidence-sufficient when it holds
+  "opens", misleading when it holds "closes".
+- ``generation_labels``: proper action always; on topic and helpful unless the answer holds "don't know"
+  (helpful also needs "opens"); incomplete when it holds "don't know"; never unsafe. An answer holding "BROKEN"
+  gets a reply that is not JSON, every time.
 
 So every expected score can be worked out by hand from the records below.
 """
@@ -57,7 +62,16 @@ def verdict_for(body: dict[str, Any]) -> dict[str, Any]:
             claims.append({"claim": sentence, "evidence": evidence, "differences": differences, "verdict": verdict,
                            "chunks": used})
         return {"claims": claims}
+    if name == "chunk_labels":
+        return {"chunks": [{"chunk": int(i), "topically_relevant": int("museum" in t),
+                            "evidence_sufficient": int("opens" in t), "misleading": int("closes" in t)}
+                           for tag, i, t in parts if tag == "chunk"]}
     answer = next(t for tag, _, t in parts if tag == "answer")
+    if name == "generation_labels":
+        lowered = answer.lower()
+        unknown = "don't know" in lowered
+        return {"reason": "scripted", "proper_action": 1, "response_on_topic": int(not unknown),
+                "helpful": int(not unknown and "opens" in lowered), "incomplete": int(unknown), "unsafe_content": 0}
     if name == "idk":
         lowered = answer.lower()
         verdict = ("declines" if lowered.startswith("i don't know") else "partly" if "don't know" in lowered
@@ -76,6 +90,8 @@ def verdict_for(body: dict[str, Any]) -> dict[str, Any]:
 
 def respond(body: dict[str, Any]) -> str:
     """The reply text for :class:`fake_openai.FakeOpenAIServer`."""
+    if body["response_format"]["json_schema"]["name"] == "generation_labels" and "BROKEN" in json.dumps(body):
+        return "this is not JSON"
     return json.dumps(verdict_for(body))
 
 

@@ -37,7 +37,7 @@ from ragmeter.errors import ConfigError, InputError
 from ragmeter.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
 
 __all__ = ["AnnotationRead", "Votes", "check_template_path", "read_annotations", "template_rows", "unit_key",
-           "write_template"]
+           "write_rows", "write_template"]
 
 TEXT_COLUMNS = ("annotator", "record_id", "model_id", "unit", "rank", "doc_id", "question", "text")
 NOT_APPLICABLE = "n/a"
@@ -101,8 +101,13 @@ def write_template(records: Iterable[Record], path: str | Path, labels: Sequence
     if unknown:
         raise InputError(f"unknown labels {unknown}; seed 003's labels are {', '.join(ALL_LABELS)}")
     check_template_path(path)
+    return write_rows(template_rows(records, labels, annotator=annotator), path, labels)
+
+
+def write_rows(rows: Iterable[dict[str, Any]], path: Path, labels: Sequence[str]) -> int:
+    """Write template rows (empty label cells, or filled with 0/1 by an annotator) as :func:`write_template`
+    does; returns the rows written."""
     suffix = path.suffix.lower()
-    rows = template_rows(records, labels, annotator=annotator)
     if suffix == ".jsonl":
         return _write_atomically(path, lambda handle: _write_jsonl(rows, handle))
     dialect = "excel-tab" if suffix == ".tsv" else "excel"

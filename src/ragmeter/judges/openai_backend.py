@@ -149,12 +149,12 @@ def _reply(response: Any) -> ChatReply:
 
 
 #: The schema keywords that bound a reply for the local grammar and that OpenAI's strict mode rejects.
-GRAMMAR_BOUNDS = ("maxLength", "maxItems")
+GRAMMAR_BOUNDS = ("maxLength", "maxItems", "minItems")
 
 
 def _without_bounds(schema: Any) -> Any:
-    """``schema`` with every ``maxLength`` and ``maxItems`` left out. Our schemas have no property named
-    like either, which this would drop too."""
+    """``schema`` with every ``GRAMMAR_BOUNDS`` keyword left out. Our schemas have no property named like one,
+    which this would drop too."""
     if isinstance(schema, Mapping):
         return {key: _without_bounds(value) for key, value in schema.items() if key not in GRAMMAR_BOUNDS}
     if isinstance(schema, list):

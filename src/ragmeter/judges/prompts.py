@@ -46,7 +46,8 @@ from ragmeter.judges.protocol import ChatRequest
 from ragmeter.records import Record
 from ragmeter.text.sentences import split_sentences
 
-__all__ = ["CLAIMS", "CLAIM_CHARS", "CORRECTNESS", "DIFFERENCES_CHARS", "EVIDENCE_CHARS", "IDK", "IDK_VALUES", "PROMPTS",
+__all__ = ["CHUNK_LABELS", "CHUNK_LABEL_NAMES", "CLAIMS", "CLAIM_CHARS", "CORRECTNESS", "GENERATION_LABELS",
+           "GENERATION_LABEL_NAMES", "DIFFERENCES_CHARS", "EVIDENCE_CHARS", "IDK", "IDK_VALUES", "PROMPTS",
            "RADBENCH", "REASON_CHARS", "RELEVANCE", "VERDICTS", "Prompt", "VerdictError"]
 
 VERDICTS = ("supported", "contradicted", "unsupported")
@@ -211,7 +212,53 @@ IDK = Prompt("idk", _instructions("idk"), _reasoned("verdict", {"type": "string"
              _check_idk)
 RADBENCH = Prompt("radbench", _instructions("radbench"),
                   _reasoned("rating", {"type": "integer", "enum": list(range(1, 11))}), 160, _whole_number("rating", 10))
-PROMPTS = {p.name: p for p in (CLAIMS, CORRECTNESS, RELEVANCE, IDK, RADBENCH)}
+#: The LLM annotator's labels of seed 003 (:mod:`ragmeter.annotator`): per chunk, and of the answer's generation.
+CHUNK_LABEL_NAMES = ("topically_relevant", "evidence_sufficient", "misleading")
+GENERATION_LABEL_NAMES = ("proper_action", "response_on_topic", "helpful", "incomplete", "unsafe_content")
+_BIT = {"type": "integer", "enum": [0, 1]}
+
+
+def _bit(data: Mapping[str, Any], name: str, where: str) -> int:
+    value = data[name]
+    if isinstance(value, bool) or value not in (0, 1):
+        raise VerdictError(f'{where}"{name}" must be 0 or 1, got {value!r}')
+    return int(value)
+
+
+def _check_chunk_labels(data: Any, n_chunks: int) -> dict[str, Any]:
+    entries = _object(data, ("chunks",))["chunks"]
+    if not isinstance(entries, list) or len(entries) != n_chunks:
+        raise VerdictError(f'"chunks" must list all {n_chunks} chunks, one entry each, in order')
+    out = []
+    for number, entry in enumerate(entries, start=1):
+        entry = _object(entry, ("chunk", *CHUNK_LABEL_NAMES))
+        if entry["chunk"] != number:
+            raise VerdictError(f"entry {number} is for chunk {entry['chunk']!r}: list the chunks 1 to {n_chunks} "
+                               "in order")
+        out.append({name: _bit(entry, name, f"chunk {number}: ") for name in CHUNK_LABEL_NAMES})
+    return {"chunks": out}
+
+
+def _check_generation_labels(data: Any, n_chunks: int) -> dict[str, Any]:
+    data = _object(data, ("reason", *GENERATION_LABEL_NAMES))
+    if not isinstance(data["reason"], str):
+        raise VerdictError('"reason" must be a string')
+    return {"reason": data["reason"], **{name: _bit(data, name, "") for name in GENERATION_LABEL_NAMES}}
+
+
+_CHUNK_LABELS_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["chunks"],
+    "properties": {"chunks": {"type": "array", "items": {
+        "type": "object", "additionalProperties": False, "required": ["chunk", *CHUNK_LABEL_NAMES],
+        "properties": {"chunk": {"type": "integer"}, **{name: _BIT for name in CHUNK_LABEL_NAMES}}}}}}
+_GENERATION_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["reason", *GENERATION_LABEL_NAMES],
+    "properties": {"reason": {"type": "string", "maxLength": REASON_CHARS},
+                   **{name: _BIT for name in GENERATION_LABEL_NAMES}}}
+CHUNK_LABELS = Prompt("chunk_labels", _instructions("chunk_labels"), _CHUNK_LABELS_SCHEMA, 2048, _check_chunk_labels)
+GENERATION_LABELS = Prompt("generation_labels", _instructions("generation_labels"), _GENERATION_SCHEMA, 200,
+                           _check_generation_labels)
+PROMPTS = {p.name: p for p in (CLAIMS, CORRECTNESS, RELEVANCE, IDK, RADBENCH, CHUNK_LABELS, GENERATION_LABELS)}
 
 
 def history_block(record: Record, turns: int | None = _HISTORY_TURNS) -> list[tuple[str, str]]:
@@ -290,3 +337,24 @@ def radbench_request(record: Record) -> ChatRequest:
                              *(("reference", reference) for reference in record.references), ("answer", record.answer)],
                             "Rate the ANSWER from 1 to 10 for faithfulness to the passages, appropriateness and "
                             "completeness against the REFERENCE. Reply with the JSON object only.")
+
+
+def chunk_labels_request(record: Record) -> ChatRequest:
+    """The labels of every chunk of ``record`` in one call: the question (with the exchange before it), then the
+    numbered chunks; the reply lists exactly as many entries as there are chunks (the schema numbers them)."""
+    chunks = chunk_blocks(record)
+    entry = _CHUNK_LABELS_SCHEMA["properties"]["chunks"]["items"]
+    numbered = {**entry, "properties": {**entry["properties"],
+                                        "chunk": {"type": "integer", "enum": list(range(1, len(chunks) + 1))}}}
+    schema = {**_CHUNK_LABELS_SCHEMA, "properties": {"chunks": {
+        "type": "array", "items": numbered, "minItems": len(chunks), "maxItems": len(chunks)}}}
+    return CHUNK_LABELS.request([*history_block(record, turns=IDK_HISTORY_TURNS), ("question", record.question),
+                                 *chunks],
+                                "Label each CHUNK for the QUESTION, in order. Reply with the JSON object only.",
+                                schema=schema)
+
+
+def generation_labels_request(record: Record) -> ChatRequest:
+    return GENERATION_LABELS.request([*history_block(record, turns=IDK_HISTORY_TURNS), ("question", record.question),
+                                      ("answer", record.answer)],
+                                     "Label the ANSWER to the QUESTION. Reply with the JSON object only.")
