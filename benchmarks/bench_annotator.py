@@ -1,0 +1,108 @@
+"""The LLM annotator (``ragmeter labels annotate``) with a real judge: are its files valid, and does it agree with
+people where people labelled?
+
+1. MT-RAG: the first N records (``--mtrag N``, 20) of the shuffled dev split (as ``bench_judge_validity``) whose
+   passages carry MT-RAG's ``context_relevance`` (read as ``topically_relevant``); the annotator's chunk labels
+   against them: raw agreement, its share of 1s beside the people's, Cohen's κ (undefined when the people's
+   labels are all one class, as they are when every passage shown was judged relevant).
+2. The demo: the first M demo records (``--demo M``, 8) with every label; the file it writes is read back by
+   ``labels merge``'s reader against the records, which must find no problem, and the failed calls are counted.
+
+Seconds and judge tokens per record are reported. The judge is the packaged one unless ``--judge openai``; verdicts
+are cached (``--cache``). Results: ``benchmarks/results/annotator-<judge>.json``.
+
+    python benchmarks/bench_annotator.py --judge local --mtrag 20 --demo 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragmeter import read_records
+from ragmeter.annotator import annotate
+from ragmeter.cli import demo_path
+from ragmeter.io.annotations import read_annotations, write_rows
+from ragmeter.judges import open_judge
+from ragmeter.records import ALL_LABELS, CHUNK_LABELS
+from ragmeter.stats.agreement import cohen_kappa
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_judge_validity import add_judge_arguments, dev_records, judge_config  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+
+
+_COUNTS = ("calls", "cached", "requests", "repairs", "failures", "prompt_tokens", "completion_tokens")
+
+
+def _timed(records: list[Any], judge: Any, labels: tuple[str, ...]) -> tuple[Any, float, dict[str, Any]]:
+    """The annotation, its seconds, and what the judge did for it, by prompt."""
+    before = {name: {k: getattr(u, k) for k in _COUNTS} for name, u in judge.usage.items()}
+    started = time.perf_counter()
+    result = annotate(records, judge, labels=labels)
+    seconds = time.perf_counter() - started
+    spent = {name: {k: getattr(u, k) - before.get(name, {}).get(k, 0) for k in _COUNTS}
+             for name, u in judge.usage.items()}
+    return result, seconds, spent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_judge_arguments(parser)
+    parser.add_argument("--mtrag", type=int, default=20, help="MT-RAG dev records with relevance labels")
+    parser.add_argument("--demo", type=int, default=8, help="demo records, every label")
+    args = parser.parse_args()
+
+    labelled = [r for r in dev_records(None) if any("topically_relevant" in c.labels for c in r.contexts)]
+    mtrag = list({r.id: r for r in labelled}.values())[:args.mtrag]  # one answer per task: the labels are the task's
+    demo = list(read_records(demo_path()))[:args.demo]
+    judge = open_judge(judge_config(args))
+    try:
+        on_mtrag, mtrag_s, mtrag_usage = _timed(mtrag, judge, CHUNK_LABELS)
+        on_demo, demo_s, demo_usage = _timed(demo, judge, ALL_LABELS)
+        identity = judge.identity
+    finally:
+        judge.close()
+
+    by_unit = {(r["record_id"], r["model_id"], r["rank"]): r for r in on_mtrag.rows if r["unit"] == "chunk"}
+    pairs = [(int(by_unit[(rec.id, rec.model_id or "", rank)]["topically_relevant"]),
+              int(chunk.labels["topically_relevant"]))
+             for rec in mtrag for rank, chunk in enumerate(rec.contexts, start=1)
+             if "topically_relevant" in chunk.labels and (rec.id, rec.model_id or "", rank) in by_unit]
+    ours, theirs = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    relevance = {"chunks": len(pairs), "raw_agreement": round(float(np.mean(ours == theirs)), 3) if pairs else None,
+                 "llm_share_of_1": round(float(ours.mean()), 3) if pairs else None,
+                 "people_share_of_1": round(float(theirs.mean()), 3) if pairs else None,
+                 "cohen_kappa": cohen_kappa(list(ours), list(theirs)) if pairs else None,
+                 "failures": on_mtrag.failures}
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "llm.jsonl"
+        written = write_rows(on_demo.rows, path, ALL_LABELS)
+        read = read_annotations([path], demo)
+    demo_out = {"records": len(demo), "rows": written, "problems": [str(e) for e in read.errors][:20],
+                "n_problems": len(read.errors), "failures": on_demo.failures}
+    out = {"judge": identity, "mtrag": {"records": len(mtrag), "seconds": round(mtrag_s, 1), "usage": mtrag_usage,
+                                        "topically_relevant": relevance},
+           "demo": {**demo_out, "seconds": round(demo_s, 1), "usage": demo_usage}}
+    kappa = relevance["cohen_kappa"]
+    print(f"judge {identity}")
+    print(f"MT-RAG, {len(mtrag)} records, {len(pairs)} labelled passages ({mtrag_s:.0f} s): raw agreement "
+          f"{relevance['raw_agreement']}, LLM 1s {relevance['llm_share_of_1']} vs people's "
+          f"{relevance['people_share_of_1']}, κ {kappa}; failed calls {len(on_mtrag.failures)}")
+    print(f"demo, {len(demo)} records ({demo_s:.0f} s): {written} rows, {len(read.errors)} problems when read back, "
+          f"{len(on_demo.failures)} failed calls")
+    path = HERE / "results" / f"annotator-{args.judge}.json"
+    path.write_text(json.dumps(out, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    print(f"written: {path}")
+
+
+if __name__ == "__main__":
+    main()
