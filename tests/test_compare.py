@@ -167,3 +167,19 @@ def test_the_gate_demo_shows_what_the_gate_saves_and_what_it_costs(capsys: pytes
     v1, gate = comparison["gate"]
     assert (v1["abstain_rate"], gate["abstain_rate"]) == (pytest.approx(11 / 45), pytest.approx(15 / 45))
     assert gate["tokens_per_item"] < v1["tokens_per_item"]
+
+
+def test_runs_without_a_readable_summary_are_named(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    common = ["--embedder", "hashing", "--metrics", "token_f1", "--format", "json"]
+    for name in ("a", "b"):
+        assert main(["run", "--demo", "--out", str(tmp_path / name), *common]) == 0
+    alone = tmp_path / "alone.jsonl"
+    alone.write_bytes((tmp_path / "b" / "items.jsonl").read_bytes())     # an items file with no summary beside
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "a"), str(alone)]) == 2
+    assert "has no signature to check" in capsys.readouterr().err
+    assert main(["compare", str(tmp_path / "a"), str(alone), "--allow-different-settings", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["different_settings"]["token_f1"][1] == "unknown"
+    (tmp_path / "b" / "summary.json").write_text("{not json", encoding="utf-8")
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 2
+    assert "summary.json cannot be read" in capsys.readouterr().err

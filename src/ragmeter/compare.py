@@ -46,6 +46,7 @@ from ragmeter.metrics import get_metric
 from ragmeter.paired_analysis import GateRow, gate_row
 from ragmeter.records import Record
 from ragmeter.result import EvalResult
+from ragmeter.run_folder import file_sha256
 from ragmeter.settings import Settings
 from ragmeter.stats.paired import (
     MCNEMAR_EXACT_BELOW,
@@ -97,10 +98,8 @@ def load_run(path: str | Path) -> ScoredRun:
     if not rows or not all(isinstance(row, dict) and "id" in row and isinstance(row.get("scores"), dict)
                            for row in rows):
         raise ConfigError(f"{items} holds no ragmeter item rows (each line an object with 'id' and 'scores')")
-    summary = folder / "summary.json"
-    signatures: dict[str, str] = {}
-    if summary.is_file():
-        signatures = dict(json.loads(summary.read_text(encoding="utf-8")).get("signatures", {}))
+    summary = _json_file(folder / "summary.json")
+    signatures = dict(summary.get("signatures", {})) if summary else {}
     keys = tuple((str(row["id"]), row.get("model_id")) for row in rows)
     metrics = list(dict.fromkeys(m for row in rows for m in row["scores"]))
     scores = {m: np.array([_number(row["scores"].get(m)) for row in rows]) for m in metrics}
@@ -113,16 +112,26 @@ def _number(value: Any) -> float:
     return math.nan if value is None else float(value)
 
 
+def _json_file(path: Path) -> dict[str, Any] | None:
+    """A run folder's JSON file (``summary.json``, ``run.json``), or ``None`` when it is not there."""
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path} cannot be read ({exc}): is this a ragmeter run folder?") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} is not a ragmeter {path.name}")
+    return data
+
+
 def _input_records(folder: Path) -> tuple[Iterable[Record] | None, str]:
-    manifest = folder / "run.json"
-    if not manifest.is_file():
+    data = _json_file(folder / "run.json")
+    if data is None:
         return None, f"{folder} has no run.json naming its input"
-    data = json.loads(manifest.read_text(encoding="utf-8"))
     source = Path(data.get("input", ""))
     if not source.is_file():
         return None, f"the run's input {source} is no longer there"
-    from ragmeter.run_folder import file_sha256
-
     if data.get("input_sha256") and file_sha256(source) != data["input_sha256"]:
         return None, f"the run's input {source} has changed since the run"
     return read_records(source, format=data.get("input_format", "auto"),
@@ -311,6 +320,8 @@ def _higher_is_better(metric: str) -> bool | None:
 
 def _difference(left: str, right: str) -> str:
     """The settings two signatures disagree on (``key:value`` parts of one and not the other)."""
+    if "unknown" in (left, right):
+        return "a run without summary.json (unfinished, or an items file alone) has no signature to check"
     a, b = set(left.split("|")[1:]), set(right.split("|")[1:])
     return f"{', '.join(sorted(a - b)) or '–'} against {', '.join(sorted(b - a)) or '–'}"
 
