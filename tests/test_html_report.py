@@ -132,3 +132,21 @@ def test_the_commands_write_the_pages(capsys: pytest.CaptureFixture[str], tmp_pa
     assert "gate (B) against v1 (A)" in (tmp_path / "c.html").read_text(encoding="utf-8")
     assert main(["run", "--demo", "--out", str(tmp_path / "x"), "--html", str(tmp_path / "no" / "r.html")]) == 2
     assert "cannot write in" in capsys.readouterr().err and not (tmp_path / "x").exists()
+
+
+def test_a_judged_run_shows_the_judges_work_failures_and_cost() -> None:
+    from ragmeter.judges import Judge, ScriptedBackend
+
+    def reply(request: Any) -> str:
+        fridays = any("Fridays" in content for _, content in request.messages)  # the repair too
+        if request.schema_name == "relevance":
+            return "not JSON" if fridays else '{"reason": "on topic", "score": 4}'
+        return '{"reason": "close", "score": 3}'
+
+    records = list(read_records(demo_path()))[:3]
+    with Judge(ScriptedBackend(reply)) as judge:
+        result = evaluate(records, metrics=["judge_relevance", "judge_correctness"], settings=SETTINGS, judge=judge)
+    page = render_html(result, title="judged", records=records, prices=(1.0, 2.0))
+    assert 'id="judge"' in page and 'id="judge-failures"' in page
+    assert "invalid reply after one repair attempt" in page and "q01" in page   # q01 asks about Fridays
+    assert "Cost this run:" in page and "per million prompt / completion tokens" in page
