@@ -125,7 +125,10 @@ def test_the_command_prints_the_figures_and_json(capsys: pytest.CaptureFixture[s
     assert main(["agree", str(scores), str(human), "--metric", "m", "--label", "r", "--n-resamples", "200"]) == 0
     out = capsys.readouterr().out
     assert "m against human r (rating scale" in out and "Spearman" in out and "Signature: agree|" in out
-    assert main(["agree", str(scores), str(human), "--metric", "m", "--label", "r", "--format", "json"]) == 0
+    assert main(["agree", str(scores), str(human), "--metric", "m", "--label", "r", "--format", "json",
+                 "--html", str(tmp_path / "agree.html")]) == 0
     assert json.loads(capsys.readouterr().out)["n"] == 10
+    page = (tmp_path / "agree.html").read_text(encoding="utf-8")
+    assert '<table id="agreement">' in page and '<figure id="agreement-figure"><svg' in page
     assert main(["agree", str(scores), str(tmp_path / "none.jsonl"), "--metric", "m", "--label", "r"]) == 2
     assert "is not a file" in capsys.readouterr().err

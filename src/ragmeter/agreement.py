@@ -72,6 +72,9 @@ class Agreement:
     threshold: float | None
     signature: str
     per_annotator: Mapping[str, tuple[int, tuple[Figure, ...]]] = field(default_factory=dict)
+    #: The joined items' scores and human values (the annotators' mean, or the majority label), in one order.
+    scores: tuple[float, ...] = ()
+    human: tuple[float, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "label": self.label, "kind": self.kind, "n": self.n,
@@ -250,4 +253,4 @@ def agreement(scored: str | Path, human: str | Path, *, metric: str, label: str,
                  + f"|ci:percentile|confidence:{settings.confidence}|n_resamples:{settings.n_resamples}"
                  f"|resample:clusters|seed:{settings.seed}|ragmeter:{__version__}")
     return Agreement(metric, label, kind, len(rows), figures, ceiling, counts, threshold if kind == "binary" else None,
-                     signature, each)
+                     signature, each, tuple(x.tolist()), tuple(y.tolist()))

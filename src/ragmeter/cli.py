@@ -34,7 +34,7 @@ from ragmeter.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
 from ragmeter.report import render_agreement, render_report
 from ragmeter.report.agreement import render_agreement_figures, render_calibration
 from ragmeter.report.comparison import render_comparison
-from ragmeter.report.html import render_comparison_html, render_html, require_html
+from ragmeter.report.html import render_agreement_html, render_comparison_html, render_html, require_html
 from ragmeter.report.markdown import render_report_markdown
 from ragmeter.result import EvalResult
 from ragmeter.run import evaluate, plan_calls, plan_judging
@@ -166,6 +166,9 @@ def _parser() -> argparse.ArgumentParser:
     agree.add_argument("--ties", choices=TIE_RULES, default="undefined",
                        help="binary labels: a tied vote leaves the item out (undefined), or counts as 1 or 0")
     agree.add_argument("--format", choices=("table", "json"), default="table", help="report format on stdout")
+    agree.add_argument("--html", type=Path, metavar="FILE",
+                       help="also write the figures and a scatter of the items as one HTML page (pip install "
+                            "'ragmeter[html]')")
     _statistics_options(agree, ci=None)  # percentile intervals: BCa has no closed form for these statistics
 
     calibrate = commands.add_parser("calibrate-tau", help="set τ_sim from cited sentences labelled supported or "
@@ -563,8 +566,14 @@ def _metrics() -> int:
 def _agree(args: argparse.Namespace) -> int:
     settings = Settings(n_resamples=args.n_resamples, ci_method="percentile", confidence=args.confidence,
                         seed=args.seed)
+    if args.html:
+        _check_html_target(args.html)
     result = agreement(args.scored, args.human, metric=args.metric, label=args.label, threshold=args.threshold,
                        per_annotator=args.per_annotator, ties=args.ties, settings=settings)
+    if args.html:
+        atomic_write_text(args.html, render_agreement_html(result, title=f"ragmeter — {args.metric} against "
+                                                                          f"human {args.label}"))
+        print(f"HTML report: {args.html}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ragmeter.errors import MissingDependencyError
 
-__all__ = ["RASTER_ABOVE", "distributions", "error_bars", "forest", "quadrant_scatter"]
+__all__ = ["RASTER_ABOVE", "agreement_scatter", "distributions", "error_bars", "forest", "quadrant_scatter"]
 
 #: Points above which a scatter's markers are drawn as one raster image inside the SVG.
 RASTER_ABOVE = 2000
@@ -108,4 +108,17 @@ def forest(rows: Sequence[tuple[str, float, float, float, bool]]) -> str:
     axes.set_yticks(range(len(rows)), [label for label, *_ in rows][::-1])
     axes.set_xlabel("B − A with its interval (red: significant after Holm)")
     axes.grid(axis="x", alpha=0.3)
+    return _svg(figure)
+
+
+def agreement_scatter(scores: np.ndarray, human: np.ndarray, *, metric: str, label: str) -> str:
+    """Each item's score against its human rating (the annotators' mean) or majority label, jittered a little
+    along the human axis so that items with the same rating stay apart."""
+    figure = _figure(4.8, 4.0)
+    axes = figure.subplots()
+    spread = np.random.default_rng(0).uniform(-0.08, 0.08, len(human))
+    axes.scatter(human + spread, scores, s=12, alpha=0.5, color=_BLUE, rasterized=len(scores) > RASTER_ABOVE)
+    axes.set_xlabel(f"human {label}")
+    axes.set_ylabel(metric)
+    axes.grid(alpha=0.3)
     return _svg(figure)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter._version import __version__
+from ragmeter.agreement import Agreement
 from ragmeter.compare import Comparison
 from ragmeter.errors import ConfigError, MissingDependencyError
 from ragmeter.metrics import get_metric
@@ -34,7 +35,7 @@ from ragmeter.report.terminal import format_number
 from ragmeter.result import EvalResult
 from ragmeter.text.citations import find_citations
 
-__all__ = ["WORST_ITEMS", "render_comparison_html", "render_html", "require_html"]
+__all__ = ["WORST_ITEMS", "render_agreement_html", "render_comparison_html", "render_html", "require_html"]
 
 #: Items shown per metric among the worst.
 WORST_ITEMS = 5
@@ -163,6 +164,16 @@ def render_html(result: EvalResult, *, title: str, records: Iterable[Record] | N
         + ([quadrant.signature] if quadrant else []),
     }
     return environment.get_template("run.html.j2").render(**context)
+
+
+def render_agreement_html(result: Agreement, *, title: str) -> str:
+    """``ragmeter agree`` as one HTML page: the figures with their intervals, the ceiling, each annotator, and
+    the items' scores against the human values."""
+    scatter = figures.agreement_scatter(np.array(result.scores), np.array(result.human), metric=result.metric,
+                                        label=result.label)
+    return _environment().get_template("agree.html.j2").render(
+        title=title, version=__version__, result=result, scatter=_markup(scatter),
+        left_out={name: count for name, count in result.counts.items() if count})
 
 
 def render_comparison_html(comparisons: Sequence[Comparison], *, title: str) -> str:
