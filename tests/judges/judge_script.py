@@ -63,15 +63,16 @@ def verdict_for(body: dict[str, Any]) -> dict[str, Any]:
                            "chunks": used})
         return {"claims": claims}
     if name == "chunk_labels":
-        return {"chunks": [{"chunk": int(i), "topically_relevant": int("museum" in t),
-                            "evidence_sufficient": int("opens" in t), "misleading": int("closes" in t)}
+        return {"chunks": [{"chunk": int(i), "about": "a museum", "topically_relevant": _yes("museum" in t),
+                            "evidence_sufficient": _yes("opens" in t), "misleading": _yes("closes" in t)}
                            for tag, i, t in parts if tag == "chunk"]}
     answer = next(t for tag, _, t in parts if tag == "answer")
     if name == "generation_labels":
         lowered = answer.lower()
         unknown = "don't know" in lowered
-        return {"reason": "scripted", "proper_action": 1, "response_on_topic": int(not unknown),
-                "helpful": int(not unknown and "opens" in lowered), "incomplete": int(unknown), "unsafe_content": 0}
+        return {"reason": "scripted", "proper_action": "yes", "response_on_topic": _yes(not unknown),
+                "helpful": _yes(not unknown and "opens" in lowered), "incomplete": _yes(unknown),
+                "unsafe_content": "no"}
     if name == "idk":
         lowered = answer.lower()
         verdict = ("declines" if lowered.startswith("i don't know") else "partly" if "don't know" in lowered
@@ -86,6 +87,10 @@ def verdict_for(body: dict[str, Any]) -> dict[str, Any]:
         references = [t.lower() for tag, _, t in parts if tag == "reference"]
         return {"reason": "scripted", "score": 5 if answer.lower() in references else 2}
     return {"reason": "scripted", "score": 1 if "don't know" in answer.lower() else 4}
+
+
+def _yes(condition: bool) -> str:
+    return "yes" if condition else "no"
 
 
 def respond(body: dict[str, Any]) -> str:

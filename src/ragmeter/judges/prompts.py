@@ -213,16 +213,20 @@ IDK = Prompt("idk", _instructions("idk"), _reasoned("verdict", {"type": "string"
 RADBENCH = Prompt("radbench", _instructions("radbench"),
                   _reasoned("rating", {"type": "integer", "enum": list(range(1, 11))}), 160, _whole_number("rating", 10))
 #: The LLM annotator's labels of seed 003 (:mod:`ragmeter.annotator`): per chunk, and of the answer's generation.
+#: The judge answers "yes" or "no" for each (read as 1 and 0): asked for 0 or 1, the packaged 1.5B judge wrote 0
+#: for every label of every chunk (33 MT-RAG passages that people all judged relevant).
 CHUNK_LABEL_NAMES = ("topically_relevant", "evidence_sufficient", "misleading")
 GENERATION_LABEL_NAMES = ("proper_action", "response_on_topic", "helpful", "incomplete", "unsafe_content")
-_BIT = {"type": "integer", "enum": [0, 1]}
+_YES_NO = {"type": "string", "enum": ["yes", "no"]}
+#: Characters at most of a chunk's "about" (about 12 words): what the chunk is about, written before its labels.
+ABOUT_CHARS = 80
 
 
-def _bit(data: Mapping[str, Any], name: str, where: str) -> int:
+def _yes(data: Mapping[str, Any], name: str, where: str) -> int:
     value = data[name]
-    if isinstance(value, bool) or value not in (0, 1):
-        raise VerdictError(f'{where}"{name}" must be 0 or 1, got {value!r}')
-    return int(value)
+    if value not in ("yes", "no"):
+        raise VerdictError(f'{where}"{name}" must be "yes" or "no", got {value!r}')
+    return int(value == "yes")
 
 
 def _check_chunk_labels(data: Any, n_chunks: int) -> dict[str, Any]:
@@ -231,11 +235,11 @@ def _check_chunk_labels(data: Any, n_chunks: int) -> dict[str, Any]:
         raise VerdictError(f'"chunks" must list all {n_chunks} chunks, one entry each, in order')
     out = []
     for number, entry in enumerate(entries, start=1):
-        entry = _object(entry, ("chunk", *CHUNK_LABEL_NAMES))
+        entry = _object(entry, ("chunk", "about", *CHUNK_LABEL_NAMES))
         if entry["chunk"] != number:
             raise VerdictError(f"entry {number} is for chunk {entry['chunk']!r}: list the chunks 1 to {n_chunks} "
                                "in order")
-        out.append({name: _bit(entry, name, f"chunk {number}: ") for name in CHUNK_LABEL_NAMES})
+        out.append({name: _yes(entry, name, f"chunk {number}: ") for name in CHUNK_LABEL_NAMES})
     return {"chunks": out}
 
 
@@ -243,18 +247,19 @@ def _check_generation_labels(data: Any, n_chunks: int) -> dict[str, Any]:
     data = _object(data, ("reason", *GENERATION_LABEL_NAMES))
     if not isinstance(data["reason"], str):
         raise VerdictError('"reason" must be a string')
-    return {"reason": data["reason"], **{name: _bit(data, name, "") for name in GENERATION_LABEL_NAMES}}
+    return {"reason": data["reason"], **{name: _yes(data, name, "") for name in GENERATION_LABEL_NAMES}}
 
 
 _CHUNK_LABELS_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["chunks"],
     "properties": {"chunks": {"type": "array", "items": {
-        "type": "object", "additionalProperties": False, "required": ["chunk", *CHUNK_LABEL_NAMES],
-        "properties": {"chunk": {"type": "integer"}, **{name: _BIT for name in CHUNK_LABEL_NAMES}}}}}}
+        "type": "object", "additionalProperties": False, "required": ["chunk", "about", *CHUNK_LABEL_NAMES],
+        "properties": {"chunk": {"type": "integer"}, "about": {"type": "string", "maxLength": ABOUT_CHARS},
+                       **{name: _YES_NO for name in CHUNK_LABEL_NAMES}}}}}}
 _GENERATION_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["reason", *GENERATION_LABEL_NAMES],
     "properties": {"reason": {"type": "string", "maxLength": REASON_CHARS},
-                   **{name: _BIT for name in GENERATION_LABEL_NAMES}}}
+                   **{name: _YES_NO for name in GENERATION_LABEL_NAMES}}}
 CHUNK_LABELS = Prompt("chunk_labels", _instructions("chunk_labels"), _CHUNK_LABELS_SCHEMA, 2048, _check_chunk_labels)
 GENERATION_LABELS = Prompt("generation_labels", _instructions("generation_labels"), _GENERATION_SCHEMA, 200,
                            _check_generation_labels)
