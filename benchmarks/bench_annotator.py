@@ -7,6 +7,10 @@ people where people labelled?
    labels are all one class, as they are when every passage shown was judged relevant).
 2. The demo: the first M demo records (``--demo M``, 8) with every label; the file it writes is read back by
    ``labels merge``'s reader against the records, which must find no problem, and the failed calls are counted.
+3. MT-RAG's grounding: the first K shuffled dev answers of the non-reference responders (``--grounding K``, 24:
+   ``bench_judge_validity``'s records, whose claims verdicts its cache holds) labelled ``support_present`` and
+   ``unsupported_claim_present``; Spearman of each (the second negated: an unsupported claim should mean less
+   faithful) with mean human faithfulness, through ``ragmeter.agreement``.
 
 Seconds and judge tokens per record are reported. The judge is the packaged one unless ``--judge openai``; verdicts
 are cached (``--cache``). Results: ``benchmarks/results/annotator-<judge>.json``.
@@ -26,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter import read_records
-from ragmeter.annotator import annotate
+from ragmeter import Settings, agreement, read_records
+from ragmeter.annotator import GROUNDING, annotate
 from ragmeter.cli import demo_path
 from ragmeter.io.annotations import read_annotations, write_rows
 from ragmeter.judges import open_judge
@@ -35,7 +39,7 @@ from ragmeter.records import ALL_LABELS, CHUNK_LABELS
 from ragmeter.stats.agreement import cohen_kappa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_judge_validity import add_judge_arguments, dev_records, judge_config  # noqa: E402
+from bench_judge_validity import DATA, add_judge_arguments, dev_records, judge_config  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -54,11 +58,31 @@ def _timed(records: list[Any], judge: Any, labels: tuple[str, ...]) -> tuple[Any
     return result, seconds, spent
 
 
+def versus_humans(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Spearman of the annotator's support_present and of 1 − unsupported_claim_present with mean human
+    faithfulness, through ``ragmeter.agreement`` (the answer rows written as a scores file)."""
+    out = {}
+    with tempfile.TemporaryDirectory() as folder:
+        scores = Path(folder) / "labels.jsonl"
+        scores.write_text("".join(json.dumps({"task_id": r["record_id"], "model_id": r["model_id"],
+                                              "support_present": r["support_present"],
+                                              "no_unsupported_claim": 1 - r["unsupported_claim_present"]}) + "\n"
+                                  for r in rows if r["unit"] == "answer"), encoding="utf-8")
+        for metric in ("support_present", "no_unsupported_claim"):
+            result = agreement(scores, DATA / "human_eval_ratings_dev.jsonl", metric=metric, label="faithfulness",
+                               settings=Settings(n_resamples=1000))
+            spearman = result.figures[0]
+            out[metric] = {"n": result.n, "spearman": round(spearman.value, 3), "low": round(spearman.low, 3),
+                           "high": round(spearman.high, 3), "share_of_1": round(float(np.mean(result.scores)), 3)}
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_judge_arguments(parser)
     parser.add_argument("--mtrag", type=int, default=20, help="MT-RAG dev records with relevance labels")
     parser.add_argument("--demo", type=int, default=8, help="demo records, every label")
+    parser.add_argument("--grounding", type=int, default=24, help="non-reference dev answers, grounding labels")
     args = parser.parse_args()
 
     labelled = [r for r in dev_records(None) if any("topically_relevant" in c.labels for c in r.contexts)]
@@ -68,6 +92,8 @@ def main() -> None:
     try:
         on_mtrag, mtrag_s, mtrag_usage = _timed(mtrag, judge, CHUNK_LABELS)
         on_demo, demo_s, demo_usage = _timed(demo, judge, ALL_LABELS)
+        grounded = [r for r in dev_records(None) if r.model_id != "reference"][:args.grounding]
+        on_grounding, grounding_s, grounding_usage = _timed(grounded, judge, GROUNDING)
         identity = judge.identity
     finally:
         judge.close()
@@ -89,9 +115,11 @@ def main() -> None:
         read = read_annotations([path], demo)
     demo_out = {"records": len(demo), "rows": written, "problems": [str(e) for e in read.errors][:20],
                 "n_problems": len(read.errors), "failures": on_demo.failures}
+    grounding = {"records": len(grounded), "seconds": round(grounding_s, 1), "usage": grounding_usage,
+                 "versus_human_faithfulness": versus_humans(on_grounding.rows)}
     out = {"judge": identity, "mtrag": {"records": len(mtrag), "seconds": round(mtrag_s, 1), "usage": mtrag_usage,
                                         "topically_relevant": relevance},
-           "demo": {**demo_out, "seconds": round(demo_s, 1), "usage": demo_usage}}
+           "demo": {**demo_out, "seconds": round(demo_s, 1), "usage": demo_usage}, "grounding": grounding}
     kappa = relevance["cohen_kappa"]
     print(f"judge {identity}")
     print(f"MT-RAG, {len(mtrag)} records, {len(pairs)} labelled passages ({mtrag_s:.0f} s): raw agreement "
@@ -99,6 +127,9 @@ def main() -> None:
           f"{relevance['people_share_of_1']}, κ {kappa}; failed calls {len(on_mtrag.failures)}")
     print(f"demo, {len(demo)} records ({demo_s:.0f} s): {written} rows, {len(read.errors)} problems when read back, "
           f"{len(on_demo.failures)} failed calls")
+    for label, figures in grounding["versus_human_faithfulness"].items():
+        print(f"grounding, {len(grounded)} dev answers: {label} against human faithfulness: Spearman "
+              f"{figures['spearman']} [{figures['low']}, {figures['high']}] (n={figures['n']})")
     path = HERE / "results" / f"annotator-{args.judge}.json"
     path.write_text(json.dumps(out, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
     print(f"written: {path}")

@@ -19,7 +19,7 @@ conversations 0.56–0.76). Chosen again with one conversation held out at a tim
 reaches 0.61 and Extractiveness_RougeL alone 0.62; MT-RAG's released GPT-4o-mini RL_F 0.56 and DeBERTa BertKPrec
 0.62 on the same records. Least squares on the human scale did worse (0.60 held out): what matters is the
 order, which the equal blend keeps best. The packaged judge's verdicts were left out: on 24 of these records
-its Faithfulness reached ρ 0.33 at best, in every form tried (``bench_verdict_probabilities.py``), at 35 s or
+its Faithfulness reached ρ 0.37 at best, in every form tried (``bench_verdict_probabilities.py``), at 35 s or
 more a record on two cores.
 
 Under other BERTScore settings (another model, a baseline) the value is computed the same way, but its
