@@ -197,6 +197,7 @@ class Comparison:
     signature: str
     notes: tuple[str, ...] = field(default_factory=tuple)
     gate: tuple[GateRow, ...] = ()
+    confidence: float = 0.95
 
     @property
     def overall(self) -> tuple[MetricComparison, ...]:
@@ -210,7 +211,8 @@ class Comparison:
                            for (f, v), ms in self.groups.items()],
                 "not_compared": dict(self.not_compared),
                 "different_settings": {m: list(pair) for m, pair in self.different_settings.items()},
-                "gate": [row.to_dict() for row in self.gate], "signature": self.signature,
+                "gate": [row.to_dict() for row in self.gate], "confidence": self.confidence,
+                "signature": self.signature,
                 "notes": list(self.notes)}
 
 
@@ -290,7 +292,8 @@ def _compare_two(a: ScoredRun, b: ScoredRun, by: Sequence[str], settings: Settin
                 for group, positions in groups.items()}
     gate = [gate_row(run.name, {m: v[side] for m, v in run.scores.items()}) for run, side in ((a, ia), (b, ib))]
     return Comparison(a.name, b.name, len(pairs), only_a, only_b, compared, not_compared, different,
-                      _signature(settings), tuple(notes), tuple(row for row in gate if row is not None))
+                      _signature(settings), tuple(notes), tuple(row for row in gate if row is not None),
+                      settings.confidence)
 
 
 def _pairing_keys(a: ScoredRun, b: ScoredRun) -> tuple[list[Key], list[Key]]:

@@ -6,10 +6,15 @@ import math
 
 from ragmeter.compare import Comparison, MetricComparison
 
-__all__ = ["GATE_HEADER", "HEADER", "comparison_rows", "gate_rows", "render_comparison"]
+__all__ = ["GATE_HEADER", "HEADER", "comparison_rows", "gate_rows", "header", "render_comparison"]
 
-HEADER = ("metric", "A", "B", "B − A", "95 % interval", "p", "p (Holm)", "McNemar p", "B better / tie / worse",
-           "n (left out)")
+HEADER = ("metric", "A", "B", "B − A", "interval", "p", "p (Holm)", "McNemar p", "B better / tie / worse",
+          "n (left out)")
+
+
+def header(comparison: Comparison) -> tuple[str, ...]:
+    """``HEADER`` with the interval's level named (``95 % interval``)."""
+    return tuple(f"{comparison.confidence * 100:g} % interval" if name == "interval" else name for name in HEADER)
 
 
 def _number(value: float | None, digits: int = 4) -> str:
@@ -33,13 +38,13 @@ def _cells(m: MetricComparison) -> tuple[str, ...]:
             f"{wins} / {m.ties} / {losses}{direction}", f"{m.n} ({m.n_left_out})")
 
 
-def _table(rows: list[tuple[str, ...]], markdown: bool, header: tuple[str, ...] = HEADER) -> list[str]:
+def _table(rows: list[tuple[str, ...]], markdown: bool, columns: tuple[str, ...]) -> list[str]:
     if markdown:
-        return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+        return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns),
                 *("| " + " | ".join(row) + " |" for row in rows)]
-    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+    widths = [max(len(row[i]) for row in (columns, *rows)) for i in range(len(columns))]
     return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-            for row in (header, *rows)]
+            for row in (columns, *rows)]
 
 
 def render_comparison(comparison: Comparison, *, markdown: bool = False) -> str:
@@ -51,7 +56,7 @@ def render_comparison(comparison: Comparison, *, markdown: bool = False) -> str:
         if (field, value) != ("all", "all"):
             n = max((m.n + m.n_left_out for m in metrics), default=0)
             lines += [f"{'### ' if markdown else ''}{field} = {value} ({n} items)", ""]
-        lines += [*_table(comparison_rows(metrics), markdown), ""]
+        lines += [*_table(comparison_rows(metrics), markdown, header(comparison)), ""]
     if comparison.gate:
         lines += _gate_table(comparison, markdown)
     if comparison.only_baseline or comparison.only_candidate:

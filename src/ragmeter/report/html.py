@@ -29,7 +29,7 @@ from ragmeter.metrics import get_metric
 from ragmeter.paired_analysis import CELL_READINGS, Threshold
 from ragmeter.records import Record
 from ragmeter.report import figures
-from ragmeter.report.comparison import GATE_HEADER, HEADER, comparison_rows, gate_rows
+from ragmeter.report.comparison import GATE_HEADER, comparison_rows, gate_rows, header
 from ragmeter.report.tables import summary_tables
 from ragmeter.report.terminal import format_number
 from ragmeter.result import EvalResult
@@ -186,6 +186,6 @@ def render_comparison_html(comparisons: Sequence[Comparison], *, title: str) -> 
         groups = [{"field": field, "value": value, "rows": comparison_rows(metrics)}
                   for (field, value), metrics in comparison.groups.items()]
         sections.append({"comparison": comparison, "groups": groups, "gate": gate_rows(comparison),
-                         "forest": _markup(figures.forest(scores)) if scores else None})
+                         "header": header(comparison), "forest": _markup(figures.forest(scores)) if scores else None})
     return environment.get_template("compare.html.j2").render(title=title, version=__version__, sections=sections,
-                                                              header=HEADER, gate_header=GATE_HEADER)
+                                                              gate_header=GATE_HEADER)
