@@ -620,6 +620,18 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _after_interrupt(args: argparse.Namespace) -> str:
+    """What an interrupted command kept, and how to go on."""
+    if args.command == "run":
+        return "the items finished so far are kept; 'ragmeter run … --resume' goes on from them"
+    if args.command == "mtrag":
+        return "the items finished so far are kept; the same command goes on from OUTPUT.partial"
+    if args.command == "labels" and args.labels_command == "annotate":
+        return ("the judge's verdicts so far are in its cache; the same command goes on from them without "
+                "calling the judge again for them")
+    return "nothing was written"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -642,9 +654,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        again = ("the same command goes on from OUTPUT.partial" if args.command == "mtrag"
-                 else "'ragmeter run … --resume' goes on from them")
-        print(f"interrupted: the items finished so far are kept; {again}", file=sys.stderr)
+        print(f"interrupted: {_after_interrupt(args)}", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # the reader of stdout left (ragmeter run A | head -2): every output file is already written

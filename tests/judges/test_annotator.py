@@ -118,3 +118,17 @@ def test_a_dry_run_counts_the_calls(server, tmp_path: Path, capsys: pytest.Captu
               if line.split() and line.split()[0] in ("chunk_labels", "claims", "generation_labels")}
     assert counts == {"chunk_labels": 4, "claims": 4, "generation_labels": 6}
     assert len(server.requests) == before and not (tmp_path / "x.jsonl").exists()
+
+
+def test_an_interrupted_annotation_says_how_to_go_on(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    import ragmeter.cli
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ragmeter.cli, "annotate", interrupted)
+    output = tmp_path / "llm.jsonl"
+    assert main(["labels", "annotate", str(_data(tmp_path)), "-o", str(output), *_judge(server)]) == 130
+    assert "verdicts so far are in its cache; the same command goes on" in capsys.readouterr().err
+    assert not output.exists()
