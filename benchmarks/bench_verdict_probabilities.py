@@ -43,10 +43,11 @@ import numpy as np
 
 from ragmeter import Settings
 from ragmeter.judges.local import LocalServer
-from ragmeter.judges.prompts import CLAIMS, VERDICTS, VerdictError, chunk_blocks, claims_request, defuse
+from ragmeter.judges.prompts import CLAIMS, VERDICTS, Prompt, VerdictError, chunk_blocks, claims_request
+from ragmeter.judges.protocol import ChatRequest
 from ragmeter.metrics.citation import abstained
 from ragmeter.metrics.claim_evidence import checked_claims
-from ragmeter.metrics.judged import Claim
+from ragmeter.metrics.judged import Claim, verdict_claims
 from ragmeter.records import Record
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -69,8 +70,13 @@ PER_CLAIM_SCHEMA = {"type": "object", "additionalProperties": False, "required":
                     "properties": {"verdict": {"type": "string", "enum": list(VERDICTS)}}}
 
 
-def claims_body(record: Record) -> dict[str, Any]:
-    request = claims_request(record, record.answer)
+#: The per-claim check as a judge prompt, so that its request is rendered (tags, defused text) as every other.
+PER_CLAIM = Prompt("claim_check", PER_CLAIM_INSTRUCTIONS, PER_CLAIM_SCHEMA, 16, lambda data, n_chunks: data)
+
+
+def _body(request: ChatRequest) -> dict[str, Any]:
+    """The chat-completions body ragmeter's backend sends for ``request`` (grammar bounds kept, as for the local
+    server), asking for the tokens' log-probabilities too."""
     return {"model": "local", "temperature": 0.0, "seed": 0, "max_tokens": request.max_tokens,
             "messages": [{"role": role, "content": content} for role, content in request.messages],
             "response_format": {"type": "json_schema", "json_schema": {
@@ -78,16 +84,15 @@ def claims_body(record: Record) -> dict[str, Any]:
             "logprobs": True, "top_logprobs": TOP_LOGPROBS}
 
 
+def claims_body(record: Record) -> dict[str, Any]:
+    return _body(claims_request(record, record.answer))
+
+
 def per_claim_body(record: Record, claim: str) -> dict[str, Any]:
     """The chunks first and the claim last, so that the calls of one record share the prefix llama.cpp keeps."""
-    blocks = [*chunk_blocks(record), ("text", claim)]
-    body = "\n\n".join([*(f"<{tag}>\n{defuse(text)}\n</{tag.split()[0]}>" for tag, text in blocks),
-                         "Is the CLAIM in the <text> tags supported by the chunks? Reply with the JSON object only."])
-    return {"model": "local", "temperature": 0.0, "seed": 0, "max_tokens": 16,
-            "messages": [{"role": "system", "content": PER_CLAIM_INSTRUCTIONS}, {"role": "user", "content": body}],
-            "response_format": {"type": "json_schema", "json_schema": {
-                "name": "claim_check", "strict": True, "schema": PER_CLAIM_SCHEMA}},
-            "logprobs": True, "top_logprobs": TOP_LOGPROBS}
+    return _body(PER_CLAIM.request([*chunk_blocks(record), ("text", claim)],
+                                   "Is the CLAIM in the <text> tags supported by the chunks? Reply with the JSON "
+                                   "object only."))
 
 
 def post(base_url: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -144,7 +149,7 @@ def claims_of(record: Record, line: dict[str, Any] | None) -> tuple[Claim, ...] 
         verdict = CLAIMS.check(line["text"], len(record.contexts))
     except VerdictError:
         return None
-    return tuple(Claim(c["claim"], c["verdict"], tuple(c["chunks"]), c["evidence"]) for c in verdict["claims"])
+    return verdict_claims(verdict, record, check_evidence=False)
 
 
 def needs_claims(record: Record) -> bool:

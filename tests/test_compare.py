@@ -149,7 +149,7 @@ def test_the_command_compares_two_run_folders(capsys: pytest.CaptureFixture[str]
     assert main(["compare", str(tmp_path / "a")]) == 2
     assert "at least two runs" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "missing")]) == 2
-    assert "neither a ragmeter run folder nor an items file" in capsys.readouterr().err
+    assert "no such run folder or items file" in capsys.readouterr().err
 
 
 def test_the_gate_demo_shows_what_the_gate_saves_and_what_it_costs(capsys: pytest.CaptureFixture[str],
@@ -183,3 +183,21 @@ def test_runs_without_a_readable_summary_are_named(capsys: pytest.CaptureFixture
     (tmp_path / "b" / "summary.json").write_text("{not json", encoding="utf-8")
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 2
     assert "summary.json cannot be read" in capsys.readouterr().err
+
+
+def test_a_bad_items_file_is_an_error_naming_its_line_and_is_never_changed(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["run", "--demo", "--embedder", "hashing", "--metrics", "token_f1", "--out", str(tmp_path / "a"),
+                 "--format", "json"]) == 0
+    capsys.readouterr()
+    lines = (tmp_path / "a" / "items.jsonl").read_text(encoding="utf-8").splitlines()
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join([*lines[:3], '{"id": "q04", "scores": {', *lines[4:]]) + "\n", encoding="utf-8")
+    before = broken.read_bytes()
+    assert main(["compare", str(tmp_path / "a"), str(broken), "--allow-different-settings"]) == 2
+    assert "broken.jsonl:4: broken JSON" in capsys.readouterr().err
+    assert broken.read_bytes() == before                     # read, never cut short
+    words = tmp_path / "words.jsonl"
+    words.write_text('{"id": "q01", "scores": {"token_f1": "high"}}\n', encoding="utf-8")
+    assert main(["compare", str(tmp_path / "a"), str(words), "--allow-different-settings"]) == 2
+    assert "words.jsonl:1 field 'scores.token_f1': a score must be a number" in capsys.readouterr().err

@@ -40,8 +40,7 @@ from ragmeter.judges.prompts import (
     generation_labels_request,
 )
 from ragmeter.metrics.citation import abstained
-from ragmeter.metrics.claim_evidence import checked_claims
-from ragmeter.metrics.judged import Claim
+from ragmeter.metrics.judged import verdict_claims
 from ragmeter.metrics.labels import derived_source_labels
 from ragmeter.records import ALL_LABELS, ANSWER_LABELS, Record
 from ragmeter.records import CHUNK_LABELS as CHUNK_LABEL_NAMES
@@ -86,11 +85,7 @@ def _grounding(record: Record, outcome: JudgeOutcome | None, settings: Settings)
     if not record.contexts:
         return {"support_present": 0, "unsupported_claim_present": 1, "contradicted_claim_present": 0}
     assert outcome is not None and outcome.verdict is not None
-    claims = tuple(Claim(c["claim"], c["verdict"], tuple(c["chunks"]), c["evidence"])
-                   for c in outcome.verdict["claims"])
-    if settings.check_evidence:
-        claims = checked_claims(claims, [chunk.text for chunk in record.contexts])
-    verdicts = {c.verdict for c in claims}
+    verdicts = {c.verdict for c in verdict_claims(outcome.verdict, record, check_evidence=settings.check_evidence)}
     return {"support_present": int("supported" in verdicts),
             "unsupported_claim_present": int("unsupported" in verdicts),
             "contradicted_claim_present": int("contradicted" in verdicts)}

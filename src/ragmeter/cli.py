@@ -9,7 +9,7 @@ import os
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ragmeter import _cli_judge
 from ragmeter._files import atomic_write_text
@@ -584,6 +584,8 @@ def _agree(args: argparse.Namespace) -> int:
 def _calibrate(args: argparse.Namespace) -> int:
     settings = Settings(embedder=args.embedder, n_resamples=args.n_resamples, confidence=args.confidence,
                         seed=args.seed)
+    if args.run is not None and not args.run.is_file():
+        raise ConfigError(f"--run {args.run}: no such file of records")
     records = read_records(args.run) if args.run else None
     result = calibrate_tau(args.labelled, precision=args.precision, records=records, settings=settings)
     print(json.dumps(result.to_dict(), indent=2) if args.format == "json" else render_calibration(result))
@@ -634,22 +636,11 @@ def _after_interrupt(args: argparse.Namespace) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    commands: dict[str, Callable[[argparse.Namespace], int]] = {
+        "run": _run, "validate": _validate, "mtrag": _mtrag, "labels": _labels, "compare": _compare,
+        "agree": _agree, "calibrate-tau": _calibrate, "metrics": lambda _: _metrics()}
     try:
-        if args.command == "run":
-            return _run(args)
-        if args.command == "validate":
-            return _validate(args)
-        if args.command == "mtrag":
-            return _mtrag(args)
-        if args.command == "labels":
-            return _labels(args)
-        if args.command == "compare":
-            return _compare(args)
-        if args.command == "agree":
-            return _agree(args)
-        if args.command == "calibrate-tau":
-            return _calibrate(args)
-        return _metrics()
+        return commands[args.command](args)
     except RagmeterError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -27,26 +27,24 @@ interval off 0 while the permutation test rightly finds nothing.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ragmeter._files import complete_jsonl_rows
 from ragmeter._version import __version__
 from ragmeter.aggregate import Aggregation
-from ragmeter.errors import ConfigError
-from ragmeter.io.readers import parse_column_map, read_records
+from ragmeter.errors import ConfigError, InputError
+from ragmeter.io.readers import object_rows, parse_column_map, read_records
 from ragmeter.metrics import get_metric
 from ragmeter.paired_analysis import GateRow, gate_row
 from ragmeter.records import Record
 from ragmeter.result import EvalResult
-from ragmeter.run_folder import file_sha256
+from ragmeter.run_folder import file_sha256, read_json_object
 from ragmeter.settings import Settings
 from ragmeter.stats.paired import (
     MCNEMAR_EXACT_BELOW,
@@ -59,6 +57,7 @@ from ragmeter.stats.paired import (
 __all__ = ["Comparison", "MetricComparison", "ScoredRun", "compare", "load_run"]
 
 Key = tuple[str, str | None]
+_NOT_A_RUN = "is this a ragmeter run folder?"
 #: The group every item is in (the whole comparison), as (field, value).
 OVERALL = ("all", "all")
 
@@ -91,42 +90,43 @@ def load_run(path: str | Path) -> ScoredRun:
     ``summary.json`` and the items' answerability and metadata from the input named in its ``run.json`` (when
     that file is still there, unchanged)."""
     path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"{path}: no such run folder or items file")
     folder, items = (path, path / "items.jsonl") if path.is_dir() else (path.parent, path)
     if not items.is_file():
         raise ConfigError(f"{path} is neither a ragmeter run folder nor an items file (no {items.name} there)")
-    rows = complete_jsonl_rows(items)
-    if not rows or not all(isinstance(row, dict) and "id" in row and isinstance(row.get("scores"), dict)
-                           for row in rows):
+    rows = list(_item_rows(items))
+    if not rows:
         raise ConfigError(f"{items} holds no ragmeter item rows (each line an object with 'id' and 'scores')")
-    summary = _json_file(folder / "summary.json")
+    summary = read_json_object(folder / "summary.json", _NOT_A_RUN)
     signatures = dict(summary.get("signatures", {})) if summary else {}
     keys = tuple((str(row["id"]), row.get("model_id")) for row in rows)
     metrics = list(dict.fromkeys(m for row in rows for m in row["scores"]))
-    scores = {m: np.array([_number(row["scores"].get(m)) for row in rows]) for m in metrics}
+    scores = {m: np.array([math.nan if row["scores"].get(m) is None else row["scores"][m] for row in rows],
+                          dtype=float) for m in metrics}
     metadata, note = _metadata(keys, *_input_records(folder))
     return ScoredRun(folder.name or str(folder), keys, scores, signatures,
                      tuple(row.get("conversation_id") for row in rows), metadata, note)
 
 
-def _number(value: Any) -> float:
-    return math.nan if value is None else float(value)
-
-
-def _json_file(path: Path) -> dict[str, Any] | None:
-    """A run folder's JSON file (``summary.json``, ``run.json``), or ``None`` when it is not there."""
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path} cannot be read ({exc}): is this a ragmeter run folder?") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} is not a ragmeter {path.name}")
-    return data
+def _item_rows(path: Path) -> Iterator[dict[str, Any]]:
+    """The rows of a run's ``items.jsonl``, read only (a comparison never changes a run); a line that is not an
+    item row (broken JSON, no id, scores that are not numbers) is an error naming its line and field."""
+    for line, row in object_rows(path):
+        if "id" not in row:
+            raise InputError("not a ragmeter item row: no id", path=str(path), line=line, field="id")
+        scores = row.get("scores")
+        if not isinstance(scores, dict):
+            raise InputError("not a ragmeter item row: no scores object", path=str(path), line=line, field="scores")
+        for name, value in scores.items():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise InputError(f"a score must be a number or null, got {value!r}", path=str(path), line=line,
+                                 field=f"scores.{name}")
+        yield row
 
 
 def _input_records(folder: Path) -> tuple[Iterable[Record] | None, str]:
-    data = _json_file(folder / "run.json")
+    data = read_json_object(folder / "run.json", _NOT_A_RUN)
     if data is None:
         return None, f"{folder} has no run.json naming its input"
     source = Path(data.get("input", ""))

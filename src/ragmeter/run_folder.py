@@ -30,7 +30,7 @@ from ragmeter.io.writers import ItemsWriter
 from ragmeter.result import EvalResult
 from ragmeter.settings import Settings
 
-__all__ = ["CACHE_FILE", "RunFolder", "item_settings", "require_parquet"]
+__all__ = ["CACHE_FILE", "RunFolder", "item_settings", "read_json_object", "require_parquet"]
 
 MANIFEST = "run.json"
 ITEMS = "items.jsonl"
@@ -145,14 +145,20 @@ class RunFolder:
             atomic_write_text(self.path / MANIFEST, json.dumps(self._manifest, indent=2))
 
     def _read_manifest(self) -> dict[str, Any] | None:
-        path = self.path / MANIFEST
-        if not path.exists():
-            return None
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"{path} cannot be read ({exc}); delete it or choose another --out") from None
-        return data if isinstance(data, dict) else None
+        return read_json_object(self.path / MANIFEST, "delete it or choose another --out")
+
+
+def read_json_object(path: Path, advice: str) -> dict[str, Any] | None:
+    """The JSON object in a run folder's file (``run.json``, ``summary.json``): ``None`` when the file is not
+    there or holds something else than an object; a file that cannot be read or parsed is a
+    :class:`ConfigError` ending with ``advice``."""
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path} cannot be read ({exc}); {advice}") from None
+    return data if isinstance(data, dict) else None
 
 
 def write_failures(path: Path, failures: Sequence[Mapping[str, Any]]) -> None:

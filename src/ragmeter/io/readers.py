@@ -116,16 +116,13 @@ def jsonl_objects(path: Path) -> Iterator[tuple[int, Any]]:
 
 
 def object_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line, row) of a JSONL file of objects, or of a CSV/TSV file with a header (its values as text); the first
-    line that is not a JSON object raises its :class:`InputError`."""
+    """(line, row) of a JSONL file of objects, or of a CSV/TSV file with a header (its values as text, read as
+    the records' CSV is: a byte-order mark skipped, a line that is not UTF-8 or broken quoting an error of its
+    row); the first bad row raises its :class:`InputError`."""
     if not path.is_file():
         raise ConfigError(f"{path} is not a file")
-    if path.suffix.lower() in (".csv", ".tsv"):
-        with path.open(encoding="utf-8-sig", newline="") as handle:
-            yield from enumerate(csv.DictReader(handle, delimiter="\t" if path.suffix.lower() == ".tsv" else ","),
-                                 start=2)
-        return
-    for line, row in jsonl_objects(path):
+    rows = _csv_rows(path, {}) if path.suffix.lower() in (".csv", ".tsv") else jsonl_objects(path)
+    for line, row in rows:
         if isinstance(row, InputError):
             raise row
         if not isinstance(row, dict):

@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, register
-from ragmeter.metrics.citation import abstained
+from ragmeter.metrics.judged import abstains
 from ragmeter.metrics.mtrag import algorithmic_texts, algorithmic_values, bertscore_settings
 from ragmeter.records import Record
 
@@ -60,7 +60,7 @@ def blend(bert_k_prec: float, extractiveness: float) -> float:
 
 
 def _faithfulness_offline(record: Record, item: ItemContext, run: RunContext) -> Outcome:
-    declines = bool(abstained(record.answer, idk=run.settings.idk, action=record.action))
+    declines = abstains(record, run)
     if not record.contexts:
         return Noted(1.0, NO_PASSAGE_DECLINED) if declines else Noted(0.0, NO_PASSAGE_ANSWERED)
     if declines:

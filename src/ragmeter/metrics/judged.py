@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from ragmeter.context import ItemContext, RunContext
 
 __all__ = ["Claim", "ClaimsCheck", "abstains", "claim_recall", "claims_call", "claims_outcome", "context_precision",
-           "faithfulness", "faithfulness_metric", "faithfulness_outcome", "five_point", "judge_failure", "weighted_score"]
+           "faithfulness", "faithfulness_metric", "faithfulness_outcome", "five_point", "judge_failure",
+           "verdict_claims", "weighted_score"]
 
 #: Seed 002's weights: Correctness 0.4; Faithfulness, Precision, Recall 0.2 each; Relevance 0.
 WEIGHTS = {"correctness": 0.4, "faithfulness": 0.2, "precision": 0.2, "recall": 0.2}
@@ -142,6 +143,13 @@ def judge_failure(prompt: str, outcome: JudgeOutcome) -> Undefined:
     return Undefined(f"judge failed ({prompt}): {outcome.failure}")
 
 
+def verdict_claims(verdict: Mapping[str, Any], record: Record, *, check_evidence: bool) -> tuple[Claim, ...]:
+    """The claims of a ``claims`` verdict on ``record``, evidence-checked against its chunks when
+    ``check_evidence`` (:func:`~ragmeter.metrics.claim_evidence.checked_claims`)."""
+    claims = tuple(Claim(c["claim"], c["verdict"], tuple(c["chunks"]), c["evidence"]) for c in verdict["claims"])
+    return checked_claims(claims, [chunk.text for chunk in record.contexts]) if check_evidence else claims
+
+
 def claims_outcome(record: Record, item: ItemContext, run: RunContext) -> ClaimsCheck:
     def check() -> ClaimsCheck:
         call = claims_call(record, run)
@@ -152,10 +160,7 @@ def claims_outcome(record: Record, item: ItemContext, run: RunContext) -> Claims
         outcome = run.judge_outcome(call)
         if outcome.verdict is None:
             return ClaimsCheck(None, undefined=judge_failure("claims", outcome).reason)
-        claims = tuple(Claim(c["claim"], c["verdict"], tuple(c["chunks"]), c["evidence"])
-                       for c in outcome.verdict["claims"])
-        if run.settings.check_evidence:
-            claims = checked_claims(claims, [chunk.text for chunk in record.contexts])
+        claims = verdict_claims(outcome.verdict, record, check_evidence=run.settings.check_evidence)
         source = "reference" if abstains(record, run) else "answer"
         cap = claims_cap(record.answer if source == "answer" else record.references[0])
         return ClaimsCheck(source, claims, capped=cap if len(claims) >= cap else None)

@@ -80,12 +80,12 @@ def _score_figure(result: EvalResult) -> str | None:
     return figures.error_bars(rows, confidence=result.settings.confidence) if rows else None
 
 
-def _cited_chunks(record: Record) -> list[dict[str, str]]:
+def _cited_chunks(record: Record) -> list[dict[str, Any]]:
     """The chunks whose doc_id the answer cites (all chunks' first three when it cites none), cut short."""
     cited = set(find_citations(record.answer))
     chunks = [c for c in record.contexts if c.doc_id in cited] or list(record.contexts[:3])
     return [{"doc_id": c.doc_id, "text": c.text if len(c.text) <= _CHUNK_CHARS else c.text[:_CHUNK_CHARS] + " …",
-             "cited": str(c.doc_id in cited)} for c in chunks]
+             "cited": c.doc_id in cited} for c in chunks]
 
 
 def _worst(result: EvalResult) -> dict[str, tuple[bool, np.ndarray]]:
