@@ -132,3 +132,16 @@ def test_the_command_prints_the_figures_and_json(capsys: pytest.CaptureFixture[s
     assert '<table id="agreement">' in page and '<figure id="agreement-figure"><svg' in page
     assert main(["agree", str(scores), str(tmp_path / "none.jsonl"), "--metric", "m", "--label", "r"]) == 2
     assert "is not a file" in capsys.readouterr().err
+
+
+def test_files_saved_by_a_spreadsheet(tmp_path: Path) -> None:
+    scores = _write(tmp_path / "s.jsonl", [{"id": f"q{i}", "m": i / 10} for i in range(5)])
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes(b"\xef\xbb\xbfid,r\r\n" + b"".join(f"q{i},{i % 3}\r\n".encode() for i in range(5)))
+    assert agreement(scores, bom, metric="m", label="r", settings=SETTINGS).n == 5    # the BOM is not in "id"
+    latin = tmp_path / "cp1252.csv"
+    latin.write_bytes(b"id,r\r\nq0,1\r\nq\xe91,2\r\nq2,3\r\n")
+    from ragmeter.errors import InputError
+    with pytest.raises(InputError, match="not UTF-8") as caught:
+        agreement(scores, latin, metric="m", label="r")
+    assert caught.value.line == 3
