@@ -5,8 +5,10 @@ people where people labelled?
    passages carry MT-RAG's ``context_relevance`` (read as ``topically_relevant``); the annotator's chunk labels
    against them: raw agreement, its share of 1s beside the people's, Cohen's κ (undefined when the people's
    labels are all one class, as they are when every passage shown was judged relevant).
-2. The demo: the first M demo records (``--demo M``, 8) with every label; the file it writes is read back by
-   ``labels merge``'s reader against the records, which must find no problem, and the failed calls are counted.
+2. The demo: the first M demo records (``--demo M``, all 45) with every label; the file it writes is read back by
+   ``labels merge``'s reader against the records beside the demo's two people (``demo-labels-ana.csv``,
+   ``demo-labels-ben.csv``), which must find no problem; per label, Cohen's κ of the LLM with each person and of
+   the two people, and each one's share of 1s. The failed calls are counted.
 3. MT-RAG's grounding: the first K shuffled dev answers of the non-reference responders (``--grounding K``, 24:
    ``bench_judge_validity``'s records, whose claims verdicts its cache holds) labelled ``support_present`` and
    ``unsupported_claim_present``; Spearman of each (the second negated: an unsupported claim should mean less
@@ -15,7 +17,7 @@ people where people labelled?
 Seconds and judge tokens per record are reported. The judge is the packaged one unless ``--judge openai``; verdicts
 are cached (``--cache``). Results: ``benchmarks/results/annotator-<judge>.json``.
 
-    python benchmarks/bench_annotator.py --judge local --mtrag 20 --demo 8
+    python benchmarks/bench_annotator.py --judge local --mtrag 20 --demo 45
 """
 
 from __future__ import annotations
@@ -77,11 +79,29 @@ def versus_humans(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def versus_people(votes: dict[Any, dict[str, dict[str, int]]]) -> dict[str, dict[str, Any]]:
+    """Per label, over the units all three labelled: κ of the LLM with Ana and with Ben, and of the two people;
+    each one's share of 1s."""
+    out = {}
+    for label in ALL_LABELS:
+        units = [unit[label] for unit in votes.values() if label in unit and len(unit[label]) == 3]
+        if not units:
+            continue
+        llm = next(a for a in units[0] if a not in ("ana", "ben"))
+        column = {a: [u[a] for u in units] for a in ("ana", "ben", llm)}
+        out[label] = {"units": len(units), **{f"share_of_1_{'llm' if a == llm else a}": round(float(np.mean(v)), 3)
+                                              for a, v in column.items()},
+                      "kappa_llm_ana": round(cohen_kappa(column[llm], column["ana"]), 3),
+                      "kappa_llm_ben": round(cohen_kappa(column[llm], column["ben"]), 3),
+                      "kappa_ana_ben": round(cohen_kappa(column["ana"], column["ben"]), 3)}
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_judge_arguments(parser)
     parser.add_argument("--mtrag", type=int, default=20, help="MT-RAG dev records with relevance labels")
-    parser.add_argument("--demo", type=int, default=8, help="demo records, every label")
+    parser.add_argument("--demo", type=int, default=45, help="demo records, every label")
     parser.add_argument("--grounding", type=int, default=24, help="non-reference dev answers, grounding labels")
     args = parser.parse_args()
 
@@ -112,9 +132,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "llm.jsonl"
         written = write_rows(on_demo.rows, path, ALL_LABELS)
-        read = read_annotations([path], demo)
+        people = [] if len(demo) < 45 else [demo_path().with_name(f"demo-labels-{p}.csv") for p in ("ana", "ben")]
+        read = read_annotations([*people, path], demo)
     demo_out = {"records": len(demo), "rows": written, "problems": [str(e) for e in read.errors][:20],
-                "n_problems": len(read.errors), "failures": on_demo.failures}
+                "n_problems": len(read.errors), "failures": on_demo.failures,
+                "versus_people": versus_people(read.votes) if people else None}
     grounding = {"records": len(grounded), "seconds": round(grounding_s, 1), "usage": grounding_usage,
                  "versus_human_faithfulness": versus_humans(on_grounding.rows)}
     out = {"judge": identity, "mtrag": {"records": len(mtrag), "seconds": round(mtrag_s, 1), "usage": mtrag_usage,
@@ -125,8 +147,12 @@ def main() -> None:
     print(f"MT-RAG, {len(mtrag)} records, {len(pairs)} labelled passages ({mtrag_s:.0f} s): raw agreement "
           f"{relevance['raw_agreement']}, LLM 1s {relevance['llm_share_of_1']} vs people's "
           f"{relevance['people_share_of_1']}, κ {kappa}; failed calls {len(on_mtrag.failures)}")
-    print(f"demo, {len(demo)} records ({demo_s:.0f} s): {written} rows, {len(read.errors)} problems when read back, "
-          f"{len(on_demo.failures)} failed calls")
+    print(f"demo, {len(demo)} records ({demo_s:.0f} s): {written} rows, {len(read.errors)} problems when read back "
+          f"beside the two people's files, {len(on_demo.failures)} failed calls")
+    for label, figures in (demo_out["versus_people"] or {}).items():
+        print(f"  {label:<28} 1s: LLM {figures['share_of_1_llm']:.2f}, Ana {figures['share_of_1_ana']:.2f}, Ben "
+              f"{figures['share_of_1_ben']:.2f}; κ LLM–Ana {figures['kappa_llm_ana']}, LLM–Ben "
+              f"{figures['kappa_llm_ben']}, Ana–Ben {figures['kappa_ana_ben']}")
     for label, figures in grounding["versus_human_faithfulness"].items():
         print(f"grounding, {len(grounded)} dev answers: {label} against human faithfulness: Spearman "
               f"{figures['spearman']} [{figures['low']}, {figures['high']}] (n={figures['n']})")

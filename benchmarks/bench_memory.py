@@ -61,12 +61,14 @@ def _sentence(rng: random.Random, low: int, high: int) -> str:
     return " ".join(words).capitalize()
 
 
-def _pools(seed: int = 0) -> tuple[list[str], list[tuple[str, str, list[str]]]]:
-    """3,000 distinct sentences, and 2,000 chunks (doc_id, text, its sentences) made of 3–6 of them."""
+def _pools(seed: int = 0, n_sentences: int = N_SENTENCES,
+           n_chunks: int = N_CHUNKS) -> tuple[list[str], list[tuple[str, str, list[str]]]]:
+    """``n_sentences`` distinct sentences, and ``n_chunks`` chunks (doc_id, text, its sentences) made of 3–6 of
+    them."""
     rng = random.Random(seed)
-    sentences = [f"{_sentence(rng, 8, 20)} {i}" for i in range(N_SENTENCES)]  # the index keeps them distinct
+    sentences = [f"{_sentence(rng, 8, 20)} {i}" for i in range(n_sentences)]  # the index keeps them distinct
     chunks = []
-    for i in range(N_CHUNKS):
+    for i in range(n_chunks):
         parts = rng.sample(sentences, rng.randint(3, 6))
         chunks.append((f"doc-{i // 3}-{i % 3}", " ".join(f"{p}." for p in parts), parts))
     return sentences, chunks
@@ -76,9 +78,11 @@ IDK_SENTENCES = ("I don't know the answer to that.", "The provided documents do 
                  "I'm not sure about the exact figure.")
 
 
-def synthetic_records(n: int, seed: int = 0) -> Iterator[dict[str, Any]]:
-    """``n`` native-format records (dicts), deterministic for a seed."""
-    sentences, chunks = _pools(seed)
+def synthetic_records(n: int, seed: int = 0, *, n_sentences: int = N_SENTENCES,
+                      n_chunks: int = N_CHUNKS) -> Iterator[dict[str, Any]]:
+    """``n`` native-format records (dicts), deterministic for a seed; their texts come from pools of
+    ``n_sentences`` sentences and ``n_chunks`` chunks."""
+    sentences, chunks = _pools(seed, n_sentences, n_chunks)
     rng = random.Random(seed + 1)
     for i in range(n):
         contexts = rng.sample(chunks, 5)
@@ -113,9 +117,9 @@ def synthetic_records(n: int, seed: int = 0) -> Iterator[dict[str, Any]]:
         yield record
 
 
-def write_jsonl(path: Path, n: int, seed: int = 0) -> int:
+def write_jsonl(path: Path, n: int, seed: int = 0, **pools: int) -> int:
     with path.open("w", encoding="utf-8") as handle:
-        for record in synthetic_records(n, seed):
+        for record in synthetic_records(n, seed, **pools):
             handle.write(json.dumps(record) + "\n")
     return path.stat().st_size
 

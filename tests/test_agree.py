@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import krippendorff
 import numpy as np
 import pytest
 from scipy.stats import kendalltau, pearsonr, spearmanr
@@ -108,7 +109,11 @@ def test_csv_labels_with_ties_and_clear_errors(tmp_path: Path) -> None:
     result = agreement(scores, path, metric="m", label="ok", settings=SETTINGS)
     assert result.counts["annotators tied"] == 1 and result.n == 7
     assert {f.name: f.value for f in result.figures}["AUROC"] == 1.0
-    assert result.ceiling is not None and not math.isnan(result.ceiling.value)
+    # the ceiling counts the tied item too: on the items kept, two annotators always agree
+    expected_alpha = krippendorff.alpha(reliability_data=[[int(i >= 4) for i in range(8)],
+                                                          [1] + [int(i >= 4) for i in range(1, 8)]],
+                                        level_of_measurement="nominal")
+    assert result.ceiling is not None and result.ceiling.value == pytest.approx(expected_alpha)
     with pytest.raises(ConfigError, match="has no value of 'missing'"):
         agreement(scores, path, metric="missing", label="ok")
     bad = tmp_path / "bad.jsonl"
@@ -145,3 +150,32 @@ def test_files_saved_by_a_spreadsheet(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="not UTF-8") as caught:
         agreement(scores, latin, metric="m", label="r")
     assert caught.value.line == 3
+
+
+def test_filled_annotation_templates_are_read_as_human_labels(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """The bundled demo labels (two annotators' filled templates): their answer rows, each file's annotator."""
+    assert main(["demo", str(tmp_path)]) == 0
+    files = [tmp_path / "demo-labels-ana.csv", tmp_path / "demo-labels-ben.csv"]
+    votes: dict[str, list[int]] = {}
+    for path in files:
+        with path.open(newline="", encoding="utf-8") as handle:
+            for row in csv.DictReader(handle):
+                if row["unit"] == "answer":
+                    votes.setdefault(row["record_id"], []).append(int(row["proper_action"]))
+    rng = np.random.default_rng(3)
+    ids = sorted(votes)
+    values = rng.random(len(ids)).round(2)
+    scores = _write(tmp_path / "s.jsonl", [{"id": i, "m": float(v)} for i, v in zip(ids, values)])
+    result = agreement(scores, files, metric="m", label="proper_action", per_annotator=True, settings=SETTINGS)
+    kept = [(v, sum(votes[i]) // 2) for i, v in zip(ids, values) if len(set(votes[i])) == 1]
+    assert result.n == len(kept) and result.counts["annotators tied"] == len(ids) - len(kept) > 0
+    assert {f.name: f.value for f in result.figures}["AUROC"] == pytest.approx(
+        roc_auc_score([label for _, label in kept], [v for v, _ in kept]))
+    assert set(result.per_annotator) == {"ana", "ben"}
+    with pytest.raises(ConfigError, match="'misleading' is a chunk label"):
+        agreement(scores, files, metric="m", label="misleading")
+    # an annotator's file as the scores (as 'labels annotate' writes one): Ana's labels against Ben's
+    ana, ben = ([v[k] for k in ids] for v in ({i: votes[i][0] for i in ids}, {i: votes[i][1] for i in ids}))
+    against = agreement(files[0], files[1], metric="proper_action", label="proper_action", settings=SETTINGS)
+    figures = {f.name: f.value for f in against.figures}
+    assert against.n == 45 and figures["Cohen's kappa"] == pytest.approx(cohen_kappa_score(ben, ana))

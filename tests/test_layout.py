@@ -37,6 +37,9 @@ ALLOWED: dict[str, set[str]] = {
     "annotator": BASE | {"io", "judges", "metrics", "settings"},
     "calibration": BASE | {"io", "models", "run", "settings", "stats", "text"},
     "compare": BASE | {"aggregate", "io", "metrics", "paired_analysis", "result", "run_folder", "settings", "stats"},
+    "_shared_embeddings": {"models"},
+    "distributed": BASE | {"_shared_embeddings", "context", "io", "judges", "metrics", "models", "result", "run",
+                           "settings"},
     "report": BASE | {"aggregate", "judges", "result", "stats", "compare", "paired_analysis", "metrics", "text",
                       "agreement", "calibration"},
 }

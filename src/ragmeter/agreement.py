@@ -2,27 +2,30 @@
 agreement on the same items as the ceiling.
 
 Scores come from ``items.jsonl`` of a run (``scores.<metric>``), an MT-RAG output (``metrics.<metric>``, its first
-value), or any JSONL or CSV with an id column (``id`` or ``task_id``) and a column named after the metric. Human
-judgements come from JSONL or CSV with an id column and a column named after the label, either one row per item
-and annotator (an ``annotator`` column tells them apart) or, as MT-RAG's released ratings, an object of
-annotator → value in the label's field. Values may be numbers or numeric strings. Items join on id and model id
-when both files have model ids (MT-RAG's files answer each task with several systems), else on id alone; items of
-one file only are counted. Conversations (``conversation_id``, else the part of an MT-RAG task id before
-``<::>``) are the resampling units of every interval.
+value), an LLM annotator's file (``labels annotate``: its answer rows), or any JSONL or CSV with an id column
+(``id``, ``task_id`` or ``record_id``) and a column named after the metric. Human judgements come from JSONL or CSV
+with an id column and a column named after the label: one row per item and annotator (an ``annotator`` column
+tells them apart), an object of annotator → value in the label's field as in MT-RAG's released ratings, or filled
+annotation templates of seed 003's labels (``ragmeter labels template``; their answer rows). Several human files
+are read as one. Values may be numbers or numeric strings. Items join on id and model id when both files have
+model ids (MT-RAG's files answer each task with several systems), else on id alone; items of one file only are
+counted. Conversations (``conversation_id``, else the part of an MT-RAG task id before ``<::>``) are the
+resampling units of every interval.
 
 A label whose every value is 0 or 1 is *binary*: the item's label is the annotators' majority (a tie leaves the
 item out, counted), and the figures are AUROC, balanced accuracy and Cohen's κ of "score ≥ threshold". Any other
 label is a *scale*: the item's rating is the annotators' mean, and the figures are Spearman, Kendall τ-b and
 Pearson. The ceiling: for a scale, each annotator's Spearman with the mean of the others on the items they share,
 averaged over annotators (weighted by items; its interval from ``CEILING_RESAMPLES`` resamples at most); for a
-binary label, Krippendorff's α (nominal). ``per_annotator`` adds the figures against each annotator alone.
+binary label, Krippendorff's α (nominal) over every item with a score, tied ones included. ``per_annotator`` adds
+the figures against each annotator alone.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,7 @@ import numpy as np
 from ragmeter._version import __version__
 from ragmeter.errors import ConfigError, InputError
 from ragmeter.io.readers import object_rows
+from ragmeter.records import ANSWER_LABELS, CHUNK_LABELS
 from ragmeter.settings import Settings
 from ragmeter.stats.agreement import krippendorff_alpha, majority
 from ragmeter.stats.correlation import BINARY, SCALE, cluster_bootstrap, spearman
@@ -41,7 +45,7 @@ __all__ = ["Agreement", "Figure", "agreement", "read_human", "read_scores"]
 Key = tuple[str, str | None]
 #: Resamples of the scale ceiling's interval at most (each recomputes every annotator's correlation).
 CEILING_RESAMPLES = 500
-_ID_FIELDS = ("id", "task_id")
+_ID_FIELDS = ("id", "task_id", "record_id")
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,8 @@ def read_scores(path: str | Path, metric: str) -> dict[Key, tuple[float, str]]:
     out: dict[Key, tuple[float, str]] = {}
     seen_metric = False
     for line, row in object_rows(path):
+        if _template_row(row) and row["unit"] != "answer":
+            continue
         item_id, model, conversation = _key(row, path, line)
         for container, name in ((row.get("scores"), f"scores.{metric}"), (row.get("metrics"), f"metrics.{metric}"),
                                 (row, metric)):
@@ -128,27 +134,40 @@ def read_scores(path: str | Path, metric: str) -> dict[Key, tuple[float, str]]:
     return out
 
 
-def read_human(path: str | Path, label: str) -> dict[Key, dict[str, float]]:
-    """(id, model id) → annotator → value; rows without the label are skipped."""
-    path = Path(path)
+def _template_row(row: Mapping[str, Any]) -> bool:
+    """A row of a filled annotation template (``ragmeter labels template``, ``labels annotate``)."""
+    return "unit" in row and "record_id" in row
+
+
+def read_human(paths: str | Path | Sequence[str | Path], label: str) -> dict[Key, dict[str, float]]:
+    """(id, model id) → annotator → value, from one file or several; rows without the label are skipped.
+
+    A filled annotation template (``ragmeter labels template``: ``record_id`` and ``unit`` columns) gives its
+    answer rows; its annotator is the ``annotator`` cell, else the file's name, as ``labels merge`` reads it."""
     out: dict[Key, dict[str, float]] = defaultdict(dict)
-    for line, row in object_rows(path):
-        if label not in row:
-            continue
-        item_id, model, _ = _key(row, path, line)
-        value = row[label]
-        if isinstance(value, dict):
-            for annotator, rating in value.items():
-                number = _number(rating, path, line, f"{label}.{annotator}")
-                if not math.isnan(number):
-                    out[(item_id, model)][str(annotator)] = number
-            continue
-        number = _number(value, path, line, label)
-        if not math.isnan(number):
-            annotator = str(row.get("annotator") or f"row{line}")
-            out[(item_id, model)][annotator] = number
+    for path in map(Path, [paths] if isinstance(paths, (str, Path)) else paths):
+        for line, row in object_rows(path):
+            template = _template_row(row)
+            if template and label in CHUNK_LABELS:
+                raise ConfigError(f"{label!r} is a chunk label ({path} has one per retrieved chunk); agree compares "
+                                  f"one score per answer: choose an answer label ({', '.join(ANSWER_LABELS)})")
+            if label not in row or (template and row["unit"] != "answer"):
+                continue
+            item_id, model, _ = _key(row, path, line)
+            value = row[label]
+            if isinstance(value, dict):
+                for annotator, rating in value.items():
+                    number = _number(rating, path, line, f"{label}.{annotator}")
+                    if not math.isnan(number):
+                        out[(item_id, model)][str(annotator)] = number
+                continue
+            number = _number(value, path, line, label)
+            if not math.isnan(number):
+                annotator = str(row.get("annotator") or (path.stem if template else f"{path.stem}:row{line}"))
+                out[(item_id, model)][annotator] = number
     if not out:
-        raise ConfigError(f"{path} has no value of the label {label!r}")
+        raise ConfigError(f"{', '.join(map(str, [paths] if isinstance(paths, (str, Path)) else paths))} has no "
+                          f"value of the label {label!r}")
     return dict(out)
 
 
@@ -205,21 +224,25 @@ def _scale_ceiling(votes: list[dict[str, float]], clusters: list[str], settings:
     return Figure("annotators (leave-one-out Spearman)", value, low, high, dropped)
 
 
-def agreement(scored: str | Path, human: str | Path, *, metric: str, label: str, threshold: float | None = None,
+def agreement(scored: str | Path, human: str | Path | Sequence[str | Path], *, metric: str, label: str, threshold: float | None = None,
               per_annotator: bool = False, ties: str = "undefined", settings: Settings | None = None) -> Agreement:
-    """The agreement of ``metric`` in ``scored`` with ``label`` in ``human`` (see the module docstring).
+    """The agreement of ``metric`` in ``scored`` with ``label`` in ``human``, one file or several (see the module
+    docstring).
     ``threshold`` (binary labels; default 0.5) turns scores into decisions for balanced accuracy and κ."""
     settings = settings or Settings()
     joined, counts = _join(read_scores(scored, metric), read_human(human, label))
     if not joined:
-        raise ConfigError(f"no item of {scored} matches one of {human} (joined on id, and model id when both have one)")
+        raise ConfigError(f"no item of {scored} matches one of the human file(s) (joined on id, and model id when "
+                          "both have one)")
     kind = "binary" if all(v in (0.0, 1.0) for *_, unit in joined for v in unit.values()) else "scale"
     threshold = 0.5 if threshold is None and kind == "binary" else threshold
     rows = []
+    rated: list[dict[str, float]] = []  # every item with a score, tied ones too: the ceiling's units
     for score, conversation, unit in joined:
         if math.isnan(score):
             counts["score undefined"] = counts.get("score undefined", 0) + 1
             continue
+        rated.append(unit)
         if kind == "binary":
             label_value = majority([int(v) for v in unit.values()], ties=ties)
             if label_value is None:
@@ -236,7 +259,7 @@ def agreement(scored: str | Path, human: str | Path, *, metric: str, label: str,
     units = [r[3] for r in rows]
     figures = _figures(x, y, clusters, kind, threshold or 0.5, settings)
     if kind == "binary":
-        alpha = krippendorff_alpha([[int(v) for v in unit.values()] for unit in units])
+        alpha = krippendorff_alpha([[int(v) for v in unit.values()] for unit in rated])
         ceiling = None if math.isnan(alpha) else Figure("annotators (Krippendorff's alpha)", alpha, math.nan, math.nan)
     else:
         ceiling = _scale_ceiling(units, clusters, settings)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import os
@@ -11,8 +12,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from tqdm import tqdm
+
 from ragmeter import _cli_judge
-from ragmeter._files import atomic_write_text
+from ragmeter._files import atomic_target, atomic_write_text
 from ragmeter._version import __version__
 from ragmeter.agreement import agreement
 from ragmeter.annotator import annotate, planned_calls
@@ -21,7 +24,7 @@ from ragmeter.compare import compare
 from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.io.annotations import check_template_path, read_annotations, write_rows, write_template
 from ragmeter.io.qrels import attach_qrels, read_qrels
-from ragmeter.io.readers import FORMATS, check_file, parse_column_map, read_records
+from ragmeter.io.readers import FORMATS, FileCheck, check_file, parse_column_map, read_records
 from ragmeter.judges import Judge, JudgeConfig, open_judge, planning_judge
 from ragmeter.labels import agreement_by_label, write_agreement, write_merged
 from ragmeter.metrics import DEFAULT_CUTOFF, list_metrics, resolve_metrics
@@ -50,6 +53,9 @@ _PROGRESS_FROM = 200  # records; smaller runs finish before a bar is useful
 
 #: The bundled demo datasets: the assistant as it is, and the same assistant with its uncertainty gate on.
 DEMOS = {"v1": "demo.jsonl", "gate": "demo-gate.jsonl"}
+#: What ``ragmeter demo FOLDER`` copies: both runs, two people's labels of the first (seed 003's 13 labels,
+#: filled in the template 'labels merge' reads) and the data's description.
+DEMO_FILES = (*DEMOS.values(), "demo-labels-ana.csv", "demo-labels-ben.csv", "DEMO.md")
 
 
 def demo_path(variant: str = "v1") -> Path:
@@ -88,6 +94,16 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--correct", type=_threshold, metavar="METRIC:VALUE",
                      help="the paired analysis's correct items (default: token_f1:0.5, else exact_match:1)")
     run.add_argument("--limit", type=int, help="score only the first N valid records")
+    engine = run.add_argument_group("engine")
+    engine.add_argument("--engine", choices=("local", "ray"), default="local",
+                        help="local (this process, default) or ray: Ray Data on a cluster, for files too large for "
+                             "one machine; FILE may then be a folder or a glob of shards (pip install "
+                             "'ragmeter[ray]')")
+    engine.add_argument("--ray-address", metavar="ADDR",
+                        help="the Ray cluster to join (auto: the one 'ray start --head' began here; "
+                             "ray://HOST:10001 for a remote one); default: a Ray instance started for this run")
+    engine.add_argument("--workers", type=int,
+                        help="scoring actors (default: the cluster's CPUs), each holding the embedding model")
     run.add_argument("--tau-sim", type=float, default=Settings.tau_sim, help="Overlap cosine threshold (0.65)")
     run.add_argument("--embedder", choices=EMBEDDER_BACKENDS, default="onnx",
                      help="embedding backend: onnx (packaged, default), torch (extra), hashing (tests only)")
@@ -154,10 +170,12 @@ def _parser() -> argparse.ArgumentParser:
     _statistics_options(compare, ci="percentile")
 
     agree = commands.add_parser("agree", help="how far a score agrees with human labels or ratings")
-    agree.add_argument("scored", type=Path, help="per-item scores: items.jsonl, an MT-RAG output, or JSONL/CSV "
-                                                 "with an id column")
-    agree.add_argument("human", type=Path, help="human labels or ratings: JSONL/CSV with an id column, one row per "
-                                                "item and annotator, or an object of annotator → value per item")
+    agree.add_argument("scored", type=Path, help="per-item scores: items.jsonl, an MT-RAG output, a 'labels "
+                                                 "annotate' file, or JSONL/CSV with an id column")
+    agree.add_argument("human", type=Path, nargs="+",
+                       help="human labels or ratings, one file or several: JSONL/CSV with an id column, one row per "
+                            "item and annotator, an object of annotator → value per item, or filled annotation "
+                            "templates ('ragmeter labels template')")
     agree.add_argument("--metric", required=True, help="the score to check (a metric name or column)")
     agree.add_argument("--label", required=True, help="the human label or rating (a column or field)")
     agree.add_argument("--threshold", type=float,
@@ -184,6 +202,10 @@ def _parser() -> argparse.ArgumentParser:
     _statistics_options(calibrate, ci=None)
 
     commands.add_parser("metrics", help="list every metric with its range and the fields it needs")
+
+    demo = commands.add_parser("demo", help="copy the bundled demo data and two annotators' labels of it into a "
+                                            "folder, to try every command on")
+    demo.add_argument("folder", type=Path, help="where to copy them (created if missing)")
 
     labels = commands.add_parser("labels", help="annotation files for seed 003's chunk and answer labels")
     label_commands = labels.add_subparsers(dest="labels_command", required=True)
@@ -239,8 +261,12 @@ def _input_options(command: argparse.ArgumentParser) -> None:
 
 def _check_input(args: argparse.Namespace, path: Path) -> int:
     """Report every bad record (up to --max-errors); return the number of valid records, or -1 to stop."""
-    check = check_file(path, format=args.input_format, column_map=parse_column_map(args.map),
-                       max_errors=args.max_errors)
+    return _report_check(args, check_file(path, format=args.input_format, column_map=parse_column_map(args.map),
+                                          max_errors=args.max_errors))
+
+
+def _report_check(args: argparse.Namespace, check: FileCheck) -> int:
+    """Print a check's bad records; the number of valid records, or -1 to stop."""
     if check.file_error is not None:
         print(f"error: {check.file_error}", file=sys.stderr)
         return -1
@@ -294,32 +320,92 @@ def _run(args: argparse.Namespace) -> int:
         return 2 if n_valid < 0 else _dry_run(args, path, _total(args, n_valid), settings, metric_names, config)
     folder = RunFolder(args.out)
     folder.check_writable()
+    if args.engine == "ray":
+        return _run_ray(args, path, settings, config, metric_names, folder)
     n_valid = _check_input(args, path)
     if n_valid < 0:
         return 2
     total = _total(args, n_valid)
-    identity = None
-    if config is not None:
-        with planning_judge(config) as planned:
-            identity = planned.identity
-    manifest = {"input": str(path), "input_sha256": file_sha256(path), "input_format": args.input_format,
-                "map": sorted(args.map), "qrels": str(args.qrels) if args.qrels else None,
-                "metrics": [m.name for m in chosen], "settings": item_settings(settings), "judge": identity,
-                "limit": args.limit}
+    manifest = _manifest(args, path, file_sha256(path), chosen, settings, config)
     finished = folder.prepare(manifest, resume=args.resume)
     judge = open_judge(config) if config is not None else None
     try:
         folder.start()
         result = _score(args, path, total, settings, metric_names, judge, folder, finished)
     except RagmeterError as exc:  # a judge that failed for good, say: what was finished stays
-        print(f"error: {exc}", file=sys.stderr)
-        if folder.items_path.exists() and folder.items_path.stat().st_size > 0:
-            print(f"The items finished so far are kept in {folder.items_path}: fix the problem, then rerun the "
-                  "same command with --resume to score only the rest.", file=sys.stderr)
-        return 2
+        return _kept_after(exc, folder)
     finally:
         if judge is not None:
             judge.close()
+    return _finish_run(args, path, result, folder, lambda: _records(args, path, total))
+
+
+def _manifest(args: argparse.Namespace, path: Path, sha256: str, chosen: list[Any], settings: Settings,
+              config: JudgeConfig | None) -> dict[str, Any]:
+    """What the run is, as ``run.json`` holds it (a resumed run must match it)."""
+    identity = None
+    if config is not None:
+        with planning_judge(config) as planned:
+            identity = planned.identity
+    return {"input": str(path), "input_sha256": sha256, "input_format": args.input_format,
+                "map": sorted(args.map), "qrels": str(args.qrels) if args.qrels else None,
+            "metrics": [m.name for m in chosen], "settings": item_settings(settings), "judge": identity,
+            "limit": args.limit}
+
+
+def _kept_after(exc: RagmeterError, folder: RunFolder) -> int:
+    print(f"error: {exc}", file=sys.stderr)
+    if folder.items_path.exists() and folder.items_path.stat().st_size > 0:
+        print(f"The items finished so far are kept in {folder.items_path}: fix the problem, then rerun the "
+              "same command with --resume to score only the rest.", file=sys.stderr)
+    return 2
+
+
+def _run_ray(args: argparse.Namespace, source: Path, settings: Settings, config: JudgeConfig | None,
+             metric_names: list[str] | None, folder: RunFolder) -> int:
+    """``ragmeter run --engine ray`` (:mod:`ragmeter.distributed`): the same run folder and report."""
+    from ragmeter import distributed
+
+    for option, given in (("--limit", args.limit), ("--qrels", args.qrels), ("--html", args.html)):
+        if given:
+            raise ConfigError(f"{option} is for local runs: leave it out with --engine ray")
+    if args.workers is not None and args.workers < 1:
+        raise ConfigError("--workers must be at least 1")
+    distributed.check_judge(config)
+    files = distributed.input_files(source)
+    column_map = parse_column_map(args.map)
+    pieces = distributed.plan_pieces(files, args.input_format)
+    distributed.connect(args.ray_address, cpus=args.workers)
+    check = distributed.check_pieces(pieces, column_map, max_errors=args.max_errors)
+    if _report_check(args, check) < 0:
+        return 2
+    digest = file_sha256(files[0]) if len(files) == 1 else hashlib.sha256(
+        "".join(f"{f}:{file_sha256(f)}\n" for f in files).encode()).hexdigest()
+    manifest = _manifest(args, source, digest, resolve_metrics(metric_names), settings, config)
+    finished = folder.prepare(manifest, resume=args.resume)
+    folder.start()
+    if finished:
+        print(f"resuming: {len(finished)} finished item(s) kept, {max(0, check.n_valid - len(finished))} to score",
+              file=sys.stderr)
+    show = not args.no_progress and sys.stderr.isatty()
+    try:
+        with folder.items_writer(resume=args.resume) as writer, tqdm(
+                total=check.n_valid, initial=len(finished), unit="item", disable=not show, file=sys.stderr) as bar:
+            def write(rows: list[dict[str, Any]]) -> None:
+                writer(rows)
+                bar.update(len(rows))
+
+            result = distributed.evaluate_ray(pieces, check, metrics=metric_names, settings=settings,
+                                              column_map=column_map, judge=config, workers=args.workers,
+                                              on_items=write, finished=finished)
+    except RagmeterError as exc:
+        return _kept_after(exc, folder)
+    return _finish_run(args, source, result, folder, None)
+
+
+def _finish_run(args: argparse.Namespace, path: Path, result: EvalResult, folder: RunFolder,
+                records: Callable[[], Iterable[Record]] | None) -> int:
+    """Write the summary, print the report, and (``--html``) the page with the ``records``."""
     quadrant = result.paired_analysis(args.grounded, args.correct)
     extra = {"input": str(path), **({"paired_analysis": quadrant.to_dict()} if quadrant is not None else {})}
     folder.finish(result, extra=extra, parquet=args.parquet)
@@ -333,8 +419,8 @@ def _run(args: argparse.Namespace) -> int:
                             paired=paired))
     if args.format != "json":
         print(f"\nPer-item scores: {folder.items_path}", file=sys.stderr)
-    if args.html:
-        page = render_html(result, title=f"ragmeter — {path.name}", records=_records(args, path, total),
+    if args.html and records is not None:
+        page = render_html(result, title=f"ragmeter — {path.name}", records=records(),
                            paired=paired, prices=_cli_judge.prices(args))
         atomic_write_text(args.html, page)
         print(f"HTML report: {args.html}", file=sys.stderr)
@@ -563,6 +649,21 @@ def _metrics() -> int:
     return 0
 
 
+def _demo(args: argparse.Namespace) -> int:
+    folder: Path = args.folder
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"{folder} is a file: give a folder to copy the demo into")
+    taken = [name for name in DEMO_FILES if (folder / name).exists()]
+    if taken:
+        raise ConfigError(f"{folder} already has {', '.join(taken)}: choose another folder, or move them away")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in DEMO_FILES:
+        with atomic_target(folder / name) as temporary:
+            temporary.write_bytes((resources.files("ragmeter") / "data" / name).read_bytes())
+    print(f"{folder}: {', '.join(DEMO_FILES)} (DEMO.md describes them)")
+    return 0
+
+
 def _agree(args: argparse.Namespace) -> int:
     settings = Settings(n_resamples=args.n_resamples, ci_method="percentile", confidence=args.confidence,
                         seed=args.seed)
@@ -638,7 +739,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     commands: dict[str, Callable[[argparse.Namespace], int]] = {
         "run": _run, "validate": _validate, "mtrag": _mtrag, "labels": _labels, "compare": _compare,
-        "agree": _agree, "calibrate-tau": _calibrate, "metrics": lambda _: _metrics()}
+        "agree": _agree, "calibrate-tau": _calibrate, "demo": _demo, "metrics": lambda _: _metrics()}
     try:
         return commands[args.command](args)
     except RagmeterError as exc:

@@ -31,8 +31,11 @@ class RunContext:
     def __init__(self, settings: Settings, *, embedder: Embedder | None = None,
                  token_encoder: TokenEncoder | None = None, judge: Judge | None = None) -> None:
         self.settings = settings
-        self._embedder = CachedEmbedder(embedder) if embedder is not None else None
-        self._token_encoder = CachedTokenEncoder(token_encoder) if token_encoder is not None else None
+        # one already cached is kept as it is: its cache then outlives the run (a Ray actor's, say)
+        self._embedder = (embedder if isinstance(embedder, CachedEmbedder) or embedder is None
+                          else CachedEmbedder(embedder))
+        self._token_encoder = (token_encoder if isinstance(token_encoder, CachedTokenEncoder) or token_encoder is None
+                               else CachedTokenEncoder(token_encoder))
         self._judge = judge
         self._judge_outcomes: dict[str, JudgeOutcome] = {}
         self._memo: dict[str, Any] = {}

@@ -22,7 +22,7 @@ from ragmeter.context import ItemContext, RunContext
 from ragmeter.errors import ConfigError
 from ragmeter.io.native import record_from_dict
 from ragmeter.judges import Judge, JudgeCall
-from ragmeter.judges.accounting import ItemJudging, JudgingLog
+from ragmeter.judges.accounting import ItemJudging, JudgingLog, JudgingReport
 from ragmeter.metrics import Metric, resolve_metrics
 from ragmeter.metrics._registry import Noted, Undefined
 from ragmeter.models import Embedder, TokenEncoder
@@ -89,14 +89,8 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
     finally:
         bar.close()
 
-    scores = table.columns()
-    clusters = cluster_labels(table.conversations, table.model_ids)
-    summaries = tuple(summarize_columns(
-        [Column(m.name, m.aggregation, scores[m.name], table.undefined[m.name], signatures[m.name],
-                table.notes[m.name], m.family, m.five_point) for m in chosen], settings=settings, clusters=clusters))
-    return EvalResult(tuple(table.item_ids), tuple(table.model_ids), scores, table.undefined, summaries, signatures,
-                      settings, notes=table.notes, conversation_ids=tuple(table.conversations),
-                      judging=judging.report(judge) if judged and judge is not None else None)
+    return table.result(chosen, signatures, settings,
+                        judging.report(judge.identity, judge.usage) if judged and judge is not None else None)
 
 
 def _prefetch(batch: list[Record], items: list[ItemContext], chosen: list[Metric], run: RunContext,
@@ -142,14 +136,16 @@ class _Table:
             if record is None or row.get("id") != record.id or row.get("model_id") != record.model_id:
                 raise ConfigError(f"the finished item {position + 1} ({row.get('id')!r}) is not record "
                                   f"{position + 1} of the input: the interrupted run scored other records")
-            self._add_row(position, record, row, judging)
+            self.add_row(row, judging)
         return iterator
 
-    def _add_row(self, index: int, record: Record, row: Mapping[str, Any], judging: JudgingLog | None) -> None:
+    def add_row(self, row: Mapping[str, Any], judging: JudgingLog | None) -> None:
+        """Enter an item's row as ``items.jsonl`` holds it (``judging``: and what judging it cost)."""
+        index = len(self.item_ids)
         scores, undefined, notes = row.get("scores") or {}, row.get("undefined") or {}, row.get("notes") or {}
         for name, column in self._values.items():
             if name not in scores:
-                raise ConfigError(f"the finished item {record.id!r} has no value for {name}: the interrupted "
+                raise ConfigError(f"the finished item {row.get('id')!r} has no value for {name}: the interrupted "
                                   "run scored other metrics")
             value = scores[name]
             column.append(float("nan") if value is None else float(value))
@@ -159,16 +155,31 @@ class _Table:
                 self.notes[name][index] = notes[name]
         if judging is not None:
             spent = row.get("judge") or {}
-            judging.add([record.id], [ItemJudging(int(spent.get("prompt_tokens", 0)),
+            judging.add([row["id"]], [ItemJudging(int(spent.get("prompt_tokens", 0)),
                                                   int(spent.get("completion_tokens", 0)),
                                                   tuple((f["prompt"], f["reason"], None)
                                                         for f in spent.get("failures", ())))])
-        self._add_items([record])
+        self.item_ids.append(row["id"])
+        self.model_ids.append(row.get("model_id"))
+        self.conversations.append(row.get("conversation_id"))
 
     def _add_items(self, records: list[Record]) -> None:
         self.item_ids.extend([record.id for record in records])
         self.model_ids.extend([record.model_id for record in records])
         self.conversations.extend([record.conversation_id for record in records])
+
+    def result(self, chosen: list[Metric], signatures: Mapping[str, Signature], settings: Settings,
+               judging: JudgingReport | None) -> EvalResult:
+        """The run's result: every item's scores, and the summaries computed from them."""
+        scores = self.columns()
+        clusters = cluster_labels(self.conversations, self.model_ids)
+        summaries = tuple(summarize_columns(
+            [Column(m.name, m.aggregation, scores[m.name], self.undefined[m.name], signatures[m.name],
+                    self.notes[m.name], m.family, m.five_point) for m in chosen], settings=settings,
+            clusters=clusters))
+        return EvalResult(tuple(self.item_ids), tuple(self.model_ids), scores, self.undefined, summaries,
+                          dict(signatures), settings, notes=self.notes, conversation_ids=tuple(self.conversations),
+                          judging=judging)
 
     def score(self, batch: list[Record], items: list[ItemContext], chosen: list[Metric], run: RunContext,
               costs: list[ItemJudging] | None, *, rows: bool) -> list[dict[str, Any]]:

@@ -683,3 +683,26 @@ def test_template_fill_merge_run(capsys: Capsys, tmp_path: Path) -> None:
     rows = [json.loads(line) for line in (out_dir / "items.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [r["id"] for r in rows] == ["r1", "r2", "r3"]
     assert rows[0]["scores"]["topical_precision@3"] == pytest.approx(2 / 3)
+
+
+def test_the_bundled_demo_labels_merge_without_a_problem(capsys: Capsys, tmp_path: Path) -> None:
+    """``ragmeter demo`` copies two people's labels of the demo; they merge cleanly, with the κ that scikit-learn
+    finds in the files' columns."""
+    from sklearn.metrics import cohen_kappa_score
+    assert run_cli(capsys, "demo", tmp_path)[0] == 0
+    files = [tmp_path / "demo-labels-ana.csv", tmp_path / "demo-labels-ben.csv"]
+    code, out, _ = run_cli(capsys, "labels", "merge", tmp_path / "demo.jsonl", *files, "-o", tmp_path / "m.jsonl",
+                           "--format", "json")
+    report = json.loads(out)
+    assert code == 0 and report["problems_skipped"] == 0 and sorted(report["annotators"]) == ["ana", "ben"]
+    columns = []
+    for path in files:
+        with path.open(newline="", encoding="utf-8") as handle:
+            columns.append(list(csv.DictReader(handle)))
+    for entry in report["agreement"]:
+        unit = "chunk" if entry["label"] in CHUNK_LABELS else "answer"
+        ana, ben = ([int(row[entry["label"]]) for row in rows if row["unit"] == unit] for rows in columns)
+        assert entry["n_units"] == len(ana) == (395 if unit == "chunk" else 45)
+        if len(set(ana) | set(ben)) > 1:
+            assert entry["cohen_kappa"] == pytest.approx(cohen_kappa_score(ana, ben)), entry["label"]
+    assert run_cli(capsys, "demo", tmp_path)[0] == 2     # nothing is overwritten

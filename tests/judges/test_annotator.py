@@ -91,6 +91,21 @@ def test_the_annotator_labels_by_the_verdicts_and_merges_with_people(server, tmp
     assert helpful["raw_agreement"] == pytest.approx((4 + 1 / 3) / 5)
 
 
+def test_the_demo_annotated_merges_with_the_two_bundled_human_files(server, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's check: annotate the demo data, then merge with two people's files, without an invalid row."""
+    assert main(["demo", str(tmp_path)]) == 0
+    output = tmp_path / "llm.csv"
+    assert main(["labels", "annotate", str(tmp_path / "demo.jsonl"), "-o", str(output), *_judge(server)]) == 0
+    capsys.readouterr()
+    assert main(["labels", "merge", str(tmp_path / "demo.jsonl"), str(tmp_path / "demo-labels-ana.csv"),
+                 str(tmp_path / "demo-labels-ben.csv"), str(output), "-o", str(tmp_path / "merged.jsonl"),
+                 "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["problems_skipped"] == 0 and len(report["annotators"]) == 3
+    assert all(entry["n_units"] in (45, 395) for entry in report["agreement"])
+
+
 def test_a_failed_call_leaves_its_rows_out_and_is_recorded(server, tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     output = tmp_path / "llm.jsonl"

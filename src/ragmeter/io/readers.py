@@ -26,8 +26,8 @@ from ragmeter.io.native import record_from_dict
 from ragmeter.io.ragas import record_from_ragas
 from ragmeter.records import Record
 
-__all__ = ["FORMATS", "FileCheck", "check_file", "detect_format", "iter_records", "jsonl_objects", "object_rows",
-           "parse_column_map", "read_records", "text_lines"]
+__all__ = ["FORMATS", "FileCheck", "Span", "check_file", "detect_format", "iter_records", "jsonl_objects",
+           "line_spans", "object_rows", "parse_column_map", "raw_records", "read_records", "text_lines"]
 
 FORMATS = ("auto", "native", "mtrag", "ragas", "csv", "parquet")
 _STRUCTURED = ("contexts", "references", "history", "usage", "labels", "metadata", "retrieved_contexts",
@@ -58,30 +58,66 @@ def detect_format(path: str | Path) -> str:
     return "native"
 
 
-def text_lines(path: Path) -> Iterator[tuple[int, str | InputError]]:
-    """(line number, text or the :class:`InputError` of a line that is not UTF-8) for every line of the file.
+@dataclass(frozen=True)
+class Span:
+    """Part of a JSONL file: the bytes ``[start, end)``, which begin at the start of line ``first_line``. Its
+    ends lie at the end of a ``\n``-terminated line (:func:`line_spans`), so its lines are numbered as in the
+    whole file."""
+
+    start: int
+    end: int
+    first_line: int
+
+
+def line_spans(path: Path, lines: int) -> Iterator[Span]:
+    """The file cut into spans of about ``lines`` lines each (counted as :func:`text_lines` counts them), read
+    once without keeping more than one line in memory."""
+    start = offset = 0
+    first = number = 1
+    with path.open("rb") as handle:
+        for chunk in handle:  # one b"\n"-terminated piece: a span may end after it
+            offset += len(chunk)
+            number += len(chunk.splitlines())
+            if number - first >= lines:
+                yield Span(start, offset, first)
+                start, first = offset, number
+    if offset > start:
+        yield Span(start, offset, first)
+
+
+def text_lines(path: Path, span: Span | None = None) -> Iterator[tuple[int, str | InputError]]:
+    """(line number, text or the :class:`InputError` of a line that is not UTF-8) for every line of the file,
+    or of its ``span``.
 
     Lines end at ``\n``, ``\r\n`` or a lone ``\r`` (as in text mode) and keep their ending; a byte-order mark
     at the start of the file is dropped. Decoding line by line lets a bad byte spoil only its own line; the
     error names the byte's position in its line (from 1, after any byte-order mark) and its value.
     """
-    for number, _, text in _file_lines(path):
+    for number, _, text in _file_lines(path, span):
         yield number, text
 
 
-def _file_lines(path: Path) -> Iterator[tuple[int, bytes, str | InputError]]:
+def _file_lines(path: Path, span: Span | None = None) -> Iterator[tuple[int, bytes, str | InputError]]:
     try:
         handle = path.open("rb")
     except OSError as exc:
         raise InputError(f"cannot open the file: {exc.strerror}", path=str(path)) from exc
     with handle:
-        for number, raw in enumerate(_raw_lines(handle), start=1):
+        if span is not None:
+            handle.seek(span.start)
+        lines = _raw_lines(handle, None if span is None else span.end - span.start)
+        for number, raw in enumerate(lines, start=1 if span is None else span.first_line):
             yield number, raw, _decoded(raw, number, path)
 
 
-def _raw_lines(handle: BinaryIO) -> Iterator[bytes]:
+def _raw_lines(handle: BinaryIO, limit: int | None = None) -> Iterator[bytes]:
+    """The lines of ``handle`` from where it stands, up to ``limit`` bytes (a whole number of lines)."""
     for chunk in handle:  # binary iteration splits at b"\n" only
         yield from chunk.splitlines(keepends=True)
+        if limit is not None:
+            limit -= len(chunk)
+            if limit <= 0:
+                return
 
 
 def _decoded(raw: bytes, number: int, path: Path) -> str | InputError:
@@ -94,9 +130,9 @@ def _decoded(raw: bytes, number: int, path: Path) -> str | InputError:
                           f"(0x{raw[exc.start]:02x}): save the file as UTF-8", path=str(path), line=number)
 
 
-def jsonl_objects(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed object or InputError) for every non-blank line."""
-    for number, line in text_lines(path):
+def jsonl_objects(path: Path, span: Span | None = None) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed object or InputError) for every non-blank line (of ``span``, when given)."""
+    for number, line in text_lines(path, span):
         if isinstance(line, InputError):
             yield number, line
             continue
@@ -317,7 +353,7 @@ def iter_records(path: str | Path, *, format: str = "auto",
         raise ConfigError("a column mapping applies to CSV and Parquet files only")
     seen: dict[tuple[str, str | None], int] = {}
     count = 0
-    for number, item in _raw_records(path, kind, column_map or {}):
+    for number, item in raw_records(path, kind, column_map or {}):
         count += 1
         if isinstance(item, Record):
             first = seen.setdefault((item.id, item.model_id), number)
@@ -330,10 +366,13 @@ def iter_records(path: str | Path, *, format: str = "auto",
         yield InputError("the file holds no records", path=str(path))
 
 
-def _raw_records(path: Path, kind: str, column_map: Mapping[str, str]) -> Iterator[tuple[int, Record | InputError]]:
+def raw_records(path: Path, kind: str, column_map: Mapping[str, str],
+                span: Span | None = None) -> Iterator[tuple[int, Record | InputError]]:
+    """(line, record or the error that rejects it) of a file of a known ``kind`` (``span``: of those lines of a
+    JSONL file only), without the checks across records (:func:`iter_records` adds them)."""
     where = {"path": str(path)}
     if kind in _PARSERS:
-        for number, obj in jsonl_objects(path):
+        for number, obj in jsonl_objects(path, span):
             if isinstance(obj, InputError):
                 yield number, obj
                 continue

@@ -126,7 +126,8 @@ class JudgingLog:
             self.failures.extend({"id": item_id, "prompt": prompt, "reason": reason, "raw": raw}
                                  for prompt, reason, raw in cost.failures)
 
-    def report(self, judge: Judge) -> JudgingReport:
-        return JudgingReport(judge.identity, copy.deepcopy(judge.usage),
+    def report(self, identity: str, usage: Mapping[str, JudgeUsage]) -> JudgingReport:
+        """The run's judging: the judge's ``identity`` and its ``usage`` by prompt, with what each item cost."""
+        return JudgingReport(identity, copy.deepcopy(dict(usage)),
                              np.asarray(self.prompt_tokens, dtype=np.int64),
                              np.asarray(self.completion_tokens, dtype=np.int64), tuple(self.failures))

@@ -44,8 +44,8 @@ class OnnxMiniLM:
     (``encode_tokens``, for BERTScore), from the packaged int8 ONNX file.
 
     Parameters are keyword-only: ``max_length`` (tokens kept per text, default 256), ``batch_size``
-    (texts per forward pass, default 32), ``threads`` (onnxruntime intra-op threads; default all
-    cores), and ``model_path``/``tokenizer_path`` to run another export of the same architecture (the
+    (texts per forward pass, default 32), ``threads`` (onnxruntime intra-op threads; default
+    ``$OMP_NUM_THREADS`` where set, as Ray sets it to an actor's CPUs, else all cores), and ``model_path``/``tokenizer_path`` to run another export of the same architecture (the
     checksums are then not enforced, and the path lands in ``model_id``).
     """
 
@@ -68,7 +68,7 @@ class OnnxMiniLM:
         self._token_tokenizer.no_padding()
         self._token_tokenizer.enable_truncation(max_length=TOKEN_MAX_LENGTH)
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads or os.cpu_count() or 1
+        options.intra_op_num_threads = threads or _default_threads()
         self._session = onnxruntime.InferenceSession(str(model_file), options,
                                                      providers=["CPUExecutionProvider"])
         self._input_names = {spec.name for spec in self._session.get_inputs()}
@@ -115,6 +115,11 @@ class OnnxMiniLM:
             feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in self._input_names})[0]
             yield batch, hidden, mask
+
+
+def _default_threads() -> int:
+    omp = os.environ.get("OMP_NUM_THREADS", "")
+    return int(omp) if omp.isdigit() and int(omp) > 0 else os.cpu_count() or 1
 
 
 def _mean_pool_normalise(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -1,0 +1,237 @@
+"""``ragmeter run --engine ray`` (ragmeter.distributed) on a local Ray cluster of 2 CPUs: the same items and
+summaries as a local run, on the demo and on 20,000 synthetic records; bad records reported as the local
+reader reports them; an actor killed mid-run; a resumed run; pieces that number lines as the whole file."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ragmeter import evaluate, read_records
+from ragmeter.cli import demo_path, main
+from ragmeter.errors import InputError
+from ragmeter.io.readers import iter_records, line_spans, raw_records
+
+ray = pytest.importorskip("ray", reason="the Ray engine needs pip install 'ragmeter[ray]' (in the test extra)")
+
+from ragmeter import distributed  # noqa: E402  (after the importorskip above)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from bench_memory import write_jsonl  # noqa: E402
+
+#: Small pools: 20,000 records whose texts repeat, so the local and the Ray run take seconds, not minutes.
+POOLS = {"n_sentences": 400, "n_chunks": 250}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed.connect(cpus=2)
+    yield
+    ray.shutdown()
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: Any) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _same_run(local: Path, remote: Path) -> None:
+    """The two run folders hold the same items, byte for byte, and the same summary."""
+    assert (local / "items.jsonl").read_bytes() == (remote / "items.jsonl").read_bytes()
+    summary = json.loads((local / "summary.json").read_text(encoding="utf-8"))
+    assert summary == json.loads((remote / "summary.json").read_text(encoding="utf-8"))
+
+
+# ---------------------------------------------------------------- pieces
+
+def test_pieces_number_their_lines_as_the_whole_file(tmp_path: Path) -> None:
+    """Spans cut at line ends give the records, lines and errors of the whole file, BOM and lone \\r too."""
+    path = tmp_path / "r.jsonl"
+    lines = [json.dumps({"id": f"q{i}", "question": "Q?", "answer": f"A {i}."}) for i in range(23)]
+    lines[4] = '{"id": "broken"'
+    lines[9] = json.dumps({"id": "q9", "question": "Q?"})                   # no answer
+    text = "\ufeff" + "\n".join(lines[:12]) + "\n\n" + "\r".join(lines[12:15]) + "\r\n" + "\n".join(lines[15:])
+    path.write_bytes(text.encode("utf-8"))
+
+    def key(item: Any) -> Any:
+        return str(item) if isinstance(item, InputError) else (item.id, item.answer)
+
+    whole = [(line, key(item)) for line, item in raw_records(path, "native", {})]
+    for size in (1, 3, 7, 100):
+        spans = list(line_spans(path, size))
+        pieced = [(line, key(item)) for span in spans for line, item in raw_records(path, "native", {}, span)]
+        assert pieced == whole, size
+    assert [key(item) for item in iter_records(path)] == [key for _, key in whole]
+    assert len(whole) == 23 and sum(isinstance(k, str) for _, k in whole) == 2
+
+
+def test_inputs_are_a_file_a_folder_or_a_glob(tmp_path: Path) -> None:
+    for name in ("b.jsonl", "a.jsonl", "notes.txt"):
+        (tmp_path / name).write_text('{"id": "x", "question": "Q?", "answer": "A."}\n', encoding="utf-8")
+    assert [p.name for p in distributed.input_files(tmp_path)] == ["a.jsonl", "b.jsonl"]
+    assert [p.name for p in distributed.input_files(tmp_path / "*.jsonl")] == ["a.jsonl", "b.jsonl"]
+    assert distributed.input_files(tmp_path / "a.jsonl") == [tmp_path / "a.jsonl"]
+    with pytest.raises(InputError, match="no such file, folder or glob match"):
+        distributed.input_files(tmp_path / "missing-*.jsonl")
+
+
+# ---------------------------------------------------------------- the same results as a local run
+
+def test_the_demo_gives_the_local_run_exactly(cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, local_report, _ = _run(capsys, "run", "--demo", "--out", tmp_path / "local")
+    assert code == 0
+    code, ray_report, err = _run(capsys, "run", "--demo", "--out", tmp_path / "ray", "--engine", "ray")
+    assert code == 0 and err.strip() == f"Per-item scores: {tmp_path / 'ray' / 'items.jsonl'}"
+    _same_run(tmp_path / "local", tmp_path / "ray")
+    assert ray_report == local_report      # the printed report too
+
+
+def test_twenty_thousand_records_in_shards_give_the_local_run_exactly(
+        cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    whole = tmp_path / "records.jsonl"
+    write_jsonl(whole, 20_000, seed=3, **POOLS)
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    lines = whole.read_text(encoding="utf-8").splitlines(keepends=True)
+    for i in range(4):  # the same records as four shard files
+        (shards / f"part-{i}.jsonl").write_text("".join(lines[i * 5000:(i + 1) * 5000]), encoding="utf-8")
+    assert _run(capsys, "run", whole, "--out", tmp_path / "local", "--no-progress")[0] == 0
+    assert _run(capsys, "run", whole, "--out", tmp_path / "ray", "--engine", "ray")[0] == 0
+    _same_run(tmp_path / "local", tmp_path / "ray")
+    assert _run(capsys, "run", shards, "--out", tmp_path / "sharded", "--engine", "ray", "--workers", "2")[0] == 0
+    local = json.loads((tmp_path / "local" / "summary.json").read_text(encoding="utf-8"))
+    sharded = json.loads((tmp_path / "sharded" / "summary.json").read_text(encoding="utf-8"))
+    assert sharded["summaries"] == local["summaries"] and sharded["n_items"] == 20_000
+    assert (tmp_path / "sharded" / "items.jsonl").read_bytes() == (tmp_path / "local" / "items.jsonl").read_bytes()
+
+
+# ---------------------------------------------------------------- bad input, faults, resume
+
+def test_a_shard_with_bad_records_is_reported_as_the_local_reader_reports_it(
+        cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    good = demo_path().read_text(encoding="utf-8").splitlines(keepends=True)
+    (shards / "a.jsonl").write_text("".join(good[:20]), encoding="utf-8")
+    broken = good[20:]
+    broken[3] = broken[3].replace('"answer":', '"answr":')
+    broken[7] = '{"id": "q28", "question": \n'
+    broken[9] = good[0]                                          # q01 again: an id already in a.jsonl
+    (shards / "b.jsonl").write_text("".join(broken), encoding="utf-8")
+    code, _, err = _run(capsys, "run", shards, "--out", tmp_path / "out", "--engine", "ray")
+    b = shards / "b.jsonl"
+    local_errors = [f"error: {e}" for e in iter_records(b) if isinstance(e, InputError)]
+    assert code == 2 and all(line in err for line in local_errors) and len(local_errors) == 2
+    assert f"error: {b}:10 field 'id': repeats the id 'q01' for model_id 'demo-rag-1' of {shards / 'a.jsonl'}:1" in err
+    assert "3 bad record(s), 42 valid" in err and not (tmp_path / "out" / "items.jsonl").exists()
+    code, _, err = _run(capsys, "run", shards, "--out", tmp_path / "out", "--engine", "ray", "--skip-invalid")
+    assert code == 0 and "scoring 42" in err
+    assert len((tmp_path / "out" / "items.jsonl").read_text(encoding="utf-8").splitlines()) == 42
+
+
+def _scorer_pids() -> list[int]:
+    """The processes of the scoring actors (Ray titles them after the actor's class)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                title = (entry / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if title.startswith("ray::") and "Scorer" in title:
+                pids.append(int(entry.name))
+    return pids
+
+
+def test_an_actor_killed_mid_run_loses_no_item(cluster, tmp_path: Path) -> None:
+    path = tmp_path / "records.jsonl"
+    write_jsonl(path, 6_000, seed=5, **POOLS)
+    pieces = distributed.plan_pieces([path], lines=500)
+    check = distributed.check_pieces(pieces, {})
+    expected: list[str] = []
+    evaluate(read_records(path), on_items=lambda rows: expected.extend(json.dumps(r) for r in rows))
+
+    got: list[str] = []
+    killed: list[int] = []
+
+    def kill_one_actor_after_the_first_piece() -> None:
+        deadline = time.monotonic() + 120
+        while not got and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pids = _scorer_pids()
+        if pids:
+            os.kill(pids[0], signal.SIGKILL)
+            killed.append(pids[0])
+
+    killer = threading.Thread(target=kill_one_actor_after_the_first_piece)
+    killer.start()
+    result = distributed.evaluate_ray(pieces, check, workers=2,
+                                      on_items=lambda rows: got.extend(json.dumps(r) for r in rows))
+    killer.join()
+    assert killed, "no scoring actor was found to kill"
+    assert got == expected and len(result) == 6_000
+
+
+def test_a_stopped_run_resumes_from_its_items(cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "records.jsonl"
+    write_jsonl(path, 5_000, seed=7, **POOLS)
+    assert _run(capsys, "run", path, "--out", tmp_path / "whole", "--engine", "ray")[0] == 0
+    items = (tmp_path / "whole" / "items.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    stopped = tmp_path / "stopped"
+    stopped.mkdir()
+    manifest = json.loads((tmp_path / "whole" / "run.json").read_text(encoding="utf-8"))
+    (stopped / "run.json").write_text(json.dumps({**manifest, "status": "running"}), encoding="utf-8")
+    # stopped after two pieces and part of a third, the last line torn
+    (stopped / "items.jsonl").write_text("".join(items[:4_321]) + items[4_321][:40], encoding="utf-8")
+    code, _, err = _run(capsys, "run", path, "--out", stopped, "--engine", "ray", "--resume")
+    assert code == 0 and "resuming: 4321 finished item(s) kept, 679 to score" in err
+    _same_run(tmp_path / "whole", stopped)
+
+
+def test_the_packaged_judge_is_refused_before_anything_runs(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, "run", "--demo", "--out", tmp_path / "o", "--engine", "ray", "--judge", "local")
+    assert code == 2 and "serve the model once" in err and not (tmp_path / "o").exists()
+
+
+def test_pieces_are_numbered_in_input_order(tmp_path: Path) -> None:
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / name).write_text("".join(f'{{"id": "{name}{i}", "question": "Q?", "answer": "A."}}\n'
+                                             for i in range(25)), encoding="utf-8")
+    pieces = distributed.plan_pieces(distributed.input_files(tmp_path), lines=10)
+    assert [p.index for p in pieces] == list(range(6))
+    assert [(Path(p.path).name, p.span.first_line) for p in pieces if p.span] == [
+        ("a.jsonl", 1), ("a.jsonl", 11), ("a.jsonl", 21), ("b.jsonl", 1), ("b.jsonl", 11), ("b.jsonl", 21)]
+
+
+def test_the_embedding_store_shares_the_work_and_hands_on_a_dead_actors_claims(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragmeter import _shared_embeddings as shared
+
+    store = shared.EmbeddingStore(max_bytes=3 * 16)
+    texts = [f"t{i}" for i in range(shared.CLAIM + 5)]
+    found, first = store.take(texts)
+    assert found == {} and first == texts[:shared.CLAIM]          # one call claims a slice, not everything
+    found, second = store.take(texts)
+    assert found == {} and second == texts[shared.CLAIM:]         # the next caller gets the rest
+    assert store.take(texts) == ({}, [])                          # all claimed: wait for them
+    vectors = np.arange(12, dtype=np.float32).reshape(3, 4)      # 16 bytes each
+    store.put(texts[:3], vectors)
+    found, mine = store.take(texts[:4])
+    assert list(found) == texts[:3] and mine == []
+    assert np.array_equal(found["t1"], vectors[1])
+    store.put(["x"], vectors[:1])                                 # over max_bytes: the oldest is forgotten
+    assert list(store.take(["t0", "t1"])[0]) == ["t1"]
+    later = shared.time.monotonic() + shared.CLAIM_TIMEOUT_S + 1
+    monkeypatch.setattr(shared.time, "monotonic", lambda: later)
+    assert store.take(texts[3:6])[1] == texts[3:6]                # claims of a dead actor expire
