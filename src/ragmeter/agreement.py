@@ -224,11 +224,12 @@ def _scale_ceiling(votes: list[dict[str, float]], clusters: list[str], settings:
     return Figure("annotators (leave-one-out Spearman)", value, low, high, dropped)
 
 
-def agreement(scored: str | Path, human: str | Path | Sequence[str | Path], *, metric: str, label: str, threshold: float | None = None,
-              per_annotator: bool = False, ties: str = "undefined", settings: Settings | None = None) -> Agreement:
+def agreement(scored: str | Path, human: str | Path | Sequence[str | Path], *, metric: str, label: str,
+              threshold: float | None = None, per_annotator: bool = False, ties: str = "undefined",
+              settings: Settings | None = None) -> Agreement:
     """The agreement of ``metric`` in ``scored`` with ``label`` in ``human``, one file or several (see the module
-    docstring).
-    ``threshold`` (binary labels; default 0.5) turns scores into decisions for balanced accuracy and κ."""
+    docstring). ``threshold`` (binary labels; default 0.5) turns scores into decisions for balanced accuracy
+    and κ."""
     settings = settings or Settings()
     joined, counts = _join(read_scores(scored, metric), read_human(human, label))
     if not joined:

@@ -348,7 +348,7 @@ def _manifest(args: argparse.Namespace, path: Path, sha256: str, chosen: list[An
         with planning_judge(config) as planned:
             identity = planned.identity
     return {"input": str(path), "input_sha256": sha256, "input_format": args.input_format,
-                "map": sorted(args.map), "qrels": str(args.qrels) if args.qrels else None,
+            "map": sorted(args.map), "qrels": str(args.qrels) if args.qrels else None,
             "metrics": [m.name for m in chosen], "settings": item_settings(settings), "judge": identity,
             "limit": args.limit}
 
