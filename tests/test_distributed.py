@@ -198,6 +198,15 @@ def test_a_stopped_run_resumes_from_its_items(cluster, tmp_path: Path, capsys: p
     _same_run(tmp_path / "whole", stopped)
 
 
+def test_an_address_where_nothing_listens_fails_in_seconds_saying_what_to_give() -> None:
+    from ragmeter.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"--ray-address 127.0.0.1:1: nothing answers there \(Connection refused\)"):
+        distributed._check_reachable("127.0.0.1:1")
+    with pytest.raises(ConfigError, match="expected HOST:PORT, ray://HOST:PORT or auto"):
+        distributed._check_reachable("headnode")
+
+
 def test_the_packaged_judge_is_refused_before_anything_runs(tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run(capsys, "run", "--demo", "--out", tmp_path / "o", "--engine", "ray", "--judge", "local")

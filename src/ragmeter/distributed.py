@@ -30,6 +30,7 @@ import itertools
 import json
 import logging
 import os
+import socket
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -46,7 +47,7 @@ from ragmeter.models import CachedEmbedder, load_embedder, load_token_encoder
 from ragmeter.models.base import CachedTokenEncoder
 from ragmeter.records import Record
 from ragmeter.result import EvalResult
-from ragmeter.run import _Table, evaluate
+from ragmeter.run import ItemTable, evaluate
 from ragmeter.settings import Settings
 from ragmeter.signature import Signature
 
@@ -256,7 +257,7 @@ def evaluate_ray(pieces: Sequence[Piece], check: InputCheck, *, metrics: Sequenc
         actor_judge = replace(judge, concurrency=max(1, (judge.concurrency or 8) // workers))
         if actor_judge.cache is not None:
             actor_judge.cache.parent.mkdir(parents=True, exist_ok=True)
-    table = _Table(chosen)
+    table = ItemTable(chosen)
     judging = JudgingLog() if judged else None
     _take_finished(table, finished, check, judging)
     starts = list(itertools.accumulate(check.counts, initial=0))  # each piece's first row in items.jsonl
@@ -298,7 +299,7 @@ def check_judge(judge: JudgeConfig | None) -> None:
                           "--judge-base-url URL")
 
 
-def _take_finished(table: _Table, finished: Sequence[Mapping[str, Any]], check: InputCheck,
+def _take_finished(table: ItemTable, finished: Sequence[Mapping[str, Any]], check: InputCheck,
                    judging: JudgingLog | None) -> None:
     keys = check.keys
     for position, row in enumerate(finished):
@@ -374,6 +375,8 @@ def connect(address: str | None = None, *, cpus: int | None = None) -> None:
     os.environ.setdefault("RAY_DATA_LOG_LEVEL", "ERROR")
     logging.getLogger("ray").setLevel(logging.ERROR)
     options: dict[str, Any] = {"log_to_driver": False, "include_dashboard": False, "logging_level": logging.ERROR}
+    if address and address != "auto":
+        _check_reachable(address)
     try:
         if address:
             ray.init(address=address, **options)
@@ -381,9 +384,23 @@ def connect(address: str | None = None, *, cpus: int | None = None) -> None:
             ray.init(num_cpus=cpus, **options)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = f"the Ray cluster at {address}" if address else "a local Ray instance"
-        raise ConfigError(f"cannot start or join {where}: {exc}. Start a cluster with 'ray start --head' (then "
-                          "--ray-address auto), or leave --ray-address out to start one for this run") from None
+        raise ConfigError(f"cannot start or join {where}: {str(exc).rstrip('.')}. Start a cluster with 'ray start "
+                          "--head' (then --ray-address auto), or leave --ray-address out to start one for this run"
+                          ) from None
     ray.data.DataContext.get_current().enable_progress_bars = False
+
+
+def _check_reachable(address: str) -> None:
+    """Fail in seconds, with what to do, where nothing listens at ``address`` (Ray itself retries for minutes)."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not port.isdigit():
+        raise ConfigError(f"--ray-address {address}: expected HOST:PORT, ray://HOST:PORT or auto")
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=5).close()
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise ConfigError(f"--ray-address {address}: nothing answers there ({reason}). Give HOST:PORT of a "
+                          "running Ray head (ray start --head prints it), ray://HOST:10001, or auto") from None
 
 
 def _cluster_cpus() -> int:

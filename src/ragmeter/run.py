@@ -72,7 +72,7 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
     if any("token_encoder" in m.resources for m in chosen):
         batch_size = min(batch_size, TOKEN_BATCH)  # token embeddings are large: keep a batch's in memory
     signatures = {m.name: Signature(m.name, m.signature(run)) for m in chosen}
-    table = _Table(chosen)
+    table = ItemTable(chosen)
     judging = JudgingLog()
     remaining = table.take_finished(_as_records(records), finished, judging if judged else None)
     bar = _Progress(progress, total, judge=run.judge if judged else None, done=len(finished))
@@ -110,9 +110,10 @@ def _prefetch(batch: list[Record], items: list[ItemContext], chosen: list[Metric
     return costs
 
 
-class _Table:
+class ItemTable:
     """The run's per-item table, column by column: values (NaN where undefined), undefined reasons and
-    notes by item index, ids, models and conversations."""
+    notes by item index, ids, models and conversations; the Ray engine's driver fills one from the rows its
+    actors send (:meth:`add_row`)."""
 
     def __init__(self, chosen: list[Metric]) -> None:
         self._values: dict[str, array[float]] = {m.name: array("d") for m in chosen}
