@@ -182,20 +182,30 @@ def test_an_actor_killed_mid_run_loses_no_item(cluster, tmp_path: Path) -> None:
     assert got == expected and len(result) == 6_000
 
 
-def test_a_stopped_run_resumes_from_its_items(cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_stopped_run_resumes_from_its_items_and_the_pieces_its_actors_finished(
+        cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "records.jsonl"
-    write_jsonl(path, 5_000, seed=7, **POOLS)
+    write_jsonl(path, 5_000, seed=7, **POOLS)        # pieces: lines 1–2,000, 2,001–4,000, 4,001–5,000
     assert _run(capsys, "run", path, "--out", tmp_path / "whole", "--engine", "ray")[0] == 0
+    assert not (tmp_path / "whole" / "items.parts").exists()        # a finished run keeps items.jsonl only
     items = (tmp_path / "whole" / "items.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     stopped = tmp_path / "stopped"
-    stopped.mkdir()
+    (stopped / "items.parts").mkdir(parents=True)
     manifest = json.loads((tmp_path / "whole" / "run.json").read_text(encoding="utf-8"))
     (stopped / "run.json").write_text(json.dumps({**manifest, "status": "running"}), encoding="utf-8")
-    # stopped after two pieces and part of a third, the last line torn
-    (stopped / "items.jsonl").write_text("".join(items[:4_321]) + items[4_321][:40], encoding="utf-8")
+    # stopped inside the first piece (its last line torn), after an actor had finished the third piece
+    (stopped / "items.jsonl").write_text("".join(items[:1_500]) + items[1_500][:40], encoding="utf-8")
+    third = items[4_000:]
+    marked = json.loads(third[0])
+    marked["scores"]["rouge_l"] = 0.123456              # to see that the shard is read back, not scored again
+    third[0] = json.dumps(marked, ensure_ascii=False) + "\n"
+    (stopped / "items.parts" / "piece-000002.jsonl").write_text("".join(third), encoding="utf-8")
+    code, _, err = _run(capsys, "run", path, "--out", stopped, "--engine", "ray")
+    assert code == 2 and "holds an interrupted run: pass --resume" in err
     code, _, err = _run(capsys, "run", path, "--out", stopped, "--engine", "ray", "--resume")
-    assert code == 0 and "resuming: 4321 finished item(s) kept, 679 to score" in err
-    _same_run(tmp_path / "whole", stopped)
+    assert code == 0 and "resuming: 1500 finished item(s) kept, 3500 to score" in err
+    got = (stopped / "items.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    assert got == items[:4_000] + third and not (stopped / "items.parts").exists()
 
 
 def test_an_address_where_nothing_listens_fails_in_seconds_saying_what_to_give() -> None:

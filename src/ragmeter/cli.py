@@ -7,6 +7,7 @@ import hashlib
 import itertools
 import json
 import os
+import shutil
 import sys
 from importlib import resources
 from pathlib import Path
@@ -41,7 +42,7 @@ from ragmeter.report.html import render_agreement_html, render_comparison_html, 
 from ragmeter.report.markdown import render_report_markdown
 from ragmeter.result import EvalResult
 from ragmeter.run import evaluate, plan_calls, plan_judging
-from ragmeter.run_folder import RunFolder, file_sha256, item_settings, require_parquet
+from ragmeter.run_folder import PIECE_SHARDS, RunFolder, file_sha256, item_settings, require_parquet
 from ragmeter.settings import CI_METHODS, IDK_EVAL_SOURCES, NDCG_GAINS, NDCG_IDEALS, SOURCE_LABELS, Settings
 from ragmeter.stats.agreement import TIE_RULES
 from ragmeter.text.idk import IdkDetector
@@ -387,6 +388,9 @@ def _run_ray(args: argparse.Namespace, source: Path, settings: Settings, config:
     if finished:
         print(f"resuming: {len(finished)} finished item(s) kept, {max(0, check.n_valid - len(finished))} to score",
               file=sys.stderr)
+    shards = folder.path / PIECE_SHARDS
+    if not args.resume:
+        shutil.rmtree(shards, ignore_errors=True)  # a run started afresh keeps nothing of an earlier one
     show = not args.no_progress and sys.stderr.isatty()
     try:
         with folder.items_writer(resume=args.resume) as writer, tqdm(
@@ -397,9 +401,10 @@ def _run_ray(args: argparse.Namespace, source: Path, settings: Settings, config:
 
             result = distributed.evaluate_ray(pieces, check, metrics=metric_names, settings=settings,
                                               column_map=column_map, judge=config, workers=args.workers,
-                                              on_items=write, finished=finished)
+                                              on_items=write, finished=finished, shards=shards)
     except RagmeterError as exc:
         return _kept_after(exc, folder)
+    shutil.rmtree(shards, ignore_errors=True)  # every row is in items.jsonl now
     return _finish_run(args, source, result, folder, None)
 
 

@@ -17,8 +17,9 @@ file (a quoted CSV cell may span lines). Ray Data then makes two passes over the
 
 The embeddings of the packaged int8 ONNX model do not depend on which texts share a batch, so every item's
 scores, and so every summary with the same seed, equal the local run's. Faults: an actor that dies is
-restarted by Ray and its piece is scored again; a run stopped as a whole goes on with ``--resume`` from the
-rows in ``items.jsonl``, scoring only the pieces not wholly there. Judge calls from all actors together stay
+restarted by Ray and its piece is scored again; each actor writes every piece it finishes to a shard of the run
+folder (``items.parts/``), so a run stopped as a whole goes on with ``--resume`` from the rows in
+``items.jsonl`` and those shards, scoring only the pieces found in neither. Judge calls from all actors together stay
 within the judge's concurrency (each actor gets its share), and go through the one verdict cache (SQLite: on
 one machine, every actor shares it; on a cluster, give each node the same path on shared storage).
 """
@@ -36,6 +37,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ragmeter._files import atomic_write_text
 from ragmeter._shared_embeddings import EmbeddingStore, SharedEmbedder
 from ragmeter.context import RunContext
 from ragmeter.errors import ConfigError, InputError, MissingDependencyError, RagmeterError
@@ -186,12 +188,14 @@ class _Scorer:
     """A Ray actor: the models loaded and the judge opened once; one piece scored per call."""
 
     def __init__(self, metrics: list[str] | None, settings: Settings, column_map: dict[str, str],
-                 judge: JudgeConfig | None, skip: dict[int, list[int]], batch_size: int, store: Any) -> None:
+                 judge: JudgeConfig | None, skip: dict[int, list[int]], batch_size: int, store: Any,
+                 shards: str | None) -> None:
         chosen = resolve_metrics(metrics)
         resources = {r for m in chosen for r in m.resources}
         self.metrics, self.settings, self.column_map = metrics, settings, column_map
         self.skip = {index: set(lines) for index, lines in skip.items()}
         self.batch_size = batch_size
+        self.shards = Path(shards) if shards is not None else None
         # cached here, so that an actor asks for a text once, not once per piece; and the store shares what
         # the actors embed, so that the cluster embeds each text once
         self.embedder = (CachedEmbedder(SharedEmbedder(load_embedder(settings.embedder), store))
@@ -211,8 +215,11 @@ class _Scorer:
             result = evaluate(records, metrics=self.metrics, settings=self.settings, embedder=self.embedder,
                               token_encoder=self.token_encoder, judge=self.judge, on_items=rows.extend,
                               batch_size=self.batch_size)
+            text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+            if self.shards is not None:  # the piece's rows, kept should the run stop before the driver has them
+                atomic_write_text(shard_path(self.shards, piece.index), text)
             out["index"].append(piece.index)
-            out["rows"].append("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+            out["rows"].append(text)
             judging = result.judging
             out["usage"].append(json.dumps({} if judging is None else
                                            {name: u.to_dict() for name, u in judging.usage.items()}))
@@ -236,15 +243,24 @@ def _scorer_class(**config: Any) -> type[_Scorer]:
     return Scorer
 
 
+def shard_path(folder: Path, index: int) -> Path:
+    """Where an actor writes the rows of piece ``index``."""
+    return folder / f"piece-{index:06d}.jsonl"
+
+
 def evaluate_ray(pieces: Sequence[Piece], check: InputCheck, *, metrics: Sequence[str] | None = None,
                  settings: Settings | None = None, column_map: Mapping[str, str] | None = None,
                  judge: JudgeConfig | None = None, workers: int | None = None,
                  on_items: RowSink | None = None, finished: Sequence[Mapping[str, Any]] = (),
-                 batch_size: int = 256) -> EvalResult:
+                 shards: Path | None = None, batch_size: int = 256) -> EvalResult:
     """Score the valid records of ``pieces`` (checked by :func:`check_pieces`) on the Ray cluster the process
     is connected to (:func:`connect`); ``on_items`` gets the rows in input order, as :func:`ragmeter.evaluate`
-    gives them, and ``finished`` holds the rows an interrupted run wrote (the pieces wholly in them are not
-    scored again). ``judge`` is opened on every actor, each with its share of the judge's concurrency."""
+    gives them. ``judge`` is opened on every actor, each with its share of the judge's concurrency.
+
+    An interrupted run goes on from what it kept: ``finished``, the rows it had written in order (the pieces
+    wholly in them are not scored again), and ``shards``, a folder (readable by every node) where each actor
+    writes the rows of every piece it finishes: a piece found there is read back, not scored again, whatever
+    order the actors finished in."""
     settings = settings or Settings()
     chosen = resolve_metrics(metrics)
     workers = workers or _cluster_cpus()
@@ -262,33 +278,55 @@ def evaluate_ray(pieces: Sequence[Piece], check: InputCheck, *, metrics: Sequenc
     _take_finished(table, finished, check, judging)
     starts = list(itertools.accumulate(check.counts, initial=0))  # each piece's first row in items.jsonl
     done = len(finished)
-    todo = [p for p in pieces if starts[p.index + 1] > done and check.counts[p.index] > 0]
+    left = [p for p in pieces if starts[p.index + 1] > done and check.counts[p.index] > 0]
+    kept: dict[int, str] = {}  # pieces an interrupted run finished after the rows it wrote in order
+    if shards is not None:
+        for piece in left:
+            text = _read_shard(shards, piece.index, check.counts[piece.index])
+            if text is not None:
+                kept[piece.index] = text
+    todo = [p for p in left if p.index not in kept]
     usage: dict[str, JudgeUsage] = {}
+    if shards is not None:
+        shards.mkdir(parents=True, exist_ok=True)
+    outputs: Iterator[dict[str, Any]] = iter(())
     if todo:
         ray_data = _ray_data()
         store = _ray().remote(EmbeddingStore).options(num_cpus=0).remote()
         scorer = _scorer_class(metrics=list(metrics) if metrics is not None else None, settings=settings,
                                column_map=dict(column_map or {}), judge=actor_judge, skip=check.skip,
-                               batch_size=batch_size, store=store)
+                               batch_size=batch_size, store=store,
+                               shards=str(shards) if shards is not None else None)
         dataset = ray_data.from_items([_piece_row(p) for p in todo], override_num_blocks=len(todo)).map_batches(
             scorer, batch_size=1, num_cpus=1, compute=ray_data.ActorPoolStrategy(size=min(workers, len(todo))))
-        for out in _worker_errors_raised_as_ours(dataset.iter_rows()):
-            index = int(out["index"])
-            already = max(0, done - starts[index])  # rows of a piece that a torn write left in items.jsonl
-            rows = [json.loads(line) for line in out["rows"].splitlines()][already:]
-            logged = len(judging.failures) if judging is not None else 0
-            for row in rows:
-                table.add_row(row, judging)
-            if judging is not None:
-                _add_usage(usage, json.loads(out["usage"]))
-                with_raw = json.loads(out["failures"])  # the same failed calls, with the judge's raw replies
-                if not already and len(with_raw) == len(judging.failures) - logged:
-                    judging.failures[logged:] = with_raw
-            if on_items is not None and rows:
-                on_items(rows)
+        outputs = _worker_errors_raised_as_ours(dataset.iter_rows())
+    for piece in left:  # in input order: the scored pieces come from Ray in it, the kept ones from their shards
+        out: Mapping[str, Any] = ({"rows": kept[piece.index], "usage": "{}", "failures": "[]"}
+                                  if piece.index in kept else next(outputs))
+        already = max(0, done - starts[piece.index])  # rows of a piece that a torn write left in items.jsonl
+        rows = [json.loads(line) for line in out["rows"].splitlines()][already:]
+        logged = len(judging.failures) if judging is not None else 0
+        for row in rows:
+            table.add_row(row, judging)
+        if judging is not None:
+            _add_usage(usage, json.loads(out["usage"]))
+            with_raw = json.loads(out["failures"])  # the same failed calls, with the judge's raw replies
+            if not already and len(with_raw) == len(judging.failures) - logged:
+                judging.failures[logged:] = with_raw
+        if on_items is not None and rows:
+            on_items(rows)
     identity, signatures = _signatures(chosen, settings, judge)
     report = judging.report(identity, usage) if judging is not None and identity is not None else None
     return table.result(chosen, signatures, settings, report)
+
+
+def _read_shard(folder: Path, index: int, rows: int) -> str | None:
+    """The rows a finished piece left in its shard, or ``None`` when there is none or it is not whole."""
+    path = shard_path(folder, index)
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8")
+    return text if text.endswith("\n") and text.count("\n") == rows else None
 
 
 def check_judge(judge: JudgeConfig | None) -> None:

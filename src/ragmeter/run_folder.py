@@ -8,6 +8,7 @@
     judge_failures.jsonl  every failed judge call, with the raw reply (at the end, with a judge)
     items.parquet         the per-item table (``--parquet``, at the end)
     judge-cache.sqlite    the judge's verdict cache (its default place)
+    items.parts/          --engine ray: the rows of each piece an actor finished, while the run lasts
 
 A run is marked ``running`` in ``run.json`` only once scoring can start (the judge, if any, is open), and
 ``finished`` when every output is written. A folder holding a ``running`` run is refused unless the run is
@@ -30,7 +31,7 @@ from ragmeter.io.writers import ItemsWriter
 from ragmeter.result import EvalResult
 from ragmeter.settings import Settings
 
-__all__ = ["CACHE_FILE", "RunFolder", "item_settings", "read_json_object", "require_parquet"]
+__all__ = ["CACHE_FILE", "PIECE_SHARDS", "RunFolder", "item_settings", "read_json_object", "require_parquet"]
 
 MANIFEST = "run.json"
 ITEMS = "items.jsonl"
@@ -38,6 +39,7 @@ SUMMARY = "summary.json"
 FAILURES = "judge_failures.jsonl"
 PARQUET = "items.parquet"
 CACHE_FILE = "judge-cache.sqlite"
+PIECE_SHARDS = "items.parts"
 
 
 def require_parquet() -> None:
@@ -102,7 +104,7 @@ class RunFolder:
         unfinished = previous is not None and previous.get("status") == "running"
         self._manifest = dict(manifest)
         if not resume:
-            if unfinished and complete_jsonl_rows(self.items_path):
+            if unfinished and (complete_jsonl_rows(self.items_path) or any((self.path / PIECE_SHARDS).glob("*"))):
                 raise ConfigError(f"{self.path} holds an interrupted run: pass --resume to finish it (its "
                                   "finished items are kept), or choose another --out")
             return []  # nothing finished to lose (a run that stopped before its first item): start afresh
