@@ -293,3 +293,15 @@ def test_a_csv_with_a_column_mapping_gives_the_local_run(cluster, tmp_path: Path
     assert _run(capsys, "run", path, "--out", tmp_path / "local", *mapping)[0] == 0
     assert _run(capsys, "run", path, "--out", tmp_path / "ray", "--engine", "ray", *mapping)[0] == 0
     _same_run(tmp_path / "local", tmp_path / "ray")
+
+
+def test_ids_with_unicode_line_separators_come_back_whole(cluster, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "records.jsonl"
+    ids = ["a\u2028b", "c\x85d", "e\u2029f"]                       # JSON written unescaped keeps them as they are
+    path.write_text("".join(json.dumps({"id": i, "question": "Q?", "answer": "It opens at nine.",
+                                        "references": ["at nine"]}, ensure_ascii=False) + "\n" for i in ids),
+                    encoding="utf-8")
+    assert _run(capsys, "run", path, "--out", tmp_path / "local", "--metrics", "lexical")[0] == 0
+    assert _run(capsys, "run", path, "--out", tmp_path / "ray", "--metrics", "lexical", "--engine", "ray")[0] == 0
+    _same_run(tmp_path / "local", tmp_path / "ray")

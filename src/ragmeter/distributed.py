@@ -304,7 +304,8 @@ def evaluate_ray(pieces: Sequence[Piece], check: InputCheck, *, metrics: Sequenc
         out: Mapping[str, Any] = ({"rows": kept[piece.index], "usage": "{}", "failures": "[]"}
                                   if piece.index in kept else next(outputs))
         already = max(0, done - starts[piece.index])  # rows of a piece that a torn write left in items.jsonl
-        rows = [json.loads(line) for line in out["rows"].splitlines()][already:]
+        # split at "\n" only: a row may hold U+2028 and its kin unescaped, which splitlines() would cut at
+        rows = [json.loads(line) for line in out["rows"].split("\n")[:-1]][already:]
         logged = len(judging.failures) if judging is not None else 0
         for row in rows:
             table.add_row(row, judging)
