@@ -38,7 +38,7 @@ SCALING = (
     "Time ≈ start-up (Ray, the check pass, loading the model on each actor: about 25 s here) + distinct texts "
     "÷ (embedding rate per core × N × C; about 55 texts/s per core with one ONNX thread, and each text is "
     "embedded once on the cluster through the shared store) + records ÷ (one actor's rate after embedding, "
-    "about 2,200 records/s per core here, × N × C). Assumes: one actor per core; the input on storage every "
+    "1,500 to 2,200 records/s per core in two runs here, × N × C). Assumes: one actor per core; the input on storage every "
     "node reads at the actors' pace; the store's actor and the network keep up with the vectors (384 floats a "
     "text, sent once to the store and once to each actor that needs it); records spread evenly over the pieces "
     "(2,000 lines each, so at most N × C pieces in flight). The driver parses and writes every row on one core "
