@@ -41,7 +41,7 @@ from ragmeter._files import atomic_write_text
 from ragmeter._shared_embeddings import EmbeddingStore, SharedEmbedder
 from ragmeter.context import RunContext
 from ragmeter.errors import ConfigError, InputError, MissingDependencyError, RagmeterError
-from ragmeter.io.readers import FORMATS, FileCheck, Span, detect_format, line_spans, raw_records
+from ragmeter.io.readers import FORMATS, FileCheck, Span, detect_format, line_spans, raw_records, repeated_id
 from ragmeter.judges import JudgeConfig, open_judge, planning_judge
 from ragmeter.judges.accounting import USAGE_COUNTERS, JudgeUsage, JudgingLog
 from ragmeter.metrics import Metric, resolve_metrics
@@ -157,10 +157,8 @@ def check_pieces(pieces: Sequence[Piece], column_map: Mapping[str, str], *, max_
             key = (item_id, model_id)
             first = seen.setdefault(key, (piece.path, line))
             if first != (piece.path, line):
-                of_model = f" for model_id {model_id!r}" if model_id is not None else ""
                 where = f"line {first[1]}" if first[0] == piece.path else f"{first[0]}:{first[1]}"
-                problems.append(InputError(f"repeats the id {item_id!r}{of_model} of {where}: ids must be unique "
-                                           "per model", path=piece.path, line=line, field="id"))
+                problems.append(repeated_id(item_id, model_id, where, path=piece.path, line=line))
                 continue
             valid += 1
             check.keys.append(key)

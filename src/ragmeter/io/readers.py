@@ -27,7 +27,8 @@ from ragmeter.io.ragas import record_from_ragas
 from ragmeter.records import Record
 
 __all__ = ["FORMATS", "FileCheck", "Span", "check_file", "detect_format", "iter_records", "jsonl_objects",
-           "line_spans", "object_rows", "parse_column_map", "raw_records", "read_records", "text_lines"]
+           "line_spans", "object_rows", "parse_column_map", "raw_records", "read_records", "repeated_id",
+           "text_lines"]
 
 FORMATS = ("auto", "native", "mtrag", "ragas", "csv", "parquet")
 _STRUCTURED = ("contexts", "references", "history", "usage", "labels", "metadata", "retrieved_contexts",
@@ -358,12 +359,17 @@ def iter_records(path: str | Path, *, format: str = "auto",
         if isinstance(item, Record):
             first = seen.setdefault((item.id, item.model_id), number)
             if first != number:
-                of_model = f" for model_id {item.model_id!r}" if item.model_id is not None else ""
-                item = InputError(f"repeats the id {item.id!r}{of_model} of line {first}: ids must be unique "
-                                  "per model", path=str(path), line=number, field="id")
+                item = repeated_id(item.id, item.model_id, f"line {first}", path=str(path), line=number)
         yield item
     if count == 0:
         yield InputError("the file holds no records", path=str(path))
+
+
+def repeated_id(item_id: str, model_id: str | None, first: str, *, path: str, line: int) -> InputError:
+    """The error of a record whose id (for its model) an earlier record, at ``first``, already has."""
+    of_model = f" for model_id {model_id!r}" if model_id is not None else ""
+    return InputError(f"repeats the id {item_id!r}{of_model} of {first}: ids must be unique per model", path=path,
+                      line=line, field="id")
 
 
 def raw_records(path: Path, kind: str, column_map: Mapping[str, str],
