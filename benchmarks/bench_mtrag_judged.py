@@ -6,7 +6,9 @@ library (:func:`ragmeter.pipelines.mtrag.run_step`), in two steps:
 
 1. ``idk``: ``human_eval_tasks.jsonl`` → ``idk.jsonl`` (the IDK judge on every record);
 2. ``all``: ``idk.jsonl`` → ``all.jsonl`` (algorithmic, ragas, radbench, idk_condition; the IDK values already
-   there are kept).
+   there are kept). Its input is ``all-input.jsonl``, the rows of ``idk.jsonl`` in the order that brings the
+   human comparison soonest: the records ``all`` has already done, in their order (so its ``.partial`` goes on),
+   then the dev split's non-reference answers, then the rest, each in file order.
 
 Each step goes on from its ``.partial`` file, and verdicts are cached (``--cache``), so the whole run (many
 hours for the packaged judge on 2 cores) can be spread over several sittings: ``--minutes N`` stops the
@@ -23,8 +25,10 @@ Agreement, on the records that have a value:
   (no judge);
 - RL_F_idk and RB_llm_idk (and the unconditioned RL_F, RB_llm): Spearman with the released ``rl_f`` / ``rb_llm``
   (released values are IDK-conditioned);
-- on the dev split (non-reference answers): Spearman, with a 95 % interval resampling conversations, of ours and
-  of the released values with mean human faithfulness and completeness, on the same rows.
+- on the dev split (non-reference answers): Spearman, with a 95 % interval resampling conversations, of each of
+  ours with mean human faithfulness and completeness on the rows where it is defined, beside the released value
+  it reproduces on the same rows; and, as examples of where the judge fails, the answers RL_F_idk and the people
+  judge most differently.
 
     python benchmarks/bench_mtrag_judged.py --judge local --minutes 120
     python benchmarks/bench_mtrag_judged.py --judge openai --judge-model gpt-4o-mini
@@ -58,6 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_judge_validity import (  # noqa: E402
     DATA,
     add_judge_arguments,
+    dev_records,
     human_means,
     judge_config,
     released_idk,
@@ -66,7 +71,7 @@ from bench_judge_validity import (  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 TASKS = DATA / "human_eval_tasks.jsonl"
-STEPS = (("idk", TASKS, "idk.jsonl"), ("all", None, "all.jsonl"))  # None: the previous step's output
+STEPS = (("idk", TASKS, "idk.jsonl"), ("all", "all-input.jsonl", "all.jsonl"))
 STEP_PROMPTS = {"idk": ("idk",), "all": ("claims", "radbench")}
 OURS_VS_RELEASED = (("RL_F_idk", "rl_f"), ("RB_llm_idk", "rb_llm"), ("RL_F", "rl_f"), ("RB_llm", "rb_llm"))
 EXAMPLES = 8
@@ -100,6 +105,18 @@ def _first(metrics: dict[str, Any], name: str) -> float | None:
     return None if values is None else float(values)
 
 
+def _order_for_humans(work: Path, idk_output: Path, target: Path) -> None:
+    """Write ``idk_output``'s rows to ``target``: those ``all`` has done first (their order kept), then the dev
+    split's non-reference answers (the rows the human comparison needs), then the rest, each in file order."""
+    with idk_output.open(encoding="utf-8") as handle:
+        rows = [row for row in map(json.loads, handle) if row]
+    done = {key: rank for rank, key in enumerate(_output(work, "all.jsonl"))}
+    dev = {key for key, task in _read(TASKS).items() if task["split"] == "dev" and key[1] != "reference"}
+    rows.sort(key=lambda row: (0, done[_key(row)]) if _key(row) in done else (1 if _key(row) in dev else 2, 0))
+    if not target.is_file():
+        target.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+
+
 def run_sitting(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
     """Run (or go on with) the steps until they are done or ``--minutes`` are over; what each step did."""
     from ragmeter.pipelines.mtrag import run_step
@@ -113,19 +130,19 @@ def run_sitting(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
     sittings = []
     judge = open_judge(judge_config(args))
     try:
-        previous = None
-        for step, source, name in STEPS:
-            source = source or previous
-            previous = work / name
-            if previous.is_file():
+        for step, source_name, name in STEPS:
+            if (work / name).is_file():
                 continue
+            source = work / source_name if step == "all" else source_name
+            if step == "all":
+                _order_for_humans(work, work / "idk.jsonl", source)
             before = len(_output(work, name))
             load = os.getloadavg()[0]
             started = time.perf_counter()
             judge.usage.clear()
             finished = True
             try:
-                run_step(step, source, previous, judges=[judge])
+                run_step(step, source, work / name, judges=[judge])
             except (_TimeUp, KeyboardInterrupt):  # the finished batches are kept; report on them
                 finished = False
             wall = time.perf_counter() - started
@@ -199,29 +216,83 @@ def versus_released(rows: dict[tuple[str, str], dict[str, Any]],
 
 def versus_humans(rows: dict[tuple[str, str], dict[str, Any]],
                   expected: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
-    """Spearman with mean human ratings on the dev rows where all of ours are defined (released on the same)."""
+    """Spearman with mean human ratings on the dev split's non-reference answers: for each of ours, on the rows
+    where it is defined, beside the released value it reproduces on the same rows (ragmeter's offline RB_agg_idk
+    too, for scale)."""
     ratings = _read(DATA / "human_eval_ratings_dev.jsonl")
-    ours = [name for name, _ in OURS_VS_RELEASED]
-    keys = [k for k, row in rows.items() if k in ratings and k[1] != "reference"
-            and all(_first(row["metrics"], name) is not None for name in ours)]
-    if len(keys) < 3:
-        return []
-    clusters = [k[0].split("<::>")[0] for k in keys]
-    human = {dim: np.array([human_means(ratings[k][dim]) for k in keys]) for dim in ("faithfulness", "completeness")}
+    dev = [k for k in rows if k in ratings and k[1] != "reference"]
     table = []
-    columns = {name: [_first(rows[k]["metrics"], name) for k in keys] for name in ours}
-    columns |= {f"released {field}": [float(expected[k][field]) for k in keys] for field in ("rl_f", "rb_llm")}
-    for name, values in columns.items():
-        x = np.array(values, dtype=float)
-        row: dict[str, Any] = {"metric": name, "n": len(keys)}
-        for dim, y in human.items():
-            if np.ptp(x) == 0:
-                row[dim] = None
-                continue
-            rho, low, high = spearman_ci(x, y, clusters)
-            row[dim] = {"rho": round(rho, 3), "low": round(low, 3), "high": round(high, 3)}
+    for name, field in (*OURS_VS_RELEASED, ("RB_agg_idk", "rb_agg")):
+        keys = [k for k in dev if _first(rows[k]["metrics"], name) is not None and expected[k].get(field) is not None]
+        if len(keys) < 3:
+            continue
+        clusters = [k[0].split("<::>")[0] for k in keys]
+        row: dict[str, Any] = {"metric": name, "released": field, "n": len(keys)}
+        for dim in ("faithfulness", "completeness"):
+            human = np.array([human_means(ratings[k][dim]) for k in keys])
+            for side, values in (("ours", [_first(rows[k]["metrics"], name) for k in keys]),
+                                 ("released", [float(expected[k][field]) for k in keys])):
+                x = np.array(values, dtype=float)
+                if np.ptp(x) == 0:
+                    row[f"{dim} {side}"] = None
+                    continue
+                rho, low, high = spearman_ci(x, human, clusters)
+                row[f"{dim} {side}"] = {"rho": round(rho, 3), "low": round(low, 3), "high": round(high, 3)}
         table.append(row)
     return table
+
+
+def judge_with_offline(rows: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any]:
+    """Does the judge add to the offline signal? On the dev rows with RL_F_idk: ``faithfulness_offline`` (through
+    the library), RL_F_idk, and their blend w · RL_F_idk + (1 − w) · faithfulness_offline with w chosen on a grid
+    of 0.1 for the highest Spearman with human faithfulness without the record's conversation (each held-out
+    record's value comes from the weight its fold chose); Spearman with mean human faithfulness of each."""
+    from ragmeter import evaluate
+
+    ratings = _read(DATA / "human_eval_ratings_dev.jsonl")
+    records = {(r.id, str(r.model_id)): r for r in dev_records(None)}
+    keys = [k for k in records if k in rows and _first(rows[k]["metrics"], "RL_F_idk") is not None]
+    if len(keys) < 10:
+        return {}
+    offline = np.array(evaluate([records[k] for k in keys], metrics=["faithfulness_offline"])
+                       .scores["faithfulness_offline"], dtype=float)
+    judge = np.array([_first(rows[k]["metrics"], "RL_F_idk") for k in keys], dtype=float)
+    human = np.array([human_means(ratings[k]["faithfulness"]) for k in keys])
+    clusters = [str(records[k].conversation_id) for k in keys]
+    grid = np.round(np.arange(0.0, 1.0001, 0.1), 1)
+    held_out, chosen = np.empty(len(keys)), []
+    for cluster in sorted(set(clusters)):
+        inside = np.array([c != cluster for c in clusters])
+        weight = max(grid, key=lambda w: spearmanr(w * judge[inside] + (1 - w) * offline[inside],
+                                                    human[inside]).statistic)
+        held_out[~inside] = weight * judge[~inside] + (1 - weight) * offline[~inside]
+        chosen.append(float(weight))
+    out: dict[str, Any] = {"n": len(keys), "weights_chosen_by_fold": chosen}
+    for name, values in (("faithfulness_offline", offline), ("RL_F_idk", judge), ("blend, held out", held_out)):
+        rho, low, high = spearman_ci(values, human, clusters)
+        out[name] = {"rho": round(rho, 3), "low": round(low, 3), "high": round(high, 3)}
+    return out
+
+
+def human_disagreements(rows: dict[tuple[str, str], dict[str, Any]], tasks: dict[tuple[str, str], dict[str, Any]],
+                        expected: dict[tuple[str, str], dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Where RL_F_idk and the people part most, as examples: answers it scores ≥ 0.9 that people rate ≤ 2.5 of 4
+    for faithfulness, and answers it scores ≤ 0.3 that people rate ≥ 3.5."""
+    ratings = _read(DATA / "human_eval_ratings_dev.jsonl")
+    out: dict[str, list[dict[str, Any]]] = {"judge_high_people_low": [], "judge_low_people_high": []}
+    for key, row in rows.items():
+        ours = _first(row["metrics"], "RL_F_idk")
+        if key not in ratings or key[1] == "reference" or ours is None:
+            continue
+        human = human_means(ratings[key]["faithfulness"])
+        kind = ("judge_high_people_low" if ours >= 0.9 and human <= 2.5 else
+                "judge_low_people_high" if ours <= 0.3 and human >= 3.5 else None)
+        if kind and len(out[kind]) < EXAMPLES:
+            out[kind].append({"task_id": key[0], "model_id": key[1], "RL_F_idk": round(ours, 3),
+                              "released_rl_f": expected[key].get("rl_f"), "human_faithfulness": round(human, 2),
+                              "question": tasks[key]["input"][-1]["text"][:200],
+                              "response": tasks[key]["predictions"][0]["text"][:400]})
+    return out
 
 
 def main() -> None:
@@ -249,7 +320,10 @@ def main() -> None:
     out = {"records": len(tasks), "with_idk": sum(_first(r["metrics"], "idk_eval") is not None for r in rows.values()),
            "with_RL_F": sum(_first(r["metrics"], "RL_F") is not None for r in rows.values()),
            "idk": idk_agreement(rows, tasks, expected), "versus_released": versus_released(rows, expected),
-           "versus_humans_dev": versus_humans(rows, expected), "speed": _speed(sittings), "sittings": sittings}
+           "versus_humans_dev": versus_humans(rows, expected),
+           "human_disagreements_dev": human_disagreements(rows, tasks, expected),
+           "judge_with_offline_dev": judge_with_offline(rows), "speed": _speed(sittings),
+           "sittings": sittings}
     results.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     _print(out)
     print(f"written: {results}")
@@ -287,10 +361,19 @@ def _print(out: dict[str, Any]) -> None:
             print(f"  {name:<16} accuracy {figures['accuracy']:.3f} (n={figures['n']})")
     for pair, figures in out["versus_released"].items():
         print(f"Spearman {pair}: {figures['rho']} (n={figures['n']})")
+    if out["versus_humans_dev"]:
+        print("Spearman with mean human ratings, dev split (ours | released on the same rows):")
     for row in out["versus_humans_dev"]:
-        cells = "  ".join(f"{dim} {row[dim]['rho']:.2f} [{row[dim]['low']:.2f}, {row[dim]['high']:.2f}]"
-                          if row[dim] else f"{dim} –" for dim in ("faithfulness", "completeness"))
-        print(f"  {row['metric']:<18} n={row['n']:<4} {cells}")
+        cells = "  ".join(f"{dim} " + " | ".join(
+            f"{c['rho']:.2f} [{c['low']:.2f}, {c['high']:.2f}]" if (c := row[f"{dim} {side}"]) else "–"
+            for side in ("ours", "released")) for dim in ("faithfulness", "completeness"))
+        print(f"  {row['metric']:<11} vs {row['released']:<7} n={row['n']:<4} {cells}")
+    blend = out["judge_with_offline_dev"]
+    if blend:
+        print(f"human faithfulness, dev rows with RL_F_idk (n={blend['n']}): " + ", ".join(
+            f"{name} {blend[name]['rho']:.2f} [{blend[name]['low']:.2f}, {blend[name]['high']:.2f}]"
+            for name in ("faithfulness_offline", "RL_F_idk", "blend, held out"))
+            + f"; the folds' weights of RL_F_idk: {blend['weights_chosen_by_fold']}")
     for step, figures in out["speed"].items():
         print(f"[{step}] {figures['records']} records, {figures['records_per_min']} records/min; tokens per call "
               f"{figures['tokens']}")

@@ -203,7 +203,8 @@ def test_a_stopped_run_resumes_from_its_items_and_the_pieces_its_actors_finished
     code, _, err = _run(capsys, "run", path, "--out", stopped, "--engine", "ray")
     assert code == 2 and "holds an interrupted run: pass --resume" in err
     code, _, err = _run(capsys, "run", path, "--out", stopped, "--engine", "ray", "--resume")
-    assert code == 0 and "resuming: 1500 finished item(s) kept, 3500 to score" in err
+    assert code == 0 and "resuming: 2500 finished item(s) kept (1000 from the piece shards in " in err
+    assert "items.parts), 2500 to score" in err
     got = (stopped / "items.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     assert got == items[:4_000] + third and not (stopped / "items.parts").exists()
 

@@ -385,10 +385,13 @@ def _run_ray(args: argparse.Namespace, source: Path, settings: Settings, config:
     manifest = _manifest(args, source, digest, resolve_metrics(metric_names), settings, config)
     finished = folder.prepare(manifest, resume=args.resume)
     folder.start()
-    if finished:
-        print(f"resuming: {len(finished)} finished item(s) kept, {max(0, check.n_valid - len(finished))} to score",
-              file=sys.stderr)
     shards = folder.path / PIECE_SHARDS
+    from_shards = distributed.rows_in_shards(pieces, check, len(finished), shards) if args.resume else 0
+    if finished or from_shards:
+        kept = len(finished) + from_shards
+        print(f"resuming: {kept} finished item(s) kept"
+              + (f" ({from_shards} from the piece shards in {shards})" if from_shards else "")
+              + f", {max(0, check.n_valid - kept)} to score", file=sys.stderr)
     if not args.resume:
         shutil.rmtree(shards, ignore_errors=True)  # a run started afresh keeps nothing of an earlier one
     show = not args.no_progress and sys.stderr.isatty()

@@ -54,7 +54,7 @@ from ragmeter.settings import Settings
 from ragmeter.signature import Signature
 
 __all__ = ["PIECE_LINES", "InputCheck", "Piece", "check_judge", "check_pieces", "connect", "evaluate_ray",
-           "input_files", "plan_pieces"]
+           "input_files", "plan_pieces", "rows_in_shards"]
 
 #: Lines of a JSONL file per piece: the unit of work an actor takes, is retried whole, and resumes from.
 PIECE_LINES = 2_000
@@ -276,13 +276,8 @@ def evaluate_ray(pieces: Sequence[Piece], check: InputCheck, *, metrics: Sequenc
     _take_finished(table, finished, check, judging)
     starts = list(itertools.accumulate(check.counts, initial=0))  # each piece's first row in items.jsonl
     done = len(finished)
-    left = [p for p in pieces if starts[p.index + 1] > done and check.counts[p.index] > 0]
-    kept: dict[int, str] = {}  # pieces an interrupted run finished after the rows it wrote in order
-    if shards is not None:
-        for piece in left:
-            text = _read_shard(shards, piece.index, check.counts[piece.index])
-            if text is not None:
-                kept[piece.index] = text
+    left = _pieces_left(pieces, check, done)
+    kept = _kept_shards(left, check, shards)
     todo = [p for p in left if p.index not in kept]
     usage: dict[str, JudgeUsage] = {}
     if shards is not None:
@@ -317,6 +312,31 @@ def evaluate_ray(pieces: Sequence[Piece], check: InputCheck, *, metrics: Sequenc
     identity, signatures = _signatures(chosen, settings, judge)
     report = judging.report(identity, usage) if judging is not None and identity is not None else None
     return table.result(chosen, signatures, settings, report)
+
+
+def rows_in_shards(pieces: Sequence[Piece], check: InputCheck, done: int, shards: Path) -> int:
+    """How many rows a resumed run reads back from the piece shards in ``shards`` (beyond the ``done`` rows it
+    kept in order), as :func:`evaluate_ray` would read them."""
+    kept = _kept_shards(_pieces_left(pieces, check, done), check, shards)
+    return sum(check.counts[index] for index in kept)
+
+
+def _pieces_left(pieces: Sequence[Piece], check: InputCheck, done: int) -> list[Piece]:
+    """The pieces with valid rows beyond the first ``done`` rows of the run's output."""
+    ends = list(itertools.accumulate(check.counts))
+    return [p for p in pieces if ends[p.index] > done and check.counts[p.index] > 0]
+
+
+def _kept_shards(left: Sequence[Piece], check: InputCheck, shards: Path | None) -> dict[int, str]:
+    """The rows of the pieces of ``left`` that an interrupted run finished and left whole in ``shards``."""
+    if shards is None:
+        return {}
+    kept = {}
+    for piece in left:
+        text = _read_shard(shards, piece.index, check.counts[piece.index])
+        if text is not None:
+            kept[piece.index] = text
+    return kept
 
 
 def _read_shard(folder: Path, index: int, rows: int) -> str | None:
