@@ -107,14 +107,16 @@ def _first(metrics: dict[str, Any], name: str) -> float | None:
 
 def _order_for_humans(work: Path, idk_output: Path, target: Path) -> None:
     """Write ``idk_output``'s rows to ``target``: those ``all`` has done first (their order kept), then the dev
-    split's non-reference answers (the rows the human comparison needs), then the rest, each in file order."""
+    split's non-reference answers (the rows the human comparison needs), then the rest, each in file order.
+    An existing ``target`` is kept: its order must not change while ``all`` goes on from it."""
+    if target.is_file():
+        return
     with idk_output.open(encoding="utf-8") as handle:
         rows = [row for row in map(json.loads, handle) if row]
     done = {key: rank for rank, key in enumerate(_output(work, "all.jsonl"))}
     dev = {key for key, task in _read(TASKS).items() if task["split"] == "dev" and key[1] != "reference"}
     rows.sort(key=lambda row: (0, done[_key(row)]) if _key(row) in done else (1 if _key(row) in dev else 2, 0))
-    if not target.is_file():
-        target.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    target.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
 
 
 def run_sitting(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
