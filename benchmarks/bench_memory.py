@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -169,24 +169,33 @@ def measure(path: Path, out_dir: Path) -> dict[str, Any]:
             "overlap_mean": summaries.get("overlap.mean")}
 
 
-def run(*, quick: bool = False, sizes: tuple[int, ...] | None = None, keep: bool = False) -> dict[str, Any]:
-    sizes = sizes or (QUICK_SIZES if quick else FULL_SIZES)
-    workdir = Path(tempfile.mkdtemp(prefix="ragmeter-bench-memory-"))
-    runs = []
+def synthetic_inputs(prefix: str, sizes: Iterable[int], *, keep: bool = False) -> Iterator[tuple[int, Path, Path]]:
+    """For each size ``n``: ``(n, file, folder)``, a JSONL file of ``n`` synthetic records in a temporary folder;
+    the file is removed once its turn is over, the folder (and what was written beside it) at the end, unless
+    ``keep``."""
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
     try:
         for n in sizes:
             path = workdir / f"records-{n}.jsonl"
-            file_mb = write_jsonl(path, n) / 2**20
-            result = measure(path, workdir / f"out-{n}")
-            result.update(records=n, file_mb=file_mb, records_per_s=n / result["wall_s"])
-            runs.append(result)
-            print(f"[memory] {n:>7,} records ({file_mb:.0f} MB file): "
-                  f"peak RSS {result['peak_rss_mb']:.0f} MB, "
-                  f"{result['wall_s']:.0f} s ({result['records_per_s']:.0f} records/s)", flush=True)
+            write_jsonl(path, n)
+            yield n, path, workdir
             path.unlink()
     finally:
         if not keep:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def run(*, quick: bool = False, sizes: tuple[int, ...] | None = None, keep: bool = False) -> dict[str, Any]:
+    sizes = sizes or (QUICK_SIZES if quick else FULL_SIZES)
+    runs = []
+    for n, path, workdir in synthetic_inputs("ragmeter-bench-memory-", sizes, keep=keep):
+        file_mb = path.stat().st_size / 2**20
+        result = measure(path, workdir / f"out-{n}")
+        result.update(records=n, file_mb=file_mb, records_per_s=n / result["wall_s"])
+        runs.append(result)
+        print(f"[memory] {n:>7,} records ({file_mb:.0f} MB file): "
+              f"peak RSS {result['peak_rss_mb']:.0f} MB, "
+              f"{result['wall_s']:.0f} s ({result['records_per_s']:.0f} records/s)", flush=True)
     first, last = runs[0], runs[-1]
     growth = last["peak_rss_mb"] / first["peak_rss_mb"]
     size_ratio = last["records"] / first["records"]

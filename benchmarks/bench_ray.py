@@ -21,13 +21,12 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_memory import write_jsonl  # noqa: E402
+from bench_memory import synthetic_inputs  # noqa: E402
 
 FULL_SIZES = (20_000, 100_000)
 QUICK_SIZES = (2_000, 10_000)
@@ -35,15 +34,16 @@ GOAL_RATIO = 1.3
 RESULTS = Path(__file__).resolve().parent / "results" / "ray.json"
 #: How the figures extend to N machines of C cores (written down, not measured: one 2-core machine here).
 SCALING = (
-    "Time ≈ start-up (Ray, the check pass, loading the model on each actor: about 25 s here) + distinct texts "
-    "÷ (embedding rate per core × N × C; about 55 texts/s per core with one ONNX thread, and each text is "
+    "Time ≈ start-up (Ray, the check pass, loading the model on each actor: about 25 s here) + distinct texts"
+    " ÷ (embedding rate per core × N × C; about 55 texts/s per core with one ONNX thread, and each text is "
     "embedded once on the cluster through the shared store) + records ÷ (one actor's rate after embedding, "
-    "1,500 to 2,200 records/s per core in two runs here, × N × C). Assumes: one actor per core; the input on storage every "
-    "node reads at the actors' pace; the store's actor and the network keep up with the vectors (384 floats a "
-    "text, sent once to the store and once to each actor that needs it); records spread evenly over the pieces "
-    "(2,000 lines each, so at most N × C pieces in flight). The driver parses and writes every row on one core "
-    "(about 128,000 rows/s parsed here, and as many written), so past roughly 25 cores of scoring the driver, "
-    "not the cluster, sets the pace; the summaries' bootstrap on the driver grows with the records.")
+    "1,500 to 2,200 records/s per core in two runs here, × N × C). Assumes: one actor per core; the input on "
+    "storage every node reads at the actors' pace; the store's actor and the network keep up with the vectors"
+    " (384 floats a text, sent once to the store and once to each actor that needs it); records spread evenly"
+    " over the pieces (2,000 lines each, so at most N × C pieces in flight). The driver parses and writes "
+    "every row on one core (about 128,000 rows/s parsed here, and as many written), so past roughly 25 cores "
+    "of scoring the driver, not the cluster, sets the pace; the summaries' bootstrap on the driver grows with"
+    " the records.")
 
 #: Runs ragmeter in this process and prints its own peak RSS (kB) as JSON on the last stderr line.
 _RUNNER = """
@@ -76,28 +76,21 @@ def _same(a: Path, b: Path) -> bool:
 
 def run(*, quick: bool = False, sizes: tuple[int, ...] | None = None) -> dict[str, Any]:
     sizes = sizes or (QUICK_SIZES if quick else FULL_SIZES)
-    workdir = Path(tempfile.mkdtemp(prefix="ragmeter-bench-ray-"))
     runs = []
-    try:
-        for n in sizes:
-            path = workdir / f"records-{n}.jsonl"
-            write_jsonl(path, n)
-            local = measure(path, workdir / f"local-{n}")
-            remote = measure(path, workdir / f"ray-{n}", "--engine", "ray")
-            one = measure(path, workdir / f"ray1-{n}", "--engine", "ray", "--workers", "1")
-            entry = {"records": n, "local": local, "ray": remote, "ray_one_worker": one,
-                     "ratio": remote["wall_s"] / local["wall_s"],
-                     "identical": _same(workdir / f"local-{n}", workdir / f"ray-{n}")}
-            runs.append(entry)
-            print(f"[ray] {n:>7,} records: local {local['wall_s']:.0f} s ({local['driver_peak_rss_mb']:.0f} MB), "
-                  f"ray {remote['wall_s']:.0f} s (driver {remote['driver_peak_rss_mb']:.0f} MB; "
-                  f"1 worker {one['wall_s']:.0f} s): ×{entry['ratio']:.2f}, "
-                  f"identical: {entry['identical']}", flush=True)
-            for folder in workdir.glob(f"*-{n}"):
-                shutil.rmtree(folder, ignore_errors=True)
-            path.unlink()
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    for n, path, workdir in synthetic_inputs("ragmeter-bench-ray-", sizes):
+        local = measure(path, workdir / f"local-{n}")
+        remote = measure(path, workdir / f"ray-{n}", "--engine", "ray")
+        one = measure(path, workdir / f"ray1-{n}", "--engine", "ray", "--workers", "1")
+        entry = {"records": n, "local": local, "ray": remote, "ray_one_worker": one,
+                 "ratio": remote["wall_s"] / local["wall_s"],
+                 "identical": _same(workdir / f"local-{n}", workdir / f"ray-{n}")}
+        runs.append(entry)
+        print(f"[ray] {n:>7,} records: local {local['wall_s']:.0f} s ({local['driver_peak_rss_mb']:.0f} MB), "
+              f"ray {remote['wall_s']:.0f} s (driver {remote['driver_peak_rss_mb']:.0f} MB; "
+              f"1 worker {one['wall_s']:.0f} s): ×{entry['ratio']:.2f}, "
+              f"identical: {entry['identical']}", flush=True)
+        for folder in workdir.glob(f"*-{n}"):
+            shutil.rmtree(folder, ignore_errors=True)
     small, large = runs[0], runs[-1]
     per_record_s = (large["ray_one_worker"]["wall_s"] - small["ray_one_worker"]["wall_s"]) / (
         large["records"] - small["records"])

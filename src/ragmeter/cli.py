@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import itertools
 import json
 import os
@@ -42,7 +41,14 @@ from ragmeter.report.html import render_agreement_html, render_comparison_html, 
 from ragmeter.report.markdown import render_report_markdown
 from ragmeter.result import EvalResult
 from ragmeter.run import evaluate, plan_calls, plan_judging
-from ragmeter.run_folder import PIECE_SHARDS, RunFolder, file_sha256, item_settings, require_parquet
+from ragmeter.run_folder import (
+    PIECE_SHARDS,
+    RunFolder,
+    file_sha256,
+    files_sha256,
+    item_settings,
+    require_parquet,
+)
 from ragmeter.settings import CI_METHODS, IDK_EVAL_SOURCES, NDCG_GAINS, NDCG_IDEALS, SOURCE_LABELS, Settings
 from ragmeter.stats.agreement import TIE_RULES
 from ragmeter.text.idk import IdkDetector
@@ -354,6 +360,12 @@ def _manifest(args: argparse.Namespace, path: Path, sha256: str, chosen: list[An
             "limit": args.limit}
 
 
+def _say_resuming(kept: int, total: int, where: str = "") -> None:
+    """Tell a resumed run how many items it keeps (``where``: whence some came) and how many are left."""
+    if kept:
+        print(f"resuming: {kept} finished item(s) kept{where}, {max(0, total - kept)} to score", file=sys.stderr)
+
+
 def _kept_after(exc: RagmeterError, folder: RunFolder) -> int:
     print(f"error: {exc}", file=sys.stderr)
     if folder.items_path.exists() and folder.items_path.stat().st_size > 0:
@@ -380,18 +392,13 @@ def _run_ray(args: argparse.Namespace, source: Path, settings: Settings, config:
     check = distributed.check_pieces(pieces, column_map, max_errors=args.max_errors)
     if _report_check(args, check) < 0:
         return 2
-    digest = file_sha256(files[0]) if len(files) == 1 else hashlib.sha256(
-        "".join(f"{f}:{file_sha256(f)}\n" for f in files).encode()).hexdigest()
-    manifest = _manifest(args, source, digest, resolve_metrics(metric_names), settings, config)
+    manifest = _manifest(args, source, files_sha256(files), resolve_metrics(metric_names), settings, config)
     finished = folder.prepare(manifest, resume=args.resume)
     folder.start()
     shards = folder.path / PIECE_SHARDS
     from_shards = distributed.rows_in_shards(pieces, check, len(finished), shards) if args.resume else 0
-    if finished or from_shards:
-        kept = len(finished) + from_shards
-        print(f"resuming: {kept} finished item(s) kept"
-              + (f" ({from_shards} from the piece shards in {shards})" if from_shards else "")
-              + f", {max(0, check.n_valid - kept)} to score", file=sys.stderr)
+    _say_resuming(len(finished) + from_shards, check.n_valid,
+                  f" ({from_shards} from the piece shards in {shards})" if from_shards else "")
     if not args.resume:
         shutil.rmtree(shards, ignore_errors=True)  # a run started afresh keeps nothing of an earlier one
     show = not args.no_progress and sys.stderr.isatty()
@@ -449,9 +456,7 @@ def _records(args: argparse.Namespace, path: Path, total: int) -> Iterable[Recor
 
 def _score(args: argparse.Namespace, path: Path, total: int, settings: Settings, metric_names: list[str] | None,
            judge: Judge | None, folder: RunFolder, finished: list[dict[str, Any]]) -> EvalResult:
-    if finished:
-        print(f"resuming: {len(finished)} finished item(s) kept, {max(0, total - len(finished))} to score",
-              file=sys.stderr)
+    _say_resuming(len(finished), total)
     show = not args.no_progress and sys.stderr.isatty() and (judge is not None or total >= _PROGRESS_FROM)
     with folder.items_writer(resume=args.resume) as writer:
         return evaluate(_records(args, path, total), metrics=metric_names, settings=settings, judge=judge,

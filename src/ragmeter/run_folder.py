@@ -70,6 +70,13 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def files_sha256(files: Sequence[Path]) -> str:
+    """One file's sha256; for several (the shards of one input), the sha256 of their names and digests."""
+    if len(files) == 1:
+        return file_sha256(files[0])
+    return hashlib.sha256("".join(f"{f}:{file_sha256(f)}\n" for f in files).encode()).hexdigest()
+
+
 class RunFolder:
     """The ``--out`` folder of one run."""
 
