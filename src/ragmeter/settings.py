@@ -36,7 +36,7 @@ class Settings:
     - ``rb_llm_unparsed``: what a failed RADBench verdict counts as in ``RB_llm``: ``None`` (undefined, the
       default) or a value in [0, 1] (0.5: MT-RAG's released scripts), noted.
     - ``check_evidence``: check a judge's verdicts against the texts they are about: keep a *supported*
-      claim only when its quoted evidence and the claim's numbers are in a chunk it names
+      claim only when the record's chunks hold most of its content words, its numbers and its scope words
       (:mod:`ragmeter.metrics.claim_evidence`), and an IDK verdict of declines or partly only when the
       response has words that decline (:mod:`ragmeter.metrics.refusal_cues`); on by default.
     - ``ndcg_ideal``: the ideal ranking behind NDCG's IDCG: ``retrieved`` (the retrieved chunks'

@@ -171,8 +171,8 @@ def test_a_judged_run_writes_items_every_few_calls_and_shows_the_calls(capsys: p
 def test_a_claims_list_at_its_cap_is_noted() -> None:
     record = {"id": "a", "question": "When?", "answer": "It opens at six.", "references": ["six"],
               "contexts": [{"doc_id": "d", "text": "It opens at six."}]}
-    six = [{"claim": f"claim {chr(97 + i)}", "evidence": "It opens at six.", "differences": "none", "verdict": "supported",
-            "chunks": [1]} for i in range(6)]   # one sentence: the cap is 4 + 2 = 6
+    six = [{"claim": "It opens at six.", "evidence": "It opens at six.", "differences": "none", "verdict": "supported",
+            "chunks": [1]}] * 6   # one sentence: the cap is 4 + 2 = 6
     judge = Judge(ScriptedBackend(lambda request: json.dumps({"claims": six})))
     with judge:
         result = evaluate([record], metrics=["judge_faithfulness", "judge_recall"], judge=judge)

@@ -1,8 +1,12 @@
-"""The evidence check on claim verdicts: worked out by hand from the chunk texts below."""
+"""The evidence check on claim verdicts: worked out by hand from the chunk texts below.
+
+The content words of the two chunks, as Snowball stems: payment, histori, import, factor, credit, score, amount,
+owe, come, second; phish, email, ask, password, bank, never ("the", "most", "for", "by", "of", "is" are function
+words or shorter than three letters)."""
 
 from __future__ import annotations
 
-from ragmeter.metrics.claim_evidence import checked_claims, evidence_found, numbers_found
+from ragmeter.metrics.claim_evidence import checked_claims, content_words, numbers_found, words_covered
 from ragmeter.metrics.judged import Claim
 
 CHUNKS = ["Payment history is the most important factor of a credit score. Amounts owed come second.",
@@ -14,38 +18,42 @@ def verdicts(claims: list[Claim]) -> list[str]:
     return [claim.verdict for claim in checked_claims(claims, CHUNKS)]
 
 
-def test_evidence_quoted_from_a_named_chunk_keeps_a_supported_verdict() -> None:
-    claim = Claim("Payment history matters most for a credit score.", "supported", (1,),
-                  "Payment history is the most important factor of a credit score.")
+def test_a_claim_in_the_chunks_own_words_keeps_a_supported_verdict() -> None:
+    claim = Claim("Payment history matters most for a credit score.", "supported", (1,), "")
+    # payment, histori, matter, credit, score: 4 of 5 in chunk 1 ("matters" is not), 0.8 ≥ 0.7
     assert verdicts([claim]) == ["supported"]
 
 
-def test_evidence_copied_from_the_answer_itself_is_not_evidence() -> None:
+def test_a_paraphrase_with_the_same_stems_is_covered() -> None:
+    # bank, never, email, password: "emails" and "passwords" meet "email" and "password" through their stems
+    assert verdicts([Claim("Banks never email for passwords.", "supported", (2,), "")]) == ["supported"]
+
+
+def test_the_claim_must_be_in_the_chunks_not_in_the_quoted_evidence() -> None:
+    # fico, weigh, payment, histori, amount, owe: 4 of 6 covered (0.67 < 0.7), and 35 and 30 are in no chunk
     claim = Claim(ANSWER_SENTENCE, "supported", (1,), ANSWER_SENTENCE)
     (checked,) = checked_claims([claim], CHUNKS)
     assert checked.verdict == "unsupported" and checked.chunks == ()
+    # scam names no chunk mentions, however well the "evidence" matches a chunk
+    assert verdicts([Claim("Scammers use fake lottery wins and romance scams.", "supported", (2,),
+                           "Phishing emails ask for passwords.")]) == ["unsupported"]
 
 
-def test_evidence_must_be_in_a_chunk_the_claim_names() -> None:
-    quote = "Banks never ask for a password by email."
-    assert verdicts([Claim("Banks never email for passwords.", "supported", (1,), quote),
-                     Claim("Banks never email for passwords.", "supported", (2,), quote)]) == ["unsupported",
-                                                                                                "supported"]
+def test_any_chunk_may_hold_the_claim_whichever_the_judge_names() -> None:
+    assert verdicts([Claim("Banks never email for passwords.", "supported", (1,), ""),
+                     Claim("Banks never email for passwords.", "supported", (7,), "")]) == ["supported", "supported"]
 
 
-def test_a_title_or_a_few_words_of_a_chunk_are_not_enough() -> None:
-    # 2 of the evidence's 8 words occur in chunk 2 ("phishing emails", its start): under the 80 % asked for
-    claim = Claim("Scammers use fake lottery wins and romance scams.", "supported", (2,),
-                  "Phishing emails: fake lottery wins and romance scams")
-    assert verdicts([claim]) == ["unsupported"]
-    assert evidence_found("Banks never ask for a password by post or email", CHUNKS[1])  # 8 of 10 words, in order
-    assert not evidence_found("Banks never ask for a password by e-mail", CHUNKS[1])    # 7 of 9 ("e", "mail")
-    assert not evidence_found("", CHUNKS[1])
+def test_seven_tenths_of_the_content_words_must_be_covered() -> None:
+    # 6 of 8 stems in the chunks (length, decid missing): 0.75; then 4 of 8 (mix, new, account, decid): 0.5
+    assert words_covered("Payment history, amounts owed and credit length decide a credit score.", CHUNKS)
+    assert not words_covered("Payment history, credit mix and new accounts decide the score.", CHUNKS)
+    assert content_words("And so it is.") == set() and words_covered("And so it is.", [])
+    assert not words_covered("Payment history matters.", [])
 
 
-def test_a_number_that_no_named_chunk_holds_makes_a_claim_unsupported() -> None:
-    quote = "Payment history is the most important factor of a credit score."
-    assert verdicts([Claim("Payment history is 35% of a credit score.", "supported", (1,), quote)]) == ["unsupported"]
+def test_a_number_that_no_chunk_holds_makes_a_claim_unsupported() -> None:
+    assert verdicts([Claim("Payment history is 35% of a credit score.", "supported", (1,), "")]) == ["unsupported"]
     assert numbers_found("Amounts owed come second, after 1 factor.", ["Only 1 factor comes first."])
     assert numbers_found("It costs 1,500 euros.", ["The fee is 1500 euros."])
     assert not numbers_found("It costs 1,500 euros.", [])
@@ -57,13 +65,7 @@ def test_contradicted_and_unsupported_verdicts_are_kept_as_given() -> None:
     assert checked_claims(claims, CHUNKS) == tuple(claims)
 
 
-def test_a_chunk_number_out_of_range_names_no_chunk() -> None:
-    claim = Claim("Banks never email for passwords.", "supported", (7,), "Banks never ask for a password by email.")
-    assert verdicts([claim]) == ["unsupported"]
-
-
-def test_a_scope_word_no_named_chunk_holds_makes_a_claim_unsupported() -> None:
-    quote = "Banks never ask for a password by email."
-    assert verdicts([Claim("Everyone knows banks never ask for a password by email.", "supported", (2,), quote),
-                     Claim("Banks never ask for a password by email.", "supported", (2,), quote)]) == [
+def test_a_scope_word_no_chunk_holds_makes_a_claim_unsupported() -> None:
+    assert verdicts([Claim("Everyone knows banks never ask for a password by email.", "supported", (2,), ""),
+                     Claim("Banks never ask for a password by email.", "supported", (2,), "")]) == [
         "unsupported", "supported"]  # "never" is in the chunk, "everyone" is not

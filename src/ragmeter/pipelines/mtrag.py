@@ -43,6 +43,7 @@ from ragmeter.judges import Judge
 from ragmeter.judges.accounting import JudgeUsage
 from ragmeter.judges.prompts import CLAIMS, IDK, RADBENCH
 from ragmeter.metrics._registry import Noted, Outcome, Undefined, get_metric
+from ragmeter.metrics.claim_evidence import VERSION as EVIDENCE_CHECK
 from ragmeter.metrics.mtrag import (
     bertscore_baseline,
     bertscore_settings,
@@ -51,6 +52,7 @@ from ragmeter.metrics.mtrag import (
     mtrag_algorithmic,
     rb_agg,
 )
+from ragmeter.metrics.refusal_cues import VERSION as REFUSAL_CHECK
 from ragmeter.models.base import TokenEncoder
 from ragmeter.records import Record
 from ragmeter.settings import Settings
@@ -110,8 +112,10 @@ def step_made_by(step: str, source: str | Path, settings: Settings,
         made[f"judge:{name}"] = [judge.signature(prompt) for judge in (judges if name == "radbench" else judges[:1])]
         if name == "radbench":
             made["rb_llm_unparsed"] = settings.rb_llm_unparsed
-        if name in ("ragas", "idk"):
-            made["check_evidence"] = settings.check_evidence
+        if name == "ragas":
+            made["evidence_check"] = EVIDENCE_CHECK if settings.check_evidence else "off"
+        if name == "idk":
+            made["refusal_check"] = REFUSAL_CHECK if settings.check_evidence else "off"
     if step in ("algorithmic", "all"):
         made.update(bertscore_model=settings.bertscore_model, bertscore_layer=settings.bertscore_layer,
                     bertscore_baseline=settings.bertscore_baseline)

@@ -1,0 +1,175 @@
+"""How the evidence check on the claims verdict moves judged Faithfulness, measured against people, with no judge
+call: every variant re-scores the same cached claims replies.
+
+Records: the answers of MT-RAG's dev split by the non-reference responders (as ``bench_judge_validity``) whose
+claims reply is in the verdict cache (``--cache``; ``bench_mtrag_judged`` and ``bench_judge_validity`` fill it),
+that do not abstain and whose reply lists at least one claim. Each record's value is RL_F (= ``judge_faithfulness``
+there): supported claims / claims, after the variant's check. Spearman with mean human faithfulness, 95 % interval
+resampling conversations; the share of records at 0 and at 1.
+
+Variants:
+
+- ``as given``: the judge's verdicts unchecked;
+- ``evidence-2``: ragmeter's check before ``evidence-3``, kept here to compare: the quoted evidence (80 % of its
+  words, in order) in a chunk the claim names, and the claim's numbers and scope words in those chunks;
+- ``evidence-3``: the registered check (:mod:`ragmeter.metrics.claim_evidence`): ``COVERAGE`` of the claim's
+  content words, its numbers and its scope words in any of the record's chunks; and the same at other
+  coverages, without stems, on the named chunks only, and required together with ``evidence-2``'s quote;
+- ``coverage chosen held out``: each conversation's records scored at the coverage (0.5–0.9) that gives the
+  highest Spearman on the other conversations, with the coverage each fold chose.
+
+    python benchmarks/bench_evidence_check.py [--judge local]
+
+Results: ``benchmarks/results/evidence_check-<judge>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from difflib import SequenceMatcher
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from ragmeter import Settings
+from ragmeter.context import RunContext
+from ragmeter.judges import planning_judge
+from ragmeter.metrics import claim_evidence
+from ragmeter.metrics.claim_evidence import checked_claims, numbers_found, scope_kept, words_covered
+from ragmeter.metrics.judged import Claim, abstains, claims_call, faithfulness, verdict_claims
+from ragmeter.records import Record
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_judge_validity import (  # noqa: E402
+    DATA,
+    add_judge_arguments,
+    dev_records,
+    human_means,
+    judge_config,
+    spearman_ci,
+)
+
+HERE = Path(__file__).resolve().parent
+COVERAGES = (0.5, 0.6, 0.7, 0.8, 0.9)
+Check = Callable[[Sequence[Claim], Sequence[str]], tuple[Claim, ...]]
+
+
+def _quote_found(evidence: str, chunk: str) -> bool:
+    """``evidence-2``'s test: 80 % of the quote's words occur in ``chunk``, in order."""
+    wanted, text = re.findall(r"\w+", evidence.lower()), re.findall(r"\w+", chunk.lower())
+    blocks = SequenceMatcher(None, wanted, text, autojunk=False).get_matching_blocks()
+    return bool(wanted) and sum(block.size for block in blocks) >= 0.8 * len(wanted)
+
+
+def _demoted(claim: Claim, kept: bool) -> Claim:
+    return claim if kept or claim.verdict != "supported" else replace(claim, verdict="unsupported", chunks=())
+
+
+def evidence_2(claims: Sequence[Claim], chunks: Sequence[str]) -> tuple[Claim, ...]:
+    out = []
+    for claim in claims:
+        named = [chunks[n - 1] for n in claim.chunks if 1 <= n <= len(chunks)]
+        out.append(_demoted(claim, any(_quote_found(claim.evidence, text) for text in named)
+                            and numbers_found(claim.text, named) and scope_kept(claim.text, named)))
+    return tuple(out)
+
+
+def evidence_3_at(coverage: float) -> Check:
+    def check(claims: Sequence[Claim], chunks: Sequence[str]) -> tuple[Claim, ...]:
+        with mock.patch.object(claim_evidence, "COVERAGE", coverage):
+            return checked_claims(claims, chunks)
+    return check
+
+
+def on_named_chunks(claims: Sequence[Claim], chunks: Sequence[str]) -> tuple[Claim, ...]:
+    return tuple(checked_claims([claim], [chunks[n - 1] for n in claim.chunks if 1 <= n <= len(chunks)])[0]
+                 for claim in claims)
+
+
+def without_stems(claims: Sequence[Claim], chunks: Sequence[str]) -> tuple[Claim, ...]:
+    with mock.patch.object(claim_evidence, "_stem", lambda word: word):
+        return checked_claims(claims, chunks)
+
+
+def with_the_quote(claims: Sequence[Claim], chunks: Sequence[str]) -> tuple[Claim, ...]:
+    quoted = evidence_2(claims, chunks)
+    return tuple(_demoted(claim, words_covered(claim.text, chunks)) for claim in quoted)
+
+
+def cached_claims(records: list[Record], args: argparse.Namespace) -> list[tuple[Record, dict[str, Any]]]:
+    """The records whose claims reply (of their own answer) is in the cache, with the reply."""
+    run = RunContext(Settings())
+    out = []
+    with planning_judge(judge_config(args)) as judge:
+        for record in records:
+            call = claims_call(record, run)
+            if call is None or abstains(record, run) or judge.cache is None:
+                continue
+            hit = judge.cache.get(judge.key(call))
+            if hit is not None and hit.verdict is not None and hit.verdict["claims"]:
+                out.append((record, hit.verdict))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_judge_arguments(parser)
+    args = parser.parse_args()
+    ratings = {(row["task_id"], row["model_id"]): row
+               for row in map(json.loads, (DATA / "human_eval_ratings_dev.jsonl").open(encoding="utf-8"))}
+    rows = cached_claims(dev_records(None), args)
+    if len(rows) < 10:
+        sys.exit(f"only {len(rows)} dev answers have a cached claims reply: run bench_mtrag_judged.py first")
+    human = np.array([human_means(ratings[(r.id, str(r.model_id))]["faithfulness"]) for r, _ in rows])
+    clusters = [str(r.conversation_id) for r, _ in rows]
+
+    def values(check: Check | None) -> np.ndarray:
+        with mock.patch("ragmeter.metrics.judged.checked_claims", check or checked_claims):
+            return np.array([faithfulness(verdict_claims(verdict, record, check_evidence=check is not None))
+                             for record, verdict in rows])
+
+    variants: dict[str, np.ndarray] = {
+        "as given": values(None), "evidence-2 (quote in a named chunk)": values(evidence_2),
+        "evidence-3 (registered)": values(checked_claims),
+        **{f"evidence-3 at coverage {c}": values(evidence_3_at(c)) for c in COVERAGES if c != claim_evidence.COVERAGE},
+        "evidence-3 without stems": values(without_stems),
+        "evidence-3 on the named chunks only": values(on_named_chunks),
+        "evidence-3 and evidence-2's quote": values(with_the_quote)}
+    by_coverage = {c: values(evidence_3_at(c)) for c in COVERAGES}
+    held_out, chosen = np.empty(len(rows)), []
+    for cluster in sorted(set(clusters)):
+        inside = np.array([c != cluster for c in clusters])
+        best = max(COVERAGES, key=lambda c: spearmanr(by_coverage[c][inside], human[inside]).statistic)
+        held_out[~inside] = by_coverage[best][~inside]
+        chosen.append(best)
+    variants["coverage chosen held out"] = held_out
+
+    table = []
+    for name, x in variants.items():
+        rho, low, high = spearman_ci(x, human, clusters)
+        table.append({"variant": name, "rho": round(rho, 3), "low": round(low, 3), "high": round(high, 3),
+                      "at_0": round(float(np.mean(x == 0)), 3), "at_1": round(float(np.mean(x == 1)), 3)})
+        print(f"{name:40s} ρ {rho:5.2f} [{low:5.2f}, {high:5.2f}]  "
+              f"at 0 {np.mean(x == 0):4.0%}  at 1 {np.mean(x == 1):4.0%}")
+    print(f"coverage chosen by each fold: {chosen}")
+    with planning_judge(judge_config(args)) as judge:
+        identity = judge.identity
+    out = {"judge": identity, "records": len(rows),
+           "conversations": len(set(clusters)), "check_version": claim_evidence.VERSION,
+           "human_at_ceiling": round(float(np.mean(human == 4)), 3), "variants": table,
+           "coverage_chosen_by_fold": chosen}
+    target = HERE / "results" / f"evidence_check-{args.judge}.json"
+    target.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    print(f"written: {target}")
+
+
+if __name__ == "__main__":
+    main()
