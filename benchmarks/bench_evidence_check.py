@@ -12,11 +12,17 @@ Variants:
 - ``as given``: the judge's verdicts unchecked;
 - ``evidence-2``: ragmeter's check before ``evidence-3``, kept here to compare: the quoted evidence (80 % of its
   words, in order) in a chunk the claim names, and the claim's numbers and scope words in those chunks;
-- ``evidence-3``: the registered check (:mod:`ragmeter.metrics.claim_evidence`): ``COVERAGE`` of the claim's
-  content words, its numbers and its scope words in any of the record's chunks; and the same at other
-  coverages, without stems, on the named chunks only, and required together with ``evidence-2``'s quote;
-- ``coverage chosen held out``: each conversation's records scored at the coverage (0.5–0.9) that gives the
-  highest Spearman on the other conversations, with the coverage each fold chose.
+- ``evidence-3``: the judge's supported claims checked (``COVERAGE`` of the claim's content words, its numbers and
+  its scope words in any of the record's chunks), nothing added; and the same at other coverages, without stems,
+  on the named chunks only, and required together with ``evidence-2``'s quote;
+- ``evidence-4``: the registered check (:mod:`ragmeter.metrics.claim_evidence`): ``evidence-3`` plus each sentence
+  of the answer with a content word in none of the judge's claims, checked as a claim of its own; and the same
+  at other coverages, and with a sentence left out only when the claims hold less than a share (0.5–0.9) of its
+  content words;
+- ``chosen held out``: each conversation's records scored with the coverage (0.5–0.9), or the left-out rule,
+  that gives the highest Spearman on the other conversations, with what each fold chose;
+- ``the answer's sentences, no judge``: every sentence of the answer checked as a claim, the judge's reply unread:
+  what the judge's claims add to the check.
 
     python benchmarks/bench_evidence_check.py [--judge local]
 
@@ -43,9 +49,16 @@ from ragmeter import Settings
 from ragmeter.context import RunContext
 from ragmeter.judges import planning_judge
 from ragmeter.metrics import claim_evidence
-from ragmeter.metrics.claim_evidence import checked_claims, numbers_found, scope_kept, words_covered
+from ragmeter.metrics.claim_evidence import (
+    checked_claims,
+    content_words,
+    numbers_found,
+    scope_kept,
+    words_covered,
+)
 from ragmeter.metrics.judged import Claim, abstains, claims_call, faithfulness, verdict_claims
 from ragmeter.records import Record
+from ragmeter.text.sentences import split_sentences
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_judge_validity import (  # noqa: E402
@@ -59,7 +72,8 @@ from bench_judge_validity import (  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 COVERAGES = (0.5, 0.6, 0.7, 0.8, 0.9)
-Check = Callable[[Sequence[Claim], Sequence[str]], tuple[Claim, ...]]
+Check = Callable[[Sequence[Claim], Sequence[str], str], tuple[Claim, ...]]
+SHARES = (0.5, 0.7, 0.9)
 
 
 def _quote_found(evidence: str, chunk: str) -> bool:
@@ -73,7 +87,7 @@ def _demoted(claim: Claim, kept: bool) -> Claim:
     return claim if kept or claim.verdict != "supported" else replace(claim, verdict="unsupported", chunks=())
 
 
-def evidence_2(claims: Sequence[Claim], chunks: Sequence[str]) -> tuple[Claim, ...]:
+def evidence_2(claims: Sequence[Claim], chunks: Sequence[str], text: str) -> tuple[Claim, ...]:
     out = []
     for claim in claims:
         named = [chunks[n - 1] for n in claim.chunks if 1 <= n <= len(chunks)]
@@ -82,26 +96,60 @@ def evidence_2(claims: Sequence[Claim], chunks: Sequence[str]) -> tuple[Claim, .
     return tuple(out)
 
 
-def evidence_3_at(coverage: float) -> Check:
-    def check(claims: Sequence[Claim], chunks: Sequence[str]) -> tuple[Claim, ...]:
+def evidence_3(claims: Sequence[Claim], chunks: Sequence[str], text: str = "") -> tuple[Claim, ...]:
+    """The judge's claims checked, none added: the text checked is the claims' own."""
+    return checked_claims(claims, chunks, " ".join(claim.text for claim in claims))
+
+
+def at_coverage(check: Check, coverage: float) -> Check:
+    def checked(claims: Sequence[Claim], chunks: Sequence[str], text: str) -> tuple[Claim, ...]:
         with mock.patch.object(claim_evidence, "COVERAGE", coverage):
-            return checked_claims(claims, chunks)
-    return check
+            return check(claims, chunks, text)
+    return checked
 
 
-def on_named_chunks(claims: Sequence[Claim], chunks: Sequence[str]) -> tuple[Claim, ...]:
-    return tuple(checked_claims([claim], [chunks[n - 1] for n in claim.chunks if 1 <= n <= len(chunks)])[0]
+def left_out_below(share: float) -> Check:
+    """``evidence-4`` with a sentence left out only when the claims hold less than ``share`` of its content words."""
+    def left_out(claims: Sequence[str], text: str) -> list[str]:
+        claimed = set().union(*(content_words(claim) for claim in claims)) if claims else set()
+        return [sentence for sentence in split_sentences(text)
+                if len(content_words(sentence) & claimed) < share * len(content_words(sentence))]
+
+    def checked(claims: Sequence[Claim], chunks: Sequence[str], text: str) -> tuple[Claim, ...]:
+        with mock.patch.object(claim_evidence, "left_out", left_out):
+            return checked_claims(claims, chunks, text)
+    return checked
+
+
+def on_named_chunks(claims: Sequence[Claim], chunks: Sequence[str], text: str) -> tuple[Claim, ...]:
+    return tuple(evidence_3([claim], [chunks[n - 1] for n in claim.chunks if 1 <= n <= len(chunks)])[0]
                  for claim in claims)
 
 
-def without_stems(claims: Sequence[Claim], chunks: Sequence[str]) -> tuple[Claim, ...]:
+def without_stems(claims: Sequence[Claim], chunks: Sequence[str], text: str) -> tuple[Claim, ...]:
     with mock.patch.object(claim_evidence, "_stem", lambda word: word):
-        return checked_claims(claims, chunks)
+        return evidence_3(claims, chunks)
 
 
-def with_the_quote(claims: Sequence[Claim], chunks: Sequence[str]) -> tuple[Claim, ...]:
-    quoted = evidence_2(claims, chunks)
+def with_the_quote(claims: Sequence[Claim], chunks: Sequence[str], text: str) -> tuple[Claim, ...]:
+    quoted = evidence_2(claims, chunks, text)
     return tuple(_demoted(claim, words_covered(claim.text, chunks)) for claim in quoted)
+
+
+def sentences_only(claims: Sequence[Claim], chunks: Sequence[str], text: str) -> tuple[Claim, ...]:
+    return checked_claims([], chunks, text)
+
+
+def held_out_choice(options: dict[Any, np.ndarray], human: np.ndarray,
+                    clusters: list[str]) -> tuple[np.ndarray, list[Any]]:
+    """Each cluster's values from the option with the highest Spearman on the other clusters; the choices."""
+    values, chosen = np.empty(len(human)), []
+    for cluster in sorted(set(clusters)):
+        inside = np.array([c != cluster for c in clusters])
+        best = max(options, key=lambda o: spearmanr(options[o][inside], human[inside]).statistic)
+        values[~inside] = options[best][~inside]
+        chosen.append(best)
+    return values, chosen
 
 
 def cached_claims(records: list[Record], args: argparse.Namespace) -> list[tuple[Record, dict[str, Any]]]:
@@ -133,39 +181,42 @@ def main() -> None:
 
     def values(check: Check | None) -> np.ndarray:
         with mock.patch("ragmeter.metrics.judged.checked_claims", check or checked_claims):
-            return np.array([faithfulness(verdict_claims(verdict, record, check_evidence=check is not None))
+            return np.array([faithfulness(verdict_claims(verdict, record, record.answer,
+                                                         check_evidence=check is not None))
                              for record, verdict in rows])
 
+    by_coverage = {c: values(at_coverage(checked_claims, c)) for c in COVERAGES}
+    by_rule: dict[Any, np.ndarray] = {**{f"below {share}": values(left_out_below(share)) for share in SHARES},
+                                      "any word": by_coverage[claim_evidence.COVERAGE]}
     variants: dict[str, np.ndarray] = {
         "as given": values(None), "evidence-2 (quote in a named chunk)": values(evidence_2),
-        "evidence-3 (registered)": values(checked_claims),
-        **{f"evidence-3 at coverage {c}": values(evidence_3_at(c)) for c in COVERAGES if c != claim_evidence.COVERAGE},
+        "evidence-3 (claims checked, none added)": values(evidence_3),
+        **{f"evidence-3 at coverage {c}": values(at_coverage(evidence_3, c))
+           for c in COVERAGES if c != claim_evidence.COVERAGE},
         "evidence-3 without stems": values(without_stems),
         "evidence-3 on the named chunks only": values(on_named_chunks),
-        "evidence-3 and evidence-2's quote": values(with_the_quote)}
-    by_coverage = {c: values(evidence_3_at(c)) for c in COVERAGES}
-    held_out, chosen = np.empty(len(rows)), []
-    for cluster in sorted(set(clusters)):
-        inside = np.array([c != cluster for c in clusters])
-        best = max(COVERAGES, key=lambda c: spearmanr(by_coverage[c][inside], human[inside]).statistic)
-        held_out[~inside] = by_coverage[best][~inside]
-        chosen.append(best)
-    variants["coverage chosen held out"] = held_out
+        "evidence-3 and evidence-2's quote": values(with_the_quote),
+        "evidence-4 (registered)": by_rule["any word"],
+        **{f"evidence-4 at coverage {c}": by_coverage[c] for c in COVERAGES if c != claim_evidence.COVERAGE},
+        **{f"evidence-4, left out {rule}": by_rule[rule] for rule in by_rule if rule != "any word"}}
+    variants["coverage chosen held out"], coverage_chosen = held_out_choice(by_coverage, human, clusters)
+    variants["left-out rule chosen held out"], rule_chosen = held_out_choice(by_rule, human, clusters)
+    variants["the answer's sentences, no judge"] = values(sentences_only)
 
     table = []
     for name, x in variants.items():
         rho, low, high = spearman_ci(x, human, clusters)
         table.append({"variant": name, "rho": round(rho, 3), "low": round(low, 3), "high": round(high, 3),
                       "at_0": round(float(np.mean(x == 0)), 3), "at_1": round(float(np.mean(x == 1)), 3)})
-        print(f"{name:40s} ρ {rho:5.2f} [{low:5.2f}, {high:5.2f}]  "
+        print(f"{name:42s} ρ {rho:5.2f} [{low:5.2f}, {high:5.2f}]  "
               f"at 0 {np.mean(x == 0):4.0%}  at 1 {np.mean(x == 1):4.0%}")
-    print(f"coverage chosen by each fold: {chosen}")
+    print(f"coverage chosen by each fold: {coverage_chosen}; left-out rule: {rule_chosen}")
     with planning_judge(judge_config(args)) as judge:
         identity = judge.identity
     out = {"judge": identity, "records": len(rows),
            "conversations": len(set(clusters)), "check_version": claim_evidence.VERSION,
            "human_at_ceiling": round(float(np.mean(human == 4)), 3), "variants": table,
-           "coverage_chosen_by_fold": chosen}
+           "coverage_chosen_by_fold": coverage_chosen, "left_out_rule_chosen_by_fold": rule_chosen}
     target = HERE / "results" / f"evidence_check-{args.judge}.json"
     target.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     print(f"written: {target}")

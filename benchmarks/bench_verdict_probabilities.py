@@ -12,9 +12,9 @@ A record's scores (supported share of the claims, or mean P(supported)):
 
 - ``hard``: the one-call verdicts after the evidence check (``judge_faithfulness`` as the library computes it);
 - ``probability`` / ``probability unchecked``: mean P(supported), a claim the evidence check demotes counting
-  0 / with no evidence check;
+  0 and each sentence the claims leave out 1 or 0 as the check decides / with no evidence check;
 - ``per-claim hard`` / ``per-claim probability``: the per-claim verdicts (most probable) / their mean
-  P(supported); ``per-claim probability checked``: the same, a claim the evidence check demotes counting 0.
+  P(supported); ``per-claim probability checked``: the same, with the evidence check as in ``probability``.
 
 Each also in an IDK-conditioned form (``… idk``): a record with no passages scores 1 when the answer declines
 (the regex IDK detector) and 0 when it answers anyway. Spearman with mean human faithfulness and completeness on
@@ -149,7 +149,7 @@ def claims_of(record: Record, line: dict[str, Any] | None) -> tuple[Claim, ...] 
         verdict = CLAIMS.check(line["text"], len(record.contexts))
     except VerdictError:
         return None
-    return verdict_claims(verdict, record, check_evidence=False)
+    return verdict_claims(verdict, record, record.answer, check_evidence=False)
 
 
 def needs_claims(record: Record) -> bool:
@@ -237,20 +237,22 @@ def scores(record: Record, one_call: dict[str, Any] | None, per_claim: dict[str,
     if claims is not None and not claims:
         forms = dict.fromkeys(FORMS, 1.0)
     elif claims is not None and one_call is not None:
-        checked = checked_claims(claims, [chunk.text for chunk in record.contexts])
+        checked = checked_claims(claims, [chunk.text for chunk in record.contexts], record.answer)
+        # the judge's claims come first, then the sentences they leave out, which the check alone decides
+        judged, added = checked[:len(claims)], [float(c.verdict == "supported") for c in checked[len(claims):]]
         support = [p["supported"] for p in verdict_probabilities(one_call["tokens"])]
         if len(support) != len(claims):
             raise ValueError(f"{record_key(record)}: {len(support)} verdict values, {len(claims)} claims")
-        demoted = [a.verdict == "supported" and b.verdict != "supported" for a, b in zip(claims, checked, strict=True)]
+        demoted = [a.verdict == "supported" and b.verdict != "supported" for a, b in zip(claims, judged, strict=True)]
         forms["hard"] = float(np.mean([c.verdict == "supported" for c in checked]))
-        forms["probability"] = float(np.mean([0.0 if d else p for p, d in zip(support, demoted, strict=True)]))
+        forms["probability"] = float(np.mean([0.0 if d else p for p, d in zip(support, demoted, strict=True)] + added))
         forms["probability unchecked"] = float(np.mean(support))
         if per_claim is not None:
             each = [check["probabilities"] for check in per_claim["checks"]]
             forms["per-claim hard"] = float(np.mean([max(p, key=p.get) == "supported" for p in each]))
             forms["per-claim probability"] = float(np.mean([p["supported"] for p in each]))
             forms["per-claim probability checked"] = float(np.mean(
-                [0.0 if d else p["supported"] for p, d in zip(each, demoted, strict=True)]))
+                [0.0 if d else p["supported"] for p, d in zip(each, demoted, strict=True)] + added))
     return {**forms, **{f"{name} idk": value for name, value in forms.items()}}
 
 

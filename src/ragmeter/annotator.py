@@ -85,7 +85,8 @@ def _grounding(record: Record, outcome: JudgeOutcome | None, settings: Settings)
     if not record.contexts:
         return {"support_present": 0, "unsupported_claim_present": 1, "contradicted_claim_present": 0}
     assert outcome is not None and outcome.verdict is not None
-    verdicts = {c.verdict for c in verdict_claims(outcome.verdict, record, check_evidence=settings.check_evidence)}
+    verdicts = {c.verdict for c in verdict_claims(outcome.verdict, record, record.answer,
+                                                     check_evidence=settings.check_evidence)}
     return {"support_present": int("supported" in verdicts),
             "unsupported_claim_present": int("unsupported" in verdicts),
             "contradicted_claim_present": int("contradicted" in verdicts)}

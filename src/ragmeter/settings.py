@@ -36,7 +36,8 @@ class Settings:
     - ``rb_llm_unparsed``: what a failed RADBench verdict counts as in ``RB_llm``: ``None`` (undefined, the
       default) or a value in [0, 1] (0.5: MT-RAG's released scripts), noted.
     - ``check_evidence``: check a judge's verdicts against the texts they are about: keep a *supported*
-      claim only when the record's chunks hold most of its content words, its numbers and its scope words
+      claim only when the record's chunks hold most of its content words, its numbers and its scope words,
+      and check each sentence of the text the judge's claims leave out as a claim of its own
       (:mod:`ragmeter.metrics.claim_evidence`), and an IDK verdict of declines or partly only when the
       response has words that decline (:mod:`ragmeter.metrics.refusal_cues`); on by default.
     - ``ndcg_ideal``: the ideal ranking behind NDCG's IDCG: ``retrieved`` (the retrieved chunks'

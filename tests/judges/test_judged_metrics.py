@@ -127,11 +127,25 @@ def test_abstaining_answer_without_reference_is_undefined() -> None:
 
 
 def test_no_claim_found() -> None:
-    result = _run([CASE_STUDY], {**CASE_VERDICTS, "claims": {"claims": []}})
+    unchecked = Settings(n_resamples=200, check_evidence=False)
+    with Judge(_given({**CASE_VERDICTS, "claims": {"claims": []}})) as judge:
+        result = evaluate([CASE_STUDY], metrics=["judged"], judge=judge, settings=unchecked)
     assert result.scores["judge_faithfulness"][0] == 1.0
     assert result.notes["judge_faithfulness"][0] == "the judge found no factual claim"
     assert result.scores["judge_precision"][0] == 0.0
     assert result.scores["judge_recall"][0] == 1.0
+
+
+def test_the_sentences_an_empty_claims_list_leaves_out_are_checked() -> None:
+    # the answer's one sentence is checked on its own: game, changer, disabl (chunk 1), emot, exhaust (chunk 2)
+    result = _run([CASE_STUDY], {**CASE_VERDICTS, "claims": {"claims": []}})
+    assert result.scores["judge_faithfulness"][0] == 1.0
+    assert result.scores["judge_precision"][0] == 0.0  # a sentence the check supports names no chunk
+    # a sentence no chunk holds: 0 of its stems (ticket, cost, dollar) and its number are in the chunks
+    record = {**CASE_STUDY, "answer": "Tickets cost 40 dollars."}
+    result = _run([record], {**CASE_VERDICTS, "claims": {"claims": []}})
+    assert result.scores["judge_faithfulness"][0] == 0.0
+    assert result.notes["judge_faithfulness"][0] == "1 sentence(s) the judge's claims left out, checked on their own"
 
 
 def test_claims_request_shows_every_chunk_numbered() -> None:

@@ -6,16 +6,27 @@ words or shorter than three letters)."""
 
 from __future__ import annotations
 
-from ragmeter.metrics.claim_evidence import checked_claims, content_words, numbers_found, words_covered
-from ragmeter.metrics.judged import Claim
+from ragmeter.metrics.claim_evidence import (
+    Claim,
+    checked_claims,
+    content_words,
+    left_out,
+    numbers_found,
+    words_covered,
+)
 
 CHUNKS = ["Payment history is the most important factor of a credit score. Amounts owed come second.",
           "Phishing emails ask for passwords. Banks never ask for a password by email."]
 ANSWER_SENTENCE = "FICO weighs payment history at 35% and amounts owed at 30%."
 
 
+def checked(claims: list[Claim]) -> tuple[Claim, ...]:
+    """The check of ``claims`` on a text that is the claims themselves (so no sentence is left out)."""
+    return checked_claims(claims, CHUNKS, " ".join(claim.text for claim in claims))
+
+
 def verdicts(claims: list[Claim]) -> list[str]:
-    return [claim.verdict for claim in checked_claims(claims, CHUNKS)]
+    return [claim.verdict for claim in checked(claims)]
 
 
 def test_a_claim_in_the_chunks_own_words_keeps_a_supported_verdict() -> None:
@@ -32,8 +43,8 @@ def test_a_paraphrase_with_the_same_stems_is_covered() -> None:
 def test_the_claim_must_be_in_the_chunks_not_in_the_quoted_evidence() -> None:
     # fico, weigh, payment, histori, amount, owe: 4 of 6 covered (0.67 < 0.7), and 35 and 30 are in no chunk
     claim = Claim(ANSWER_SENTENCE, "supported", (1,), ANSWER_SENTENCE)
-    (checked,) = checked_claims([claim], CHUNKS)
-    assert checked.verdict == "unsupported" and checked.chunks == ()
+    (only,) = checked([claim])
+    assert only.verdict == "unsupported" and only.chunks == ()
     # scam names no chunk mentions, however well the "evidence" matches a chunk
     assert verdicts([Claim("Scammers use fake lottery wins and romance scams.", "supported", (2,),
                            "Phishing emails ask for passwords.")]) == ["unsupported"]
@@ -62,10 +73,30 @@ def test_a_number_that_no_chunk_holds_makes_a_claim_unsupported() -> None:
 def test_contradicted_and_unsupported_verdicts_are_kept_as_given() -> None:
     claims = [Claim("Payment history is 10% of a score.", "contradicted", (1,), "nothing like this"),
               Claim("Something else.", "unsupported", (), "")]
-    assert checked_claims(claims, CHUNKS) == tuple(claims)
+    assert checked(claims) == tuple(claims)
 
 
 def test_a_scope_word_no_chunk_holds_makes_a_claim_unsupported() -> None:
     assert verdicts([Claim("Everyone knows banks never ask for a password by email.", "supported", (2,), ""),
                      Claim("Banks never ask for a password by email.", "supported", (2,), "")]) == [
         "unsupported", "supported"]  # "never" is in the chunk, "everyone" is not
+
+
+def test_a_sentence_the_claims_leave_out_is_checked_on_its_own() -> None:
+    claim = Claim("Payment history matters most for a credit score.", "supported", (1,), "")
+    # the second sentence's fico and weigh are in no claim; on its own 2 of its 4 stems are covered, and 35 is in
+    # no chunk
+    assert checked_claims([claim], CHUNKS, f"{claim.text} FICO weighs payment history at 35%.") == (
+        claim, Claim("FICO weighs payment history at 35%.", "unsupported"))
+    # phish is in no claim; phish, email, ask, password are all in chunk 2
+    banks = Claim("Banks never ask for a password by email.", "supported", (2,), "")
+    assert checked_claims([banks], CHUNKS, f"{banks.text} Phishing emails ask for passwords.") == (
+        banks, Claim("Phishing emails ask for passwords.", "supported"))
+
+
+def test_only_sentences_with_a_content_word_no_claim_has_are_left_out() -> None:
+    claims = ["Payment history matters most."]
+    # "It matters most." has one content word, matter, which the claim has; "And so it is." has none
+    assert left_out(claims, "Payment history matters. It matters most. And so it is.") == []
+    assert left_out(claims, "Payment history matters. Amounts owed come second.") == ["Amounts owed come second."]
+    assert left_out([], "Amounts owed come second. And so it is.") == ["Amounts owed come second."]

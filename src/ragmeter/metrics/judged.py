@@ -2,8 +2,10 @@
 
 One ``claims`` call per item extracts the claims of the answer (of the reference when the answer
 abstains) and verifies each against all retrieved chunks: supported / contradicted / unsupported, with
-the chunks used. Faithfulness, Precision and Recall read that one verdict; Correctness and Relevance
-each take one more call. An item without retrieved chunks needs no claims call.
+the chunks used. Faithfulness, Precision and Recall read that one verdict, evidence-checked when
+``Settings.check_evidence`` (:mod:`ragmeter.metrics.claim_evidence`: a supported claim must have its words,
+numbers and scope in the chunks, and the sentences the claims leave out are checked as claims of their own);
+Correctness and Relevance each take one more call. An item without retrieved chunks needs no claims call.
 
 - Faithfulness = supported claims / claims of the answer, in [0, 1]; no context → 1.0 with the note
   "No context to verify".
@@ -37,7 +39,7 @@ from ragmeter.judges.prompts import (
 from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register
 from ragmeter.metrics.citation import abstained
 from ragmeter.metrics.claim_evidence import VERSION as EVIDENCE_CHECK
-from ragmeter.metrics.claim_evidence import checked_claims
+from ragmeter.metrics.claim_evidence import Claim, checked_claims
 from ragmeter.records import Record
 
 if TYPE_CHECKING:
@@ -50,17 +52,6 @@ __all__ = ["Claim", "ClaimsCheck", "abstains", "claim_recall", "claims_call", "c
 #: Seed 002's weights: Correctness 0.4; Faithfulness, Precision, Recall 0.2 each; Relevance 0.
 WEIGHTS = {"correctness": 0.4, "faithfulness": 0.2, "precision": 0.2, "recall": 0.2}
 NO_CONTEXT = "No context to verify"
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One claim and the judge's verdict on it; ``chunks`` are 1-based numbers of the chunks used, ``evidence``
-    the words the judge quoted from them."""
-
-    text: str
-    verdict: str
-    chunks: tuple[int, ...] = ()
-    evidence: str = ""
 
 
 def faithfulness(claims: Sequence[Claim]) -> float:
@@ -122,6 +113,7 @@ class ClaimsCheck:
     claims: tuple[Claim, ...] = ()
     undefined: str | None = None
     capped: int | None = None  # the cap on claims, when the judge's list reached it
+    added: int = 0  # sentences of the text the judge's claims left out, checked as claims of their own
 
 
 def abstains(record: Record, run: RunContext) -> bool:
@@ -143,11 +135,13 @@ def judge_failure(prompt: str, outcome: JudgeOutcome) -> Undefined:
     return Undefined(f"judge failed ({prompt}): {outcome.failure}")
 
 
-def verdict_claims(verdict: Mapping[str, Any], record: Record, *, check_evidence: bool) -> tuple[Claim, ...]:
-    """The claims of a ``claims`` verdict on ``record``, evidence-checked against its chunks when
-    ``check_evidence`` (:func:`~ragmeter.metrics.claim_evidence.checked_claims`)."""
+def verdict_claims(verdict: Mapping[str, Any], record: Record, text: str, *,
+                   check_evidence: bool) -> tuple[Claim, ...]:
+    """The claims of a ``claims`` verdict on ``text`` (``record``'s answer or reference), evidence-checked against
+    the record's chunks when ``check_evidence`` (:func:`~ragmeter.metrics.claim_evidence.checked_claims`: the
+    sentences of ``text`` the claims leave out are added)."""
     claims = tuple(Claim(c["claim"], c["verdict"], tuple(c["chunks"]), c["evidence"]) for c in verdict["claims"])
-    return checked_claims(claims, [chunk.text for chunk in record.contexts]) if check_evidence else claims
+    return checked_claims(claims, [chunk.text for chunk in record.contexts], text) if check_evidence else claims
 
 
 def claims_outcome(record: Record, item: ItemContext, run: RunContext) -> ClaimsCheck:
@@ -160,10 +154,11 @@ def claims_outcome(record: Record, item: ItemContext, run: RunContext) -> Claims
         outcome = run.judge_outcome(call)
         if outcome.verdict is None:
             return ClaimsCheck(None, undefined=judge_failure("claims", outcome).reason)
-        claims = verdict_claims(outcome.verdict, record, check_evidence=run.settings.check_evidence)
         source = "reference" if abstains(record, run) else "answer"
-        cap = claims_cap(record.answer if source == "answer" else record.references[0])
-        return ClaimsCheck(source, claims, capped=cap if len(claims) >= cap else None)
+        text = record.answer if source == "answer" else record.references[0]
+        claims = verdict_claims(outcome.verdict, record, text, check_evidence=run.settings.check_evidence)
+        judged, cap = len(outcome.verdict["claims"]), claims_cap(text)
+        return ClaimsCheck(source, claims, capped=cap if judged >= cap else None, added=len(claims) - judged)
 
     return item.memo("judge:claims", check)
 
@@ -182,14 +177,19 @@ def faithfulness_metric(record: Record, item: ItemContext, run: RunContext) -> O
 
 
 def faithfulness_outcome(check: ClaimsCheck) -> Outcome:
-    """Faithfulness of checked claims (at least one), noted when the judge's list reached its cap."""
-    return _capped(check, faithfulness(check.claims))
+    """Faithfulness of checked claims (at least one), noted when the judge's list reached its cap or left
+    sentences out."""
+    return _noted(check, faithfulness(check.claims), added=True)
 
 
-def _capped(check: ClaimsCheck, value: float) -> Outcome:
-    if check.capped is None:
-        return value
-    return Noted(value, f"the judge listed the most claims allowed ({check.capped}): later ones may be missing")
+def _noted(check: ClaimsCheck, value: float, *, added: bool = False) -> Outcome:
+    """``value``, noted when the judge's list reached its cap, and (``added``) how many sentences it left out."""
+    notes = []
+    if check.capped is not None:
+        notes.append(f"the judge listed the most claims allowed ({check.capped}): later ones may be missing")
+    if added and check.added:
+        notes.append(f"{check.added} sentence(s) the judge's claims left out, checked on their own")
+    return Noted(value, "; ".join(notes)) if notes else value
 
 
 def _precision(record: Record, item: ItemContext, run: RunContext) -> Outcome:
@@ -203,7 +203,7 @@ def _precision(record: Record, item: ItemContext, run: RunContext) -> Outcome:
         return Noted(value, "the judge found no factual claim")
     if check.source == "reference":
         return Noted(value, "claims of the reference (the answer abstains)")
-    return _capped(check, value)
+    return _noted(check, value)
 
 
 def _recall(record: Record, item: ItemContext, run: RunContext) -> Outcome:
@@ -217,7 +217,7 @@ def _recall(record: Record, item: ItemContext, run: RunContext) -> Outcome:
     value = claim_recall(check.claims)
     if check.source == "reference":
         return Noted(value, "claims of the reference (the answer abstains)")
-    return _capped(check, value)
+    return _noted(check, value, added=True)
 
 
 def _score(name: str, make: Callable[[Record], Any]) -> Callable[[Record, ItemContext, RunContext], Outcome]:

@@ -10,8 +10,10 @@ their IDK-conditioned forms.
   supported / statements. It reads the same ``claims`` verdict as ``judge_faithfulness`` (one call serves
   both). Unlike RAGAS: one call extracts and verifies (RAGAS makes two); the question is not shown (a small
   judge shown it splits the question instead of the answer); passages are numbered blocks, not one joined
-  text; a statement is supported, contradicted or unsupported, and only supported counts. No passages, an
-  abstaining answer, or no statement → undefined, counted.
+  text; a statement is supported, contradicted or unsupported, and only supported counts; with the evidence check
+  (:mod:`ragmeter.metrics.claim_evidence`) a supported statement must have its words in the passages, and the
+  answer's sentences the judge's statements leave out are statements too. No passages, an abstaining answer, or
+  no statement → undefined, counted.
 - ``RB_llm`` (RADBench): one 1–10 rating of faithfulness, appropriateness and completeness, given the passages,
   the conversation, the question, the reference and the answer; value = rating / 10. A failed verdict is
   undefined, counted; ``Settings.rb_llm_unparsed`` (``--rb-llm-unparsed 0.5``) makes it that value, noted, as
