@@ -22,7 +22,9 @@ Variants:
 - ``chosen held out``: each conversation's records scored with the coverage (0.5–0.9), or the left-out rule,
   that gives the highest Spearman on the other conversations, with what each fold chose;
 - ``the answer's sentences, no judge``: every sentence of the answer checked as a claim, the judge's reply unread:
-  what the judge's claims add to the check.
+  what the judge's claims add to the check;
+- ``split only``: the same answers' ``claim_split`` replies (the packaged judge's default call, which splits and
+  does not verify), every claim and left-out sentence verified by the check (when every row has one cached).
 
     python benchmarks/bench_evidence_check.py [--judge local]
 
@@ -152,17 +154,19 @@ def held_out_choice(options: dict[Any, np.ndarray], human: np.ndarray,
     return values, chosen
 
 
-def cached_claims(records: list[Record], args: argparse.Namespace) -> list[tuple[Record, dict[str, Any]]]:
-    """The records whose claims reply (of their own answer) is in the cache, with the reply."""
-    run = RunContext(Settings())
+def cached_claims(records: list[Record], args: argparse.Namespace,
+                  mode: str = "verify") -> list[tuple[Record, dict[str, Any]]]:
+    """The records whose claims reply (of their own answer) is in the cache, with the reply: the ``claims`` call's
+    (``verify``: those listing a claim at least) or the ``claim_split`` call's (``split``)."""
     out = []
-    with planning_judge(judge_config(args)) as judge:
+    with planning_judge(replace(judge_config(args), claims=mode)) as judge:
+        run = RunContext(Settings(), judge=judge)
         for record in records:
             call = claims_call(record, run)
             if call is None or abstains(record, run) or judge.cache is None:
                 continue
             hit = judge.cache.get(judge.key(call))
-            if hit is not None and hit.verdict is not None and hit.verdict["claims"]:
+            if hit is not None and hit.verdict is not None and (mode == "split" or hit.verdict["claims"]):
                 out.append((record, hit.verdict))
     return out
 
@@ -196,12 +200,19 @@ def main() -> None:
         "evidence-3 without stems": values(without_stems),
         "evidence-3 on the named chunks only": values(on_named_chunks),
         "evidence-3 and evidence-2's quote": values(with_the_quote),
-        "evidence-4 (registered)": by_rule["any word"],
+        "evidence-4 (= the registered evidence-5 here: no [CIT] markers)": by_rule["any word"],
         **{f"evidence-4 at coverage {c}": by_coverage[c] for c in COVERAGES if c != claim_evidence.COVERAGE},
         **{f"evidence-4, left out {rule}": by_rule[rule] for rule in by_rule if rule != "any word"}}
     variants["coverage chosen held out"], coverage_chosen = held_out_choice(by_coverage, human, clusters)
     variants["left-out rule chosen held out"], rule_chosen = held_out_choice(by_rule, human, clusters)
     variants["the answer's sentences, no judge"] = values(sentences_only)
+    split = {(r.id, r.model_id): verdict for r, verdict in cached_claims([r for r, _ in rows], args, "split")}
+    if len(split) == len(rows):
+        variants["split only (claim_split call), the check verifies"] = np.array([faithfulness(verdict_claims(
+            split[(r.id, r.model_id)], r, r.answer, check_evidence=True, split=True)) for r, _ in rows])
+    else:
+        print(f"{len(rows) - len(split)} of these answers have no cached claim_split reply: run "
+              "bench_judge_validity.py (claims=split) first; that row is left out")
 
     table = []
     for name, x in variants.items():

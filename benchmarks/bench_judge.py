@@ -15,7 +15,9 @@ Three measurements (issue 5, item 9):
   tokenizer (``POST /tokenize``). The figures are the tokens the server counted (``result.judging.usage``),
   repairs included. Goal ≤ 5,000 per sample (RAGAS's nearest five metrics: about 15,000).
 - ``throughput``: items per minute of ``evaluate(metrics=["judged"])`` on the first 8 records of the bundled
-  demo (2 with ``--quick``), local judge, no verdict cache.
+  demo (2 with ``--quick``), local judge, no verdict cache: with the local judge's default claims call
+  (``claim_split``: split only, the evidence check verifies) and, to compare, with ``claims`` (split and verify).
+  Goal (issue 11): ≥ 6 items per minute. ``tokens`` is measured with the default.
 
 ``tokens`` and ``throughput`` share one :class:`ragmeter.judges.LocalServer` start (the packaged
 Qwen2.5-Coder-1.5B, Q4_K_M, its default slot count, every core); its start-up time is reported. Without ``xllamacpp``
@@ -268,18 +270,18 @@ def synthetic_samples(n: int, tokens: _Tokenizer, seed: int = 0) -> tuple[list[A
 
 # --- 2. tokens per sample, 3. throughput (local judge) ---------------------------------------------------
 
-def _judge(server: Any) -> Any:
+def _judge(server: Any, claims: str) -> Any:
     from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, OpenAIBackend
 
     backend = OpenAIBackend(base_url=server.base_url, model=server.model_id, api_key_env=None,
-                            timeout_s=LOCAL_TIMEOUT_S)
-    return Judge(backend, concurrency=server.parallel, timeout_s=LOCAL_TIMEOUT_S)
+                            timeout_s=LOCAL_TIMEOUT_S, send_bounds=True)
+    return Judge(backend, concurrency=server.parallel, timeout_s=LOCAL_TIMEOUT_S, claims=claims)
 
 
-def _evaluate(records: list[Any], server: Any) -> tuple[Any, float]:
+def _evaluate(records: list[Any], server: Any, claims: str = "split") -> tuple[Any, float]:
     import ragmeter
 
-    judge = _judge(server)
+    judge = _judge(server, claims)
     try:
         start = time.perf_counter()
         result = ragmeter.evaluate(records, metrics=["judged"], judge=judge)
@@ -349,15 +351,16 @@ def tokens_per_sample(server: Any, quick: bool) -> dict[str, Any]:
     return out
 
 
-def throughput(server: Any, quick: bool) -> dict[str, Any]:
+def throughput(server: Any, quick: bool, claims: str) -> dict[str, Any]:
     import ragmeter
     from ragmeter.cli import demo_path
 
     n = QUICK_DEMO if quick else FULL_DEMO
     records = list(ragmeter.read_records(demo_path()))[:n]
-    result, wall = _evaluate(records, server)
+    result, wall = _evaluate(records, server, claims)
     totals = result.judging.totals()
     out = {
+        "claims": claims,
         "records": n,
         "source": f"first {n} records of the bundled demo ({demo_path().name})",
         "chunks_per_record": sum(len(r.contexts) for r in records) / n,
@@ -375,9 +378,10 @@ def throughput(server: Any, quick: bool) -> dict[str, Any]:
         "judge_concurrency": server.parallel,
         "means": _means(result),
     }
-    print(f"[judge] throughput: {n} demo records in {wall:.1f} s → {out['items_per_min']:.2f} items/min, "
-          f"{out['s_per_item']:.1f} s/item, {out['calls_per_item']:.2f} calls/item "
-          f"({out['requests_per_item']:.2f} requests), {totals['failures']} failures")
+    print(f"[judge] throughput (claims={claims}): {n} demo records in {wall:.1f} s → "
+          f"{out['items_per_min']:.2f} items/min, {out['s_per_item']:.1f} s/item, "
+          f"{out['calls_per_item']:.2f} calls/item ({out['requests_per_item']:.2f} requests), "
+          f"{totals['failures']} failures")
     return out
 
 
@@ -401,7 +405,8 @@ def local_judge(quick: bool) -> dict[str, Any]:
     try:
         return {"model": server.model_id, "threads": server.threads, "slots": server.parallel,
                 "startup_s": startup, "tokens": tokens_per_sample(server, quick),
-                "throughput": throughput(server, quick)}
+                "throughput": throughput(server, quick, "split"),
+                "throughput_verify": throughput(server, quick, "verify")}
     finally:
         server.stop()
 

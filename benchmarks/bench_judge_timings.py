@@ -1,15 +1,16 @@
 """Where the packaged judge's time goes: llama.cpp's own timings for each call of seed 002's five metrics.
 
-The demo's first N records (default 8), their three calls each (claims, correctness, relevance) sent one at a
-time, in the order the run makes them (a record's calls together), to a fresh :class:`LocalServer` with its
-default settings. For every call llama.cpp reports the prompt tokens it took from its cache (``cache_n``), the
+The demo's first N records (default 8), their three calls each (claims or claim_split, correctness, relevance)
+sent one at a time, in the order the run makes them (a record's calls together), to a fresh :class:`LocalServer`
+with its default settings. For every call llama.cpp reports the prompt tokens it took from its cache (``cache_n``), the
 prompt tokens it computed (``prompt_n``) and the time, and the tokens it generated and the time; this prints
 them per call and sums them per prompt. Throughput here is an upper bound of a run's: no verdict checks, no
 repairs, no scoring.
 
-    python benchmarks/bench_judge_timings.py [N]
+    python benchmarks/bench_judge_timings.py [N] [split|verify]
 
-Results: ``benchmarks/results/judge_timings-local.json``.
+The second argument is the judge's claims mode (default: the local judge's, ``split``). Results:
+``benchmarks/results/judge_timings-local-<mode>.json``.
 """
 
 from __future__ import annotations
@@ -42,17 +43,19 @@ def main() -> None:
     from ragmeter import Settings, read_records
     from ragmeter.cli import demo_path
     from ragmeter.context import ItemContext, RunContext
-    from ragmeter.judges import LocalServer
+    from ragmeter.judges import JudgeConfig, LocalServer, planning_judge
     from ragmeter.metrics import resolve_metrics
 
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 8
+    claims = sys.argv[2] if len(sys.argv) > 2 else None
     records = list(read_records(demo_path()))[:n]
-    run = RunContext(Settings())
     metrics = resolve_metrics(["judged"])
     calls = []
-    for record in records:  # each prompt once per record, in the order the metrics ask for them
-        asked = {call.prompt.name: call for m in metrics for call in m.prefetch(record, ItemContext(), run)}
-        calls += [(record.id, call) for call in asked.values()]
+    with planning_judge(JudgeConfig(kind="local", claims=claims)) as planner:
+        run = RunContext(Settings(), judge=planner)
+        for record in records:  # each prompt once per record, in the order the metrics ask for them
+            asked = {call.prompt.name: call for m in metrics for call in m.prefetch(record, ItemContext(), run)}
+            calls += [(record.id, call) for call in asked.values()]
     load = os.getloadavg()[0]
     rows, totals = [], defaultdict(lambda: dict.fromkeys(FIELDS, 0.0))
     with LocalServer() as server:
@@ -74,12 +77,13 @@ def main() -> None:
                         "generated_tokens": t["predicted_n"], "generation_s": round(t["predicted_ms"] / 1000, 1),
                         "generated_tokens_per_s": round(1000 * t["predicted_n"] / t["predicted_ms"], 1)}
                  for name, t in totals.items()}
-    out = {"records": n, "calls": len(calls), "wall_s": round(wall, 1), "items_per_min": round(60 * n / wall, 2),
+    out = {"records": n, "claims": planner.claims, "calls": len(calls), "wall_s": round(wall, 1),
+           "items_per_min": round(60 * n / wall, 2),
            "load_average_at_start": round(load, 2), "by_prompt": by_prompt, "calls_timed": rows}
     for name, figures in by_prompt.items():
         print(f"{name:<12} {figures}")
     print(f"{n} records, {len(calls)} calls in {wall:.0f} s: {out['items_per_min']} items/min")
-    path = HERE / "results" / "judge_timings-local.json"
+    path = HERE / "results" / f"judge_timings-local-{planner.claims}.json"
     path.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     print(f"written: {path}")
 

@@ -34,7 +34,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from ragmeter import Settings, evaluate, read_records
-from ragmeter.judges import JudgeConfig, open_judge
+from ragmeter.judges import CLAIM_MODES, JudgeConfig, open_judge
 from ragmeter.records import Record
 from ragmeter.stats.agreement import cohen_kappa
 
@@ -125,12 +125,14 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-model", help="model at the endpoint (--judge openai)")
     parser.add_argument("--judge-base-url", help="OpenAI-compatible base URL (--judge openai)")
     parser.add_argument("--judge-api-key-env", default="OPENAI_API_KEY")
+    parser.add_argument("--judge-claims", choices=CLAIM_MODES,
+                        help="how the judge is asked for claims (default: split for local, verify for openai)")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "ragmeter" / "validity.sqlite")
 
 
 def judge_config(args: argparse.Namespace) -> JudgeConfig:
     return JudgeConfig(kind=args.judge, model=args.judge_model, base_url=args.judge_base_url,
-                       api_key_env=args.judge_api_key_env or None, cache=args.cache)
+                       api_key_env=args.judge_api_key_env or None, cache=args.cache, claims=args.judge_claims)
 
 
 def main() -> None:

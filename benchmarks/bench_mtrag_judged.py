@@ -72,7 +72,7 @@ from bench_judge_validity import (  # noqa: E402
 HERE = Path(__file__).resolve().parent
 TASKS = DATA / "human_eval_tasks.jsonl"
 STEPS = (("idk", TASKS, "idk.jsonl"), ("all", "all-input.jsonl", "all.jsonl"))
-STEP_PROMPTS = {"idk": ("idk",), "all": ("claims", "radbench")}
+STEP_PROMPTS = {"idk": ("idk",), "all": ("claims", "claim_split", "radbench")}
 OURS_VS_RELEASED = (("RL_F_idk", "rl_f"), ("RB_llm_idk", "rb_llm"), ("RL_F", "rl_f"), ("RB_llm", "rb_llm"))
 EXAMPLES = 8
 
@@ -151,7 +151,7 @@ def run_sitting(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
             done = len(_output(work, name)) - before
             usage = {prompt: judge.usage[prompt].to_dict() for prompt in STEP_PROMPTS[step] if prompt in judge.usage}
             sittings.append({"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "step": step,
-                             "judge": judge.identity, "records": done, "wall_s": round(wall, 1),
+                             "judge": judge.identity, "claims": judge.claims, "records": done, "wall_s": round(wall, 1),
                              "records_per_min": round(60 * done / wall, 2) if wall else None,
                              "load_average_at_start": round(load, 2), "finished": finished, "usage": usage})
             print(f"[{step}] {done} records in {wall:.0f} s{'' if finished else ' (time up)'}", file=sys.stderr)
@@ -332,10 +332,16 @@ def main() -> None:
 
 
 def _speed(sittings: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per step over all sittings: records per minute and judge tokens per record (cached calls left out)."""
+    """Per step and claims mode over all sittings: records per minute and judge tokens per call (cached calls left
+    out). The sittings before the ``split`` mode have no ``claims``: they verified."""
+    def kind(sitting: dict[str, Any]) -> str:
+        mode = sitting.get("claims", "verify")
+        return sitting["step"] if sitting["step"] == "idk" else f"{sitting['step']}, claims={mode}"
+
     out = {}
-    for step in dict.fromkeys(s["step"] for s in sittings):
-        mine = [s for s in sittings if s["step"] == step and s["records"]]
+    for name in dict.fromkeys(map(kind, sittings)):
+        mine = [s for s in sittings if kind(s) == name and s["records"]]
+        step = mine[0]["step"] if mine else name.split(",")[0]
         records, wall = sum(s["records"] for s in mine), sum(s["wall_s"] for s in mine)
         tokens: dict[str, dict[str, float]] = {}
         for prompt in STEP_PROMPTS[step]:
@@ -345,7 +351,7 @@ def _speed(sittings: list[dict[str, Any]]) -> dict[str, Any]:
                 tokens[prompt] = {"prompt_per_call": round(sum(u["prompt_tokens"] for u in made) / calls),
                                   "completion_per_call": round(sum(u["completion_tokens"] for u in made) / calls),
                                   "calls": calls}
-        out[step] = {"records": records, "wall_s": round(wall, 1),
+        out[name] = {"records": records, "wall_s": round(wall, 1),
                      "records_per_min": round(60 * records / wall, 2) if wall else None,
                      "max_load_average_at_start": max((s["load_average_at_start"] for s in mine), default=None),
                      "tokens": tokens}

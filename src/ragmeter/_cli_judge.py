@@ -6,7 +6,14 @@ import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
-from ragmeter.judges import JUDGE_KINDS, LOCAL_TIMEOUT_S, REMOTE_TIMEOUT_S, JudgeConfig, JudgeUsage
+from ragmeter.judges import (
+    CLAIM_MODES,
+    JUDGE_KINDS,
+    LOCAL_TIMEOUT_S,
+    REMOTE_TIMEOUT_S,
+    JudgeConfig,
+    JudgeUsage,
+)
 from ragmeter.run import JudgePlan
 from ragmeter.run_folder import CACHE_FILE
 
@@ -31,6 +38,11 @@ def add_judge_options(command: argparse.ArgumentParser, *, title: str, several: 
                        help="environment variable holding the key (OPENAI_API_KEY; '' for none); the key "
                             "itself is never written anywhere")
     judge.add_argument("--judge-model-file", type=Path, help="another GGUF file for --judge local")
+    judge.add_argument("--judge-claims", choices=CLAIM_MODES,
+                       help="verify: the judge splits the answer into claims and checks each against the chunks, "
+                            "in one call; split: it only splits (a third of the time), and the evidence check "
+                            "verifies (default: split for local, whose verdicts add nothing to the check; verify "
+                            "for openai)")
     judge.add_argument("--judge-concurrency", type=int, help="requests in flight at most (8; local: 1)")
     judge.add_argument("--judge-timeout", type=float, default=None,
                        help=f"seconds per request ({REMOTE_TIMEOUT_S:g}; local: {LOCAL_TIMEOUT_S:g})")
@@ -74,7 +86,7 @@ def _config(args: argparse.Namespace, kind: str, model: str | None, cache: Path)
                        api_key_env=args.judge_api_key_env or None, model_file=args.judge_model_file,
                        cache=None if args.no_judge_cache else cache, concurrency=args.judge_concurrency,
                        timeout_s=args.judge_timeout, max_attempts=args.judge_max_attempts,
-                       backoff_s=args.judge_backoff, seed=args.judge_seed)
+                       backoff_s=args.judge_backoff, seed=args.judge_seed, claims=args.judge_claims)
 
 
 def prices(args: argparse.Namespace) -> tuple[float, float] | None:

@@ -10,7 +10,8 @@ person, label by label. Per record:
 - *grounding labels* of the answer from the claims verdict the judged metrics make (``claims``, evidence-checked
   as ``Settings.check_evidence`` says): ``support_present`` when a claim is supported, ``unsupported_claim_present``
   and ``contradicted_claim_present`` when one is; an answer that abstains has none of them; an answer given with
-  no chunk has unsupported claims and no supported one, with no call;
+  no chunk has unsupported claims and no supported one, with no call. The annotator asks for verdicts whatever
+  the judge's claims mode (a judge that only splits cannot call a claim contradicted);
 - ``source_cited`` and ``fabricated_source`` from the answer's ``[CIT:…]`` markers against the retrieved doc ids,
   with no call;
 - *generation labels* (``proper_action``, ``response_on_topic``, ``helpful``, ``incomplete``,

@@ -353,7 +353,7 @@ def _manifest(args: argparse.Namespace, path: Path, sha256: str, chosen: list[An
     identity = None
     if config is not None:
         with planning_judge(config) as planned:
-            identity = planned.identity
+            identity = f"{planned.identity}, claims={planned.claims}"  # the claims mode changes the values too
     return {"input": str(path), "input_sha256": sha256, "input_format": args.input_format,
             "map": sorted(args.map), "qrels": str(args.qrels) if args.qrels else None,
             "metrics": [m.name for m in chosen], "settings": item_settings(settings), "judge": identity,

@@ -204,6 +204,9 @@ def test_the_manifest_guards_resume(server, data, reference, tmp_path, capsys):
     assert "--resume" in err and "other metrics;" in err  # names what changed, and only that
     assert (out / "run.json").read_text(encoding="utf-8") == manifest
 
+    assert cli.main([*run_args(server, data, out), "--resume", "--judge-claims", "split"]) == 2
+    assert "other judge;" in capsys.readouterr().err  # its verdicts would differ from the finished items'
+
     set_status(out, "finished")
     assert cli.main([*run_args(server, data, out), "--resume"]) == 2
     assert "no interrupted run" in capsys.readouterr().err
@@ -237,9 +240,17 @@ def plan_rows(printed: str) -> dict[str, list[int]]:
     rows = {}
     for line in printed.splitlines():
         fields = line.split()
-        if len(fields) == 6 and fields[0] in ("claims", "correctness", "relevance", "total"):
+        if len(fields) == 6 and fields[0] in ("claims", "claim_split", "correctness", "relevance", "total"):
             rows[fields[0]] = [int(f) for f in fields[1:]]
     return rows
+
+
+def test_a_judge_asked_to_split_only_makes_claim_split_calls(server, tmp_path, capsys):
+    jsonl = write_jsonl(tmp_path / "ten.jsonl", records(10))
+    assert cli.main(run_args(server, jsonl, tmp_path / "out", "--dry-run", "--judge-claims", "split")) == 0
+    rows = plan_rows(capsys.readouterr().out)
+    assert {name: row[:3] for name, row in rows.items()} == {
+        "claim_split": [8, 0, 8], "correctness": [10, 0, 10], "relevance": [10, 0, 10], "total": [28, 0, 28]}
 
 
 def test_dry_run_counts_the_calls_and_calls_nothing(server, tmp_path, capsys):

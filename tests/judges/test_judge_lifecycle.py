@@ -23,7 +23,7 @@ from judge_script import records, respond
 
 from ragmeter import judges
 from ragmeter.cli import main
-from ragmeter.errors import JudgeError, ModelError, TransientJudgeError
+from ragmeter.errors import ConfigError, JudgeError, ModelError, TransientJudgeError
 from ragmeter.judges import (
     Judge,
     JudgeCache,
@@ -512,3 +512,13 @@ def test_on_call_done_is_called_once_per_finished_call_cached_ones_included(tmp_
         outcomes = judge.run([score_call(i) for i in range(5)])
     assert [o.cached for o in outcomes] == [True, True, True, False, False]
     assert len(done) == 5 and len(answer.requests) == 5  # 3 requests by the first judge, 2 by this one
+
+
+def test_the_claims_mode_defaults_to_split_for_the_local_judge_and_verify_for_a_remote_one() -> None:
+    assert JudgeConfig(kind="local").claim_mode == "split"
+    assert JudgeConfig(kind="openai", model="m").claim_mode == "verify"
+    assert JudgeConfig(kind="local", claims="verify").claim_mode == "verify"
+    with planning_judge(JudgeConfig(kind="openai", model="m", claims="split")) as judge:
+        assert judge.claims == "split"
+    with pytest.raises(ConfigError, match="claims mode must be one of verify, split"):
+        JudgeConfig(kind="local", claims="both")

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from ragmeter import Settings, evaluate
+from ragmeter.errors import ConfigError
 from ragmeter.judges import ChatRequest, Judge, ScriptedBackend
 from ragmeter.metrics.judged import (
     Claim,
@@ -193,3 +194,43 @@ def test_a_claims_list_at_its_cap_is_noted() -> None:
     assert result.scores["judge_faithfulness"][0] == 1.0
     for name in ("judge_faithfulness", "judge_recall"):
         assert result.notes[name] == {0: "the judge listed the most claims allowed (6): later ones may be missing"}
+
+
+# A judge that splits only: its claims of the case study's answer (worked by hand against the chunks: game, changer,
+# disabl all in chunk 1; emot, exhaust in chunk 2; cure, anxieti, year: only anxieti, in chunk 1, 1 of 3 < 0.7).
+SPLIT_ANSWER = "Game changer for disabilities. It cures anxiety in a year."
+SPLIT_VERDICTS = {**CASE_VERDICTS, "claim_split": {"claims": ["It is a game changer for disabilities.",
+                                                             "It cures anxiety in a year."]}}
+
+
+def _split_run(records: list[dict], verdicts: dict[str, dict], settings: Settings = SETTINGS):
+    backend = _given(verdicts)
+    with Judge(backend, claims="split") as judge:
+        return evaluate(records, metrics=["judged"], judge=judge, settings=settings), backend
+
+
+def test_a_judge_that_splits_only_leaves_the_verdicts_to_the_evidence_check() -> None:
+    result, backend = _split_run([{**CASE_STUDY, "answer": SPLIT_ANSWER}], SPLIT_VERDICTS)
+    assert sorted(r.schema_name for r in backend.requests) == ["claim_split", "correctness", "relevance"]
+    split = next(r for r in backend.requests if r.schema_name == "claim_split")
+    assert "<chunk" not in split.messages[1][1] and f"<text>\n{SPLIT_ANSWER}\n</text>" in split.messages[1][1]
+    assert result.scores["judge_faithfulness"][0] == 0.5   # the first claim holds, the second does not
+    assert result.scores["judge_recall"][0] == 0.5
+    assert result.scores["judge_precision"][0] == pytest.approx(1 / 3)  # chunk 1 supports; 2 and 3 do not
+    signature = result.signatures["judge_faithfulness"].settings
+    assert signature["claims"] == "split" and "/claim_split:" in signature["judge:claims"]
+
+
+def test_a_split_judge_names_the_chunks_the_check_found() -> None:
+    # the seed's case study with the split judge: 2 claims, chunks 1 and 2 of 3, as the judge that verifies
+    verdicts = {**CASE_VERDICTS, "claim_split": {"claims": ["It is a game changer for disabilities.",
+                                                           "It is emotionally exhausting."]}}
+    result, _ = _split_run([CASE_STUDY], verdicts)
+    assert result.scores["judge_faithfulness"][0] == 1.0
+    assert result.scores["judge_precision"][0] == pytest.approx(2 / 3)
+    assert result.scores["judge_score"][0] == pytest.approx(59 / 15)
+
+
+def test_a_split_judge_without_the_evidence_check_is_refused() -> None:
+    with pytest.raises(ConfigError, match="evidence check"):
+        _split_run([CASE_STUDY], SPLIT_VERDICTS, Settings(n_resamples=200, check_evidence=False))

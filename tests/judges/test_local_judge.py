@@ -2,9 +2,12 @@
 
 What is asserted is what a 1.5B model gets every time at temperature 0, not its wording: every reply
 matches its JSON schema (the server's grammar enforces it, length limits included); a statement copied
-from a chunk is supported while the same statement with another number is contradicted; a copy of the
+from a chunk is supported while the same statement with another number is contradicted, and Faithfulness
+gives the copy 1.0 and the other less whether the judge verifies the claims or only splits them (its default,
+the evidence check verifying); a copy of the
 reference answer scores high on correctness and relevance, and higher than an answer about something else;
-a paraphrase is more faithful than a claim with an added number or a widened scope (issue 15's ordering); the
+a paraphrase is more faithful than a claim with an added number or a widened scope (issue 15's ordering, in
+both claims modes); the
 IDK judge tells a refusal from an answer; RADBench rates a copy of the reference above a wrong or off-topic
 answer; the same calls give the same verdicts again; the server answers its health check on loopback only and
 is gone once the judge is closed. How far its verdicts agree with human ratings on real answers is measured in
@@ -18,6 +21,7 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
@@ -25,9 +29,24 @@ import pytest
 
 from ragmeter import Settings, evaluate
 from ragmeter.io import record_from_dict
-from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, JudgeCall, JudgeConfig, OpenAIBackend, open_judge
+from ragmeter.judges import (
+    CLAIM_MODES,
+    LOCAL_TIMEOUT_S,
+    Judge,
+    JudgeCall,
+    JudgeConfig,
+    OpenAIBackend,
+    open_judge,
+)
 from ragmeter.judges.local import MODEL_SHA256, packaged_model_path
-from ragmeter.judges.prompts import CLAIMS, CORRECTNESS, claims_request, correctness_request
+from ragmeter.judges.prompts import (
+    CLAIM_SPLIT,
+    CLAIMS,
+    CORRECTNESS,
+    claim_split_request,
+    claims_request,
+    correctness_request,
+)
 
 CHUNKS = [
     {"doc_id": "hours", "text": "The Central Library is open on Fridays from 9:00 to 18:00."},
@@ -53,6 +72,16 @@ def judge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Judge]:
     judge = open_judge(JudgeConfig(kind="local", cache=tmp_path_factory.mktemp("local-judge") / "cache.sqlite"))
     yield judge
     judge.close()
+
+
+@contextmanager
+def asked_for_claims(judge: Judge, mode: str) -> Iterator[None]:
+    """``judge`` asks for claims in ``mode`` (``verify`` or ``split``) inside the block."""
+    default, judge.claims = judge.claims, mode
+    try:
+        yield
+    finally:
+        judge.claims = default
 
 
 def _record(id: str, answer: str) -> dict[str, Any]:
@@ -123,12 +152,30 @@ def test_a_copied_statement_is_supported_and_a_changed_number_contradicted(judge
     assert any(FEES_CHUNK in claim["chunks"] for claim in stated["claims"]), stated
     assert "contradicted" in {claim["verdict"] for claim in contradicted["claims"]}, contradicted
 
-    result = evaluate(records, metrics=["judge_faithfulness", "judge_precision"], judge=judge,
-                      settings=Settings(n_resamples=200))
+    with asked_for_claims(judge, "verify"):
+        result = evaluate(records, metrics=["judge_faithfulness", "judge_precision"], judge=judge,
+                          settings=Settings(n_resamples=200))
     assert result.judging is not None and not result.judging.failures
     assert result.judging.totals()["requests"] == 0  # the same calls: every verdict comes from the cache
     faithfulness, precision = result.scores["judge_faithfulness"], result.scores["judge_precision"]
     assert faithfulness[0] == 1.0 and faithfulness[1] < 1.0     # every claim supported; one contradicted
+    assert 0.5 <= precision[0] <= 1.0                           # the fees chunk (1 of 2) supports it at least
+    assert 0.0 <= precision[1] <= 1.0
+
+
+def test_the_packaged_judge_splits_and_the_check_verifies(judge: Judge) -> None:
+    assert judge.claims == "split"  # the local judge's default
+    records = [_record("stated", STATED), _record("contradicted", CONTRADICTED)]
+    for record in records:
+        verdict = judge.run([JudgeCall(CLAIM_SPLIT, claim_split_request(record["answer"]))])[0].verdict
+        assert verdict is not None and schema_problems(verdict, CLAIM_SPLIT.schema) == []
+        assert verdict["claims"], "each answer makes one factual claim at least"
+    result = evaluate(records, metrics=["judge_faithfulness", "judge_precision"], judge=judge,
+                      settings=Settings(n_resamples=200))
+    assert result.judging is not None and not result.judging.failures
+    assert result.judging.totals()["requests"] == 0  # the same calls: every claim split comes from the cache
+    faithfulness, precision = result.scores["judge_faithfulness"], result.scores["judge_precision"]
+    assert faithfulness[0] == 1.0 and faithfulness[1] < 1.0     # the copy holds; 40 dollars is in no chunk
     assert 0.5 <= precision[0] <= 1.0                           # the fees chunk (1 of 2) supports it at least
     assert 0.0 <= precision[1] <= 1.0
 
@@ -151,9 +198,12 @@ NARROWED = "Everyone pays 25 dollars per year for a library card."
 PARAPHRASE = "A library card costs non-residents 25 dollars a year."
 
 
-def test_a_paraphrase_is_more_faithful_than_an_added_number_or_a_changed_scope(judge: Judge) -> None:
+@pytest.mark.parametrize("mode", CLAIM_MODES)
+def test_a_paraphrase_is_more_faithful_than_an_added_number_or_a_changed_scope(judge: Judge, mode: str) -> None:
     records = [_record("paraphrase", PARAPHRASE), _record("added", ADDED_NUMBER), _record("narrowed", NARROWED)]
-    result = evaluate(records, metrics=["judge_faithfulness", "RL_F"], judge=judge, settings=Settings(n_resamples=200))
+    with asked_for_claims(judge, mode):
+        result = evaluate(records, metrics=["judge_faithfulness", "RL_F"], judge=judge,
+                          settings=Settings(n_resamples=200))
     assert result.judging is not None and not result.judging.failures
     paraphrase, added, narrowed = result.scores["judge_faithfulness"]
     assert paraphrase == 1.0 and added < paraphrase and narrowed < paraphrase, (paraphrase, added, narrowed)

@@ -117,7 +117,8 @@ def test_step_all_writes_the_judged_values_worked_out_by_hand(tmp_path: Path) ->
     undefined = [row["metrics"].get("undefined", {}) for row in rows]
     assert undefined[2] == {"RL_F": "the answer abstains: no statement"}
     assert undefined[6] == {"RL_F": "no passages to check the statements against",
-                            "RL_F_idk": "RL_F is undefined: no passages to check the statements against"}
+                            "RL_F_idk": "RL_F is undefined: no passages to check the statements against",
+                            "BertKPrec": "no passages", "Extractiveness_RougeL": "no passages"}  # MT-RAG's absent lists
     assert all(row["metrics"]["idk_eval_source"][0].startswith("judge:fake-judge@t0/s0/idk:") for row in rows)
     summary = {key: sum(v is not None for v in values(rows, key)) for key in ("RL_F", "RB_llm")}
     assert summary == {"RL_F": 6, "RB_llm": 8}

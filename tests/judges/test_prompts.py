@@ -9,10 +9,12 @@ from dataclasses import replace
 import pytest
 
 from ragmeter.judges.prompts import (
+    CLAIM_SPLIT,
     CLAIMS,
     CORRECTNESS,
     RELEVANCE,
     VerdictError,
+    claim_split_request,
     claims_request,
     defuse,
     idk_request,
@@ -54,6 +56,24 @@ def test_a_fenced_reply_is_read() -> None:
 def test_claims_reply_problems_are_named(reply: str, problem: str) -> None:
     with pytest.raises(VerdictError, match=problem.replace("(", r"\(")):
         CLAIMS.check(reply, n_chunks=3)
+
+
+def test_a_claim_split_reply_is_a_list_of_sentences() -> None:
+    assert CLAIM_SPLIT.check(json.dumps({"claims": [" It opens at nine. ", "It closes at six."]}), 0) == {
+        "claims": ["It opens at nine.", "It closes at six."]}
+    assert CLAIM_SPLIT.check(json.dumps({"claims": []}), 0) == {"claims": []}
+    for reply, problem in ((json.dumps({"claims": [_claim()]}), "claim 1 must be a sentence"),
+                           (json.dumps({"claims": ["ok", " "]}), "claim 2 must be a sentence"),
+                           (json.dumps({"claims": "It opens."}), "must be a list of strings")):
+        with pytest.raises(VerdictError, match=problem):
+            CLAIM_SPLIT.check(reply, 0)
+
+
+def test_a_claim_split_request_shows_the_text_alone_with_its_cap() -> None:
+    request = claim_split_request("It opens at nine. It closes at six.")
+    assert [role for role, _ in request.messages] == ["system", "user"]
+    assert request.messages[1][1].startswith("<text>\nIt opens at nine. It closes at six.\n</text>")
+    assert request.schema["properties"]["claims"]["maxItems"] == 4 * 2 + 2  # two sentences
 
 
 @pytest.mark.parametrize("score", [0, 6, 4.5, True, "4"])

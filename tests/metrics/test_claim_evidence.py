@@ -12,6 +12,8 @@ from ragmeter.metrics.claim_evidence import (
     content_words,
     left_out,
     numbers_found,
+    supporting_chunks,
+    verified_claims,
     words_covered,
 )
 
@@ -100,3 +102,22 @@ def test_only_sentences_with_a_content_word_no_claim_has_are_left_out() -> None:
     assert left_out(claims, "Payment history matters. It matters most. And so it is.") == []
     assert left_out(claims, "Payment history matters. Amounts owed come second.") == ["Amounts owed come second."]
     assert left_out([], "Amounts owed come second. And so it is.") == ["Amounts owed come second."]
+
+
+def test_a_citation_marker_is_no_word_of_a_sentence() -> None:
+    # "[CIT:credit-2024]" would add cit, credit and 2024; without them the sentence is its claim's words
+    text = "Payment history is the most important factor [CIT:credit-2024]."
+    assert content_words(text) == {"payment", "histori", "import", "factor"}
+    assert left_out(["Payment history is the most important factor."], text) == []
+    assert numbers_found(text, CHUNKS)  # 2024 is the marker's, not the claim's
+
+
+def test_a_split_judge_s_claims_are_verified_and_name_their_chunks() -> None:
+    # payment, histori, factor: chunk 1; phish, email, ask, password: chunk 2; the left-out sentence "Banks sell
+    # passwords.": bank, password in chunk 2, sell in none: 2 of 3 < 0.7, unsupported
+    claims = verified_claims(["Payment history is a factor.", "Phishing emails ask for passwords."], CHUNKS,
+                             "Payment history is a factor and phishing emails ask for passwords. Banks sell passwords.")
+    assert [(c.verdict, c.chunks) for c in claims] == [("supported", (1,)), ("supported", (2,)),
+                                                        ("unsupported", ())]
+    # a claim whose words two chunks hold between them names both: payment (1), password (2)
+    assert supporting_chunks(CHUNKS, "Payment passwords.") == (1, 2)

@@ -126,6 +126,7 @@ def test_record_without_targets_has_no_per_reference_lists(tmp_path: Path, targe
                                                contexts=["the mat"], answerability=None))
     for name in PER_REFERENCE:
         assert name not in metrics, f"{name} must be absent, not empty"
+    assert metrics["undefined"] == dict.fromkeys(PER_REFERENCE, "no reference")  # absent, with the reason
     assert metrics["BertKPrec"] == [pytest.approx(0.5)]      # 'the', 'the', 'mat' of 6 words
     assert metrics["Extractiveness_RougeL"] == [1.0]
     assert metrics["RB_agg"] == [0.0]
@@ -138,6 +139,7 @@ def test_record_without_passages_has_no_per_passage_lists(tmp_path: Path, contex
                                                targets=["A cat was on the mat"], contexts=contexts))
     for name in PER_PASSAGE:
         assert name not in metrics, f"{name} must be absent, not empty"
+    assert metrics["undefined"] == dict.fromkeys(PER_PASSAGE, "no passages")  # absent, with the reason
     assert metrics["Recall"] == [pytest.approx(0.75)]
     assert metrics["RB_agg"] == [0.0]
     assert metrics["RB_agg_zero_denominator"] == [True]

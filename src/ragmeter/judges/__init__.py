@@ -17,11 +17,12 @@ from ragmeter.judges.cache import JudgeCache
 from ragmeter.judges.engine import Judge, JudgeCall, JudgeOutcome
 from ragmeter.judges.local import LocalServer, local_model_id
 from ragmeter.judges.openai_backend import OpenAIBackend
+from ragmeter.judges.prompts import CLAIM_MODES
 from ragmeter.judges.protocol import ChatBackend, ChatReply, ChatRequest, ScriptedBackend
 
-__all__ = ["JUDGE_KINDS", "LOCAL_TIMEOUT_S", "REMOTE_TIMEOUT_S", "ChatBackend", "ChatReply", "ChatRequest", "Judge",
-           "JudgeCache", "JudgeCall", "JudgeConfig", "JudgeOutcome", "JudgeUsage", "LocalServer", "OpenAIBackend",
-           "ScriptedBackend", "open_judge", "planning_judge"]
+__all__ = ["CLAIM_MODES", "JUDGE_KINDS", "LOCAL_TIMEOUT_S", "REMOTE_TIMEOUT_S", "ChatBackend", "ChatReply",
+           "ChatRequest", "Judge", "JudgeCache", "JudgeCall", "JudgeConfig", "JudgeOutcome", "JudgeUsage",
+           "LocalServer", "OpenAIBackend", "ScriptedBackend", "open_judge", "planning_judge"]
 
 JUDGE_KINDS = ("local", "openai")
 REMOTE_TIMEOUT_S = 120.0
@@ -41,6 +42,9 @@ class JudgeConfig:
     - ``timeout_s``, ``max_attempts``, ``backoff_s``: each request's time limit (default 120 s; local: 600 s,
       since a claims call can take two minutes on two CPU cores), tries per call, first retry delay.
     - ``temperature`` and ``seed``: sampling; both go into every verdict's signature.
+    - ``claims``: how the judge is asked for claims (:data:`~ragmeter.judges.prompts.CLAIM_MODES`): ``verify``
+      (split and check against the chunks in one call) or ``split`` (split only; the evidence check verifies);
+      ``None``: ``split`` for ``local``, whose verdicts add nothing to the check, ``verify`` for ``openai``.
     """
 
     kind: str = "local"
@@ -55,6 +59,7 @@ class JudgeConfig:
     backoff_s: float = 1.0
     temperature: float = 0.0
     seed: int = 0
+    claims: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in JUDGE_KINDS:
@@ -65,6 +70,13 @@ class JudgeConfig:
             raise ConfigError("judge concurrency must be at least 1")
         if (self.timeout_s is not None and self.timeout_s <= 0) or self.max_attempts < 1:
             raise ConfigError("the judge timeout must be positive and max_attempts at least 1")
+        if self.claims is not None and self.claims not in CLAIM_MODES:
+            raise ConfigError(f"the judge's claims mode must be one of {', '.join(CLAIM_MODES)}, got {self.claims!r}")
+
+    @property
+    def claim_mode(self) -> str:
+        """``claims``, or the kind's default: ``split`` for ``local``, ``verify`` for ``openai``."""
+        return self.claims or ("split" if self.kind == "local" else "verify")
 
 
 def open_judge(config: JudgeConfig) -> Judge:
@@ -93,7 +105,8 @@ def _judge(config: JudgeConfig, backend: OpenAIBackend, concurrency: int, timeou
            on_close: Callable[[], None] | None) -> Judge:
     cache = JudgeCache(config.cache) if config.cache is not None else None
     return Judge(backend, cache=cache, concurrency=concurrency, max_attempts=config.max_attempts,
-                 timeout_s=timeout_s, backoff_s=config.backoff_s, seed=config.seed, on_close=on_close)
+                 timeout_s=timeout_s, backoff_s=config.backoff_s, seed=config.seed, on_close=on_close,
+                 claims=config.claim_mode)
 
 
 def planning_judge(config: JudgeConfig) -> Judge:
@@ -102,7 +115,7 @@ def planning_judge(config: JudgeConfig) -> Judge:
     starts nothing."""
     model = local_model_id(config.model_file) if config.kind == "local" else str(config.model)
     cache = JudgeCache(config.cache) if config.cache is not None and config.cache.exists() else None
-    return Judge(_NoCalls(model, config.temperature, config.seed), cache=cache)
+    return Judge(_NoCalls(model, config.temperature, config.seed), cache=cache, claims=config.claim_mode)
 
 
 class _NoCalls:

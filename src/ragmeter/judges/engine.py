@@ -44,7 +44,7 @@ from typing import Any
 from ragmeter.errors import JudgeError, RejectedCallError, TransientJudgeError
 from ragmeter.judges.accounting import JudgeUsage
 from ragmeter.judges.cache import CachedVerdict, JudgeCache
-from ragmeter.judges.prompts import Prompt, VerdictError
+from ragmeter.judges.prompts import CLAIM_MODES, Prompt, VerdictError
 from ragmeter.judges.protocol import ChatBackend, ChatReply, ChatRequest
 
 __all__ = ["REPAIR_ROOM", "UNREACHABLE_AFTER", "Judge", "JudgeCall", "JudgeOutcome"]
@@ -89,15 +89,20 @@ class Judge:
     ``backoff_s`` is the first retry's delay (doubled each time, at most
     ``max_backoff_s``, times a jitter in [0.5, 1.5) drawn from ``seed``). ``on_call_done``, when set, is
     called as each call of a run finishes (cached ones included), on the judge's own thread, for a progress
-    display; it must return quickly and not raise.
+    display; it must return quickly and not raise. ``claims`` is how the judge is asked for claims
+    (:data:`~ragmeter.judges.prompts.CLAIM_MODES`): ``verify`` or ``split``.
     """
 
     def __init__(self, backend: ChatBackend, *, cache: JudgeCache | None = None, concurrency: int = 8,
                  max_attempts: int = 6, timeout_s: float = 120.0, backoff_s: float = 1.0,
-                 max_backoff_s: float = 60.0, seed: int = 0, on_close: Callable[[], None] | None = None) -> None:
+                 max_backoff_s: float = 60.0, seed: int = 0, on_close: Callable[[], None] | None = None,
+                 claims: str = "verify") -> None:
         if concurrency < 1 or max_attempts < 1:
             raise ValueError("concurrency and max_attempts must be at least 1")
+        if claims not in CLAIM_MODES:
+            raise ValueError(f"claims must be one of {', '.join(CLAIM_MODES)}, got {claims!r}")
         self.backend = backend
+        self.claims = claims
         self.cache = cache
         self.concurrency = concurrency
         self.max_attempts = max_attempts

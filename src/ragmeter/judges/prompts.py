@@ -4,7 +4,10 @@ Three calls cover seed 002's five metrics:
 
 - ``claims``: extract the factual claims of a text (the answer, or the reference when the answer abstains)
   and verify each against all numbered chunks in one call: supported / contradicted / unsupported, with
-  the chunks used. Faithfulness, Precision and Recall all read this one verdict.
+  the chunks used. Faithfulness, Precision and Recall all read this one verdict. A judge that splits only
+  (``CLAIM_MODES``: the packaged local judge's default) makes ``claim_split`` instead: the text alone, the
+  reply its claims, which the evidence check then verifies against the chunks
+  (:mod:`ragmeter.metrics.claim_evidence`).
 - ``correctness``: the answer against the reference, 1–5.
 - ``relevance``: the answer against the question, 1–5.
 
@@ -46,11 +49,17 @@ from ragmeter.judges.protocol import ChatRequest
 from ragmeter.records import Record
 from ragmeter.text.sentences import split_sentences
 
-__all__ = ["CHUNK_LABELS", "CHUNK_LABEL_NAMES", "CLAIMS", "CLAIM_CHARS", "CORRECTNESS", "GENERATION_LABELS",
-           "GENERATION_LABEL_NAMES", "DIFFERENCES_CHARS", "EVIDENCE_CHARS", "IDK", "IDK_VALUES", "PROMPTS",
-           "RADBENCH", "REASON_CHARS", "RELEVANCE", "VERDICTS", "Prompt", "VerdictError"]
+__all__ = ["CHUNK_LABELS", "CHUNK_LABEL_NAMES", "CLAIMS", "CLAIM_CHARS", "CLAIM_MODES", "CLAIM_SPLIT", "CORRECTNESS",
+           "GENERATION_LABELS", "GENERATION_LABEL_NAMES", "DIFFERENCES_CHARS", "EVIDENCE_CHARS", "IDK", "IDK_VALUES",
+           "PROMPTS", "RADBENCH", "REASON_CHARS", "RELEVANCE", "VERDICTS", "Prompt", "VerdictError"]
 
 VERDICTS = ("supported", "contradicted", "unsupported")
+#: How a judge is asked for claims: ``verify`` (one ``claims`` call splits the text and checks each claim against
+#: the chunks) or ``split`` (one ``claim_split`` call splits the text; the evidence check verifies). On MT-RAG's dev
+#: split the packaged judge's verdicts added nothing the check does not (``benchmarks/README.md``, "Evidence
+#: check"), and a split call is a third of the time: ``split`` is the local judge's default, ``verify`` a remote
+#: one's.
+CLAIM_MODES = ("verify", "split")
 #: The IDK judge's verdicts and MT-RAG's values for them (its judge's yes, partly, no). Named for what the answer
 #: does: with yes/partly/no the packaged judge answered "partly" to every answer of MT-RAG's dev split.
 IDK_VALUES = {"declines": 1.0, "partly": 0.5, "answers": 0.0}
@@ -150,6 +159,16 @@ def _check_claims(data: Any, n_chunks: int) -> dict[str, Any]:
     return {"claims": checked}
 
 
+def _check_claim_split(data: Any, n_chunks: int) -> dict[str, Any]:
+    claims = _object(data, ("claims",))["claims"]
+    if not isinstance(claims, list):
+        raise VerdictError('"claims" must be a list of strings')
+    for number, claim in enumerate(claims, start=1):
+        if not isinstance(claim, str) or not claim.strip():
+            raise VerdictError(f"claim {number} must be a sentence (a non-empty string)")
+    return {"claims": [claim.strip() for claim in claims]}
+
+
 def _whole_number(key: str, top: int) -> Callable[[Any, int], dict[str, Any]]:
     """The checker of a ``{"reason", key}`` reply whose ``key`` is a whole number from 1 to ``top``."""
     def check(data: Any, n_chunks: int) -> dict[str, Any]:
@@ -194,6 +213,11 @@ _CLAIMS_SCHEMA: dict[str, Any] = {
 }
 
 
+_CLAIM_SPLIT_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["claims"],
+    "properties": {"claims": {"type": "array", "items": {"type": "string", "maxLength": CLAIM_CHARS}}}}
+
+
 def _reasoned(key: str, value: Mapping[str, Any]) -> dict[str, Any]:
     """The schema of a reply with a short ``reason`` and then ``key``."""
     return {"type": "object", "additionalProperties": False, "required": ["reason", key],
@@ -205,13 +229,15 @@ def _instructions(name: str) -> str:
 
 
 CLAIMS = Prompt("claims", _instructions("claims"), _CLAIMS_SCHEMA, 1024, _check_claims)
+CLAIM_SPLIT = Prompt("claim_split", _instructions("claim_split"), _CLAIM_SPLIT_SCHEMA, 1024, _check_claim_split)
 _SCORE_SCHEMA = _reasoned("score", {"type": "integer", "enum": [1, 2, 3, 4, 5]})
 CORRECTNESS = Prompt("correctness", _instructions("correctness"), _SCORE_SCHEMA, 160, _whole_number("score", 5))
 RELEVANCE = Prompt("relevance", _instructions("relevance"), _SCORE_SCHEMA, 160, _whole_number("score", 5))
 IDK = Prompt("idk", _instructions("idk"), _reasoned("verdict", {"type": "string", "enum": list(IDK_VALUES)}), 160,
              _check_idk)
 RADBENCH = Prompt("radbench", _instructions("radbench"),
-                  _reasoned("rating", {"type": "integer", "enum": list(range(1, 11))}), 160, _whole_number("rating", 10))
+                  _reasoned("rating", {"type": "integer", "enum": list(range(1, 11))}), 160,
+                  _whole_number("rating", 10))
 #: The LLM annotator's labels of seed 003 (:mod:`ragmeter.annotator`): per chunk, and of the answer's generation.
 #: The judge answers "yes" or "no" for each (read as 1 and 0): asked for 0 or 1, the packaged 1.5B judge wrote 0
 #: for every label of every chunk (33 MT-RAG passages that people all judged relevant).
@@ -263,7 +289,8 @@ _GENERATION_SCHEMA: dict[str, Any] = {
 CHUNK_LABELS = Prompt("chunk_labels", _instructions("chunk_labels"), _CHUNK_LABELS_SCHEMA, 2048, _check_chunk_labels)
 GENERATION_LABELS = Prompt("generation_labels", _instructions("generation_labels"), _GENERATION_SCHEMA, 200,
                            _check_generation_labels)
-PROMPTS = {p.name: p for p in (CLAIMS, CORRECTNESS, RELEVANCE, IDK, RADBENCH, CHUNK_LABELS, GENERATION_LABELS)}
+PROMPTS = {p.name: p for p in (CLAIMS, CLAIM_SPLIT, CORRECTNESS, RELEVANCE, IDK, RADBENCH, CHUNK_LABELS,
+                               GENERATION_LABELS)}
 
 
 def history_block(record: Record, turns: int | None = _HISTORY_TURNS) -> list[tuple[str, str]]:
@@ -285,6 +312,14 @@ def claims_request(record: Record, text: str) -> ChatRequest:
                           "Split the TEXT above into claims and check each claim against the chunks. "
                           "Reply with the JSON object only.",
                           schema=claims_schema(len(chunks), claims_cap(text)))
+
+
+def claim_split_request(text: str) -> ChatRequest:
+    """Split ``text`` (the answer or the reference) into its claims; nothing else is shown: the chunks are the
+    evidence check's to read, and a small judge shown the question splits the question instead of the text."""
+    claims = {**_CLAIM_SPLIT_SCHEMA["properties"]["claims"], "maxItems": claims_cap(text)}
+    return CLAIM_SPLIT.request([("text", text)], "Split the TEXT above into its factual claims. Reply with the "
+                               "JSON object only.", schema={**_CLAIM_SPLIT_SCHEMA, "properties": {"claims": claims}})
 
 
 def chunk_blocks(record: Record) -> list[tuple[str, str]]:

@@ -4,8 +4,11 @@ One ``claims`` call per item extracts the claims of the answer (of the reference
 abstains) and verifies each against all retrieved chunks: supported / contradicted / unsupported, with
 the chunks used. Faithfulness, Precision and Recall read that one verdict, evidence-checked when
 ``Settings.check_evidence`` (:mod:`ragmeter.metrics.claim_evidence`: a supported claim must have its words,
-numbers and scope in the chunks, and the sentences the claims leave out are checked as claims of their own);
-Correctness and Relevance each take one more call. An item without retrieved chunks needs no claims call.
+numbers and scope in the chunks, and the sentences the claims leave out are checked as claims of their own).
+A judge that splits only (``Judge.claims == "split"``, the packaged local judge's default) makes a
+``claim_split`` call instead, shown the text alone, and the evidence check verifies every claim
+(:func:`~ragmeter.metrics.claim_evidence.verified_claims`). Correctness and Relevance each take one more call.
+An item without retrieved chunks needs no claims call.
 
 - Faithfulness = supported claims / claims of the answer, in [0, 1]; no context → 1.0 with the note
   "No context to verify".
@@ -25,12 +28,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ragmeter.errors import ConfigError
 from ragmeter.judges.engine import JudgeCall, JudgeOutcome
 from ragmeter.judges.prompts import (
+    CLAIM_SPLIT,
     CLAIMS,
     CORRECTNESS,
     RELEVANCE,
     Prompt,
+    claim_split_request,
     claims_cap,
     claims_request,
     correctness_request,
@@ -39,13 +45,15 @@ from ragmeter.judges.prompts import (
 from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register
 from ragmeter.metrics.citation import abstained
 from ragmeter.metrics.claim_evidence import VERSION as EVIDENCE_CHECK
-from ragmeter.metrics.claim_evidence import Claim, checked_claims
+from ragmeter.metrics.claim_evidence import Claim, checked_claims, verified_claims
 from ragmeter.records import Record
 
 if TYPE_CHECKING:
     from ragmeter.context import ItemContext, RunContext
+    from ragmeter.judges.engine import Judge
 
-__all__ = ["Claim", "ClaimsCheck", "abstains", "claim_recall", "claims_call", "claims_outcome", "context_precision",
+__all__ = ["Claim", "ClaimsCheck", "abstains", "claim_recall", "claims_call", "claims_outcome", "claims_prompt",
+           "claims_text_call", "context_precision",
            "faithfulness", "faithfulness_metric", "faithfulness_outcome", "five_point", "judge_failure",
            "verdict_claims", "weighted_score"]
 
@@ -120,28 +128,52 @@ def abstains(record: Record, run: RunContext) -> bool:
     return bool(abstained(record.answer, idk=run.settings.idk, action=record.action))
 
 
+def claims_prompt(judge: Judge) -> Prompt:
+    """The prompt ``judge`` is asked for claims with: ``claim_split`` when it splits only, else ``claims``."""
+    return CLAIM_SPLIT if judge.claims == "split" else CLAIMS
+
+
+def claims_text_call(record: Record, text: str, judge: Judge, *, check_evidence: bool) -> JudgeCall:
+    """The call that asks ``judge`` for the claims of ``text`` (``record``'s answer or reference). A judge that
+    splits only leaves every verdict to the evidence check, so it needs ``check_evidence``."""
+    if judge.claims == "split":
+        if not check_evidence:
+            raise ConfigError("a judge that only splits claims leaves their verdicts to the evidence check: turn "
+                              "check_evidence on, or ask the judge to verify (JudgeConfig(claims='verify'), "
+                              "--judge-claims verify)")
+        return JudgeCall(CLAIM_SPLIT, claim_split_request(text), len(record.contexts))
+    return JudgeCall(CLAIMS, claims_request(record, text), len(record.contexts))
+
+
 def claims_call(record: Record, run: RunContext) -> JudgeCall | None:
     """The claims call for ``record``, or ``None`` when none is needed or possible."""
     if not record.contexts:
         return None
     if not abstains(record, run):
-        return JudgeCall(CLAIMS, claims_request(record, record.answer), len(record.contexts))
-    if record.references:
-        return JudgeCall(CLAIMS, claims_request(record, record.references[0]), len(record.contexts))
-    return None
+        text = record.answer
+    elif record.references:
+        text = record.references[0]
+    else:
+        return None
+    return claims_text_call(record, text, run.judge, check_evidence=run.settings.check_evidence)
 
 
 def judge_failure(prompt: str, outcome: JudgeOutcome) -> Undefined:
     return Undefined(f"judge failed ({prompt}): {outcome.failure}")
 
 
-def verdict_claims(verdict: Mapping[str, Any], record: Record, text: str, *,
-                   check_evidence: bool) -> tuple[Claim, ...]:
+def verdict_claims(verdict: Mapping[str, Any], record: Record, text: str, *, check_evidence: bool,
+                   split: bool = False) -> tuple[Claim, ...]:
     """The claims of a ``claims`` verdict on ``text`` (``record``'s answer or reference), evidence-checked against
     the record's chunks when ``check_evidence`` (:func:`~ragmeter.metrics.claim_evidence.checked_claims`: the
-    sentences of ``text`` the claims leave out are added)."""
+    sentences of ``text`` the claims leave out are added); of a ``claim_split`` verdict (``split``: its claims
+    are sentences, without verdicts), verified by the check whatever ``check_evidence`` says
+    (:func:`~ragmeter.metrics.claim_evidence.verified_claims`)."""
+    chunks = [chunk.text for chunk in record.contexts]
+    if split:
+        return verified_claims(verdict["claims"], chunks, text)
     claims = tuple(Claim(c["claim"], c["verdict"], tuple(c["chunks"]), c["evidence"]) for c in verdict["claims"])
-    return checked_claims(claims, [chunk.text for chunk in record.contexts], text) if check_evidence else claims
+    return checked_claims(claims, chunks, text) if check_evidence else claims
 
 
 def claims_outcome(record: Record, item: ItemContext, run: RunContext) -> ClaimsCheck:
@@ -156,7 +188,8 @@ def claims_outcome(record: Record, item: ItemContext, run: RunContext) -> Claims
             return ClaimsCheck(None, undefined=judge_failure("claims", outcome).reason)
         source = "reference" if abstains(record, run) else "answer"
         text = record.answer if source == "answer" else record.references[0]
-        claims = verdict_claims(outcome.verdict, record, text, check_evidence=run.settings.check_evidence)
+        claims = verdict_claims(outcome.verdict, record, text, check_evidence=run.settings.check_evidence,
+                                split=call.prompt is CLAIM_SPLIT)
         judged, cap = len(outcome.verdict["claims"]), claims_cap(text)
         return ClaimsCheck(source, claims, capped=cap if judged >= cap else None, added=len(claims) - judged)
 
@@ -271,8 +304,10 @@ def _judged_by(*prompts: Prompt, weights: bool = False,
     """The signature values of a metric read from ``prompts``' verdicts: the judge and each prompt's hash,
     the IDK patterns when abstaining answers are told apart, and the weights of the weighted score."""
     def values(run: RunContext) -> Mapping[str, Any]:
-        out: dict[str, Any] = {f"judge:{p.name}": run.judge.signature(p) for p in prompts}
+        out: dict[str, Any] = {f"judge:{p.name}": run.judge.signature(claims_prompt(run.judge) if p is CLAIMS else p)
+                               for p in prompts}
         if CLAIMS in prompts:
+            out["claims"] = run.judge.claims
             out["evidence_check"] = EVIDENCE_CHECK if run.settings.check_evidence else "off"
         if idk:
             out["idk"] = run.settings.idk.version

@@ -7,8 +7,9 @@ their IDK-conditioned forms.
   ``Settings.check_evidence`` a yes or partly stands only when the response has words that decline
   (:mod:`ragmeter.metrics.refusal_cues`); else it is 0, noted.
 - ``RL_F`` (RAGAS-style faithfulness): the answer's statements, each checked against the passages;
-  supported / statements. It reads the same ``claims`` verdict as ``judge_faithfulness`` (one call serves
-  both). Unlike RAGAS: one call extracts and verifies (RAGAS makes two); the question is not shown (a small
+  supported / statements. It reads the same claims verdict as ``judge_faithfulness`` (one call serves
+  both). Unlike RAGAS: one call extracts and verifies (RAGAS makes two), or, for a judge that splits only (the
+  packaged local judge), one call extracts and the evidence check verifies; the question is not shown (a small
   judge shown it splits the question instead of the answer); passages are numbered blocks, not one joined
   text; a statement is supported, contradicted or unsupported, and only supported counts; with the evidence check
   (:mod:`ragmeter.metrics.claim_evidence`) a supported statement must have its words in the passages, and the
@@ -40,6 +41,7 @@ from ragmeter.metrics.judged import (
     abstains,
     claims_call,
     claims_outcome,
+    claims_prompt,
     faithfulness_metric,
     faithfulness_outcome,
     judge_failure,
@@ -54,8 +56,9 @@ if TYPE_CHECKING:
 
 __all__ = ["IDK_OVERRULED", "RL_F_DIFFERS_FROM_RAGAS", "conditioned", "idk_eval", "rb_llm_value"]
 
-RL_F_DIFFERS_FROM_RAGAS = ("one call extracts and verifies; question not shown; passages numbered, not joined; "
-                           "verdicts supported/contradicted/unsupported, only supported counts")
+RL_F_DIFFERS_FROM_RAGAS = ("one call extracts and verifies (claims=split: extracts only, the evidence check "
+                           "verifies); question not shown; passages numbered, not joined; verdicts "
+                           "supported/contradicted/unsupported, only supported counts")
 
 #: The note of an IDK verdict of declines or partly that the refusal check turned into answers.
 IDK_OVERRULED = "the judge said {verdict}, but the response has no words that decline: answers"
@@ -159,7 +162,8 @@ def _signature(*prompts: Prompt, idk: bool = False) -> Callable[[RunContext], Ma
     """The judge and prompt hashes a metric's values come from, with the IDK verdict's source when it is
     conditioned, what a failed RADBench verdict counts as, and how RL_F differs from RAGAS."""
     def values(run: RunContext) -> Mapping[str, Any]:
-        out: dict[str, Any] = {f"judge:{p.name}": run.judge.signature(p) for p in prompts}
+        out: dict[str, Any] = {f"judge:{p.name}": run.judge.signature(claims_prompt(run.judge) if p is CLAIMS else p)
+                               for p in prompts}
         if idk or IDK in prompts:
             out["refusal_check"] = REFUSAL_CHECK if run.settings.check_evidence else "off"
         if idk:
@@ -169,7 +173,7 @@ def _signature(*prompts: Prompt, idk: bool = False) -> Callable[[RunContext], Ma
             out["rb_llm_unparsed"] = "undefined" if unparsed is None else f"{unparsed:g}"
         if CLAIMS in prompts:
             out.update(idk=run.settings.idk.version, rl_f="not RAGAS: " + RL_F_DIFFERS_FROM_RAGAS,
-                       evidence_check=EVIDENCE_CHECK if run.settings.check_evidence else "off")
+                       claims=run.judge.claims, evidence_check=EVIDENCE_CHECK if run.settings.check_evidence else "off")
         return out
     return values
 

@@ -17,7 +17,9 @@ none). The judged steps use ragmeter's judge (:mod:`ragmeter.metrics.mtrag_judge
 ``RB_llm`` is the median of their ratings (SPEC §5) and ``idk_eval`` and ``RL_F`` come from the first.
 
 A value that cannot be computed (a failed verdict, an answer with no statement) is written as ``null`` with its
-reason in ``metrics.undefined`` (``{"RL_F": "…"}``), and is tried again by the next run of the step; a noted value
+reason in ``metrics.undefined`` (``{"RL_F": "…"}``), and is tried again by the next run of the step; the
+algorithmic lists MT-RAG leaves out of a record with no reference or no passage stay out, with that reason in
+``metrics.undefined`` (``{"BertKPrec": "no passages"}``); a noted value
 (a failed RADBench verdict counted as 0.5 with ``--rb-llm-unparsed``) has its note in ``metrics.notes``.
 """
 
@@ -44,6 +46,7 @@ from ragmeter.judges.accounting import JudgeUsage
 from ragmeter.judges.prompts import CLAIMS, IDK, RADBENCH
 from ragmeter.metrics._registry import Noted, Outcome, Undefined, get_metric
 from ragmeter.metrics.claim_evidence import VERSION as EVIDENCE_CHECK
+from ragmeter.metrics.judged import claims_prompt
 from ragmeter.metrics.mtrag import (
     bertscore_baseline,
     bertscore_settings,
@@ -67,6 +70,8 @@ _JUDGED = {"idk": ("idk_judge", "idk_eval", IDK), "ragas": ("RL_F", "RL_F", CLAI
            "radbench": ("RB_llm", "RB_llm", RADBENCH)}
 ALGORITHMIC_METRICS = ("Recall", "RougeL_stemFalse", "BertscoreP", "BertscoreR", "Length", "LengthChars",
                        "BertKPrec", "Extractiveness_RougeL", "RB_agg", "RB_agg_zero_denominator")
+_PER_REFERENCE = ["Recall", "RougeL_stemFalse", "BertscoreP", "BertscoreR", "Length", "LengthChars"]
+_PER_PASSAGE = ["BertKPrec", "Extractiveness_RougeL"]
 #: base metric → its IDK-conditioned version
 CONDITIONED = {"RB_agg": "RB_agg_idk", "RB_llm": "RB_llm_idk", "RL_F": "RL_F_idk"}
 
@@ -109,10 +114,12 @@ def step_made_by(step: str, source: str | Path, settings: Settings,
     made: dict[str, Any] = {"step": step, "input": str(source)}
     for name in _judged_steps(step, judges):
         prompt = _JUDGED[name][2]
-        made[f"judge:{name}"] = [judge.signature(prompt) for judge in (judges if name == "radbench" else judges[:1])]
+        made[f"judge:{name}"] = [judge.signature(claims_prompt(judge) if prompt is CLAIMS else prompt)
+                                 for judge in (judges if name == "radbench" else judges[:1])]
         if name == "radbench":
             made["rb_llm_unparsed"] = settings.rb_llm_unparsed
         if name == "ragas":
+            made["claims"] = [judge.claims for judge in judges[:1]]
             made["evidence_check"] = EVIDENCE_CHECK if settings.check_evidence else "off"
         if name == "idk":
             made["refusal_check"] = REFUSAL_CHECK if settings.check_evidence else "off"
@@ -173,7 +180,19 @@ def _algorithmic(row: dict[str, Any], record: Record, run: RunContext) -> bool:
                            max_bert_k_prec=max(metrics["BertKPrec"]) if metrics.get("BertKPrec") else None)
         metrics["RB_agg"] = [aggregate.value]
         metrics.setdefault("RB_agg_zero_denominator", [aggregate.zero_denominator])
+    for name, reason in _absent_lists(record).items():  # MT-RAG leaves these lists out; say why
+        if name not in metrics:
+            metrics.setdefault("undefined", {})[name] = reason
     return True
+
+
+def _absent_lists(record: Record) -> dict[str, str]:
+    """The algorithmic lists MT-RAG leaves out of ``record``'s metrics, with the reason: one per reference or one
+    per passage, and the record has none."""
+    out = dict.fromkeys(_PER_REFERENCE, "no reference") if not record.references else {}
+    if not record.contexts:
+        out.update(dict.fromkeys(_PER_PASSAGE, "no passages"))
+    return out
 
 
 def _first(metrics: dict[str, Any], name: str) -> float | None:
@@ -184,9 +203,9 @@ def _first(metrics: dict[str, Any], name: str) -> float | None:
 def _expected_algorithmic(record: Record) -> list[str]:
     names = ["RB_agg", "RB_agg_zero_denominator"]
     if record.references:
-        names += ["Recall", "RougeL_stemFalse", "BertscoreP", "BertscoreR", "Length", "LengthChars"]
+        names += _PER_REFERENCE
     if record.contexts:
-        names += ["BertKPrec", "Extractiveness_RougeL"]
+        names += _PER_PASSAGE
     return names
 
 

@@ -29,8 +29,8 @@ FAMILY_TITLES = {"citation": "Citation", "lexical": "Lexical", "efficiency": "Ef
                  "retrieval": "Retrieval", "grounding": "Grounding", "generation": "Generation",
                  "judged": "Judged (seed 002)"}
 #: Which metrics read each judge prompt's verdicts.
-PROMPT_USERS = {"claims": "faithfulness, precision, recall", "correctness": "correctness",
-                "relevance": "relevance"}
+PROMPT_USERS = {"claims": "faithfulness, precision, recall", "claim_split": "faithfulness, precision, recall",
+                "correctness": "correctness", "relevance": "relevance"}
 
 
 def format_number(value: float | None) -> str:
