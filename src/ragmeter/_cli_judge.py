@@ -42,7 +42,7 @@ def add_judge_options(command: argparse.ArgumentParser, *, title: str, several: 
                        help="verify: the judge splits the answer into claims and checks each against the chunks, "
                             "in one call; split: it only splits (a third of the time), and the evidence check "
                             "verifies (default: split for local, whose verdicts add nothing to the check; verify "
-                            "for openai)")
+                            "for openai; 'labels annotate' always verifies)")
     judge.add_argument("--judge-concurrency", type=int, help="requests in flight at most (8; local: 1)")
     judge.add_argument("--judge-timeout", type=float, default=None,
                        help=f"seconds per request ({REMOTE_TIMEOUT_S:g}; local: {LOCAL_TIMEOUT_S:g})")
