@@ -99,6 +99,41 @@ def content_words(text: str) -> set[str]:
     return {_stem(word) for word in _words(text) if len(word) > 2 and word not in _FUNCTION_WORDS}
 
 
+class _Held:
+    """What a record's chunks hold, read once for all the claims checked against them: each chunk's content-word
+    stems and numbers, and the words of them all."""
+
+    def __init__(self, chunks: Sequence[str]) -> None:
+        self.stems = [content_words(chunk) for chunk in chunks]
+        self.numbers = [_numbers(chunk) for chunk in chunks]
+        self.all_stems: set[str] = set().union(*self.stems)
+        self.all_numbers: set[str] = set().union(*self.numbers)
+        self.words: set[str] = set().union(*(_words(chunk) for chunk in chunks))
+
+    def covers(self, claim: str) -> bool:
+        wanted = content_words(claim)
+        return not wanted or len(wanted & self.all_stems) >= COVERAGE * len(wanted)
+
+    def has_numbers(self, claim: str) -> bool:
+        return _numbers(claim) <= self.all_numbers
+
+    def keeps_scope(self, claim: str) -> bool:
+        return (set(_words(claim)) & _SCOPE) <= self.words
+
+    def supports(self, claim: str) -> bool:
+        return self.covers(claim) and self.has_numbers(claim) and self.keeps_scope(claim)
+
+    def sources(self, claim: str) -> tuple[int, ...]:
+        held = [stems | numbers for stems, numbers in zip(self.stems, self.numbers, strict=True)]
+        missing = (content_words(claim) | _numbers(claim)) & (self.all_stems | self.all_numbers)
+        picked = []
+        while missing:
+            best = max(range(len(held)), key=lambda i: (len(held[i] & missing), -i))
+            picked.append(best + 1)
+            missing -= held[best]
+        return tuple(sorted(picked))
+
+
 def words_covered(claim: str, chunks: Sequence[str]) -> bool:
     """At least ``COVERAGE`` of ``claim``'s content words occur in ``chunks`` (a claim with none is covered).
 
@@ -107,11 +142,7 @@ def words_covered(claim: str, chunks: Sequence[str]) -> bool:
     >>> words_covered("FICO weighs payment history heavily.", ["Payment history matters most."])
     False
     """
-    wanted = content_words(claim)
-    if not wanted:
-        return True
-    available = set().union(*(content_words(chunk) for chunk in chunks))
-    return len(wanted & available) >= COVERAGE * len(wanted)
+    return _Held(chunks).covers(claim)
 
 
 def numbers_found(claim: str, chunks: Sequence[str]) -> bool:
@@ -122,8 +153,7 @@ def numbers_found(claim: str, chunks: Sequence[str]) -> bool:
     >>> numbers_found("It has 1,000 seats", ["The hall seats 1000 people."])
     True
     """
-    available = set().union(*(_numbers(chunk) for chunk in chunks))
-    return _numbers(claim) <= available
+    return _Held(chunks).has_numbers(claim)
 
 
 def scope_kept(claim: str, chunks: Sequence[str]) -> bool:
@@ -132,13 +162,12 @@ def scope_kept(claim: str, chunks: Sequence[str]) -> bool:
     >>> scope_kept("Everyone pays 25 dollars.", ["Non-residents pay 25 dollars."])
     False
     """
-    available = set().union(*(_words(chunk) for chunk in chunks))
-    return (set(_words(claim)) & _SCOPE) <= available
+    return _Held(chunks).keeps_scope(claim)
 
 
 def supports(chunks: Sequence[str], claim: str) -> bool:
     """``chunks`` hold ``claim``'s content words (``COVERAGE`` of them), every number and every scope word."""
-    return words_covered(claim, chunks) and numbers_found(claim, chunks) and scope_kept(claim, chunks)
+    return _Held(chunks).supports(claim)
 
 
 def left_out(claims: Sequence[str], text: str) -> list[str]:
@@ -155,10 +184,11 @@ def checked_claims(claims: Sequence[Claim], chunks: Sequence[str], text: str) ->
     """``claims`` (the judge's, on ``text``) with every supported claim the ``chunks`` (the texts of the record's
     chunks) do not support made unsupported, naming no chunk; then each sentence of ``text`` the claims leave
     out, as a claim that is supported exactly when the chunks support it."""
-    out = [claim if claim.verdict != "supported" or supports(chunks, claim.text)
+    held = _Held(chunks)
+    out = [claim if claim.verdict != "supported" or held.supports(claim.text)
            else replace(claim, verdict="unsupported", chunks=())
            for claim in claims]
-    out += [Claim(sentence, "supported" if supports(chunks, sentence) else "unsupported")
+    out += [Claim(sentence, "supported" if held.supports(sentence) else "unsupported")
             for sentence in left_out([claim.text for claim in claims], text)]
     return tuple(out)
 
@@ -171,14 +201,7 @@ def supporting_chunks(chunks: Sequence[str], claim: str) -> tuple[int, ...]:
     ...                   "Tickets cost 25 dollars online.")
     (1, 3)
     """
-    held = [content_words(chunk) | _numbers(chunk) for chunk in chunks]
-    missing = (content_words(claim) | _numbers(claim)) & set().union(*held)
-    picked = []
-    while missing:
-        best = max(range(len(held)), key=lambda i: (len(held[i] & missing), -i))
-        picked.append(best + 1)
-        missing -= held[best]
-    return tuple(sorted(picked))
+    return _Held(chunks).sources(claim)
 
 
 def verified_claims(claims: Sequence[str], chunks: Sequence[str], text: str) -> tuple[Claim, ...]:
@@ -189,5 +212,6 @@ def verified_claims(claims: Sequence[str], chunks: Sequence[str], text: str) -> 
     ...                                                 "Tickets cost 25 dollars. Children enter free.")]
     [('supported', (1,)), ('unsupported', ())]
     """
-    return tuple(Claim(claim, "supported", supporting_chunks(chunks, claim)) if supports(chunks, claim)
+    held = _Held(chunks)
+    return tuple(Claim(claim, "supported", held.sources(claim)) if held.supports(claim)
                  else Claim(claim, "unsupported") for claim in [*claims, *left_out(claims, text)])

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from ragmeter.context import ItemContext, RunContext
     from ragmeter.judges.engine import Judge
 
-__all__ = ["Claim", "ClaimsCheck", "abstains", "claim_recall", "claims_call", "claims_outcome", "claims_prompt",
+__all__ = ["Claim", "ClaimsCheck", "abstains", "claim_recall", "claims_call", "claims_outcome", "asked_prompt",
            "claims_text_call", "context_precision",
            "faithfulness", "faithfulness_metric", "faithfulness_outcome", "five_point", "judge_failure",
            "verdict_claims", "weighted_score"]
@@ -128,15 +128,16 @@ def abstains(record: Record, run: RunContext) -> bool:
     return bool(abstained(record.answer, idk=run.settings.idk, action=record.action))
 
 
-def claims_prompt(judge: Judge) -> Prompt:
-    """The prompt ``judge`` is asked for claims with: ``claim_split`` when it splits only, else ``claims``."""
-    return CLAIM_SPLIT if judge.claims == "split" else CLAIMS
+def asked_prompt(judge: Judge, prompt: Prompt) -> Prompt:
+    """The prompt ``judge`` is asked where a metric reads ``prompt``'s verdicts: ``claim_split`` in place of
+    ``claims`` when the judge splits only, else ``prompt`` itself."""
+    return CLAIM_SPLIT if prompt is CLAIMS and judge.claims == "split" else prompt
 
 
 def claims_text_call(record: Record, text: str, judge: Judge, *, check_evidence: bool) -> JudgeCall:
     """The call that asks ``judge`` for the claims of ``text`` (``record``'s answer or reference). A judge that
     splits only leaves every verdict to the evidence check, so it needs ``check_evidence``."""
-    if judge.claims == "split":
+    if asked_prompt(judge, CLAIMS) is CLAIM_SPLIT:
         if not check_evidence:
             raise ConfigError("a judge that only splits claims leaves their verdicts to the evidence check: turn "
                               "check_evidence on, or ask the judge to verify (JudgeConfig(claims='verify'), "
@@ -304,8 +305,7 @@ def _judged_by(*prompts: Prompt, weights: bool = False,
     """The signature values of a metric read from ``prompts``' verdicts: the judge and each prompt's hash,
     the IDK patterns when abstaining answers are told apart, and the weights of the weighted score."""
     def values(run: RunContext) -> Mapping[str, Any]:
-        out: dict[str, Any] = {f"judge:{p.name}": run.judge.signature(claims_prompt(run.judge) if p is CLAIMS else p)
-                               for p in prompts}
+        out: dict[str, Any] = {f"judge:{p.name}": run.judge.signature(asked_prompt(run.judge, p)) for p in prompts}
         if CLAIMS in prompts:
             out["claims"] = run.judge.claims
             out["evidence_check"] = EVIDENCE_CHECK if run.settings.check_evidence else "off"

@@ -39,9 +39,9 @@ from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Unde
 from ragmeter.metrics.claim_evidence import VERSION as EVIDENCE_CHECK
 from ragmeter.metrics.judged import (
     abstains,
+    asked_prompt,
     claims_call,
     claims_outcome,
-    claims_prompt,
     faithfulness_metric,
     faithfulness_outcome,
     judge_failure,
@@ -162,8 +162,7 @@ def _signature(*prompts: Prompt, idk: bool = False) -> Callable[[RunContext], Ma
     """The judge and prompt hashes a metric's values come from, with the IDK verdict's source when it is
     conditioned, what a failed RADBench verdict counts as, and how RL_F differs from RAGAS."""
     def values(run: RunContext) -> Mapping[str, Any]:
-        out: dict[str, Any] = {f"judge:{p.name}": run.judge.signature(claims_prompt(run.judge) if p is CLAIMS else p)
-                               for p in prompts}
+        out: dict[str, Any] = {f"judge:{p.name}": run.judge.signature(asked_prompt(run.judge, p)) for p in prompts}
         if idk or IDK in prompts:
             out["refusal_check"] = REFUSAL_CHECK if run.settings.check_evidence else "off"
         if idk:

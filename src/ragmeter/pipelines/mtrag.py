@@ -46,7 +46,7 @@ from ragmeter.judges.accounting import JudgeUsage
 from ragmeter.judges.prompts import CLAIMS, IDK, RADBENCH
 from ragmeter.metrics._registry import Noted, Outcome, Undefined, get_metric
 from ragmeter.metrics.claim_evidence import VERSION as EVIDENCE_CHECK
-from ragmeter.metrics.judged import claims_prompt
+from ragmeter.metrics.judged import asked_prompt
 from ragmeter.metrics.mtrag import (
     bertscore_baseline,
     bertscore_settings,
@@ -114,7 +114,7 @@ def step_made_by(step: str, source: str | Path, settings: Settings,
     made: dict[str, Any] = {"step": step, "input": str(source)}
     for name in _judged_steps(step, judges):
         prompt = _JUDGED[name][2]
-        made[f"judge:{name}"] = [judge.signature(claims_prompt(judge) if prompt is CLAIMS else prompt)
+        made[f"judge:{name}"] = [judge.signature(asked_prompt(judge, prompt))
                                  for judge in (judges if name == "radbench" else judges[:1])]
         if name == "radbench":
             made["rb_llm_unparsed"] = settings.rb_llm_unparsed
