@@ -178,3 +178,52 @@ def test_filled_annotation_templates_are_read_as_human_labels(tmp_path: Path, ca
     against = agreement(files[0], files[1], metric="proper_action", label="proper_action", settings=SETTINGS)
     figures = {f.name: f.value for f in against.figures}
     assert against.n == 45 and figures["Cohen's kappa"] == pytest.approx(cohen_kappa_score(ben, ana))
+
+
+def test_undefined_figures_and_intervals_say_why(tmp_path: Path) -> None:
+    """One conversation: every interval is undefined, and says so; ratings that are all equal: Spearman, Kendall
+    and Pearson are undefined, and say so; in the table and as null with a reason in JSON, never NaN."""
+    from ragmeter.report.agreement import render_agreement_figures
+
+    scores = _write(tmp_path / "s.jsonl", [{"id": f"q{i}", "conversation_id": "c1", "m": i / 10} for i in range(6)])
+    labels = _write(tmp_path / "l.jsonl", [{"id": f"q{i}", "ok": int(i >= 3)} for i in range(6)])
+    result = agreement(scores, labels, metric="m", label="ok", settings=SETTINGS)
+    reason = "interval undefined: the 6 items come from 1 conversation; resampling needs 2 or more"
+    auroc_figure = {f.name: f for f in result.figures}["AUROC"]
+    assert auroc_figure.value == 1.0 and auroc_figure.undefined == reason
+    saved = auroc_figure.to_dict()
+    assert (saved["value"], saved["low"], saved["high"], saved["undefined"]) == (1.0, None, None, reason)
+    table = render_agreement_figures(result)
+    assert f"AUROC{' ' * 35}   1.000  {reason}" in table and "nan" not in table
+    rated = _write(tmp_path / "r.jsonl", [{"id": f"q{i}", "r": 3} for i in range(6)])
+    flat = agreement(scores, rated, metric="m", label="r", settings=SETTINGS)
+    assert {f.name: f.undefined for f in flat.figures} == dict.fromkeys(("Spearman", "Kendall tau-b", "Pearson"),
+                                                                         "undefined: every rating is 3")
+    assert "–  undefined: every rating is 3" in render_agreement_figures(flat)
+    assert "NaN" not in json.dumps(flat.to_dict())
+
+
+def test_a_threshold_that_splits_nothing_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Scores 0 to 0.5 of token_f1 (a 0–1 metric): a threshold of 5 decides every item negative, one of −1 every item
+    positive, so balanced accuracy and κ would measure nothing; on a rating scale a threshold is never read."""
+    scores = _write(tmp_path / "s.jsonl", [{"id": f"q{i}", "token_f1": i / 10, "m": i + 1} for i in range(6)])
+    labels = _write(tmp_path / "l.jsonl", [{"id": f"q{i}", "ok": int(i >= 3)} for i in range(6)])
+    with pytest.raises(ConfigError) as caught:
+        agreement(scores, labels, metric="token_f1", label="ok", threshold=5, settings=SETTINGS)
+    assert str(caught.value) == (
+        "--threshold 5 puts all 6 items below it (decided negative): the scores range from 0 to 0.5, and token_f1 "
+        "ranges over [0, 1]; choose a threshold above the lowest score and at most the highest")
+    with pytest.raises(ConfigError, match=r"^--threshold -1 puts all 6 items at or above it \(decided positive\)"):
+        agreement(scores, labels, metric="token_f1", label="ok", threshold=-1, settings=SETTINGS)
+    # the default 0.5 on scores 1 to 6 (a metric the registry does not know: no range to name)
+    with pytest.raises(ConfigError) as caught:
+        agreement(scores, labels, metric="m", label="ok", settings=SETTINGS)
+    assert str(caught.value) == (
+        "--threshold 0.5 (the default) puts all 6 items at or above it (decided positive): the scores range from 1 "
+        "to 6; choose a threshold above the lowest score and at most the highest")
+    assert agreement(scores, labels, metric="token_f1", label="ok", threshold=0.3, settings=SETTINGS).n == 6
+    rated = _write(tmp_path / "r.jsonl", [{"id": f"q{i}", "r": i % 4 + 1} for i in range(6)])
+    with pytest.raises(ConfigError, match="^--threshold applies to 0/1 labels; 'r' is a rating scale"):
+        agreement(scores, rated, metric="token_f1", label="r", threshold=0.3, settings=SETTINGS)
+    assert main(["agree", str(scores), str(labels), "--metric", "token_f1", "--label", "ok", "--threshold", "5"]) == 2
+    assert "--threshold 5 puts all 6 items below it" in capsys.readouterr().err

@@ -93,3 +93,26 @@ def test_the_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None
     assert out["n"] == 60 and out["embedder"].startswith("hashing") and len(out["roc"]) == len(GRID)
     assert main(["calibrate-tau", str(path), "--embedder", "hashing", "--n-resamples", "200"]) == 0
     assert "AUROC of the cosine" in capsys.readouterr().out
+
+
+def test_an_interval_that_cannot_be_computed_says_why(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Two labelled sentences of one conversation: AUROC is 1 (the supported one has the higher cosine, as the
+    hashing embedder gives the chunk's own words cosine 1), but no bootstrap over conversations exists."""
+    path = tmp_path / "two.jsonl"
+    rows = [{"sentence": "the shop opens at nine", "chunk": "the shop opens at nine", "label": 1,
+             "conversation_id": "c1"},
+            {"sentence": "penguins live in the south", "chunk": "the shop opens at nine", "label": 0,
+             "conversation_id": "c1"}]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    reason = "interval undefined: the 2 labelled pairs come from 1 conversation; resampling needs 2 or more"
+    result = calibrate_tau(path, settings=SETTINGS)
+    assert result.auroc == 1.0 and result.auroc_interval_undefined == reason
+    assert main(["calibrate-tau", str(path), "--embedder", "hashing", "--n-resamples", "200"]) == 0
+    table = capsys.readouterr().out
+    assert "AUROC of the cosine: 1.000 " + reason in table and "nan" not in table
+    assert main(["calibrate-tau", str(path), "--embedder", "hashing", "--n-resamples", "200", "--format",
+                 "json"]) == 0
+    out = capsys.readouterr().out
+    assert "NaN" not in out
+    saved = json.loads(out)
+    assert saved["auroc_interval"] == [None, None] and saved["auroc_interval_undefined"] == reason

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 from ragmeter import ConfigError, Settings, compare, evaluate, read_records
 from ragmeter.cli import demo_path, main
 from ragmeter.compare import ScoredRun
+from ragmeter.report.comparison import comparison_rows, render_comparison
 
 SIGNATURES = {"token_f1": "token_f1|normalizer:squad-v1.1|ragmeter:0.1.0",
               "rouge_l": "rouge_l|tokenizer:rouge-score|ragmeter:0.1.0",
@@ -163,6 +165,8 @@ def test_the_gate_demo_shows_what_the_gate_saves_and_what_it_costs(capsys: pytes
     overall = {m["metric"]: m for m in comparison["groups"][0]["metrics"]}
     # the gate declines 15 questions before generating (v1 abstained on 11 of them): no tokens spent on them
     assert overall["total_tokens"]["difference"] < 0 and overall["total_tokens"]["p_holm"] < 0.05
+    # fewer tokens is better: the 14 items the gate spent fewer tokens on are its wins
+    assert (overall["total_tokens"]["wins"], overall["total_tokens"]["losses"]) == (14, 0)
     assert overall["abstained"]["mcnemar"] == {"only_a": 0, "only_b": 4, "p_value": 0.125, "exact": True}
     v1, gate = comparison["gate"]
     assert (v1["abstain_rate"], gate["abstain_rate"]) == (pytest.approx(11 / 45), pytest.approx(15 / 45))
@@ -177,9 +181,19 @@ def test_runs_without_a_readable_summary_are_named(capsys: pytest.CaptureFixture
     alone.write_bytes((tmp_path / "b" / "items.jsonl").read_bytes())     # an items file with no summary beside
     capsys.readouterr()
     assert main(["compare", str(tmp_path / "a"), str(alone)]) == 2
-    assert "has no signature to check" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"{alone} is not a run folder's items.jsonl, so it has no summary.json" in err and len(err) < 400
     assert main(["compare", str(tmp_path / "a"), str(alone), "--allow-different-settings", "--format", "json"]) == 0
-    assert json.loads(capsys.readouterr().out)[0]["different_settings"]["token_f1"][1] == "unknown"
+    [comparison] = json.loads(capsys.readouterr().out)
+    assert (comparison["baseline"], comparison["candidate"]) == ("a", "alone")
+    assert list(comparison["unchecked_settings"]) == ["alone"] and comparison["different_settings"] == {}
+    both = tmp_path / "both"                    # two items files in one folder: labelled by their stems
+    both.mkdir()
+    for name in ("a", "b"):
+        (both / f"{name}.jsonl").write_bytes((tmp_path / name / "items.jsonl").read_bytes())
+    assert main(["compare", str(both / "a.jsonl"), str(both / "b.jsonl"), "--allow-different-settings"]) == 0
+    table = capsys.readouterr().out
+    assert table.startswith("b (B) against a (A): 45 paired items") and table.count("Settings not checked") == 1
     (tmp_path / "b" / "summary.json").write_text("{not json", encoding="utf-8")
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 2
     assert "summary.json cannot be read" in capsys.readouterr().err
@@ -201,3 +215,129 @@ def test_a_bad_items_file_is_an_error_naming_its_line_and_is_never_changed(
     words.write_text('{"id": "q01", "scores": {"token_f1": "high"}}\n', encoding="utf-8")
     assert main(["compare", str(tmp_path / "a"), str(words), "--allow-different-settings"]) == 2
     assert "words.jsonl:1 field 'scores.token_f1': a score must be a number" in capsys.readouterr().err
+
+
+def test_wins_and_losses_follow_each_metric_direction_in_the_json_as_in_the_table() -> None:
+    """Six pairs worked out by hand. latency_ms (lower is better): B lower on pairs 1, 2, 4, 6 (better), equal on
+    3, higher on 5 (worse); token_f1 (higher is better): B higher on 1, 2, 5, 6, equal on 4, lower on 3; a metric
+    this version does not know (no direction): B above on 1, 2, 5, 6, equal on 4, below on 3."""
+    latency_a, latency_b = [100, 200, 300, 400, 500, 600], [90, 150, 300, 350, 700, 100]
+    f1_a, f1_b = [0.5] * 6, [0.6, 0.6, 0.4, 0.5, 0.6, 0.6]
+    signatures = {"latency_ms": "latency_ms|ragmeter:0.1.0", "token_f1": SIGNATURES["token_f1"],
+                  "house_score": "house_score|ragmeter:0.1.0"}
+    a = _run("A", {m: np.array(v, dtype=float) for m, v in
+                   (("latency_ms", latency_a), ("token_f1", f1_a), ("house_score", f1_a))}, signatures=signatures)
+    b = _run("B", {m: np.array(v, dtype=float) for m, v in
+                   (("latency_ms", latency_b), ("token_f1", f1_b), ("house_score", f1_b))}, signatures=signatures)
+    [comparison] = compare(a, b)
+    as_json = json.loads(json.dumps(comparison.to_dict()))
+    figures = {m["metric"]: m for m in as_json["groups"][0]["metrics"]}
+    latency, f1, house = figures["latency_ms"], figures["token_f1"], figures["house_score"]
+    assert (latency["higher_is_better"], latency["wins"], latency["ties"], latency["losses"]) == (False, 4, 1, 1)
+    assert latency["difference"] == pytest.approx((-10 - 50 + 0 - 50 + 200 - 500) / 6)   # B − A, signed as is
+    assert (f1["higher_is_better"], f1["wins"], f1["ties"], f1["losses"]) == (True, 4, 1, 1)
+    assert (house["higher_is_better"], house["wins"], house["ties"], house["losses"]) == (None, 4, 1, 1)
+    assert set(as_json["legend"]) >= {"difference", "higher_is_better", "wins", "ties", "losses"}
+    assert "B − A" in as_json["legend"]["difference"] and "better" in as_json["legend"]["wins"]
+    rows = {row[0]: row for row in comparison_rows(comparison.overall)}   # the table reads the same counts
+    assert rows["latency_ms"][8] == "4 / 1 / 1" and rows["token_f1"][8] == "4 / 1 / 1"
+    assert rows["house_score"][8] == "4 / 1 / 1 (B above / tie / below)"
+
+
+def _items_file(path: Path, scores: list[float], *, summary: bool) -> Path:
+    """A minimal items file (``items.jsonl`` in a run folder, or any name), with the folder's summary.json."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps({"id": f"q{i}", "scores": {"token_f1": s}}) + "\n"
+                            for i, s in enumerate(scores)), encoding="utf-8")
+    if summary:
+        (path.parent / "summary.json").write_text(json.dumps({"signatures": {"token_f1": SIGNATURES["token_f1"]}}),
+                                                   encoding="utf-8")
+    return path
+
+
+def test_items_files_without_summary_are_refused_once_with_what_is_missing(tmp_path: Path) -> None:
+    a = _items_file(tmp_path / "both" / "a.jsonl", [0.1, 0.2, 0.3], summary=False)
+    b = _items_file(tmp_path / "both" / "b.jsonl", [0.2, 0.2, 0.4], summary=False)
+    with pytest.raises(ConfigError) as refused:
+        compare(a, b)
+    message = str(refused.value)
+    assert message.startswith("cannot check the settings of a and b (a finished run's summary.json records them)")
+    assert len(message) - len(str(a)) - len(str(b)) < 350                  # short, whatever the paths
+    for path in (a, b):
+        assert message.count(f"{path} is not a run folder's items.jsonl, so it has no summary.json") == 1
+    assert message.count("Compare the run folders that `ragmeter run --out` wrote") == 1   # said once for both
+    assert message.count("--allow-different-settings") == 1 and "other settings" not in message
+    [comparison] = compare(a, b, allow_different_settings=True)
+    assert (comparison.baseline, comparison.candidate) == ("a", "b")        # the file stems, not '.'
+    assert set(comparison.unchecked_settings) == {"a", "b"} and comparison.different_settings == {}
+    assert sum("Settings not checked" in note for note in comparison.notes) == 1
+    assert comparison.to_dict()["unchecked_settings"]["a"] == comparison.unchecked_settings["a"]
+    rendered = render_comparison(comparison)
+    assert rendered.count("Settings not checked") == 1 and "Settings differ" not in rendered
+    assert "Metric signatures: unknown (settings not checked)" in rendered
+
+
+def test_an_items_file_takes_no_signatures_from_a_summary_that_is_not_its_own(tmp_path: Path) -> None:
+    """summary.json belongs to the folder's items.jsonl; another items file copied beside it has none."""
+    own = _items_file(tmp_path / "run" / "items.jsonl", [0.1, 0.2, 0.3], summary=True)
+    copied = _items_file(tmp_path / "run" / "other.jsonl", [0.2, 0.2, 0.4], summary=False)
+    with pytest.raises(ConfigError, match="other.jsonl is not a run folder's items.jsonl, so it has no summary"):
+        compare(own, copied)
+
+
+def _finished_run(tmp_path: Path, name: str, scores: list[float]) -> Path:
+    folder = _items_file(tmp_path / name / "items.jsonl", scores, summary=True).parent
+    (folder / "run.json").write_text(json.dumps({"input": str(tmp_path / "gone.jsonl"), "status": "finished"}),
+                                     encoding="utf-8")
+    return folder
+
+
+def test_an_unfinished_run_is_named_as_unfinished(tmp_path: Path) -> None:
+    a = _finished_run(tmp_path, "a", [0.1, 0.2, 0.3])
+    b = _finished_run(tmp_path, "b", [0.2, 0.2])
+    (b / "run.json").write_text(json.dumps({"input": "x.jsonl", "status": "running"}), encoding="utf-8")
+    # a summary.json left by an earlier run in that folder does not sign the items of the unfinished one
+    with pytest.raises(ConfigError, match=r"unfinished run \(run.json status 'running', 2 items scored so far\)"
+                                          r".*--resume.*--allow-different-settings") as refused:
+        compare(a, b)
+    assert "has no summary.json" not in str(refused.value) and "--out " + str(b) + " --resume" in str(refused.value)
+    (b / "summary.json").unlink()
+    with pytest.raises(ConfigError, match="unfinished run"):
+        compare(a, b)
+    [comparison] = compare(a, b, allow_different_settings=True)
+    assert comparison.n_pairs == 2 and list(comparison.unchecked_settings) == ["b"]
+
+
+def test_a_finished_run_without_its_summary_says_how_to_get_it_back(tmp_path: Path) -> None:
+    a, b = _finished_run(tmp_path, "a", [0.1, 0.2, 0.3]), _finished_run(tmp_path, "b", [0.2, 0.2, 0.4])
+    (b / "summary.json").unlink()
+    with pytest.raises(ConfigError, match=rf"{re.escape(str(b))} has no summary.json\. Rerun `ragmeter run … --out "
+                                          rf"{re.escape(str(b))}` to write its summary.json again"):
+        compare(a, b)
+    (b / "summary.json").write_text(json.dumps({"n_items": 3}), encoding="utf-8")     # a summary of no signatures
+    with pytest.raises(ConfigError, match="summary.json holds no signatures. Rerun"):
+        compare(a, b)
+
+
+def test_runs_are_labelled_by_folder_or_file_stem_and_made_unique(tmp_path: Path) -> None:
+    x, y = _finished_run(tmp_path / "x", "v1", [0.1, 0.2]), _finished_run(tmp_path / "y", "v1", [0.3, 0.2])
+    z = _finished_run(tmp_path / "runs", "v2", [0.2, 0.2])
+    labels = [(c.baseline, c.candidate) for c in compare(x, y / "items.jsonl", z)]
+    assert labels == [("x/v1", "y/v1"), ("x/v1", "v2")]
+    [itself] = compare(z, z)
+    assert (itself.baseline, itself.candidate) == ("v2", "v2 (2)")
+    bare = _items_file(tmp_path / "c" / "v2.jsonl", [0.2, 0.3], summary=False)
+    [stem] = compare(z, bare, allow_different_settings=True)
+    assert (stem.baseline, stem.candidate) == ("runs/v2", "c/v2")      # both lengthened, alike
+
+
+def test_names_label_the_runs_one_each(tmp_path: Path) -> None:
+    a, b = _finished_run(tmp_path, "a", [0.1, 0.2, 0.3]), _finished_run(tmp_path, "b", [0.2, 0.2, 0.4])
+    [comparison] = compare(a, b, names=["baseline", "gate"])
+    assert (comparison.baseline, comparison.candidate) == ("baseline", "gate")
+    with pytest.raises(ConfigError, match="2 runs but 1 name"):
+        compare(a, b, names=["baseline"])
+    with pytest.raises(ConfigError, match="'same' is given twice"):
+        compare(a, b, names=["same", "same"])
+    with pytest.raises(ConfigError, match="empty"):
+        compare(a, b, names=["", "gate"])

@@ -130,8 +130,9 @@ def test_the_commands_write_the_pages(capsys: pytest.CaptureFixture[str], tmp_pa
     assert "What time does the Central Library close on Fridays?" in page   # a worst item, from the input
     assert 'id="primary"' in (tmp_path / "gate.html").read_text(encoding="utf-8")
     assert "gate (B) against v1 (A)" in (tmp_path / "c.html").read_text(encoding="utf-8")
-    assert main(["run", "--demo", "--out", str(tmp_path / "x"), "--html", str(tmp_path / "no" / "r.html")]) == 2
-    assert "cannot write in" in capsys.readouterr().err and not (tmp_path / "x").exists()
+    (tmp_path / "file").write_text("in the way", encoding="utf-8")
+    assert main(["run", "--demo", "--out", str(tmp_path / "x"), "--html", str(tmp_path / "file" / "r.html")]) == 2
+    assert "cannot be written" in capsys.readouterr().err and not (tmp_path / "x").exists()
 
 
 def test_a_judged_run_shows_the_judges_work_failures_and_cost() -> None:

@@ -40,7 +40,10 @@ def test_thresholds_parse_and_default_to_the_runs_metrics() -> None:
     with pytest.raises(ConfigError, match="with a number"):
         Threshold.parse("token_f1:high")
     assert default_thresholds(["overlap", "faithfulness_fallback", "exact_match"]) == (
-        Threshold("faithfulness_fallback", 0.5), Threshold("exact_match", 1.0))
+        Threshold("faithfulness_fallback", 0.8), Threshold("exact_match", 1.0))
+    # the fallback of an answer is 0.6 + 0.4·Overlap, so its default is Overlap's 0.5 on that scale
+    assert Threshold.parse("faithfulness_fallback") == Threshold("faithfulness_fallback", 0.8)
+    assert Threshold.parse("overlap") == Threshold("overlap", 0.5)
     assert default_thresholds(["overlap", "rouge_l"]) is None
     with pytest.raises(ConfigError, match="reads judge_faithfulness, which this run did not compute"):
         grounding_quadrant(IDS, SCORES, Threshold("judge_faithfulness", 0.5), Threshold("token_f1", 0.5))
@@ -83,3 +86,20 @@ def test_the_markdown_report_has_the_same_tables(capsys: pytest.CaptureFixture[s
             in markdown)
     assert "| grounded | " in markdown and markdown.index("## Primary") < markdown.index("## Appendix")
     assert f"- `{summary['paired_analysis']['signature']}`" in markdown
+
+
+def test_the_default_grounded_split_puts_demo_answers_on_both_sides(capsys: pytest.CaptureFixture[str],
+                                                                    tmp_path: Path) -> None:
+    """Every answer's fallback is at least 0.6 (seed 000), so the old default, ≥ 0.5, called every answer grounded.
+    The default now reads the fallback at 0.8, which for an answer is Overlap ≥ 0.5: counted here from Overlap."""
+    assert main(["run", "--demo", "--out", str(tmp_path / "run"), "--no-progress", "--n-resamples", "200"]) == 0
+    out = capsys.readouterr().out
+    items = [json.loads(line)["scores"]
+             for line in (tmp_path / "run" / "items.jsonl").read_text(encoding="utf-8").splitlines()]
+    answered = [s for s in items if s["abstained"] == 0 and s["token_f1"] is not None]
+    half_supported = sum(s["overlap"] >= 0.5 for s in answered)
+    saved = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))["paired_analysis"]
+    grounded = sum(c["count"] for c in saved["cells"] if c["grounded"])
+    assert saved["grounded"] == "faithfulness_fallback≥0.8" and saved["n"] == len(answered)
+    assert grounded == half_supported and 0 < grounded < saved["n"]
+    assert "Paired analysis: grounded = faithfulness_fallback≥0.8" in out

@@ -48,3 +48,20 @@ def test_an_interval_over_few_conversations_gets_a_footnote() -> None:
     row = next(line for line in text.splitlines() if line.startswith("F1"))
     assert row.endswith("*")
     assert "* only 1 conversation(s): the interval resamples items" in text
+
+
+def test_control_characters_in_user_text_are_shown_as_escapes() -> None:
+    """An id holding ESC [2J (clear screen), a carriage return and a bell reaches the reports as the escapes
+    ``\\x1b[2J``, ``\\r`` and ``\\x07``; a C1 control (0x9b, a one-byte CSI) too; Indonesian and CJK text stays."""
+    from ragmeter.report.markdown import render_report_markdown
+    from ragmeter.report.terminal import visible
+
+    assert visible("a\x1b[2J\r\x07b\x9bc\x7f\t\nü答") == "a\\x1b[2J\\r\\x07b\\x9bc\\x7f\\t\\nü答"
+    evil = "q\x1b[2J\r\x07"
+    records = [{**RECORDS[0], "id": evil, "latency_ms": 10.0},
+               {**RECORDS[0], "id": "jawaban-答案", "answer": "Sembilan pagi.", "latency_ms": 20.0}]
+    result = evaluate(records, metrics=["overlap", "faithfulness_fallback", "abstained", "token_f1"],
+                      embedder=HashingEmbedder(), settings=Settings(n_resamples=200))
+    for text in (render_report(result, title="run \x9b31m"), render_report_markdown(result, title="run \x9b31m")):
+        assert not any(c in text for c in "\x1b\r\x07\x9b")
+        assert "q\\x1b[2J\\r\\x07" in text and "jawaban-答案" in text and "run \\x9b31m" in text

@@ -5,26 +5,112 @@
 >>> print(ragmeter.render_report(result, title="my run"))            # doctest: +SKIP
 """
 
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
 from ragmeter._version import __version__
-from ragmeter.aggregate import Summary
-from ragmeter.agreement import agreement
-from ragmeter.compare import Comparison, compare
-from ragmeter.errors import ConfigError, InputError, MissingDependencyError, ModelError, RagmeterError
-from ragmeter.io import check_file, iter_records, read_records, record_from_dict
-from ragmeter.metrics import Aggregation, Metric, get_metric, list_metrics, register
-from ragmeter.metrics.bertscore import bert_score
-from ragmeter.metrics.citation import abstained, faithfulness_fallback, idk_citation_count, overlap
-from ragmeter.metrics.efficiency import completion_tokens, prompt_tokens, total_tokens
-from ragmeter.metrics.lexical import exact_match, token_f1
-from ragmeter.metrics.rouge import rouge_l
-from ragmeter.models import CachedEmbedder, Embedder, HashingEmbedder, OnnxMiniLM
-from ragmeter.records import Answerability, Chunk, Record, Turn, Usage
-from ragmeter.report import render_report
-from ragmeter.result import EvalResult
-from ragmeter.run import evaluate
-from ragmeter.settings import Settings
-from ragmeter.signature import Signature
-from ragmeter.text import IdkDetector
+
+if TYPE_CHECKING:
+    from ragmeter.aggregate import Summary
+    from ragmeter.agreement import agreement
+    from ragmeter.compare import Comparison, compare
+    from ragmeter.errors import ConfigError, InputError, MissingDependencyError, ModelError, RagmeterError
+    from ragmeter.io import check_file, iter_records, read_records, record_from_dict
+    from ragmeter.metrics import Aggregation, Metric, get_metric, list_metrics, register
+    from ragmeter.metrics.bertscore import bert_score
+    from ragmeter.metrics.citation import abstained, faithfulness_fallback, idk_citation_count, overlap
+    from ragmeter.metrics.efficiency import completion_tokens, prompt_tokens, total_tokens
+    from ragmeter.metrics.lexical import exact_match, token_f1
+    from ragmeter.metrics.rouge import rouge_l
+    from ragmeter.models import CachedEmbedder, Embedder, HashingEmbedder, OnnxMiniLM
+    from ragmeter.records import Answerability, Chunk, Record, Turn, Usage
+    from ragmeter.report import render_report
+    from ragmeter.result import EvalResult
+    from ragmeter.run import evaluate
+    from ragmeter.settings import Settings
+    from ragmeter.signature import Signature
+    from ragmeter.text import IdkDetector
+
+#: Where each public name lives: imported on first use (PEP 562), so that ``import ragmeter`` and the
+#: ``ragmeter`` command start at once, and a Ctrl-C while the command starts finds nothing half done.
+_LAZY = {
+    "Aggregation": "ragmeter.metrics",
+    "Answerability": "ragmeter.records",
+    "CachedEmbedder": "ragmeter.models",
+    "Chunk": "ragmeter.records",
+    "Comparison": "ragmeter.compare",
+    "ConfigError": "ragmeter.errors",
+    "Embedder": "ragmeter.models",
+    "EvalResult": "ragmeter.result",
+    "HashingEmbedder": "ragmeter.models",
+    "IdkDetector": "ragmeter.text",
+    "InputError": "ragmeter.errors",
+    "Metric": "ragmeter.metrics",
+    "MissingDependencyError": "ragmeter.errors",
+    "ModelError": "ragmeter.errors",
+    "OnnxMiniLM": "ragmeter.models",
+    "RagmeterError": "ragmeter.errors",
+    "Record": "ragmeter.records",
+    "Settings": "ragmeter.settings",
+    "Signature": "ragmeter.signature",
+    "Summary": "ragmeter.aggregate",
+    "Turn": "ragmeter.records",
+    "Usage": "ragmeter.records",
+    "abstained": "ragmeter.metrics.citation",
+    "agreement": "ragmeter.agreement",
+    "bert_score": "ragmeter.metrics.bertscore",
+    "check_file": "ragmeter.io",
+    "compare": "ragmeter.compare",
+    "completion_tokens": "ragmeter.metrics.efficiency",
+    "evaluate": "ragmeter.run",
+    "exact_match": "ragmeter.metrics.lexical",
+    "faithfulness_fallback": "ragmeter.metrics.citation",
+    "get_metric": "ragmeter.metrics",
+    "idk_citation_count": "ragmeter.metrics.citation",
+    "iter_records": "ragmeter.io",
+    "list_metrics": "ragmeter.metrics",
+    "overlap": "ragmeter.metrics.citation",
+    "prompt_tokens": "ragmeter.metrics.efficiency",
+    "read_records": "ragmeter.io",
+    "record_from_dict": "ragmeter.io",
+    "register": "ragmeter.metrics",
+    "render_report": "ragmeter.report",
+    "rouge_l": "ragmeter.metrics.rouge",
+    "token_f1": "ragmeter.metrics.lexical",
+    "total_tokens": "ragmeter.metrics.efficiency",
+}
+
+
+#: Public functions named like the submodule that holds them: that submodule's loading sets the package's
+#: attribute to the module, which would hide the function.
+_SHADOWED = {"agreement", "compare"}
+
+
+class _Package(types.ModuleType):
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _SHADOWED and isinstance(value, types.ModuleType):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'ragmeter' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "Aggregation",

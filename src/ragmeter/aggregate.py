@@ -5,13 +5,17 @@ The interval policy (SPEC §6):
 
 - a mean: bootstrap (BCa or percentile, ``settings.n_resamples`` resamples, ``settings.seed``), resampling
   whole clusters (conversations) when items share one;
-- a rate of 0/1 values: Wilson's score interval, or the cluster bootstrap when items share clusters;
+- a rate of 0/1 values: Wilson's score interval; when items share clusters, Wilson's interval on the
+  effective sample size n / deff, with Kish's design effect estimated from the clusters (a bootstrap of a
+  rate collapses to a point at 0 of n and n of n);
 - P50/P95: percentile bootstrap over items;
 - a sum: no interval.
 
 Clusters are conversations within one answering system (:func:`cluster_labels`). Resampling fewer than
 :data:`MIN_CLUSTERS` clusters gives intervals that say nothing (two conversations give ``[0.6, 0.6]``), so
-then the items are resampled instead, and the figure's signature and warning say so.
+then a mean's items are resampled instead, and the figure's signature and warning say so. A rate's design
+effect cannot be trusted from so few clusters either, so it takes the worst case, every turn of a
+conversation alike (:func:`~ragmeter.stats.intervals.wilson_deff_interval`), and the warning says so.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from ragmeter.stats.intervals import (
     bootstrap_mean_interval,
     bootstrap_mean_intervals,
     bootstrap_quantile_interval,
+    wilson_deff_interval,
     wilson_interval,
 )
 
@@ -45,7 +50,7 @@ class Aggregation(str, Enum):
     """How per-item values become a run figure."""
 
     MEAN = "mean"            # mean with a bootstrap interval
-    RATE = "rate"            # share of 1s among 0/1 values, Wilson interval
+    RATE = "rate"            # share of 1s among 0/1 values, Wilson interval (on n / deff with clusters)
     SUM = "sum"              # run total (a count that must stay at 0, for instance)
     QUANTILES = "quantiles"  # P50 and P95 with bootstrap intervals
 
@@ -124,34 +129,47 @@ class Column:
 
 @dataclass(frozen=True)
 class _Plan:
-    """How a mean's or a rate's interval is made: Wilson or the bootstrap, over which clusters."""
+    """How a mean's bootstrap interval is made: over which clusters (``None``: items)."""
 
-    wilson: bool
     clusters: Sequence[str] | None
     method: Mapping[str, Any]
     warning: str | None
 
 
-def _plan(aggregation: Aggregation, settings: Settings, clusters: Sequence[str] | None) -> _Plan:
-    base = {"confidence": settings.confidence}
+def _plan(settings: Settings, clusters: Sequence[str] | None) -> _Plan:
+    method: dict[str, Any] = {"confidence": settings.confidence, "ci": settings.ci_method,
+                              "n_resamples": settings.n_resamples, "seed": settings.seed}
     warning = None
-    units = "items"
     if clusters is not None:
         n_clusters = len(set(clusters))
         if n_clusters >= MIN_CLUSTERS:
-            units = "clusters"
+            method["resample"] = "clusters"
         else:
             clusters = None
-            units = f"items({n_clusters}<{MIN_CLUSTERS} clusters)"
+            method["resample"] = f"items({n_clusters}<{MIN_CLUSTERS} clusters)"
             warning = (f"only {n_clusters} conversation(s): the interval resamples items, as if they were "
                        "independent, and is too narrow if turns of a conversation go together")
-    wilson = aggregation is Aggregation.RATE and clusters is None
-    method: dict[str, Any] = ({**base, "ci": "wilson"} if wilson else
-                              {**base, "ci": settings.ci_method, "n_resamples": settings.n_resamples,
-                               "seed": settings.seed})
-    if units != "items":
-        method["resample"] = units
-    return _Plan(wilson, clusters, method, warning)
+    return _Plan(clusters, method, warning)
+
+
+def _rate_interval(values: np.ndarray, settings: Settings, clusters: Sequence[str] | None) -> Interval:
+    """Wilson's interval, on n / deff when items share clusters; the signature says which, and gives deff
+    with why it is the worst case when it is not estimated."""
+    if clusters is None or len(set(clusters)) == len(clusters):
+        return Interval(*wilson_interval(int(values.sum()), len(values), confidence=settings.confidence),
+                        {"confidence": settings.confidence, "ci": "wilson"})
+    made = wilson_deff_interval(values, clusters, confidence=settings.confidence, min_clusters=MIN_CLUSTERS)
+    n_clusters = len(set(clusters))
+    deff = f"{made.deff:.2f}"
+    warning = None
+    if n_clusters < MIN_CLUSTERS:
+        deff += f"(worst case, {n_clusters}<{MIN_CLUSTERS} clusters)"
+        warning = (f"only {n_clusters} conversation(s): too few to estimate how alike a conversation's turns "
+                   f"are, so the rate's interval takes them as all alike (design effect {made.deff:.2f})")
+    elif not made.estimated:
+        deff += "(worst case, all values equal)"
+    return Interval(made.low, made.high, {"confidence": settings.confidence, "ci": "wilson-deff",
+                                          "clusters": n_clusters, "deff": deff}, warning)
 
 
 def interval(values: np.ndarray, aggregation: Aggregation, *, settings: Settings,
@@ -167,13 +185,12 @@ def interval(values: np.ndarray, aggregation: Aggregation, *, settings: Settings
                                                 confidence=settings.confidence, seed=settings.seed)
         return Interval(low, high, {"ci": "percentile-items", "confidence": settings.confidence,
                                     "n_resamples": settings.n_resamples, "seed": settings.seed})
-    plan = _plan(aggregation, settings, clusters)
-    if plan.wilson:
-        low, high = wilson_interval(int(values.sum()), len(values), confidence=settings.confidence)
-    else:
-        low, high = bootstrap_mean_interval(values, clusters=plan.clusters, n_resamples=settings.n_resamples,
-                                            method=settings.ci_method, confidence=settings.confidence,
-                                            seed=settings.seed)
+    if aggregation is Aggregation.RATE:
+        return _rate_interval(values, settings, clusters)
+    plan = _plan(settings, clusters)
+    low, high = bootstrap_mean_interval(values, clusters=plan.clusters, n_resamples=settings.n_resamples,
+                                        method=settings.ci_method, confidence=settings.confidence,
+                                        seed=settings.seed)
     return Interval(low, high, plan.method, plan.warning)
 
 
@@ -195,12 +212,10 @@ def summarize_columns(columns: Sequence[Column], *, settings: Settings,
         if column.aggregation not in (Aggregation.MEAN, Aggregation.RATE):
             continue
         kept = None if clusters is None else [c for c, keep in zip(clusters, defined, strict=True) if keep]
-        plan = plans[index] = _plan(column.aggregation, settings, kept)
-        data = column.values[defined]
-        if plan.wilson:
-            means[index] = Interval(*wilson_interval(int(data.sum()), len(data), confidence=settings.confidence),
-                                    plan.method, plan.warning)
+        if column.aggregation is Aggregation.RATE:
+            means[index] = _rate_interval(column.values[defined], settings, kept)
         else:
+            plan = plans[index] = _plan(settings, kept)
             groups.setdefault((np.packbits(defined).tobytes(), plan.clusters is not None), []).append(index)
     for members in groups.values():
         shared = plans[members[0]].clusters

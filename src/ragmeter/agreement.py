@@ -19,6 +19,10 @@ Pearson. The ceiling: for a scale, each annotator's Spearman with the mean of th
 averaged over annotators (weighted by items; its interval from ``CEILING_RESAMPLES`` resamples at most); for a
 binary label, Krippendorff's α (nominal) over every item with a score, tied ones included. ``per_annotator`` adds
 the figures against each annotator alone.
+
+A figure that cannot be computed is NaN with its reason in ``Figure.undefined`` (``null`` and the reason in JSON):
+the value, when the data cannot define it (every rating equal, one class of labels only), else its interval, when
+the items come from fewer than two conversations or no resample defines the statistic.
 """
 
 from __future__ import annotations
@@ -35,12 +39,13 @@ import numpy as np
 from ragmeter._version import __version__
 from ragmeter.errors import ConfigError, InputError
 from ragmeter.io.readers import object_rows
+from ragmeter.metrics import get_metric
 from ragmeter.records import ANSWER_LABELS, CHUNK_LABELS
 from ragmeter.settings import Settings
 from ragmeter.stats.agreement import krippendorff_alpha, majority
 from ragmeter.stats.correlation import BINARY, SCALE, cluster_bootstrap, spearman
 
-__all__ = ["Agreement", "Figure", "agreement", "read_human", "read_scores"]
+__all__ = ["Agreement", "Figure", "agreement", "interval_undefined", "read_human", "read_scores"]
 
 Key = tuple[str, str | None]
 #: Resamples of the scale ceiling's interval at most (each recomputes every annotator's correlation).
@@ -50,13 +55,15 @@ _ID_FIELDS = ("id", "task_id", "record_id")
 
 @dataclass(frozen=True)
 class Figure:
-    """One statistic with its interval (``n_dropped``: resamples where it was undefined)."""
+    """One statistic with its interval (``n_dropped``: resamples where it was undefined; ``undefined``: why the
+    value, or else its interval, is NaN, ``None`` when both are defined)."""
 
     name: str
     value: float
     low: float
     high: float
     n_dropped: int = 0
+    undefined: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in self.__dict__.items()}
@@ -182,14 +189,64 @@ def _join(scores: Mapping[Key, tuple[float, str]], human: Mapping[Key, dict[str,
     return joined, {"scored only": len(set(scores) - set(human)), "labelled only": len(set(human) - set(scores))}
 
 
+def interval_undefined(clusters: Sequence[object], n_resamples: int, what: str = "items") -> str:
+    """Why a :func:`~ragmeter.stats.correlation.cluster_bootstrap` interval of a defined statistic is NaN."""
+    n = len(set(map(str, clusters)))
+    if n < 2:
+        return (f"interval undefined: the {len(clusters)} {what} come from {n} conversation"
+                f"{'' if n == 1 else 's'}; resampling needs 2 or more")
+    return f"interval undefined: the statistic is undefined in each of the {n_resamples} resamples"
+
+
+def _value_undefined(x: np.ndarray, y: np.ndarray, kind: str, threshold: float) -> str:
+    """Why a statistic of these columns is NaN."""
+    if kind == "scale":
+        if np.ptp(x) == 0:
+            return f"undefined: every score is {x[0]:g}"
+        if np.ptp(y) == 0:
+            return f"undefined: every rating is {y[0]:g}"
+    else:
+        if np.ptp(y) == 0:
+            return f"undefined: every label is {y[0]:g}; both classes are needed"
+        decided = x >= threshold
+        if decided.all() or not decided.any():
+            return f"undefined: every score is {x[0]:g}, on one side of the threshold"
+    return "undefined on these items"
+
+
+def _figure(name: str, value: float, interval: tuple[float, float, int], why: str | None) -> Figure:
+    low, high, dropped = interval
+    return Figure(name, value, low, high, dropped, why if math.isnan(value) or math.isnan(low) else None)
+
+
+def _check_threshold(x: np.ndarray, threshold: float, metric: str, default: bool) -> None:
+    """Refuse a threshold that decides every item the same way while the scores differ: balanced accuracy and κ
+    would then compare one constant decision with the labels."""
+    decided = x >= threshold
+    if np.ptp(x) == 0 or (decided.any() and not decided.all()):
+        return
+    side = "at or above it (decided positive)" if decided.all() else "below it (decided negative)"
+    try:
+        low, high = get_metric(metric).value_range
+        known = f", and {metric} ranges over [{low:g}, {'∞' if high is None else f'{high:g}'}]"
+    except ConfigError:
+        known = ""
+    raise ConfigError(f"--threshold {threshold:g}{' (the default)' if default else ''} puts all {len(x)} items {side}: "
+                      f"the scores range from {x.min():g} to {x.max():g}{known}; choose a threshold above the lowest "
+                      "score and at most the highest")
+
+
 def _figures(x: np.ndarray, y: np.ndarray, clusters: list[str], kind: str, threshold: float,
              settings: Settings) -> tuple[Figure, ...]:
     statistics = SCALE if kind == "scale" else {name: make(threshold) for name, make in BINARY.items()}
     out = []
     for offset, (name, statistic) in enumerate(statistics.items()):
-        low, high, dropped = cluster_bootstrap(statistic, x, y, clusters=clusters, n_resamples=settings.n_resamples,
-                                               confidence=settings.confidence, seed=settings.seed + offset)
-        out.append(Figure(name, statistic(x, y), low, high, dropped))
+        interval = cluster_bootstrap(statistic, x, y, clusters=clusters, n_resamples=settings.n_resamples,
+                                     confidence=settings.confidence, seed=settings.seed + offset)
+        value = statistic(x, y)
+        why = (_value_undefined(x, y, kind, threshold) if math.isnan(value)
+               else interval_undefined(clusters, settings.n_resamples))
+        out.append(_figure(name, value, interval, why))
     return tuple(out)
 
 
@@ -218,10 +275,10 @@ def _scale_ceiling(votes: list[dict[str, float]], clusters: list[str], settings:
     if math.isnan(value):
         return None
     positions = index.astype(float)
-    low, high, dropped = cluster_bootstrap(lambda x, _: ceiling(x.astype(int)), positions, positions,
-                                           clusters=clusters, n_resamples=min(settings.n_resamples, CEILING_RESAMPLES),
-                                           confidence=settings.confidence, seed=settings.seed)
-    return Figure("annotators (leave-one-out Spearman)", value, low, high, dropped)
+    n_resamples = min(settings.n_resamples, CEILING_RESAMPLES)
+    interval = cluster_bootstrap(lambda x, _: ceiling(x.astype(int)), positions, positions, clusters=clusters,
+                                 n_resamples=n_resamples, confidence=settings.confidence, seed=settings.seed)
+    return _figure("annotators (leave-one-out Spearman)", value, interval, interval_undefined(clusters, n_resamples))
 
 
 def agreement(scored: str | Path, human: str | Path | Sequence[str | Path], *, metric: str, label: str,
@@ -229,13 +286,18 @@ def agreement(scored: str | Path, human: str | Path | Sequence[str | Path], *, m
               settings: Settings | None = None) -> Agreement:
     """The agreement of ``metric`` in ``scored`` with ``label`` in ``human``, one file or several (see the module
     docstring). ``threshold`` (binary labels; default 0.5) turns scores into decisions for balanced accuracy
-    and κ."""
+    and κ; a :class:`ConfigError` refuses one that decides every item the same way while the scores differ, and one
+    given for a rating scale, which never reads it."""
     settings = settings or Settings()
+    given = threshold
     joined, counts = _join(read_scores(scored, metric), read_human(human, label))
     if not joined:
         raise ConfigError(f"no item of {scored} matches one of the human file(s) (joined on id, and model id when "
                           "both have one)")
     kind = "binary" if all(v in (0.0, 1.0) for *_, unit in joined for v in unit.values()) else "scale"
+    if kind == "scale" and given is not None:
+        raise ConfigError(f"--threshold applies to 0/1 labels; {label!r} is a rating scale (it has values other "
+                          "than 0 and 1), read with Spearman, Kendall and Pearson: leave --threshold out")
     threshold = 0.5 if threshold is None and kind == "binary" else threshold
     rows = []
     rated: list[dict[str, float]] = []  # every item with a score, tied ones too: the ceiling's units
@@ -258,10 +320,13 @@ def agreement(scored: str | Path, human: str | Path | Sequence[str | Path], *, m
     y = np.array([r[1] for r in rows])
     clusters = [r[2] for r in rows]
     units = [r[3] for r in rows]
+    if kind == "binary":
+        _check_threshold(x, threshold or 0.5, metric, given is None)
     figures = _figures(x, y, clusters, kind, threshold or 0.5, settings)
     if kind == "binary":
         alpha = krippendorff_alpha([[int(v) for v in unit.values()] for unit in rated])
-        ceiling = None if math.isnan(alpha) else Figure("annotators (Krippendorff's alpha)", alpha, math.nan, math.nan)
+        ceiling = None if math.isnan(alpha) else Figure("annotators (Krippendorff's alpha)", alpha, math.nan, math.nan,
+                                                        undefined="no interval: computed once, on every vote")
     else:
         ceiling = _scale_ceiling(units, clusters, settings)
     each: dict[str, tuple[int, tuple[Figure, ...]]] = {}

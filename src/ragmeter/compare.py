@@ -11,24 +11,32 @@ P50/P95 are in the gate's figures):
   a run's own intervals do;
 - the paired permutation test's p-value (signs flipped by conversation, seeded) and Holm's correction across the
   metrics compared; rates also McNemar's test (exact below 25 discordant pairs);
-- win / tie / loss counts per item (B above, equal to, below A; "above" is "better" only where the metric says
-  which way is better).
+- win / tie / loss counts per item: B better than, equal to, worse than A by the metric's direction
+  (``higher_is_better``, from the metric registry; lower is better for latency, tokens and counts of faults), and
+  B above / equal to / below A for a metric this version does not know. The difference B − A keeps its sign
+  whatever the direction: a latency that drops is a negative difference and a win.
 
 The same per group of answerability and of any metadata field named in ``by``. With ``abstained`` in both runs,
 the gate's figures of seeds 000/001 on the paired items of each run: abstain rate, tokens per item and per
 answered item, P50/P95 latency of the answered items (:func:`~ragmeter.paired_analysis.gate_row`). A metric's
 figures stand only if both runs computed it with the same settings: when their signatures differ, :func:`compare`
 refuses and names the metrics and settings, unless ``allow_different_settings`` (then every difference is listed
-in the result). The statistics (:mod:`ragmeter.stats.paired`) use the ``settings``' resamples, seed, interval
-method and confidence, which go into the comparison's own signature. Without ``settings`` the interval is the
+in the result). A run without signatures (an items file that is not a run folder's ``items.jsonl``, an unfinished
+run, a run folder that lost its ``summary.json``) cannot be checked: :func:`compare` refuses once, saying what is
+missing and how to get it, unless ``allow_different_settings`` (then the result says, once, whose settings went
+unchecked). Runs are labelled by their folder (an items file by its stem, or its folder's name for
+``items.jsonl``), made unique by more of their paths where two agree, or by ``names``. The statistics
+(:mod:`ragmeter.stats.paired`) use the ``settings``' resamples, seed, interval method and confidence, which go
+into the comparison's own signature. Without ``settings`` the interval is the
 percentile one: where most pairs tie (a change that touched 3 of 45 answers), BCa's bias correction moves the
 interval off 0 while the permutation test rightly finds nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +52,7 @@ from ragmeter.metrics import get_metric
 from ragmeter.paired_analysis import GateRow, gate_row
 from ragmeter.records import Record
 from ragmeter.result import EvalResult
-from ragmeter.run_folder import file_sha256, read_json_object
+from ragmeter.run_folder import ITEMS, MANIFEST, SUMMARY, file_sha256, read_json_object
 from ragmeter.settings import Settings
 from ragmeter.stats.paired import (
     MCNEMAR_EXACT_BELOW,
@@ -58,15 +66,17 @@ __all__ = ["Comparison", "MetricComparison", "ScoredRun", "compare", "load_run"]
 
 Key = tuple[str, str | None]
 _NOT_A_RUN = "is this a ragmeter run folder?"
+_COMPARE_FOLDERS = "compare the run folders that `ragmeter run --out` wrote"
 #: The group every item is in (the whole comparison), as (field, value).
 OVERALL = ("all", "all")
 
 
 @dataclass(frozen=True)
 class ScoredRun:
-    """A finished run as :func:`compare` reads it: per-item scores by (id, model id), the metrics'
-    signatures, and each item's conversation and metadata (answerability and the record's metadata, where the
-    run's input could be read)."""
+    """A run as :func:`compare` reads it: per-item scores by (id, model id), the metrics' signatures, and each
+    item's conversation and metadata (answerability and the record's metadata, where the run's input could be
+    read). ``unsigned``: for a run without signatures (an items file alone, an unfinished run), why it has none
+    and what to do to get them; ``None`` for a run that has them."""
 
     name: str
     keys: tuple[Key, ...]
@@ -75,6 +85,7 @@ class ScoredRun:
     conversation_ids: tuple[str | None, ...]
     metadata: tuple[Mapping[str, str], ...]
     metadata_note: str | None = None
+    unsigned: tuple[str, str] | None = None
 
     @classmethod
     def from_result(cls, result: EvalResult, *, name: str, records: Iterable[Record] | None = None) -> ScoredRun:
@@ -85,28 +96,96 @@ class ScoredRun:
                    tuple(conversations), metadata, note)
 
 
-def load_run(path: str | Path) -> ScoredRun:
-    """A run folder (``ragmeter run --out``) or its ``items.jsonl``; the signatures come from the folder's
+def load_run(path: str | Path, *, name: str | None = None) -> ScoredRun:
+    """A run folder (``ragmeter run --out``) or an items file: the signatures come from the folder's
     ``summary.json`` and the items' answerability and metadata from the input named in its ``run.json`` (when
-    that file is still there, unchanged)."""
+    that file is still there, unchanged), for a finished run's own ``items.jsonl`` only; any other items file,
+    and an unfinished run, has none (``unsigned`` says so). ``name`` defaults to the folder's name (an items file:
+    its stem, or its folder's name for ``items.jsonl``)."""
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"{path}: no such run folder or items file")
-    folder, items = (path, path / "items.jsonl") if path.is_dir() else (path.parent, path)
+    folder, items = (path, path / ITEMS) if path.is_dir() else (path.parent, path)
     if not items.is_file():
         raise ConfigError(f"{path} is neither a ragmeter run folder nor an items file (no {items.name} there)")
     rows = list(_item_rows(items))
     if not rows:
         raise ConfigError(f"{items} holds no ragmeter item rows (each line an object with 'id' and 'scores')")
-    summary = read_json_object(folder / "summary.json", _NOT_A_RUN)
-    signatures = dict(summary.get("signatures", {})) if summary else {}
+    own = items.name == ITEMS
+    manifest = read_json_object(folder / MANIFEST, _NOT_A_RUN) if own else None
+    summary = read_json_object(folder / SUMMARY, _NOT_A_RUN) if own else None
+    unsigned = _unsigned(path, folder, len(rows), manifest, summary) if own else (
+        f"{items} is not a run folder's {ITEMS}, so it has no {SUMMARY}", _COMPARE_FOLDERS)
+    signatures = dict(summary["signatures"]) if summary and not unsigned else {}
     keys = tuple((str(row["id"]), row.get("model_id")) for row in rows)
     metrics = list(dict.fromkeys(m for row in rows for m in row["scores"]))
     scores = {m: np.array([math.nan if row["scores"].get(m) is None else row["scores"][m] for row in rows],
                           dtype=float) for m in metrics}
-    metadata, note = _metadata(keys, *_input_records(folder))
-    return ScoredRun(folder.name or str(folder), keys, scores, signatures,
-                     tuple(row.get("conversation_id") for row in rows), metadata, note)
+    metadata, note = _metadata(keys, *(_input_records(folder, manifest) if own else
+                                       (None, f"{items} is not a run folder's {ITEMS}")))
+    return ScoredRun(name or _label_parts(path)[-1], keys, scores, signatures,
+                     tuple(row.get("conversation_id") for row in rows), metadata, note, unsigned)
+
+
+def _unsigned(path: Path, folder: Path, n_rows: int, manifest: Mapping[str, Any] | None,
+              summary: Mapping[str, Any] | None) -> tuple[str, str] | None:
+    """Why a run folder's scores have no signatures to check, and what to do; ``None`` when they have."""
+    if manifest is not None and manifest.get("status") == "running":
+        # a summary.json there is an earlier run's: it does not sign these items
+        return (f"{path} is an unfinished run (run.json status 'running', {n_rows} items scored so far)",
+                f"finish the run with `ragmeter run … --out {folder} --resume`")
+    if manifest is None and summary is None:
+        return f"{path} has neither {SUMMARY} nor {MANIFEST}", _COMPARE_FOLDERS
+    if summary is None or not isinstance(summary.get("signatures"), dict) or not summary["signatures"]:
+        return (f"{path} has no {SUMMARY}" if summary is None else f"{folder / SUMMARY} holds no signatures",
+                f"rerun `ragmeter run … --out {folder}` to write its {SUMMARY} again")
+    return None
+
+
+def _label_parts(run: EvalResult | ScoredRun | str | Path, default: str = "") -> tuple[str, ...]:
+    """What a run's label is drawn from: its last part, more of them where two labels agree. A folder's path,
+    an items file's folder and stem (its folder alone for ``items.jsonl``); a run in memory has its name only."""
+    if isinstance(run, ScoredRun):
+        return (run.name,)
+    if isinstance(run, EvalResult):
+        return (default,)
+    path = Path(run).resolve()
+    if path.is_file():
+        path = path.parent if path.stem == Path(ITEMS).stem else path.parent / path.stem
+    return path.parts[1:] or (str(path),)
+
+
+def _labels(runs: Sequence[EvalResult | ScoredRun | str | Path], names: Sequence[str] | None) -> list[str]:
+    """``names``, checked (one per run, none empty, none twice); else each run's label, lengthened by the
+    parts of its path before it where two differ only there (``x/v1``, ``y/v1``), and numbered where two are the
+    same run (``v1``, ``v1 (2)``)."""
+    if names is not None:
+        names = list(names)
+        if len(names) != len(runs):
+            raise ConfigError(f"{len(runs)} runs but {len(names)} name{'s' * (len(names) != 1)}: give one name per "
+                              "run, in the order of the runs")
+        if any(not n.strip() for n in names):
+            raise ConfigError("a run's name cannot be empty")
+        twice = [n for n, count in Counter(names).items() if count > 1]
+        if twice:
+            raise ConfigError(f"each run needs a name of its own: {twice[0]!r} is given twice or more")
+        return names
+    parts = [_label_parts(run, chr(ord("A") + i)) for i, run in enumerate(runs)]
+    depth = [1] * len(runs)
+    while True:
+        labels = ["/".join(p[-d:]) for p, d in zip(parts, depth, strict=True)]
+        longer = [i for i, label in enumerate(labels) if depth[i] < len(parts[i])
+                  and any(other == label and parts[j] != parts[i] for j, other in enumerate(labels))]
+        if not longer:
+            break
+        for i in longer:
+            depth[i] += 1
+    seen: Counter[str] = Counter()
+    out = []
+    for label in labels:
+        seen[label] += 1
+        out.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
+    return out
 
 
 def _item_rows(path: Path) -> Iterator[dict[str, Any]]:
@@ -125,8 +204,7 @@ def _item_rows(path: Path) -> Iterator[dict[str, Any]]:
         yield row
 
 
-def _input_records(folder: Path) -> tuple[Iterable[Record] | None, str]:
-    data = read_json_object(folder / "run.json", _NOT_A_RUN)
+def _input_records(folder: Path, data: Mapping[str, Any] | None) -> tuple[Iterable[Record] | None, str]:
     if data is None:
         return None, f"{folder} has no run.json naming its input"
     source = Path(data.get("input", ""))
@@ -156,7 +234,9 @@ def _metadata(keys: Sequence[Key], records: Iterable[Record] | None,
 @dataclass(frozen=True)
 class MetricComparison:
     """One metric, B against A, over the pairs where both are defined; ``signature`` is the metric's (A's; B's
-    is the same unless the comparison allowed different settings, which then lists both)."""
+    is the same unless the comparison allowed different settings, which then lists both). ``difference`` is the
+    mean of B − A, signed as the scores are; ``wins`` / ``ties`` / ``losses`` count the pairs where B is better
+    than / equal to / worse than A by ``higher_is_better`` (B above / equal / below where it is ``None``)."""
 
     metric: str
     kind: str
@@ -184,7 +264,8 @@ class MetricComparison:
 @dataclass(frozen=True)
 class Comparison:
     """Run ``candidate`` (B) against ``baseline`` (A): per group (``("all", "all")`` first, then answerability
-    and the ``by`` fields' values), the metrics compared."""
+    and the ``by`` fields' values), the metrics compared. ``unchecked_settings``: the runs, by label, whose
+    settings could not be checked (no signatures; compared with ``allow_different_settings``), and why."""
 
     baseline: str
     candidate: str
@@ -198,6 +279,7 @@ class Comparison:
     notes: tuple[str, ...] = field(default_factory=tuple)
     gate: tuple[GateRow, ...] = ()
     confidence: float = 0.95
+    unchecked_settings: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def overall(self) -> tuple[MetricComparison, ...]:
@@ -211,23 +293,53 @@ class Comparison:
                            for (f, v), ms in self.groups.items()],
                 "not_compared": dict(self.not_compared),
                 "different_settings": {m: list(pair) for m, pair in self.different_settings.items()},
+                "unchecked_settings": dict(self.unchecked_settings),
                 "gate": [row.to_dict() for row in self.gate], "confidence": self.confidence,
                 "signature": self.signature,
-                "notes": list(self.notes)}
+                "notes": list(self.notes), "legend": dict(_LEGEND)}
+
+
+#: What the figures of a metric in :meth:`Comparison.to_dict` mean (B is the candidate, A the baseline).
+_LEGEND = {
+    "difference": "mean over the pairs of B − A, signed as the scores are (negative: B lower), whatever the "
+                  "metric's direction; ci_low, ci_high: its interval",
+    "higher_is_better": "the metric's direction: true, false (latency, tokens, counts of faults), or null where "
+                        "ragmeter does not know the metric",
+    "wins": "pairs where B is better than A by the metric's direction (B above A where higher_is_better is null)",
+    "ties": "pairs where B equals A",
+    "losses": "pairs where B is worse than A by the metric's direction (B below A where higher_is_better is null)",
+    "n": "pairs compared (defined on both sides); n_left_out: pairs undefined on a side",
+}
 
 
 def compare(*runs: EvalResult | ScoredRun | str | Path, by: Sequence[str] = (), settings: Settings | None = None,
             allow_different_settings: bool = False, names: Sequence[str] | None = None) -> list[Comparison]:
-    """Each run after the first against the first (see the module docstring). ``names`` label
-    :class:`EvalResult` runs (default A, B, C…)."""
+    """Each run after the first against the first (see the module docstring). ``names``: one label per run, in
+    order (default: run folders by their name, items files by their stem, :class:`EvalResult` runs A, B, C…,
+    made unique)."""
     if len(runs) < 2:
         raise ConfigError("compare needs at least two runs")
     settings = settings or Settings(ci_method="percentile")
-    labels = list(names or [chr(ord("A") + i) for i in range(len(runs))])
-    loaded = [run if isinstance(run, ScoredRun) else
-              ScoredRun.from_result(run, name=labels[i]) if isinstance(run, EvalResult) else load_run(run)
-              for i, run in enumerate(runs)]
+    labels = _labels(runs, names)
+    loaded = [dataclasses.replace(run, name=label) if isinstance(run, ScoredRun) else
+              ScoredRun.from_result(run, name=label) if isinstance(run, EvalResult) else load_run(run, name=label)
+              for run, label in zip(runs, labels, strict=True)]
+    unsigned = {run.name: _unsigned_run(run) for run in loaded if _unsigned_run(run)}
+    if unsigned and not allow_different_settings:
+        whys = "; ".join(why for why, _ in unsigned.values())
+        todo = "; ".join(dict.fromkeys(what for _, what in unsigned.values()))
+        who = ", ".join(list(unsigned)[:-1]) + " and " * (len(unsigned) > 1) + list(unsigned)[-1]
+        raise ConfigError(f"cannot check the settings of {who} (a finished run's {SUMMARY} "
+                          f"records them): {whys}. {todo[0].upper()}{todo[1:]}, or pass --allow-different-settings "
+                          "to compare without checking the settings")
     return [_compare_two(loaded[0], other, by, settings, allow_different_settings) for other in loaded[1:]]
+
+
+def _unsigned_run(run: ScoredRun) -> tuple[str, str] | None:
+    """Why ``run``'s settings cannot be checked, and what to do (a run built in memory may lack signatures too)."""
+    if run.unsigned or run.signatures:
+        return run.unsigned
+    return f"{run.name} has no metric signatures", "give its signatures"
 
 
 def _permutations(settings: Settings) -> int:
@@ -261,9 +373,10 @@ def _compare_two(a: ScoredRun, b: ScoredRun, by: Sequence[str], settings: Settin
             continue
         metrics.append((name, _kind(name)))
     not_compared.update({name: f"only in {b.name}" for name in b.scores if name not in a.scores})
-    different = {name: (a.signatures.get(name, "unknown"), b.signatures.get(name, "unknown"))
-                 for name, _ in metrics if a.signatures.get(name) != b.signatures.get(name)
-                 or name not in a.signatures}
+    unchecked = {run.name: unsigned[0] for run in (a, b) if (unsigned := _unsigned_run(run))}
+    different = {} if unchecked else {
+        name: (a.signatures.get(name, "unknown"), b.signatures.get(name, "unknown"))
+        for name, _ in metrics if a.signatures.get(name) != b.signatures.get(name) or name not in a.signatures}
     if different and not allow_different_settings:
         lines = "; ".join(f"{name}: {_difference(*pair)}" for name, pair in different.items())
         raise ConfigError(f"{a.name} and {b.name} computed these metrics with other settings, so their figures "
@@ -272,7 +385,7 @@ def _compare_two(a: ScoredRun, b: ScoredRun, by: Sequence[str], settings: Settin
 
     conversations = [a.conversation_ids[i] or b.conversation_ids[j] or f"item:{a.keys[i][0]}" for i, j in pairs]
     groups: dict[tuple[str, str], list[int]] = {OVERALL: list(range(len(pairs)))}
-    notes = []
+    notes = [f"Settings not checked (compared anyway): {'; '.join(unchecked.values())}."] if unchecked else []
     if a.metadata_note and b.metadata_note:
         if by:
             raise ConfigError(f"--by {', '.join(by)}: {a.metadata_note}")
@@ -293,7 +406,7 @@ def _compare_two(a: ScoredRun, b: ScoredRun, by: Sequence[str], settings: Settin
     gate = [gate_row(run.name, {m: v[side] for m, v in run.scores.items()}) for run, side in ((a, ia), (b, ib))]
     return Comparison(a.name, b.name, len(pairs), only_a, only_b, compared, not_compared, different,
                       _signature(settings), tuple(notes), tuple(row for row in gate if row is not None),
-                      settings.confidence)
+                      settings.confidence, unchecked)
 
 
 def _pairing_keys(a: ScoredRun, b: ScoredRun) -> tuple[list[Key], list[Key]]:
@@ -324,7 +437,7 @@ def _higher_is_better(metric: str) -> bool | None:
 def _difference(left: str, right: str) -> str:
     """The settings two signatures disagree on (``key:value`` parts of one and not the other)."""
     if "unknown" in (left, right):
-        return "a run without summary.json (unfinished, or an items file alone) has no signature to check"
+        return "no signature in one run's summary.json"
     a, b = set(left.split("|")[1:]), set(right.split("|")[1:])
     return f"{', '.join(sorted(a - b)) or '–'} against {', '.join(sorted(b - a)) or '–'}"
 
@@ -352,9 +465,11 @@ def _compare_metrics(a: ScoredRun, b: ScoredRun, ia: np.ndarray, ib: np.ndarray,
         if kind == "rate":
             only_a, only_b, p_exact, exact = mcnemar(va, vb)
             test = {"only_a": only_a, "only_b": only_b, "p_value": p_exact, "exact": exact}
-        out.append(MetricComparison(name, kind, _higher_is_better(name), len(va), left_out, float(va.mean()),
+        direction = _higher_is_better(name)
+        better, worse = (vb < va, vb > va) if direction is False else (vb > va, vb < va)
+        out.append(MetricComparison(name, kind, direction, len(va), left_out, float(va.mean()),
                                     float(vb.mean()), float((vb - va).mean()), low, high, p,
-                                    int(np.sum(vb > va)), int(np.sum(vb == va)), int(np.sum(vb < va)),
+                                    int(np.sum(better)), int(np.sum(vb == va)), int(np.sum(worse)),
                                     mcnemar=test))
     adjusted = holm([m.p_value for m in out])
     return tuple(MetricComparison(**{**m.__dict__, "p_holm": q, "signature": a.signatures.get(m.metric, "unknown")})

@@ -12,13 +12,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from ragmeter._files import atomic_target, atomic_write_text
+from ragmeter._files import Target, atomic_write_text, writing
 from ragmeter.io.annotations import Votes, unit_key
 from ragmeter.io.native import record_to_dict
 from ragmeter.records import ALL_LABELS, Record
 from ragmeter.stats.agreement import LabelAgreement, label_agreement, majority
 
-__all__ = ["agreement_by_label", "merge_votes", "write_agreement", "write_merged"]
+__all__ = ["agreement_by_label", "agreement_path", "merge_votes", "write_agreement", "write_merged"]
 
 
 def merge_votes(records: Iterable[Record], votes: Votes, *, ties: str = "undefined") -> Iterator[Record]:
@@ -59,19 +59,24 @@ def agreement_by_label(votes: Votes) -> list[LabelAgreement]:
     return [label_agreement(name, by_label[name]) for name in ALL_LABELS if name in by_label]
 
 
-def write_merged(records: Iterable[Record], votes: Votes, path: str | Path, *, ties: str = "undefined") -> int:
+def write_merged(records: Iterable[Record], votes: Votes, path: str | Path | Target, *, ties: str = "undefined") -> int:
     """Write the records with their merged labels (:func:`merge_votes`) as native JSONL, atomically;
     returns the number of records written."""
     count = 0
-    with atomic_target(path) as temporary, temporary.open("w", encoding="utf-8") as handle:
+    with writing(path) as temporary, temporary.open("w", encoding="utf-8") as handle:
         for record in merge_votes(records, votes, ties=ties):
             handle.write(json.dumps(record_to_dict(record), ensure_ascii=False) + "\n")
             count += 1
     return count
 
 
-def write_agreement(output: str | Path, report: Mapping[str, Any]) -> Path:
-    """Write a merge's agreement report beside its ``output`` (``OUT.agreement.json``); returns its path."""
-    path = Path(output).with_name(Path(output).name + ".agreement.json")
+def agreement_path(output: str | Path) -> Path:
+    """Where a merge's agreement report goes: beside its ``output``, ``OUT.agreement.json``."""
+    return Path(output).with_name(Path(output).name + ".agreement.json")
+
+
+def write_agreement(path: str | Path | Target, report: Mapping[str, Any]) -> Path:
+    """Write a merge's agreement report to ``path`` (:func:`agreement_path` of the merged file); returns the
+    path written."""
     atomic_write_text(path, json.dumps(report, indent=2, ensure_ascii=False))
-    return path
+    return path.path if isinstance(path, Target) else Path(path)

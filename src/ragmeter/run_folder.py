@@ -10,28 +10,30 @@
     judge-cache.sqlite    the judge's verdict cache (its default place)
     items.parts/          --engine ray: the rows of each piece an actor finished, while the run lasts
 
-A run is marked ``running`` in ``run.json`` only once scoring can start (the judge, if any, is open), and
-``finished`` when every output is written. A folder holding a ``running`` run is refused unless the run is
-resumed with the same manifest: the rows already in ``items.jsonl`` are kept (a torn last line is cut) and
-only the records after them are scored.
+Nothing is written until the first items are ready: a run that fails before (a judge that refuses the key)
+leaves the folder as it was. Then the run is marked ``running`` in ``run.json``, and ``finished`` when every
+output is written. A folder holding a ``running`` run is refused unless the run is resumed with the same
+manifest: the rows already in ``items.jsonl`` are kept (a torn last line is cut; a bad line in the middle is
+cut with the rows after it, and :attr:`RunFolder.notes` says so) and only the records after them are scored.
+A folder holding a finished run, or files of these names that no run wrote, is replaced only with
+``overwrite``; an input of the run may not be one of these files (:meth:`RunFolder.check`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ragmeter._files import atomic_target, atomic_write_text, complete_jsonl_rows
+from ragmeter._files import Outputs, atomic_write_text, check_folder_writable, complete_jsonl_rows, writing
 from ragmeter.errors import ConfigError, MissingDependencyError
 from ragmeter.io.writers import ItemsWriter
 from ragmeter.result import EvalResult
 from ragmeter.settings import Settings
 
-__all__ = ["CACHE_FILE", "PIECE_SHARDS", "RunFolder", "item_settings", "read_json_object", "require_parquet"]
+__all__ = ["CACHE_FILE", "FOLDER_FILES", "PIECE_SHARDS", "RunFolder", "item_settings", "read_json_object", "require_parquet"]
 
 MANIFEST = "run.json"
 ITEMS = "items.jsonl"
@@ -40,6 +42,8 @@ FAILURES = "judge_failures.jsonl"
 PARQUET = "items.parquet"
 CACHE_FILE = "judge-cache.sqlite"
 PIECE_SHARDS = "items.parts"
+#: Every file a run folder owns: an input must not be one of them, and none may be a symlink or a device.
+FOLDER_FILES = (MANIFEST, ITEMS, SUMMARY, FAILURES, PARQUET, CACHE_FILE)
 
 
 def require_parquet() -> None:
@@ -78,71 +82,130 @@ def files_sha256(files: Sequence[Path]) -> str:
 
 
 class RunFolder:
-    """The ``--out`` folder of one run."""
+    """The ``--out`` folder of one run: what it may hold, and when it is written.
+
+    Nothing is written there until the first items are ready (:meth:`items_writer` starts the run then, or
+    :meth:`finish` does): a run that fails before (a judge that refuses the key, a server that is not there)
+    leaves the folder as it was, or absent."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._manifest: dict[str, Any] | None = None
+        self._started = False
+        #: what the folder's preparation had to do that the user should hear of (rows dropped on resuming)
+        self.notes: list[str] = []
 
     @property
     def items_path(self) -> Path:
         return self.path / ITEMS
 
-    def check_writable(self) -> None:
-        """Make sure the folder can be made and written to, before any scoring (nothing is created yet)."""
+    def check(self, outputs: Outputs) -> None:
+        """Before any work: the folder can be made and written to, none of the command's inputs is one of the
+        folder's own files (``--out DIR`` with ``DIR/items.jsonl`` as the input), and every file the folder owns
+        is a regular file or absent (a symlink or device there is never written through). Creates nothing."""
         if self.path.exists() and not self.path.is_dir():
-            raise ConfigError(f"--out {self.path} is a file: give a folder (it is created if missing)")
-        existing = self.path
-        while not existing.exists():
-            existing = existing.parent
-        if not existing.is_dir():
-            raise ConfigError(f"--out {self.path} cannot be created: {existing} is a file")
-        if not os.access(existing, os.W_OK | os.X_OK):
-            raise ConfigError(f"--out {self.path}: cannot write in {existing}; choose a folder you can write to")
+            what = "a file" if self.path.is_file() else "not a folder"
+            raise ConfigError(f"--out {self.path} is {what}: give a folder (it is created if missing)")
+        check_folder_writable(self.path, f"--out {self.path}")
+        if not self.path.is_dir():
+            return
+        for path in self._owned_files():
+            same = outputs.input_at(path)
+            if same is not None:
+                raise ConfigError(f"the input {same} is the run folder's own {path.relative_to(self.path)}, which "
+                                  f"a run in --out {self.path} writes: copy it elsewhere, or choose another --out")
+            if path.is_symlink() or (path.exists() and not path.is_file()):
+                raise ConfigError(f"{path} is not a regular file (a symlink or a special file): a run folder's "
+                                  "files are its own; move it away, or choose another --out")
 
-    def prepare(self, manifest: Mapping[str, Any], *, resume: bool) -> list[dict[str, Any]]:
+    @property
+    def started(self) -> bool:
+        """Whether the run has written anything in the folder yet."""
+        return self._started
+
+    def _owned_files(self) -> list[Path]:
+        parts = self.path / PIECE_SHARDS
+        shards = sorted(parts.iterdir()) if parts.is_dir() and not parts.is_symlink() else []
+        return [self.path / name for name in FOLDER_FILES] + shards
+
+    def prepare(self, manifest: Mapping[str, Any], *, resume: bool, overwrite: bool = False) -> list[dict[str, Any]]:
         """Check ``manifest`` (what this run is: input, metrics, settings, judge, limit) against the folder;
         return the rows of the interrupted run to keep (``resume``), else ``[]``. Writes nothing, except
-        that a torn last line of ``items.jsonl`` is cut.
+        that a torn last line of ``items.jsonl`` is cut when resuming.
 
-        A folder holding an unfinished run with finished items is only continued with ``resume``, and only
-        with an equal manifest; ``resume`` with nothing to resume is an error too."""
+        A folder holding a finished run, or files of a run's names that no run manifest accounts for, is only
+        replaced with ``overwrite``. A folder holding an unfinished run with finished items is only continued
+        with ``resume``, and only with an equal manifest (or started afresh with ``overwrite``); ``resume``
+        with nothing to resume is an error too."""
         previous = self._read_manifest()
-        unfinished = previous is not None and previous.get("status") == "running"
+        status = None if previous is None else previous.get("status")
         self._manifest = dict(manifest)
         if not resume:
-            if unfinished and (complete_jsonl_rows(self.items_path) or any((self.path / PIECE_SHARDS).glob("*"))):
-                raise ConfigError(f"{self.path} holds an interrupted run: pass --resume to finish it (its "
-                                  "finished items are kept), or choose another --out")
-            return []  # nothing finished to lose (a run that stopped before its first item): start afresh
-        if not unfinished:
+            self._check_replaceable(previous, status, overwrite)
+            return []
+        if status == "finished":
+            raise ConfigError(f"--resume: {self.path} holds a finished run, nothing to resume: leave --resume out "
+                              "and add --overwrite to replace it")
+        if status != "running":
             raise ConfigError(f"--resume: {self.path} holds no interrupted run to finish")
         changed = [key for key in manifest if previous.get(key) != manifest[key]]  # type: ignore[union-attr]
         if changed:
             raise ConfigError(f"--resume: the interrupted run in {self.path} had other {', '.join(changed)}; "
                               "rerun it with the same input and options, or choose another --out")
-        rows = complete_jsonl_rows(self.items_path)
-        if not all(isinstance(row, dict) for row in rows):
+        kept = complete_jsonl_rows(self.items_path)
+        if not all(isinstance(row, dict) for row in kept.rows):
             raise ConfigError(f"--resume: {self.items_path} is not a ragmeter items file; choose another --out")
-        return rows
+        note = kept.describe(self.items_path)
+        if note:
+            self.notes.append(note)
+        self._started = True
+        return kept.rows
+
+    def _check_replaceable(self, previous: dict[str, Any] | None, status: Any, overwrite: bool) -> None:
+        if overwrite:
+            return
+        if status == "running":
+            if _has_rows(self.items_path) or any((self.path / PIECE_SHARDS).glob("*")):
+                raise ConfigError(f"{self.path} holds an interrupted run: pass --resume to finish it (its "
+                                  "finished items are kept), --overwrite to start it afresh, or choose another "
+                                  "--out")
+            return  # a run that stopped before its first item: nothing finished to lose
+        if status is not None:
+            raise ConfigError(f"{self.path} holds a finished run (of {previous.get('input')}): pass --overwrite "  # type: ignore[union-attr]
+                              "to replace it, or choose another --out")
+        taken = [path.name for path in self._owned_files() if path.exists() and path.name != CACHE_FILE]
+        if taken:
+            raise ConfigError(f"{self.path} already has {', '.join(taken)}, which no ragmeter run there wrote "
+                              "(no run.json): pass --overwrite to replace them, or choose another --out")
 
     def start(self) -> None:
-        """Mark the run ``running`` (call once nothing can fail before scoring starts)."""
+        """Mark the run ``running``: the folder is made, what an earlier run left there (summary, failures,
+        Parquet table, items) is removed, and ``run.json`` written. Called once, when the first items are
+        ready (or at :meth:`finish`)."""
         if self._manifest is None:
             raise RuntimeError("RunFolder.prepare() must come before start()")
+        if self._started:
+            return
         self._manifest.update(status="running", started=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         try:
             self.path.mkdir(parents=True, exist_ok=True)
+            for name in (SUMMARY, FAILURES, PARQUET, ITEMS):
+                (self.path / name).unlink(missing_ok=True)
         except OSError as exc:
-            raise ConfigError(f"cannot create the --out folder {self.path}: {exc.strerror or exc}") from None
+            raise ConfigError(f"cannot write the --out folder {self.path}: {exc.strerror or exc}") from None
         atomic_write_text(self.path / MANIFEST, json.dumps(self._manifest, indent=2))
+        self._started = True
 
     def items_writer(self, *, resume: bool) -> ItemsWriter:
-        return ItemsWriter(self.items_path, append=resume)
+        """The writer of ``items.jsonl``; its first rows start the run (:meth:`start`)."""
+        return ItemsWriter(self.items_path, append=resume, before_first=self.start)
 
     def finish(self, result: EvalResult, *, extra: Mapping[str, Any], parquet: bool) -> None:
         """Write the summary, the judge's failures and (``parquet``) the items table, then mark the run
         finished."""
+        self.start()
+        if not self.items_path.exists():
+            ItemsWriter(self.items_path).touch()  # a run of no new item still has its items file
         atomic_write_text(self.path / SUMMARY, json.dumps({**result.to_dict(), **extra}, indent=2,
                                                           ensure_ascii=False))
         if result.judging is not None:
@@ -155,6 +218,15 @@ class RunFolder:
 
     def _read_manifest(self) -> dict[str, Any] | None:
         return read_json_object(self.path / MANIFEST, "delete it or choose another --out")
+
+
+def _has_rows(path: Path) -> bool:
+    """``path`` holds at least one complete line (read only, unlike :func:`complete_jsonl_rows`)."""
+    try:
+        with path.open("rb") as handle:
+            return handle.readline().endswith(b"\n")
+    except OSError:
+        return False
 
 
 def read_json_object(path: Path, advice: str) -> dict[str, Any] | None:
@@ -188,5 +260,5 @@ def write_parquet(result: EvalResult, path: Path) -> None:
         columns[metric] = pa.array(values, type=pa.float64(), from_pandas=True)
     reasons = [json.dumps({m: r[i] for m, r in result.undefined.items() if i in r}) for i in range(len(result))]
     columns["undefined"] = pa.array(reasons, type=pa.string())
-    with atomic_target(path) as temporary:
+    with writing(path) as temporary:
         pq.write_table(pa.table(columns), temporary)

@@ -342,7 +342,7 @@ def test_a_folder_or_a_file_in_the_way_is_a_config_error(tmp_path: Path, records
         write_template(records, folder)
     blocker = tmp_path / "file"
     blocker.write_text("x", encoding="utf-8")
-    with pytest.raises(ConfigError, match="cannot create the folder of the template"):
+    with pytest.raises(ConfigError, match=f"t.csv cannot be written: {blocker} is a file"):
         write_template(records, blocker / "t.csv")
 
 

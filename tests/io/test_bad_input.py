@@ -221,13 +221,31 @@ def test_a_text_of_exactly_a_million_characters_is_read(tmp_path: Path) -> None:
     assert len(only_record(write_jsonl(tmp_path, minimal(answer="y" * LIMIT))).answer) == LIMIT
 
 
-def test_a_long_csv_cell_is_refused_with_a_message(tmp_path: Path) -> None:
-    # csv's own cell limit (131,072 characters) is lower than ragmeter's: a clear error, not a traceback
-    path = tmp_path / "records.csv"
-    path.write_text(f'question,answer\nq,"{"z" * 200_000}"\n', encoding="utf-8")
-    found = items(path)
-    assert len(found) == 1 and isinstance(found[0], InputError) and found[0].line is None
-    assert "row at line 2" in found[0].reason and "131,072 characters" in found[0].reason
+@pytest.fixture
+def python_default_csv_limit() -> Any:
+    """Python's own CSV cell limit (131,072 characters) for the test, as a fresh interpreter has it."""
+    before = csv.field_size_limit(131_072)
+    yield
+    csv.field_size_limit(before)
+
+
+@pytest.mark.usefixtures("python_default_csv_limit")
+def test_a_csv_cell_past_pythons_limit_is_read_by_every_reader(tmp_path: Path) -> None:
+    """A 200,000-character cell (an annotation template's chunk text can be that long): the records' reader,
+    ``agree``'s and ``calibrate-tau``'s rows read it whole."""
+    from ragmeter.calibration import read_labelled
+    from ragmeter.io.readers import object_rows
+
+    text = "z" * 200_000
+    records = tmp_path / "records.csv"
+    records.write_text(f'question,answer\nq,"{text}"\n', encoding="utf-8")
+    assert only_record(records).answer == text
+    rows = tmp_path / "human.csv"
+    rows.write_text(f'id,text,ok\nq1,"{text}",1\n', encoding="utf-8")
+    assert [row["text"] for _, row in object_rows(rows)] == [text]
+    labelled = tmp_path / "labelled.csv"
+    labelled.write_text(f'sentence,chunk,label\ns,"{text}",1\n', encoding="utf-8")
+    assert [pair.chunk for pair in read_labelled(labelled)] == [text]
 
 
 @pytest.mark.parametrize(("row", "field"), [
@@ -269,6 +287,27 @@ def test_latency_over_seven_days_is_refused(tmp_path: Path, latency: float) -> N
     err = only_error(write_jsonl(tmp_path, minimal(latency_ms=latency)))
     assert (err.line, err.field) == (1, "latency_ms")
     assert "604,800,000 (7 days in ms)" in err.reason
+
+
+@pytest.mark.parametrize(("row", "field", "found"), [
+    (minimal(latency_ms=604_800_001), "latency_ms", "found 604,800,001:"),
+    (minimal(latency_ms=604_800_000.5), "latency_ms", "found 604,800,000.5:"),
+    (minimal(latency_ms=604_800_001.0), "latency_ms", "found 604,800,001:"),
+    (minimal(latency_ms=1e308), "latency_ms", "found 1e+308:"),
+    (minimal(usage={"prompt_tokens": 1_000_000_001}), "usage.prompt_tokens", "found 1,000,000,001:"),
+], ids=["int", "fraction", "whole float", "huge", "tokens"])
+def test_a_value_just_past_a_bound_is_printed_apart_from_it(tmp_path: Path, row: dict[str, Any], field: str,
+                                                            found: str) -> None:
+    # six significant digits printed 604,800,001 as 6.048e+08, which reads as the bound itself
+    err = only_error(write_jsonl(tmp_path, row))
+    assert err.field == field and found in err.reason
+
+
+def test_a_csv_token_count_just_past_the_bound_is_printed_apart_from_it(tmp_path: Path) -> None:
+    path = tmp_path / "records.csv"
+    path.write_text("question,answer,prompt_tokens\nq,a,1000000001\n", encoding="utf-8")
+    err = only_error(path)
+    assert err.reason.startswith("expected a whole number ≤ 1,000,000,000 (tokens per call), found 1,000,000,001:")
 
 
 def test_latency_of_seven_days_is_read(tmp_path: Path) -> None:

@@ -583,8 +583,8 @@ def test_output_must_not_be_the_records_file(capsys: Capsys, tmp_path: Path) -> 
     code, out, err = run_cli(capsys, "labels", "merge", records, filled, "-o", same)
     assert code == 2
     assert out == ""
-    assert error_lines(err) == ["error: --output must be a new file, not the records file or a filled "
-                                "annotation file"]
+    assert error_lines(err) == [f"error: -o {same} is an input of this command: give a new file for "
+                                "the output; ragmeter never writes over its input"]
     assert records.read_bytes() == before
     assert not (tmp_path / "records.jsonl.agreement.json").exists()
 
@@ -596,7 +596,7 @@ def test_output_must_not_be_a_filled_file(capsys: Capsys, tmp_path: Path) -> Non
     before = filled.read_bytes()
     code, _, err = run_cli(capsys, "labels", "merge", records, filled, "-o", filled)
     assert code == 2
-    assert "not the records file or a filled annotation file" in err
+    assert f"-o {filled} is an input of this command: give a new file" in err
     assert filled.read_bytes() == before
 
 

@@ -209,7 +209,7 @@ def test_the_manifest_guards_resume(server, data, reference, tmp_path, capsys):
 
     set_status(out, "finished")
     assert cli.main([*run_args(server, data, out), "--resume"]) == 2
-    assert "no interrupted run" in capsys.readouterr().err
+    assert "holds a finished run, nothing to resume: leave --resume out and add --overwrite" in capsys.readouterr().err
     assert status(out) == "finished"
 
     fresh = tmp_path / "fresh"
@@ -224,7 +224,9 @@ def test_rerunning_a_finished_run_takes_every_verdict_from_the_cache(server, dat
     out = tmp_path / "out"
     shutil.copytree(out_ref, out)
     start = len(server.requests)
-    assert cli.main(run_args(server, data, out)) == 0
+    assert cli.main(run_args(server, data, out)) == 2   # a finished run is replaced only when asked to
+    assert f"{out} holds a finished run" in capsys.readouterr().err
+    assert cli.main([*run_args(server, data, out), "--overwrite"]) == 0
     capsys.readouterr()
     assert len(server.requests) == start
     again = summary(out)

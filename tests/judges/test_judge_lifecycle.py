@@ -117,10 +117,11 @@ def test_open_judge_stops_the_local_server_when_a_step_after_its_start_is_interr
 
 
 def test_open_judge_stops_the_local_server_when_the_cache_cannot_be_opened(fake_servers, tmp_path):
-    not_a_folder = tmp_path / "file"
-    not_a_folder.write_text("x")
-    with pytest.raises(OSError):
-        open_judge(JudgeConfig(kind="local", cache=not_a_folder / "judge.sqlite"))
+    not_a_cache = tmp_path / "notes.sqlite"
+    not_a_cache.write_text("someone's notes, not a database" * 10)
+    with pytest.raises(ConfigError, match="is not a verdict cache ragmeter can use"):
+        open_judge(JudgeConfig(kind="local", cache=not_a_cache))
+    assert not_a_cache.read_text() == "someone's notes, not a database" * 10
     assert [(s.started, s.stopped) for s in fake_servers] == [(1, 1)]
 
 
@@ -142,7 +143,7 @@ def test_closing_a_judge_that_never_ran_starts_no_event_loop(tmp_path, monkeypat
     """The planning judge of a dry run is closed after it counted the calls; closing it must cost nothing.
     (Before, close() started an event loop and its thread only to stop them.)"""
     cache = tmp_path / "judge.sqlite"
-    JudgeCache(cache).close()
+    cache.touch()   # an existing cache file (SQLite takes an empty one)
 
     def no_loop(self: Judge) -> None:
         raise AssertionError("close() started an event loop")

@@ -690,27 +690,30 @@ def test_summary_rate_uses_wilson_without_repeated_clusters() -> None:
         assert (means[key].ci_low, means[key].ci_high) == pytest.approx(proportion_confint(k, n, method="wilson")), key
 
 
-def test_summary_rate_resamples_clusters_when_they_repeat() -> None:
+def test_summary_rate_takes_wilson_on_the_effective_size_when_conversations_repeat() -> None:
     pattern = [("c1", True), ("c1", False), ("c2", False), ("c3", True), ("c3", True), ("c4", False)]
     pairs = [(f"{conv}-{copy}", flag) for copy in range(3) for conv, flag in pattern]   # 12 conversations
     rows = [{"model_id": "m", "conversation_id": conv, "answerability": "ANSWERABLE",
              "metrics": {"RB_agg_zero_denominator": [flag]}} for conv, flag in pairs]
     (group,) = [g for g in summarize_rows(rows, settings=SUMMARY_SETTINGS) if g.answerability == "ALL"]
     assert group.mean == pytest.approx(0.5) and group.n == 18
-    values = np.array([float(flag) for _, flag in pairs])
-    expected = bootstrap_mean_interval(values, clusters=[conv for conv, _ in pairs], n_resamples=200,
-                                       method="percentile", confidence=0.95, seed=0)
+    # by hand: per copy the conversations' (y_i - p n_i)^2 are 0, 0.25, 1, 0.25 (sum 1.5, 4.5 over 12
+    # conversations); the ratio estimator's variance 12/11 * 4.5 / 18^2 over p(1-p)/(n-1) = 0.25/17
+    deff = (12 / 11 * 4.5 / 18**2) / (0.25 / 17)
+    assert deff == pytest.approx(34 / 33)
+    expected = proportion_confint(9 / deff, 18 / deff, method="wilson")
     assert (group.ci_low, group.ci_high) == pytest.approx(expected)
     assert (group.ci_low, group.ci_high) != pytest.approx(proportion_confint(9, 18, method="wilson"))
     assert group.warning is None
 
 
-def test_summary_with_few_conversations_resamples_items_and_warns() -> None:
+def test_summary_with_few_conversations_takes_them_as_all_alike_and_warns() -> None:
     rows = [{"model_id": "m", "conversation_id": conv, "answerability": "ANSWERABLE",
              "metrics": {"RB_agg_zero_denominator": [flag]}}
             for conv, flag in [("c1", True), ("c1", False), ("c2", False), ("c3", True), ("c3", True), ("c4", False)]]
     (group,) = [g for g in summarize_rows(rows, settings=SUMMARY_SETTINGS) if g.answerability == "ALL"]
-    assert (group.ci_low, group.ci_high) == pytest.approx(proportion_confint(3, 6, method="wilson"))
+    deff = (2**2 + 1 + 2**2 + 1) / 6   # the worst case, sum of n_i^2 / n: 6 turns count as 3.6
+    assert (group.ci_low, group.ci_high) == pytest.approx(proportion_confint(3 / deff, 6 / deff, method="wilson"))
     assert group.warning is not None and "only 4 conversation(s)" in group.warning
     assert group.to_dict()["warning"] == group.warning
 

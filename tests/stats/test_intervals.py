@@ -1,5 +1,6 @@
 """Confidence intervals (SPEC §6) checked against values worked out independently of the code:
-hand arithmetic for Wilson, scipy.stats.bootstrap for the bootstrap, and a small coverage study."""
+hand arithmetic and statsmodels for Wilson and for Wilson on the design effect's effective sample size,
+scipy.stats.bootstrap for the bootstrap, and small coverage studies."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ from statsmodels.stats.proportion import proportion_confint
 
 import ragmeter
 from ragmeter import Settings
-from ragmeter.aggregate import MIN_CLUSTERS, Column, cluster_labels, summarize
+from ragmeter.aggregate import MIN_CLUSTERS, Column, cluster_labels, summarize, summarize_columns
 from ragmeter.metrics import Aggregation, get_metric
 from ragmeter.signature import Signature
 from ragmeter.stats.intervals import (
     bootstrap_mean_interval,
     bootstrap_mean_intervals,
     bootstrap_quantile_interval,
+    wilson_deff_interval,
     wilson_interval,
 )
 
@@ -105,6 +107,156 @@ def test_wilson_matches_statsmodels(k: int, n: int) -> None:
     from statsmodels.stats import proportion
     expected = proportion.proportion_confint(k, n, alpha=0.05, method="wilson")
     assert wilson_interval(k, n) == pytest.approx(expected, abs=1e-9)
+
+
+# --------------------------------------------------------------------------------------------------
+# Wilson on the effective sample size n / deff (rates of items in clusters)
+#
+# Hand example: clusters of sizes 2, 2, 3, 1 holding [1, 1], [0, 0], [1, 0, 1], [0] (min_clusters=2).
+#   n = 8, m = 4, y = (2, 0, 2, 0), p̂ = 4/8 = 0.5
+#   y_i − p̂·n_i = (2 − 1, 0 − 1, 2 − 1.5, 0 − 0.5) = (1, −1, 0.5, −0.5); squares sum to 2.5
+#   clustered variance = m/(m−1) · 2.5 / n² = 4/3 · 2.5/64 = 10/192 = 0.0520833333
+#   independent variance = p̂(1−p̂)/(n−1) = 0.25/7 = 0.0357142857
+#   deff = (10/192) / (1/28) = 280/192 = 1.4583333333;  n_eff = 8 / 1.4583333333 = 192/35 = 5.4857142857
+#   Wilson at p̂ = 0.5 with n_eff trials: centre = 0.5 (symmetric);
+#   z²/n_eff = 3.8414588207 / 5.4857142857 = 0.7002659309 → denominator 1.7002659309
+#   p̂(1−p̂)/n_eff = 0.25/5.4857142857 = 0.0455729167, z²/4n_eff² = 0.0319131609 → sum 0.0774860776
+#   sqrt = 0.2783632116, × z = 0.5455818694, / 1.7002659309 = 0.3208803161
+#   → (0.5 − 0.3208803161, 0.5 + 0.3208803161) = (0.1791196839, 0.8208803161)
+# Worst case (deff not estimable): deff = Σ n_i² / n. At p̂ = 0 Wilson's upper bound is
+#   2·(z²/2n)/(1 + z²/n) = z²/(n + z²):
+#   0 of 45 in 15 clusters of 3: deff = 15·9/45 = 3, n_eff = 15 → 3.8414588207/18.8414588207 = 0.2038833010
+#   0 of 45 in clusters of sizes 1, 2, …, 9: Σ n_i² = 285, deff = 285/45, n_eff = 45²/285 = 7.1052631579
+#                                            → 3.8414588207/10.9467219786 = 0.3509232105
+# --------------------------------------------------------------------------------------------------
+
+HAND_VALUES = [1, 1, 0, 0, 1, 0, 1, 0]
+HAND_CLUSTERS = ["a", "a", "b", "b", "c", "c", "c", "d"]
+
+
+def test_wilson_deff_matches_hand_arithmetic() -> None:
+    got = wilson_deff_interval(HAND_VALUES, HAND_CLUSTERS, min_clusters=2)
+    assert got.deff == pytest.approx(280 / 192, abs=1e-12)
+    assert got.estimated
+    assert (got.low, got.high) == pytest.approx((0.1791196839, 0.8208803161), abs=1e-9)
+
+
+def test_wilson_deff_of_the_hand_example_matches_statsmodels() -> None:
+    # Two independent references: the design effect as the ratio of statsmodels' cluster-robust (CR1:
+    # G/(G−1) · Σ scores²) to classical variance of an intercept-only OLS, which for a mean are the
+    # ratio estimator's variance and s²/n; the interval as statsmodels' Wilson on n_eff trials.
+    import statsmodels.api as sm
+    y = np.asarray(HAND_VALUES, dtype=float)
+    x = np.ones((len(y), 1))
+    groups = np.unique(HAND_CLUSTERS, return_inverse=True)[1]
+    classical = sm.OLS(y, x).fit().bse[0] ** 2
+    robust = sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": groups}).bse[0] ** 2
+    got = wilson_deff_interval(HAND_VALUES, HAND_CLUSTERS, min_clusters=2)
+    assert got.deff == pytest.approx(robust / classical, rel=1e-12)
+    n_eff = len(y) / got.deff
+    assert (got.low, got.high) == pytest.approx(proportion_confint(y.mean() * n_eff, n_eff, method="wilson"),
+                                                abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_wilson_deff_matches_statsmodels_on_unequal_clusters(seed: int) -> None:
+    import statsmodels.api as sm
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 8, size=25)
+    codes = np.repeat(np.arange(25), sizes)
+    y = (rng.random(len(codes)) < rng.beta(2, 3, size=25)[codes]).astype(float)   # correlated within clusters
+    x = np.ones((len(y), 1))
+    ratio = (sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": codes}).bse[0]
+             / sm.OLS(y, x).fit().bse[0]) ** 2
+    got = wilson_deff_interval(y, [f"conv-{c}" for c in codes])
+    assert got.estimated
+    assert got.deff == pytest.approx(max(1.0, ratio), rel=1e-9)
+    n_eff = len(y) / got.deff
+    assert (got.low, got.high) == pytest.approx(proportion_confint(y.mean() * n_eff, n_eff, method="wilson"),
+                                                abs=1e-12)
+
+
+@pytest.mark.parametrize("values, clusters, deff, high", [
+    ([1.0] * 40, [i // 4 for i in range(40)], 4.0, 1.0),                     # 40 of 40 in 10 conversations
+    ([0.0] * 45, [i // 3 for i in range(45)], 3.0, 0.2038833010),            # 0 of 45 in 15 conversations
+    ([0.0] * 45, [size for size in range(1, 10) for _ in range(size)], 285 / 45, 0.3509232105),  # 9 unequal
+])
+def test_wilson_deff_takes_the_worst_case_when_deff_cannot_be_estimated(values: list[float],
+                                                                      clusters: list[int], deff: float,
+                                                                      high: float) -> None:
+    got = wilson_deff_interval(values, clusters)
+    assert got.deff == pytest.approx(deff, abs=1e-12) and not got.estimated
+    if values[0] == 1.0:
+        assert (got.low, got.high) == pytest.approx((0.7224672001, 1.0), abs=1e-9)  # Wilson's 10/10, above
+    else:
+        assert (got.low, got.high) == pytest.approx((0.0, high), abs=1e-9)
+    # Open: it claims no certainty, stays inside [0, 1] and contains p̂.
+    assert 0.0 <= got.low <= values[0] <= got.high <= 1.0 and got.low < got.high
+
+
+def test_wilson_deff_equals_kish_rho_one_for_alike_clusters() -> None:
+    # 12 clusters of 3 alike items, 5 of them 1s: n = 36, p̂ = 15/36 = 5/12; y_i − 3p̂ = 1.75 (×5) and
+    # −1.25 (×7), squares 5·3.0625 + 7·1.5625 = 26.25; clustered 12/11 · 26.25/1296, independent
+    # (5/12)(7/12)/35 = 1/144 → deff = 12/11 · 26.25 · 144/1296 = 35/11 = (n − 1)/(m − 1): Kish's m̄ = 3 at
+    # ρ = 1, times the small-sample factors.
+    values = np.repeat([1.0] * 5 + [0.0] * 7, 3)
+    got = wilson_deff_interval(values, [i // 3 for i in range(36)])
+    assert got.deff == pytest.approx(35 / 11, rel=1e-12) and got.estimated
+
+
+def test_wilson_deff_of_singleton_clusters_is_plain_wilson() -> None:
+    values = (np.random.default_rng(3).random(60) < 0.3).astype(float)
+    got = wilson_deff_interval(values, [f"item-{i}" for i in range(60)])
+    assert got.deff == 1.0
+    assert (got.low, got.high) == pytest.approx(wilson_interval(int(values.sum()), 60), abs=1e-12)
+    # Few singleton "clusters" or a rate of 1: the worst case Σ n_i²/n is 1 too.
+    assert wilson_deff_interval([1.0] * 5, list("abcde")) == (*wilson_interval(5, 5), 1.0, False)
+
+
+def test_wilson_deff_is_floored_at_one() -> None:
+    # Each cluster holds one 1 and one 0: Σ (y_i − p̂·n_i)² = 0, an estimated deff of 0, floored to 1.
+    got = wilson_deff_interval([1.0, 0.0] * 10, [i // 2 for i in range(20)])
+    assert got.deff == 1.0 and got.estimated
+    assert (got.low, got.high) == pytest.approx(wilson_interval(10, 20), abs=1e-12)
+
+
+def test_wilson_deff_with_few_clusters_takes_the_worst_case() -> None:
+    # Five clusters of sizes 2, 2, 3, 1, 2: too few to estimate deff from, so Σ n_i²/n = 22/10 stands in.
+    values = [1, 1, 0, 0, 1, 0, 1, 0, 1, 0]
+    clusters = ["a", "a", "b", "b", "c", "c", "c", "d", "e", "e"]
+    few = wilson_deff_interval(values, clusters)
+    assert few.deff == pytest.approx(2.2) and not few.estimated
+    assert (few.low, few.high) == pytest.approx(proportion_confint(0.5 * 10 / 2.2, 10 / 2.2, method="wilson"))
+    assert wilson_deff_interval(values, clusters, min_clusters=5).estimated
+
+
+def test_wilson_deff_rejects_bad_input_and_gives_nan_when_empty() -> None:
+    with pytest.raises(ValueError, match="0 or 1"):
+        wilson_deff_interval([0.5, 1.0], ["a", "a"])
+    with pytest.raises(ValueError, match="cluster labels"):
+        wilson_deff_interval([0.0, 1.0], ["a"])
+    empty = wilson_deff_interval([], [])
+    assert all(math.isnan(x) for x in empty[:3]) and not empty.estimated
+
+
+def test_wilson_deff_covers_where_plain_wilson_does_not() -> None:
+    # 30 conversations of 4 turns whose success rates vary (beta-binomial, mean 0.3, ρ = 1/(a + b + 1) = 0.2,
+    # so deff ≈ 1 + 3·0.2 = 1.6): plain Wilson treats 120 turns as independent and under-covers.
+    rng = np.random.default_rng(11)
+    trials, true_rate = 400, 0.3
+    clusters = [i // 4 for i in range(120)]
+    covered = {"deff": 0, "plain": 0}
+    for _ in range(trials):
+        rates = np.repeat(rng.beta(1.2, 2.8, size=30), 4)
+        values = (rng.random(120) < rates).astype(float)
+        low, high, _, _ = wilson_deff_interval(values, clusters)
+        covered["deff"] += low <= true_rate <= high
+        low, high = wilson_interval(int(values.sum()), 120)
+        covered["plain"] += low <= true_rate <= high
+    # Binomial sd over 400 trials ≈ 1.1 points at 95%: [91%, 99%] accepts noise and a slightly
+    # conservative interval; plain Wilson's coverage is near 1.96/√1.6 → 88%.
+    assert 0.91 * trials <= covered["deff"] <= 0.99 * trials
+    assert covered["plain"] < covered["deff"] - 0.03 * trials
 
 
 # --------------------------------------------------------------------------------------------------
@@ -327,23 +479,59 @@ def test_rate_without_clusters_uses_wilson() -> None:
     assert "seed" not in summary.signature.settings
 
 
-def test_rate_with_clusters_uses_the_cluster_bootstrap() -> None:
-    values = [1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0] * 3
-    clusters = [f"c{i // 3}" for i in range(len(values))]  # 12 conversations of 3 turns
+def test_rate_with_clusters_uses_wilson_on_the_effective_sample_size() -> None:
+    # 12 conversations of 3 turns with 3, 1, 2, 0 correct (×3): n = 36, p̂ = 0.5, y_i − 1.5 = ±1.5, ±0.5,
+    # Σ squares = 3·(2.25 + 0.25 + 0.25 + 2.25) = 15; clustered 12/11 · 15/1296, independent 0.25/35
+    # → deff = 12/11 · 15/1296 · 140 = 25200/14256 = 1.7676767677, n_eff = 36/deff = 20.3657142857.
+    values = [1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0] * 3
+    clusters = [f"c{i // 3}" for i in range(len(values))]
     (summary,) = _summarize("exact_match", values, clusters=clusters)
-    expected = bootstrap_mean_interval(np.asarray(values), clusters=clusters, n_resamples=1000, method="bca",
-                                       seed=0)
+    n_eff = 36 / (25200 / 14256)
     assert summary.statistic == "rate"
-    assert summary.value == pytest.approx(7 / 12)
-    assert (summary.ci_low, summary.ci_high) == expected
-    assert (summary.ci_low, summary.ci_high) != pytest.approx(proportion_confint(21, 36, method="wilson"))
-    assert summary.signature.settings["ci"] == "bca"
-    assert summary.signature.settings["resample"] == "clusters"
-    assert summary.signature.settings["n_resamples"] == 1000
+    assert summary.value == pytest.approx(0.5)
+    assert (summary.ci_low, summary.ci_high) == pytest.approx(proportion_confint(0.5 * n_eff, n_eff,
+                                                                                 method="wilson"), abs=1e-12)
+    assert summary.signature.settings == {"ci": "wilson-deff", "confidence": 0.95, "clusters": 12,
+                                          "deff": "1.77"}
+    assert "|ci:wilson-deff|clusters:12|confidence:0.95|deff:1.77|" in summary.signature.render()
+    assert summary.warning is None
+    # A mean on the same conversations keeps the cluster bootstrap.
+    mean = Column("token_f1", Aggregation.MEAN, np.asarray(values), {}, Signature("token_f1", {}))
+    rate = Column("exact_match", Aggregation.RATE, np.asarray(values), {}, Signature("exact_match", {}))
+    together = summarize_columns([mean, rate], settings=SETTINGS, clusters=clusters)
+    assert together[0].signature.settings["resample"] == "clusters"
+    assert (together[0].ci_low, together[0].ci_high) == bootstrap_mean_interval(
+        np.asarray(values), clusters=clusters, n_resamples=1000, method="bca", seed=0)
+    assert together[1] == summary
+
+
+@pytest.mark.parametrize("value, n, size, expected", [
+    (1.0, 40, 4, (0.7224672001, 1.0)),     # 40 of 40 in 10 conversations: Wilson's 10 of 10
+    (0.0, 45, 3, (0.0, 0.2038833010)),     # 0 of 45 in 15 conversations: Wilson's 0 of 15
+])
+def test_rates_of_all_or_nothing_in_conversations_are_open(value: float, n: int, size: int,
+                                                           expected: tuple[float, float]) -> None:
+    # The cluster bootstrap gave 1.000 [1.000, 1.000] and 0.000 [0.000, 0.000]: certainty from 40 turns.
+    clusters = [f"conv-{i // size}" for i in range(n)]
+    (summary,) = _summarize("exact_match", [value] * n, clusters=clusters)
+    assert summary.value == value
+    assert summary.ci_low < summary.ci_high
+    assert 0.0 <= summary.ci_low <= summary.value <= summary.ci_high <= 1.0
+    assert (summary.ci_low, summary.ci_high) == pytest.approx(expected, abs=1e-9)
+    assert summary.signature.settings["ci"] == "wilson-deff"
+    assert summary.signature.settings["deff"] == f"{size:.2f}(worst case, all values equal)"
     assert summary.warning is None
 
 
-def test_fewer_than_ten_clusters_resample_items_and_say_so() -> None:
+def test_rate_whose_defined_items_share_no_conversation_keeps_plain_wilson() -> None:
+    values = [1.0, math.nan, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0]
+    clusters = ["a", "a"] + [f"c{i}" for i in range(10)]   # the only shared conversation loses a turn
+    (summary,) = _summarize("exact_match", values, undefined={1: "x"}, clusters=clusters)
+    assert summary.signature.settings == {"ci": "wilson", "confidence": 0.95}
+    assert (summary.ci_low, summary.ci_high) == pytest.approx(proportion_confint(8, 11, method="wilson"))
+
+
+def test_fewer_than_ten_clusters_resample_items_or_take_the_worst_deff_and_say_so() -> None:
     # Two conversations (sample_responses-10.jsonl's case): resampling 2 clusters gave [0.600, 0.600].
     values = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0]
     clusters = ["a"] * 5 + ["b"] * 5
@@ -353,9 +541,13 @@ def test_fewer_than_ten_clusters_resample_items_and_say_so() -> None:
     assert mean.ci_low < mean.value < mean.ci_high
     assert mean.signature.settings["resample"] == f"items(2<{MIN_CLUSTERS} clusters)"
     assert "only 2 conversation(s)" in mean.warning and mean.to_dict()["warning"] == mean.warning
+    # A rate cannot estimate its design effect from two conversations: the worst case, Σ n_i²/n = 50/10,
+    # counts each conversation once (n_eff = 2).
     (rate,) = _summarize("exact_match", values, clusters=clusters)
-    assert (rate.ci_low, rate.ci_high) == pytest.approx(proportion_confint(6, 10, method="wilson"))
-    assert rate.signature.settings["ci"] == "wilson" and rate.warning is not None
+    assert (rate.ci_low, rate.ci_high) == pytest.approx(proportion_confint(1.2, 2, method="wilson"))
+    assert rate.signature.settings["ci"] == "wilson-deff"
+    assert rate.signature.settings["deff"] == f"5.00(worst case, 2<{MIN_CLUSTERS} clusters)"
+    assert rate.warning is not None and "only 2 conversation(s)" in rate.warning
 
 
 def test_cluster_labels_keep_models_apart_and_skip_unshared_items() -> None:

@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ragmeter._files import atomic_target
+from ragmeter._files import Target, writing
 from ragmeter.errors import ConfigError, InputError
+from ragmeter.io.fields import allow_long_csv_cells
 from ragmeter.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
 
 __all__ = ["AnnotationRead", "Votes", "check_template_path", "read_annotations", "template_rows", "unit_key",
@@ -84,7 +85,7 @@ def _template_row(record: Record, annotator: str, unit: str, rank: Any, doc_id: 
             **{name: "" if name in applicable else NOT_APPLICABLE for name in labels}}
 
 
-def write_template(records: Iterable[Record], path: str | Path, labels: Sequence[str] = ALL_LABELS, *,
+def write_template(records: Iterable[Record], path: str | Path | Target, labels: Sequence[str] = ALL_LABELS, *,
                    annotator: str = "") -> int:
     """Write the template as CSV (``.csv``, ``.tsv``) or JSONL (``.jsonl``); returns the rows written.
 
@@ -96,18 +97,18 @@ def write_template(records: Iterable[Record], path: str | Path, labels: Sequence
     Raises :class:`InputError` for an unknown label and :class:`ConfigError` for a suffix other than
     ``.csv``, ``.tsv`` or ``.jsonl``, a folder at ``path``, or a place that cannot be written.
     """
-    path = Path(path)
     unknown = [name for name in labels if name not in ALL_LABELS]
     if unknown:
         raise InputError(f"unknown labels {unknown}; seed 003's labels are {', '.join(ALL_LABELS)}")
-    check_template_path(path)
+    check_template_path(path.path if isinstance(path, Target) else path)
     return write_rows(template_rows(records, labels, annotator=annotator), path, labels)
 
 
-def write_rows(rows: Iterable[dict[str, Any]], path: Path, labels: Sequence[str]) -> int:
+def write_rows(rows: Iterable[dict[str, Any]], path: str | Path | Target, labels: Sequence[str]) -> int:
     """Write template rows (empty label cells, or filled with 0/1 by an annotator) as :func:`write_template`
     does; returns the rows written."""
-    suffix = path.suffix.lower()
+    path = Target.of(path)
+    suffix = path.path.suffix.lower()
     if suffix == ".jsonl":
         return _write_atomically(path, lambda handle: _write_jsonl(rows, handle))
     dialect = "excel-tab" if suffix == ".tsv" else "excel"
@@ -146,20 +147,11 @@ def _write_csv(rows: Iterable[dict[str, Any]], columns: list[str], dialect: str,
     return count
 
 
-def _write_atomically(path: Path, write: Callable[[TextIO], int]) -> int:
-    """``write`` into a temporary file beside ``path`` that becomes ``path`` only when it succeeded (see
-    :func:`ragmeter._files.atomic_target`); a missing parent folder is created first."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot create the folder of the template {path}: {exc.strerror or exc}") from exc
-    with atomic_target(path) as temporary:
-        try:
-            handle = temporary.open("w", encoding="utf-8", newline="")
-        except OSError as exc:
-            raise ConfigError(f"cannot write the template {path}: {exc.strerror or exc}") from exc
-        with handle:
-            return write(handle)
+def _write_atomically(target: Target, write: Callable[[TextIO], int]) -> int:
+    """``write`` into a temporary file beside ``target`` that becomes it only when it succeeded (see
+    :func:`ragmeter._files.writing`); a missing parent folder is created first."""
+    with writing(target) as temporary, open(temporary, "w", encoding="utf-8", newline="") as handle:
+        return write(handle)
 
 
 def _neutralise(value: Any) -> Any:
@@ -288,6 +280,7 @@ def _jsonl_rows(text: str, path: Path, errors: list[InputError]) -> Iterator[tup
 def _csv_rows(text: str, path: Path, errors: list[InputError]) -> Iterator[tuple[int, dict[str, Any]]]:
     """Rows of a CSV or TSV text, each cell with :func:`_restore` applied. ``strict`` makes the reader
     name a quote that is never closed instead of swallowing the rest of the file into one cell."""
+    allow_long_csv_cells()
     reader = csv.reader(io.StringIO(text, newline=""), strict=True,
                         dialect="excel-tab" if path.suffix.lower() == ".tsv" else "excel")
     try:

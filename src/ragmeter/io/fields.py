@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import csv
 import math
 from collections.abc import Mapping
 from typing import Any
 
 from ragmeter.errors import InputError
 
-__all__ = ["MAX_CHUNKS", "MAX_LATENCY_MS", "MAX_TEXT_CHARS", "MAX_TOKENS_PER_CALL", "FieldReader"]
+__all__ = ["CSV_CELL_LIMIT", "MAX_CHUNKS", "MAX_LATENCY_MS", "MAX_TEXT_CHARS", "MAX_TOKENS_PER_CALL", "FieldReader",
+           "allow_long_csv_cells", "exact_number"]
 
 # What one record may hold. Scoring keeps several copies of each text (normalised, tokenised, embedded
 # token by token), so one 50 MB answer took 8 GB of memory: the bounds stop such a record where it enters,
@@ -20,6 +22,29 @@ MAX_CHUNKS = 10_000
 # would print as 300-digit totals: no LLM call takes a billion tokens, and no answer a week.
 MAX_TOKENS_PER_CALL = 1_000_000_000
 MAX_LATENCY_MS = 7 * 24 * 3600 * 1000
+# Python's csv refuses a cell over 131,072 characters, below MAX_TEXT_CHARS and below what ragmeter's own annotation
+# templates write (a chunk's text, a JSON list of contexts). 2**31 − 1 is the largest limit every platform's C long
+# holds (sys.maxsize overflows on Windows).
+CSV_CELL_LIMIT = 2**31 - 1
+
+
+def allow_long_csv_cells() -> None:
+    """Raise the csv module's cell limit to :data:`CSV_CELL_LIMIT`, for every CSV reader of ragmeter to call before
+    it reads. The limit is process-wide; it is only ever raised."""
+    if csv.field_size_limit() < CSV_CELL_LIMIT:
+        csv.field_size_limit(CSV_CELL_LIMIT)
+
+
+def exact_number(value: float) -> str:
+    """``value`` in full, with thousands separators, for a message that sets it against a bound: six significant
+    digits would print 604,800,001 as 6.048e+08, which reads as the bound 604,800,000 itself.
+
+    >>> exact_number(604_800_001), exact_number(604_800_000.5), exact_number(1e9 + 1), exact_number(1e308)
+    ('604,800,001', '604,800,000.5', '1,000,000,001', '1e+308')
+    """
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return f"{value:,.0f}"
+    return f"{value:,}"
 
 
 def _kind(value: Any) -> str:
@@ -97,8 +122,8 @@ class FieldReader:
             raise self.error(where, f"expected {expected} ≥ {minimum:g}, found {value!r}")
         if maximum is not None and number > maximum:
             bound = f"{maximum:,.0f} ({unit})" if unit else f"{maximum:,.0f}"
-            raise self.error(where, f"expected {expected} ≤ {bound}, found {number:.6g}: a value this large is a "
-                                    "logging error; check how this field was recorded")
+            raise self.error(where, f"expected {expected} ≤ {bound}, found {exact_number(value)}: a value this large "
+                                    "is a logging error; check how this field was recorded")
         return number
 
     def items(self, key: str, *, value: Any = ..., field: str | None = None, most: int | None = None,

@@ -5,6 +5,11 @@ Every reader streams: records are parsed one at a time. :func:`iter_records` yie
 
 Text files are read as UTF-8; a byte-order mark at the start (Excel's "CSV UTF-8", Notepad) is dropped.
 A line that is not UTF-8 is an error of that line only, naming the byte, so it can be skipped.
+
+A format given explicitly (not ``auto``) that the file contradicts is one error of the whole file, naming
+``--input-format``, instead of an error per record: when its first bytes say otherwise (Parquet's ``PAR1``, a JSON
+object read as CSV or Parquet, a ``.csv`` file read as JSONL), or when its first ``FORMAT_PROBE`` records all fail
+and its first JSON object has the fields of another JSONL flavour.
 """
 
 from __future__ import annotations
@@ -20,20 +25,29 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ragmeter.errors import ConfigError, InputError, MissingDependencyError
-from ragmeter.io.fields import MAX_TOKENS_PER_CALL
+from ragmeter.io.fields import MAX_TOKENS_PER_CALL, allow_long_csv_cells, exact_number
 from ragmeter.io.mtrag import record_from_mtrag
-from ragmeter.io.native import record_from_dict
+from ragmeter.io.native import KNOWN_FIELDS, record_from_dict
 from ragmeter.io.ragas import record_from_ragas
 from ragmeter.records import Record
 
-__all__ = ["FORMATS", "FileCheck", "Span", "check_file", "detect_format", "iter_records", "jsonl_objects",
-           "line_spans", "object_rows", "parse_column_map", "raw_records", "read_records", "repeated_id",
-           "text_lines"]
+__all__ = ["FORMATS", "FORMAT_PROBE", "MAP_FIELDS", "FileCheck", "Span", "check_file", "detect_format",
+           "iter_records", "jsonl_objects", "line_spans", "object_rows", "parse_column_map", "raw_records",
+           "read_records", "repeated_id", "text_lines"]
 
 FORMATS = ("auto", "native", "mtrag", "ragas", "csv", "parquet")
+_FORMAT_NAMES = {"native": "ragmeter's JSONL", "mtrag": "MT-RAG JSONL", "ragas": "RAGAS JSONL", "csv": "CSV",
+                 "parquet": "Parquet"}
+#: Records read, all failing, before an explicit format that auto-detection disagrees with is called wrong.
+FORMAT_PROBE = 5
 _STRUCTURED = ("contexts", "references", "history", "usage", "labels", "metadata", "retrieved_contexts",
                "retrieved_context_ids")
 _NUMERIC = ("latency_ms",)
+_TOKEN_COLUMNS = ("prompt_tokens", "completion_tokens")
+_RAGAS_FIELDS = ("user_input", "response", "retrieved_contexts", "retrieved_context_ids")
+#: The fields ``--map`` may fill: the native record's, the token columns a table splits usage into, the metadata
+#: fields ragmeter reads, and RAGAS's (a table with them is read as RAGAS).
+MAP_FIELDS = (*KNOWN_FIELDS, *_TOKEN_COLUMNS, "model_id", "conversation_id", "run_id", *_RAGAS_FIELDS)
 Parser = Callable[..., Record]
 _PARSERS: dict[str, Parser] = {"native": record_from_dict, "mtrag": record_from_mtrag, "ragas": record_from_ragas}
 
@@ -53,10 +67,60 @@ def detect_format(path: str | Path) -> str:
         return "csv"
     if suffix in (".parquet", ".pq"):
         return "parquet"
-    for _, obj in jsonl_objects(Path(path)):
+    return _jsonl_flavour(Path(path))
+
+
+def _jsonl_flavour(path: Path) -> str:
+    for _, obj in jsonl_objects(path):
         if isinstance(obj, dict):
             return _row_flavour(obj)
     return "native"
+
+
+def _family(kind: str) -> str:
+    return "jsonl" if kind in _PARSERS else kind
+
+
+def _looks_like(path: Path) -> tuple[str, str] | None:
+    """(format, evidence) when the file's first bytes plainly tell its format, else ``None``."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return None  # iter_records reports the file itself
+    if head.startswith(b"PAR1"):
+        return "parquet", "it begins with PAR1, as Parquet files do"
+    text = head.removeprefix(codecs.BOM_UTF8).lstrip()
+    if text.startswith(b"{"):
+        return _jsonl_flavour(path), "its first non-blank character is '{', as in JSONL"
+    if text and path.suffix.lower() in (".csv", ".tsv"):
+        return "csv", f"it is a {path.suffix.lower()} file whose first line is not a JSON object"
+    return None
+
+
+def _wrong_format(path: Path, kind: str) -> InputError | None:
+    """The error of an explicit format that the file's first bytes contradict."""
+    seen = _looks_like(path)
+    if seen is None or _family(seen[0]) == _family(kind):
+        return None
+    return InputError(f"--input-format {kind} reads this file as {_FORMAT_NAMES[kind]}, but {seen[1]}: pass "
+                      f"--input-format {seen[0]}, or leave the option out to detect the format", path=str(path))
+
+
+def _failing_format(path: Path, kind: str, failed: list[InputError], ended: bool) -> InputError | None:
+    """The error of an explicit format whose first records (``failed``, all of them when ``ended``) all fail
+    while the file's first bytes look like another format."""
+    seen = _looks_like(path)
+    if seen is None or seen[0] == kind:
+        return None
+    detected = seen[0]
+    first = failed[0]
+    where = ", ".join(part for part in (f"line {first.line}" if first.line is not None else None,
+                                        f"field '{first.field}'" if first.field else None) if part)
+    records = f"the {len(failed)} records" if ended else f"the first {len(failed)} records"
+    return InputError(f"--input-format {kind}: {records} all fail as {_FORMAT_NAMES[kind]} ({where}: "
+                      f"{first.reason}), and the file looks like {_FORMAT_NAMES[detected]}: pass "
+                      f"--input-format {detected}, or leave the option out to detect the format", path=str(path))
 
 
 @dataclass(frozen=True)
@@ -168,7 +232,6 @@ def object_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 _KEEP_EMPTY = ("answer", "response")  # an empty answer cell is an empty answer, not a missing one
-_TOKEN_COLUMNS = ("prompt_tokens", "completion_tokens")
 
 
 def _table_row(row: Mapping[str, Any], columns: Mapping[str, str], where: dict[str, Any]) -> dict[str, Any]:
@@ -210,9 +273,9 @@ def _token_count(value: Any, column: str, where: dict[str, Any]) -> int:
             or number != int(number) or number < 0):
         raise InputError(f"expected a whole number of tokens ≥ 0, found {value!r}", field=column, **where)
     if number > MAX_TOKENS_PER_CALL:
-        raise InputError(f"expected a whole number ≤ {MAX_TOKENS_PER_CALL:,} (tokens per call), found {number:.6g}: "
-                         "a value this large is a logging error; check how this column was recorded",
-                         field=column, **where)
+        raise InputError(f"expected a whole number ≤ {MAX_TOKENS_PER_CALL:,} (tokens per call), found "
+                         f"{exact_number(number)}: a value this large is a logging error; check how this column "
+                         "was recorded", field=column, **where)
     return int(number)
 
 
@@ -257,7 +320,8 @@ def _missing_columns(path: Path, header: list[str], column_map: Mapping[str, str
 
 
 def _csv_rows(path: Path, column_map: Mapping[str, str]) -> Iterator[tuple[int, dict[str, Any] | InputError]]:
-    """CSV/TSV rows, numbered by the file line each starts on (a quoted cell may span lines).
+    """CSV/TSV rows, numbered by the file line each starts on (a quoted cell may span lines). A cell may hold up to
+    :data:`~ragmeter.io.fields.CSV_CELL_LIMIT` characters, not Python's default 131,072.
 
     A row holding a line that is not UTF-8, or a quote that closes before the cell ends (``"ab"c``), is an
     error of that row. A quote that opens a cell and never closes takes in the rest of the file, so it
@@ -275,6 +339,7 @@ def _csv_rows(path: Path, column_map: Mapping[str, str]) -> Iterator[tuple[int, 
                 yield line
 
     dialect = "excel-tab" if path.suffix.lower() == ".tsv" else "excel"
+    allow_long_csv_cells()
     reader = csv.DictReader(lines(), dialect=dialect, strict=True)  # strict: a stray quote is an error
     problem = _header_problem(reader, path, undecodable, column_map)
     if problem is not None:
@@ -340,9 +405,9 @@ def iter_records(path: str | Path, *, format: str = "auto",
     ``column_map`` maps ragmeter field names to table columns (``{"question": "query"}``); unmapped
     columns are read under their own names, and a table with RAGAS column names is read as RAGAS.
     An empty file yields one error without a line, as does a file that cannot be read past some point (a
-    mapped column the header lacks, a CSV quote never closed: the rows read before it come first). An ``id``
-    repeated for the same ``model_id`` is an error on the later record (MT-RAG files hold each task once per
-    responding model).
+    mapped column the header lacks, a CSV quote never closed: the rows read before it come first), and a file that
+    an explicit ``format`` contradicts (see the module docstring). An ``id`` repeated for the same ``model_id`` is
+    an error on the later record (MT-RAG files hold each task once per responding model).
     """
     if format not in FORMATS:
         raise ConfigError(f"unknown input format {format!r}: choose one of {', '.join(FORMATS)}")
@@ -352,17 +417,48 @@ def iter_records(path: str | Path, *, format: str = "auto",
     kind = detect_format(path) if format == "auto" else format
     if column_map and kind not in ("csv", "parquet"):
         raise ConfigError("a column mapping applies to CSV and Parquet files only")
-    seen: dict[tuple[str, str | None], int] = {}
+    wrong = None if format == "auto" else _wrong_format(path, kind)
+    if wrong is not None:
+        yield wrong
+        return
+    items = _unique_ids(path, raw_records(path, kind, column_map or {}))
     count = 0
-    for number, item in raw_records(path, kind, column_map or {}):
+    for item in items if format == "auto" else _probed(path, kind, items):
         count += 1
+        yield item
+    if count == 0:
+        yield InputError("the file holds no records", path=str(path))
+
+
+def _unique_ids(path: Path, items: Iterator[tuple[int, Record | InputError]]) -> Iterator[Record | InputError]:
+    seen: dict[tuple[str, str | None], int] = {}
+    for number, item in items:
         if isinstance(item, Record):
             first = seen.setdefault((item.id, item.model_id), number)
             if first != number:
                 item = repeated_id(item.id, item.model_id, f"line {first}", path=str(path), line=number)
         yield item
-    if count == 0:
-        yield InputError("the file holds no records", path=str(path))
+
+
+def _probed(path: Path, kind: str, items: Iterator[Record | InputError]) -> Iterator[Record | InputError]:
+    """``items`` of a file read in an explicit format; only the error of that format instead when its first
+    ``FORMAT_PROBE`` records (all, if fewer) fail and auto-detection reads the file as another format."""
+    failed: list[InputError] = []
+    for item in items:
+        if not isinstance(item, InputError) or item.line is None:
+            yield from failed
+            yield item
+            yield from items
+            return
+        failed.append(item)
+        if len(failed) == FORMAT_PROBE:
+            break
+    wrong = _failing_format(path, kind, failed, ended=len(failed) < FORMAT_PROBE) if failed else None
+    if wrong is not None:
+        yield wrong
+        return
+    yield from failed
+    yield from items
 
 
 def repeated_id(item_id: str, model_id: str | None, first: str, *, path: str, line: int) -> InputError:
@@ -408,13 +504,29 @@ def _parse(parser: Parser, obj: Any, **where: Any) -> Record | InputError:
 
 
 def parse_column_map(pairs: Sequence[str]) -> dict[str, str]:
-    """``--map FIELD=COLUMN`` options as a mapping of record field to column name."""
-    mapping = {}
+    """``--map FIELD=COLUMN`` options as a mapping of record field to column name. FIELD is one of
+    :data:`MAP_FIELDS`; a field named twice, or a column given to two fields, is an error too, since one of the
+    options would do nothing."""
+    mapping: dict[str, str] = {}
     for pair in pairs:
-        field_name, sep, column = pair.partition("=")
-        if not sep or not field_name.strip() or not column.strip():
+        field_name, sep, column = (part.strip() for part in pair.partition("="))
+        if not sep or not field_name or not column:
             raise ConfigError(f"--map takes FIELD=COLUMN, got {pair!r}")
-        mapping[field_name.strip()] = column.strip()
+        if field_name not in MAP_FIELDS:
+            close = difflib.get_close_matches(field_name, MAP_FIELDS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"--map {field_name}={column}: {field_name!r} is not a record field{hint}. FIELD is one "
+                              f"of {', '.join(MAP_FIELDS[:-len(_RAGAS_FIELDS)])}; in RAGAS-style tables also "
+                              f"{', '.join(_RAGAS_FIELDS)} (unmapped columns keep their names; unknown ones go to "
+                              "metadata)")
+        if field_name in mapping:
+            raise ConfigError(f"--map names {field_name!r} twice (columns {mapping[field_name]!r} and {column!r}): "
+                              "keep one")
+        other = next((name for name, taken in mapping.items() if taken == column), None)
+        if other is not None:
+            raise ConfigError(f"--map maps both {other!r} and {field_name!r} to column {column!r}: a column fills "
+                              "one field")
+        mapping[field_name] = column
     return mapping
 
 

