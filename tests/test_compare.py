@@ -312,7 +312,7 @@ def test_a_finished_run_without_its_summary_says_how_to_get_it_back(tmp_path: Pa
     a, b = _finished_run(tmp_path, "a", [0.1, 0.2, 0.3]), _finished_run(tmp_path, "b", [0.2, 0.2, 0.4])
     (b / "summary.json").unlink()
     with pytest.raises(ConfigError, match=rf"{re.escape(str(b))} has no summary.json\. Rerun `ragmeter run … --out "
-                                          rf"{re.escape(str(b))}` to write its summary.json again"):
+                                          rf"{re.escape(str(b))} --overwrite` to write its summary.json again"):
         compare(a, b)
     (b / "summary.json").write_text(json.dumps({"n_items": 3}), encoding="utf-8")     # a summary of no signatures
     with pytest.raises(ConfigError, match="summary.json holds no signatures. Rerun"):

@@ -345,6 +345,8 @@ def _run(args: argparse.Namespace) -> int:
         raise ConfigError("--limit must be at least 1")
     if args.resume and args.overwrite:
         raise ConfigError("--resume goes on with the run in --out, --overwrite replaces it: give one of them")
+    if args.qrels is not None:
+        read_qrels(args.qrels)  # a missing or malformed file stops the run before it starts, not after
     if args.parquet:
         require_parquet()
     if args.dry_run:
@@ -493,10 +495,12 @@ def _finish_run(args: argparse.Namespace, path: Path, result: EvalResult, folder
 
 def _judge_outcome(judging: JudgingReport | None, failures: Path) -> int:
     """1 when the judge was called and every call failed (the judged metrics are all undefined), else 0."""
-    totals = judging.totals() if judging is not None else {"calls": 0, "failures": 0}
+    if judging is None:
+        return 0
+    totals = judging.totals()
     if totals["calls"] == 0 or totals["failures"] < totals["calls"]:
         return 0
-    reasons = sorted({str(f.get("reason", ""))[:200] for f in judging.failures})[:3]  # type: ignore[union-attr]
+    reasons = sorted({str(f.get("reason", ""))[:200] for f in judging.failures})[:3]
     print(f"error: every one of the {totals['calls']} judge calls failed, so every judged metric is undefined; "
           f"reasons in {failures}" + "".join(f"\n  {reason}" for reason in reasons), file=sys.stderr)
     return 1
@@ -553,9 +557,8 @@ def _mtrag(args: argparse.Namespace) -> int:
     for path in (partial, made_by):  # an interrupted step's own files: kept to go on from
         outputs.file(path, flag="-o (its unfinished part)", reusable=lambda _: True)
     outputs.file(summary_path(args.output), flag="-o (its summary)")
-    for config in configs[:1]:
-        if config.cache is not None:
-            outputs.file(config.cache, flag="--judge-cache", reusable=is_verdict_cache)
+    if configs and configs[0].cache is not None:  # the judges share one cache
+        outputs.file(configs[0].cache, flag="--judge-cache", reusable=is_verdict_cache)
     if args.step == "all" and not configs:
         print("no --judge: step all runs algorithmic and idk_condition (idk_eval from the IDK detector); give "
               "--judge to run the judged steps idk, ragas and radbench too", file=sys.stderr)

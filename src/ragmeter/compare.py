@@ -138,7 +138,7 @@ def _unsigned(path: Path, folder: Path, n_rows: int, manifest: Mapping[str, Any]
         return f"{path} has neither {SUMMARY} nor {MANIFEST}", _COMPARE_FOLDERS
     if summary is None or not isinstance(summary.get("signatures"), dict) or not summary["signatures"]:
         return (f"{path} has no {SUMMARY}" if summary is None else f"{folder / SUMMARY} holds no signatures",
-                f"rerun `ragmeter run … --out {folder}` to write its {SUMMARY} again")
+                f"rerun `ragmeter run … --out {folder} --overwrite` to write its {SUMMARY} again")
     return None
 
 
