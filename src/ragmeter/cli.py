@@ -332,7 +332,9 @@ def _run(args: argparse.Namespace) -> int:
     config = _cli_judge.judge_config(args)
     metric_names = args.metrics.split(",") if args.metrics else None
     if metric_names is None and config is not None:
-        metric_names = [*DEFAULT_FAMILIES, "judged"]
+        # seed 002's Faithfulness beside the IDK-conditioned one, which agrees with people where it cannot
+        metric_names = [*DEFAULT_FAMILIES, "judged", *(["judge_faithfulness_idk"] if _answerability_known(args, path)
+                                                       else [])]
     chosen = resolve_metrics(metric_names)  # unknown names fail before the file is read
     for option, threshold in (("--grounded", args.grounded), ("--correct", args.correct)):
         if threshold is not None and threshold.metric not in {m.name for m in chosen}:
@@ -376,6 +378,18 @@ def _run(args: argparse.Namespace) -> int:
         if judge is not None:
             judge.close()
     return _finish_run(args, path, result, folder, html, lambda: _records(args, path, total))
+
+
+def _answerability_known(args: argparse.Namespace, path: Path) -> bool:
+    """Some record of the run says whether its question can be answered (readers take a record with a
+    reference as answerable), so an answer's refusal can be judged right or wrong. Reads up to the first such
+    record; a file that cannot be read is left to the input check."""
+    try:
+        records = read_records(path, format=args.input_format, column_map=parse_column_map(args.map),
+                               skip_invalid=True)
+        return any(record.answerability is not None for record in itertools.islice(records, args.limit))
+    except RagmeterError:
+        return False
 
 
 def _html_target(outputs: Outputs, path: Path | None) -> Target | None:

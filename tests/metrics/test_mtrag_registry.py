@@ -129,20 +129,33 @@ def test_an_idk_eval_outside_0_half_1_is_an_input_error():
     assert caught.value.field == "metrics.idk_eval[0]"
 
 
-def test_faithfulness_offline_blends_its_parts_and_rules_out_answers_without_passages():
-    from ragmeter.metrics.faithfulness_offline import DECLINED, NO_PASSAGE_ANSWERED, NO_PASSAGE_DECLINED
+def test_faithfulness_offline_blends_its_parts_conditioned_as_mtrag_conditions_its_metrics():
+    from ragmeter.metrics.faithfulness_offline import EMPTY, NO_PASSAGE, UNKNOWN_REFUSAL
 
+    chunks = RECORDS[0].contexts
+    answerable, unanswerable = Answerability.ANSWERABLE, Answerability.UNANSWERABLE
     records = [RECORDS[0], RECORDS[1],
-               Record(id="c", question="q", answer="The pool opens at 7."),
-               Record(id="d", question="q", answer="I don't know.", contexts=RECORDS[0].contexts)]
+               Record(id="c", question="q", answer="The pool opens at 7.", answerability=answerable),
+               Record(id="d", question="q", answer="I don't know.", contexts=chunks, answerability=answerable),
+               Record(id="e", question="q", answer="The pool opens at 7.", contexts=chunks, answerability=unanswerable),
+               Record(id="f", question="q", answer="I don't know.", contexts=chunks),
+               Record(id="g", question="q", answer="the pool opens at seven", contexts=chunks),
+               Record(id="h", question="q", answer="The pool opens at 7."),
+               Record(id="i", question="q", answer="  ", contexts=chunks, answerability=unanswerable)]
     result = evaluate(records, metrics=["faithfulness_offline"], token_encoder=WordTokens(),
                       settings=Settings(n_resamples=200))
     values, notes = result.scores["faithfulness_offline"], result.notes["faithfulness_offline"]
+    undefined = result.undefined["faithfulness_offline"]
     # record a: BertKPrec 1 (every answer word is in d1); Extractiveness_RougeL: d1 does not occur in the answer,
     # ROUGE-L F with d1 = LCS 5 of 5 and 7 tokens: 2·1·(5/7)/(1 + 5/7) = 5/6 (d2 shares nothing): ½·1 + ½·5/6
     assert values[0] == pytest.approx(11 / 12) and 0 not in notes
-    assert (values[1], notes[1]) == (1.0, NO_PASSAGE_DECLINED)
-    assert (values[2], notes[2]) == (0.0, NO_PASSAGE_ANSWERED)   # the model's own knowledge, nothing to ground it
-    assert (values[3], notes[3]) == (1.0, DECLINED)
+    assert values[1] == 1.0 and 1 not in notes      # rightly declined an unanswerable question
+    assert 2 in undefined and undefined[2] == NO_PASSAGE   # answered, with nothing to ground it in
+    assert values[3] == 0.0                          # declined an answerable question
+    assert values[4] == 0.0                          # answered an unanswerable question, passages or not
+    assert undefined[5] == UNKNOWN_REFUSAL          # declined, answerability unknown: right or wrong?
+    assert values[6] == pytest.approx(11 / 12)      # answerability unknown: the blend
+    assert undefined[7] == NO_PASSAGE
+    assert (values[8], notes[8]) == (0.0, EMPTY)     # an empty answer is not a refusal, even here
     signature = result.signatures["faithfulness_offline"].render()
-    assert "bertscore_model:words" in signature and "mtrag-dev-1" in signature
+    assert "bertscore_model:words" in signature and "mtrag-dev-2" in signature and "idk_eval_source" in signature

@@ -115,6 +115,9 @@ class Metric:
     compute_batch: Callable[[Sequence[Record], list[ItemContext], RunContext], BatchOutcomes] | None = None
     #: A ratio in [0, 1] that seed 002 also shows on its 1–5 scale (1 + 4·ratio).
     five_point: bool = False
+    #: How far its values agree with people, as measured on data it was not tuned on (``benchmarks/README.md``);
+    #: the report shows it beside the metric's row of the primary table.
+    agreement: str | None = None
 
     def __post_init__(self) -> None:
         unknown = [need for need in self.needs if need not in FIELD_CHECKS]

@@ -2,25 +2,29 @@
 
 Value = ``WEIGHT_BERT`` · BertKPrec + (1 − ``WEIGHT_BERT``) · Extractiveness_RougeL, each taken at the passage
 where it is highest (as the registered metrics of those names), so with BERTScore as the run's settings give
-it. Rules before the blend:
+it; then conditioned on answerability and the IDK verdict as MT-RAG conditions its metrics (``RB_agg_idk``,
+:func:`~ragmeter.metrics.mtrag.idk_condition`, the verdict from the run's IDK source):
 
-- no passages, the answer declines (the run's IDK detector, as ``abstained``): 1.0, noted; nothing is claimed;
-- no passages, the answer answers: 0.0, noted. It comes from the model's own knowledge, and MT-RAG's annotators
-  rated such answers the least faithful of all (on the dev split, faithfulness rated 1–4: a mean of 1.5 for the
-  8 such answers, 3.7 for the 4 that declined); seed 002's "no context → 1.0" rule would rank them first;
-- passages, the answer declines: 1.0, noted, as ``judge_faithfulness`` does.
+- an unanswerable (or conversational) question: 1.0 when the answer declines, else 0.0;
+- an answerable (partial, underspecified) question: 0.0 when the answer declines, else the blend; an answer
+  with no passage to blend against is undefined (nothing says how far it stays with passages it lacks);
+- answerability unknown: the blend; an answer that declines, or that has no passage, is undefined, since
+  whether declining was right is not known;
+- an empty (or blank) answer: 0.0, noted, whatever the question. It is not a refusal: it says nothing, and
+  people rank such answers last (six empty responses among 280 preference pairs, all put last).
+
+Version ``mtrag-dev-2`` replaced two rules of ``mtrag-dev-1`` that were fitted to a few special cases of the
+dev split (a refusal scores 1, an answer with no passage 0): held out, they cost the metric its agreement with
+people, while MT-RAG's own conditioning holds on both sets (``benchmarks/README.md``).
 
 The weight was chosen, not guessed (``benchmarks/bench_faithfulness_offline.py`` reproduces it), on MT-RAG's
-dev split: the 156 answers of GPT-4o and Llama-3.1-405B to 10 conversations, each rated for faithfulness by
-several annotators, scored with the packaged MiniLM and no BERTScore baseline. ``WEIGHT_BERT`` is the grid value
-(steps of 0.05) with the highest Spearman ρ against mean human faithfulness: 0.5, ρ 0.665 (95 % interval over
-conversations 0.56–0.76). Chosen again with one conversation held out at a time, it was 0.5 in 9 of 10 folds
-(0.35 in one), and the held-out records' values reach ρ 0.67 (0.59–0.76). With the same rules, BertKPrec alone
-reaches 0.61 and Extractiveness_RougeL alone 0.62; MT-RAG's released GPT-4o-mini RL_F 0.56 and DeBERTa BertKPrec
-0.62 on the same records. Least squares on the human scale did worse (0.60 held out): what matters is the
-order, which the equal blend keeps best. The packaged judge's verdicts were left out: on 24 of these records
-its Faithfulness reached ρ 0.37 at best, in every form tried (``bench_verdict_probabilities.py``), at 35 s or
-more a record on two cores.
+dev split: the 156 answers of GPT-4o and Llama-3.1-405B to 10 conversations of four collections, each rated for
+faithfulness by several annotators, scored with the packaged MiniLM and no BERTScore baseline.
+``WEIGHT_BERT`` is the grid value (steps of 0.05) with the highest Spearman ρ against mean human
+faithfulness; its agreement held out (chosen on three collections, measured on the fourth, and with one
+conversation held out at a time) is in ``benchmarks/README.md``. The packaged judge's verdicts were left out:
+on 24 of these records its Faithfulness reached ρ 0.37 at best, in every form tried
+(``bench_verdict_probabilities.py``), at 35 s or more a record on two cores.
 
 Under other BERTScore settings (another model, a baseline) the value is computed the same way, but its
 agreement with human ratings has been measured only for the packaged MiniLM without a baseline; the signature
@@ -29,11 +33,18 @@ names the settings and the weights' version.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, register
-from ragmeter.metrics.judged import abstains
-from ragmeter.metrics.mtrag import algorithmic_texts, algorithmic_values, bertscore_settings
+from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register
+from ragmeter.metrics.mtrag import (
+    IDK_CORRECT,
+    algorithmic_texts,
+    algorithmic_values,
+    bertscore_settings,
+    idk_condition,
+    idk_verdict,
+)
 from ragmeter.records import Record
 
 if TYPE_CHECKING:
@@ -43,11 +54,11 @@ __all__ = ["VERSION", "WEIGHT_BERT", "blend"]
 
 #: The weight of BertKPrec; Extractiveness_RougeL has the rest.
 WEIGHT_BERT = 0.5
-#: The weights' version, in the signature: a new choice of weights gets a new one.
-VERSION = "mtrag-dev-1"
-NO_PASSAGE_ANSWERED = "answered with no passage to ground it"
-NO_PASSAGE_DECLINED = "no passage, and the answer declines"
-DECLINED = "the answer declines: nothing to ground"
+#: The weights' and rules' version, in the signature: a new choice of either gets a new one.
+VERSION = "mtrag-dev-2"
+EMPTY = "an empty answer says nothing: not a refusal"
+NO_PASSAGE = "no passage to ground the answer in"
+UNKNOWN_REFUSAL = "the answer declines and the question's answerability is unknown: right or wrong is not known"
 
 
 def blend(bert_k_prec: float, extractiveness: float) -> float:
@@ -60,23 +71,29 @@ def blend(bert_k_prec: float, extractiveness: float) -> float:
 
 
 def _faithfulness_offline(record: Record, item: ItemContext, run: RunContext) -> Outcome:
-    declines = abstains(record, run)
+    if not record.answer.strip():
+        return Noted(0.0, EMPTY)
+    idk_eval = idk_verdict(record, run)
+    if record.answerability is not None and (record.answerability in IDK_CORRECT or idk_eval == 1):
+        # the verdict alone decides: declining is right on an unanswerable question and wrong on another
+        return idk_condition(math.nan, answerability=record.answerability, idk_eval=idk_eval)
+    if idk_eval == 1:
+        return Undefined(UNKNOWN_REFUSAL)
     if not record.contexts:
-        return Noted(1.0, NO_PASSAGE_DECLINED) if declines else Noted(0.0, NO_PASSAGE_ANSWERED)
-    if declines:
-        return Noted(1.0, DECLINED)
+        return Undefined(NO_PASSAGE)
     values = algorithmic_values(record, item, run)
     return blend(max(values["BertKPrec"]), max(values["Extractiveness_RougeL"]))
 
 
 def _signature(run: RunContext) -> Mapping[str, Any]:
     return {**bertscore_settings(run), "weights": VERSION, "weight_BertKPrec": WEIGHT_BERT,
-            "idk": run.settings.idk.version}
+            "idk": run.settings.idk.version, "idk_eval_source": run.settings.idk_eval_source}
 
 
 register(Metric(name="faithfulness_offline", family="mtrag",
-                description="Faithfulness with no judge: BertKPrec and Extractiveness_RougeL blended (weights "
-                            "chosen on MT-RAG's human ratings); an answer with no passage 0, a refusal 1.",
+                description="Faithfulness with no judge: BertKPrec and Extractiveness_RougeL blended (weight "
+                            "chosen on MT-RAG's human ratings), conditioned on answerability and the IDK verdict "
+                            "as MT-RAG's RB_alg; an empty answer 0.",
                 needs=("answer",), aggregation=Aggregation.MEAN, value_range=(-1.0, 1.0), higher_is_better=True,
                 compute=_faithfulness_offline, signature=_signature, resources=frozenset({"token_encoder"}),
                 prefetch=algorithmic_texts))

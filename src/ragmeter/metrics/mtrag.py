@@ -29,12 +29,12 @@ from ragmeter.text.sentences import split_sentences
 if TYPE_CHECKING:
     from ragmeter.context import ItemContext, RunContext
 
-__all__ = ["RbAgg", "algorithmic_texts", "algorithmic_values", "bertscore_baseline", "bertscore_settings",
-           "extractiveness_rouge_l", "idk_condition", "idk_eval_from_detector", "mtrag_algorithmic", "mtrag_recall",
-           "rb_agg"]
+__all__ = ["IDK_CORRECT", "RbAgg", "algorithmic_texts", "algorithmic_values", "bertscore_baseline", "bertscore_settings",
+           "extractiveness_rouge_l", "idk_condition", "idk_eval_from_detector", "idk_verdict", "mtrag_algorithmic",
+           "mtrag_recall", "rb_agg"]
 
 _NON_WORD = re.compile(r"[^\w\s]")
-_IDK_CORRECT = frozenset({Answerability.UNANSWERABLE, Answerability.CONVERSATIONAL})
+IDK_CORRECT = frozenset({Answerability.UNANSWERABLE, Answerability.CONVERSATIONAL})
 
 
 def mtrag_recall(prediction: str, reference: str) -> float:
@@ -99,7 +99,7 @@ def idk_condition(value: float, *, answerability: Answerability | None, idk_eval
     Unanswerable or conversational questions: 1.0 if ``idk_eval`` is 1 (the system rightly declined),
     else 0.0. Answerable, partial or unknown: 0.0 if ``idk_eval`` is 1 (a wrong IDK), else ``value``.
     """
-    if answerability in _IDK_CORRECT:
+    if answerability in IDK_CORRECT:
         return 1.0 if idk_eval == 1 else 0.0
     return 0.0 if idk_eval == 1 else value
 
@@ -187,12 +187,16 @@ def _best(name: str) -> Any:
     return lambda record, item, run: float(max(algorithmic_values(record, item, run)[name]))
 
 
-def _rb_agg_idk(record: Record, item: ItemContext, run: RunContext) -> float:
+def idk_verdict(record: Record, run: RunContext) -> float:
+    """The IDK verdict the run's settings say to use: the record's ``idk_eval`` (``idk_eval_source='record'``,
+    where it has one), else the IDK detector's (:func:`idk_eval_from_detector`)."""
     idk_eval = record.labels.get("idk_eval") if run.settings.idk_eval_source == "record" else None
-    if idk_eval is None:
-        idk_eval = idk_eval_from_detector(record.answer, run.settings.idk)
+    return float(idk_eval_from_detector(record.answer, run.settings.idk) if idk_eval is None else idk_eval)
+
+
+def _rb_agg_idk(record: Record, item: ItemContext, run: RunContext) -> float:
     return idk_condition(algorithmic_values(record, item, run)["RB_agg"][0], answerability=record.answerability,
-                         idk_eval=float(idk_eval))
+                         idk_eval=idk_verdict(record, run))
 
 
 SignatureValues = Callable[["RunContext"], Mapping[str, Any]]

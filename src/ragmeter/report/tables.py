@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragmeter.aggregate import Summary
-from ragmeter.report.terminal import APPENDIX, PRIMARY, format_number
+from ragmeter.report.terminal import APPENDIX, PRIMARY, agreement_of, format_number
 from ragmeter.result import EvalResult
 
 __all__ = ["summary_row", "summary_tables"]
@@ -17,7 +17,8 @@ def summary_row(label: str, summary: Summary) -> dict[str, Any]:
     interval = "" if summary.ci_low is None else f"[{format_number(summary.ci_low)}, {format_number(summary.ci_high)}]"
     value = f"{summary.value:,.0f}" if summary.statistic == "sum" else format_number(summary.value)
     return {"label": label, "value": value, "interval": interval, "n": summary.n,
-            "undefined": summary.n_undefined, "warning": summary.warning}
+            "undefined": summary.n_undefined, "warning": summary.warning, "metric": summary.metric,
+            "agreement": agreement_of(summary.metric)}
 
 
 def summary_tables(result: EvalResult) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:

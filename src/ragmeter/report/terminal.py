@@ -11,18 +11,25 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 
 from ragmeter.aggregate import Summary
+from ragmeter.errors import ConfigError
 from ragmeter.judges.accounting import JudgingReport
+from ragmeter.metrics import get_metric
 from ragmeter.paired_analysis import CELL_READINGS, Quadrant, Threshold
 from ragmeter.result import EvalResult
 from ragmeter.stats.agreement import LabelAgreement
 
-__all__ = ["APPENDIX", "PRIMARY", "format_number", "render_agreement", "render_judging", "render_quadrant",
+__all__ = ["APPENDIX", "PRIMARY", "agreement_lines", "agreement_of", "format_number", "render_agreement", "render_judging", "render_quadrant",
            "render_report", "visible"]
 
-# (label, metric, statistic) in the order seeds 000/001 report them.
-PRIMARY = (("Faithfulness (fallback)", "faithfulness_fallback", "mean"), ("Overlap", "overlap", "mean"),
+# (label, metric, statistic) in the order seeds 000/001 report them; the faithfulness that agrees with people
+# best leads (issue 27), each shown with its measured agreement (:func:`agreement_lines`).
+PRIMARY = (("Faithfulness (judge, IDK-conditioned)", "judge_faithfulness_idk", "mean"),
+           ("Faithfulness (offline, IDK-conditioned)", "faithfulness_offline", "mean"),
+           ("Faithfulness (judge, seed 002)", "judge_faithfulness", "mean"),
+           ("Faithfulness (fallback)", "faithfulness_fallback", "mean"), ("Overlap", "overlap", "mean"),
            ("F1", "token_f1", "mean"), ("Tokens (mean)", "total_tokens", "mean"),
            ("P50 latency (ms)", "latency_ms", "p50"), ("Abstain rate", "abstained", "rate"))
 APPENDIX = (("EM", "exact_match", "rate"), ("P95 latency (ms)", "latency_ms", "p95"),
@@ -51,6 +58,19 @@ def visible(text: str) -> str:
     q1\x1b[2J\r\x07 jawaban 答案
     """
     return _CONTROL.sub(lambda m: _SHORT_ESCAPES.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
+
+
+def agreement_of(metric: str) -> str | None:
+    """The registered metric's measured agreement with people (:attr:`Metric.agreement`), or ``None``."""
+    try:
+        return get_metric(metric).agreement
+    except ConfigError:
+        return None
+
+
+def agreement_lines(metrics: Iterable[str]) -> list[str]:
+    """What follows the primary table: how far each of its ``metrics`` agrees with people, where measured."""
+    return [f"  {metric} {agreement}" for metric in metrics if (agreement := agreement_of(metric))]
 
 
 def format_number(value: float | None) -> str:
@@ -112,6 +132,7 @@ def render_report(result: EvalResult, *, title: str, prices: tuple[float, float]
     confidence = result.settings.confidence
     lines = [title, f"N = {len(result)}"]
     lines += _section("Primary", rows(PRIMARY), confidence)
+    lines += agreement_lines(metric for _, metric, statistic in PRIMARY if (metric, statistic) in shown)
     lines += _section("Appendix", rows(APPENDIX), confidence)
     quadrant = result.paired_analysis(*(paired or ()))
     if quadrant is not None:
