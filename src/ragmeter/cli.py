@@ -103,7 +103,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="also write the report as one self-contained HTML page (pip install 'ragmeter[html]')")
     run.add_argument("--grounded", type=_threshold, metavar="METRIC:VALUE",
                      help="the paired analysis's grounded items: METRIC at least VALUE (default: the first the run "
-                          "has of judge_faithfulness:0.5, faithfulness_offline:0.5, faithfulness_fallback:0.8, "
+                          "has of judge_faithfulness_idk:0.5, judge_faithfulness:0.5, faithfulness_offline:0.5, "
+                          "faithfulness_fallback:0.8, "
                           "overlap:0.5; the fallback's 0.8 is Overlap ≥ 0.5, since every answer's fallback is at "
                           "least 0.6; a METRIC alone takes its default)")
     run.add_argument("--correct", type=_threshold, metavar="METRIC:VALUE",
@@ -463,8 +464,6 @@ def _run_ray(args: argparse.Namespace, source: Path, settings: Settings, config:
     from_shards = distributed.rows_in_shards(pieces, check, len(finished), shards) if args.resume else 0
     _say_resuming(len(finished) + from_shards, check.n_valid,
                   f" ({from_shards} from the piece shards in {shards})" if from_shards else "")
-    if not args.resume:
-        shutil.rmtree(shards, ignore_errors=True)  # a run started afresh keeps nothing of an earlier one
     show = not args.no_progress and sys.stderr.isatty()
     try:
         with folder.items_writer(resume=args.resume) as writer, tqdm(

@@ -13,7 +13,7 @@ signature.
 of what the answer claims is supported. Seed 001 defines "Overlap = (# kalimat supported) / (# kalimat klaim)" and
 reads it as a share ("0.45 berarti ±45% kalimat didukung bukti yang benar": about 45% of the sentences are backed
 by the right evidence), so Overlap's threshold is 0.5, as is that of ``judge_faithfulness`` (supported claims /
-claims, seed 002) and ``faithfulness_offline``. The fallback Faithfulness is "min(1.0, 0.6 + 0.4 × Overlap)", which
+claims, seed 002), its IDK-conditioned twin (first, since it agrees with people best) and ``faithfulness_offline``. The fallback Faithfulness is "min(1.0, 0.6 + 0.4 × Overlap)", which
 seed 000 calls "a baseline score of 0.6 for a plausible but unsupported answer": every answer that does not abstain
 scores at least 0.6, so 0.5 on it would call every answer grounded. Its threshold is Overlap's 0.5 on its own
 scale, 0.6 + 0.4 · 0.5 = 0.8, which an answer reaches exactly when its Overlap reaches 0.5. Correct means a token
@@ -40,7 +40,7 @@ __all__ = ["CELL_READINGS", "GateRow", "Quadrant", "Threshold", "default_thresho
            "grounding_quadrant"]
 
 #: The grounding metrics, in the order the default picks the first a run has.
-GROUNDING = ("judge_faithfulness", "faithfulness_offline", "faithfulness_fallback", "overlap")
+GROUNDING = ("judge_faithfulness_idk", "judge_faithfulness", "faithfulness_offline", "faithfulness_fallback", "overlap")
 #: The correctness metrics, likewise.
 CORRECTNESS = ("token_f1", "exact_match")
 DEFAULT_THRESHOLD = 0.5

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -180,8 +181,8 @@ class RunFolder:
 
     def start(self) -> None:
         """Mark the run ``running``: the folder is made, what an earlier run left there (summary, failures,
-        Parquet table, items) is removed, and ``run.json`` written. Called once, when the first items are
-        ready (or at :meth:`finish`)."""
+        Parquet table, items, piece shards) is removed, and ``run.json`` written. Called once, when the first
+        items are ready (or at :meth:`finish`)."""
         if self._manifest is None:
             raise RuntimeError("RunFolder.prepare() must come before start()")
         if self._started:
@@ -191,6 +192,7 @@ class RunFolder:
             self.path.mkdir(parents=True, exist_ok=True)
             for name in (SUMMARY, FAILURES, PARQUET, ITEMS):
                 (self.path / name).unlink(missing_ok=True)
+            shutil.rmtree(self.path / PIECE_SHARDS, ignore_errors=True)
         except OSError as exc:
             raise ConfigError(f"cannot write the --out folder {self.path}: {exc.strerror or exc}") from None
         atomic_write_text(self.path / MANIFEST, json.dumps(self._manifest, indent=2))
