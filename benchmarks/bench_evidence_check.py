@@ -1,13 +1,23 @@
 """How the evidence check on the claims verdict moves judged Faithfulness, measured against people, with no judge
-call: every variant re-scores the same cached claims replies.
+call: every variant re-scores the same cached claims replies, and every parameter chosen on them (the coverage,
+the left-out rule) is validated as ``benchmarks/_folds.py`` says (issue 27).
 
 Records: the answers of MT-RAG's dev split by the non-reference responders (as ``bench_judge_validity``) whose
 claims reply is in the verdict cache (``--cache``; ``bench_mtrag_judged`` and ``bench_judge_validity`` fill it),
-that do not abstain and whose reply lists at least one claim. Each record's value is RL_F (= ``judge_faithfulness``
-there): supported claims / claims, after the variant's check. Spearman with mean human faithfulness, 95 % interval
-resampling conversations; the share of records at 0 and at 1.
+that do not abstain. Each record's value is RL_F (= ``judge_faithfulness`` there): supported claims / claims,
+after the variant's check. Spearman with mean human faithfulness, 95 % interval resampling conversations; the share
+of records at 0 and at 1.
 
-Variants:
+**Split** (the packaged judge's default call, ``claim_split``: it splits and does not verify; the check verifies
+every claim and every sentence the claims leave out, as the registered metrics do with the local judge): RL_F at
+each ``COVERAGE`` (0.5–0.9, the left-out rule registered) and under each left-out rule (any content word missing,
+registered; or less than a share 0.5 / 0.7 / 0.9 of the sentence's content words in the claims; the coverage
+registered), each choice made by ``_folds.validate``: in sample, with each collection held out (the mean of the
+four held-out folds and each fold with its choice) and with each conversation held out, each with its interval
+(``bench_judge_heldout.held_out``).
+
+**Verify** (the ``claims`` call, which verdicts each claim; only when its replies are cached, listing a claim at
+least), variants:
 
 - ``as given``: the judge's verdicts unchecked;
 - ``evidence-2``: ragmeter's check before ``evidence-3``, kept here to compare: the quoted evidence (80 % of its
@@ -19,16 +29,16 @@ Variants:
   of the answer with a content word in none of the judge's claims, checked as a claim of its own; and the same
   at other coverages, and with a sentence left out only when the claims hold less than a share (0.5–0.9) of its
   content words;
-- ``chosen held out``: each conversation's records scored with the coverage (0.5–0.9), or the left-out rule,
-  that gives the highest Spearman on the other conversations, with what each fold chose;
 - ``the answer's sentences, no judge``: every sentence of the answer checked as a claim, the judge's reply unread:
   what the judge's claims add to the check;
-- ``split only``: the same answers' ``claim_split`` replies (the packaged judge's default call, which splits and
-  does not verify), every claim and left-out sentence verified by the check (when every row has one cached).
+- ``split only``: the same answers' ``claim_split`` replies, verified by the check (when every row has one cached);
+
+and the coverage and the left-out rule chosen by ``_folds.validate`` on these replies.
 
     python benchmarks/bench_evidence_check.py [--judge local]
 
-Results: ``benchmarks/results/evidence_check-<judge>.json``.
+Results: ``benchmarks/results/evidence_check-<judge>-split.json`` (split) and
+``benchmarks/results/evidence_check-<judge>.json`` (verify).
 """
 
 from __future__ import annotations
@@ -45,7 +55,6 @@ from typing import Any
 from unittest import mock
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from ragmeter import Settings
 from ragmeter.context import RunContext
@@ -63,6 +72,8 @@ from ragmeter.records import Record
 from ragmeter.text.sentences import split_sentences
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _folds  # noqa: E402
+from bench_judge_heldout import held_out  # noqa: E402
 from bench_judge_validity import (  # noqa: E402
     DATA,
     add_judge_arguments,
@@ -110,15 +121,20 @@ def at_coverage(check: Check, coverage: float) -> Check:
     return checked
 
 
-def left_out_below(share: float) -> Check:
-    """``evidence-4`` with a sentence left out only when the claims hold less than ``share`` of its content words."""
+def left_out_below_share(share: float) -> Callable[[Sequence[str], str], list[str]]:
+    """The left-out rule with a sentence left out only when the claims hold less than ``share`` of its content
+    words (the registered rule: any content word missing)."""
     def left_out(claims: Sequence[str], text: str) -> list[str]:
         claimed = set().union(*(content_words(claim) for claim in claims)) if claims else set()
         return [sentence for sentence in split_sentences(text)
                 if len(content_words(sentence) & claimed) < share * len(content_words(sentence))]
+    return left_out
 
+
+def left_out_below(share: float) -> Check:
+    """``evidence-4`` with a sentence left out only when the claims hold less than ``share`` of its content words."""
     def checked(claims: Sequence[Claim], chunks: Sequence[str], text: str) -> tuple[Claim, ...]:
-        with mock.patch.object(claim_evidence, "left_out", left_out):
+        with mock.patch.object(claim_evidence, "left_out", left_out_below_share(share)):
             return checked_claims(claims, chunks, text)
     return checked
 
@@ -142,18 +158,6 @@ def sentences_only(claims: Sequence[Claim], chunks: Sequence[str], text: str) ->
     return checked_claims([], chunks, text)
 
 
-def held_out_choice(options: dict[Any, np.ndarray], human: np.ndarray,
-                    clusters: list[str]) -> tuple[np.ndarray, list[Any]]:
-    """Each cluster's values from the option with the highest Spearman on the other clusters; the choices."""
-    values, chosen = np.empty(len(human)), []
-    for cluster in sorted(set(clusters)):
-        inside = np.array([c != cluster for c in clusters])
-        best = max(options, key=lambda o: spearmanr(options[o][inside], human[inside]).statistic)
-        values[~inside] = options[best][~inside]
-        chosen.append(best)
-    return values, chosen
-
-
 def cached_claims(records: list[Record], args: argparse.Namespace,
                   mode: str = "verify") -> list[tuple[Record, dict[str, Any]]]:
     """The records whose claims reply (of their own answer) is in the cache, with the reply: the ``claims`` call's
@@ -171,16 +175,67 @@ def cached_claims(records: list[Record], args: argparse.Namespace,
     return out
 
 
+def split_choices(rows: list[tuple[Record, dict[str, Any]]], human: np.ndarray) -> dict[str, Any]:
+    """RL_F from the ``claim_split`` replies (the packaged judge's default: the check verifies every claim and
+    left-out sentence) at each coverage and under each left-out rule, the other kept registered, each choice
+    validated by ``_folds.validate`` (cross-collection, leave one conversation out, in sample)."""
+    def values(check: Callable[[], Any]) -> np.ndarray:
+        with check():
+            return np.array([faithfulness(verdict_claims(verdict, record, record.answer, check_evidence=True,
+                                                         split=True)) for record, verdict in rows])
+
+    coverages = [claim_evidence.COVERAGE, *(c for c in COVERAGES if c != claim_evidence.COVERAGE)]
+    by_coverage = {c: values(lambda c=c: mock.patch.object(claim_evidence, "COVERAGE", c)) for c in coverages}
+    by_rule = {"any word": by_coverage[claim_evidence.COVERAGE],
+               **{f"below {share}": values(lambda share=share: mock.patch.object(
+                   claim_evidence, "left_out", left_out_below_share(share))) for share in SHARES}}
+    collections = [_folds.collection_of(record) for record, _ in rows]
+    conversations = [str(record.conversation_id) for record, _ in rows]
+    out: dict[str, Any] = {"records": len(rows), "conversations": len(set(conversations)),
+                           "collections": {c: collections.count(c) for c in sorted(set(collections))},
+                           "human_at_ceiling": round(float(np.mean(human == 4)), 3)}
+    for name, options in (("coverage", by_coverage), ("left_out_rule", by_rule)):
+        out[name] = {"candidates": {str(o): round(_folds.spearman(v, human), 3) for o, v in options.items()},
+                     **held_out(list(options), options.__getitem__, human, collections, conversations,
+                                _folds.spearman)}
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_judge_arguments(parser)
     args = parser.parse_args()
     ratings = {(row["task_id"], row["model_id"]): row
                for row in map(json.loads, (DATA / "human_eval_ratings_dev.jsonl").open(encoding="utf-8"))}
+    with planning_judge(judge_config(args)) as judge:
+        identity = judge.identity
+
+    def faithfulness_of(rows: list[tuple[Record, dict[str, Any]]]) -> np.ndarray:
+        return np.array([human_means(ratings[(r.id, str(r.model_id))]["faithfulness"]) for r, _ in rows])
+
+    split_rows = cached_claims(dev_records(None), args, "split")
+    if len(split_rows) >= 12:
+        split = {"judge": identity, "check_version": claim_evidence.VERSION,
+                 **split_choices(split_rows, faithfulness_of(split_rows))}
+        for name in ("coverage", "left_out_rule"):
+            report = split[name]
+            folds = ", ".join(f"{c}: {f['chosen']} {f['value']:.2f}"
+                              for c, f in report["cross_collection"]["folds"].items())
+            print(f"split, {name}: in sample {report['in_sample']['chosen']} {report['in_sample']['value']:.2f}; "
+                  f"cross-collection {report['cross_collection']['mean']:.2f} ({folds}); leave one conversation "
+                  f"out {report['leave_one_conversation_out']['value']:.2f} "
+                  f"{report['leave_one_conversation_out']['chosen']}; every candidate {report['candidates']}")
+        target = HERE / "results" / f"evidence_check-{args.judge}-split.json"
+        target.write_text(json.dumps(split, indent=1) + "\n", encoding="utf-8")
+        print(f"{len(split_rows)} answers with a claim_split reply; written: {target}")
+    else:
+        print(f"only {len(split_rows)} dev answers have a cached claim_split reply: the split choices are left out")
+
     rows = cached_claims(dev_records(None), args)
-    if len(rows) < 10:
-        sys.exit(f"only {len(rows)} dev answers have a cached claims reply: run bench_mtrag_judged.py first")
-    human = np.array([human_means(ratings[(r.id, str(r.model_id))]["faithfulness"]) for r, _ in rows])
+    if len(rows) < 12:
+        print(f"only {len(rows)} dev answers have a cached (verifying) claims reply: the variants are left out")
+        return
+    human = faithfulness_of(rows)
     clusters = [str(r.conversation_id) for r, _ in rows]
 
     def values(check: Check | None) -> np.ndarray:
@@ -190,8 +245,8 @@ def main() -> None:
                              for record, verdict in rows])
 
     by_coverage = {c: values(at_coverage(checked_claims, c)) for c in COVERAGES}
-    by_rule: dict[Any, np.ndarray] = {**{f"below {share}": values(left_out_below(share)) for share in SHARES},
-                                      "any word": by_coverage[claim_evidence.COVERAGE]}
+    by_rule: dict[Any, np.ndarray] = {"any word": by_coverage[claim_evidence.COVERAGE],
+                                      **{f"below {share}": values(left_out_below(share)) for share in SHARES}}
     variants: dict[str, np.ndarray] = {
         "as given": values(None), "evidence-2 (quote in a named chunk)": values(evidence_2),
         "evidence-3 (claims checked, none added)": values(evidence_3),
@@ -202,17 +257,15 @@ def main() -> None:
         "evidence-3 and evidence-2's quote": values(with_the_quote),
         "evidence-4 (= the registered evidence-5 here: no [CIT] markers)": by_rule["any word"],
         **{f"evidence-4 at coverage {c}": by_coverage[c] for c in COVERAGES if c != claim_evidence.COVERAGE},
-        **{f"evidence-4, left out {rule}": by_rule[rule] for rule in by_rule if rule != "any word"}}
-    variants["coverage chosen held out"], coverage_chosen = held_out_choice(by_coverage, human, clusters)
-    variants["left-out rule chosen held out"], rule_chosen = held_out_choice(by_rule, human, clusters)
-    variants["the answer's sentences, no judge"] = values(sentences_only)
-    split = {(r.id, r.model_id): verdict for r, verdict in cached_claims([r for r, _ in rows], args, "split")}
-    if len(split) == len(rows):
+        **{f"evidence-4, left out {rule}": by_rule[rule] for rule in by_rule if rule != "any word"},
+        "the answer's sentences, no judge": values(sentences_only)}
+    split = {(r.id, r.model_id): verdict for r, verdict in split_rows}
+    if all((r.id, r.model_id) in split for r, _ in rows):
         variants["split only (claim_split call), the check verifies"] = np.array([faithfulness(verdict_claims(
             split[(r.id, r.model_id)], r, r.answer, check_evidence=True, split=True)) for r, _ in rows])
     else:
-        print(f"{len(rows) - len(split)} of these answers have no cached claim_split reply: run "
-              "bench_judge_validity.py (claims=split) first; that row is left out")
+        print(f"{sum((r.id, r.model_id) not in split for r, _ in rows)} of these answers have no cached claim_split "
+              "reply: run bench_judge_validity.py (claims=split) first; that row is left out")
 
     table = []
     for name, x in variants.items():
@@ -221,13 +274,15 @@ def main() -> None:
                       "at_0": round(float(np.mean(x == 0)), 3), "at_1": round(float(np.mean(x == 1)), 3)})
         print(f"{name:42s} ρ {rho:5.2f} [{low:5.2f}, {high:5.2f}]  "
               f"at 0 {np.mean(x == 0):4.0%}  at 1 {np.mean(x == 1):4.0%}")
-    print(f"coverage chosen by each fold: {coverage_chosen}; left-out rule: {rule_chosen}")
-    with planning_judge(judge_config(args)) as judge:
-        identity = judge.identity
+    collections = [_folds.collection_of(r) for r, _ in rows]
+    coverages = [claim_evidence.COVERAGE, *(c for c in COVERAGES if c != claim_evidence.COVERAGE)]
     out = {"judge": identity, "records": len(rows),
            "conversations": len(set(clusters)), "check_version": claim_evidence.VERSION,
            "human_at_ceiling": round(float(np.mean(human == 4)), 3), "variants": table,
-           "coverage_chosen_by_fold": coverage_chosen, "left_out_rule_chosen_by_fold": rule_chosen}
+           "coverage_chosen": held_out(coverages, by_coverage.__getitem__, human, collections, clusters,
+                                       _folds.spearman),
+           "left_out_rule_chosen": held_out(list(by_rule), by_rule.__getitem__, human, collections, clusters,
+                                            _folds.spearman)}
     target = HERE / "results" / f"evidence_check-{args.judge}.json"
     target.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     print(f"written: {target}")

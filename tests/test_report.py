@@ -65,3 +65,24 @@ def test_control_characters_in_user_text_are_shown_as_escapes() -> None:
     for text in (render_report(result, title="run \x9b31m"), render_report_markdown(result, title="run \x9b31m")):
         assert not any(c in text for c in "\x1b\r\x07\x9b")
         assert "q\\x1b[2J\\r\\x07" in text and "jawaban-答案" in text and "run \\x9b31m" in text
+
+
+def test_the_primary_table_leads_with_the_faithfulness_that_agrees_with_people_and_says_how_far() -> None:
+    from ragmeter.metrics import get_metric
+    from ragmeter.report.markdown import render_report_markdown
+
+    result = evaluate(RECORDS, metrics=["faithfulness_fallback", "faithfulness_offline", "token_f1"],
+                      embedder=HashingEmbedder(), settings=Settings(n_resamples=200))
+    text = render_report(result, title="t")
+    lines = text.splitlines()
+    offline = next(i for i, line in enumerate(lines) if line.startswith("Faithfulness (offline, IDK-conditioned)"))
+    fallback = next(i for i, line in enumerate(lines) if line.startswith("Faithfulness (fallback)"))
+    assert offline < fallback
+    agreement = get_metric("faithfulness_offline").agreement
+    assert agreement is not None and "cross-collection on MT-RAG dev" in agreement
+    assert f"  faithfulness_offline {agreement}" in lines
+    assert get_metric("faithfulness_fallback").agreement is None   # never measured: nothing said
+    assert f"- `faithfulness_offline` {agreement}" in render_report_markdown(result, title="t")
+    from ragmeter.report.html import render_html
+
+    assert f'<p class="agreement"><code>faithfulness_offline</code> {agreement}</p>' in render_html(result, title="t")

@@ -449,6 +449,7 @@ def _run_ray(args: argparse.Namespace, source: Path, settings: Settings, config:
         raise ConfigError("--workers must be at least 1")
     distributed.check_judge(config)
     files = distributed.input_files(source)
+    folder.check(Outputs(files))  # the shards a folder or a glob named: none may be one of the folder's files
     column_map = parse_column_map(args.map)
     pieces = distributed.plan_pieces(files, args.input_format)
     distributed.connect(args.ray_address, cpus=args.workers)

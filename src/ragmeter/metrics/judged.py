@@ -335,8 +335,15 @@ _SPECS: tuple[tuple[str, str, tuple[str, ...], tuple[float, float], Any, Any, tu
      _judged_by(CORRECTNESS, CLAIMS, weights=True, idk=True), ("claims", "correctness")),
 )
 
+#: Seed 002's Faithfulness against people, held out (``benchmarks/bench_judge_heldout.py``): its rules, not the
+#: judge, hold it back.
+_FAITHFULNESS_AGREEMENT = ("agrees with people at Spearman 0.45 [0.24, 0.64] cross-collection on MT-RAG dev with the "
+                           "packaged judge (156 answers): seed 002's rules score an answer with no passage 1.0; read "
+                           "judge_faithfulness_idk")
+
 for _name, _what, _needs, _range, _fn, _settings, _prompts in _SPECS:
     register(Metric(name=_name, family="judged", description=_what, needs=_needs, aggregation=Aggregation.MEAN,
                     value_range=_range, higher_is_better=True, compute=_fn, signature=_settings,
                     resources=frozenset({"judge"}), prefetch=_prefetch(*_prompts),
-                    five_point=_range == (0.0, 1.0)))
+                    five_point=_range == (0.0, 1.0),
+                    agreement=_FAITHFULNESS_AGREEMENT if _name == "judge_faithfulness" else None))

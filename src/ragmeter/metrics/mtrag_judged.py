@@ -192,10 +192,15 @@ _SPECS: tuple[tuple[str, str, tuple[str, ...], Any, Any, Any, bool | None], ...]
      _both(_idk_calls, _rb_llm_calls), True),
 )
 
+#: How far the IDK-conditioned faithfulness follows people, held out (``benchmarks/bench_judge_heldout.py``).
+IDK_FAITHFULNESS_AGREEMENT = ("agrees with people at Spearman 0.59 [0.44, 0.74] cross-collection on MT-RAG dev with "
+                              "the packaged judge (156 answers; 0.62 in sample): the one to read with a judge")
+
 for _name, _what, _needs, _fn, _values, _calls, _higher in _SPECS:
     register(Metric(name=_name, family="mtrag_judged", description=_what, needs=_needs,
                     aggregation=Aggregation.MEAN, value_range=(0.0, 1.0), higher_is_better=_higher, compute=_fn,
-                    signature=_values, resources=frozenset({"judge"}), prefetch=_calls))
+                    signature=_values, resources=frozenset({"judge"}), prefetch=_calls,
+                    agreement=IDK_FAITHFULNESS_AGREEMENT if _name == "RL_F_idk" else None))
 
 # Seed 002's Faithfulness conditioned as MT-RAG conditions RL_F: the seed's "no context → 1.0" rule ranks an
 # answer from the model's own knowledge to an unanswerable question highest, where humans rate it lowest. In
@@ -206,4 +211,4 @@ register(Metric(name="judge_faithfulness_idk", family="mtrag_judged",
                 value_range=(0.0, 1.0), higher_is_better=True, compute=conditioned(faithfulness_metric),
                 signature=_signature(CLAIMS, idk=True), resources=frozenset({"judge"}),
                 prefetch=_both(_idk_calls, lambda record, item, run: [c for c in [claims_call(record, run)] if c]),
-                five_point=True))
+                five_point=True, agreement=IDK_FAITHFULNESS_AGREEMENT))

@@ -1,0 +1,230 @@
+"""The packaged judge's agreement with people on MT-RAG's dev split, held out (issue 27): each figure measured with
+each document collection held out and with each conversation held out (``benchmarks/_folds.py``), and whether the
+IDK refusal check (:mod:`ragmeter.metrics.refusal_cues`) wins where it was not chosen. No judge call: every value
+comes from the verdict cache (``--cache``; ``bench_judge_validity`` fills it, as does any run of these metrics on
+the dev answers with the same judge).
+
+Records: the dev split's non-reference answers (as ``bench_judge_validity``) whose IDK verdict and claims reply
+(``--judge-claims``, the judge's default: ``split`` for the packaged judge) are both cached; the results say how
+many of the 156. Values: RL_F_idk, judge_faithfulness_idk, judge_faithfulness (seed 002's, unconditioned), RL_F
+and idk_judge, through the library with ``Settings()`` (evidence check on).
+
+- **agreement**: Spearman of each metric with mean human faithfulness; cross-collection: per collection, and their
+  mean; nothing is chosen, so leave-one-conversation-out is the in-sample figure. Intervals (95 %, 2,000 draws):
+  in sample, conversations resampled; cross-collection, conversations resampled within each collection and the
+  mean of the four taken again (2–3 conversations a collection: a coarse interval).
+- **refusal check**: candidates ``on`` (registered, listed first) and ``off`` (the judge's ``declines`` and
+  ``partly`` stand without words that decline), chosen by ``_folds.validate`` for RL_F_idk's Spearman with human
+  faithfulness, and for idk_judge's agreement with MT-RAG's released IDK verdicts (Cohen's κ, accuracy beside;
+  ``declines`` = 1, ``partly`` counts as answering, as ``bench_judge_validity``). Intervals as above, of the
+  held-out values given each fold's choice.
+
+    python benchmarks/bench_judge_heldout.py [--judge local]
+
+Results: ``benchmarks/results/judge_heldout-<judge>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import numpy as np
+
+from ragmeter import Settings, evaluate
+from ragmeter.context import RunContext
+from ragmeter.judges import planning_judge
+from ragmeter.judges.engine import JudgeCall
+from ragmeter.judges.prompts import IDK, idk_request
+from ragmeter.metrics.judged import claims_call
+from ragmeter.records import Record
+from ragmeter.stats.agreement import cohen_kappa
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _folds
+from bench_judge_validity import (
+    DATA,
+    add_judge_arguments,
+    dev_records,
+    human_means,
+    judge_config,
+    released_idk,
+)
+
+HERE = Path(__file__).resolve().parent
+METRICS = ("RL_F_idk", "judge_faithfulness_idk", "judge_faithfulness", "RL_F", "idk_judge")
+N_BOOT = 2000
+Statistic = Callable[[np.ndarray, np.ndarray], float]
+
+
+def kappa(x: np.ndarray, y: np.ndarray) -> float:
+    """Cohen's κ of two 0/1 columns (NaN where a value is missing or κ is undefined)."""
+    keep = ~(np.isnan(x) | np.isnan(y))
+    return cohen_kappa(x[keep].astype(int).tolist(), y[keep].astype(int).tolist()) if keep.any() else float("nan")
+
+
+def accuracy(x: np.ndarray, y: np.ndarray) -> float:
+    keep = ~(np.isnan(x) | np.isnan(y))
+    return float(np.mean(x[keep] == y[keep])) if keep.any() else float("nan")
+
+
+def cached_records(records: list[Record], args: argparse.Namespace) -> list[Record]:
+    """The records whose IDK verdict and claims reply (where they need one) are in the cache."""
+    out = []
+    with planning_judge(judge_config(args)) as judge:
+        run = RunContext(Settings(), judge=judge)
+        for record in records:
+            calls = [JudgeCall(IDK, idk_request(record)), claims_call(record, run)]
+            if judge.cache is not None and all(judge.cache.get(judge.key(call)) is not None
+                                               for call in calls if call is not None):
+                out.append(record)
+    return out
+
+
+def scores(records: list[Record], args: argparse.Namespace, *, refusal_check: bool) -> dict[str, np.ndarray]:
+    """Every metric's per-record values from the cache; ``refusal_check=False`` lets the judge's IDK verdicts stand
+    whatever the response's words."""
+    unchecked = mock.patch("ragmeter.metrics.mtrag_judged.declines_in_words", return_value=True)
+    with planning_judge(judge_config(args)) as judge, nullcontext() if refusal_check else unchecked:
+        result = evaluate(records, metrics=list(METRICS), settings=Settings(), judge=judge)
+    return {name: np.asarray(result.scores[name], dtype=float) for name in METRICS}
+
+
+def _draws(x: np.ndarray, y: np.ndarray, strata: Sequence[str], clusters: Sequence[str],
+           statistic: Statistic, seed: int = 0) -> tuple[float, float]:
+    """95 % percentile interval of the mean over strata of ``statistic``, clusters resampled within each stratum
+    (one stratum: the ordinary cluster bootstrap)."""
+    members: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for i, (stratum, cluster) in enumerate(zip(strata, clusters, strict=True)):
+        members[stratum][cluster].append(i)
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(N_BOOT):
+        per_stratum = []
+        for groups in members.values():
+            lists = list(groups.values())
+            picked = [i for g in rng.integers(0, len(lists), len(lists)) for i in lists[g]]
+            per_stratum.append(statistic(x[picked], y[picked]))
+        if not np.all(np.isnan(per_stratum)):
+            values.append(np.nanmean(per_stratum))
+    low, high = np.percentile(values, [2.5, 97.5]) if values else (np.nan, np.nan)
+    return round(float(low), 3), round(float(high), 3)
+
+
+def _round(value: float) -> float | None:
+    return None if np.isnan(value) else round(float(value), 3)
+
+
+def held_out(candidates: Sequence[Any], values: Callable[[Any], np.ndarray], target: np.ndarray,
+             collections: list[str], conversations: list[str], statistic: Statistic) -> dict[str, Any]:
+    """``_folds.validate``'s report with n and the interval of each figure (NaN: ``None``), and each candidate's
+    own figure in sample and per collection, nothing chosen (the first, the current setting, is the baseline a
+    choice must beat on the held-out folds)."""
+    report = _folds.validate(candidates, values, target, collections=collections, conversations=conversations,
+                             statistic=statistic)
+    labels, groups = np.asarray(collections), np.asarray(conversations)
+    everyone = ["all"] * len(target)
+    inside = report["in_sample"]
+    inside.update(value=_round(inside["value"]), n=len(target),
+                  interval=_draws(values(inside["chosen"]), target, everyone, conversations, statistic))
+    by_collection = np.empty(len(target))
+    for collection, fold in report["cross_collection"]["folds"].items():
+        by_collection[labels == collection] = values(fold["chosen"])[labels == collection]
+        fold["value"] = _round(fold["value"])
+    cross = report["cross_collection"]
+    cross.update(mean=_round(cross["mean"]), n=len(target),
+                 interval=_draws(by_collection, target, collections, conversations, statistic))
+    pooled = np.empty(len(target))
+    for conversation in sorted(set(conversations)):
+        held = groups == conversation
+        pooled[held] = values(_folds._choose(candidates, values, target, ~held, statistic))[held]
+    loco = report["leave_one_conversation_out"]
+    loco.update(value=_round(loco["value"]), n=len(target),
+                interval=_draws(pooled, target, everyone, conversations, statistic))
+    if len(candidates) > 1:
+        each = {}
+        for candidate in candidates:
+            x = values(candidate)
+            folds = {c: _round(statistic(x[labels == c], target[labels == c])) for c in sorted(set(collections))}
+            each[str(candidate)] = {"in_sample": _round(statistic(x, target)), "folds": folds,
+                                    "cross_collection_mean": _round(np.nanmean([np.nan if v is None else v
+                                                                                for v in folds.values()]))}
+        report["each_candidate"] = each
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_judge_arguments(parser)
+    args = parser.parse_args()
+    every = dev_records(None)
+    records = cached_records(every, args)
+    if len(records) < 12:
+        sys.exit(f"only {len(records)} dev answers have both verdicts cached: run bench_judge_validity.py first")
+    ratings = {(row["task_id"], row["model_id"]): row
+               for row in map(json.loads, (DATA / "human_eval_ratings_dev.jsonl").open(encoding="utf-8"))}
+    expected = {(row["task_id"], row["model_id"]): row
+                for row in map(json.loads, (DATA / "human_eval_expected.jsonl").open(encoding="utf-8"))}
+    keys = [(r.id, str(r.model_id)) for r in records]
+    human = np.array([human_means(ratings[k]["faithfulness"]) for k in keys])
+    released = np.array([released_idk(str(r.answerability.value if r.answerability else ""),
+                                      expected[k]["conditional_idk"]) for r, k in zip(records, keys, strict=True)],
+                        dtype=float)
+    collections = [_folds.collection_of(r) for r in records]
+    conversations = [str(r.conversation_id) for r in records]
+    by_check = {"on": scores(records, args, refusal_check=True), "off": scores(records, args, refusal_check=False)}
+    registered = by_check["on"]
+
+    def fixed(name: str) -> dict[str, Any]:
+        defined = ~np.isnan(registered[name])
+        report = held_out(["registered"], lambda _: registered[name][defined], human[defined],
+                          [c for c, d in zip(collections, defined, strict=True) if d],
+                          [c for c, d in zip(conversations, defined, strict=True) if d], _folds.spearman)
+        return {"n": int(defined.sum()), "in_sample": report["in_sample"],
+                "cross_collection": report["cross_collection"]}
+
+    agreement = {name: fixed(name) for name in METRICS if name != "idk_judge"}
+    declines = {check: (values["idk_judge"] == 1.0).astype(float) for check, values in by_check.items()}
+    checks = ["on", "off"]
+    refusal = {
+        "RL_F_idk vs human faithfulness (Spearman)": held_out(
+            checks, lambda c: by_check[c]["RL_F_idk"], human, collections, conversations, _folds.spearman),
+        "idk_judge vs released IDK verdicts (Cohen's kappa)": held_out(
+            checks, lambda c: declines[c], released, collections, conversations, kappa),
+        "idk_judge vs released IDK verdicts (accuracy)": held_out(
+            checks, lambda c: declines[c], released, collections, conversations, accuracy),
+        "declines": {check: int(d.sum()) for check, d in declines.items()}, "released_declines": int(released.sum())}
+
+    with planning_judge(judge_config(args)) as judge:
+        identity, claims = judge.identity, judge.claims
+    out = {"judge": identity, "claims": claims, "records": len(records), "of": len(every),
+           "collections": {c: collections.count(c) for c in sorted(set(collections))},
+           "conversations": len(set(conversations)), "agreement_with_human_faithfulness": agreement,
+           "refusal_check": refusal}
+    for name, figures in agreement.items():
+        cross, inside = figures["cross_collection"], figures["in_sample"]
+        folds = ", ".join(f"{c} {fold['value']:.2f}" for c, fold in cross["folds"].items())
+        print(f"{name:24s} n {figures['n']:3d}  cross-collection {cross['mean']:5.2f} {cross['interval']} ({folds}); "
+              f"in sample = LOCO {inside['value']:5.2f} {inside['interval']}")
+    for name, report in refusal.items():
+        if isinstance(report, dict) and "in_sample" in report:
+            folds = ", ".join(f"{c}: {fold['chosen']} {fold['value']}"
+                              for c, fold in report["cross_collection"]["folds"].items())
+            loco = report["leave_one_conversation_out"]
+            print(f"refusal check, {name}: in sample {report['in_sample']['chosen']} {report['in_sample']['value']}; "
+                  f"cross-collection {report['cross_collection']['mean']} ({folds}); "
+                  f"LOCO {loco['value']} {loco['chosen']}")
+    target = HERE / "results" / f"judge_heldout-{args.judge}.json"
+    target.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"written: {target}")
+
+
+if __name__ == "__main__":
+    main()
