@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from collections.abc import Iterable
 
 from ragmeter.aggregate import Summary
@@ -26,8 +27,8 @@ __all__ = ["APPENDIX", "PRIMARY", "agreement_lines", "agreement_of", "format_num
 
 # (label, metric, statistic) in the order seeds 000/001 report them; the faithfulness that agrees with people
 # best leads (issue 27), each shown with its measured agreement (:func:`agreement_lines`).
-PRIMARY = (("Faithfulness (judge, IDK-conditioned)", "judge_faithfulness_idk", "mean"),
-           ("Faithfulness (offline, IDK-conditioned)", "faithfulness_offline", "mean"),
+PRIMARY = (("Faithfulness (judge, IDK)", "judge_faithfulness_idk", "mean"),
+           ("Faithfulness (offline, IDK)", "faithfulness_offline", "mean"),
            ("Faithfulness (judge, seed 002)", "judge_faithfulness", "mean"),
            ("Faithfulness (fallback)", "faithfulness_fallback", "mean"), ("Overlap", "overlap", "mean"),
            ("F1", "token_f1", "mean"), ("Tokens (mean)", "total_tokens", "mean"),
@@ -38,6 +39,8 @@ APPENDIX = (("EM", "exact_match", "rate"), ("P95 latency (ms)", "latency_ms", "p
             ("IDK+Cit count (must be 0)", "idk_citation_count", "sum"),
             ("Malformed [CIT] (should be 0)", "malformed_citation_count", "sum"))
 _WIDTHS = (34, 10, 20, 7)
+#: The width agreement lines are wrapped to (the tables' own, about).
+_REPORT_WIDTH = 110
 FAMILY_TITLES = {"citation": "Citation", "lexical": "Lexical", "efficiency": "Efficiency", "mtrag": "MT-RAG",
                  "retrieval": "Retrieval", "grounding": "Grounding", "generation": "Generation",
                  "judged": "Judged (seed 002)"}
@@ -69,8 +72,11 @@ def agreement_of(metric: str) -> str | None:
 
 
 def agreement_lines(metrics: Iterable[str]) -> list[str]:
-    """What follows the primary table: how far each of its ``metrics`` agrees with people, where measured."""
-    return [f"  {metric} {agreement}" for metric in metrics if (agreement := agreement_of(metric))]
+    """What follows the primary table: how far each of its ``metrics`` agrees with people, where measured, each
+    wrapped to the report's width."""
+    return [line for metric in metrics if (agreement := agreement_of(metric))
+            for line in textwrap.wrap(f"{metric} {agreement}", width=_REPORT_WIDTH, initial_indent="  ",
+                                      subsequent_indent="    ")]
 
 
 def format_number(value: float | None) -> str:
