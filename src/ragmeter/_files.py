@@ -104,8 +104,8 @@ class Outputs:
              reusable: Callable[[Path], bool] | None = None) -> Target:
         """Check the output ``flag PATH`` before any work and return its target.
 
-        ``stream``: a character device or FIFO there is written to as a stream (a report page to
-        ``/dev/stdout``); otherwise it is refused. ``reusable``: an existing file this output may keep using
+        ``stream``: the command's own stdout or stderr, or the null device, there is written to as a stream (a
+        report page to ``/dev/stdout``); otherwise it is refused, as any other special file is. ``reusable``: an existing file this output may keep using
         without ``--overwrite`` (a verdict cache), when it says so. Raises :class:`ConfigError` naming ``flag``
         and ``path`` for an input, a folder, a special file, an existing file, or a place that cannot be
         written."""
