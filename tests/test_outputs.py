@@ -117,3 +117,7 @@ def test_complete_rows_say_which_line_was_bad_and_what_was_dropped(tmp_path: Pat
     path.write_bytes(b'{"id": "1"}\n{"id": "2')               # torn by a crash: cut without a word
     torn = complete_jsonl_rows(path)
     assert torn.rows == [{"id": "1"}] and torn.describe("items.jsonl") is None
+    path.write_bytes(b'{"id": "1"}\nGARBAGE\n')                 # a whole bad last line is named
+    assert complete_jsonl_rows(path).describe("items.jsonl") == (
+        "line 2 of items.jsonl is not a complete JSON row: the 1 row(s) before it are kept, it and the 0 line(s) "
+        "after it are dropped and scored again")

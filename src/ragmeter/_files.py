@@ -272,16 +272,17 @@ def json_number(value: float | None) -> float | None:
 @dataclass(frozen=True)
 class JsonlRows:
     """The rows an interrupted command appended: ``rows`` (every line up to the first one that is not a
-    complete JSON value), ``bad_line`` (1-based, that line, or ``None``) and ``dropped`` (the complete lines
-    from it on, which were cut off with it)."""
+    complete JSON value), ``bad_line`` (1-based, that line, or ``None``), ``dropped`` (the lines from it on,
+    which were cut off with it) and ``torn`` (the bad line is the last and has no newline: a crash cut it)."""
 
     rows: list[Any]
     bad_line: int | None = None
     dropped: int = 0
+    torn: bool = False
 
     def describe(self, path: str | Path) -> str | None:
-        """What was cut off, in words, or ``None`` when nothing was (a torn last line is not worth a word)."""
-        if self.bad_line is None or self.dropped <= 1:
+        """What was cut off, in words, or ``None`` when nothing was or a crash tore the last line (no word)."""
+        if self.bad_line is None or self.torn:
             return None
         return (f"line {self.bad_line} of {path} is not a complete JSON row: the {len(self.rows)} row(s) "
                 f"before it are kept, it and the {self.dropped - 1} line(s) after it are dropped and scored again")
@@ -298,6 +299,7 @@ def complete_jsonl_rows(path: str | Path) -> JsonlRows:
     keep = 0
     bad_line: int | None = None
     dropped = 0
+    torn = False
     with path.open("rb") as handle:
         for number, line in enumerate(handle, start=1):
             if bad_line is not None:
@@ -305,6 +307,7 @@ def complete_jsonl_rows(path: str | Path) -> JsonlRows:
                 continue
             try:
                 if not line.endswith(b"\n"):
+                    torn = True  # only the last line of a file lacks a newline
                     raise ValueError("no newline")
                 rows.append(json.loads(line))
             except ValueError:
@@ -314,4 +317,4 @@ def complete_jsonl_rows(path: str | Path) -> JsonlRows:
     if bad_line is not None:
         with path.open("r+b") as handle:
             handle.truncate(keep)
-    return JsonlRows(rows, bad_line, dropped)
+    return JsonlRows(rows, bad_line, dropped, torn)
