@@ -25,7 +25,7 @@ Any other key is an error (extra information goes in ``metadata``), and so is ``
 Each pair becomes two :class:`ragmeter.Record` objects, built by :func:`ragmeter.record_from_dict` from the
 shared fields and one response (ids ``<id>/A`` and ``<id>/B``, ``model_id`` and ``conversation_id`` in their
 metadata), so they are validated as native records are. The first problem raises
-:class:`ragmeter.errors.InputError` naming the file, the line and the field (``preferences.ann2``,
+:class:`ragmeter.core.errors.InputError` naming the file, the line and the field (``preferences.ann2``,
 ``aspects.faithfulness[0]``, ``response_b``).
 """
 
@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter import Record, record_from_dict
-from ragmeter.errors import InputError
+from ragmeter.core.errors import InputError
 from ragmeter.io.fields import FieldReader
 
 __all__ = ["LABELS", "PreferencePair", "read_preferences"]

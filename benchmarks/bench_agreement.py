@@ -1,10 +1,10 @@
-"""Every offline ragmeter signal against MT-RAG's dev-split human ratings, through ``ragmeter.agreement``
+"""Every offline ragmeter signal against MT-RAG's dev-split human ratings, through ``ragmeter.human.with_people``
 (issue 13), next to MT-RAG's released metrics on the same items.
 
 The 234 answers of MT-RAG's dev split (``human_eval_tasks.jsonl`` records whose ``split`` is ``dev``: the
 reference answers and those of GPT-4o and Llama-3.1-405B) are scored by ``evaluate`` with the offline signals
 that apply (no judge: the judged ones are measured by ``bench_judge_validity``), their ``items.jsonl`` written as
-a run writes it, and each signal checked with ``ragmeter.agreement`` against human faithfulness and completeness
+a run writes it, and each signal checked with ``ragmeter.human.with_people`` against human faithfulness and completeness
 (``human_eval_ratings_dev.jsonl``: each item's annotators' mean; intervals resample conversations), beside the
 released values in ``human_eval_expected.jsonl`` and the annotators' own agreement (the ceiling).
 
@@ -24,7 +24,7 @@ from pathlib import Path
 from ragmeter import Settings, agreement, evaluate, read_records
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_judge_validity import DATA  # noqa: E402
+from bench_judge_validity import DATA
 
 HERE = Path(__file__).resolve().parent
 OURS = ["faithfulness_offline", "BertKPrec", "Extractiveness_RougeL", "RB_agg", "RB_agg_idk", "RougeL_stemFalse",

@@ -12,7 +12,7 @@ people where people labelled?
 3. MT-RAG's grounding: the first K shuffled dev answers of the non-reference responders (``--grounding K``, 24:
    ``bench_judge_validity``'s records, whose claims verdicts its cache holds) labelled ``support_present`` and
    ``unsupported_claim_present``; Spearman of each (the second negated: an unsupported claim should mean less
-   faithful) with mean human faithfulness, through ``ragmeter.agreement``.
+   faithful) with mean human faithfulness, through ``ragmeter.human.with_people``.
 
 Seconds and judge tokens per record are reported. The judge is the packaged one unless ``--judge openai``; verdicts
 are cached (``--cache``). Results: ``benchmarks/results/annotator-<judge>.json``.
@@ -33,15 +33,15 @@ from typing import Any
 import numpy as np
 
 from ragmeter import Settings, agreement, read_records
-from ragmeter.annotator import GROUNDING, annotate
-from ragmeter.cli import demo_path
-from ragmeter.io.annotations import read_annotations, write_rows
+from ragmeter.cli.commands import demo_path
+from ragmeter.core.records import ALL_LABELS, CHUNK_LABELS
+from ragmeter.human.annotation_files import read_annotations, write_rows
+from ragmeter.human.annotator import GROUNDING, annotate
 from ragmeter.judges import open_judge
-from ragmeter.records import ALL_LABELS, CHUNK_LABELS
-from ragmeter.stats.agreement import cohen_kappa
+from ragmeter.stats.inter_annotator import cohen_kappa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_judge_validity import DATA, add_judge_arguments, dev_records, judge_config  # noqa: E402
+from bench_judge_validity import DATA, add_judge_arguments, dev_records, judge_config
 
 HERE = Path(__file__).resolve().parent
 
@@ -62,7 +62,7 @@ def _timed(records: list[Any], judge: Any, labels: tuple[str, ...]) -> tuple[Any
 
 def versus_humans(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Spearman of the annotator's support_present and of 1 − unsupported_claim_present with mean human
-    faithfulness, through ``ragmeter.agreement`` (the answer rows written as a scores file)."""
+    faithfulness, through ``ragmeter.human.with_people`` (the answer rows written as a scores file)."""
     out = {}
     with tempfile.TemporaryDirectory() as folder:
         scores = Path(folder) / "labels.jsonl"

@@ -25,7 +25,7 @@ least), variants:
 - ``evidence-3``: the judge's supported claims checked (``COVERAGE`` of the claim's content words, its numbers and
   its scope words in any of the record's chunks), nothing added; and the same at other coverages, without stems,
   on the named chunks only, and required together with ``evidence-2``'s quote;
-- ``evidence-4``: the registered check (:mod:`ragmeter.metrics.claim_evidence`): ``evidence-3`` plus each sentence
+- ``evidence-4``: the registered check (:mod:`ragmeter.judges.checks.evidence`): ``evidence-3`` plus each sentence
   of the answer with a content word in none of the judge's claims, checked as a claim of its own; and the same
   at other coverages, and with a sentence left out only when the claims hold less than a share (0.5–0.9) of its
   content words;
@@ -57,24 +57,24 @@ from unittest import mock
 import numpy as np
 
 from ragmeter import Settings
-from ragmeter.context import RunContext
+from ragmeter.core.records import Record
+from ragmeter.engine.context import RunContext
 from ragmeter.judges import planning_judge
-from ragmeter.metrics import claim_evidence
-from ragmeter.metrics.claim_evidence import (
+from ragmeter.judges.checks.evidence import (
     checked_claims,
     content_words,
     numbers_found,
     scope_kept,
     words_covered,
 )
+from ragmeter.metrics import claim_evidence
 from ragmeter.metrics.judged import Claim, abstains, claims_call, faithfulness, verdict_claims
-from ragmeter.records import Record
 from ragmeter.text.sentences import split_sentences
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _folds  # noqa: E402
-from bench_judge_heldout import held_out  # noqa: E402
-from bench_judge_validity import (  # noqa: E402
+import _folds
+from bench_judge_heldout import held_out
+from bench_judge_validity import (
     DATA,
     add_judge_arguments,
     dev_records,

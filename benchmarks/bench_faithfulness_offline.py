@@ -35,10 +35,10 @@ from typing import Any
 import numpy as np
 
 from ragmeter import Settings, evaluate
+from ragmeter.core.records import Record
 from ragmeter.metrics.citation import abstained
 from ragmeter.metrics.faithfulness_offline import VERSION, WEIGHT_BERT
-from ragmeter.metrics.mtrag import IDK_CORRECT, idk_eval_from_detector
-from ragmeter.records import Record
+from ragmeter.metrics.mtrag.algorithmic import IDK_CORRECT, idk_eval_from_detector
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _folds

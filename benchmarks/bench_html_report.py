@@ -26,7 +26,7 @@ from ragmeter import Settings, evaluate, record_from_dict
 from ragmeter.report.html import render_html
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_memory import synthetic_records  # noqa: E402
+from bench_memory import synthetic_records
 
 HERE = Path(__file__).resolve().parent
 GOAL_MB = 5.0

@@ -71,9 +71,9 @@ def _fake_modules() -> tuple[Any, Any]:
 
 
 def _relevance_calls(n: int) -> list[Any]:
+    from ragmeter.core.records import Record
     from ragmeter.judges import JudgeCall
     from ragmeter.judges.prompts import RELEVANCE, relevance_request
-    from ragmeter.records import Record
 
     return [JudgeCall(RELEVANCE, relevance_request(Record(
         id=f"r{i}", question=f"When does the museum of district {i} open on Sundays?",
@@ -239,7 +239,7 @@ def synthetic_samples(n: int, tokens: _Tokenizer, seed: int = 0) -> tuple[list[A
     another service's), chunks 3 to 5 are about other services. The reference restates facts of the
     service; the answer restates most of them, gets one number wrong and adds one fact no chunk holds.
     """
-    from ragmeter.records import Chunk, Record
+    from ragmeter.core.records import Chunk, Record
 
     rng = random.Random(seed)
     records, lengths = [], []
@@ -353,7 +353,7 @@ def tokens_per_sample(server: Any, quick: bool) -> dict[str, Any]:
 
 def throughput(server: Any, quick: bool, claims: str) -> dict[str, Any]:
     import ragmeter
-    from ragmeter.cli import demo_path
+    from ragmeter.cli.commands import demo_path
 
     n = QUICK_DEMO if quick else FULL_DEMO
     records = list(ragmeter.read_records(demo_path()))[:n]

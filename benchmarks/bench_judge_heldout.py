@@ -1,6 +1,6 @@
 """The packaged judge's agreement with people on MT-RAG's dev split, held out (issue 27): each figure measured with
 each document collection held out and with each conversation held out (``benchmarks/_folds.py``), and whether the
-IDK refusal check (:mod:`ragmeter.metrics.refusal_cues`) wins where it was not chosen. No judge call: every value
+IDK refusal check (:mod:`ragmeter.judges.checks.refusal_cues`) wins where it was not chosen. No judge call: every value
 comes from the verdict cache (``--cache``; ``bench_judge_validity`` fills it, as does any run of these metrics on
 the dev answers with the same judge).
 
@@ -39,13 +39,13 @@ from unittest import mock
 import numpy as np
 
 from ragmeter import Settings, evaluate
-from ragmeter.context import RunContext
+from ragmeter.core.records import Record
+from ragmeter.engine.context import RunContext
 from ragmeter.judges import planning_judge
 from ragmeter.judges.engine import JudgeCall
 from ragmeter.judges.prompts import IDK, idk_request
 from ragmeter.metrics.judged import claims_call
-from ragmeter.records import Record
-from ragmeter.stats.agreement import cohen_kappa
+from ragmeter.stats.inter_annotator import cohen_kappa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _folds
@@ -91,7 +91,7 @@ def cached_records(records: list[Record], args: argparse.Namespace) -> list[Reco
 def scores(records: list[Record], args: argparse.Namespace, *, refusal_check: bool) -> dict[str, np.ndarray]:
     """Every metric's per-record values from the cache; ``refusal_check=False`` lets the judge's IDK verdicts stand
     whatever the response's words."""
-    unchecked = mock.patch("ragmeter.metrics.mtrag_judged.declines_in_words", return_value=True)
+    unchecked = mock.patch("ragmeter.metrics.mtrag.judged.declines_in_words", return_value=True)
     with planning_judge(judge_config(args)) as judge, nullcontext() if refusal_check else unchecked:
         result = evaluate(records, metrics=list(METRICS), settings=Settings(), judge=judge)
     return {name: np.asarray(result.scores[name], dtype=float) for name in METRICS}

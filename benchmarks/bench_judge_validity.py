@@ -34,9 +34,9 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from ragmeter import Settings, evaluate, read_records
+from ragmeter.core.records import Record
 from ragmeter.judges import CLAIM_MODES, JudgeConfig, open_judge
-from ragmeter.records import Record
-from ragmeter.stats.agreement import cohen_kappa
+from ragmeter.stats.inter_annotator import cohen_kappa
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[1] / "shared" / "data" / "mtrag"

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter import evaluate, read_records
-from ragmeter.cli import demo_path
+from ragmeter.cli.commands import demo_path
 from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, LocalServer, OpenAIBackend
 
 HERE = Path(__file__).resolve().parent

@@ -2,7 +2,7 @@
 GPT-4o-mini values and with the human ratings, records per minute and judge tokens per record per step.
 
 The pipeline runs in a work folder (``--work``, default ``~/.cache/ragmeter/mtrag-judged/<judge>``), through the
-library (:func:`ragmeter.pipelines.mtrag.run_step`), in two steps:
+library (:func:`ragmeter.pipelines.mtrag.steps.run_step`), in two steps:
 
 1. ``idk``: ``human_eval_tasks.jsonl`` → ``idk.jsonl`` (the IDK judge on every record);
 2. ``all``: ``idk.jsonl`` → ``all.jsonl`` (algorithmic, ragas, radbench, idk_condition; the IDK values already
@@ -21,7 +21,7 @@ Agreement, on the records that have a value:
 - IDK: accuracy and Cohen's κ of ``idk_eval`` (``declines`` = 1; ``partly`` counts as not declining) against the
   released verdict, recovered from ``conditional_idk`` and answerability as the conformance test explains;
   by answerability, with the confusion counts and the first disagreements as examples; the same for the
-  judge's verdicts before the refusal check (:mod:`ragmeter.metrics.refusal_cues`) and for the IDK detector
+  judge's verdicts before the refusal check (:mod:`ragmeter.judges.checks.refusal_cues`) and for the IDK detector
   (no judge);
 - RL_F_idk and RB_llm_idk (and the unconditioned RL_F, RB_llm): Spearman with the released ``rl_f`` / ``rb_llm``
   (released values are IDK-conditioned);
@@ -46,7 +46,7 @@ import signal
 import sys
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -55,11 +55,11 @@ from scipy.stats import spearmanr
 
 from ragmeter.judges import open_judge
 from ragmeter.metrics.citation import abstained
-from ragmeter.metrics.mtrag_judged import IDK_OVERRULED
-from ragmeter.stats.agreement import cohen_kappa
+from ragmeter.metrics.mtrag.judged import IDK_OVERRULED
+from ragmeter.stats.inter_annotator import cohen_kappa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_judge_validity import (  # noqa: E402
+from bench_judge_validity import (
     DATA,
     add_judge_arguments,
     dev_records,
@@ -121,7 +121,7 @@ def _order_for_humans(work: Path, idk_output: Path, target: Path) -> None:
 
 def run_sitting(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
     """Run (or go on with) the steps until they are done or ``--minutes`` are over; what each step did."""
-    from ragmeter.pipelines.mtrag import run_step
+    from ragmeter.pipelines.mtrag.steps import run_step
 
     def time_up(*_: object) -> None:
         raise _TimeUp
@@ -150,7 +150,7 @@ def run_sitting(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
             wall = time.perf_counter() - started
             done = len(_output(work, name)) - before
             usage = {prompt: judge.usage[prompt].to_dict() for prompt in STEP_PROMPTS[step] if prompt in judge.usage}
-            sittings.append({"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "step": step,
+            sittings.append({"date": datetime.now(UTC).isoformat(timespec="seconds"), "step": step,
                              "judge": judge.identity, "claims": judge.claims, "records": done, "wall_s": round(wall, 1),
                              "records_per_min": round(60 * done / wall, 2) if wall else None,
                              "load_average_at_start": round(load, 2), "finished": finished, "usage": usage})

@@ -119,7 +119,7 @@ def run(*, quick: bool = False, repeats: int = 3) -> dict[str, Any]:
 
     import ragmeter
     from ragmeter import OnnxMiniLM, Settings
-    from ragmeter.context import ItemContext, RunContext
+    from ragmeter.engine.context import ItemContext, RunContext
     from ragmeter.metrics.citation import _texts_to_embed
     from ragmeter.text import split_sentences
 

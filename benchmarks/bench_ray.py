@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_memory import synthetic_inputs  # noqa: E402
+from bench_memory import synthetic_inputs
 
 FULL_SIZES = (20_000, 100_000)
 QUICK_SIZES = (2_000, 10_000)
@@ -48,7 +48,7 @@ SCALING = (
 #: Runs ragmeter in this process and prints its own peak RSS (kB) as JSON on the last stderr line.
 _RUNNER = """
 import json, sys
-from ragmeter.cli import main
+from ragmeter.cli.commands import main
 code = main(sys.argv[1:])
 peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 print(json.dumps({"rc": code, "peak_kb": peak}), file=sys.stderr)

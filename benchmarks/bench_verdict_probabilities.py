@@ -42,16 +42,16 @@ from typing import Any
 import numpy as np
 
 from ragmeter import Settings
-from ragmeter.judges.local import LocalServer
+from ragmeter.core.records import Record
+from ragmeter.judges.backends.local import LocalServer
+from ragmeter.judges.checks.evidence import checked_claims
 from ragmeter.judges.prompts import CLAIMS, VERDICTS, Prompt, VerdictError, chunk_blocks, claims_request
 from ragmeter.judges.protocol import ChatRequest
 from ragmeter.metrics.citation import abstained
-from ragmeter.metrics.claim_evidence import checked_claims
 from ragmeter.metrics.judged import Claim, verdict_claims
-from ragmeter.records import Record
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_judge_validity import HERE, _jsonl, correlations, dev_records, human_means  # noqa: E402
+from bench_judge_validity import HERE, _jsonl, correlations, dev_records, human_means
 
 TOP_LOGPROBS = 10
 _VERDICT_KEY = re.compile(r'"verdict"\s*:\s*"')

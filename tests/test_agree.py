@@ -1,4 +1,4 @@
-"""Agreement of a score with human judgements (ragmeter.agreement, `ragmeter agree`): the statistics against
+"""Agreement of a score with human judgements (ragmeter.human.with_people, `ragmeter agree`): the statistics against
 scipy and scikit-learn on random data, constructed files with known answers, the file formats and joins."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from scipy.stats import kendalltau, pearsonr, spearmanr
 from sklearn.metrics import balanced_accuracy_score, cohen_kappa_score, roc_auc_score
 
 from ragmeter import ConfigError, Settings
-from ragmeter.agreement import agreement
-from ragmeter.cli import main
+from ragmeter.cli.commands import main
+from ragmeter.human.with_people import agreement
 from ragmeter.stats.correlation import auroc, balanced_accuracy, decision_kappa, kendall, pearson, spearman
 
 SETTINGS = Settings(n_resamples=300)
@@ -117,7 +117,7 @@ def test_csv_labels_with_ties_and_clear_errors(tmp_path: Path) -> None:
         agreement(scores, path, metric="missing", label="ok")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "q1", "m": "high"}\n', encoding="utf-8")
-    from ragmeter.errors import InputError
+    from ragmeter.core.errors import InputError
     with pytest.raises(InputError, match="not a number") as caught:
         agreement(bad, path, metric="m", label="ok")
     assert caught.value.line == 1 and caught.value.field == "m"
@@ -145,7 +145,7 @@ def test_files_saved_by_a_spreadsheet(tmp_path: Path) -> None:
     assert agreement(scores, bom, metric="m", label="r", settings=SETTINGS).n == 5    # the BOM is not in "id"
     latin = tmp_path / "cp1252.csv"
     latin.write_bytes(b"id,r\r\nq0,1\r\nq\xe91,2\r\nq2,3\r\n")
-    from ragmeter.errors import InputError
+    from ragmeter.core.errors import InputError
     with pytest.raises(InputError, match="not UTF-8") as caught:
         agreement(scores, latin, metric="m", label="r")
     assert caught.value.line == 3
@@ -183,7 +183,7 @@ def test_filled_annotation_templates_are_read_as_human_labels(tmp_path: Path, ca
 def test_undefined_figures_and_intervals_say_why(tmp_path: Path) -> None:
     """One conversation: every interval is undefined, and says so; ratings that are all equal: Spearman, Kendall
     and Pearson are undefined, and say so; in the table and as null with a reason in JSON, never NaN."""
-    from ragmeter.report.agreement import render_agreement_figures
+    from ragmeter.report.people import render_agreement_figures
 
     scores = _write(tmp_path / "s.jsonl", [{"id": f"q{i}", "conversation_id": "c1", "m": i / 10} for i in range(6)])
     labels = _write(tmp_path / "l.jsonl", [{"id": f"q{i}", "ok": int(i >= 3)} for i in range(6)])

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from _preferences import read_preferences
 
 import ragmeter
-from ragmeter.errors import InputError
+from ragmeter.core.errors import InputError
 
 GOOD = {"id": "p1", "conversation_id": "c1", "question": "Capital of France?", "reference": "Paris",
         "response_a": "Paris", "response_b": "Lyon", "model_a": "m1", "model_b": "m2",

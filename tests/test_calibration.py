@@ -1,4 +1,4 @@
-"""τ_sim calibration (ragmeter.calibration, `ragmeter calibrate-tau`): the AUROC against scikit-learn's, the chosen
+"""τ_sim calibration (ragmeter.analysis.calibration, `ragmeter calibrate-tau`): the AUROC against scikit-learn's, the chosen
 τ against a brute-force search, the Overlap a run would have against `evaluate` at that τ, and bad input."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 from sklearn.metrics import balanced_accuracy_score, precision_score, roc_auc_score
 
 from ragmeter import ConfigError, HashingEmbedder, InputError, Settings, evaluate, read_records
-from ragmeter.calibration import GRID, calibrate_tau, read_labelled
-from ragmeter.cli import demo_path, main
+from ragmeter.analysis.calibration import GRID, calibrate_tau, read_labelled
+from ragmeter.cli.commands import demo_path, main
 from ragmeter.text.citations import strip_citations
 
 SETTINGS = Settings(embedder="hashing", n_resamples=300)

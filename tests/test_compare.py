@@ -1,4 +1,4 @@
-"""Comparing runs (ragmeter.compare and `ragmeter compare`): pairing, the figures per metric and group, the
+"""Comparing runs (ragmeter.analysis.compare and `ragmeter compare`): pairing, the figures per metric and group, the
 settings check, and the command on two real runs of the demo data."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from ragmeter import ConfigError, Settings, compare, evaluate, read_records
-from ragmeter.cli import demo_path, main
-from ragmeter.compare import ScoredRun
+from ragmeter.analysis.compare import ScoredRun
+from ragmeter.cli.commands import demo_path, main
 from ragmeter.report.comparison import comparison_rows, render_comparison
 
 SIGNATURES = {"token_f1": "token_f1|normalizer:squad-v1.1|ragmeter:0.1.0",

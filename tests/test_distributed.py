@@ -1,4 +1,4 @@
-"""``ragmeter run --engine ray`` (ragmeter.distributed) on a local Ray cluster of 2 CPUs: the same items and
+"""``ragmeter run --engine ray`` (ragmeter.engine.ray.distributed) on a local Ray cluster of 2 CPUs: the same items and
 summaries as a local run, on the demo and on 20,000 synthetic records; bad records reported as the local
 reader reports them; an actor killed mid-run; a resumed run; pieces that number lines as the whole file."""
 
@@ -17,16 +17,16 @@ import numpy as np
 import pytest
 
 from ragmeter import evaluate, read_records
-from ragmeter.cli import demo_path, main
-from ragmeter.errors import InputError
+from ragmeter.cli.commands import demo_path, main
+from ragmeter.core.errors import InputError
 from ragmeter.io.readers import iter_records, line_spans, raw_records
 
 ray = pytest.importorskip("ray", reason="the Ray engine needs pip install 'ragmeter[ray]' (in the test extra)")
 
-from ragmeter import distributed  # noqa: E402  (after the importorskip above)
+from ragmeter.engine.ray import distributed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from bench_memory import write_jsonl  # noqa: E402
+from bench_memory import write_jsonl
 
 #: Small pools: 20,000 records whose texts repeat, so the local and the Ray run take seconds, not minutes.
 POOLS = {"n_sentences": 400, "n_chunks": 250}
@@ -210,7 +210,7 @@ def test_a_stopped_run_resumes_from_its_items_and_the_pieces_its_actors_finished
 
 
 def test_an_address_where_nothing_listens_fails_in_seconds_saying_what_to_give() -> None:
-    from ragmeter.errors import ConfigError
+    from ragmeter.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"--ray-address 127.0.0.1:1: nothing answers there \(Connection refused\)"):
         distributed._check_reachable("127.0.0.1:1")

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from ragmeter import Settings, compare, evaluate, read_records
-from ragmeter.cli import demo_path, main
-from ragmeter.compare import ScoredRun
+from ragmeter.analysis.compare import ScoredRun
+from ragmeter.cli.commands import demo_path, main
 from ragmeter.report.html import render_comparison_html, render_html
 
 SCRIPT = "<script>window.__pwned = 1; alert(1)</script>"

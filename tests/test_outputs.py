@@ -1,4 +1,4 @@
-"""The output module (``ragmeter._files``): what a command may write, and how it writes it."""
+"""The output module (``ragmeter.core.files``): what a command may write, and how it writes it."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter._files import Outputs, Target, atomic_write_text, complete_jsonl_rows, writing
-from ragmeter.errors import ConfigError
+from ragmeter.core.errors import ConfigError
+from ragmeter.core.files import Outputs, Target, atomic_write_text, complete_jsonl_rows, writing
 
 
 def test_an_input_is_refused_by_any_path_to_it(tmp_path: Path) -> None:
@@ -80,10 +80,9 @@ def test_special_files_are_refused_unless_streamed_to(tmp_path: Path) -> None:
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
     path = tmp_path / "out.csv"
     path.write_text("before", encoding="utf-8")
-    with pytest.raises(RuntimeError, match="midway"):
-        with writing(Target.of(path)) as temporary:
-            temporary.write_text("half", encoding="utf-8")
-            raise RuntimeError("midway")
+    with pytest.raises(RuntimeError, match="midway"), writing(Target.of(path)) as temporary:
+        temporary.write_text("half", encoding="utf-8")
+        raise RuntimeError("midway")
     assert path.read_text(encoding="utf-8") == "before"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]
 

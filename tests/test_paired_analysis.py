@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from ragmeter import ConfigError
-from ragmeter.cli import main
-from ragmeter.paired_analysis import Threshold, default_thresholds, gate_row, grounding_quadrant
+from ragmeter.cli.commands import main
+from ragmeter.results.paired import Threshold, default_thresholds, gate_row, grounding_quadrant
 
 NAN = math.nan
 IDS = ["a", "b", "c", "d", "e", "f", "g"]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ragmeter import ConfigError, HashingEmbedder, InputError, Settings, evaluate, get_metric
-from ragmeter.errors import MissingDependencyError
+from ragmeter.core.errors import MissingDependencyError
 
 RECORDS = [
     {"id": "a", "question": "q", "answer": "Paris [CIT:d1].", "references": ["Paris"],

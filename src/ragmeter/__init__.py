@@ -12,13 +12,23 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
+from ragmeter import _moved
 from ragmeter._version import __version__
 
 if TYPE_CHECKING:
-    from ragmeter.aggregate import Summary
-    from ragmeter.agreement import agreement
-    from ragmeter.compare import Comparison, compare
-    from ragmeter.errors import ConfigError, InputError, MissingDependencyError, ModelError, RagmeterError
+    from ragmeter.analysis.compare import Comparison, compare
+    from ragmeter.core.errors import (
+        ConfigError,
+        InputError,
+        MissingDependencyError,
+        ModelError,
+        RagmeterError,
+    )
+    from ragmeter.core.records import Answerability, Chunk, Record, Turn, Usage
+    from ragmeter.core.settings import Settings
+    from ragmeter.core.signature import Signature
+    from ragmeter.engine.evaluation import evaluate
+    from ragmeter.human.with_people import agreement
     from ragmeter.io import check_file, iter_records, read_records, record_from_dict
     from ragmeter.metrics import Aggregation, Metric, get_metric, list_metrics, register
     from ragmeter.metrics.bertscore import bert_score
@@ -27,46 +37,43 @@ if TYPE_CHECKING:
     from ragmeter.metrics.lexical import exact_match, token_f1
     from ragmeter.metrics.rouge import rouge_l
     from ragmeter.models import CachedEmbedder, Embedder, HashingEmbedder, OnnxMiniLM
-    from ragmeter.records import Answerability, Chunk, Record, Turn, Usage
     from ragmeter.report import render_report
-    from ragmeter.result import EvalResult
-    from ragmeter.run import evaluate
-    from ragmeter.settings import Settings
-    from ragmeter.signature import Signature
+    from ragmeter.results.aggregate import Summary
+    from ragmeter.results.run_result import EvalResult
     from ragmeter.text import IdkDetector
 
 #: Where each public name lives: imported on first use (PEP 562), so that ``import ragmeter`` and the
 #: ``ragmeter`` command start at once, and a Ctrl-C while the command starts finds nothing half done.
 _LAZY = {
     "Aggregation": "ragmeter.metrics",
-    "Answerability": "ragmeter.records",
+    "Answerability": "ragmeter.core.records",
     "CachedEmbedder": "ragmeter.models",
-    "Chunk": "ragmeter.records",
-    "Comparison": "ragmeter.compare",
-    "ConfigError": "ragmeter.errors",
+    "Chunk": "ragmeter.core.records",
+    "Comparison": "ragmeter.analysis.compare",
+    "ConfigError": "ragmeter.core.errors",
     "Embedder": "ragmeter.models",
-    "EvalResult": "ragmeter.result",
+    "EvalResult": "ragmeter.results.run_result",
     "HashingEmbedder": "ragmeter.models",
     "IdkDetector": "ragmeter.text",
-    "InputError": "ragmeter.errors",
+    "InputError": "ragmeter.core.errors",
     "Metric": "ragmeter.metrics",
-    "MissingDependencyError": "ragmeter.errors",
-    "ModelError": "ragmeter.errors",
+    "MissingDependencyError": "ragmeter.core.errors",
+    "ModelError": "ragmeter.core.errors",
     "OnnxMiniLM": "ragmeter.models",
-    "RagmeterError": "ragmeter.errors",
-    "Record": "ragmeter.records",
-    "Settings": "ragmeter.settings",
-    "Signature": "ragmeter.signature",
-    "Summary": "ragmeter.aggregate",
-    "Turn": "ragmeter.records",
-    "Usage": "ragmeter.records",
+    "RagmeterError": "ragmeter.core.errors",
+    "Record": "ragmeter.core.records",
+    "Settings": "ragmeter.core.settings",
+    "Signature": "ragmeter.core.signature",
+    "Summary": "ragmeter.results.aggregate",
+    "Turn": "ragmeter.core.records",
+    "Usage": "ragmeter.core.records",
     "abstained": "ragmeter.metrics.citation",
-    "agreement": "ragmeter.agreement",
+    "agreement": "ragmeter.human.with_people",
     "bert_score": "ragmeter.metrics.bertscore",
     "check_file": "ragmeter.io",
-    "compare": "ragmeter.compare",
+    "compare": "ragmeter.analysis.compare",
     "completion_tokens": "ragmeter.metrics.efficiency",
-    "evaluate": "ragmeter.run",
+    "evaluate": "ragmeter.engine.evaluation",
     "exact_match": "ragmeter.metrics.lexical",
     "faithfulness_fallback": "ragmeter.metrics.citation",
     "get_metric": "ragmeter.metrics",
@@ -98,6 +105,7 @@ class _Package(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _Package
+_moved.install()
 
 
 def __getattr__(name: str) -> Any:

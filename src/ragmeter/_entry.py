@@ -16,7 +16,7 @@ __all__ = ["main"]
 
 def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    from ragmeter.cli import main as command
+    from ragmeter.cli.commands import main as command
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
     return command()

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from ragmeter import Settings
-from ragmeter.metrics.mtrag import idk_condition, rb_agg
+from ragmeter.core.records import Answerability
+from ragmeter.metrics.mtrag.algorithmic import idk_condition, rb_agg
 from ragmeter.metrics.rouge import rouge_l
 from ragmeter.models.base import TokenEmbeddings
-from ragmeter.pipelines.mtrag import run_step
-from ragmeter.pipelines.mtrag_summary import summarize_rows
-from ragmeter.records import Answerability
+from ragmeter.pipelines.mtrag.steps import run_step
+from ragmeter.pipelines.mtrag.summary import summarize_rows
 
 IDK_RIGHT = {"UNANSWERABLE", "CONVERSATIONAL"}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragmeter.records import ANSWER_LABELS, CHUNK_LABELS
+from ragmeter.core.records import ANSWER_LABELS, CHUNK_LABELS
 
 # The template's columns, written out by hand (not imported), so a change to them fails a test.
 TEXT_COLUMNS = ["annotator", "record_id", "model_id", "unit", "rank", "doc_id", "question", "text"]

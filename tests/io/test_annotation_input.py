@@ -18,11 +18,11 @@ import pytest
 from label_records import RECORDS
 
 from ragmeter import read_records
-from ragmeter.cli import main
-from ragmeter.errors import ConfigError
-from ragmeter.io.annotations import read_annotations, write_template
+from ragmeter.cli.commands import main
+from ragmeter.core.errors import ConfigError
+from ragmeter.core.records import Record
+from ragmeter.human.annotation_files import read_annotations, write_template
 from ragmeter.io.native import record_from_dict
-from ragmeter.records import Record
 
 Capsys = pytest.CaptureFixture[str]
 

@@ -17,11 +17,11 @@ import pytest
 from label_records import ALL, RECORDS, TEXT_COLUMNS, UNITS
 
 from ragmeter import read_records
-from ragmeter.errors import InputError
-from ragmeter.io.annotations import read_annotations, template_rows, unit_key, write_template
+from ragmeter.core.errors import InputError
+from ragmeter.core.records import ANSWER_LABELS, CHUNK_LABELS, Record
+from ragmeter.human.annotation_files import read_annotations, template_rows, unit_key, write_template
+from ragmeter.human.merge import agreement_by_label, merge_votes
 from ragmeter.io.native import record_from_dict, record_to_dict
-from ragmeter.labels import agreement_by_label, merge_votes
-from ragmeter.records import ANSWER_LABELS, CHUNK_LABELS, Record
 
 
 @pytest.fixture

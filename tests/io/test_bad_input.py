@@ -18,12 +18,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ragmeter.errors import InputError
+from ragmeter.core.errors import InputError
+from ragmeter.core.records import Answerability, Record, Usage
 from ragmeter.io import check_file, detect_format, iter_records, read_records, record_from_dict
 from ragmeter.io.fields import MAX_CHUNKS, MAX_LATENCY_MS, MAX_TEXT_CHARS, MAX_TOKENS_PER_CALL
 from ragmeter.io.qrels import read_qrels
 from ragmeter.metrics import get_metric
-from ragmeter.records import Answerability, Record, Usage
 
 BOM = "\ufeff"
 
@@ -233,7 +233,7 @@ def python_default_csv_limit() -> Any:
 def test_a_csv_cell_past_pythons_limit_is_read_by_every_reader(tmp_path: Path) -> None:
     """A 200,000-character cell (an annotation template's chunk text can be that long): the records' reader,
     ``agree``'s and ``calibrate-tau``'s rows read it whole."""
-    from ragmeter.calibration import read_labelled
+    from ragmeter.analysis.calibration import read_labelled
     from ragmeter.io.readers import object_rows
 
     text = "z" * 200_000

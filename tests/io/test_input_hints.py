@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ragmeter.cli import main
-from ragmeter.errors import ConfigError, InputError
+from ragmeter.cli.commands import main
+from ragmeter.core.errors import ConfigError, InputError
 from ragmeter.io import check_file, read_records
 from ragmeter.io.readers import parse_column_map
 

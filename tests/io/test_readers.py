@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from conftest import shared_data_file
 
-from ragmeter.errors import ConfigError, InputError
+from ragmeter.core.errors import ConfigError, InputError
+from ragmeter.core.records import Answerability, Chunk, Record, Turn, Usage
 from ragmeter.io import check_file, detect_format, iter_records, read_records
 from ragmeter.io.mtrag import record_from_mtrag
-from ragmeter.records import Answerability, Chunk, Record, Turn, Usage
 
 DEMO = Path(__file__).resolve().parents[2] / "src" / "ragmeter" / "data" / "demo.jsonl"
 

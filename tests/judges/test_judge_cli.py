@@ -31,7 +31,7 @@ import pytest
 from fake_openai import FakeOpenAIServer
 from judge_script import records, respond
 
-from ragmeter import cli
+from ragmeter.cli import commands as cli
 
 N_RECORDS = 60
 # 60 correctness + 60 relevance + 48 claims (the 12 records of shape 4 have no chunks)
@@ -52,7 +52,7 @@ def run_args(server: FakeOpenAIServer, jsonl: Path, out: Path, *extra: str) -> l
 
 
 def command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "ragmeter.cli", *args]
+    return [sys.executable, "-m", "ragmeter.cli.commands", *args]
 
 
 def run_subprocess(args: list[str]) -> subprocess.CompletedProcess[str]:

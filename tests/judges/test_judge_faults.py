@@ -15,8 +15,9 @@ from fake_openai import FakeOpenAIServer, FaultPlan
 from judge_script import blocks, records, respond
 
 from ragmeter import Settings, evaluate
-from ragmeter.cli import main
-from ragmeter.errors import ConfigError, TransientJudgeError
+from ragmeter.cli.commands import main
+from ragmeter.core.errors import ConfigError, TransientJudgeError
+from ragmeter.core.records import Record
 from ragmeter.judges import (
     ChatReply,
     ChatRequest,
@@ -27,7 +28,6 @@ from ragmeter.judges import (
     ScriptedBackend,
 )
 from ragmeter.judges.prompts import CORRECTNESS, correctness_request
-from ragmeter.records import Record
 
 SETTINGS = Settings(n_resamples=200)
 KEY = "sk-test-NEVER-WRITE-7f3a9c"

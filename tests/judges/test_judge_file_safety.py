@@ -12,7 +12,7 @@ import pytest
 from fake_openai import FakeOpenAIServer, HTTPFault
 from judge_script import records, respond
 
-from ragmeter import cli
+from ragmeter.cli import commands as cli
 
 UNREACHABLE = "http://127.0.0.1:9/v1"   # the discard port: nothing listens there
 

@@ -22,8 +22,9 @@ from fake_openai import FakeOpenAIServer, HTTPFault
 from judge_script import records, respond
 
 from ragmeter import judges
-from ragmeter.cli import main
-from ragmeter.errors import ConfigError, JudgeError, ModelError, TransientJudgeError
+from ragmeter.cli.commands import main
+from ragmeter.core.errors import ConfigError, JudgeError, ModelError, TransientJudgeError
+from ragmeter.core.records import Chunk, Record
 from ragmeter.judges import (
     Judge,
     JudgeCache,
@@ -31,12 +32,11 @@ from ragmeter.judges import (
     JudgeConfig,
     OpenAIBackend,
     ScriptedBackend,
-    local,
     open_judge,
     planning_judge,
 )
+from ragmeter.judges.backends import local
 from ragmeter.judges.prompts import CLAIMS, CORRECTNESS, claims_request, correctness_request
-from ragmeter.records import Chunk, Record
 
 VERDICT_5 = {"reason": "scripted", "score": 5}
 

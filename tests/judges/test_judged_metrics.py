@@ -8,7 +8,7 @@ import math
 import pytest
 
 from ragmeter import Settings, evaluate
-from ragmeter.errors import ConfigError
+from ragmeter.core.errors import ConfigError
 from ragmeter.judges import ChatRequest, Judge, ScriptedBackend
 from ragmeter.metrics.judged import (
     Claim,
@@ -161,7 +161,7 @@ def test_claims_request_shows_every_chunk_numbered() -> None:
 
 
 def test_judged_metrics_without_a_judge_fail_before_scoring() -> None:
-    from ragmeter.errors import ConfigError
+    from ragmeter.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="need a judge"):
         evaluate([CASE_STUDY], metrics=["judge_relevance"], settings=SETTINGS)

@@ -38,7 +38,7 @@ from ragmeter.judges import (
     OpenAIBackend,
     open_judge,
 )
-from ragmeter.judges.local import MODEL_SHA256, packaged_model_path
+from ragmeter.judges.backends.local import MODEL_SHA256, packaged_model_path
 from ragmeter.judges.prompts import (
     CLAIM_SPLIT,
     CLAIMS,

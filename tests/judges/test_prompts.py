@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from ragmeter.core.records import Chunk, Record, Turn
 from ragmeter.judges.prompts import (
     CLAIM_SPLIT,
     CLAIMS,
@@ -20,7 +21,6 @@ from ragmeter.judges.prompts import (
     idk_request,
     relevance_request,
 )
-from ragmeter.records import Chunk, Record, Turn
 
 
 def _claim(**fields) -> dict:

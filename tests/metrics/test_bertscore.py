@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from ragmeter.errors import ConfigError
+from ragmeter.core.errors import ConfigError
 from ragmeter.metrics.bertscore import (
     MTRAG_DEBERTA_BASELINE,
     Baseline,

@@ -6,7 +6,7 @@ words or shorter than three letters)."""
 
 from __future__ import annotations
 
-from ragmeter.metrics.claim_evidence import (
+from ragmeter.judges.checks.evidence import (
     Claim,
     checked_claims,
     content_words,

@@ -3,7 +3,7 @@
 import pytest
 
 from ragmeter import exact_match, token_f1
-from ragmeter.errors import ConfigError
+from ragmeter.core.errors import ConfigError
 
 
 @pytest.mark.parametrize(("prediction", "references", "expected"), [

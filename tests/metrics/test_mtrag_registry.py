@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from ragmeter import Answerability, Chunk, Record, Settings, evaluate
-from ragmeter.metrics.mtrag import idk_eval_from_detector
+from ragmeter.metrics.mtrag.algorithmic import idk_eval_from_detector
 from ragmeter.models.base import TokenEmbeddings
-from ragmeter.pipelines.mtrag import run_step
+from ragmeter.pipelines.mtrag.steps import run_step
 from ragmeter.text.idk import IdkDetector
 
 
@@ -121,7 +121,7 @@ def test_idk_eval_from_an_mtrag_row_is_used_when_the_source_is_record():
 
 
 def test_an_idk_eval_outside_0_half_1_is_an_input_error():
-    from ragmeter.errors import InputError
+    from ragmeter.core.errors import InputError
     from ragmeter.io.mtrag import record_from_mtrag
 
     with pytest.raises(InputError, match="0, 0.5 or 1") as caught:

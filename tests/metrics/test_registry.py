@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from ragmeter import ConfigError, HashingEmbedder, Settings, evaluate, get_metric
-from ragmeter.aggregate import Aggregation
 from ragmeter.metrics import _registry
 from ragmeter.metrics._registry import MAX_CUTOFF, BatchOutcomes, Metric
+from ragmeter.results.aggregate import Aggregation
 
 RECORDS = [{"id": "a", "question": "q", "answer": "x", "references": ["x"]},
            {"id": "b", "question": "q", "answer": "y"},

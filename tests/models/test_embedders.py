@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ragmeter import CachedEmbedder, HashingEmbedder, OnnxMiniLM
-from ragmeter.errors import ModelError
+from ragmeter.core.errors import ModelError
 from ragmeter.models.base import check_sha256
 
 SENTENCES = [

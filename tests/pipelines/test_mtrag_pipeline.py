@@ -1,5 +1,5 @@
-"""MT-RAG's evaluation pipeline (``ragmeter.pipelines.mtrag``) and its run summary
-(``ragmeter.pipelines.mtrag_summary``), SPEC §5.
+"""MT-RAG's evaluation pipeline (``ragmeter.pipelines.mtrag.steps``) and its run summary
+(``ragmeter.pipelines.mtrag.summary``), SPEC §5.
 
 Every ``run_step`` here gets :class:`WordEncoder`, a deterministic token encoder whose BERTScore values
 can be worked out by hand (see its docstring), so no model is loaded in this file.
@@ -22,15 +22,14 @@ from mtrag_rows import mtrag_row, read_jsonl, write_jsonl
 from statsmodels.stats.proportion import proportion_confint
 
 from ragmeter import Settings
-from ragmeter.errors import ConfigError
+from ragmeter.core.errors import ConfigError
+from ragmeter.core.records import Answerability
 from ragmeter.metrics.bertscore import MTRAG_DEBERTA_BASELINE
-from ragmeter.metrics.mtrag import RbAgg, idk_condition, rb_agg
+from ragmeter.metrics.mtrag.algorithmic import RbAgg, idk_condition, rb_agg
 from ragmeter.metrics.rouge import rouge_l
 from ragmeter.models.base import TokenEmbeddings
-from ragmeter.pipelines.mtrag import ALGORITHMIC_METRICS, partial_paths, run_step, step_made_by
-from ragmeter.pipelines.mtrag_summary import render_summary, summarize_rows
-from ragmeter.records import Answerability
-from ragmeter.stats.intervals import bootstrap_mean_interval
+from ragmeter.pipelines.mtrag.steps import ALGORITHMIC_METRICS, partial_paths, run_step, step_made_by
+from ragmeter.pipelines.mtrag.summary import render_summary, summarize_rows
 
 DETECTOR = "detector:idk-en-id-1"
 PER_REFERENCE = ("Recall", "RougeL_stemFalse", "BertscoreP", "BertscoreR", "Length", "LengthChars")

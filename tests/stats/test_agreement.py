@@ -1,4 +1,4 @@
-"""Annotator agreement on a 0/1 label (ragmeter.stats.agreement) checked against values worked out by
+"""Annotator agreement on a 0/1 label (ragmeter.stats.inter_annotator) checked against values worked out by
 hand and against reference implementations on random tables: statsmodels' cohens_kappa and
 fleiss_kappa, and the krippendorff package's alpha (nominal)."""
 
@@ -13,7 +13,7 @@ import pytest
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
-from ragmeter.stats.agreement import (
+from ragmeter.stats.inter_annotator import (
     TIE_RULES,
     LabelAgreement,
     cohen_kappa,

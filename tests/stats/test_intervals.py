@@ -12,9 +12,9 @@ from statsmodels.stats.proportion import proportion_confint
 
 import ragmeter
 from ragmeter import Settings
-from ragmeter.aggregate import MIN_CLUSTERS, Column, cluster_labels, summarize, summarize_columns
+from ragmeter.core.signature import Signature
 from ragmeter.metrics import Aggregation, get_metric
-from ragmeter.signature import Signature
+from ragmeter.results.aggregate import MIN_CLUSTERS, Column, cluster_labels, summarize, summarize_columns
 from ragmeter.stats.intervals import (
     bootstrap_mean_interval,
     bootstrap_mean_intervals,

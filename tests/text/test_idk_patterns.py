@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.errors import ConfigError
+from ragmeter.core.errors import ConfigError
 from ragmeter.text import DEFAULT_IDK_PATTERNS, IdkDetector
 
 # The documented id is ``custom-`` and the first 12 hex digits of the SHA-256 of the patterns joined by

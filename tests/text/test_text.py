@@ -2,7 +2,7 @@
 
 import pytest
 
-from ragmeter.errors import ConfigError
+from ragmeter.core.errors import ConfigError
 from ragmeter.text import (
     IdkDetector,
     answer_tokens,

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ragmeter.errors import InputError
+from ragmeter.core.errors import InputError
 
 __all__ = ["CSV_CELL_LIMIT", "MAX_CHUNKS", "MAX_LATENCY_MS", "MAX_TEXT_CHARS", "MAX_TOKENS_PER_CALL", "FieldReader",
            "allow_long_csv_cells", "exact_number"]

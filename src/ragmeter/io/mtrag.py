@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ragmeter.core.records import Chunk, Record, Turn
 from ragmeter.io.fields import FieldReader
 from ragmeter.io.native import default_answerability, parse_answerability, read_contexts, real_references
-from ragmeter.records import Chunk, Record, Turn
 
 __all__ = ["record_from_mtrag"]
 

@@ -30,8 +30,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ragmeter.core.records import ANSWER_LABELS, CHUNK_LABELS, Answerability, Chunk, Record, Turn, Usage
 from ragmeter.io.fields import MAX_CHUNKS, MAX_LATENCY_MS, MAX_TOKENS_PER_CALL, FieldReader
-from ragmeter.records import ANSWER_LABELS, CHUNK_LABELS, Answerability, Chunk, Record, Turn, Usage
 
 __all__ = ["KNOWN_FIELDS", "content_id", "default_answerability", "parse_answerability", "read_contexts",
            "real_references", "record_from_dict", "record_to_dict"]
@@ -43,7 +43,7 @@ _CHOICES = ", ".join(a.value for a in Answerability)
 
 def record_from_dict(obj: Any, *, path: str | None = None, line: int | None = None,
                      names: Mapping[str, str] | None = None) -> Record:
-    """Validate one native record; the first problem raises :class:`~ragmeter.errors.InputError`.
+    """Validate one native record; the first problem raises :class:`~ragmeter.core.errors.InputError`.
 
     The id is the record's ``id``; without one, the line number ``line``; without both (a record built in
     code), :func:`content_id` of ``obj``, so the same record always gets the same id.

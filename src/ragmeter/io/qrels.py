@@ -11,9 +11,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from ragmeter.errors import InputError
+from ragmeter.core.errors import InputError
+from ragmeter.core.records import Record
 from ragmeter.io.readers import text_lines
-from ragmeter.records import Record
 
 __all__ = ["attach_qrels", "read_qrels"]
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragmeter.core.records import Chunk, Record
 from ragmeter.io.fields import FieldReader
 from ragmeter.io.native import default_answerability, read_contexts, real_references
-from ragmeter.records import Chunk, Record
 
 __all__ = ["record_from_ragas"]
 

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ragmeter.errors import ConfigError, InputError, MissingDependencyError
+from ragmeter.core.errors import ConfigError, InputError, MissingDependencyError
+from ragmeter.core.records import Record
 from ragmeter.io.fields import MAX_TOKENS_PER_CALL, allow_long_csv_cells, exact_number
 from ragmeter.io.mtrag import record_from_mtrag
 from ragmeter.io.native import KNOWN_FIELDS, record_from_dict
 from ragmeter.io.ragas import record_from_ragas
-from ragmeter.records import Record
 
 __all__ = ["FORMATS", "FORMAT_PROBE", "MAP_FIELDS", "FileCheck", "Span", "check_file", "detect_format",
            "iter_records", "jsonl_objects", "line_spans", "object_rows", "parse_column_map", "raw_records",

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ragmeter.errors import ConfigError, JudgeError
+from ragmeter.core.errors import ConfigError, JudgeError
 from ragmeter.judges.accounting import JudgeUsage
+from ragmeter.judges.backends.local import LocalServer, local_model_id
+from ragmeter.judges.backends.openai import OpenAIBackend
 from ragmeter.judges.cache import JudgeCache
 from ragmeter.judges.engine import Judge, JudgeCall, JudgeOutcome
-from ragmeter.judges.local import LocalServer, local_model_id
-from ragmeter.judges.openai_backend import OpenAIBackend
 from ragmeter.judges.prompts import CLAIM_MODES
 from ragmeter.judges.protocol import ChatBackend, ChatReply, ChatRequest, ScriptedBackend
 

@@ -14,12 +14,12 @@ For every call:
    because asking again would give the same reply. A call whose retries ran out is a failure too, not
    cached, so a later run tries it again. A failure is reported as undefined, never as a number.
 
-A :class:`~ragmeter.errors.RejectedCallError` (the endpoint refused that one request) is a failure of that
-call. Any other :class:`~ragmeter.errors.JudgeError`, which no retry can fix (a rejected key, an unknown model) stops
+A :class:`~ragmeter.core.errors.RejectedCallError` (the endpoint refused that one request) is a failure of that
+call. Any other :class:`~ragmeter.core.errors.JudgeError`, which no retry can fix (a rejected key, an unknown model) stops
 the run: the calls still running are cancelled at once (they send no more requests and write nothing to the
 cache) and :meth:`Judge.run` raises it. So does an endpoint that cannot be reached at all: while no call has
 been answered, ``UNREACHABLE_AFTER`` failures to connect in a row (refused, unknown host, connect timeout) end
-the run with a :class:`~ragmeter.errors.JudgeError` that says what to check, instead of retrying every call of
+the run with a :class:`~ragmeter.core.errors.JudgeError` that says what to check, instead of retrying every call of
 the file; once one call has been answered, connection failures are retried like any other.
 
 Calls run on a private event loop in a background thread, so :meth:`Judge.run` works from plain synchronous
@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragmeter.errors import JudgeError, RejectedCallError, TransientJudgeError
+from ragmeter.core.errors import JudgeError, RejectedCallError, TransientJudgeError
 from ragmeter.judges.accounting import JudgeUsage
 from ragmeter.judges.cache import CachedVerdict, JudgeCache
 from ragmeter.judges.prompts import CLAIM_MODES, Prompt, VerdictError
@@ -136,7 +136,7 @@ class Judge:
 
     def run(self, calls: Sequence[JudgeCall]) -> list[JudgeOutcome]:
         """Outcomes of ``calls`` in order; identical calls are made once. Raises the first fatal
-        :class:`~ragmeter.errors.JudgeError`, after the other calls have been cancelled."""
+        :class:`~ragmeter.core.errors.JudgeError`, after the other calls have been cancelled."""
         if self._closed:
             raise JudgeError("this judge is closed: open another one")
         keys = [self.key(call) for call in calls]

@@ -7,7 +7,7 @@ Three calls cover seed 002's five metrics:
   the chunks used. Faithfulness, Precision and Recall all read this one verdict. A judge that splits only
   (``CLAIM_MODES``: the packaged local judge's default) makes ``claim_split`` instead: the text alone, the
   reply its claims, which the evidence check then verifies against the chunks
-  (:mod:`ragmeter.metrics.claim_evidence`).
+  (:mod:`ragmeter.judges.checks.evidence`).
 - ``correctness``: the answer against the reference, 1–5.
 - ``relevance``: the answer against the question, 1–5.
 
@@ -45,13 +45,32 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from ragmeter.core.records import Record
 from ragmeter.judges.protocol import ChatRequest
-from ragmeter.records import Record
 from ragmeter.text.sentences import split_sentences
 
-__all__ = ["CHUNK_LABELS", "CHUNK_LABEL_NAMES", "CLAIMS", "CLAIM_CHARS", "CLAIM_MODES", "CLAIM_SPLIT", "CORRECTNESS",
-           "GENERATION_LABELS", "GENERATION_LABEL_NAMES", "DIFFERENCES_CHARS", "EVIDENCE_CHARS", "IDK", "IDK_VALUES",
-           "PROMPTS", "RADBENCH", "REASON_CHARS", "RELEVANCE", "VERDICTS", "Prompt", "VerdictError"]
+__all__ = [
+    "CHUNK_LABELS",
+    "CHUNK_LABEL_NAMES",
+    "CLAIMS",
+    "CLAIM_CHARS",
+    "CLAIM_MODES",
+    "CLAIM_SPLIT",
+    "CORRECTNESS",
+    "DIFFERENCES_CHARS",
+    "EVIDENCE_CHARS",
+    "GENERATION_LABELS",
+    "GENERATION_LABEL_NAMES",
+    "IDK",
+    "IDK_VALUES",
+    "PROMPTS",
+    "RADBENCH",
+    "REASON_CHARS",
+    "RELEVANCE",
+    "VERDICTS",
+    "Prompt",
+    "VerdictError",
+]
 
 VERDICTS = ("supported", "contradicted", "unsupported")
 #: How a judge is asked for claims: ``verify`` (one ``claims`` call splits the text and checks each claim against
@@ -238,7 +257,7 @@ IDK = Prompt("idk", _instructions("idk"), _reasoned("verdict", {"type": "string"
 RADBENCH = Prompt("radbench", _instructions("radbench"),
                   _reasoned("rating", {"type": "integer", "enum": list(range(1, 11))}), 160,
                   _whole_number("rating", 10))
-#: The LLM annotator's labels of seed 003 (:mod:`ragmeter.annotator`): per chunk, and of the answer's generation.
+#: The LLM annotator's labels of seed 003 (:mod:`ragmeter.human.annotator`): per chunk, and of the answer's generation.
 #: The judge answers "yes" or "no" for each (read as 1 and 0): asked for 0 or 1, the packaged 1.5B judge wrote 0
 #: for every label of every chunk (33 MT-RAG passages that people all judged relevant).
 CHUNK_LABEL_NAMES = ("topically_relevant", "evidence_sufficient", "misleading")

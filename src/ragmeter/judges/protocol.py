@@ -1,12 +1,12 @@
 """What a judge backend is: one chat call in, one reply out, speaking the OpenAI chat protocol.
 
-Two real backends share one implementation, :class:`~ragmeter.judges.openai_backend.OpenAIBackend`: any
+Two real backends share one implementation, :class:`~ragmeter.judges.backends.openai.OpenAIBackend`: any
 OpenAI-compatible endpoint, and the local llama.cpp server ragmeter starts itself. :class:`ScriptedBackend`
 is the deterministic test double: it answers from a function of the request.
 
-A backend raises :class:`~ragmeter.errors.TransientJudgeError` for a failure worth retrying (429, 5xx,
+A backend raises :class:`~ragmeter.core.errors.TransientJudgeError` for a failure worth retrying (429, 5xx,
 timeout; ``connection_failed`` set when no connection could be made at all) and
-:class:`~ragmeter.errors.JudgeError` for one that no retry can fix (a rejected key). Retries, repair,
+:class:`~ragmeter.core.errors.JudgeError` for one that no retry can fix (a rejected key). Retries, repair,
 concurrency, caching and the decision that an endpoint is unreachable live in
 :class:`~ragmeter.judges.engine.Judge`, not in backends.
 """

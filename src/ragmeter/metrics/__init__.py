@@ -1,17 +1,9 @@
 """Metric families. Importing this package registers every metric."""
 
-from ragmeter.metrics import (  # noqa: F401  (registration)
-    citation,
-    efficiency,
-    faithfulness_offline,
-    judged,
-    labels,
-    lexical,
-    mtrag,
-    mtrag_judged,
-    retrieval,
-    rouge,
-)
+# Registration, in the order the families have always registered (the order of `ragmeter metrics`).
+from ragmeter.metrics import citation, efficiency, faithfulness_offline, judged, labels, lexical  # noqa: F401, I001
+from ragmeter.metrics.mtrag import algorithmic, judged as mtrag_judged  # noqa: F401
+from ragmeter.metrics import retrieval, rouge  # noqa: F401
 from ragmeter.metrics._registry import (
     DEFAULT_CUTOFF,
     Aggregation,

@@ -24,17 +24,18 @@ They are registered as factories (:func:`register_cutoff`); a family name stands
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmeter.aggregate import Aggregation
-from ragmeter.errors import ConfigError
-from ragmeter.records import Record
+from ragmeter.core.errors import ConfigError
+from ragmeter.core.records import Record
+from ragmeter.results.aggregate import Aggregation
 
 if TYPE_CHECKING:
-    from ragmeter.context import ItemContext, RunContext
+    from ragmeter.engine.context import ItemContext, RunContext
 
 __all__ = ["DEFAULT_CUTOFF", "DEFAULT_FAMILIES", "MAX_CUTOFF", "Aggregation", "BatchOutcomes", "Metric", "Noted",
            "Outcome",

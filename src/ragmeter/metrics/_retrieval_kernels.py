@@ -17,7 +17,7 @@ from operator import attrgetter, call, itemgetter
 
 import numpy as np
 
-from ragmeter.records import CHUNK_LABELS, Chunk, Record
+from ragmeter.core.records import CHUNK_LABELS, Chunk, Record
 
 __all__ = ["RankedLabels", "dcg_rows", "graded", "ranked_labels"]
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ragmeter.errors import ConfigError
+from ragmeter.core.errors import ConfigError
 from ragmeter.models.base import TokenEmbeddings, TokenEncoder
 
 __all__ = ["MTRAG_DEBERTA_BASELINE", "Baseline", "BertScore", "bert_score", "greedy_match", "load_baseline"]

@@ -10,21 +10,22 @@ retrieved chunks share the doc_id, the best-matching one counts.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragmeter.core.records import Answerability, Chunk, Record
+from ragmeter.core.settings import Settings
 from ragmeter.metrics._registry import Aggregation, Metric, register
 from ragmeter.models import Embedder
-from ragmeter.records import Answerability, Chunk, Record
-from ragmeter.settings import Settings
 from ragmeter.text.citations import find_citations, malformed_citations, strip_citations
 from ragmeter.text.idk import IdkDetector
 from ragmeter.text.sentences import SPLITTER_ID, split_sentences
 
 if TYPE_CHECKING:
-    from ragmeter.context import ItemContext, RunContext
+    from ragmeter.engine.context import ItemContext, RunContext
 
 __all__ = ["AnswerAnalysis", "SentenceVerdict", "abstained", "analyze_answer", "faithfulness_fallback",
            "idk_citation_count", "malformed_citation_count", "overlap"]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
+from ragmeter.core.records import Record, Usage
 from ragmeter.metrics._registry import Aggregation, Metric, register
-from ragmeter.records import Record, Usage
 
 __all__ = ["completion_tokens", "prompt_tokens", "total_tokens"]
 

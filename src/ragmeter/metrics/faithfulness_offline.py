@@ -3,7 +3,7 @@
 Value = ``WEIGHT_BERT`` · BertKPrec + (1 − ``WEIGHT_BERT``) · Extractiveness_RougeL, each taken at the passage
 where it is highest (as the registered metrics of those names), so with BERTScore as the run's settings give
 it; then conditioned on answerability and the IDK verdict as MT-RAG conditions its metrics (``RB_agg_idk``,
-:func:`~ragmeter.metrics.mtrag.idk_condition`, the verdict from the run's IDK source):
+:func:`~ragmeter.metrics.mtrag.algorithmic.idk_condition`, the verdict from the run's IDK source):
 
 - an unanswerable (or conversational) question: 1.0 when the answer declines, else 0.0;
 - an answerable (partial, underspecified) question: 0.0 when the answer declines, else the blend; an answer
@@ -35,10 +35,12 @@ names the settings and the weights' version.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
+from ragmeter.core.records import Record
 from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register
-from ragmeter.metrics.mtrag import (
+from ragmeter.metrics.mtrag.algorithmic import (
     IDK_CORRECT,
     algorithmic_texts,
     algorithmic_values,
@@ -46,10 +48,9 @@ from ragmeter.metrics.mtrag import (
     idk_condition,
     idk_verdict,
 )
-from ragmeter.records import Record
 
 if TYPE_CHECKING:
-    from ragmeter.context import ItemContext, RunContext
+    from ragmeter.engine.context import ItemContext, RunContext
 
 __all__ = ["VERSION", "WEIGHT_BERT", "blend"]
 

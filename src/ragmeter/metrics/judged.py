@@ -3,11 +3,11 @@
 One ``claims`` call per item extracts the claims of the answer (of the reference when the answer
 abstains) and verifies each against all retrieved chunks: supported / contradicted / unsupported, with
 the chunks used. Faithfulness, Precision and Recall read that one verdict, evidence-checked when
-``Settings.check_evidence`` (:mod:`ragmeter.metrics.claim_evidence`: a supported claim must have its words,
+``Settings.check_evidence`` (:mod:`ragmeter.judges.checks.evidence`: a supported claim must have its words,
 numbers and scope in the chunks, and the sentences the claims leave out are checked as claims of their own).
 A judge that splits only (``Judge.claims == "split"``, the packaged local judge's default) makes a
 ``claim_split`` call instead, shown the text alone, and the evidence check verifies every claim
-(:func:`~ragmeter.metrics.claim_evidence.verified_claims`). Correctness and Relevance each take one more call.
+(:func:`~ragmeter.judges.checks.evidence.verified_claims`). Correctness and Relevance each take one more call.
 An item without retrieved chunks needs no claims call.
 
 - Faithfulness = supported claims / claims of the answer, in [0, 1]; no context → 1.0 with the note
@@ -28,7 +28,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ragmeter.errors import ConfigError
+from ragmeter.core.errors import ConfigError
+from ragmeter.core.records import Record
+from ragmeter.judges.checks.evidence import VERSION as EVIDENCE_CHECK
+from ragmeter.judges.checks.evidence import Claim, checked_claims, verified_claims
 from ragmeter.judges.engine import JudgeCall, JudgeOutcome
 from ragmeter.judges.prompts import (
     CLAIM_SPLIT,
@@ -44,18 +47,29 @@ from ragmeter.judges.prompts import (
 )
 from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register
 from ragmeter.metrics.citation import abstained
-from ragmeter.metrics.claim_evidence import VERSION as EVIDENCE_CHECK
-from ragmeter.metrics.claim_evidence import Claim, checked_claims, verified_claims
-from ragmeter.records import Record
 
 if TYPE_CHECKING:
-    from ragmeter.context import ItemContext, RunContext
+    from ragmeter.engine.context import ItemContext, RunContext
     from ragmeter.judges.engine import Judge
 
-__all__ = ["Claim", "ClaimsCheck", "abstains", "claim_recall", "claims_call", "claims_outcome", "asked_prompt",
-           "claims_text_call", "context_precision",
-           "faithfulness", "faithfulness_metric", "faithfulness_outcome", "five_point", "judge_failure",
-           "verdict_claims", "weighted_score"]
+__all__ = [
+    "Claim",
+    "ClaimsCheck",
+    "abstains",
+    "asked_prompt",
+    "claim_recall",
+    "claims_call",
+    "claims_outcome",
+    "claims_text_call",
+    "context_precision",
+    "faithfulness",
+    "faithfulness_metric",
+    "faithfulness_outcome",
+    "five_point",
+    "judge_failure",
+    "verdict_claims",
+    "weighted_score",
+]
 
 #: Seed 002's weights: Correctness 0.4; Faithfulness, Precision, Recall 0.2 each; Relevance 0.
 WEIGHTS = {"correctness": 0.4, "faithfulness": 0.2, "precision": 0.2, "recall": 0.2}
@@ -166,10 +180,10 @@ def judge_failure(prompt: str, outcome: JudgeOutcome) -> Undefined:
 def verdict_claims(verdict: Mapping[str, Any], record: Record, text: str, *, check_evidence: bool,
                    split: bool = False) -> tuple[Claim, ...]:
     """The claims of a ``claims`` verdict on ``text`` (``record``'s answer or reference), evidence-checked against
-    the record's chunks when ``check_evidence`` (:func:`~ragmeter.metrics.claim_evidence.checked_claims`: the
+    the record's chunks when ``check_evidence`` (:func:`~ragmeter.judges.checks.evidence.checked_claims`: the
     sentences of ``text`` the claims leave out are added); of a ``claim_split`` verdict (``split``: its claims
     are sentences, without verdicts), verified by the check whatever ``check_evidence`` says
-    (:func:`~ragmeter.metrics.claim_evidence.verified_claims`)."""
+    (:func:`~ragmeter.judges.checks.evidence.verified_claims`)."""
     chunks = [chunk.text for chunk in record.contexts]
     if split:
         return verified_claims(verdict["claims"], chunks, text)

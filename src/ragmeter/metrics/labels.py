@@ -15,14 +15,15 @@ among the retrieved chunks' (:func:`derived_source_labels`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+from ragmeter.core.records import Record
 from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, no_settings, register
-from ragmeter.records import Record
 from ragmeter.text.citations import find_citations
 
 if TYPE_CHECKING:
-    from ragmeter.context import ItemContext, RunContext
+    from ragmeter.engine.context import ItemContext, RunContext
 
 __all__ = ["conditional_fabrication_rate", "derived_source_labels", "label_rate"]
 

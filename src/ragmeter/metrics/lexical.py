@@ -7,9 +7,9 @@ citation contract's metadata, not answer text (signature setting ``citations:str
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
-from ragmeter.errors import ConfigError
+from ragmeter.core.errors import ConfigError
 from ragmeter.metrics._registry import Aggregation, Metric, register
 from ragmeter.text.citations import strip_citations
 from ragmeter.text.normalize import answer_tokens, normalize_answer

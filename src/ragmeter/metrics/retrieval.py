@@ -13,17 +13,18 @@ undefined for that metric.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragmeter.core.records import Record
 from ragmeter.metrics._registry import Aggregation, BatchOutcomes, Metric, Outcome, register_cutoff
 from ragmeter.metrics._retrieval_kernels import RankedLabels, dcg_rows, graded, ranked_labels
-from ragmeter.records import Record
 
 if TYPE_CHECKING:
-    from ragmeter.context import ItemContext, RunContext
+    from ragmeter.engine.context import ItemContext, RunContext
 
 __all__ = ["dcg", "grade", "misleading_context_rate", "ndcg", "reciprocal_rank", "sufficiency_hit",
            "sufficiency_rate", "topical_precision"]

@@ -3,7 +3,7 @@ backend, and a deterministic hashing embedder for tests."""
 
 from __future__ import annotations
 
-from ragmeter.errors import ConfigError
+from ragmeter.core.errors import ConfigError
 from ragmeter.models.base import CachedEmbedder, Embedder, TokenEncoder
 from ragmeter.models.lexical_hash import HashingEmbedder
 from ragmeter.models.onnx_minilm import OnnxMiniLM

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Generic, Protocol, Sequence, TypeVar, runtime_checkable
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
-from ragmeter.errors import ModelError
+from ragmeter.core.errors import ModelError
 
 __all__ = ["CachedEmbedder", "CachedTokenEncoder", "Embedder", "TokenEmbeddings", "TokenEncoder", "check_sha256",
            "length_sorted_batches"]

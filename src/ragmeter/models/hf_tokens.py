@@ -8,12 +8,13 @@ Nothing is fetched from a hub.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from ragmeter.errors import ConfigError, MissingDependencyError
+from ragmeter.core.errors import ConfigError, MissingDependencyError
 from ragmeter.models.base import TokenEmbeddings, length_sorted_batches, normalise_rows
 
 __all__ = ["HFTokenEncoder"]

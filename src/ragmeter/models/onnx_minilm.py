@@ -8,9 +8,10 @@ mean-pooled over the attention mask and L2-normalised, as sentence-transformers 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 

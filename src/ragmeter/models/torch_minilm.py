@@ -7,12 +7,13 @@ local directory only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from ragmeter.errors import MissingDependencyError
+from ragmeter.core.errors import MissingDependencyError
 from ragmeter.models.base import check_sha256, length_sorted_batches
 from ragmeter.models.onnx_minilm import DEFAULT_MAX_LENGTH
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ragmeter.compare import Comparison, MetricComparison
+from ragmeter.analysis.compare import Comparison, MetricComparison
 from ragmeter.report.terminal import visible
 
 __all__ = ["GATE_HEADER", "HEADER", "comparison_rows", "gate_rows", "header", "render_comparison"]

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.errors import MissingDependencyError
+from ragmeter.core.errors import MissingDependencyError
 
 __all__ = ["RASTER_ABOVE", "agreement_scatter", "distributions", "error_bars", "forest", "quadrant_scatter"]
 

@@ -9,7 +9,7 @@ The run report: the seeds' primary table and appendix with their intervals drawn
 metrics, the paired analysis (table and scatter), each metric's distribution, the worst items of each metric
 whose direction is known (question, answer, the chunks it cites, undefined reasons), undefined and noted counts,
 the judge's calls, failures and cost, and the signatures. The comparison: per group the table of
-:func:`ragmeter.compare`, a forest plot of the differences of scores, the gate's figures, unpaired items and
+:func:`ragmeter.analysis.compare`, a forest plot of the differences of scores, the gate's figures, unpaired items and
 settings that differ.
 """
 
@@ -22,17 +22,17 @@ from typing import Any
 import numpy as np
 
 from ragmeter._version import __version__
-from ragmeter.agreement import Agreement
-from ragmeter.compare import Comparison
-from ragmeter.errors import ConfigError, MissingDependencyError
+from ragmeter.analysis.compare import Comparison
+from ragmeter.core.errors import ConfigError, MissingDependencyError
+from ragmeter.core.records import Record
+from ragmeter.human.with_people import Agreement
 from ragmeter.metrics import get_metric
-from ragmeter.paired_analysis import CELL_READINGS, Threshold
-from ragmeter.records import Record
 from ragmeter.report import figures
 from ragmeter.report.comparison import GATE_HEADER, comparison_rows, gate_rows, header
 from ragmeter.report.tables import summary_tables
 from ragmeter.report.terminal import format_number
-from ragmeter.result import EvalResult
+from ragmeter.results.paired import CELL_READINGS, Threshold
+from ragmeter.results.run_result import EvalResult
 from ragmeter.text.citations import find_citations
 
 __all__ = ["WORST_ITEMS", "render_agreement_html", "render_comparison_html", "render_html", "require_html"]
@@ -62,7 +62,7 @@ def require_html() -> None:
 def _markup(svg: str) -> Any:
     from markupsafe import Markup
 
-    return Markup(svg)  # noqa: S704 — ragmeter's own figure, drawn by matplotlib, never a record's text
+    return Markup(svg)
 
 
 def _unit_interval(metric: str) -> bool:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import math
 
-from ragmeter.paired_analysis import CELL_READINGS, Quadrant, Threshold
 from ragmeter.report.tables import summary_tables
 from ragmeter.report.terminal import visible
-from ragmeter.result import EvalResult
+from ragmeter.results.paired import CELL_READINGS, Quadrant, Threshold
+from ragmeter.results.run_result import EvalResult
 
 __all__ = ["render_report_markdown"]
 

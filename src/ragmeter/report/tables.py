@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragmeter.aggregate import Summary
 from ragmeter.report.terminal import APPENDIX, PRIMARY, agreement_of, format_number
-from ragmeter.result import EvalResult
+from ragmeter.results.aggregate import Summary
+from ragmeter.results.run_result import EvalResult
 
 __all__ = ["summary_row", "summary_tables"]
 

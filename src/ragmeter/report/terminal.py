@@ -14,13 +14,13 @@ import re
 import textwrap
 from collections.abc import Iterable
 
-from ragmeter.aggregate import Summary
-from ragmeter.errors import ConfigError
+from ragmeter.core.errors import ConfigError
 from ragmeter.judges.accounting import JudgingReport
 from ragmeter.metrics import get_metric
-from ragmeter.paired_analysis import CELL_READINGS, Quadrant, Threshold
-from ragmeter.result import EvalResult
-from ragmeter.stats.agreement import LabelAgreement
+from ragmeter.results.aggregate import Summary
+from ragmeter.results.paired import CELL_READINGS, Quadrant, Threshold
+from ragmeter.results.run_result import EvalResult
+from ragmeter.stats.inter_annotator import LabelAgreement
 
 __all__ = ["APPENDIX", "PRIMARY", "agreement_lines", "agreement_of", "format_number", "render_agreement", "render_judging", "render_quadrant",
            "render_report", "visible"]
@@ -123,7 +123,7 @@ def render_report(result: EvalResult, *, title: str, prices: tuple[float, float]
     """The primary table, the appendix, the paired analysis, any other selected metric, the judge's work,
     undefined reasons, signatures. ``prices`` (per million prompt and completion tokens) add the judge's cost;
     ``paired``: the grounded and correct thresholds of the paired analysis (default: the first grounding and
-    correctness metrics the run has, see :mod:`ragmeter.paired_analysis`)."""
+    correctness metrics the run has, see :mod:`ragmeter.results.paired`)."""
     by_key = {(s.metric, s.statistic): s for s in result.summaries}
     shown: set[tuple[str, str]] = set()
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.stats import kendalltau, pearsonr, rankdata, spearmanr
 
-from ragmeter.stats.agreement import cohen_kappa
+from ragmeter.stats.inter_annotator import cohen_kappa
 
 __all__ = ["BINARY", "SCALE", "auroc", "balanced_accuracy", "cluster_bootstrap", "decision_kappa", "kendall",
            "pearson", "spearman"]

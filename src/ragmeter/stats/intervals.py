@@ -13,8 +13,9 @@ memory stays bounded on large runs.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from statistics import NormalDist
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 

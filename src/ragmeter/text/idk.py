@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ragmeter.errors import ConfigError
+from ragmeter.core.errors import ConfigError
 from ragmeter.text.citations import strip_citations
 
 __all__ = ["DEFAULT_IDK_PATTERNS", "DEFAULT_IDK_VERSION", "IdkDetector"]

@@ -1,0 +1,92 @@
+"""The settings of a run: every option that can change a score or an interval."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ragmeter.core.errors import ConfigError
+from ragmeter.core.records import Answerability
+from ragmeter.text.idk import IdkDetector
+
+__all__ = ["CI_METHODS", "IDK_EVAL_SOURCES", "NDCG_GAINS", "NDCG_IDEALS", "SOURCE_LABELS", "Settings"]
+
+CI_METHODS = ("bca", "percentile")
+IDK_EVAL_SOURCES = ("detector", "record")
+NDCG_IDEALS = ("retrieved", "pool")
+NDCG_GAINS = ("exponential", "linear")
+SOURCE_LABELS = ("auto", "human", "derived")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every option that can change a score or an interval; each lands in the signatures it affects.
+
+    - ``tau_sim``: cosine threshold for a supported sentence (seeds 000/001: 0.6–0.7; default 0.65).
+    - ``idk``: the IDK sentence detector (versioned pattern list).
+    - ``abstain_correct_for``: answerability classes on which abstaining is the right action for the
+      fallback Faithfulness (default UNANSWERABLE and CONVERSATIONAL, as MT-RAG's IDK conditioning).
+    - ``embedder``: backend name (``onnx``, ``torch``, ``hashing``) used when no embedder is given.
+    - ``bertscore_model``: ``minilm`` (the packaged ONNX MiniLM, layer 6) or a local Hugging Face
+      model directory, with ``bertscore_layer``; ``bertscore_baseline``: ``None``, ``mtrag-deberta``
+      (MT-RAG's DeBERTa-xlarge-MNLI layer-40 values) or a bert-score baseline CSV file.
+    - ``idk_eval_source``: where IDK conditioning takes ``idk_eval`` from: ``detector`` (ragmeter's
+      IDK patterns, an offline stand-in for MT-RAG's judge) or ``record`` (the record's
+      ``labels.idk_eval``, the detector where a record has none). The judged ``*_idk`` metrics take the IDK
+      judge's verdict instead of the detector's.
+    - ``rb_llm_unparsed``: what a failed RADBench verdict counts as in ``RB_llm``: ``None`` (undefined, the
+      default) or a value in [0, 1] (0.5: MT-RAG's released scripts), noted.
+    - ``check_evidence``: check a judge's verdicts against the texts they are about: keep a *supported*
+      claim only when the record's chunks hold most of its content words, its numbers and its scope words,
+      and check each sentence of the text the judge's claims leave out as a claim of its own
+      (:mod:`ragmeter.judges.checks.evidence`), and an IDK verdict of declines or partly only when the
+      response has words that decline (:mod:`ragmeter.judges.checks.refusal_cues`); on by default.
+    - ``ndcg_ideal``: the ideal ranking behind NDCG's IDCG: ``retrieved`` (the retrieved chunks'
+      grades re-sorted) or ``pool`` (the record's qrels, as trec_eval); ``ndcg_gain``: ``exponential``
+      (2^w − 1, seed 003) or ``linear`` (w, trec_eval's default).
+    - ``source_labels``: where ``source_cited`` and ``fabricated_source`` come from: ``human`` (the
+      record's labels), ``derived`` (the answer's ``[CIT:…]`` markers against the retrieved doc_ids) or
+      ``auto`` (human where given, else derived).
+    - ``n_resamples``, ``ci_method`` (``bca`` or ``percentile``), ``confidence``, ``seed``: the
+      bootstrap behind every mean's interval.
+    """
+
+    tau_sim: float = 0.65
+    idk: IdkDetector = field(default_factory=IdkDetector)
+    abstain_correct_for: frozenset[Answerability] = frozenset(
+        {Answerability.UNANSWERABLE, Answerability.CONVERSATIONAL})
+    embedder: str = "onnx"
+    bertscore_model: str = "minilm"
+    bertscore_layer: int | None = None
+    bertscore_baseline: str | None = None
+    idk_eval_source: str = "detector"
+    rb_llm_unparsed: float | None = None
+    check_evidence: bool = True
+    ndcg_ideal: str = "retrieved"
+    ndcg_gain: str = "exponential"
+    source_labels: str = "auto"
+    n_resamples: int = 2000
+    ci_method: str = "bca"
+    confidence: float = 0.95
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.tau_sim <= 1.0:
+            raise ConfigError(f"tau_sim must lie in [0, 1], got {self.tau_sim}")
+        if self.ci_method not in CI_METHODS:
+            raise ConfigError(f"ci_method must be one of {', '.join(CI_METHODS)}, got {self.ci_method!r}")
+        if not 0.0 < self.confidence < 1.0:
+            raise ConfigError(f"confidence must lie strictly between 0 and 1, got {self.confidence}")
+        if self.n_resamples < 100:
+            raise ConfigError(f"n_resamples must be at least 100, got {self.n_resamples}")
+        if self.idk_eval_source not in IDK_EVAL_SOURCES:
+            raise ConfigError(f"idk_eval_source must be one of {', '.join(IDK_EVAL_SOURCES)}, "
+                              f"got {self.idk_eval_source!r}")
+        if self.rb_llm_unparsed is not None and not 0.0 <= self.rb_llm_unparsed <= 1.0:
+            raise ConfigError(f"rb_llm_unparsed must lie in [0, 1], got {self.rb_llm_unparsed}")
+        for name, choices in (("ndcg_ideal", NDCG_IDEALS), ("ndcg_gain", NDCG_GAINS),
+                              ("source_labels", SOURCE_LABELS)):
+            if getattr(self, name) not in choices:
+                raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}")
+        if self.bertscore_model != "minilm" and self.bertscore_layer is None:
+            raise ConfigError("a BERTScore model directory needs its layer: set bertscore_layer "
+                              "(MT-RAG: 40 for deberta-xlarge-mnli)")

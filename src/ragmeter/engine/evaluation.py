@@ -1,0 +1,331 @@
+"""The run loop: stream records in batches, score every item, write as you go, then aggregate.
+
+Per batch, expensive metrics first *prefetch*: the texts they will embed are encoded in one
+length-sorted pass (each distinct text once per run, via :class:`~ragmeter.models.CachedEmbedder`), and the
+judge calls of the batch are made concurrently; then the batch is scored metric by metric, items sharing
+one :class:`~ragmeter.engine.context.ItemContext`. Finished items go to ``on_items`` before the next batch starts,
+so a crash loses at most one batch, and a run given the rows it had finished (``finished``) scores only the
+rest. Records are not kept: memory grows with the number of scores, not with the size of the records.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ragmeter.core.errors import ConfigError
+from ragmeter.core.iteration import batched
+from ragmeter.core.records import Record
+from ragmeter.core.settings import Settings
+from ragmeter.core.signature import Signature
+from ragmeter.engine.context import ItemContext, RunContext
+from ragmeter.io.native import record_from_dict
+from ragmeter.judges import Judge, JudgeCall
+from ragmeter.judges.accounting import ItemJudging, JudgingLog, JudgingReport
+from ragmeter.metrics import Metric, resolve_metrics
+from ragmeter.metrics._registry import Noted, Undefined
+from ragmeter.models import Embedder, TokenEncoder
+from ragmeter.results.aggregate import Aggregation, Column, cluster_labels, summarize_columns
+from ragmeter.results.run_result import EvalResult, item_row
+
+__all__ = ["JudgePlan", "evaluate", "plan_judging"]
+
+ItemSink = Callable[[list[dict[str, Any]]], None]
+TOKEN_BATCH = 32
+#: Items per batch with a judge: small, so that items are written (and progress shown) every few calls.
+JUDGE_BATCH_PER_SLOT = 4
+
+
+def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence[str] | None = None,
+             settings: Settings | None = None, embedder: Embedder | None = None,
+             token_encoder: TokenEncoder | None = None, judge: Judge | None = None,
+             on_items: ItemSink | None = None, finished: Sequence[Mapping[str, Any]] = (),
+             batch_size: int = 256, progress: bool = False, total: int | None = None) -> EvalResult:
+    """Score ``records`` with ``metrics``: metric or family names; ``None`` gives the citation, lexical
+    and efficiency families (the seeds 000/001 report).
+
+    ``records`` are :class:`Record` objects or dicts in ragmeter's native format (validated; a bad
+    one raises :class:`~ragmeter.core.errors.InputError` naming its position and field). ``embedder``
+    and ``token_encoder`` (BERTScore) replace the ones ``settings`` names. ``judge`` serves the judged
+    metrics (:func:`ragmeter.judges.open_judge`); its usage counters restart here, and the result reports
+    them with each item's judge tokens and every failed call. ``on_items`` receives each finished batch of
+    per-item rows (the shape of ``items.jsonl``). ``finished`` holds the rows an interrupted run of the same
+    records wrote: the first ``len(finished)`` records are checked against them (same ids, in order) and
+    not scored again; their values come from the rows. ``progress`` shows a bar on stderr (with a judge:
+    also the judge calls done in the current batch).
+
+    >>> result = evaluate([{"question": "Capital of France?", "answer": "Paris.",
+    ...                     "references": ["Paris"]}], metrics=["exact_match", "token_f1"])
+    >>> result.summary("exact_match").value
+    1.0
+    """
+    settings = settings or Settings()
+    chosen = resolve_metrics(metrics)
+    run = RunContext(settings, embedder=embedder, token_encoder=token_encoder, judge=judge)
+    judged = any("judge" in m.resources for m in chosen)
+    if judged:
+        run.judge.usage.clear()  # fails here, before any record is read, when no judge was given
+        batch_size = min(batch_size, JUDGE_BATCH_PER_SLOT * run.judge.concurrency)
+    if any("token_encoder" in m.resources for m in chosen):
+        batch_size = min(batch_size, TOKEN_BATCH)  # token embeddings are large: keep a batch's in memory
+    signatures = {m.name: Signature(m.name, m.signature(run)) for m in chosen}
+    table = ItemTable(chosen)
+    judging = JudgingLog()
+    remaining = table.take_finished(_as_records(records), finished, judging if judged else None)
+    bar = _Progress(progress, total, judge=run.judge if judged else None, done=len(finished))
+    try:
+        for batch in batched(remaining, batch_size):
+            items = [ItemContext() for _ in batch]
+            costs = _prefetch(batch, items, chosen, run, bar)
+            if costs is not None:
+                judging.add([record.id for record in batch], costs)
+            rows = table.score(batch, items, chosen, run, costs, rows=on_items is not None)
+            if on_items is not None:
+                on_items(rows)
+            bar.items_done(len(batch))
+    finally:
+        bar.close()
+
+    return table.result(chosen, signatures, settings,
+                        judging.report(judge.identity, judge.usage) if judged and judge is not None else None)
+
+
+def _prefetch(batch: list[Record], items: list[ItemContext], chosen: list[Metric], run: RunContext,
+              bar: _Progress) -> list[ItemJudging] | None:
+    """Encode the batch's texts and make its judge calls; return what judging each item cost (``None``
+    without judged metrics)."""
+    costs = None
+    for resource in sorted({r for m in chosen for r in m.resources}):
+        wanted = [[need for m in chosen if m.prefetch is not None and resource in m.resources
+                   and m.missing_field(record) is None for need in m.prefetch(record, item, run)]
+                  for record, item in zip(batch, items, strict=True)]
+        if resource == "judge":
+            bar.judge_calls(sum(len(calls) for calls in wanted))
+            costs = run.prefetch_judge(wanted)
+        elif any(wanted):
+            run.prefetch(resource, [text for texts in wanted for text in texts])
+    return costs
+
+
+class ItemTable:
+    """The run's per-item table, column by column: values (NaN where undefined), undefined reasons and
+    notes by item index, ids, models and conversations; the Ray engine's driver fills one from the rows its
+    actors send (:meth:`add_row`)."""
+
+    def __init__(self, chosen: list[Metric]) -> None:
+        self._values: dict[str, array[float]] = {m.name: array("d") for m in chosen}
+        self.undefined: dict[str, dict[int, str]] = {m.name: {} for m in chosen}
+        self.notes: dict[str, dict[int, str]] = {m.name: {} for m in chosen}
+        self._rates = {m.name for m in chosen if m.aggregation is Aggregation.RATE}
+        self.item_ids: list[str] = []
+        self.model_ids: list[str | None] = []
+        self.conversations: list[str | None] = []
+
+    def columns(self) -> dict[str, np.ndarray]:
+        return {name: np.frombuffer(column, dtype=float) if len(column) else np.zeros(0)
+                for name, column in self._values.items()}
+
+    def take_finished(self, records: Iterable[Record], finished: Sequence[Mapping[str, Any]],
+                      judging: JudgingLog | None) -> Iterable[Record]:
+        """Enter the rows of an interrupted run, checking them against the first records; the rest."""
+        iterator = iter(records)
+        for position, row in enumerate(finished):
+            record = next(iterator, None)
+            if record is None or row.get("id") != record.id or row.get("model_id") != record.model_id:
+                raise ConfigError(f"the finished item {position + 1} ({row.get('id')!r}) is not record "
+                                  f"{position + 1} of the input: the interrupted run scored other records")
+            self.add_row(row, judging)
+        return iterator
+
+    def add_row(self, row: Mapping[str, Any], judging: JudgingLog | None) -> None:
+        """Enter an item's row as ``items.jsonl`` holds it (``judging``: and what judging it cost)."""
+        index = len(self.item_ids)
+        scores, undefined, notes = row.get("scores") or {}, row.get("undefined") or {}, row.get("notes") or {}
+        for name, column in self._values.items():
+            if name not in scores:
+                raise ConfigError(f"the finished item {row.get('id')!r} has no value for {name}: the interrupted "
+                                  "run scored other metrics")
+            value = scores[name]
+            column.append(float("nan") if value is None else float(value))
+            if name in undefined:
+                self.undefined[name][index] = undefined[name]
+            if name in notes:
+                self.notes[name][index] = notes[name]
+        if judging is not None:
+            spent = row.get("judge") or {}
+            judging.add([row["id"]], [ItemJudging(int(spent.get("prompt_tokens", 0)),
+                                                  int(spent.get("completion_tokens", 0)),
+                                                  tuple((f["prompt"], f["reason"], None)
+                                                        for f in spent.get("failures", ())))])
+        self.item_ids.append(row["id"])
+        self.model_ids.append(row.get("model_id"))
+        self.conversations.append(row.get("conversation_id"))
+
+    def _add_items(self, records: list[Record]) -> None:
+        self.item_ids.extend([record.id for record in records])
+        self.model_ids.extend([record.model_id for record in records])
+        self.conversations.extend([record.conversation_id for record in records])
+
+    def result(self, chosen: list[Metric], signatures: Mapping[str, Signature], settings: Settings,
+               judging: JudgingReport | None) -> EvalResult:
+        """The run's result: every item's scores, and the summaries computed from them."""
+        scores = self.columns()
+        clusters = cluster_labels(self.conversations, self.model_ids)
+        summaries = tuple(summarize_columns(
+            [Column(m.name, m.aggregation, scores[m.name], self.undefined[m.name], signatures[m.name],
+                    self.notes[m.name], m.family, m.five_point) for m in chosen], settings=settings,
+            clusters=clusters))
+        return EvalResult(tuple(self.item_ids), tuple(self.model_ids), scores, self.undefined, summaries,
+                          dict(signatures), settings, notes=self.notes, conversation_ids=tuple(self.conversations),
+                          judging=judging)
+
+    def score(self, batch: list[Record], items: list[ItemContext], chosen: list[Metric], run: RunContext,
+              costs: list[ItemJudging] | None, *, rows: bool) -> list[dict[str, Any]]:
+        """Score a batch metric by metric (a metric with a batch kernel in one call, on the records that
+        have its fields), and return the items' rows when ``rows`` is asked for."""
+        start = len(self.item_ids)
+        values: dict[str, list[float]] = {}
+        with run.batch_scope():
+            for metric in chosen:
+                values[metric.name] = self._score_metric(metric, batch, items, run, start)
+        self._add_items(batch)
+        if not rows:
+            return []
+        return [item_row(record.id, record.model_id, {m: v[offset] for m, v in values.items()},
+                         {m: r[start + offset] for m, r in self.undefined.items() if start + offset in r},
+                         {m: n[start + offset] for m, n in self.notes.items() if start + offset in n},
+                         conversation_id=record.conversation_id,
+                         judge=None if costs is None else costs[offset])
+                for offset, record in enumerate(batch)]
+
+    def _score_metric(self, metric: Metric, batch: list[Record], items: list[ItemContext], run: RunContext,
+                      start: int) -> list[float]:
+        values = np.full(len(batch), np.nan)
+        undefined: dict[int, str] = {}
+        complete = list(range(len(batch)))
+        if metric.checks_fields:
+            missing = [metric.missing_field(record) for record in batch]
+            undefined = {start + i: reason for i, reason in enumerate(missing) if reason is not None}
+            complete = [i for i, reason in enumerate(missing) if reason is None]
+        notes: dict[int, str] = {}
+        if metric.compute_batch is not None:
+            whole = len(complete) == len(batch)
+            scored = metric.compute_batch(batch if whole else [batch[i] for i in complete],
+                                          items if whole else [items[i] for i in complete], run)
+            values[complete] = scored.values
+            undefined.update((start + complete[i], reason) for i, reason in scored.undefined.items())
+            notes.update((start + complete[i], note) for i, note in scored.notes.items())
+        else:
+            for i in complete:
+                outcome = metric.compute(batch[i], items[i], run)
+                if isinstance(outcome, Undefined):
+                    undefined[start + i] = outcome.reason
+                    continue
+                if isinstance(outcome, Noted):
+                    notes[start + i] = outcome.note
+                    outcome = outcome.value
+                values[i] = float(outcome)
+        if metric.name in self._rates:
+            wrong = np.flatnonzero(~np.isnan(values) & (values != 0.0) & (values != 1.0))
+            if len(wrong):
+                raise ConfigError(f"metric {metric.name!r} is a rate but gave {float(values[wrong[0]])!r} for item "
+                                  f"{batch[wrong[0]].id!r}: a rate's values are 0 or 1")
+        self.undefined[metric.name].update(undefined)
+        self.notes[metric.name].update(notes)
+        self._values[metric.name].frombytes(values.tobytes())
+        return values.tolist()
+
+
+class _Progress:
+    """A bar on stderr over items; with a judge, its line also counts the judge calls of the current batch
+    as they finish, so a slow judge shows progress from its first call."""
+
+    def __init__(self, enabled: bool, total: int | None, *, judge: Judge | None, done: int) -> None:
+        self._bar = None
+        self._judge = judge
+        self._calls = self._calls_done = 0
+        if enabled:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, initial=done, unit="item", desc="scoring", leave=False)
+            if judge is not None:
+                judge.on_call_done = self._call_done
+
+    def judge_calls(self, n: int) -> None:
+        self._calls, self._calls_done = n, 0
+        self._show_calls()
+
+    def _call_done(self) -> None:
+        self._calls_done += 1
+        self._show_calls()
+
+    def _show_calls(self) -> None:
+        if self._bar is not None:
+            self._bar.set_postfix_str(f"judge calls {self._calls_done}/{self._calls} in this batch")
+
+    def items_done(self, n: int) -> None:
+        if self._bar is not None:
+            self._bar.update(n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            if self._judge is not None:
+                self._judge.on_call_done = None  # the caller's judge is theirs again
+
+
+@dataclass(frozen=True)
+class JudgePlan:
+    """What a run's judged metrics would ask, by prompt: ``calls`` (distinct), ``cached`` (already in the
+    cache), and for the calls still to make, ``prompt_tokens`` (estimated: characters / 4 plus 4 per
+    message) and ``completion_tokens`` (at most: each call's token limit)."""
+
+    n_items: int
+    by_prompt: Mapping[str, Mapping[str, int]]
+
+    def totals(self) -> dict[str, int]:
+        keys = ("calls", "cached", "prompt_tokens", "completion_tokens")
+        return {k: sum(p[k] for p in self.by_prompt.values()) for k in keys}
+
+
+def plan_judging(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence[str] | None,
+                 settings: Settings | None = None, judge: Judge) -> JudgePlan:
+    """The judge calls :func:`evaluate` would make, counted and estimated without making any (``--dry-run``)."""
+    run = RunContext(settings or Settings(), judge=judge)
+    chosen = [m for m in resolve_metrics(metrics) if "judge" in m.resources]
+    calls: list[JudgeCall] = []
+    n_items = 0
+    for record in _as_records(records):
+        n_items += 1
+        item = ItemContext()
+        for metric in chosen:
+            if metric.prefetch is not None and metric.missing_field(record) is None:
+                calls.extend(metric.prefetch(record, item, run))
+    return plan_calls(calls, judge, n_items)
+
+
+def plan_calls(planned: Iterable[JudgeCall], judge: Judge, n_items: int) -> JudgePlan:
+    """``planned`` calls counted by prompt (each distinct call once), those in ``judge``'s cache apart, and the
+    tokens of the others estimated."""
+    calls = {judge.key(call): call for call in planned}
+    cached = judge.cache.present(calls) if judge.cache is not None else set()
+    by_prompt: dict[str, dict[str, int]] = {}
+    for key, call in calls.items():
+        counts = by_prompt.setdefault(call.prompt.name, dict.fromkeys(
+            ("calls", "cached", "prompt_tokens", "completion_tokens"), 0))
+        counts["calls"] += 1
+        if key in cached:
+            counts["cached"] += 1
+            continue
+        counts["prompt_tokens"] += sum(len(content) // 4 + 4 for _, content in call.request.messages)
+        counts["completion_tokens"] += call.request.max_tokens
+    return JudgePlan(n_items, by_prompt)
+
+
+def _as_records(records: Iterable[Record | Mapping[str, Any]]) -> Iterable[Record]:
+    for position, record in enumerate(records, start=1):
+        yield record if isinstance(record, Record) else record_from_dict(record, line=position)

@@ -1,0 +1,275 @@
+"""The run folder (``ragmeter run --out``): what a run writes there, and how an interrupted run goes on.
+
+::
+
+    run.json              the manifest: input (path, sha256), metrics, settings, judge, limit; status
+    items.jsonl           per-item rows, appended batch by batch as they finish
+    summary.json          run figures and signatures (at the end)
+    judge_failures.jsonl  every failed judge call, with the raw reply (at the end, with a judge)
+    items.parquet         the per-item table (``--parquet``, at the end)
+    judge-cache.sqlite    the judge's verdict cache (its default place)
+    items.parts/          --engine ray: the rows of each piece an actor finished, while the run lasts
+
+Nothing is written until the first items are ready: a run that fails before (a judge that refuses the key)
+leaves the folder as it was. Then the run is marked ``running`` in ``run.json``, and ``finished`` when every
+output is written. A folder holding a ``running`` run is refused unless the run is resumed with the same
+manifest: the rows already in ``items.jsonl`` are kept (a torn last line is cut; a bad line in the middle is
+cut with the rows after it, and :attr:`RunFolder.notes` says so) and only the records after them are scored.
+A folder holding a finished run, or files of these names that no run wrote, is replaced only with
+``overwrite``; an input of the run may not be one of these files (:meth:`RunFolder.check`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragmeter.core.errors import ConfigError, MissingDependencyError
+from ragmeter.core.files import (
+    Outputs,
+    atomic_write_text,
+    check_folder_writable,
+    complete_jsonl_rows,
+    writing,
+)
+from ragmeter.core.settings import Settings
+from ragmeter.io.writers import ItemsWriter
+
+if TYPE_CHECKING:
+    from ragmeter.results.run_result import EvalResult
+
+__all__ = ["CACHE_FILE", "FOLDER_FILES", "PIECE_SHARDS", "RunFolder", "item_settings", "read_json_object", "require_parquet"]
+
+MANIFEST = "run.json"
+ITEMS = "items.jsonl"
+SUMMARY = "summary.json"
+FAILURES = "judge_failures.jsonl"
+PARQUET = "items.parquet"
+CACHE_FILE = "judge-cache.sqlite"
+PIECE_SHARDS = "items.parts"
+#: Every file a run folder owns: an input must not be one of them, and none may be a symlink or a device.
+FOLDER_FILES = (MANIFEST, ITEMS, SUMMARY, FAILURES, PARQUET, CACHE_FILE)
+
+
+def require_parquet() -> None:
+    """Fail now, before any scoring, when Parquet output cannot be written."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError as exc:
+        raise MissingDependencyError("pyarrow", "parquet", "--parquet (writing items.parquet)") from exc
+
+
+def item_settings(settings: Settings) -> dict[str, Any]:
+    """The settings that change per-item values (the interval settings only change the summary, which a
+    resumed run recomputes), as plain JSON values."""
+    return {"tau_sim": settings.tau_sim, "idk": settings.idk.version,
+            "abstain_correct_for": sorted(a.value for a in settings.abstain_correct_for),
+            "embedder": settings.embedder, "bertscore_model": settings.bertscore_model,
+            "bertscore_layer": settings.bertscore_layer, "bertscore_baseline": settings.bertscore_baseline,
+            "idk_eval_source": settings.idk_eval_source, "ndcg_ideal": settings.ndcg_ideal,
+            "ndcg_gain": settings.ndcg_gain, "source_labels": settings.source_labels,
+            "rb_llm_unparsed": settings.rb_llm_unparsed, "check_evidence": settings.check_evidence}
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def files_sha256(files: Sequence[Path]) -> str:
+    """One file's sha256; for several (the shards of one input), the sha256 of their names and digests."""
+    if len(files) == 1:
+        return file_sha256(files[0])
+    return hashlib.sha256("".join(f"{f}:{file_sha256(f)}\n" for f in files).encode()).hexdigest()
+
+
+class RunFolder:
+    """The ``--out`` folder of one run: what it may hold, and when it is written.
+
+    Nothing is written there until the first items are ready (:meth:`items_writer` starts the run then, or
+    :meth:`finish` does): a run that fails before (a judge that refuses the key, a server that is not there)
+    leaves the folder as it was, or absent."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._manifest: dict[str, Any] | None = None
+        self._started = False
+        #: what the folder's preparation had to do that the user should hear of (rows dropped on resuming)
+        self.notes: list[str] = []
+
+    @property
+    def items_path(self) -> Path:
+        return self.path / ITEMS
+
+    def check(self, outputs: Outputs) -> None:
+        """Before any work: the folder can be made and written to, none of the command's inputs is one of the
+        folder's own files (``--out DIR`` with ``DIR/items.jsonl`` as the input), and every file the folder owns
+        is a regular file or absent (a symlink or device there is never written through). Creates nothing."""
+        if self.path.exists() and not self.path.is_dir():
+            what = "a file" if self.path.is_file() else "not a folder"
+            raise ConfigError(f"--out {self.path} is {what}: give a folder (it is created if missing)")
+        check_folder_writable(self.path, f"--out {self.path}")
+        if not self.path.is_dir():
+            return
+        for path in self._owned_files():
+            same = outputs.input_at(path)
+            if same is not None:
+                raise ConfigError(f"the input {same} is the run folder's own {path.relative_to(self.path)}, which "
+                                  f"a run in --out {self.path} writes: copy it elsewhere, or choose another --out")
+            if path.is_symlink() or (path.exists() and not path.is_file()):
+                raise ConfigError(f"{path} is not a regular file (a symlink or a special file): a run folder's "
+                                  "files are its own; move it away, or choose another --out")
+
+    @property
+    def started(self) -> bool:
+        """Whether the run has written anything in the folder yet."""
+        return self._started
+
+    def _owned_files(self) -> list[Path]:
+        parts = self.path / PIECE_SHARDS
+        shards = sorted(parts.iterdir()) if parts.is_dir() and not parts.is_symlink() else []
+        return [self.path / name for name in FOLDER_FILES] + shards
+
+    def prepare(self, manifest: Mapping[str, Any], *, resume: bool, overwrite: bool = False) -> list[dict[str, Any]]:
+        """Check ``manifest`` (what this run is: input, metrics, settings, judge, limit) against the folder;
+        return the rows of the interrupted run to keep (``resume``), else ``[]``. Writes nothing, except
+        that a torn last line of ``items.jsonl`` is cut when resuming.
+
+        A folder holding a finished run, or files of a run's names that no run manifest accounts for, is only
+        replaced with ``overwrite``. A folder holding an unfinished run with finished items is only continued
+        with ``resume``, and only with an equal manifest (or started afresh with ``overwrite``); ``resume``
+        with nothing to resume is an error too."""
+        previous = self._read_manifest()
+        status = None if previous is None else previous.get("status")
+        self._manifest = dict(manifest)
+        if not resume:
+            self._check_replaceable(previous, status, overwrite)
+            return []
+        if status == "finished":
+            raise ConfigError(f"--resume: {self.path} holds a finished run, nothing to resume: leave --resume out "
+                              "and add --overwrite to replace it")
+        if status != "running":
+            raise ConfigError(f"--resume: {self.path} holds no interrupted run to finish")
+        changed = [key for key in manifest if previous.get(key) != manifest[key]]  # type: ignore[union-attr]
+        if changed:
+            raise ConfigError(f"--resume: the interrupted run in {self.path} had other {', '.join(changed)}; "
+                              "rerun it with the same input and options, or choose another --out")
+        kept = complete_jsonl_rows(self.items_path)
+        if not all(isinstance(row, dict) for row in kept.rows):
+            raise ConfigError(f"--resume: {self.items_path} is not a ragmeter items file; choose another --out")
+        note = kept.describe(self.items_path)
+        if note:
+            self.notes.append(note)
+        self._started = True
+        return kept.rows
+
+    def _check_replaceable(self, previous: dict[str, Any] | None, status: Any, overwrite: bool) -> None:
+        if overwrite:
+            return
+        if status == "running":
+            if _has_rows(self.items_path) or any((self.path / PIECE_SHARDS).glob("*")):
+                raise ConfigError(f"{self.path} holds an interrupted run: pass --resume to finish it (its "
+                                  "finished items are kept), --overwrite to start it afresh, or choose another "
+                                  "--out")
+            return  # a run that stopped before its first item: nothing finished to lose
+        if status is not None:
+            raise ConfigError(f"{self.path} holds a finished run (of {previous.get('input')}): pass --overwrite "  # type: ignore[union-attr]
+                              "to replace it, or choose another --out")
+        taken = [path.name for path in self._owned_files() if path.exists() and path.name != CACHE_FILE]
+        if taken:
+            raise ConfigError(f"{self.path} already has {', '.join(taken)}, which no ragmeter run there wrote "
+                              "(no run.json): pass --overwrite to replace them, or choose another --out")
+
+    def start(self) -> None:
+        """Mark the run ``running``: the folder is made, what an earlier run left there (summary, failures,
+        Parquet table, items, piece shards) is removed, and ``run.json`` written. Called once, when the first
+        items are ready (or at :meth:`finish`)."""
+        if self._manifest is None:
+            raise RuntimeError("RunFolder.prepare() must come before start()")
+        if self._started:
+            return
+        self._manifest.update(status="running", started=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            for name in (SUMMARY, FAILURES, PARQUET, ITEMS):
+                (self.path / name).unlink(missing_ok=True)
+            shutil.rmtree(self.path / PIECE_SHARDS, ignore_errors=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot write the --out folder {self.path}: {exc.strerror or exc}") from None
+        atomic_write_text(self.path / MANIFEST, json.dumps(self._manifest, indent=2))
+        self._started = True
+
+    def items_writer(self, *, resume: bool) -> ItemsWriter:
+        """The writer of ``items.jsonl``; its first rows start the run (:meth:`start`)."""
+        return ItemsWriter(self.items_path, append=resume, before_first=self.start)
+
+    def finish(self, result: EvalResult, *, extra: Mapping[str, Any], parquet: bool) -> None:
+        """Write the summary, the judge's failures and (``parquet``) the items table, then mark the run
+        finished."""
+        self.start()
+        if not self.items_path.exists():
+            ItemsWriter(self.items_path).touch()  # a run of no new item still has its items file
+        atomic_write_text(self.path / SUMMARY, json.dumps({**result.to_dict(), **extra}, indent=2,
+                                                          ensure_ascii=False))
+        if result.judging is not None:
+            write_failures(self.path / FAILURES, result.judging.failures)
+        if parquet:
+            write_parquet(result, self.path / PARQUET)
+        if self._manifest is not None:
+            self._manifest["status"] = "finished"
+            atomic_write_text(self.path / MANIFEST, json.dumps(self._manifest, indent=2))
+
+    def _read_manifest(self) -> dict[str, Any] | None:
+        return read_json_object(self.path / MANIFEST, "delete it or choose another --out")
+
+
+def _has_rows(path: Path) -> bool:
+    """``path`` holds at least one complete line (read only, unlike :func:`complete_jsonl_rows`)."""
+    try:
+        with path.open("rb") as handle:
+            return handle.readline().endswith(b"\n")
+    except OSError:
+        return False
+
+
+def read_json_object(path: Path, advice: str) -> dict[str, Any] | None:
+    """The JSON object in a run folder's file (``run.json``, ``summary.json``): ``None`` when the file is not
+    there or holds something else than an object; a file that cannot be read or parsed is a
+    :class:`ConfigError` ending with ``advice``."""
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path} cannot be read ({exc}); {advice}") from None
+    return data if isinstance(data, dict) else None
+
+
+def write_failures(path: Path, failures: Sequence[Mapping[str, Any]]) -> None:
+    """Every failed judge call with its reason and raw reply, one JSON line each."""
+    atomic_write_text(path, "".join(json.dumps(dict(f), ensure_ascii=False) + "\n" for f in failures))
+
+
+def write_parquet(result: EvalResult, path: Path) -> None:
+    """The per-item table (one column per metric, plus ``id``, ``model_id`` and the ``undefined`` reasons)."""
+    require_parquet()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns: dict[str, Any] = {"id": pa.array(result.item_ids, type=pa.string())}
+    if any(m is not None for m in result.model_ids):
+        columns["model_id"] = pa.array(result.model_ids, type=pa.string())
+    for metric, values in result.scores.items():
+        columns[metric] = pa.array(values, type=pa.float64(), from_pandas=True)
+    reasons = [json.dumps({m: r[i] for m, r in result.undefined.items() if i in r}) for i in range(len(result))]
+    columns["undefined"] = pa.array(reasons, type=pa.string())
+    with writing(path) as temporary:
+        pq.write_table(pa.table(columns), temporary)

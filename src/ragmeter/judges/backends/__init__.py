@@ -1,0 +1,1 @@
+"""Chat backends a judge talks to."""

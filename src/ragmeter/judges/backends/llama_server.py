@@ -1,0 +1,43 @@
+"""Child process of :class:`~ragmeter.judges.backends.local.LocalServer`: llama.cpp's server on 127.0.0.1.
+
+Prints ``READY http://127.0.0.1:PORT`` once the model is loaded and the port is open, then serves until
+its stdin closes (the parent stopped it, or died).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m ragmeter.judges.backends.llama_server")
+    parser.add_argument("model")
+    parser.add_argument("--threads", type=int, required=True)
+    parser.add_argument("--parallel", type=int, required=True)
+    parser.add_argument("--ctx", type=int, required=True)
+    args = parser.parse_args()
+
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = args.model
+    params.hostnames = ["127.0.0.1"]
+    params.port = 0  # the OS picks a free port
+    params.n_parallel = args.parallel
+    params.n_ctx = args.ctx
+    params.cpuparams.n_threads = args.threads
+    params.cpuparams_batch.n_threads = args.threads
+    params.warmup = False
+    try:
+        server = xllamacpp.Server(params)
+    except RuntimeError as exc:  # llama.cpp has logged why (a file that is no model, too little memory)
+        sys.exit(f"llama.cpp's server did not start: {exc}")
+    print(f"READY {server.listening_address}", flush=True)
+    sys.stdin.read()  # returns at EOF: the parent closed the pipe or is gone
+    os._exit(0)  # at once: the server's native threads would hold up an orderly interpreter exit
+
+
+if __name__ == "__main__":
+    main()
