@@ -236,7 +236,7 @@ def test_pieces_are_numbered_in_input_order(tmp_path: Path) -> None:
 
 def test_the_embedding_store_shares_the_work_and_hands_on_a_dead_actors_claims(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from ragmeter import _shared_embeddings as shared
+    from ragmeter.engine.ray import shared_embeddings as shared
 
     store = shared.EmbeddingStore(max_bytes=3 * 16)
     texts = [f"t{i}" for i in range(shared.CLAIM + 5)]

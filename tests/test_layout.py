@@ -11,7 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from layering import ALLOWED, README, part_of, readme_section, readme_table
+from layering import ALLOWED, README, SPLIT, part_of, readme_section, readme_table
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "ragmeter"
 
@@ -68,7 +68,7 @@ def test_io_knows_nothing_of_results_or_metrics() -> None:
 
 def test_every_part_of_the_package_is_in_the_layering() -> None:
     parts = {part_of(".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__"))
-             for path in PACKAGE.rglob("*.py")}
+             for path in PACKAGE.rglob("*.py")} - SPLIT  # a split package's __init__ holds its docstring only
     assert parts == set(ALLOWED), f"in the package only: {parts - set(ALLOWED)}; in the map only: {set(ALLOWED) - parts}"
 
 

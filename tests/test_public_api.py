@@ -30,3 +30,31 @@ def test_error_tree():
     assert issubclass(ragmeter.InputError, ragmeter.RagmeterError) and issubclass(ragmeter.InputError, ValueError)
     assert issubclass(ragmeter.ConfigError, ValueError)
     assert issubclass(ragmeter.MissingDependencyError, ImportError)
+
+
+def test_a_module_path_that_moved_still_imports_with_a_warning_naming_the_new_one():
+    import importlib
+    import sys
+    import warnings
+
+    from ragmeter.core import records
+
+    sys.modules.pop("ragmeter.records", None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        old = importlib.import_module("ragmeter.records")
+    assert old is records
+    assert [str(w.message).split(":")[0] for w in caught if w.category is DeprecationWarning] == [
+        "ragmeter.records moved to ragmeter.core.records"]
+    from ragmeter.records import Record  # the form users wrote
+    assert Record is ragmeter.Record
+
+
+def test_a_moved_module_named_like_a_public_function_leaves_the_function_in_place():
+    import importlib
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        importlib.import_module("ragmeter.compare")
+    assert callable(ragmeter.compare) and ragmeter.compare.__module__ == "ragmeter.analysis.compare"
