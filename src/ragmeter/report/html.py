@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ import numpy as np
 from ragmeter._version import __version__
 from ragmeter.analysis.compare import Comparison
 from ragmeter.core.errors import ConfigError, MissingDependencyError
+from ragmeter.core.files import Outputs, Target
 from ragmeter.core.records import Record
 from ragmeter.human.with_people import Agreement
 from ragmeter.metrics import get_metric
@@ -57,6 +59,15 @@ def require_html() -> None:
     """Fail now, before any scoring, when the HTML report cannot be written."""
     _environment()
     figures._figure(1, 1)
+
+
+def html_target(outputs: Outputs, path: Path | None) -> Target | None:
+    """The HTML page's target (``None`` for none), checked before any work: a device such as /dev/stdout is
+    streamed to, and the page's libraries must be installed."""
+    if path is None:
+        return None
+    require_html()
+    return outputs.file(path, flag="--html", stream=True)
 
 
 def _markup(svg: str) -> Any:

