@@ -48,7 +48,7 @@ from ragmeter.metrics import DEFAULT_CUTOFF, get_metric, list_metrics, resolve_m
 from ragmeter.models import EMBEDDER_BACKENDS
 from ragmeter.pipelines.mtrag.steps import STEPS, check_step, partial_paths, run_step, summary_path
 from ragmeter.pipelines.mtrag.summary import render_summary, write_step_summary
-from ragmeter.report import render_agreement, render_report
+from ragmeter.report import render_annotator_agreement, render_report
 from ragmeter.report.comparison import render_comparison
 from ragmeter.report.html import html_target, render_agreement_html, render_comparison_html, render_html
 from ragmeter.report.markdown import render_report_markdown
@@ -611,7 +611,7 @@ def _labels(args: argparse.Namespace) -> int:
     else:
         print(f"{args.output}: {merged.n_records} records, labels from {len(merged.annotators)} annotator(s) "
               f"({', '.join(merged.annotators)}); ties → {args.ties}")
-        print(render_agreement(list(merged.agreement)))
+        print(render_annotator_agreement(list(merged.agreement)))
         print(f"\nAgreement report: {merged.report_path}", file=sys.stderr)
     return 0
 

@@ -29,16 +29,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragmeter.core.records import ALL_LABELS, ANSWER_LABELS, Record
-from ragmeter.core.records import CHUNK_LABELS as CHUNK_LABEL_NAMES
+from ragmeter.core.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
 from ragmeter.core.settings import Settings
 from ragmeter.human.annotation_files import template_rows
 from ragmeter.judges.engine import Judge, JudgeCall, JudgeOutcome
 from ragmeter.judges.prompts import (
-    CHUNK_LABELS,
+    CHUNK_LABELLING,
     CLAIMS,
     GENERATION_LABEL_NAMES,
-    GENERATION_LABELS,
+    GENERATION_LABELLING,
     chunk_labels_request,
     claims_request,
     generation_labels_request,
@@ -54,7 +53,7 @@ GROUNDING = ("support_present", "unsupported_claim_present", "contradicted_claim
 
 def annotator_name(judge: Judge) -> str:
     """The annotator's name in the files: the judge's identity and a hash of the three prompts it uses."""
-    prompts = hashlib.sha256("".join(p.hash for p in (CHUNK_LABELS, CLAIMS, GENERATION_LABELS)).encode()).hexdigest()
+    prompts = hashlib.sha256("".join(p.hash for p in (CHUNK_LABELLING, CLAIMS, GENERATION_LABELLING)).encode()).hexdigest()
     return f"llm:{judge.identity}:{prompts[:8]}"
 
 
@@ -69,13 +68,13 @@ class Annotation:
 
 def _calls(record: Record, labels: Sequence[str], settings: Settings) -> dict[str, JudgeCall]:
     calls = {}
-    if record.contexts and any(name in CHUNK_LABEL_NAMES for name in labels):
-        calls["chunk_labels"] = JudgeCall(CHUNK_LABELS, chunk_labels_request(record), len(record.contexts))
+    if record.contexts and any(name in CHUNK_LABELS for name in labels):
+        calls["chunk_labels"] = JudgeCall(CHUNK_LABELLING, chunk_labels_request(record), len(record.contexts))
     answers = not abstained(record.answer, idk=settings.idk, action=record.action)
     if record.contexts and answers and any(name in GROUNDING for name in labels):
         calls["claims"] = JudgeCall(CLAIMS, claims_request(record, record.answer), len(record.contexts))
     if any(name in GENERATION_LABEL_NAMES for name in labels):
-        calls["generation_labels"] = JudgeCall(GENERATION_LABELS, generation_labels_request(record))
+        calls["generation_labels"] = JudgeCall(GENERATION_LABELLING, generation_labels_request(record))
     return calls
 
 

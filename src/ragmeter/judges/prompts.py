@@ -50,7 +50,7 @@ from ragmeter.judges.protocol import ChatRequest
 from ragmeter.text.sentences import split_sentences
 
 __all__ = [
-    "CHUNK_LABELS",
+    "CHUNK_LABELLING",
     "CHUNK_LABEL_NAMES",
     "CLAIMS",
     "CLAIM_CHARS",
@@ -59,7 +59,7 @@ __all__ = [
     "CORRECTNESS",
     "DIFFERENCES_CHARS",
     "EVIDENCE_CHARS",
-    "GENERATION_LABELS",
+    "GENERATION_LABELLING",
     "GENERATION_LABEL_NAMES",
     "IDK",
     "IDK_VALUES",
@@ -305,11 +305,11 @@ _GENERATION_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["reason", *GENERATION_LABEL_NAMES],
     "properties": {"reason": {"type": "string", "maxLength": REASON_CHARS},
                    **{name: _YES_NO for name in GENERATION_LABEL_NAMES}}}
-CHUNK_LABELS = Prompt("chunk_labels", _instructions("chunk_labels"), _CHUNK_LABELS_SCHEMA, 2048, _check_chunk_labels)
-GENERATION_LABELS = Prompt("generation_labels", _instructions("generation_labels"), _GENERATION_SCHEMA, 200,
+CHUNK_LABELLING = Prompt("chunk_labels", _instructions("chunk_labels"), _CHUNK_LABELS_SCHEMA, 2048, _check_chunk_labels)
+GENERATION_LABELLING = Prompt("generation_labels", _instructions("generation_labels"), _GENERATION_SCHEMA, 200,
                            _check_generation_labels)
-PROMPTS = {p.name: p for p in (CLAIMS, CLAIM_SPLIT, CORRECTNESS, RELEVANCE, IDK, RADBENCH, CHUNK_LABELS,
-                               GENERATION_LABELS)}
+PROMPTS = {p.name: p for p in (CLAIMS, CLAIM_SPLIT, CORRECTNESS, RELEVANCE, IDK, RADBENCH, CHUNK_LABELLING,
+                               GENERATION_LABELLING)}
 
 
 def history_block(record: Record, turns: int | None = _HISTORY_TURNS) -> list[tuple[str, str]]:
@@ -407,13 +407,13 @@ def chunk_labels_request(record: Record) -> ChatRequest:
                                         "chunk": {"type": "integer", "enum": list(range(1, len(chunks) + 1))}}}
     schema = {**_CHUNK_LABELS_SCHEMA, "properties": {"chunks": {
         "type": "array", "items": numbered, "minItems": len(chunks), "maxItems": len(chunks)}}}
-    return CHUNK_LABELS.request([*history_block(record, turns=IDK_HISTORY_TURNS), ("question", record.question),
+    return CHUNK_LABELLING.request([*history_block(record, turns=IDK_HISTORY_TURNS), ("question", record.question),
                                  *chunks],
                                 "Label each CHUNK for the QUESTION, in order. Reply with the JSON object only.",
                                 schema=schema)
 
 
 def generation_labels_request(record: Record) -> ChatRequest:
-    return GENERATION_LABELS.request([*history_block(record, turns=IDK_HISTORY_TURNS), ("question", record.question),
+    return GENERATION_LABELLING.request([*history_block(record, turns=IDK_HISTORY_TURNS), ("question", record.question),
                                       ("answer", record.answer)],
                                      "Label the ANSWER to the QUESTION. Reply with the JSON object only.")

@@ -22,7 +22,7 @@ from ragmeter.results.paired import CELL_READINGS, Quadrant, Threshold
 from ragmeter.results.run_result import EvalResult
 from ragmeter.stats.inter_annotator import LabelAgreement
 
-__all__ = ["APPENDIX", "PRIMARY", "agreement_lines", "agreement_of", "format_number", "render_agreement", "render_judging", "render_quadrant",
+__all__ = ["APPENDIX", "PRIMARY", "agreement_lines", "agreement_of", "format_number", "render_annotator_agreement", "render_judging", "render_quadrant",
            "render_report", "visible"]
 
 # (label, metric, statistic) in the order seeds 000/001 report them; the faithfulness that agrees with people
@@ -216,7 +216,7 @@ def render_judging(judging: JudgingReport, prices: tuple[float, float] | None = 
     return lines
 
 
-def render_agreement(agreement: list[LabelAgreement]) -> str:
+def render_annotator_agreement(agreement: list[LabelAgreement]) -> str:
     """Agreement per label: units, raw agreement, prevalence of 1s, Cohen's or Fleiss' κ, Krippendorff's α."""
     header = (f"{'label':<28}{'annot.':>7}{'units':>7}{'shared':>8}{'agree':>8}{'prev.':>8}{'kappa':>16}"
               f"{'alpha':>8}{'ties':>6}")
