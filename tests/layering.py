@@ -52,10 +52,11 @@ PARTS: tuple[Part, ...] = (
     _part("judges", "chat protocol, backends (OpenAI-compatible, local llama.cpp), engine, cache, prompts, "
           "accounting; checks that need no model (claim evidence, refusal cues)",
           "core.errors", "core.records", "core.files", "text"),
-    _part("results", "per-item values → run figures (`Summary`, the one interval policy, clusters), the paired "
-          "analysis, `EvalResult`", *BASE, "judges", "stats"),
-    _part("io", "readers per format (path:line:field errors), qrels, the items writer, the `--out` run folder",
+    _part("io", "readers per format (path:line:field errors), qrels, the `--out` run folder and its item rows (the one "
+          "codec of `items.jsonl`)",
           *BASE, "text"),
+    _part("results", "per-item values → run figures (`Summary`, the one interval policy, clusters), the paired "
+          "analysis, `EvalResult`", *BASE, "io", "judges", "stats"),
     _part("metrics", "the registry and one module per family (`mtrag/`: MT-RAG's algorithmic and judged "
           "metrics)", *BASE, "text", "models", "judges", "results"),
     _part("engine", "`evaluate()`: run context, the batch loop, resume; `ray/`: the Ray engine",

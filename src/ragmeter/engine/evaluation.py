@@ -24,13 +24,14 @@ from ragmeter.core.settings import Settings
 from ragmeter.core.signature import Signature
 from ragmeter.engine.context import ItemContext, RunContext
 from ragmeter.io.native import record_from_dict
+from ragmeter.io.run_folder import item_row
 from ragmeter.judges import Judge, JudgeCall
 from ragmeter.judges.accounting import ItemJudging, JudgingLog, JudgingReport
 from ragmeter.metrics import Metric, resolve_metrics
 from ragmeter.metrics._registry import Noted, Undefined
 from ragmeter.models import Embedder, TokenEncoder
 from ragmeter.results.aggregate import Aggregation, Column, cluster_labels, summarize_columns
-from ragmeter.results.run_result import EvalResult, item_row
+from ragmeter.results.run_result import EvalResult
 
 __all__ = ["JudgePlan", "evaluate", "plan_judging"]
 
@@ -199,7 +200,7 @@ class ItemTable:
                          {m: r[start + offset] for m, r in self.undefined.items() if start + offset in r},
                          {m: n[start + offset] for m, n in self.notes.items() if start + offset in n},
                          conversation_id=record.conversation_id,
-                         judge=None if costs is None else costs[offset])
+                         judge=None if costs is None else costs[offset].to_dict())
                 for offset, record in enumerate(batch)]
 
     def _score_metric(self, metric: Metric, batch: list[Record], items: list[ItemContext], run: RunContext,

@@ -35,6 +35,7 @@ from ragmeter.core.files import (
     atomic_write_text,
     check_folder_writable,
     complete_jsonl_rows,
+    json_number,
     writing,
 )
 from ragmeter.core.settings import Settings
@@ -43,7 +44,8 @@ from ragmeter.io.writers import ItemsWriter
 if TYPE_CHECKING:
     from ragmeter.results.run_result import EvalResult
 
-__all__ = ["CACHE_FILE", "FOLDER_FILES", "PIECE_SHARDS", "RunFolder", "item_settings", "read_json_object", "require_parquet"]
+__all__ = ["CACHE_FILE", "FOLDER_FILES", "PIECE_SHARDS", "RunFolder", "item_row", "item_settings", "read_json_object",
+           "require_parquet"]
 
 MANIFEST = "run.json"
 ITEMS = "items.jsonl"
@@ -273,3 +275,22 @@ def write_parquet(result: EvalResult, path: Path) -> None:
     columns["undefined"] = pa.array(reasons, type=pa.string())
     with writing(path) as temporary:
         pq.write_table(pa.table(columns), temporary)
+
+
+def item_row(item_id: str, model_id: str | None, values: Mapping[str, float],
+             undefined: Mapping[str, str], notes: Mapping[str, str] | None = None, *,
+             conversation_id: str | None = None, judge: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON shape of one item's scores, as written to ``items.jsonl`` (the one encoder of its rows);
+    ``judge``: the item's judge tokens this run and its failed calls (prompt and reason; the raw replies go to the
+    failure log), as :meth:`~ragmeter.judges.accounting.ItemJudging.to_dict` gives them."""
+    row: dict[str, Any] = {"id": item_id}
+    if model_id is not None:
+        row["model_id"] = model_id
+    if conversation_id is not None:
+        row["conversation_id"] = conversation_id
+    row.update(scores={m: json_number(v) for m, v in values.items()}, undefined=dict(undefined))
+    if notes:
+        row["notes"] = dict(notes)
+    if judge is not None:
+        row["judge"] = dict(judge)
+    return row

@@ -9,14 +9,14 @@ from typing import Any
 import numpy as np
 
 from ragmeter.core.errors import ConfigError, MissingDependencyError
-from ragmeter.core.files import json_number
 from ragmeter.core.settings import Settings
 from ragmeter.core.signature import Signature
-from ragmeter.judges.accounting import ItemJudging, JudgingReport
+from ragmeter.io.run_folder import item_row
+from ragmeter.judges.accounting import JudgingReport
 from ragmeter.results.aggregate import Summary
 from ragmeter.results.paired import Quadrant, Threshold, default_thresholds, grounding_quadrant
 
-__all__ = ["EvalResult", "Summary", "item_row"]
+__all__ = ["EvalResult", "Summary"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class EvalResult:
             yield item_row(item_id, model_id, {m: float(v[i]) for m, v in self.scores.items()},
                            {m: r[i] for m, r in self.undefined.items() if i in r},
                            {m: n[i] for m, n in self.notes.items() if i in n}, conversation_id=conversations[i],
-                           judge=None if self.judging is None else self.judging.item(i, item_id))
+                           judge=None if self.judging is None else self.judging.item(i, item_id).to_dict())
 
     def paired_analysis(self, grounded: Threshold | None = None, correct: Threshold | None = None) -> Quadrant | None:
         """Seeds 000/001's grounded × correct table (:mod:`ragmeter.results.paired`) at the given thresholds,
@@ -95,21 +95,3 @@ class EvalResult:
         if self.judging is not None:
             data["judging"] = self.judging.to_dict()
         return data
-
-
-def item_row(item_id: str, model_id: str | None, values: Mapping[str, float],
-             undefined: Mapping[str, str], notes: Mapping[str, str] | None = None, *,
-             conversation_id: str | None = None, judge: ItemJudging | None = None) -> dict[str, Any]:
-    """The JSON shape of one item's scores, as written to ``items.jsonl``; ``judge``: the item's judge
-    tokens this run and its failed calls (prompt and reason; the raw replies go to the failure log)."""
-    row: dict[str, Any] = {"id": item_id}
-    if model_id is not None:
-        row["model_id"] = model_id
-    if conversation_id is not None:
-        row["conversation_id"] = conversation_id
-    row.update(scores={m: json_number(v) for m, v in values.items()}, undefined=dict(undefined))
-    if notes:
-        row["notes"] = dict(notes)
-    if judge is not None:
-        row["judge"] = judge.to_dict()
-    return row
