@@ -22,7 +22,7 @@ from ragmeter.cli.commands import main
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.records import Record
 from ragmeter.human.annotation_files import read_annotations, write_template
-from ragmeter.io.native import record_from_dict
+from ragmeter.io.formats.native import record_from_dict
 
 Capsys = pytest.CaptureFixture[str]
 

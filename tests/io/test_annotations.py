@@ -21,7 +21,7 @@ from ragmeter.core.errors import InputError
 from ragmeter.core.records import ANSWER_LABELS, CHUNK_LABELS, Record
 from ragmeter.human.annotation_files import read_annotations, template_rows, unit_key, write_template
 from ragmeter.human.merge import agreement_by_label, merge_votes
-from ragmeter.io.native import record_from_dict, record_to_dict
+from ragmeter.io.formats.native import record_from_dict, record_to_dict
 
 
 @pytest.fixture

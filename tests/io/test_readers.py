@@ -17,7 +17,7 @@ from conftest import shared_data_file
 from ragmeter.core.errors import ConfigError, InputError
 from ragmeter.core.records import Answerability, Chunk, Record, Turn, Usage
 from ragmeter.io import check_file, detect_format, iter_records, read_records
-from ragmeter.io.mtrag import record_from_mtrag
+from ragmeter.io.formats.mtrag import record_from_mtrag
 
 DEMO = Path(__file__).resolve().parents[2] / "src" / "ragmeter" / "data" / "demo.jsonl"
 

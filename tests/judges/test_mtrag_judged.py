@@ -32,13 +32,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_openai import FakeOpenAIServer, FaultPlan, HTTPFault
-from judge_script import respond
 
 from ragmeter import Settings, evaluate
 from ragmeter.cli.commands import main
 from ragmeter.judges import ChatRequest, Judge, JudgeConfig, ScriptedBackend, open_judge
 from ragmeter.pipelines.mtrag.steps import run_step
+from ragmeter.testing.fake_openai import FakeOpenAIServer, FaultPlan, HTTPFault
+from ragmeter.testing.scripted_judge import respond
 
 CHUNKS = ["The pool opens at nine. Entry costs five euros.", "The pool closes at six."]
 REFERENCE = "The pool opens at nine."
@@ -228,7 +228,7 @@ def test_several_judges_give_rb_llm_their_median_and_the_first_alone_the_rest(tm
 
 
 def test_registered_metrics_score_a_native_run(tmp_path: Path) -> None:
-    from ragmeter.io.mtrag import record_from_mtrag
+    from ragmeter.io.formats.mtrag import record_from_mtrag
 
     records = [record_from_mtrag(row) for row in mtrag_rows()]
     with Judge(ScriptedBackend(lambda request: respond(body(request)))) as judge:

@@ -107,7 +107,7 @@ def _mtrag_row(idk_eval):
 
 
 def test_idk_eval_from_an_mtrag_row_is_used_when_the_source_is_record():
-    from ragmeter.io.mtrag import record_from_mtrag
+    from ragmeter.io.formats.mtrag import record_from_mtrag
 
     record = record_from_mtrag(_mtrag_row(1))
     assert record.labels == {"idk_eval": 1.0}
@@ -122,7 +122,7 @@ def test_idk_eval_from_an_mtrag_row_is_used_when_the_source_is_record():
 
 def test_an_idk_eval_outside_0_half_1_is_an_input_error():
     from ragmeter.core.errors import InputError
-    from ragmeter.io.mtrag import record_from_mtrag
+    from ragmeter.io.formats.mtrag import record_from_mtrag
 
     with pytest.raises(InputError, match="0, 0.5 or 1") as caught:
         record_from_mtrag(_mtrag_row(0.7), path="f.jsonl", line=3)

@@ -37,7 +37,8 @@ from ragmeter.core.settings import (
 from ragmeter.engine.evaluation import plan_judging
 from ragmeter.human.annotation_files import check_template_path
 from ragmeter.human.with_people import agreement
-from ragmeter.io.readers import FORMATS, FileCheck, check_file, parse_column_map, read_records
+from ragmeter.io.formats import FORMATS, format_help
+from ragmeter.io.readers import FileCheck, check_file, parse_column_map, read_records
 from ragmeter.io.run_folder import (
     FOLDER_FILES,
 )
@@ -283,7 +284,7 @@ def _statistics_options(command: argparse.ArgumentParser, *, ci: str | None = Se
 
 
 def _input_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--input-format", choices=FORMATS, default="auto", help="input format (auto-detected)")
+    command.add_argument("--input-format", choices=FORMATS, default="auto", help=format_help())
     command.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN",
                          help="CSV/Parquet column for a record field, e.g. --map question=query (repeatable)")
     command.add_argument("--skip-invalid", action="store_true", help="score the valid records, list the others")

@@ -23,7 +23,7 @@ from ragmeter.core.records import Record
 from ragmeter.core.settings import Settings
 from ragmeter.core.signature import Signature
 from ragmeter.engine.context import ItemContext, RunContext
-from ragmeter.io.native import record_from_dict
+from ragmeter.io.formats.native import record_from_dict
 from ragmeter.io.run_folder import item_row
 from ragmeter.judges import Judge, JudgeCall
 from ragmeter.judges.accounting import ItemJudging, JudgingLog, JudgingReport

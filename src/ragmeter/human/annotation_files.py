@@ -25,7 +25,6 @@ from __future__ import annotations
 import codecs
 import csv
 import difflib
-import io
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +34,7 @@ from typing import Any, TextIO
 from ragmeter.core.errors import ConfigError, InputError
 from ragmeter.core.files import Target, writing
 from ragmeter.core.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
-from ragmeter.io.fields import allow_long_csv_cells
+from ragmeter.io.rows import ANNOTATION_WORDS, NOT_AN_OBJECT, CsvRow, csv_rows, jsonl_objects
 
 __all__ = ["AnnotationRead", "Votes", "check_template_path", "read_annotations", "template_rows", "unit_key",
            "write_rows", "write_template"]
@@ -222,106 +221,90 @@ def read_annotations(paths: Sequence[str | Path], records: Sequence[Record]) -> 
 
 
 def _rows(path: Path, errors: list[InputError]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(first line, row) of each row; a file that is not UTF-8 text or holds no rows is one error, and a
-    CSV header with unknown or missing columns stops the file."""
-    text = _read_text(path, errors)
-    if text is None:
+    """(first line, row) of each row, read by the row source (:mod:`ragmeter.io.rows`); a file that is not UTF-8
+    text or holds no rows is one error, and a CSV header with unknown or missing columns stops the file."""
+    if not _is_utf8_text(path, errors):
         return
     if path.suffix.lower() == ".jsonl":
-        yield from _jsonl_rows(text, path, errors)
+        yield from _jsonl_rows(path, errors)
     else:
-        yield from _csv_rows(text, path, errors)
+        yield from _csv_rows(path, errors)
 
 
-def _read_text(path: Path, errors: list[InputError]) -> str | None:
-    """The file decoded as UTF-8, with or without a byte-order mark; ``None`` (and an error that says how
-    to save the file) when it cannot be read, is UTF-16, is binary (NUL bytes: a workbook renamed
-    ``.csv``, say) or is in another encoding (the line of its first bad byte, counted in ``\\n``)."""
+def _is_utf8_text(path: Path, errors: list[InputError]) -> bool:
+    """Whether the file is UTF-8 text, with or without a byte-order mark; if not (and an error that says how to
+    save the file) when it cannot be read, is UTF-16, is binary (NUL bytes: a workbook renamed ``.csv``, say) or
+    is in another encoding (the line of its first bad byte, counted in ``\\n``). An annotation file is read whole
+    or not at all: a spreadsheet saved in the wrong encoding spoils every row."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         errors.append(InputError(f"cannot open the file: {exc.strerror}", path=str(path)))
-        return None
+        return False
     save_as = 'save it as "CSV UTF-8"' if path.suffix.lower() == ".csv" else "save it as UTF-8 text"
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # Excel's "Unicode Text"
         errors.append(InputError(f"the file is UTF-16 text: {save_as}", path=str(path)))
-        return None
+        return False
     if b"\0" in data:
         errors.append(InputError(f"not a text file (it holds NUL bytes; a spreadsheet workbook?): {save_as}",
                                  path=str(path)))
-        return None
+        return False
     try:
-        return data.decode("utf-8-sig")
+        data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         errors.append(InputError(f"byte 0x{data[exc.start]:02x} is not UTF-8 (a Latin-1 or cp1252 file?): "
                                  f"{save_as}", path=str(path), line=line))
-        return None
+        return False
+    return True
 
 
-def _jsonl_rows(text: str, path: Path, errors: list[InputError]) -> Iterator[tuple[int, dict[str, Any]]]:
-    if not text.strip():
-        errors.append(InputError(NO_ROWS, path=str(path)))
-        return
-    for line, row_text in enumerate(io.StringIO(text), start=1):
-        if not row_text.strip():
-            continue
-        try:
-            row = json.loads(row_text)
-        except json.JSONDecodeError as exc:
-            errors.append(InputError(f"not valid JSON: {exc.msg}", path=str(path), line=line))
-            continue
-        if not isinstance(row, dict):
-            errors.append(InputError("expected one JSON object per line", path=str(path), line=line))
-            continue
-        yield line, row
-
-
-def _csv_rows(text: str, path: Path, errors: list[InputError]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Rows of a CSV or TSV text, each cell with :func:`_restore` applied. ``strict`` makes the reader
-    name a quote that is never closed instead of swallowing the rest of the file into one cell."""
-    allow_long_csv_cells()
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True,
-                        dialect="excel-tab" if path.suffix.lower() == ".tsv" else "excel")
-    try:
-        header = next(reader, None)
-    except csv.Error as exc:
-        errors.append(_csv_error(exc, path, 1))
-        return
-    if header is None:
-        errors.append(InputError(NO_ROWS, path=str(path)))
-        return
-    if not _known_columns(dict.fromkeys(header), path, 1, errors):
-        return
+def _jsonl_rows(path: Path, errors: list[InputError]) -> Iterator[tuple[int, dict[str, Any]]]:
     found = False
-    while True:
-        line = reader.line_num + 1  # a quoted cell may make a row span several lines
-        try:
-            cells = next(reader, None)
-        except csv.Error as exc:
-            found = True
-            errors.append(_csv_error(exc, path, line))
-            continue
-        if cells is None:
-            break
-        if not cells:  # a blank line
-            continue
+    for line, row in jsonl_objects(path, words=ANNOTATION_WORDS):
         found = True
-        if len(cells) > len(header):
-            errors.append(InputError(f"the row has {len(cells)} cells but the header {len(header)}: "
-                                     "quote cells that hold commas", path=str(path), line=line))
-            continue
-        cells = [_restore(cell) for cell in cells]
-        yield line, dict(zip(header, cells + [""] * (len(header) - len(cells)), strict=True))
+        if isinstance(row, InputError):
+            errors.append(row)
+        elif not isinstance(row, dict):
+            errors.append(InputError(NOT_AN_OBJECT, path=str(path), line=line))
+        else:
+            yield line, row
     if not found:
         errors.append(InputError(NO_ROWS, path=str(path)))
 
 
-def _csv_error(exc: csv.Error, path: Path, line: int) -> InputError:
-    if "unexpected end of data" in str(exc):
-        return InputError('a quoted cell in the row that starts on this line is never closed: add its '
-                          'closing quote (")', path=str(path), line=line)
-    return InputError(f"the row cannot be read as CSV: {exc}", path=str(path), line=line)
+def _csv_rows(path: Path, errors: list[InputError]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of a CSV or TSV file, each cell with :func:`_restore` applied, numbered by the line each starts on."""
+    rows = csv_rows(path)
+    header = next(rows, None)
+    if header is None:
+        errors.append(InputError(NO_ROWS, path=str(path)))
+        return
+    if header.fault is not None:
+        errors.append(_fault(path, header, header.fault))
+        return
+    if not _known_columns(dict.fromkeys(header.cells), path, 1, errors):
+        return
+    width = len(header.cells)
+    found = False
+    for row in rows:
+        found = True
+        if row.fault is not None:
+            errors.append(_fault(path, row, row.fault))
+        elif len(row.cells) > width:
+            errors.append(InputError(f"the row has {len(row.cells)} cells but the header {width}: "
+                                     "quote cells that hold commas", path=str(path), line=row.line))
+        else:
+            cells = [_restore(cell) for cell in row.cells]
+            yield row.line, dict(zip(header.cells, cells + [""] * (width - len(cells)), strict=True))
+    if not found:
+        errors.append(InputError(NO_ROWS, path=str(path)))
+
+
+def _fault(path: Path, row: CsvRow, fault: csv.Error | InputError) -> InputError:
+    if isinstance(fault, InputError):  # a line that is not UTF-8, which _is_utf8_text has ruled out
+        return fault
+    return InputError(ANNOTATION_WORDS.broken_csv(fault, row.line, row.last), path=str(path), line=row.line)
 
 
 def _known_columns(row: Mapping[str, Any], path: Path, line: int, errors: list[InputError]) -> bool:

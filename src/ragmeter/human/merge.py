@@ -16,7 +16,7 @@ from typing import Any
 from ragmeter.core.files import Target, atomic_write_text, writing
 from ragmeter.core.records import ALL_LABELS, Record
 from ragmeter.human.annotation_files import Votes, unit_key
-from ragmeter.io.native import record_to_dict
+from ragmeter.io.formats.native import record_to_dict
 from ragmeter.stats.inter_annotator import LabelAgreement, label_agreement, majority
 
 __all__ = ["agreement_by_label", "agreement_path", "merge_votes", "write_agreement", "write_merged"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ragmeter.core.errors import InputError
 from ragmeter.core.records import Record
-from ragmeter.io.readers import text_lines
+from ragmeter.io.rows import text_lines
 
 __all__ = ["attach_qrels", "read_qrels"]
 

@@ -1,0 +1,83 @@
+"""The input formats of ``--input-format``, each a module of this package registered on one line below.
+
+A format is an :class:`InputFormat`: its name, how a file of it is recognised (suffix, first JSON object, first
+bytes) and how its rows become records. :data:`FORMATS` (the CLI's choices and the Ray engine's) and
+:func:`detect_format` come from :data:`REGISTRY`, so a new format joins here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+from ragmeter.io.formats import mtrag, native, ragas, table
+from ragmeter.io.formats.base import InputFormat
+from ragmeter.io.rows import jsonl_objects
+
+__all__ = ["FORMATS", "REGISTRY", "InputFormat", "detect_format", "format_help", "looks_like", "register"]
+
+#: name → format, in the order of ``--input-format``'s choices and of detection.
+REGISTRY: dict[str, InputFormat] = {}
+
+
+def register(fmt: InputFormat) -> InputFormat:
+    """Add ``fmt`` to :data:`REGISTRY` (a name taken already is an error) and return it."""
+    if fmt.name in REGISTRY or fmt.name == "auto":
+        raise ValueError(f"an input format named {fmt.name!r} is registered already")
+    REGISTRY[fmt.name] = fmt
+    return fmt
+
+
+register(native.FORMAT)
+register(mtrag.FORMAT)
+register(ragas.FORMAT)
+register(table.CSV)
+register(table.PARQUET)
+
+#: ``auto`` and every registered format's name: the choices of ``--input-format``.
+FORMATS = ("auto", *REGISTRY)
+_FALLBACK = native.FORMAT.name
+
+
+def format_help() -> str:
+    """One line per choice of ``--input-format``, for ``--help``."""
+    return "; ".join([f"{fmt.name}: {fmt.description}" for fmt in REGISTRY.values()]
+                     + ["auto (the default): detected from the file's suffix and first record"])
+
+
+def detect_format(path: str | Path) -> str:
+    """The format whose suffixes hold the file's (``csv``, ``parquet``); else, for JSONL, the flavour of the first
+    parseable line."""
+    suffix = Path(path).suffix.lower()
+    for fmt in REGISTRY.values():
+        if suffix in fmt.suffixes:
+            return fmt.name
+    return _jsonl_flavour(Path(path))
+
+
+def _jsonl_flavour(path: Path) -> str:
+    for _, obj in jsonl_objects(path):
+        if isinstance(obj, dict):
+            return next((fmt.name for fmt in REGISTRY.values() if fmt.matches is not None and fmt.matches(obj)),
+                        _FALLBACK)
+    return _FALLBACK
+
+
+def looks_like(path: Path) -> tuple[str, str] | None:
+    """(format, evidence) when the file's first bytes plainly tell its format, else ``None``."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return None  # the reader reports the file itself
+    for fmt in REGISTRY.values():
+        if fmt.magic is not None and head.startswith(fmt.magic):
+            return fmt.name, f"it begins with {fmt.magic.decode('ascii')}, as {fmt.title} files do"
+    text = head.removeprefix(codecs.BOM_UTF8).lstrip()
+    if text.startswith(b"{"):
+        return _jsonl_flavour(path), "its first non-blank character is '{', as in JSONL"
+    suffix = path.suffix.lower()
+    named = next((fmt for fmt in REGISTRY.values() if suffix in fmt.suffixes and fmt.magic is None), None)
+    if text and named is not None:
+        return named.name, f"it is a {suffix} file whose first line is not a JSON object"
+    return None
