@@ -18,10 +18,7 @@ from collections.abc import Callable
 from typing import Self
 
 import pytest
-from fake_openai import FakeOpenAIServer, HTTPFault
-from judge_script import records, respond
 
-from ragmeter import judges
 from ragmeter.cli.commands import main
 from ragmeter.core.errors import ConfigError, JudgeError, ModelError, TransientJudgeError
 from ragmeter.core.records import Chunk, Record
@@ -36,7 +33,10 @@ from ragmeter.judges import (
     planning_judge,
 )
 from ragmeter.judges.backends import local
+from ragmeter.judges.backends import local as judges  # where open_judge finds LocalServer and OpenAIBackend
 from ragmeter.judges.prompts import CLAIMS, CORRECTNESS, claims_request, correctness_request
+from ragmeter.testing.fake_openai import FakeOpenAIServer, HTTPFault
+from ragmeter.testing.scripted_judge import records, respond
 
 VERDICT_5 = {"reason": "scripted", "score": 5}
 

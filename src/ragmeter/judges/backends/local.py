@@ -10,7 +10,7 @@ modification time. Nothing is downloaded.
 the run down, and the run's CPU stays free for scoring), waits until ``/health`` answers, and stops it when
 the run ends. The child also exits when its parent dies: it watches its stdin, which only the parent holds.
 The judge then talks to it through the same :class:`~ragmeter.judges.backends.openai.OpenAIBackend` as to
-any remote endpoint.
+any remote endpoint, with the reply schemas' length bounds, which llama.cpp turns into its grammar.
 """
 
 from __future__ import annotations
@@ -26,11 +26,22 @@ import time
 import urllib.request
 from importlib import util
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragmeter.core.errors import JudgeError, MissingDependencyError, ModelError
 from ragmeter.core.files import writing
+from ragmeter.judges.backends.openai import OpenAIBackend
+from ragmeter.judges.backends.registry import BackendKind, Capabilities, OpenedBackend
 
-__all__ = ["MODEL_ID", "MODEL_SHA256", "LocalServer", "cache_dir", "local_model_id", "packaged_model_path"]
+if TYPE_CHECKING:
+    from ragmeter.judges import JudgeConfig
+
+__all__ = ["BACKEND", "LOCAL_TIMEOUT_S", "MODEL_ID", "MODEL_SHA256", "LocalServer", "cache_dir", "local_model_id",
+           "packaged_model_path"]
+
+#: Seconds per request to the local server, unless the config says otherwise: a claims call can take two
+#: minutes on two CPU cores.
+LOCAL_TIMEOUT_S = 600.0
 
 MODEL_ID = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
@@ -218,3 +229,32 @@ class LocalServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _open(config: JudgeConfig, timeout_s: float) -> OpenedBackend:
+    """The server started for ``config.model_file`` (the packaged model by default), and a backend talking to
+    it; the server is stopped when the judge closes, or here when anything after its start fails."""
+    server = LocalServer(config.model_file)
+    base_url = server.start()
+    try:
+        # llama.cpp turns the schemas' maxLength into its grammar: a long reason is cut short, not the verdict
+        backend = OpenAIBackend(base_url=base_url, model=server.model_id, api_key_env=None,
+                                temperature=config.temperature, seed=config.seed, timeout_s=timeout_s,
+                                send_bounds=BACKEND.capabilities.schema_bounds)
+    except BaseException:
+        server.stop()
+        raise
+    return OpenedBackend(backend, close=server.stop)
+
+
+def _model_id(config: JudgeConfig) -> str:
+    return local_model_id(config.model_file)
+
+
+#: ``local``: llama.cpp's server started here (one slot: ``LocalServer``'s default), whose grammar honours the
+#: schemas' bounds; claims are split only, since its verdicts add nothing to the evidence check.
+BACKEND = BackendKind("local", _open, _model_id,
+                      "llama.cpp server started here with the packaged Qwen2.5-Coder-1.5B (pip install "
+                      "'ragmeter[local]')",
+                      Capabilities(schema_bounds=True, starts_server=True), needs_model=False, concurrency=1,
+                      timeout_s=LOCAL_TIMEOUT_S, claims="split")

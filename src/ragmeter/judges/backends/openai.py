@@ -5,7 +5,7 @@ and the concurrency limit are handled in one place. Every call asks for ``respon
 which llama.cpp and vLLM turn into a grammar and OpenAI enforces in strict mode. A prompt's schema bounds its
 strings with ``maxLength`` and the claims list with ``maxItems``; llama.cpp's grammar honours both, while
 OpenAI's strict mode refuses them, so the bounds are sent only where ``send_bounds`` says the endpoint takes
-them.
+them (the ``openai`` kind's :class:`~ragmeter.judges.backends.registry.Capabilities` record that it sends none).
 
 A failure to connect at all (refused, unknown host, connect timeout, proxy) is a
 :class:`~ragmeter.core.errors.TransientJudgeError` with ``connection_failed`` set, so that the engine can tell a dead
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmeter.core.errors import (
     ConfigError,
@@ -28,9 +28,16 @@ from ragmeter.core.errors import (
     RejectedCallError,
     TransientJudgeError,
 )
+from ragmeter.judges.backends.registry import BackendKind, Capabilities, OpenedBackend
 from ragmeter.judges.protocol import ChatReply, ChatRequest
 
-__all__ = ["OpenAIBackend"]
+if TYPE_CHECKING:
+    from ragmeter.judges import JudgeConfig
+
+__all__ = ["BACKEND", "REMOTE_TIMEOUT_S", "OpenAIBackend"]
+
+#: Seconds per request to a remote endpoint, unless the config says otherwise.
+REMOTE_TIMEOUT_S = 120.0
 
 #: What the local server and other keyless endpoints get as a key (the client insists on one).
 NO_KEY = "no-key"
@@ -136,6 +143,24 @@ class OpenAIBackend:
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _open(config: JudgeConfig, timeout_s: float) -> OpenedBackend:
+    backend = OpenAIBackend(base_url=config.base_url, model=str(config.model), api_key_env=config.api_key_env,
+                            temperature=config.temperature, seed=config.seed, timeout_s=timeout_s,
+                            send_bounds=BACKEND.capabilities.schema_bounds)
+    return OpenedBackend(backend)
+
+
+def _model_id(config: JudgeConfig) -> str:
+    return str(config.model)
+
+
+#: ``openai``: any OpenAI-compatible endpoint at ``config.base_url`` serving ``config.model``. No schema bounds
+#: are sent, since OpenAI's strict mode rejects them (other servers might take them; none is asked).
+BACKEND = BackendKind("openai", _open, _model_id, "any OpenAI-compatible endpoint",
+                      Capabilities(schema_bounds=False, starts_server=False), needs_model=True, concurrency=8,
+                      timeout_s=REMOTE_TIMEOUT_S, claims="verify")
 
 
 def _reply(response: Any) -> ChatReply:
