@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter._version import __version__
 from ragmeter.core.errors import ConfigError, InputError
 from ragmeter.core.records import Record
 from ragmeter.core.settings import Settings
+from ragmeter.core.signature import Signature
 from ragmeter.engine.evaluation import evaluate
 from ragmeter.human.with_people import interval_undefined
 from ragmeter.io.readers import object_rows
@@ -151,8 +151,9 @@ def calibrate_tau(labelled: str | Path | Sequence[Labelled], *, embedder: Embedd
         for tau in GRID:
             result = evaluate(kept, metrics=["overlap"], settings=replace(settings, tau_sim=tau), embedder=cached)
             overlap_at[tau] = result.summary("overlap").value
-    signature = (f"calibrate-tau|embedder:{cached.model_id}|ci:percentile|confidence:{settings.confidence}"
-                 f"|n_resamples:{settings.n_resamples}|resample:clusters|seed:{settings.seed}|ragmeter:{__version__}")
+    signature = Signature("calibrate-tau", {"embedder": cached.model_id, "ci": "percentile",
+                                            "confidence": settings.confidence, "n_resamples": settings.n_resamples,
+                                            "resample": "clusters", "seed": settings.seed}, sort_keys=False).render()
     return Calibration(len(pairs), int(supported.sum()), area, low, high,
                        tuple(_point(t, cosines, supported) for t in GRID), best, for_precision, precision,
                        cached.model_id, signature, overlap_at, why)

@@ -44,10 +44,10 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter._version import __version__
 from ragmeter.core.errors import ConfigError, InputError
 from ragmeter.core.records import Record
 from ragmeter.core.settings import Settings
+from ragmeter.core.signature import Signature, diff
 from ragmeter.io.readers import object_rows, parse_column_map, read_records
 from ragmeter.io.run_folder import ITEMS, MANIFEST, SUMMARY, file_sha256, read_json_object
 from ragmeter.metrics import get_metric
@@ -62,13 +62,15 @@ from ragmeter.stats.paired import (
     sign_flip_test,
 )
 
-__all__ = ["Comparison", "MetricComparison", "ScoredRun", "compare", "load_run"]
+__all__ = ["NO_SIGNATURE", "Comparison", "MetricComparison", "ScoredRun", "compare", "load_run"]
 
 Key = tuple[str, str | None]
 _NOT_A_RUN = "is this a ragmeter run folder?"
 _COMPARE_FOLDERS = "compare the run folders that `ragmeter run --out` wrote"
 #: The group every item is in (the whole comparison), as (field, value).
 OVERALL = ("all", "all")
+#: How the JSON and the reports write a signature that a run does not have (``None`` in the objects).
+NO_SIGNATURE = "unknown"
 
 
 @dataclass(frozen=True)
@@ -234,7 +236,8 @@ def _metadata(keys: Sequence[Key], records: Iterable[Record] | None,
 @dataclass(frozen=True)
 class MetricComparison:
     """One metric, B against A, over the pairs where both are defined; ``signature`` is the metric's (A's; B's
-    is the same unless the comparison allowed different settings, which then lists both). ``difference`` is the
+    is the same unless the comparison allowed different settings, which then lists both; ``None`` where A has
+    none, written ``NO_SIGNATURE`` in :meth:`to_dict`). ``difference`` is the
     mean of B − A, signed as the scores are; ``wins`` / ``ties`` / ``losses`` count the pairs where B is better
     than / equal to / worse than A by ``higher_is_better`` (B above / equal / below where it is ``None``)."""
 
@@ -254,18 +257,21 @@ class MetricComparison:
     losses: int
     p_holm: float = math.nan
     mcnemar: Mapping[str, Any] | None = None
-    signature: str = ""
+    signature: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out["signature"] = _text(self.signature)
         return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in out.items()}
 
 
 @dataclass(frozen=True)
 class Comparison:
     """Run ``candidate`` (B) against ``baseline`` (A): per group (``("all", "all")`` first, then answerability
-    and the ``by`` fields' values), the metrics compared. ``unchecked_settings``: the runs, by label, whose
-    settings could not be checked (no signatures; compared with ``allow_different_settings``), and why."""
+    and the ``by`` fields' values), the metrics compared. ``different_settings``: the metrics whose signatures
+    differ (compared with ``allow_different_settings``), A's and B's (``None`` for a run that has none for it).
+    ``unchecked_settings``: the runs, by label, whose settings could not be checked (no signatures; compared with
+    ``allow_different_settings``), and why."""
 
     baseline: str
     candidate: str
@@ -274,7 +280,7 @@ class Comparison:
     only_candidate: tuple[Key, ...]
     groups: Mapping[tuple[str, str], tuple[MetricComparison, ...]]
     not_compared: Mapping[str, str]
-    different_settings: Mapping[str, tuple[str, str]]
+    different_settings: Mapping[str, tuple[str | None, str | None]]
     signature: str
     notes: tuple[str, ...] = field(default_factory=tuple)
     gate: tuple[GateRow, ...] = ()
@@ -292,11 +298,15 @@ class Comparison:
                 "groups": [{"field": f, "value": v, "metrics": [m.to_dict() for m in ms]}
                            for (f, v), ms in self.groups.items()],
                 "not_compared": dict(self.not_compared),
-                "different_settings": {m: list(pair) for m, pair in self.different_settings.items()},
+                "different_settings": {m: [_text(s) for s in pair] for m, pair in self.different_settings.items()},
                 "unchecked_settings": dict(self.unchecked_settings),
                 "gate": [row.to_dict() for row in self.gate], "confidence": self.confidence,
                 "signature": self.signature,
                 "notes": list(self.notes), "legend": dict(_LEGEND)}
+
+
+def _text(signature: str | None) -> str:
+    return NO_SIGNATURE if signature is None else signature
 
 
 #: What the figures of a metric in :meth:`Comparison.to_dict` mean (B is the candidate, A the baseline).
@@ -349,9 +359,11 @@ def _permutations(settings: Settings) -> int:
 
 
 def _signature(settings: Settings) -> str:
-    return (f"compare|ci:{settings.ci_method}|confidence:{settings.confidence}|n_resamples:{settings.n_resamples}"
-            f"|permutations:{_permutations(settings)}|resample:clusters|correction:holm"
-            f"|mcnemar_exact_below:{MCNEMAR_EXACT_BELOW}|seed:{settings.seed}|ragmeter:{__version__}")
+    return Signature("compare", {"ci": settings.ci_method, "confidence": settings.confidence,
+                                 "n_resamples": settings.n_resamples, "permutations": _permutations(settings),
+                                 "resample": "clusters", "correction": "holm",
+                                 "mcnemar_exact_below": MCNEMAR_EXACT_BELOW, "seed": settings.seed},
+                     sort_keys=False).render()
 
 
 def _compare_two(a: ScoredRun, b: ScoredRun, by: Sequence[str], settings: Settings,
@@ -375,7 +387,7 @@ def _compare_two(a: ScoredRun, b: ScoredRun, by: Sequence[str], settings: Settin
     not_compared.update({name: f"only in {b.name}" for name in b.scores if name not in a.scores})
     unchecked = {run.name: unsigned[0] for run in (a, b) if (unsigned := _unsigned_run(run))}
     different = {} if unchecked else {
-        name: (a.signatures.get(name, "unknown"), b.signatures.get(name, "unknown"))
+        name: (a.signatures.get(name), b.signatures.get(name))
         for name, _ in metrics if a.signatures.get(name) != b.signatures.get(name) or name not in a.signatures}
     if different and not allow_different_settings:
         lines = "; ".join(f"{name}: {_difference(*pair)}" for name, pair in different.items())
@@ -434,12 +446,17 @@ def _higher_is_better(metric: str) -> bool | None:
         return None
 
 
-def _difference(left: str, right: str) -> str:
-    """The settings two signatures disagree on (``key:value`` parts of one and not the other)."""
-    if "unknown" in (left, right):
+def _difference(left: str | None, right: str | None) -> str:
+    """The settings two signatures disagree on: the ``key:value`` parts of one that the other lacks, each side's
+    sorted as text (a text that is not a signature: both texts whole)."""
+    if left is None or right is None:
         return "no signature in one run's summary.json"
-    a, b = set(left.split("|")[1:]), set(right.split("|")[1:])
-    return f"{', '.join(sorted(a - b)) or '–'} against {', '.join(sorted(b - a)) or '–'}"
+    try:
+        changed = diff(Signature.parse(left), Signature.parse(right))
+    except ValueError:
+        return f"{left} against {right}"
+    a, b = ([f"{key}:{pair[side]}" for key, pair in changed.items() if pair[side] is not None] for side in (0, 1))
+    return f"{', '.join(sorted(a)) or '–'} against {', '.join(sorted(b)) or '–'}"
 
 
 def _compare_metrics(a: ScoredRun, b: ScoredRun, ia: np.ndarray, ib: np.ndarray, conversations: list[str],
@@ -472,5 +489,5 @@ def _compare_metrics(a: ScoredRun, b: ScoredRun, ia: np.ndarray, ib: np.ndarray,
                                     int(np.sum(better)), int(np.sum(vb == va)), int(np.sum(worse)),
                                     mcnemar=test))
     adjusted = holm([m.p_value for m in out])
-    return tuple(MetricComparison(**{**m.__dict__, "p_holm": q, "signature": a.signatures.get(m.metric, "unknown")})
+    return tuple(MetricComparison(**{**m.__dict__, "p_holm": q, "signature": a.signatures.get(m.metric)})
                  for m, q in zip(out, adjusted, strict=True))

@@ -36,10 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter._version import __version__
 from ragmeter.core.errors import ConfigError, InputError
 from ragmeter.core.records import ANSWER_LABELS, CHUNK_LABELS
 from ragmeter.core.settings import Settings
+from ragmeter.core.signature import Signature
 from ragmeter.io.readers import object_rows
 from ragmeter.metrics import get_metric
 from ragmeter.stats.correlation import BINARY, SCALE, cluster_bootstrap, spearman
@@ -337,9 +337,10 @@ def agreement(scored: str | Path, human: str | Path | Sequence[str | Path], *, m
                 own = np.array([units[i][annotator] for i in mine])
                 each[annotator] = (len(mine), _figures(x[mine], own, [clusters[i] for i in mine], kind,
                                                         threshold or 0.5, settings))
-    signature = (f"agree|metric:{metric}|label:{label}|kind:{kind}"
-                 + (f"|threshold:{threshold:g}" if kind == "binary" else "")
-                 + f"|ci:percentile|confidence:{settings.confidence}|n_resamples:{settings.n_resamples}"
-                 f"|resample:clusters|seed:{settings.seed}|ragmeter:{__version__}")
+    signature = Signature("agree", {"metric": metric, "label": label, "kind": kind,
+                                    **({"threshold": f"{threshold:g}"} if kind == "binary" else {}),
+                                    "ci": "percentile", "confidence": settings.confidence,
+                                    "n_resamples": settings.n_resamples, "resample": "clusters",
+                                    "seed": settings.seed}, sort_keys=False).render()
     return Agreement(metric, label, kind, len(rows), figures, ceiling, counts, threshold if kind == "binary" else None,
                      signature, each, tuple(x.tolist()), tuple(y.tolist()))

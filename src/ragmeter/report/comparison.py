@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ragmeter.analysis.compare import Comparison, MetricComparison
+from ragmeter.analysis.compare import NO_SIGNATURE, Comparison, MetricComparison
 from ragmeter.report.terminal import visible
 
 __all__ = ["GATE_HEADER", "HEADER", "comparison_rows", "gate_rows", "header", "render_comparison"]
@@ -65,15 +65,16 @@ def render_comparison(comparison: Comparison, *, markdown: bool = False) -> str:
                      f"{comparison.candidate}{_examples(comparison.only_candidate)}.")
     for metric, why in comparison.not_compared.items():
         lines.append(f"Not compared: {metric} ({why}).")
-    for metric, (left, right) in comparison.different_settings.items():
+    for metric, pair in comparison.different_settings.items():
+        left, right = (NO_SIGNATURE if signature is None else signature for signature in pair)
         lines.append(f"Settings differ for {metric} (compared anyway): {left} against {right}.")
     lines += [*comparison.notes,
               ("B − A: mean of the per-item differences over the items both runs scored; interval: paired "
                "bootstrap over conversations; p: paired permutation test (signs flipped by conversation), Holm "
                "across the metrics of the table. 'n (left out)': pairs compared (pairs undefined on a side)."),
               f"Signature: {comparison.signature}"]
-    signatures = [s for s in dict.fromkeys(m.signature for m in comparison.overall) if s != "unknown"]
-    lines += ["Metric signatures:" if signatures else "Metric signatures: unknown (settings not checked)",
+    signatures = [s for s in dict.fromkeys(m.signature for m in comparison.overall) if s is not None]
+    lines += ["Metric signatures:" if signatures else f"Metric signatures: {NO_SIGNATURE} (settings not checked)",
               *(f"  {signature}" for signature in signatures)]
     return "\n".join(map(visible, lines))
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter._version import __version__
-from ragmeter.analysis.compare import Comparison
+from ragmeter.analysis.compare import NO_SIGNATURE, Comparison
 from ragmeter.core.errors import ConfigError, MissingDependencyError
 from ragmeter.core.files import Outputs, Target
 from ragmeter.core.records import Record
@@ -199,4 +199,4 @@ def render_comparison_html(comparisons: Sequence[Comparison], *, title: str) -> 
         sections.append({"comparison": comparison, "groups": groups, "gate": gate_rows(comparison),
                          "header": header(comparison), "forest": _markup(figures.forest(scores)) if scores else None})
     return environment.get_template("compare.html.j2").render(title=title, version=__version__, sections=sections,
-                                                              gate_header=GATE_HEADER)
+                                                              gate_header=GATE_HEADER, no_signature=NO_SIGNATURE)

@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter._version import __version__
 from ragmeter.core.errors import ConfigError
+from ragmeter.core.signature import Signature
 
 __all__ = ["CELL_READINGS", "GateRow", "Quadrant", "Threshold", "default_thresholds", "gate_row",
            "grounding_quadrant"]
@@ -109,7 +109,8 @@ class Quadrant:
 
     @property
     def signature(self) -> str:
-        return f"paired_analysis|grounded:{self.grounded}|correct:{self.correct}|ragmeter:{__version__}"
+        return Signature("paired_analysis", {"grounded": self.grounded, "correct": self.correct},
+                         sort_keys=False).render()
 
     def to_dict(self) -> dict[str, Any]:
         return {"grounded": str(self.grounded), "correct": str(self.correct), "n": self.n,
