@@ -29,7 +29,8 @@ from ragmeter.metrics.mtrag.algorithmic import RbAgg, idk_condition, rb_agg
 from ragmeter.metrics.rouge import rouge_l
 from ragmeter.models.base import TokenEmbeddings
 from ragmeter.pipelines.mtrag.steps import ALGORITHMIC_METRICS, partial_paths, run_step, step_made_by
-from ragmeter.pipelines.mtrag.summary import render_summary, summarize_rows
+from ragmeter.pipelines.mtrag.summary import summarize_rows
+from ragmeter.report.mtrag import render_summary
 
 DETECTOR = "detector:idk-en-id-1"
 PER_REFERENCE = ("Recall", "RougeL_stemFalse", "BertscoreP", "BertscoreR", "Length", "LengthChars")

@@ -7,9 +7,10 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from ragmeter._version import __version__
 from ragmeter.analysis.calibration import calibrate_tau
@@ -21,20 +22,20 @@ from ragmeter.app.labels import (
     plan_annotation,
     write_label_template,
 )
+from ragmeter.app.mtrag import plan_step, prepare_step, unfinished_part
 from ragmeter.app.run import RunFailed, RunOutcome, RunRequest, default_metrics, plan_run, run_to_folder
 from ragmeter.cli import judge_options as _cli_judge
 from ragmeter.core.errors import ConfigError, RagmeterError
 from ragmeter.core.files import Outputs, atomic_write_text, writing
 from ragmeter.core.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS
 from ragmeter.core.settings import (
-    CI_METHODS,
-    IDK_EVAL_SOURCES,
-    NDCG_GAINS,
-    NDCG_IDEALS,
-    SOURCE_LABELS,
+    CiMethod,
+    IdkEvalSource,
+    NdcgGain,
+    NdcgIdeal,
     Settings,
+    SourceLabels,
 )
-from ragmeter.engine.evaluation import plan_judging
 from ragmeter.human.annotation_files import check_template_path
 from ragmeter.human.with_people import agreement
 from ragmeter.io.formats import FORMATS, format_help
@@ -42,17 +43,16 @@ from ragmeter.io.readers import FileCheck, check_file, parse_column_map, read_re
 from ragmeter.io.run_folder import (
     FOLDER_FILES,
 )
-from ragmeter.judges import Judge, JudgeConfig, open_judge, planning_judge
+from ragmeter.judges import JudgeConfig
 from ragmeter.judges.accounting import JudgingReport
-from ragmeter.judges.cache import is_verdict_cache
 from ragmeter.metrics import DEFAULT_CUTOFF, get_metric, list_metrics, resolve_metrics
 from ragmeter.models import EMBEDDER_BACKENDS
-from ragmeter.pipelines.mtrag.steps import STEPS, check_step, partial_paths, run_step, summary_path
-from ragmeter.pipelines.mtrag.summary import render_summary, write_step_summary
+from ragmeter.pipelines.mtrag.steps import STEPS, check_step
 from ragmeter.report import render_annotator_agreement, render_report
 from ragmeter.report.comparison import render_comparison
 from ragmeter.report.html import html_target, render_agreement_html, render_comparison_html, render_html
 from ragmeter.report.markdown import render_report_markdown
+from ragmeter.report.mtrag import render_step, render_summary
 from ragmeter.report.people import render_agreement_figures, render_calibration
 from ragmeter.report.terminal import visible
 from ragmeter.results.paired import Threshold
@@ -125,16 +125,16 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--embedder", choices=EMBEDDER_BACKENDS, default="onnx",
                      help="embedding backend: onnx (packaged, default), torch (extra), hashing (tests only)")
     run.add_argument("--idk-patterns", type=Path, help="file of IDK regular expressions, one per line")
-    run.add_argument("--idk-eval-source", choices=IDK_EVAL_SOURCES, default=Settings.idk_eval_source,
+    run.add_argument("--idk-eval-source", choices=tuple(IdkEvalSource), default=Settings.idk_eval_source,
                      help="IDK verdict for RB_agg_idk: detector (default) or record (labels.idk_eval, "
                           "MT-RAG's metrics.idk_eval; the detector where absent)")
-    run.add_argument("--ndcg-ideal", choices=NDCG_IDEALS, default=Settings.ndcg_ideal,
+    run.add_argument("--ndcg-ideal", choices=tuple(NdcgIdeal), default=Settings.ndcg_ideal,
                      help="NDCG's ideal ranking: retrieved (the retrieved chunks re-sorted, default) or pool "
                           "(the query's judged pool: the record's qrels or --qrels, as trec_eval)")
-    run.add_argument("--ndcg-gain", choices=NDCG_GAINS, default=Settings.ndcg_gain,
+    run.add_argument("--ndcg-gain", choices=tuple(NdcgGain), default=Settings.ndcg_gain,
                      help="NDCG gain: exponential (2^w-1, seed 003, default) or linear (w, trec_eval's)")
     run.add_argument("--qrels", type=Path, help="TREC qrels file (query_id iter doc_id grade) for --ndcg-ideal pool")
-    run.add_argument("--source-labels", choices=SOURCE_LABELS, default=Settings.source_labels,
+    run.add_argument("--source-labels", choices=tuple(SourceLabels), default=Settings.source_labels,
                      help="source_cited/fabricated_source: human labels, derived from [CIT:] markers, or auto "
                           "(human where given, else derived; default)")
     _statistics_options(run)
@@ -155,10 +155,10 @@ def _parser() -> argparse.ArgumentParser:
                             "interrupted step goes on from OUTPUT.partial when run again with the same options")
     mtrag.add_argument("-i", "--input", type=Path, required=True, help="MT-RAG JSONL with predictions")
     mtrag.add_argument("-o", "--output", type=Path, required=True, help="new JSONL file to write")
-    mtrag.add_argument("--bert-model", default="minilm",
+    mtrag.add_argument("--bert-model", dest="bertscore_model", default="minilm",
                        help="'minilm' (packaged, default) or a local Hugging Face model directory")
-    mtrag.add_argument("--bert-layer", type=int, help="layer of --bert-model (MT-RAG: 40 for deberta-xlarge-mnli)")
-    mtrag.add_argument("--bert-baseline", help="'mtrag-deberta' or a bert-score baseline CSV (LAYER,P,R,F)")
+    mtrag.add_argument("--bert-layer", dest="bertscore_layer", type=int, help="layer of --bert-model (MT-RAG: 40 for deberta-xlarge-mnli)")
+    mtrag.add_argument("--bert-baseline", dest="bertscore_baseline", help="'mtrag-deberta' or a bert-score baseline CSV (LAYER,P,R,F)")
     mtrag.add_argument("--skip-invalid", action="store_true", help="leave invalid records out, listing them")
     mtrag.add_argument("--max-errors", type=int, default=50, help="bad records listed at most (50)")
     mtrag.add_argument("--format", choices=("table", "json"), default="table", help="summary format on stdout")
@@ -278,7 +278,8 @@ def _statistics_options(command: argparse.ArgumentParser, *, ci: str | None = Se
     """The bootstrap's options; ``ci``: the default interval method, ``None`` where only percentile applies."""
     command.add_argument("--n-resamples", type=int, default=Settings.n_resamples, help="bootstrap resamples (2000)")
     if ci is not None:
-        command.add_argument("--ci", choices=CI_METHODS, default=ci, help=f"bootstrap interval ({ci})")
+        command.add_argument("--ci", dest="ci_method", choices=tuple(CiMethod), default=ci,
+                             help=f"bootstrap interval ({ci})")
     command.add_argument("--confidence", type=float, default=Settings.confidence, help="interval level (0.95)")
     command.add_argument("--seed", type=int, default=Settings.seed, help="bootstrap seed (0)")
 
@@ -318,12 +319,14 @@ def _report_check(args: argparse.Namespace, check: FileCheck) -> int:
     return check.n_valid
 
 
-def _settings(args: argparse.Namespace) -> Settings:
-    idk = IdkDetector.from_file(args.idk_patterns) if args.idk_patterns else IdkDetector()
-    return Settings(tau_sim=args.tau_sim, idk=idk, embedder=args.embedder, idk_eval_source=args.idk_eval_source,
-                    ndcg_ideal=args.ndcg_ideal, ndcg_gain=args.ndcg_gain, source_labels=args.source_labels,
-                    n_resamples=args.n_resamples, rb_llm_unparsed=args.rb_llm_unparsed,
-                    ci_method=args.ci, confidence=args.confidence, seed=args.seed)
+def _settings(args: argparse.Namespace, **fixed: Any) -> Settings:
+    """The command's ``Settings``: each option whose destination is a field of ``Settings`` (``--ci`` →
+    ``ci_method``), ``--idk-patterns`` as the IDK detector, and the ``fixed`` values of a command with no option
+    for them."""
+    given = {f.name: getattr(args, f.name) for f in fields(Settings) if hasattr(args, f.name)}
+    if getattr(args, "idk_patterns", None):
+        given["idk"] = IdkDetector.from_file(args.idk_patterns)
+    return Settings(**{**given, **fixed})
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -450,10 +453,13 @@ def _judge_outcome(judging: JudgingReport | None, failures: Path) -> int:
     return 1
 
 
+#: The options that name the outputs of ``ragmeter mtrag`` in its errors.
+_MTRAG_LABELS = {"output": "-o", "partial": "-o (its unfinished part)", "summary": "-o (its summary)",
+                 "judge_cache": "--judge-cache"}
+
+
 def _mtrag(args: argparse.Namespace) -> int:
-    settings = Settings(bertscore_model=args.bert_model, bertscore_layer=args.bert_layer,
-                        bertscore_baseline=args.bert_baseline, n_resamples=args.n_resamples, ci_method=args.ci,
-                        confidence=args.confidence, seed=args.seed, rb_llm_unparsed=args.rb_llm_unparsed)
+    settings = _settings(args)
     configs = _cli_judge.judge_configs(args, args.output.with_name(args.output.name + ".judge-cache.sqlite"))
     check_step(args.step, args.input, args.output, judged=bool(configs))
     args.input_format, args.map = "mtrag", []
@@ -461,66 +467,37 @@ def _mtrag(args: argparse.Namespace) -> int:
         return 2
     if args.dry_run:
         return _mtrag_dry_run(args, settings, configs)
-    outputs = Outputs([args.input, args.bert_baseline, args.judge_model_file], overwrite=args.overwrite)
-    output = outputs.file(args.output, flag="-o")
-    partial, made_by = partial_paths(args.output)
-    for path in (partial, made_by):  # an interrupted step's own files: kept to go on from
-        outputs.file(path, flag="-o (its unfinished part)", reusable=lambda _: True)
-    outputs.file(summary_path(args.output), flag="-o (its summary)")
-    if configs and configs[0].cache is not None:  # the judges share one cache
-        outputs.file(configs[0].cache, flag="--judge-cache", reusable=is_verdict_cache)
+    job = prepare_step(args.step, args.input, args.output, settings=settings, judges=configs,
+                       overwrite=args.overwrite, labels=_MTRAG_LABELS)
     if args.step == "all" and not configs:
         print("no --judge: step all runs algorithmic and idk_condition (idk_eval from the IDK detector); give "
               "--judge to run the judged steps idk, ragas and radbench too", file=sys.stderr)
-    judges: list[Judge] = []
     try:
-        for config in configs:
-            judges.append(open_judge(config))
-        report = run_step(args.step, args.input, output, settings=settings, judges=judges)
+        outcome = job.run()
     except RagmeterError as exc:
-        partial, _ = partial_paths(args.output)
         print(f"error: {_shown(exc)}", file=sys.stderr)
-        if partial.exists() and partial.stat().st_size > 0:
-            print(f"The records finished so far are kept in {partial}: fix the problem, then rerun the same "
+        kept = unfinished_part(args.output)
+        if kept is not None:
+            print(f"The records finished so far are kept in {kept}: fix the problem, then rerun the same "
                   "command to go on from them.", file=sys.stderr)
         return 2
-    finally:
-        for judge in judges:
-            judge.close()
-    summary, means = write_step_summary(report, args.input, args.step, settings=settings)
+    report = outcome.report
     if args.format == "json":
-        print(json.dumps(summary, indent=2, ensure_ascii=False))
+        print(json.dumps(outcome.summary, indent=2, ensure_ascii=False))
         return 0
-    print(f"ragmeter {__version__} — MT-RAG step '{args.step}': {report.written} records written to "
-          f"{args.output} ({report.computed} computed, {report.resumed} taken over from an interrupted run)")
-    for name, text in report.signatures.items():
-        print(f"{name}: {text}")
-    if report.idk_sources:
-        print("idk_eval from: " + ", ".join(f"{source} × {n}" for source, n in report.idk_sources.items()))
-    if report.undefined:
-        print("undefined (null, reason in metrics.undefined): "
-              + ", ".join(f"{name} × {n}" for name, n in report.undefined.items()))
+    print(render_step(report, args.step, args.output))
     for identity, usage in report.judge_usage.items():
         print(_cli_judge.render_usage(identity, usage, _cli_judge.prices(args)))
-    print(render_summary(means))
-    print(f"\nIntervals: {summary['intervals']}; summary: {report.summary_path}", file=sys.stderr)
+    print(render_summary(outcome.means))
+    print(f"\nIntervals: {outcome.summary['intervals']}; summary: {report.summary_path}", file=sys.stderr)
     return 0
 
 
 def _mtrag_dry_run(args: argparse.Namespace, settings: Settings, configs: list[JudgeConfig]) -> int:
     if not configs:
         raise ConfigError("--dry-run estimates the judge's calls: give --judge")
-    metrics = {"idk": ["idk_judge"], "ragas": ["RL_F"], "radbench": ["RB_llm"],
-               "all": ["idk_judge", "RL_F", "RB_llm"]}.get(args.step, [])
-    for k, config in enumerate(configs):
-        judge = planning_judge(config)
-        try:
-            chosen = metrics if k == 0 else [m for m in metrics if m == "RB_llm"]
-            records = read_records(args.input, format="mtrag", skip_invalid=True)
-            plan = plan_judging(records, metrics=chosen, settings=settings, judge=judge)
-        finally:
-            judge.close()
-        print(_cli_judge.render_plan(plan, judge.identity, _cli_judge.prices(args)))
+    for identity, plan in plan_step(args.step, args.input, configs, settings=settings):
+        print(_cli_judge.render_plan(plan, identity, _cli_judge.prices(args)))
     print("Records whose values the output already holds are counted too.")
     return 0
 
@@ -648,8 +625,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _agree(args: argparse.Namespace) -> int:
-    settings = Settings(n_resamples=args.n_resamples, ci_method="percentile", confidence=args.confidence,
-                        seed=args.seed)
+    settings = _settings(args, ci_method="percentile")
     html = html_target(Outputs([args.scored, *args.human], overwrite=args.overwrite), args.html)
     result = agreement(args.scored, args.human, metric=args.metric, label=args.label, threshold=args.threshold,
                        per_annotator=args.per_annotator, ties=args.ties, settings=settings)
@@ -667,8 +643,7 @@ def _agree(args: argparse.Namespace) -> int:
 def _calibrate(args: argparse.Namespace) -> int:
     if args.precision is not None and not 0 < args.precision <= 1:
         raise ConfigError(f"--precision {args.precision:g}: a precision lies in (0, 1]; give e.g. 0.9")
-    settings = Settings(embedder=args.embedder, n_resamples=args.n_resamples, confidence=args.confidence,
-                        seed=args.seed)
+    settings = _settings(args)
     if args.run is not None and not args.run.is_file():
         raise ConfigError(f"--run {args.run}: no such file of records")
     records = read_records(args.run) if args.run else None
@@ -685,7 +660,7 @@ def _run_files(runs: Sequence[Path]) -> list[Path]:
 def _compare(args: argparse.Namespace) -> int:
     if len(args.runs) < 2:
         raise ConfigError("compare needs at least two runs: ragmeter compare RUN_A RUN_B [RUN_C …]")
-    settings = Settings(n_resamples=args.n_resamples, ci_method=args.ci, confidence=args.confidence, seed=args.seed)
+    settings = _settings(args)
     html = html_target(Outputs(_run_files(args.runs), overwrite=args.overwrite), args.html)
     comparisons = compare(*args.runs, by=args.by, settings=settings,
                           allow_different_settings=args.allow_different_settings, names=args.names)

@@ -3,18 +3,56 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.records import Answerability
 from ragmeter.text.idk import IdkDetector
 
-__all__ = ["CI_METHODS", "IDK_EVAL_SOURCES", "NDCG_GAINS", "NDCG_IDEALS", "SOURCE_LABELS", "Settings"]
+__all__ = ["CiMethod", "IdkEvalSource", "NdcgGain", "NdcgIdeal", "Settings", "SourceLabels"]
 
-CI_METHODS = ("bca", "percentile")
-IDK_EVAL_SOURCES = ("detector", "record")
-NDCG_IDEALS = ("retrieved", "pool")
-NDCG_GAINS = ("exponential", "linear")
-SOURCE_LABELS = ("auto", "human", "derived")
+
+# The choices of a setting are string enums: a member is equal to, hashes as, formats as and is written to JSON as
+# its value, so ``Settings(ci_method="percentile")`` and signatures read as they always did.
+class CiMethod(StrEnum):
+    """The bootstrap interval of a mean."""
+
+    BCA = "bca"
+    PERCENTILE = "percentile"
+
+
+class IdkEvalSource(StrEnum):
+    """Where IDK conditioning takes ``idk_eval`` from."""
+
+    DETECTOR = "detector"
+    RECORD = "record"
+
+
+class NdcgIdeal(StrEnum):
+    """The ideal ranking behind NDCG's IDCG."""
+
+    RETRIEVED = "retrieved"
+    POOL = "pool"
+
+
+class NdcgGain(StrEnum):
+    """NDCG's gain of a grade w."""
+
+    EXPONENTIAL = "exponential"
+    LINEAR = "linear"
+
+
+class SourceLabels(StrEnum):
+    """Where ``source_cited`` and ``fabricated_source`` come from."""
+
+    AUTO = "auto"
+    HUMAN = "human"
+    DERIVED = "derived"
+
+
+#: Each field that takes one of an enum's values.
+_CHOICES: dict[str, type[StrEnum]] = {"ci_method": CiMethod, "idk_eval_source": IdkEvalSource,
+                                      "ndcg_ideal": NdcgIdeal, "ndcg_gain": NdcgGain, "source_labels": SourceLabels}
 
 
 @dataclass(frozen=True)
@@ -58,35 +96,31 @@ class Settings:
     bertscore_model: str = "minilm"
     bertscore_layer: int | None = None
     bertscore_baseline: str | None = None
-    idk_eval_source: str = "detector"
+    idk_eval_source: IdkEvalSource = IdkEvalSource.DETECTOR
     rb_llm_unparsed: float | None = None
     check_evidence: bool = True
-    ndcg_ideal: str = "retrieved"
-    ndcg_gain: str = "exponential"
-    source_labels: str = "auto"
+    ndcg_ideal: NdcgIdeal = NdcgIdeal.RETRIEVED
+    ndcg_gain: NdcgGain = NdcgGain.EXPONENTIAL
+    source_labels: SourceLabels = SourceLabels.AUTO
     n_resamples: int = 2000
-    ci_method: str = "bca"
+    ci_method: CiMethod = CiMethod.BCA
     confidence: float = 0.95
     seed: int = 0
 
     def __post_init__(self) -> None:
+        for name, choices in _CHOICES.items():
+            value = getattr(self, name)
+            if value not in set(choices):
+                raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+            object.__setattr__(self, name, choices(value))  # a string given becomes the enum's member
         if not 0.0 <= self.tau_sim <= 1.0:
             raise ConfigError(f"tau_sim must lie in [0, 1], got {self.tau_sim}")
-        if self.ci_method not in CI_METHODS:
-            raise ConfigError(f"ci_method must be one of {', '.join(CI_METHODS)}, got {self.ci_method!r}")
         if not 0.0 < self.confidence < 1.0:
             raise ConfigError(f"confidence must lie strictly between 0 and 1, got {self.confidence}")
         if self.n_resamples < 100:
             raise ConfigError(f"n_resamples must be at least 100, got {self.n_resamples}")
-        if self.idk_eval_source not in IDK_EVAL_SOURCES:
-            raise ConfigError(f"idk_eval_source must be one of {', '.join(IDK_EVAL_SOURCES)}, "
-                              f"got {self.idk_eval_source!r}")
         if self.rb_llm_unparsed is not None and not 0.0 <= self.rb_llm_unparsed <= 1.0:
             raise ConfigError(f"rb_llm_unparsed must lie in [0, 1], got {self.rb_llm_unparsed}")
-        for name, choices in (("ndcg_ideal", NDCG_IDEALS), ("ndcg_gain", NDCG_GAINS),
-                              ("source_labels", SOURCE_LABELS)):
-            if getattr(self, name) not in choices:
-                raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {getattr(self, name)!r}")
         if self.bertscore_model != "minilm" and self.bertscore_layer is None:
             raise ConfigError("a BERTScore model directory needs its layer: set bertscore_layer "
                               "(MT-RAG: 40 for deberta-xlarge-mnli)")

@@ -16,6 +16,10 @@ for every base metric present: RB_agg, RB_llm, RL_F), and ``all`` (the five; wit
 none). The judged steps use ragmeter's judge (:mod:`ragmeter.metrics.mtrag.judged`); given several judges,
 ``RB_llm`` is the median of their ratings (SPEC §5) and ``idk_eval`` and ``RL_F`` come from the first.
 
+The steps are the rows of :data:`PIPELINE`, :class:`Step` objects in the order ``all`` runs them; one loop
+(:func:`run_step`) scores every batch: the steps' texts are encoded and their judge calls made at once, then each
+record gets each step's values in order.
+
 A value that cannot be computed (a failed verdict, an answer with no statement) is written as ``null`` with its
 reason in ``metrics.undefined`` (``{"RL_F": "…"}``), and is tried again by the next run of the step; the
 algorithmic lists MT-RAG leaves out of a record with no reference or no passage stay out, with that reason in
@@ -30,7 +34,7 @@ import math
 import os
 import statistics
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +51,7 @@ from ragmeter.judges import Judge
 from ragmeter.judges.accounting import JudgeUsage
 from ragmeter.judges.checks.evidence import VERSION as EVIDENCE_CHECK
 from ragmeter.judges.checks.refusal_cues import VERSION as REFUSAL_CHECK
-from ragmeter.judges.prompts import CLAIMS, IDK, RADBENCH
+from ragmeter.judges.prompts import CLAIMS, IDK, RADBENCH, Prompt
 from ragmeter.metrics._registry import Noted, Outcome, Undefined, get_metric
 from ragmeter.metrics.judged import asked_prompt
 from ragmeter.metrics.mtrag.algorithmic import (
@@ -60,20 +64,17 @@ from ragmeter.metrics.mtrag.algorithmic import (
 )
 from ragmeter.models.base import TokenEncoder
 
-__all__ = ["ALGORITHMIC_METRICS", "CONDITIONED", "JUDGED_STEPS", "STEPS", "StepReport", "check_step",
-           "partial_paths", "run_step", "step_made_by", "summary_path"]
+__all__ = ["ALGORITHMIC_METRICS", "ALL", "CONDITIONED", "JUDGED_STEPS", "PIPELINE", "STEPS", "Step", "StepReport",
+           "check_step", "get_step", "partial_paths", "run_step", "selected_steps", "step_made_by", "summary_path"]
 
-STEPS = ("algorithmic", "idk", "ragas", "radbench", "idk_condition", "all")
-JUDGED_STEPS = ("idk", "ragas", "radbench")
-#: judged step → (the registered metric that computes it, the ``metrics`` key it writes, its prompt)
-_JUDGED = {"idk": ("idk_judge", "idk_eval", IDK), "ragas": ("RL_F", "RL_F", CLAIMS),
-           "radbench": ("RB_llm", "RB_llm", RADBENCH)}
 ALGORITHMIC_METRICS = ("Recall", "RougeL_stemFalse", "BertscoreP", "BertscoreR", "Length", "LengthChars",
                        "BertKPrec", "Extractiveness_RougeL", "RB_agg", "RB_agg_zero_denominator")
 _PER_REFERENCE = ["Recall", "RougeL_stemFalse", "BertscoreP", "BertscoreR", "Length", "LengthChars"]
 _PER_PASSAGE = ["BertKPrec", "Extractiveness_RougeL"]
 #: base metric → its IDK-conditioned version
 CONDITIONED = {"RB_agg": "RB_agg_idk", "RB_llm": "RB_llm_idk", "RL_F": "RL_F_idk"}
+#: The name that runs every step of :data:`PIPELINE` in order (without a judge, the ones that need none).
+ALL = "all"
 
 
 @dataclass
@@ -95,6 +96,221 @@ class StepReport:
     def summary_path(self) -> Path:
         """Where the step's summary goes: ``OUT.summary.json``."""
         return summary_path(self.output)
+
+
+@dataclass
+class _Scoring:
+    """What the steps share while scoring a batch: the settings, the run with the token encoder, one run per
+    judge, the report, and the batch's item contexts (one per judge and record, which judged metrics memoise on)."""
+
+    settings: Settings
+    run: RunContext
+    judges: list[RunContext]
+    report: StepReport
+    items: list[list[ItemContext]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of MT-RAG's pipeline, a row of :data:`PIPELINE`.
+
+    ``metrics``: the registered metrics whose values the step writes (``ragmeter metrics`` describes them);
+    ``writes``: the keys of a record's ``metrics`` object it fills; ``judged``: it needs a judge; ``every_judge``:
+    given several judges, it asks all of them and writes their median, else it asks the first. A subclass says
+    which records still lack its values (:meth:`pending`), what it encodes or asks a judge before the batch is
+    scored (:meth:`texts`, :meth:`calls`), how it writes a record's values (:meth:`score`), and what its values
+    depend on (:meth:`depends`, recorded by a partial output; :meth:`signatures`, reported)."""
+
+    name: str
+    metrics: tuple[str, ...]
+    writes: tuple[str, ...]
+    judged: bool = False
+    every_judge: bool = False
+
+    def pending(self, metrics: dict[str, Any], record: Record) -> bool:
+        """Whether the record (its ``metrics`` object so far) lacks a value this step writes."""
+        raise NotImplementedError
+
+    def texts(self, record: Record) -> Iterable[str]:
+        """The texts whose token embeddings :meth:`score` reads, encoded for the whole batch first."""
+        return ()
+
+    def calls(self, record: Record, item: ItemContext, run: RunContext) -> Iterable[Any]:
+        """The judge calls :meth:`score` reads, made for the whole batch first."""
+        return ()
+
+    def score(self, metrics: dict[str, Any], record: Record, scoring: _Scoring, position: int) -> None:
+        """Write the record's values into its ``metrics`` object (``position``: the record's in the batch)."""
+        raise NotImplementedError
+
+    def depends(self, settings: Settings, judges: Sequence[Judge]) -> dict[str, Any]:
+        """The settings (and judges) this step's values depend on, as a partial output records them."""
+        return {}
+
+    def signatures(self, scoring: _Scoring) -> dict[str, str]:
+        """What made this step's values, by name, for the report."""
+        return {}
+
+    def check_input(self, source: Path) -> None:
+        """Raise :class:`ConfigError` when this step, run on its own, would have nothing to do on ``source``."""
+
+    def asked(self, judges: Sequence[Any]) -> Sequence[Any]:
+        """The judges (or their runs) this step asks: all with ``every_judge``, else the first."""
+        return judges if self.every_judge else judges[:1]
+
+
+class _Algorithmic(Step):
+    """ROUGE-L, BERTScore, Recall, Length, RB_agg …: MT-RAG's lists, computed once per record."""
+
+    def pending(self, metrics: dict[str, Any], record: Record) -> bool:
+        return not all(name in metrics for name in _expected_algorithmic(record))
+
+    def texts(self, record: Record) -> Iterable[str]:
+        return (record.answer, *record.references, *(c.text for c in record.contexts))
+
+    def score(self, metrics: dict[str, Any], record: Record, scoring: _Scoring, position: int) -> None:
+        run = scoring.run
+        values = mtrag_algorithmic(record.answer, record.references, [c.text for c in record.contexts],
+                                   tokens=run.token_embeddings(list(self.texts(record))),
+                                   baseline=bertscore_baseline(run))
+        aggregates = ("RB_agg", "RB_agg_zero_denominator")
+        for name, value in values.items():
+            if name not in aggregates:
+                metrics.setdefault(name, value)
+        if "RB_agg" not in metrics:
+            # RB_agg reads the record's own values, including any that were there before this step.
+            aggregate = rb_agg(bertscore_recall=_first(metrics, "BertscoreR"),
+                               rouge_l_value=_first(metrics, "RougeL_stemFalse"),
+                               max_bert_k_prec=max(metrics["BertKPrec"]) if metrics.get("BertKPrec") else None)
+            metrics["RB_agg"] = [aggregate.value]
+            metrics.setdefault("RB_agg_zero_denominator", [aggregate.zero_denominator])
+        for name, reason in _absent_lists(record).items():  # MT-RAG leaves these lists out; say why
+            if name not in metrics:
+                metrics.setdefault("undefined", {})[name] = reason
+
+    def depends(self, settings: Settings, judges: Sequence[Judge]) -> dict[str, Any]:
+        return {"bertscore_model": settings.bertscore_model, "bertscore_layer": settings.bertscore_layer,
+                "bertscore_baseline": settings.bertscore_baseline}
+
+    def signatures(self, scoring: _Scoring) -> dict[str, str]:
+        bert = bertscore_settings(scoring.run)
+        return {"bertscore": f"{bert['bertscore_model']}|baseline:{bert['bertscore_baseline']}"}
+
+
+@dataclass(frozen=True)
+class _Judged(Step):
+    """A judged step: the registered metric ``metrics[0]`` asked of the judge, written to ``writes[0]``;
+    ``prompt`` is its judge's prompt, ``options`` the settings its values also depend on."""
+
+    prompt: Prompt = IDK
+    options: Callable[[Settings, Sequence[Judge]], dict[str, Any]] = lambda settings, judges: {}
+
+    def pending(self, metrics: dict[str, Any], record: Record) -> bool:
+        return _missing(metrics, self.writes[0])
+
+    def calls(self, record: Record, item: ItemContext, run: RunContext) -> Iterable[Any]:
+        prefetch = get_metric(self.metrics[0]).prefetch
+        return prefetch(record, item, run) if prefetch is not None else ()
+
+    def score(self, metrics: dict[str, Any], record: Record, scoring: _Scoring, position: int) -> None:
+        metric = get_metric(self.metrics[0])
+        outcomes = [metric.compute(record, scoring.items[k][position], run)
+                    for k, run in enumerate(self.asked(scoring.judges))]
+        _put(metrics, self.writes[0], _median(outcomes), scoring.report)
+
+    def depends(self, settings: Settings, judges: Sequence[Judge]) -> dict[str, Any]:
+        return {f"judge:{self.name}": [judge.signature(asked_prompt(judge, self.prompt)) for judge in self.asked(judges)],
+                **self.options(settings, judges)}
+
+    def signatures(self, scoring: _Scoring) -> dict[str, str]:
+        return {self.name: ", ".join(run.judge.signature(self.prompt) for run in self.asked(scoring.judges))}
+
+
+@dataclass(frozen=True)
+class _IdkJudged(_Judged):
+    """The IDK judge: its verdict also records where it came from (``idk_eval_source``)."""
+
+    def score(self, metrics: dict[str, Any], record: Record, scoring: _Scoring, position: int) -> None:
+        super().score(metrics, record, scoring, position)
+        if metrics["idk_eval"][0] is not None:
+            metrics["idk_eval_source"] = [f"judge:{scoring.judges[0].judge.signature(IDK)}"]
+
+
+class _Conditioning(Step):
+    """``*_idk`` for every base metric present, conditioned on answerability and the IDK verdict (the IDK
+    detector's where the record has none)."""
+
+    def pending(self, metrics: dict[str, Any], record: Record) -> bool:
+        return any(base in metrics and _missing(metrics, conditioned) for base, conditioned in CONDITIONED.items())
+
+    def score(self, metrics: dict[str, Any], record: Record, scoring: _Scoring, position: int) -> None:
+        pending = [base for base, conditioned in CONDITIONED.items()
+                   if base in metrics and _missing(metrics, conditioned)]
+        if "idk_eval" not in metrics:
+            metrics["idk_eval"] = [idk_eval_from_detector(record.answer, scoring.settings.idk)]
+            metrics["idk_eval_source"] = [f"detector:{scoring.settings.idk.version}"]
+        source = (metrics.get("idk_eval_source") or ["record"])[0]
+        scoring.report.idk_sources[source] += 1
+        verdict = metrics["idk_eval"][0]
+        for base in pending:
+            value = metrics[base][0]
+            if verdict is None:
+                outcome: Outcome = Undefined(f"no IDK verdict: {metrics.get('undefined', {}).get('idk_eval', 'null')}")
+            else:
+                conditioned = idk_condition(float("nan") if value is None else float(value),
+                                            answerability=record.answerability, idk_eval=float(verdict))
+                reason = f"{base} is undefined: {metrics.get('undefined', {}).get(base, 'null')}"
+                outcome = Undefined(reason) if math.isnan(conditioned) else conditioned
+            _put(metrics, CONDITIONED[base], outcome, scoring.report)
+
+    def depends(self, settings: Settings, judges: Sequence[Judge]) -> dict[str, Any]:
+        return {"idk": settings.idk.version}
+
+    def check_input(self, source: Path) -> None:
+        with source.open(encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                try:
+                    metrics = json.loads(line).get("metrics")
+                except (ValueError, AttributeError):
+                    continue
+                if isinstance(metrics, dict) and any(base in metrics for base in CONDITIONED):
+                    return
+        raise ConfigError(f"step 'idk_condition' conditions {', '.join(CONDITIONED)} on the IDK verdict, and no "
+                          f"record of {source} holds any of them: run --step algorithmic (and idk, ragas, radbench "
+                          "with a judge) first, or --step all")
+
+
+#: MT-RAG's steps, in the order ``all`` runs them.
+PIPELINE: tuple[Step, ...] = (
+    _Algorithmic("algorithmic", ALGORITHMIC_METRICS, ALGORITHMIC_METRICS),
+    _IdkJudged("idk", ("idk_judge",), ("idk_eval", "idk_eval_source"), judged=True, prompt=IDK,
+               options=lambda settings, judges: {"refusal_check": REFUSAL_CHECK if settings.check_evidence else "off"}),
+    _Judged("ragas", ("RL_F",), ("RL_F",), judged=True, prompt=CLAIMS,
+            options=lambda settings, judges: {
+                "claims": [judge.claims for judge in judges[:1]],
+                "evidence_check": EVIDENCE_CHECK if settings.check_evidence else "off"}),
+    _Judged("radbench", ("RB_llm",), ("RB_llm",), judged=True, every_judge=True, prompt=RADBENCH,
+            options=lambda settings, judges: {"rb_llm_unparsed": settings.rb_llm_unparsed}),
+    _Conditioning("idk_condition", tuple(CONDITIONED.values()), (*CONDITIONED.values(), "idk_eval", "idk_eval_source")),
+)
+STEPS = (*(step.name for step in PIPELINE), ALL)
+JUDGED_STEPS = tuple(step.name for step in PIPELINE if step.judged)
+
+
+def get_step(name: str) -> Step:
+    """The step of :data:`PIPELINE` called ``name``; :class:`ConfigError` for another name."""
+    for step in PIPELINE:
+        if step.name == name:
+            return step
+    raise ConfigError(f"unknown step {name!r}: choose one of {', '.join(STEPS)}")
+
+
+def selected_steps(name: str, *, judged: bool) -> tuple[Step, ...]:
+    """The steps ``name`` runs, in order: that step, or for ``all`` every step (without a judge, ``judged``
+    False, the ones that need none)."""
+    if name == ALL:
+        return tuple(step for step in PIPELINE if judged or not step.judged)
+    return (get_step(name),)
 
 
 def summary_path(output: str | Path) -> Path:
@@ -119,30 +335,10 @@ def step_made_by(step: str, source: str | Path, settings: Settings,
     """What a partial output records about the run that made it: the step, the input and the settings its
     values depend on (for a judged step, the judges and prompts)."""
     made: dict[str, Any] = {"step": step, "input": str(source)}
-    for name in _judged_steps(step, judges):
-        prompt = _JUDGED[name][2]
-        made[f"judge:{name}"] = [judge.signature(asked_prompt(judge, prompt))
-                                 for judge in (judges if name == "radbench" else judges[:1])]
-        if name == "radbench":
-            made["rb_llm_unparsed"] = settings.rb_llm_unparsed
-        if name == "ragas":
-            made["claims"] = [judge.claims for judge in judges[:1]]
-            made["evidence_check"] = EVIDENCE_CHECK if settings.check_evidence else "off"
-        if name == "idk":
-            made["refusal_check"] = REFUSAL_CHECK if settings.check_evidence else "off"
-    if step in ("algorithmic", "all"):
-        made.update(bertscore_model=settings.bertscore_model, bertscore_layer=settings.bertscore_layer,
-                    bertscore_baseline=settings.bertscore_baseline)
-    if step in ("idk_condition", "all"):
-        made["idk"] = settings.idk.version
+    # the judged steps first: the order in which partial outputs have always listed them
+    for each in sorted(selected_steps(step, judged=bool(judges)), key=lambda s: not s.judged):
+        made.update(each.depends(settings, judges))
     return made
-
-
-def _judged_steps(step: str, judges: Sequence[Judge]) -> list[str]:
-    """The judged steps ``step`` runs: itself, or all three within ``all`` when there is a judge."""
-    if step in JUDGED_STEPS:
-        return [step]
-    return list(JUDGED_STEPS) if step == "all" and judges else []
 
 
 def _resume(output: Path, made_by: dict[str, Any]) -> list[tuple[Any, Any]]:
@@ -162,35 +358,6 @@ def _resume(output: Path, made_by: dict[str, Any]) -> list[tuple[Any, Any]]:
                               "on from it, or delete it to start afresh")
     atomic_write_text(sidecar, json.dumps(made_by, indent=2))
     return [_key(row) for row in complete_jsonl_rows(partial).rows]
-
-
-def _needs_algorithmic(row: dict[str, Any], record: Record) -> bool:
-    present = row.get("metrics") or {}
-    return not all(name in present for name in _expected_algorithmic(record))
-
-
-def _algorithmic(row: dict[str, Any], record: Record, run: RunContext) -> bool:
-    if not _needs_algorithmic(row, record):
-        return False
-    metrics = row.setdefault("metrics", {})
-    texts = [record.answer, *record.references, *(c.text for c in record.contexts)]
-    values = mtrag_algorithmic(record.answer, record.references, [c.text for c in record.contexts],
-                               tokens=run.token_embeddings(texts), baseline=bertscore_baseline(run))
-    aggregates = ("RB_agg", "RB_agg_zero_denominator")
-    for name, value in values.items():
-        if name not in aggregates:
-            metrics.setdefault(name, value)
-    if "RB_agg" not in metrics:
-        # RB_agg reads the record's own values, including any that were there before this step.
-        aggregate = rb_agg(bertscore_recall=_first(metrics, "BertscoreR"),
-                           rouge_l_value=_first(metrics, "RougeL_stemFalse"),
-                           max_bert_k_prec=max(metrics["BertKPrec"]) if metrics.get("BertKPrec") else None)
-        metrics["RB_agg"] = [aggregate.value]
-        metrics.setdefault("RB_agg_zero_denominator", [aggregate.zero_denominator])
-    for name, reason in _absent_lists(record).items():  # MT-RAG leaves these lists out; say why
-        if name not in metrics:
-            metrics.setdefault("undefined", {})[name] = reason
-    return True
 
 
 def _absent_lists(record: Record) -> dict[str, str]:
@@ -235,71 +402,6 @@ def _put(metrics: dict[str, Any], name: str, outcome: Outcome, report: StepRepor
     if isinstance(outcome, Noted):
         metrics.setdefault("notes", {})[name] = outcome.note
     metrics[name] = [outcome.value if isinstance(outcome, Noted) else outcome]
-
-
-def _condition(row: dict[str, Any], record: Record, settings: Settings, report: StepReport) -> bool:
-    metrics = row.setdefault("metrics", {})
-    pending = [base for base, conditioned in CONDITIONED.items() if base in metrics and _missing(metrics, conditioned)]
-    if not pending:
-        return False
-    if "idk_eval" not in metrics:
-        metrics["idk_eval"] = [idk_eval_from_detector(record.answer, settings.idk)]
-        metrics["idk_eval_source"] = [f"detector:{settings.idk.version}"]
-    source = (metrics.get("idk_eval_source") or ["record"])[0]
-    report.idk_sources[source] += 1
-    verdict = metrics["idk_eval"][0]
-    for base in pending:
-        value = metrics[base][0]
-        if verdict is None:
-            outcome: Outcome = Undefined(f"no IDK verdict: {metrics.get('undefined', {}).get('idk_eval', 'null')}")
-        else:
-            conditioned = idk_condition(float("nan") if value is None else float(value),
-                                        answerability=record.answerability, idk_eval=float(verdict))
-            reason = f"{base} is undefined: {metrics.get('undefined', {}).get(base, 'null')}"
-            outcome = Undefined(reason) if math.isnan(conditioned) else conditioned
-        _put(metrics, CONDITIONED[base], outcome, report)
-    return True
-
-
-def _check_conditionable(source: Path) -> None:
-    """Raise :class:`ConfigError` when no record of ``source`` holds a score that ``idk_condition`` conditions
-    (the step would write the input back unchanged)."""
-    with source.open(encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            try:
-                metrics = json.loads(line).get("metrics")
-            except (ValueError, AttributeError):
-                continue
-            if isinstance(metrics, dict) and any(base in metrics for base in CONDITIONED):
-                return
-    raise ConfigError(f"step 'idk_condition' conditions {', '.join(CONDITIONED)} on the IDK verdict, and no record "
-                      f"of {source} holds any of them: run --step algorithmic (and idk, ragas, radbench with a "
-                      "judge) first, or --step all")
-
-
-def _judge_batch(batch: list[tuple[dict[str, Any], Record]], steps: list[str], contexts: list[RunContext],
-                 report: StepReport) -> set[int]:
-    """Run the judged ``steps`` on a batch: all its calls at once, a record's calls one after the other;
-    ``RB_llm`` on every judge (their median), the rest on the first. Returns the positions of the rows changed."""
-    pending = [(i, name) for i, (row, _) in enumerate(batch) for name in steps
-               if _missing(row.setdefault("metrics", {}), _JUDGED[name][1])]
-    judged: dict[tuple[int, str], list[Outcome]] = {key: [] for key in pending}
-    for k, run in enumerate(contexts):
-        mine = [(i, name) for i, name in pending if k == 0 or name == "radbench"]
-        if not mine:
-            continue
-        items = {i: ItemContext() for i, _ in mine}
-        metrics = {name: get_metric(_JUDGED[name][0]) for _, name in mine}
-        run.prefetch_judge([list(metrics[name].prefetch(batch[i][1], items[i], run))  # type: ignore[misc]
-                            for i, name in mine])
-        for i, name in mine:
-            judged[(i, name)].append(metrics[name].compute(batch[i][1], items[i], run))
-    for (i, name), outcomes in judged.items():
-        row_metrics = batch[i][0]["metrics"]
-        _put(row_metrics, _JUDGED[name][1], _median(outcomes), report)
-        if name == "idk" and row_metrics["idk_eval"][0] is not None:
-            row_metrics["idk_eval_source"] = [f"judge:{contexts[0].judge.signature(IDK)}"]
-    return {i for i, _ in pending}
 
 
 def _median(outcomes: list[Outcome]) -> Outcome:
@@ -367,45 +469,56 @@ def run_step(step: str, input_path: str | Path, output_path: str | Path | Target
     check_step(step, input_path, target.path, judged=bool(judges))
     source = Path(input_path)
     settings = settings or Settings()
-    run = RunContext(settings, token_encoder=token_encoder)
-    judged_steps = _judged_steps(step, judges)
-    contexts = [RunContext(settings, judge=judge) for judge in judges] if judged_steps else []
-    batch_size = batch_size or (4 * judges[0].concurrency if judged_steps else 32)
-    if step == "idk_condition":
-        _check_conditionable(source)
-    partial, sidecar = partial_paths(target.real)
+    steps = selected_steps(step, judged=bool(judges))
+    judged = any(each.judged for each in steps)
     report = StepReport(output=target.path)
+    scoring = _Scoring(settings, RunContext(settings, token_encoder=token_encoder),
+                       [RunContext(settings, judge=judge) for judge in judges] if judged else [], report)
+    batch_size = batch_size or (4 * judges[0].concurrency if judged else 32)
+    if step != ALL:
+        steps[0].check_input(source)
+    partial, sidecar = partial_paths(target.real)
     target.real.parent.mkdir(parents=True, exist_ok=True)
     done = _resume(target.real, step_made_by(step, source, settings, judges))
     with partial.open("a", encoding="utf-8") as handle:
         for batch in batched(_rows(source, report, done, partial), batch_size):
-            if step in ("algorithmic", "all"):
-                texts = [text for row, record in batch if _needs_algorithmic(row, record)
-                         for text in (record.answer, *record.references, *(c.text for c in record.contexts))]
-                if texts:
-                    run.prefetch("token_encoder", texts)
-            changed = {i for i, (row, record) in enumerate(batch)
-                       if step in ("algorithmic", "all") and _algorithmic(row, record, run)}
-            if judged_steps:
-                changed |= _judge_batch(batch, judged_steps, contexts, report)
-            for i, (row, record) in enumerate(batch):
-                if step in ("idk_condition", "all") and _condition(row, record, settings, report):
-                    changed.add(i)
+            report.computed += len(_score_batch(batch, steps, scoring))
+            for row, _ in batch:
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-            report.computed += len(changed)
             handle.flush()
             os.fsync(handle.fileno())
             report.written += len(batch)
     move_into_place(partial, target)
     sidecar.unlink(missing_ok=True)
     report.written += report.resumed
-    if step in ("algorithmic", "all"):
-        bert = bertscore_settings(run)
-        report.signatures["bertscore"] = f"{bert['bertscore_model']}|baseline:{bert['bertscore_baseline']}"
-    for name in judged_steps:
-        prompt = _JUDGED[name][2]
-        report.signatures[name] = ", ".join(judge.signature(prompt) for judge in
-                                            (judges if name == "radbench" else judges[:1]))
+    for each in steps:
+        report.signatures.update(each.signatures(scoring))
     for judge in judges:
         report.judge_usage[judge.identity] = dict(judge.usage)
     return report
+
+
+def _score_batch(batch: list[tuple[dict[str, Any], Record]], steps: Sequence[Step], scoring: _Scoring) -> set[int]:
+    """The one scoring loop: encode the texts and make the judge calls of every step for the whole batch
+    (each judge's calls at once), then write each record's values step by step, in order. Returns the
+    positions of the records that changed."""
+    metrics = [row.setdefault("metrics", {}) for row, _ in batch]
+    records = [record for _, record in batch]
+    texts = [text for step in steps for values, record in zip(metrics, records, strict=True)
+             if step.pending(values, record) for text in step.texts(record)]
+    if texts:
+        scoring.run.prefetch("token_encoder", texts)
+    asked = [(i, step) for i, (values, record) in enumerate(zip(metrics, records, strict=True)) for step in steps
+             if step.judged and step.pending(values, record)]
+    scoring.items = [[ItemContext() for _ in batch] for _ in scoring.judges]
+    for k, run in enumerate(scoring.judges):
+        mine = [(i, step) for i, step in asked if k == 0 or step.every_judge]
+        if mine:
+            run.prefetch_judge([list(step.calls(records[i], scoring.items[k][i], run)) for i, step in mine])
+    changed = set()
+    for i, (values, record) in enumerate(zip(metrics, records, strict=True)):
+        for step in steps:
+            if step.pending(values, record):
+                step.score(values, record, scoring, i)
+                changed.add(i)
+    return changed

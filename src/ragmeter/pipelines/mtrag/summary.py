@@ -9,7 +9,6 @@ Intervals follow :mod:`ragmeter.results.aggregate` (records of one conversation 
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from ragmeter.core.settings import Settings
 from ragmeter.pipelines.mtrag.steps import StepReport
 from ragmeter.results.aggregate import Aggregation, interval
 
-__all__ = ["GroupMean", "render_summary", "summarize_rows", "write_step_summary"]
+__all__ = ["GroupMean", "summarize_rows", "write_step_summary"]
 
 _PER_PASSAGE = ("BertKPrec", "Extractiveness_RougeL")
 _RATES = ("RB_agg_zero_denominator",)
@@ -90,30 +89,6 @@ def summarize_rows(rows: Iterable[dict[str, Any]], *, settings: Settings) -> lis
                              float(made.high), len(values), made.warning))  # type: ignore[arg-type]
     groups = [ALL, *(a.value for a in Answerability), "UNKNOWN"]
     return sorted(out, key=lambda g: (g.model_id, _ORDER.index(g.metric), groups.index(g.answerability)))
-
-
-def render_summary(means: list[GroupMean]) -> str:
-    """One table per model: metrics down, ALL and each answerability class across."""
-    lines: list[str] = []
-    for model in dict.fromkeys(g.model_id for g in means):
-        rows = [g for g in means if g.model_id == model]
-        groups = list(dict.fromkeys(g.answerability for g in rows))
-        counts = {g.answerability: g.n for g in rows if g.metric == rows[0].metric}
-        header = f"{'metric':<24}" + "".join(f"{f'{c} (n={counts.get(c, 0)})':<26}" for c in groups)
-        lines += ["", f"model: {model}", header, "─" * len(header)]
-        for metric in dict.fromkeys(g.metric for g in rows):
-            by_group = {g.answerability: g for g in rows if g.metric == metric}
-            cells = "".join(f"{_cell(by_group.get(c)):<26}" for c in groups)
-            lines.append(f"{metric:<24}{cells}")
-    return "\n".join(lines).lstrip("\n")
-
-
-def _cell(g: GroupMean | None) -> str:
-    if g is None:
-        return "–"
-    if math.isnan(g.ci_low):
-        return f"{g.mean:.3f}"
-    return f"{g.mean:.3f} [{g.ci_low:.2f}, {g.ci_high:.2f}]"
 
 
 def write_step_summary(report: StepReport, source: str | Path, step: str, *,
