@@ -16,6 +16,7 @@ from ragmeter.judges import (
     JudgeConfig,
     JudgeUsage,
 )
+from ragmeter.judges.accounting import token_cost
 from ragmeter.judges.backends import backend_kind, backend_kinds
 
 __all__ = ["add_judge_options", "check_ray_judge", "judge_config", "judge_configs", "prices", "render_plan",
@@ -121,7 +122,7 @@ def render_plan(plan: JudgePlan, judge: str, price: tuple[float, float] | None) 
     lines.append("Prompt tokens are estimated as characters / 4; completion tokens are each call's limit.")
     if price is not None:
         totals = plan.totals()
-        cost = (totals["prompt_tokens"] * price[0] + totals["completion_tokens"] * price[1]) / 1e6
+        cost = token_cost(totals["prompt_tokens"], totals["completion_tokens"], price)
         lines.append(f"Cost at most ≈ {cost:.4f} at {price[0]:g} / {price[1]:g} per million prompt / completion tokens")
     return "\n".join(lines)
 
@@ -134,5 +135,5 @@ def render_usage(identity: str, usage: Mapping[str, JudgeUsage], price: tuple[fl
     if price is not None:
         prompt = sum(u.prompt_tokens for u in usage.values())
         completion = sum(u.completion_tokens for u in usage.values())
-        line += f"; cost ≈ {(prompt * price[0] + completion * price[1]) / 1e6:.4f}"
+        line += f"; cost ≈ {token_cost(prompt, completion, price):.4f}"
     return line

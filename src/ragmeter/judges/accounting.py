@@ -18,7 +18,12 @@ import numpy as np
 if TYPE_CHECKING:
     from ragmeter.judges.engine import Judge, JudgeCall, JudgeOutcome
 
-__all__ = ["ItemJudging", "JudgeUsage", "JudgingLog", "JudgingReport", "charge_items"]
+__all__ = ["ItemJudging", "JudgeUsage", "JudgingLog", "JudgingReport", "charge_items", "token_cost"]
+
+def token_cost(prompt_tokens: float, completion_tokens: float, prices: tuple[float, float]) -> float:
+    """What tokens cost at ``prices`` (prompt, completion) per million tokens: the one cost formula."""
+    return (prompt_tokens * prices[0] + completion_tokens * prices[1]) / 1e6
+
 
 @dataclass
 class JudgeUsage:
@@ -99,7 +104,7 @@ class JudgingReport:
     def cost(self, prompt_price: float, completion_price: float) -> float:
         """This run's spend at the given prices per million prompt and completion tokens."""
         totals = self.totals()
-        return (totals["prompt_tokens"] * prompt_price + totals["completion_tokens"] * completion_price) / 1e6
+        return token_cost(totals["prompt_tokens"], totals["completion_tokens"], (prompt_price, completion_price))
 
     def item(self, index: int, item_id: str) -> ItemJudging:
         """What item ``index`` (id ``item_id``) cost, with its failed calls."""
