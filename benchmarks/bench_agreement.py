@@ -21,12 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from _common import DATA, write_result
+
 from ragmeter import Settings, agreement, evaluate, read_records
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_judge_validity import DATA
-
-HERE = Path(__file__).resolve().parent
 OURS = ["faithfulness_offline", "BertKPrec", "Extractiveness_RougeL", "RB_agg", "RB_agg_idk", "RougeL_stemFalse",
         "BertscoreR", "Recall"]
 RELEASED = ["rl_f", "rb_llm", "rb_agg", "Bert-KPrec", "RougeL", "Bert-Rec"]
@@ -68,9 +66,7 @@ def main() -> None:
         cells = "".join(f"{row[label]['spearman']:>10.3f} [{row[label]['low']:.2f}, {row[label]['high']:.2f}]"
                         for label in LABELS)
         print(f"{row['source'] + ' ' + row['metric']:<34}{row['faithfulness']['n']:>5}{cells}")
-    path = HERE / "results" / "agreement-mtrag-dev.json"
-    path.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
-    print(f"written: {path}")
+    print(f"written: {write_result('agreement-mtrag-dev', out, ensure_ascii=True)}")
 
 
 if __name__ == "__main__":

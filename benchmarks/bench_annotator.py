@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _common import DATA, add_judge_arguments, dev_records, judge_config, write_result
 
 from ragmeter import Settings, agreement, read_records
 from ragmeter.cli.commands import demo_path
@@ -39,12 +39,6 @@ from ragmeter.human.annotation_files import read_annotations, write_rows
 from ragmeter.human.annotator import GROUNDING, annotate
 from ragmeter.judges import open_judge
 from ragmeter.stats.inter_annotator import cohen_kappa
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_judge_validity import DATA, add_judge_arguments, dev_records, judge_config
-
-HERE = Path(__file__).resolve().parent
-
 
 _COUNTS = ("calls", "cached", "requests", "repairs", "failures", "prompt_tokens", "completion_tokens")
 
@@ -156,9 +150,7 @@ def main() -> None:
     for label, figures in grounding["versus_human_faithfulness"].items():
         print(f"grounding, {len(grounded)} dev answers: {label} against human faithfulness: Spearman "
               f"{figures['spearman']} [{figures['low']}, {figures['high']}] (n={figures['n']})")
-    path = HERE / "results" / f"annotator-{args.judge}.json"
-    path.write_text(json.dumps(out, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    print(f"written: {path}")
+    print(f"written: {write_result(f'annotator-{args.judge}', out, default=str)}")
 
 
 if __name__ == "__main__":

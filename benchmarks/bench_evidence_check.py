@@ -14,7 +14,7 @@ each ``COVERAGE`` (0.5–0.9, the left-out rule registered) and under each left-
 registered; or less than a share 0.5 / 0.7 / 0.9 of the sentence's content words in the claims; the coverage
 registered), each choice made by ``_folds.validate``: in sample, with each collection held out (the mean of the
 four held-out folds and each fold with its choice) and with each conversation held out, each with its interval
-(``bench_judge_heldout.held_out``).
+(``_folds.held_out``).
 
 **Verify** (the ``claims`` call, which verdicts each claim; only when its replies are cached, listing a claim at
 least), variants:
@@ -44,17 +44,25 @@ Results: ``benchmarks/results/evidence_check-<judge>-split.json`` (split) and
 from __future__ import annotations
 
 import argparse
-import json
 import re
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from difflib import SequenceMatcher
-from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import _folds
 import numpy as np
+from _common import (
+    add_judge_arguments,
+    dev_records,
+    human_means,
+    judge_config,
+    mtrag_rows,
+    spearman_ci,
+    write_result,
+)
+from _folds import held_out
 
 from ragmeter import Settings
 from ragmeter.core.records import Record
@@ -71,19 +79,6 @@ from ragmeter.metrics import claim_evidence
 from ragmeter.metrics.judged import Claim, abstains, claims_call, faithfulness, verdict_claims
 from ragmeter.text.sentences import split_sentences
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _folds
-from bench_judge_heldout import held_out
-from bench_judge_validity import (
-    DATA,
-    add_judge_arguments,
-    dev_records,
-    human_means,
-    judge_config,
-    spearman_ci,
-)
-
-HERE = Path(__file__).resolve().parent
 COVERAGES = (0.5, 0.6, 0.7, 0.8, 0.9)
 Check = Callable[[Sequence[Claim], Sequence[str], str], tuple[Claim, ...]]
 SHARES = (0.5, 0.7, 0.9)
@@ -205,8 +200,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_judge_arguments(parser)
     args = parser.parse_args()
-    ratings = {(row["task_id"], row["model_id"]): row
-               for row in map(json.loads, (DATA / "human_eval_ratings_dev.jsonl").open(encoding="utf-8"))}
+    ratings = mtrag_rows("human_eval_ratings_dev.jsonl")
     with planning_judge(judge_config(args)) as judge:
         identity = judge.identity
 
@@ -225,8 +219,7 @@ def main() -> None:
                   f"cross-collection {report['cross_collection']['mean']:.2f} ({folds}); leave one conversation "
                   f"out {report['leave_one_conversation_out']['value']:.2f} "
                   f"{report['leave_one_conversation_out']['chosen']}; every candidate {report['candidates']}")
-        target = HERE / "results" / f"evidence_check-{args.judge}-split.json"
-        target.write_text(json.dumps(split, indent=1) + "\n", encoding="utf-8")
+        target = write_result(f"evidence_check-{args.judge}-split", split, indent=1, ensure_ascii=True)
         print(f"{len(split_rows)} answers with a claim_split reply; written: {target}")
     else:
         print(f"only {len(split_rows)} dev answers have a cached claim_split reply: the split choices are left out")
@@ -283,9 +276,7 @@ def main() -> None:
                                        _folds.spearman),
            "left_out_rule_chosen": held_out(list(by_rule), by_rule.__getitem__, human, collections, clusters,
                                             _folds.spearman)}
-    target = HERE / "results" / f"evidence_check-{args.judge}.json"
-    target.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-    print(f"written: {target}")
+    print(f"written: {write_result(f'evidence_check-{args.judge}', out, indent=1, ensure_ascii=True)}")
 
 
 if __name__ == "__main__":

@@ -24,25 +24,20 @@ results: ``benchmarks/results/faithfulness_offline.json``.
 
 from __future__ import annotations
 
-import json
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
+import _folds
 import numpy as np
+from _common import RELEASED, dev_records, human_means, mtrag_rows, spearman_ci, write_result
 
 from ragmeter import Settings, evaluate
 from ragmeter.core.records import Record
 from ragmeter.metrics.citation import abstained
 from ragmeter.metrics.faithfulness_offline import VERSION, WEIGHT_BERT
 from ragmeter.metrics.mtrag.algorithmic import IDK_CORRECT, idk_eval_from_detector
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _folds
-from bench_judge_validity import HERE, RELEASED, _jsonl, dev_records, human_means, spearman_ci
 
 #: The frozen weight first, so that a tie keeps it.
 GRID = [WEIGHT_BERT, *(w for w in np.round(np.arange(0.0, 1.0001, 0.05), 2).tolist() if w != WEIGHT_BERT)]
@@ -144,7 +139,7 @@ def conditioned_groups(records: list[Record], blended: np.ndarray, values: np.nd
 
 def main() -> None:
     records = dev_records(None)
-    ratings, expected = _jsonl("human_eval_ratings_dev.jsonl"), _jsonl("human_eval_expected.jsonl")
+    ratings, expected = mtrag_rows("human_eval_ratings_dev.jsonl"), mtrag_rows("human_eval_expected.jsonl")
     keys = [(r.id, str(r.model_id)) for r in records]
     human = {dim: np.array([human_means(ratings[k][dim]) for k in keys]) for dim in ("faithfulness", "completeness")}
     clusters = [str(r.conversation_id) for r in records]
@@ -220,9 +215,7 @@ def main() -> None:
               + (f"; in-sample choice {inside['chosen']['weight']} (ρ {inside['chosen']['rho']:.3f})"
                  if "chosen" in inside else ""))
     print(f"\nfrozen weight {WEIGHT_BERT}: {out['frozen_weight']}")
-    path = HERE / "results" / "faithfulness_offline.json"
-    path.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"written: {path}")
+    print(f"written: {write_result('faithfulness_offline', out)}")
 
 
 if __name__ == "__main__":

@@ -16,19 +16,17 @@ import argparse
 import json
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from _common import RESULTS, write_result
+
 from ragmeter import Settings, evaluate, record_from_dict
 from ragmeter.report.html import render_html
+from ragmeter.testing import synthetic_records
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_memory import synthetic_records
-
-HERE = Path(__file__).resolve().parent
 GOAL_MB = 5.0
 GOAL_S = 5.0
 
@@ -70,7 +68,7 @@ def run(*, quick: bool = False) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "report.html"
         path.write_text(page, encoding="utf-8")
-        browser = browser_load(path, HERE / "results" / "html_report.png")
+        browser = browser_load(path, RESULTS / "html_report.png")
     size_mb = len(page.encode("utf-8")) / 1e6
     out = {"name": "html_report", "items": n, "score_s": round(scored, 1), "render_s": round(rendered, 2),
            "size_mb": round(size_mb, 3), "browser": browser,
@@ -87,7 +85,7 @@ def main() -> None:
     args = parser.parse_args()
     out = run(quick=args.quick)
     if not args.quick:
-        (HERE / "results" / "html_report.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+        write_result("html_report", out, ensure_ascii=True)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ Three measurements (issue 5, item 9):
 
 - ``concurrency``: 2,000 distinct ``relevance`` calls (320 with ``--quick``) through the real path,
   ``Judge(OpenAIBackend(...), cache=None, concurrency=32).run(calls)``, against the loopback fake of the
-  OpenAI API (``tests/judges/fake_openai.py``, scripted replies, 0.2 s latency per request). Ideal time =
+  OpenAI API (:mod:`ragmeter.testing.fake_openai`, scripted replies, 0.2 s latency per request). Ideal time =
   calls / 32 × 0.2 s; goal: wall time ≤ 1.15 × ideal. The fake server runs in this process (its threads
   share the interpreter with the client), as in the tests; the process CPU time per call is reported with
   the wall time, and the same calls are then sent to the fake in a child process, which separates the
@@ -34,11 +34,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 from typing import Any
-
-HERE = Path(__file__).resolve().parent
-FAKE_DIR = HERE.parent / "tests" / "judges"
 
 CONCURRENCY = 32
 LATENCY_S = 0.2
@@ -60,15 +56,6 @@ QUICK_DEMO = 2
 
 
 # --- 1. concurrency efficiency ---------------------------------------------------------------------------
-
-def _fake_modules() -> tuple[Any, Any]:
-    if str(FAKE_DIR) not in sys.path:
-        sys.path.insert(0, str(FAKE_DIR))
-    import fake_openai
-    import judge_script
-
-    return fake_openai, judge_script
-
 
 def _relevance_calls(n: int) -> list[Any]:
     from ragmeter.core.records import Record
@@ -98,10 +85,9 @@ def _timed_run(base_url: str, calls: list[Any]) -> tuple[float, float, list[Any]
 
 _CHILD_SERVER = """
 import sys, time
-sys.path.insert(0, sys.argv[1])
-from fake_openai import FakeOpenAIServer
-from judge_script import respond
-with FakeOpenAIServer(respond, latency_s=float(sys.argv[2])) as server:
+from ragmeter.testing import FakeOpenAIServer
+from ragmeter.testing.scripted_judge import respond
+with FakeOpenAIServer(respond, latency_s=float(sys.argv[1])) as server:
     print(server.base_url, flush=True)
     sys.stdin.read()
     print(time.process_time(), len(server.requests), flush=True)
@@ -109,11 +95,13 @@ with FakeOpenAIServer(respond, latency_s=float(sys.argv[2])) as server:
 
 
 def concurrency(quick: bool) -> dict[str, Any]:
-    fake_openai, judge_script = _fake_modules()
+    from ragmeter.testing import FakeOpenAIServer
+    from ragmeter.testing.scripted_judge import respond
+
     n = QUICK_CALLS if quick else FULL_CALLS
     calls = _relevance_calls(n)
     ideal = n / CONCURRENCY * LATENCY_S
-    with fake_openai.FakeOpenAIServer(judge_script.respond, latency_s=LATENCY_S) as server:
+    with FakeOpenAIServer(respond, latency_s=LATENCY_S) as server:
         wall, cpu, outcomes = _timed_run(server.base_url, calls)
         requests = len(server.requests)
     failures = sum(o.verdict is None for o in outcomes)
@@ -121,7 +109,7 @@ def concurrency(quick: bool) -> dict[str, Any]:
         raise RuntimeError(f"{failures} of {n} calls failed and the fake saw {requests} requests")
 
     # The same calls with the fake in a child process: the client's CPU time per call on its own.
-    child = subprocess.Popen([sys.executable, "-c", _CHILD_SERVER, str(FAKE_DIR), str(LATENCY_S)],
+    child = subprocess.Popen([sys.executable, "-c", _CHILD_SERVER, str(LATENCY_S)],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdin is not None and child.stdout is not None

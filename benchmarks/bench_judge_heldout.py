@@ -27,15 +27,13 @@ Results: ``benchmarks/results/judge_heldout-<judge>.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections import defaultdict
-from collections.abc import Callable, Sequence
 from contextlib import nullcontext
-from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import _common
+import _folds
 import numpy as np
 
 from ragmeter import Settings, evaluate
@@ -47,21 +45,7 @@ from ragmeter.judges.prompts import IDK, idk_request
 from ragmeter.metrics.judged import claims_call
 from ragmeter.stats.inter_annotator import cohen_kappa
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _folds
-from bench_judge_validity import (
-    DATA,
-    add_judge_arguments,
-    dev_records,
-    human_means,
-    judge_config,
-    released_idk,
-)
-
-HERE = Path(__file__).resolve().parent
 METRICS = ("RL_F_idk", "judge_faithfulness_idk", "judge_faithfulness", "RL_F", "idk_judge")
-N_BOOT = 2000
-Statistic = Callable[[np.ndarray, np.ndarray], float]
 
 
 def kappa(x: np.ndarray, y: np.ndarray) -> float:
@@ -78,7 +62,7 @@ def accuracy(x: np.ndarray, y: np.ndarray) -> float:
 def cached_records(records: list[Record], args: argparse.Namespace) -> list[Record]:
     """The records whose IDK verdict and claims reply (where they need one) are in the cache."""
     out = []
-    with planning_judge(judge_config(args)) as judge:
+    with planning_judge(_common.judge_config(args)) as judge:
         run = RunContext(Settings(), judge=judge)
         for record in records:
             calls = [JudgeCall(IDK, idk_request(record)), claims_call(record, run)]
@@ -92,89 +76,24 @@ def scores(records: list[Record], args: argparse.Namespace, *, refusal_check: bo
     """Every metric's per-record values from the cache; ``refusal_check=False`` lets the judge's IDK verdicts stand
     whatever the response's words."""
     unchecked = mock.patch("ragmeter.metrics.mtrag.judged.declines_in_words", return_value=True)
-    with planning_judge(judge_config(args)) as judge, nullcontext() if refusal_check else unchecked:
+    with planning_judge(_common.judge_config(args)) as judge, nullcontext() if refusal_check else unchecked:
         result = evaluate(records, metrics=list(METRICS), settings=Settings(), judge=judge)
     return {name: np.asarray(result.scores[name], dtype=float) for name in METRICS}
 
 
-def _draws(x: np.ndarray, y: np.ndarray, strata: Sequence[str], clusters: Sequence[str],
-           statistic: Statistic, seed: int = 0) -> tuple[float, float]:
-    """95 % percentile interval of the mean over strata of ``statistic``, clusters resampled within each stratum
-    (one stratum: the ordinary cluster bootstrap)."""
-    members: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-    for i, (stratum, cluster) in enumerate(zip(strata, clusters, strict=True)):
-        members[stratum][cluster].append(i)
-    rng = np.random.default_rng(seed)
-    values = []
-    for _ in range(N_BOOT):
-        per_stratum = []
-        for groups in members.values():
-            lists = list(groups.values())
-            picked = [i for g in rng.integers(0, len(lists), len(lists)) for i in lists[g]]
-            per_stratum.append(statistic(x[picked], y[picked]))
-        if not np.all(np.isnan(per_stratum)):
-            values.append(np.nanmean(per_stratum))
-    low, high = np.percentile(values, [2.5, 97.5]) if values else (np.nan, np.nan)
-    return round(float(low), 3), round(float(high), 3)
-
-
-def _round(value: float) -> float | None:
-    return None if np.isnan(value) else round(float(value), 3)
-
-
-def held_out(candidates: Sequence[Any], values: Callable[[Any], np.ndarray], target: np.ndarray,
-             collections: list[str], conversations: list[str], statistic: Statistic) -> dict[str, Any]:
-    """``_folds.validate``'s report with n and the interval of each figure (NaN: ``None``), and each candidate's
-    own figure in sample and per collection, nothing chosen (the first, the current setting, is the baseline a
-    choice must beat on the held-out folds)."""
-    report = _folds.validate(candidates, values, target, collections=collections, conversations=conversations,
-                             statistic=statistic)
-    labels, groups = np.asarray(collections), np.asarray(conversations)
-    everyone = ["all"] * len(target)
-    inside = report["in_sample"]
-    inside.update(value=_round(inside["value"]), n=len(target),
-                  interval=_draws(values(inside["chosen"]), target, everyone, conversations, statistic))
-    by_collection = np.empty(len(target))
-    for collection, fold in report["cross_collection"]["folds"].items():
-        by_collection[labels == collection] = values(fold["chosen"])[labels == collection]
-        fold["value"] = _round(fold["value"])
-    cross = report["cross_collection"]
-    cross.update(mean=_round(cross["mean"]), n=len(target),
-                 interval=_draws(by_collection, target, collections, conversations, statistic))
-    pooled = np.empty(len(target))
-    for conversation in sorted(set(conversations)):
-        held = groups == conversation
-        pooled[held] = values(_folds._choose(candidates, values, target, ~held, statistic))[held]
-    loco = report["leave_one_conversation_out"]
-    loco.update(value=_round(loco["value"]), n=len(target),
-                interval=_draws(pooled, target, everyone, conversations, statistic))
-    if len(candidates) > 1:
-        each = {}
-        for candidate in candidates:
-            x = values(candidate)
-            folds = {c: _round(statistic(x[labels == c], target[labels == c])) for c in sorted(set(collections))}
-            each[str(candidate)] = {"in_sample": _round(statistic(x, target)), "folds": folds,
-                                    "cross_collection_mean": _round(np.nanmean([np.nan if v is None else v
-                                                                                for v in folds.values()]))}
-        report["each_candidate"] = each
-    return report
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_judge_arguments(parser)
+    _common.add_judge_arguments(parser)
     args = parser.parse_args()
-    every = dev_records(None)
+    every = _common.dev_records(None)
     records = cached_records(every, args)
     if len(records) < 12:
         sys.exit(f"only {len(records)} dev answers have both verdicts cached: run bench_judge_validity.py first")
-    ratings = {(row["task_id"], row["model_id"]): row
-               for row in map(json.loads, (DATA / "human_eval_ratings_dev.jsonl").open(encoding="utf-8"))}
-    expected = {(row["task_id"], row["model_id"]): row
-                for row in map(json.loads, (DATA / "human_eval_expected.jsonl").open(encoding="utf-8"))}
+    ratings = _common.mtrag_rows("human_eval_ratings_dev.jsonl")
+    expected = _common.mtrag_rows("human_eval_expected.jsonl")
     keys = [(r.id, str(r.model_id)) for r in records]
-    human = np.array([human_means(ratings[k]["faithfulness"]) for k in keys])
-    released = np.array([released_idk(str(r.answerability.value if r.answerability else ""),
+    human = np.array([_common.human_means(ratings[k]["faithfulness"]) for k in keys])
+    released = np.array([_common.released_idk(str(r.answerability.value if r.answerability else ""),
                                       expected[k]["conditional_idk"]) for r, k in zip(records, keys, strict=True)],
                         dtype=float)
     collections = [_folds.collection_of(r) for r in records]
@@ -184,7 +103,7 @@ def main() -> None:
 
     def fixed(name: str) -> dict[str, Any]:
         defined = ~np.isnan(registered[name])
-        report = held_out(["registered"], lambda _: registered[name][defined], human[defined],
+        report = _folds.held_out(["registered"], lambda _: registered[name][defined], human[defined],
                           [c for c, d in zip(collections, defined, strict=True) if d],
                           [c for c, d in zip(conversations, defined, strict=True) if d], _folds.spearman)
         return {"n": int(defined.sum()), "in_sample": report["in_sample"],
@@ -194,15 +113,15 @@ def main() -> None:
     declines = {check: (values["idk_judge"] == 1.0).astype(float) for check, values in by_check.items()}
     checks = ["on", "off"]
     refusal = {
-        "RL_F_idk vs human faithfulness (Spearman)": held_out(
+        "RL_F_idk vs human faithfulness (Spearman)": _folds.held_out(
             checks, lambda c: by_check[c]["RL_F_idk"], human, collections, conversations, _folds.spearman),
-        "idk_judge vs released IDK verdicts (Cohen's kappa)": held_out(
+        "idk_judge vs released IDK verdicts (Cohen's kappa)": _folds.held_out(
             checks, lambda c: declines[c], released, collections, conversations, kappa),
-        "idk_judge vs released IDK verdicts (accuracy)": held_out(
+        "idk_judge vs released IDK verdicts (accuracy)": _folds.held_out(
             checks, lambda c: declines[c], released, collections, conversations, accuracy),
         "declines": {check: int(d.sum()) for check, d in declines.items()}, "released_declines": int(released.sum())}
 
-    with planning_judge(judge_config(args)) as judge:
+    with planning_judge(_common.judge_config(args)) as judge:
         identity, claims = judge.identity, judge.claims
     out = {"judge": identity, "claims": claims, "records": len(records), "of": len(every),
            "collections": {c: collections.count(c) for c in sorted(set(collections))},
@@ -221,9 +140,7 @@ def main() -> None:
             print(f"refusal check, {name}: in sample {report['in_sample']['chosen']} {report['in_sample']['value']}; "
                   f"cross-collection {report['cross_collection']['mean']} ({folds}); "
                   f"LOCO {loco['value']} {loco['chosen']}")
-    target = HERE / "results" / f"judge_heldout-{args.judge}.json"
-    target.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"written: {target}")
+    print(f"written: {_common.write_result(f'judge_heldout-{args.judge}', out, indent=1)}")
 
 
 if __name__ == "__main__":

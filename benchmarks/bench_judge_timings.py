@@ -21,10 +21,10 @@ import sys
 import time
 import urllib.request
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
+from _common import write_result
+
 FIELDS = ("cache_n", "prompt_n", "prompt_ms", "predicted_n", "predicted_ms")
 
 
@@ -83,9 +83,7 @@ def main() -> None:
     for name, figures in by_prompt.items():
         print(f"{name:<12} {figures}")
     print(f"{n} records, {len(calls)} calls in {wall:.0f} s: {out['items_per_min']} items/min")
-    path = HERE / "results" / f"judge_timings-local-{planner.claims}.json"
-    path.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
-    print(f"written: {path}")
+    print(f"written: {write_result(f'judge_timings-local-{planner.claims}', out, ensure_ascii=True)}")
 
 
 if __name__ == "__main__":

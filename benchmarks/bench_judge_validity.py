@@ -22,88 +22,31 @@ reads the same verdicts (``--no-evidence-check``), makes no call. Results go to
 from __future__ import annotations
 
 import argparse
-import json
-import random
 import sys
 import time
-from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _common import (
+    RELEASED,
+    add_judge_arguments,
+    correlations,
+    dev_records,
+    human_means,
+    judge_config,
+    mtrag_rows,
+    released_idk,
+    write_result,
+)
 from scipy.stats import spearmanr
 
-from ragmeter import Settings, evaluate, read_records
-from ragmeter.core.records import Record
-from ragmeter.judges import CLAIM_MODES, JudgeConfig, open_judge
+from ragmeter import Settings, evaluate
+from ragmeter.judges import open_judge
 from ragmeter.stats.inter_annotator import cohen_kappa
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parents[1] / "shared" / "data" / "mtrag"
 JUDGED = ["judge_faithfulness", "judge_faithfulness_idk", "judge_precision", "judge_recall", "RL_F", "RL_F_idk",
           "RB_llm", "RB_llm_idk", "idk_judge"]
 OFFLINE = ["BertKPrec", "Extractiveness_RougeL", "RB_agg", "RB_agg_idk"]
-RELEASED = {"released rl_f (GPT-4o-mini, IDK-conditioned)": "rl_f", "released rb_llm (IDK-conditioned)": "rb_llm",
-            "released rb_agg": "rb_agg", "released BertKPrec (DeBERTa)": "Bert-KPrec"}
-IDK_RIGHT = {"UNANSWERABLE", "CONVERSATIONAL"}
-N_BOOT = 2000
-
-
-def dev_records(limit: int | None) -> list[Record]:
-    tasks = DATA / "human_eval_tasks.jsonl"
-    if not tasks.is_file():
-        sys.exit(f"MT-RAG's data is missing: {tasks}")
-    records = [r for r in read_records(tasks, format="mtrag")
-               if r.metadata.get("split") == "dev" and r.model_id != "reference"]
-    random.Random(0).shuffle(records)
-    return records[:limit] if limit else records
-
-
-def _jsonl(name: str) -> dict[tuple[str, str], dict[str, Any]]:
-    rows = (json.loads(line) for line in (DATA / name).open(encoding="utf-8"))
-    return {(row["task_id"], row["model_id"]): row for row in rows}
-
-
-def human_means(ratings: dict[str, str]) -> float:
-    return float(np.mean([float(v) for v in ratings.values()]))
-
-
-def released_idk(answerability: str, conditional_idk: int) -> int:
-    """MT-RAG's IDK verdict, recovered from its ``conditional_idk`` (1 = the right IDK behaviour)."""
-    return conditional_idk if answerability in IDK_RIGHT else 1 - conditional_idk
-
-
-def spearman_ci(x: np.ndarray, y: np.ndarray, clusters: list[str], seed: int = 0) -> tuple[float, float, float]:
-    """ρ and its 95 % percentile interval from resampling clusters with replacement."""
-    rho = float(spearmanr(x, y).statistic)
-    by_cluster: dict[str, list[int]] = defaultdict(list)
-    for i, c in enumerate(clusters):
-        by_cluster[c].append(i)
-    groups = list(by_cluster.values())
-    rng = np.random.default_rng(seed)
-    draws = []
-    for _ in range(N_BOOT):
-        picked = [i for g in rng.integers(0, len(groups), len(groups)) for i in groups[g]]
-        xs, ys = x[picked], y[picked]
-        if np.ptp(xs) > 0 and np.ptp(ys) > 0:
-            draws.append(spearmanr(xs, ys).statistic)
-    low, high = np.percentile(draws, [2.5, 97.5]) if draws else (np.nan, np.nan)
-    return rho, float(low), float(high)
-
-
-def correlations(name: str, values: dict[int, float], human: dict[str, np.ndarray], clusters: list[str],
-                 ceiling: float) -> dict[str, Any]:
-    rows = sorted(values)
-    x = np.array([values[i] for i in rows])
-    out: dict[str, Any] = {"metric": name, "n": len(rows), "at_ceiling": round(float(np.mean(x >= ceiling)), 3)}
-    for dimension, ratings in human.items():
-        y = ratings[rows]
-        if len(rows) < 3 or np.ptp(x) == 0:
-            out[dimension] = {"rho": float("nan"), "low": float("nan"), "high": float("nan")}
-            continue
-        rho, low, high = spearman_ci(x, y, [clusters[i] for i in rows])
-        out[dimension] = {"rho": round(rho, 3), "low": round(low, 3), "high": round(high, 3)}
-    return out
 
 
 def cross_validated_combination(features: dict[str, np.ndarray], target: np.ndarray,
@@ -119,22 +62,6 @@ def cross_validated_combination(features: dict[str, np.ndarray], target: np.ndar
     return predicted
 
 
-def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
-    """The judge options of the judge benchmarks, and their verdict cache."""
-    parser.add_argument("--judge", choices=("local", "openai"), default="local")
-    parser.add_argument("--judge-model", help="model at the endpoint (--judge openai)")
-    parser.add_argument("--judge-base-url", help="OpenAI-compatible base URL (--judge openai)")
-    parser.add_argument("--judge-api-key-env", default="OPENAI_API_KEY")
-    parser.add_argument("--judge-claims", choices=CLAIM_MODES,
-                        help="how the judge is asked for claims (default: split for local, verify for openai)")
-    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "ragmeter" / "validity.sqlite")
-
-
-def judge_config(args: argparse.Namespace) -> JudgeConfig:
-    return JudgeConfig(kind=args.judge, model=args.judge_model, base_url=args.judge_base_url,
-                       api_key_env=args.judge_api_key_env or None, cache=args.cache, claims=args.judge_claims)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_judge_arguments(parser)
@@ -145,7 +72,7 @@ def main() -> None:
     args = parser.parse_args()
 
     records = dev_records(args.limit)
-    ratings, expected = _jsonl("human_eval_ratings_dev.jsonl"), _jsonl("human_eval_expected.jsonl")
+    ratings, expected = mtrag_rows("human_eval_ratings_dev.jsonl"), mtrag_rows("human_eval_expected.jsonl")
     keys = [(r.id, str(r.model_id)) for r in records]
     human = {dim: np.array([human_means(ratings[k][dim]) for k in keys]) for dim in ("faithfulness", "completeness")}
     clusters = [str(r.conversation_id) for r in records]
@@ -216,9 +143,7 @@ def main() -> None:
     if idk:
         print(f"IDK judge against the released verdicts: accuracy {idk['accuracy']}, κ {idk['kappa']} (n={idk['n']})")
     name = f"judge_validity-{args.judge}" + (f"-{args.tag}" if args.tag else "")
-    path = HERE / "results" / f"{name}.json"
-    path.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"written: {path}")
+    print(f"written: {write_result(name, out)}")
 
 
 if __name__ == "__main__":

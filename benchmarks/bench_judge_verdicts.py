@@ -24,19 +24,18 @@ call is made. Results go to ``benchmarks/results/judge_verdicts-<variant>-<metri
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
+
+from _common import DATA, write_result
 
 from ragmeter import evaluate, read_records
 from ragmeter.cli.commands import demo_path
 from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, LocalServer, OpenAIBackend
 
-HERE = Path(__file__).resolve().parent
-MTRAG_TASKS = HERE.parents[1] / "shared" / "data" / "mtrag" / "human_eval_tasks.jsonl"
+MTRAG_TASKS = DATA / "human_eval_tasks.jsonl"
 N_MTRAG = 40
 METRICS = {"scores": ["judge_correctness", "judge_relevance"], "judged": ["judged"],
            "claims": ["judge_faithfulness", "judge_precision", "judge_recall"]}
@@ -102,9 +101,7 @@ def main() -> None:
     finally:
         judge.close()
     suffix = "-rerun" if args.ids else ""
-    path = HERE / "results" / f"judge_verdicts-{args.variant}-{args.metrics}{suffix}.json"
-    path.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"written: {path}")
+    print(f"written: {write_result(f'judge_verdicts-{args.variant}-{args.metrics}{suffix}', out)}")
 
 
 if __name__ == "__main__":

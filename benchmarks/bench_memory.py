@@ -7,14 +7,11 @@ metric and the real packaged ONNX embedder. The peak resident set size is that c
 leaks into the next, as ``getrusage(RUSAGE_CHILDREN)`` in one parent would, and the benchmark
 process's own size never leaks in through fork; see ``_LAUNCHER``).
 
-Records look like a multi-turn RAG log: 8 turns per conversation (so intervals use the cluster
-bootstrap), 5 retrieved chunks drawn from a corpus of 2,000 chunks (each 3–6 sentences of a pool of
-3,000 distinct sentences), answers of 2–4 sentences of that pool, most citing a retrieved chunk (and
-mostly a sentence of it, so Overlap is neither 0 nor 1), some citing a chunk that was not retrieved,
-some with no citation, a few IDK answers and explicit abstentions, a reference answer, token usage of
-1–2 LLM calls and a latency. The embedder therefore sees at most ~5,000
-distinct texts whatever the run size, as on a real corpus where answers and chunks repeat, and the
-run's memory growth comes from the per-item state ragmeter keeps, not from the embedding cache.
+Records: :func:`ragmeter.testing.synthetic_records`, a synthetic multi-turn RAG log (8 turns per conversation,
+so intervals use the cluster bootstrap; 5 retrieved chunks from a corpus of 2,000 made of a pool of 3,000
+sentences; citations, IDK answers, abstentions, references, token usage and latency). The embedder therefore
+sees at most ~5,000 distinct texts whatever the run size, as on a real corpus where answers and chunks repeat,
+and the run's memory growth comes from the per-item state ragmeter keeps, not from the embedding cache.
 
 Sizes: 10k, 30k, 100k (``--quick``: 2k, 6k, 20k). Goals: under 1 GB at 100k, sub-linear growth.
 """
@@ -22,106 +19,17 @@ Sizes: 10k, 30k, 100k (``--quick``: 2k, 6k, 20k). Goals: under 1 GB at 100k, sub
 from __future__ import annotations
 
 import json
-import random
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+from _common import synthetic_inputs
 
 FULL_SIZES = (10_000, 30_000, 100_000)
 QUICK_SIZES = (2_000, 6_000, 20_000)
 GOAL_MB = 1024
-N_SENTENCES = 3_000
-N_CHUNKS = 2_000
-TURNS_PER_CONVERSATION = 8
-
-_WORDS = (  # noqa: SIM905  (a word list reads better as text)
-    "account balance bank card charge credit debit deposit fee fund interest loan money payment rate "
-    "savings tax transfer budget cost price market stock share bond insurance policy claim coverage "
-    "premium deductible benefit employee employer salary wage pension retirement plan contract lease "
-    "rent tenant landlord property house home car vehicle engine battery electric fuel energy power "
-    "solar wind water river lake ocean island city town village country state government court law "
-    "judge appeal case form library research student school college university course exam degree "
-    "doctor patient hospital health disease treatment medicine vaccine virus symptom diet exercise "
-    "sleep weather storm rain snow winter summer spring autumn season travel flight airport hotel "
-    "ticket passport visa border customs museum history war treaty king queen empire president vote "
-    "election party senate congress computer software hardware network server data file password "
-    "email phone screen camera photo video music song album artist film actor director award the a "
-    "an of to in on for with by from at about after before during under over between through is are "
-    "was were has have had can could will would should may might must does did"
-).split()
-
-
-def _sentence(rng: random.Random, low: int, high: int) -> str:
-    words = [rng.choice(_WORDS) for _ in range(rng.randint(low, high))]
-    return " ".join(words).capitalize()
-
-
-def _pools(seed: int = 0, n_sentences: int = N_SENTENCES,
-           n_chunks: int = N_CHUNKS) -> tuple[list[str], list[tuple[str, str, list[str]]]]:
-    """``n_sentences`` distinct sentences, and ``n_chunks`` chunks (doc_id, text, its sentences) made of 3–6 of
-    them."""
-    rng = random.Random(seed)
-    sentences = [f"{_sentence(rng, 8, 20)} {i}" for i in range(n_sentences)]  # the index keeps them distinct
-    chunks = []
-    for i in range(n_chunks):
-        parts = rng.sample(sentences, rng.randint(3, 6))
-        chunks.append((f"doc-{i // 3}-{i % 3}", " ".join(f"{p}." for p in parts), parts))
-    return sentences, chunks
-
-
-IDK_SENTENCES = ("I don't know the answer to that.", "The provided documents do not mention this.",
-                 "I'm not sure about the exact figure.")
-
-
-def synthetic_records(n: int, seed: int = 0, *, n_sentences: int = N_SENTENCES,
-                      n_chunks: int = N_CHUNKS) -> Iterator[dict[str, Any]]:
-    """``n`` native-format records (dicts), deterministic for a seed; their texts come from pools of
-    ``n_sentences`` sentences and ``n_chunks`` chunks."""
-    sentences, chunks = _pools(seed, n_sentences, n_chunks)
-    rng = random.Random(seed + 1)
-    for i in range(n):
-        contexts = rng.sample(chunks, 5)
-        parts = []
-        for _ in range(rng.randint(2, 4)):
-            doc_id, _, chunk_sentences = rng.choice(contexts)
-            # Mostly a sentence of the cited chunk (usually supported), else any sentence (usually not).
-            sentence = rng.choice(chunk_sentences if rng.random() < 0.6 else sentences)
-            roll = rng.random()
-            if roll < 0.85:
-                parts.append(f"{sentence} [CIT:{doc_id}].")
-            elif roll < 0.92:
-                parts.append(f"{sentence} [CIT:{rng.choice(chunks)[0]}].")  # usually a doc not retrieved
-            else:
-                parts.append(f"{sentence}.")
-        if rng.random() < 0.05:
-            parts = [rng.choice(IDK_SENTENCES)]
-        record: dict[str, Any] = {
-            "id": f"q{i}",
-            "question": _sentence(rng, 6, 12) + "?",
-            "answer": " ".join(parts),
-            "contexts": [{"doc_id": d, "text": t} for d, t, _ in contexts],
-            "references": [rng.choice(sentences) + "."],
-            "answerability": "UNANSWERABLE" if rng.random() < 0.1 else "ANSWERABLE",
-            "usage": [{"prompt_tokens": rng.randint(800, 3000), "completion_tokens": rng.randint(20, 300)}
-                      for _ in range(rng.randint(1, 2))],
-            "latency_ms": round(rng.lognormvariate(7.0, 0.5), 1),
-            "metadata": {"conversation_id": f"conv-{i // TURNS_PER_CONVERSATION}", "run_id": "bench"},
-        }
-        if rng.random() < 0.02:
-            record["action"] = "ABSTAIN"
-        yield record
-
-
-def write_jsonl(path: Path, n: int, seed: int = 0, **pools: int) -> int:
-    with path.open("w", encoding="utf-8") as handle:
-        for record in synthetic_records(n, seed, **pools):
-            handle.write(json.dumps(record) + "\n")
-    return path.stat().st_size
 
 
 def _ragmeter_command() -> list[str]:
@@ -167,22 +75,6 @@ def measure(path: Path, out_dir: Path) -> dict[str, Any]:
     return {"wall_s": wall, "peak_rss_mb": usage["maxrss_kb"] / 1024,  # Linux: kilobytes
             "cpu_s": usage["utime"] + usage["stime"], "n_items": report["n_items"],
             "overlap_mean": summaries.get("overlap.mean")}
-
-
-def synthetic_inputs(prefix: str, sizes: Iterable[int], *, keep: bool = False) -> Iterator[tuple[int, Path, Path]]:
-    """For each size ``n``: ``(n, file, folder)``, a JSONL file of ``n`` synthetic records in a temporary folder;
-    the file is removed once its turn is over, the folder (and what was written beside it) at the end, unless
-    ``keep``."""
-    workdir = Path(tempfile.mkdtemp(prefix=prefix))
-    try:
-        for n in sizes:
-            path = workdir / f"records-{n}.jsonl"
-            write_jsonl(path, n)
-            yield n, path, workdir
-            path.unlink()
-    finally:
-        if not keep:
-            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def run(*, quick: bool = False, sizes: tuple[int, ...] | None = None, keep: bool = False) -> dict[str, Any]:

@@ -51,6 +51,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _common import (
+    DATA,
+    RESULTS,
+    add_judge_arguments,
+    dev_records,
+    human_means,
+    judge_config,
+    released_idk,
+    spearman_ci,
+    write_result,
+)
 from scipy.stats import spearmanr
 
 from ragmeter.judges import open_judge
@@ -58,18 +69,6 @@ from ragmeter.metrics.citation import abstained
 from ragmeter.metrics.mtrag.judged import IDK_OVERRULED
 from ragmeter.stats.inter_annotator import cohen_kappa
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_judge_validity import (
-    DATA,
-    add_judge_arguments,
-    dev_records,
-    human_means,
-    judge_config,
-    released_idk,
-    spearman_ci,
-)
-
-HERE = Path(__file__).resolve().parent
 TASKS = DATA / "human_eval_tasks.jsonl"
 STEPS = (("idk", TASKS, "idk.jsonl"), ("all", "all-input.jsonl", "all.jsonl"))
 STEP_PROMPTS = {"idk": ("idk",), "all": ("claims", "claim_split", "radbench")}
@@ -309,7 +308,7 @@ def main() -> None:
     tag = args.judge if args.judge == "local" else f"openai-{args.judge_model}"
     work = args.work or Path.home() / ".cache" / "ragmeter" / "mtrag-judged" / tag
     work.mkdir(parents=True, exist_ok=True)
-    results = HERE / "results" / f"mtrag_judged-{tag}.json"
+    results = RESULTS / f"mtrag_judged-{tag}.json"
     previous = json.loads(results.read_text(encoding="utf-8")) if results.is_file() else {}
     sittings = previous.get("sittings", [])
     if not args.report_only:
@@ -326,7 +325,7 @@ def main() -> None:
            "human_disagreements_dev": human_disagreements(rows, tasks, expected),
            "judge_with_offline_dev": judge_with_offline(rows), "speed": _speed(sittings),
            "sittings": sittings}
-    results.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_result(f"mtrag_judged-{tag}", out)
     _print(out)
     print(f"written: {results}")
 

@@ -1,6 +1,6 @@
 """How far reference-based metrics follow pairwise human preferences (issue 27, part 4).
 
-Reads any pairwise-preference file (format and reader: ``_preferences.py``), scores both responses of every
+Reads any pairwise-preference file (format and reader: :mod:`ragmeter.testing.preferences`), scores both responses of every
 pair with ``ragmeter.evaluate``, and for each metric correlates metric(A) − metric(B) with the humans'
 preference (+1: A better), as RAGChecker's meta-evaluation does: Pearson and Spearman, each with a 95 %
 percentile interval from 2,000 bootstrap resamples of conversations (pairs of one conversation together;
@@ -34,15 +34,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _common import add_judge_arguments, cluster_interval, judge_config, write_result
 from _mtrag_data import DATA_DIR, HUMAN_EVAL_TASKS
-from _preferences import PreferencePair, read_preferences
-from bench_judge_validity import add_judge_arguments, judge_config
 from scipy.stats import rankdata
 
 import ragmeter
 from ragmeter import Settings, evaluate, read_records
 from ragmeter.io.native import record_to_dict
 from ragmeter.judges import open_judge
+from ragmeter.testing.preferences import PreferencePair, read_preferences
 
 HERE = Path(__file__).resolve().parent
 RATINGS = DATA_DIR / "human_eval_ratings_dev.jsonl"
@@ -115,21 +115,9 @@ def correlation_ci(x: np.ndarray, y: np.ndarray, clusters: list[str], *, n_boot:
                    seed: int = SEED) -> dict[str, Any]:
     """Pearson and Spearman of ``x`` with ``y``, each with its 95 % percentile interval from ``n_boot`` resamples
     of clusters with replacement (the same resamples for both; draws without variation on a side are skipped)."""
-    groups: dict[str, list[int]] = defaultdict(list)
-    for i, cluster in enumerate(clusters):
-        groups[cluster].append(i)
-    members = list(groups.values())
-    rng = np.random.default_rng(seed)
-    draws: dict[str, list[float]] = {"pearson": [], "spearman": []}
-    for _ in range(n_boot):
-        picked = [i for g in rng.integers(0, len(members), len(members)) for i in members[g]]
-        for name, statistic in (("pearson", _pearson), ("spearman", _spearman)):
-            value = statistic(x[picked], y[picked])
-            if not np.isnan(value):
-                draws[name].append(value)
     out: dict[str, Any] = {}
     for name, statistic in (("pearson", _pearson), ("spearman", _spearman)):
-        low, high = np.percentile(draws[name], [2.5, 97.5]) if draws[name] else (np.nan, np.nan)
+        low, high = cluster_interval(statistic, x, y, clusters, n_resamples=n_boot, seed=seed)
         out[name] = [_round(statistic(x, y)), _round(low), _round(high)]
     return out
 
@@ -252,8 +240,7 @@ def main() -> None:
         print(f"{'one annotator vs the others':<28}{agreement['n']:>6}{_cell(agreement['pearson']):>22}"
               f"{_cell(agreement['spearman']):>22}")
     suffix = ("-no-judge" if args.no_judge else "") + ("-quick" if args.quick else "")
-    target = HERE / "results" / f"preferences-{path.stem.removeprefix('preferences-')}{suffix}.json"
-    target.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    target = write_result(f"preferences-{path.stem.removeprefix('preferences-')}{suffix}", out)
     print(f"written: {target}")
 
 

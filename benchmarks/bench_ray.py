@@ -25,13 +25,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_memory import synthetic_inputs
+from _common import RESULTS, synthetic_inputs
 
 FULL_SIZES = (20_000, 100_000)
 QUICK_SIZES = (2_000, 10_000)
 GOAL_RATIO = 1.3
-RESULTS = Path(__file__).resolve().parent / "results" / "ray.json"
+RESULT_FILE = RESULTS / "ray.json"
 #: How the figures extend to N machines of C cores (written down, not measured: one 2-core machine here).
 SCALING = (
     "Time ≈ start-up (Ray, the check pass, loading the model on each actor: about 25 s here) + distinct texts"
@@ -116,6 +115,6 @@ def run(*, quick: bool = False, sizes: tuple[int, ...] | None = None) -> dict[st
 if __name__ == "__main__":
     arguments = [a for a in sys.argv[1:] if a != "--quick"]
     result = run(quick="--quick" in sys.argv, sizes=tuple(int(a) for a in arguments) or None)
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2))
-    print(f"results: {RESULTS}")
+    RESULTS.mkdir(exist_ok=True)
+    RESULT_FILE.write_text(json.dumps(result, indent=2))
+    print(f"results: {RESULT_FILE}")

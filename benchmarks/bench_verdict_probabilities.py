@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _common import correlations, dev_records, human_means, mtrag_rows, write_result
 
 from ragmeter import Settings
 from ragmeter.core.records import Record
@@ -49,9 +50,6 @@ from ragmeter.judges.prompts import CLAIMS, VERDICTS, Prompt, VerdictError, chun
 from ragmeter.judges.protocol import ChatRequest
 from ragmeter.metrics.citation import abstained
 from ragmeter.metrics.judged import Claim, verdict_claims
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_judge_validity import HERE, _jsonl, correlations, dev_records, human_means
 
 TOP_LOGPROBS = 10
 _VERDICT_KEY = re.compile(r'"verdict"\s*:\s*"')
@@ -278,7 +276,7 @@ def main() -> None:
         run_calls(records, caches, args.per_claim, time.monotonic() + 60 * args.minutes if args.minutes else math.inf,
                   args.model)
     one_call, per_claim = kept(caches["one call"]), kept(caches["per claim"])
-    ratings = _jsonl("human_eval_ratings_dev.jsonl")
+    ratings = mtrag_rows("human_eval_ratings_dev.jsonl")
     keys = [(r.id, str(r.model_id)) for r in records]
     human = {dim: np.array([human_means(ratings[k][dim]) for k in keys]) for dim in ("faithfulness", "completeness")}
     clusters = [str(r.conversation_id) for r in records]
@@ -316,9 +314,7 @@ def main() -> None:
     if deferred:
         print(f"the pair handed {deferred['deferred']} of {deferred['claims']} claims to the packaged judge")
     tag = f"-{args.model.stem}" if args.model else ""
-    path = HERE / "results" / f"verdict_probabilities-local{tag}.json"
-    path.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"written: {path}")
+    print(f"written: {write_result(f'verdict_probabilities-local{tag}', out)}")
 
 
 if __name__ == "__main__":

@@ -23,9 +23,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
 import bench_bertscore
 import bench_judge
 import bench_lexical
@@ -45,6 +42,7 @@ BENCHMARKS: dict[str, Callable[..., dict[str, Any]]] = {
     "retrieval": bench_retrieval.run,
     "judge": bench_judge.run,
 }
+HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 PACKAGES = ("numpy", "onnxruntime", "tokenizers", "nupunkt", "scipy", "rapidfuzz", "rouge-score",
             "bert-score", "torch", "transformers", "pytrec-eval-terrier", "openai", "xllamacpp")

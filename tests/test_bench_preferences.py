@@ -1,19 +1,15 @@
-"""The reader of the pairwise-preference format of benchmarks/bench_preferences.py (benchmarks/_preferences.py)."""
+"""The pairwise-preference reader (ragmeter.testing.preferences) of benchmarks/bench_preferences.py."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-from _preferences import read_preferences
-
 import ragmeter
 from ragmeter.core.errors import InputError
+from ragmeter.testing.preferences import read_preferences
 
 GOOD = {"id": "p1", "conversation_id": "c1", "question": "Capital of France?", "reference": "Paris",
         "response_a": "Paris", "response_b": "Lyon", "model_a": "m1", "model_b": "m2",

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 import threading
 import time
 from pathlib import Path
@@ -24,9 +23,7 @@ from ragmeter.io.readers import iter_records, line_spans, raw_records
 ray = pytest.importorskip("ray", reason="the Ray engine needs pip install 'ragmeter[ray]' (in the test extra)")
 
 from ragmeter.engine.ray import distributed
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from bench_memory import write_jsonl
+from ragmeter.testing.synthetic import write_synthetic_records
 
 #: Small pools: 20,000 records whose texts repeat, so the local and the Ray run take seconds, not minutes.
 POOLS = {"n_sentences": 400, "n_chunks": 250}
@@ -99,7 +96,7 @@ def test_the_demo_gives_the_local_run_exactly(cluster, tmp_path: Path, capsys: p
 def test_twenty_thousand_records_in_shards_give_the_local_run_exactly(
         cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     whole = tmp_path / "records.jsonl"
-    write_jsonl(whole, 20_000, seed=3, **POOLS)
+    write_synthetic_records(whole, 20_000, seed=3, **POOLS)
     shards = tmp_path / "shards"
     shards.mkdir()
     lines = whole.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -155,7 +152,7 @@ def _scorer_pids() -> list[int]:
 
 def test_an_actor_killed_mid_run_loses_no_item(cluster, tmp_path: Path) -> None:
     path = tmp_path / "records.jsonl"
-    write_jsonl(path, 6_000, seed=5, **POOLS)
+    write_synthetic_records(path, 6_000, seed=5, **POOLS)
     pieces = distributed.plan_pieces([path], lines=500)
     check = distributed.check_pieces(pieces, {})
     expected: list[str] = []
@@ -185,7 +182,7 @@ def test_an_actor_killed_mid_run_loses_no_item(cluster, tmp_path: Path) -> None:
 def test_a_stopped_run_resumes_from_its_items_and_the_pieces_its_actors_finished(
         cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "records.jsonl"
-    write_jsonl(path, 5_000, seed=7, **POOLS)        # pieces: lines 1–2,000, 2,001–4,000, 4,001–5,000
+    write_synthetic_records(path, 5_000, seed=7, **POOLS)        # pieces: lines 1–2,000, 2,001–4,000, 4,001–5,000
     assert _run(capsys, "run", path, "--out", tmp_path / "whole", "--engine", "ray")[0] == 0
     assert not (tmp_path / "whole" / "items.parts").exists()        # a finished run keeps items.jsonl only
     items = (tmp_path / "whole" / "items.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
@@ -261,9 +258,8 @@ def test_judged_metrics_on_the_actors_give_the_local_run(cluster, tmp_path: Path
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     """Each actor opens the judge with its share of the concurrency; the verdicts, tokens and summaries (with the
     judge's usage) are those of a local run against the same scripted judge."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent / "judges"))
-    from fake_openai import FakeOpenAIServer
-    from judge_script import records, respond
+    from ragmeter.testing.fake_openai import FakeOpenAIServer
+    from ragmeter.testing.scripted_judge import records, respond
 
     data = tmp_path / "records.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in records(12)), encoding="utf-8")

@@ -9,7 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import openai
 import pytest
-from fake_openai import FakeOpenAIServer, FaultPlan, call_key
+
+from ragmeter.testing.fake_openai import FakeOpenAIServer, FaultPlan, call_key
 
 
 def echo(body: dict) -> str:

@@ -28,10 +28,10 @@ import time
 from pathlib import Path
 
 import pytest
-from fake_openai import FakeOpenAIServer
-from judge_script import records, respond
 
 from ragmeter.cli import commands as cli
+from ragmeter.testing.fake_openai import FakeOpenAIServer
+from ragmeter.testing.scripted_judge import records, respond
 
 N_RECORDS = 60
 # 60 correctness + 60 relevance + 48 claims (the 12 records of shape 4 have no chunks)

@@ -14,14 +14,14 @@ import time
 
 import numpy as np
 import pytest
-from fake_openai import FAULT_KINDS, FakeOpenAIServer, FaultPlan
-from judge_script import records, respond
 
 from ragmeter import Settings, evaluate, render_report
 from ragmeter.core.records import Record
 from ragmeter.judges import Judge, JudgeCache, JudgeCall, OpenAIBackend
 from ragmeter.judges.cache import CachedVerdict
 from ragmeter.judges.prompts import CORRECTNESS, PROMPTS, correctness_request
+from ragmeter.testing.fake_openai import FAULT_KINDS, FakeOpenAIServer, FaultPlan
+from ragmeter.testing.scripted_judge import records, respond
 
 JUDGED = ("judge_correctness", "judge_faithfulness", "judge_precision", "judge_recall", "judge_relevance",
           "judge_score")

@@ -11,8 +11,6 @@ import json
 import math
 
 import pytest
-from fake_openai import FakeOpenAIServer, FaultPlan
-from judge_script import blocks, records, respond
 
 from ragmeter import Settings, evaluate
 from ragmeter.cli.commands import main
@@ -28,6 +26,8 @@ from ragmeter.judges import (
     ScriptedBackend,
 )
 from ragmeter.judges.prompts import CORRECTNESS, correctness_request
+from ragmeter.testing.fake_openai import FakeOpenAIServer, FaultPlan
+from ragmeter.testing.scripted_judge import blocks, records, respond
 
 SETTINGS = Settings(n_resamples=200)
 KEY = "sk-test-NEVER-WRITE-7f3a9c"

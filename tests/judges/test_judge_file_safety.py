@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_openai import FakeOpenAIServer, HTTPFault
-from judge_script import records, respond
 
 from ragmeter.cli import commands as cli
+from ragmeter.testing.fake_openai import FakeOpenAIServer, HTTPFault
+from ragmeter.testing.scripted_judge import records, respond
 
 UNREACHABLE = "http://127.0.0.1:9/v1"   # the discard port: nothing listens there
 

@@ -1,18 +1,29 @@
 """A loopback fake of the OpenAI chat-completions API, for testing LLM judges over real TCP.
 
-``FakeOpenAIServer`` listens on 127.0.0.1 (OS-chosen port) and answers ``POST /v1/chat/completions``
+:class:`FakeOpenAIServer` listens on 127.0.0.1 (OS-chosen port) and answers ``POST /v1/chat/completions``
 with ``responder(request_body)`` as the assistant message, so the real ``openai`` client (sync or
-async) can be pointed at ``server.base_url``. A ``FaultPlan`` makes the FIRST attempt of a
-deterministic, seed-chosen share of calls fail (429 with Retry-After, 500, a stall longer than the
-client's timeout, truncated JSON, a wrong JSON shape, or finish_reason "length"); retries of the
-same call succeed. A call is identified by its *call key*: sha256 of the first user message's
-content, which a repair request (original messages + assistant reply + new user message) shares.
+async), and so ragmeter's ``openai`` judge, can be pointed at ``server.base_url``. A :class:`FaultPlan` makes
+the FIRST attempt of a deterministic, seed-chosen share of calls fail (429 with Retry-After, 500, a stall
+longer than the client's timeout, truncated JSON, a wrong JSON shape, or finish_reason "length"); retries of
+the same call succeed. A call is identified by its *call key* (:func:`call_key`): sha256 of the first user
+message's content, which a repair request (original messages + assistant reply + new user message) shares.
 
 A responder may raise :class:`HTTPFault` to answer with that HTTP status (a 401 for a bad key, a 500).
 
-Standard library only; every request body, its headers, its arrival time (``time.monotonic()``) and the kind
-of each reply are recorded.
+Standard library only; every request body (``server.requests``), its headers (``server.headers``), its
+arrival time (``server.arrivals``, ``time.monotonic()``) and the kind of each reply (``server.statuses``) are
+recorded. ``GET /v1/models`` lists ``model``; ``GET /health`` answers ``{"status": "ok"}``.
+
+>>> import json, urllib.request
+>>> body = json.dumps({"messages": [{"role": "user", "content": "Hi"}]}).encode()
+>>> with FakeOpenAIServer(lambda body: '{"score": 4}') as server:
+...     request = urllib.request.Request(f"{server.base_url}/chat/completions", data=body, method="POST")
+...     with urllib.request.urlopen(request) as response:
+...         reply = json.load(response)
+>>> reply["choices"][0]["message"]["content"], server.statuses["ok"]
+('{"score": 4}', 1)
 """
+
 from __future__ import annotations
 
 import collections
@@ -26,8 +37,9 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FakeOpenAIServer", "FaultPlan", "HTTPFault", "call_key"]
+__all__ = ["FAULT_KINDS", "FakeOpenAIServer", "FaultPlan", "HTTPFault", "call_key"]
 
+#: The faults a :class:`FaultPlan` may inject.
 FAULT_KINDS = ("429", "500", "stall", "truncated", "wrong_schema", "length")
 
 
@@ -42,6 +54,9 @@ class HTTPFault(Exception):
 
 @dataclass(frozen=True)
 class FaultPlan:
+    """Which calls fail on their first attempt, and how: a ``rate`` share of distinct call keys, chosen by
+    ``seed``, each given one of ``kinds`` (a subset of :data:`FAULT_KINDS`)."""
+
     rate: float = 0.3  # share of distinct calls whose FIRST attempt is faulty
     seed: int = 0
     kinds: tuple[str, ...] = FAULT_KINDS

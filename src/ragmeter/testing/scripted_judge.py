@@ -1,5 +1,8 @@
 """A scripted judge for tests: verdicts worked out from the request by fixed rules, and records to judge.
 
+:func:`respond` is a responder for :class:`ragmeter.testing.FakeOpenAIServer`; :func:`records` gives native
+records whose every judged score follows from the rules by hand.
+
 The rules, applied to the tagged blocks of the user message:
 - ``claims``: each sentence of the <text> block is a claim; it is supported by every chunk that contains
   it word for word (case-insensitive, final stop left out), contradicted when a chunk contains it once its
@@ -24,6 +27,8 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+
+__all__ = ["blocks", "records", "respond", "verdict_for"]
 
 _BLOCK = re.compile(r"<(question|history|text|answer|reference|chunk)(?: id=\"(\d+)\")?>\n(.*?)\n</\1>", re.DOTALL)
 
@@ -94,7 +99,7 @@ def _yes(condition: bool) -> str:
 
 
 def respond(body: dict[str, Any]) -> str:
-    """The reply text for :class:`fake_openai.FakeOpenAIServer`."""
+    """The reply text for :class:`ragmeter.testing.FakeOpenAIServer`."""
     if body["response_format"]["json_schema"]["name"] == "generation_labels" and "BROKEN" in json.dumps(body):
         return "this is not JSON"
     return json.dumps(verdict_for(body))

@@ -1,5 +1,9 @@
 """Pairwise human preferences between two answers to one question: a JSONL format and its reader.
 
+A meta-evaluation set: does a metric prefer the answer people prefer? Score both records of every pair and
+correlate metric(A) − metric(B) with :attr:`PreferencePair.preference` (the repository's
+``benchmarks/bench_preferences.py`` does, with a conversation bootstrap).
+
 One JSON object per line, one pair per line (blank lines are skipped)::
 
     id               string or integer, unique in the file                                   required
@@ -42,7 +46,7 @@ from ragmeter import Record, record_from_dict
 from ragmeter.core.errors import InputError
 from ragmeter.io.fields import FieldReader
 
-__all__ = ["LABELS", "PreferencePair", "read_preferences"]
+__all__ = ["LABELS", "PreferencePair", "pair_from_dict", "read_preferences"]
 
 #: The labels a preference may be given as, and their numbers (+1: A better).
 LABELS = {"A": 1.0, "B": -1.0, "tie": 0.0}
