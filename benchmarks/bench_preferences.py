@@ -1,6 +1,6 @@
 """How far reference-based metrics follow pairwise human preferences (issue 27, part 4).
 
-Reads any pairwise-preference file (format and reader: :mod:`ragmeter.testing.preferences`), scores both responses of every
+Reads any pairwise-preference file (format and reader: :mod:`ragmeter.human.preferences`), scores both responses of every
 pair with ``ragmeter.evaluate``, and for each metric correlates metric(A) − metric(B) with the humans'
 preference (+1: A better), as RAGChecker's meta-evaluation does: Pearson and Spearman, each with a 95 %
 percentile interval from 2,000 bootstrap resamples of conversations (pairs of one conversation together;
@@ -42,7 +42,7 @@ import ragmeter
 from ragmeter import Settings, evaluate, read_records
 from ragmeter.io.native import record_to_dict
 from ragmeter.judges import open_judge
-from ragmeter.testing.preferences import PreferencePair, read_preferences
+from ragmeter.human.preferences import PreferencePair, read_preferences
 
 HERE = Path(__file__).resolve().parent
 RATINGS = DATA_DIR / "human_eval_ratings_dev.jsonl"

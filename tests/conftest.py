@@ -15,6 +15,7 @@ plainly, so a missing one is an error everywhere.
 from __future__ import annotations
 
 import importlib
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -68,3 +69,18 @@ def shared_data() -> Callable[..., Path]:
 def extra_module_fixture() -> Callable[[str, str], ModuleType]:
     """``extra_module("torch", "torch")``: the module, or a skip (a failure in CI)."""
     return extra_module
+
+
+#: A records file for the command's tests: n records with references, token usage and latency.
+def records_file(tmp_path: Path, n: int = 40) -> Path:
+    rows = [{"id": f"q{i}", "question": f"question {i}?", "answer": f"the answer is {i % 7}",
+             "references": [f"the answer is {i % 5}"], "usage": {"prompt_tokens": 100 + i, "completion_tokens": 9},
+             "latency_ms": 1000 + 10 * i} for i in range(n)]
+    path = tmp_path / "records.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def run_args(path: Path, out: Path, *extra: str) -> list[str]:
+    return ["run", str(path), "--metrics", "lexical,efficiency", "--out", str(out), "--n-resamples", "200",
+            "--no-progress", "--format", "json", *extra]

@@ -11,8 +11,6 @@ ragmeter's own tests and benchmarks use these, and so can yours:
   and records whose judged scores can therefore be worked out by hand.
 - :func:`synthetic_records` and :func:`write_synthetic_records` (:mod:`ragmeter.testing.synthetic`): any
   number of native records shaped like a multi-turn RAG log, deterministic for a seed.
-- :mod:`ragmeter.testing.preferences`: the pairwise human-preference format and its reader, for checking
-  that a metric prefers the answer people prefer.
 
 ``import ragmeter.testing`` loads nothing until a name is used; nothing else in ragmeter imports it.
 

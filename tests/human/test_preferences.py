@@ -1,4 +1,4 @@
-"""The pairwise-preference reader (ragmeter.testing.preferences) of benchmarks/bench_preferences.py."""
+"""The pairwise-preference reader (ragmeter.human.preferences) that benchmarks/bench_preferences.py uses."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 import ragmeter
 from ragmeter.core.errors import InputError
-from ragmeter.testing.preferences import read_preferences
+from ragmeter.human.preferences import read_preferences
 
 GOOD = {"id": "p1", "conversation_id": "c1", "question": "Capital of France?", "reference": "Paris",
         "response_a": "Paris", "response_b": "Lyon", "model_a": "m1", "model_b": "m2",

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import records_file, run_args
 
 from ragmeter.cli import commands as cli
 from ragmeter.io.run_folder import RunFolder
@@ -17,20 +18,6 @@ from ragmeter.io.writers import ItemsWriter
 
 N = 40
 BIG = 600  # more than one batch of 256 records
-
-
-def records_file(tmp_path: Path, n: int = N) -> Path:
-    rows = [{"id": f"q{i}", "question": f"question {i}?", "answer": f"the answer is {i % 7}",
-             "references": [f"the answer is {i % 5}"], "usage": {"prompt_tokens": 100 + i, "completion_tokens": 9},
-             "latency_ms": 1000 + 10 * i} for i in range(n)]
-    path = tmp_path / "records.jsonl"
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
-
-
-def run_args(path: Path, out: Path, *extra: str) -> list[str]:
-    return ["run", str(path), "--metrics", "lexical,efficiency", "--out", str(out), "--n-resamples", "200",
-            "--no-progress", "--format", "json", *extra]
 
 
 def items(out: Path) -> list[dict]:

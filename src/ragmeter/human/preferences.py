@@ -42,9 +42,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragmeter import Record, record_from_dict
 from ragmeter.core.errors import InputError
+from ragmeter.core.records import Record
 from ragmeter.io.fields import FieldReader
+from ragmeter.io.formats.native import record_from_dict
 
 __all__ = ["LABELS", "PreferencePair", "pair_from_dict", "read_preferences"]
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_run_folder import records_file, run_args
+from conftest import records_file, run_args
 
 from ragmeter.cli.commands import main
 
