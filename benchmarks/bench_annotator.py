@@ -33,10 +33,10 @@ import numpy as np
 from _common import DATA, add_judge_arguments, dev_records, judge_config, write_result
 
 from ragmeter import Settings, agreement, read_records
-from ragmeter.cli.commands import demo_path
 from ragmeter.core.records import ALL_LABELS, CHUNK_LABELS
 from ragmeter.human.annotation_files import read_annotations, write_rows
 from ragmeter.human.annotator import GROUNDING, annotate
+from ragmeter.io.demo import demo_path
 from ragmeter.judges import open_judge
 from ragmeter.stats.inter_annotator import cohen_kappa
 

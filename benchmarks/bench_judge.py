@@ -341,7 +341,7 @@ def tokens_per_sample(server: Any, quick: bool) -> dict[str, Any]:
 
 def throughput(server: Any, quick: bool, claims: str) -> dict[str, Any]:
     import ragmeter
-    from ragmeter.cli.commands import demo_path
+    from ragmeter.io.demo import demo_path
 
     n = QUICK_DEMO if quick else FULL_DEMO
     records = list(ragmeter.read_records(demo_path()))[:n]

@@ -41,8 +41,8 @@ def _post(base_url: str, request: Any) -> dict[str, Any]:
 
 def main() -> None:
     from ragmeter import Settings, read_records
-    from ragmeter.cli.commands import demo_path
     from ragmeter.engine.context import ItemContext, RunContext
+    from ragmeter.io.demo import demo_path
     from ragmeter.judges import JudgeConfig, LocalServer, planning_judge
     from ragmeter.metrics import resolve_metrics
 

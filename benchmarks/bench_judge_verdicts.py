@@ -32,7 +32,7 @@ from typing import Any
 from _common import DATA, write_result
 
 from ragmeter import evaluate, read_records
-from ragmeter.cli.commands import demo_path
+from ragmeter.io.demo import demo_path
 from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, LocalServer, OpenAIBackend
 
 MTRAG_TASKS = DATA / "human_eval_tasks.jsonl"

@@ -36,7 +36,7 @@ def _ragmeter_command() -> list[str]:
     script = Path(sys.executable).with_name("ragmeter")
     if script.is_file():
         return [str(script)]
-    return [sys.executable, "-c", "import sys; from ragmeter.cli.commands import main; sys.exit(main())"]
+    return [sys.executable, "-c", "import sys; from ragmeter.cli import main; sys.exit(main())"]
 
 
 # A tiny launcher between this process and ragmeter. On Linux a child's ru_maxrss starts from the RSS

@@ -1,6 +1,6 @@
 """Wall time of ``ragmeter mtrag --step algorithmic`` on MT-RAG files, as a user runs it.
 
-Each timing is a real subprocess, ``python -m ragmeter.cli.commands mtrag --step algorithmic -i IN -o OUT
+Each timing is a real subprocess, ``python -m ragmeter.cli mtrag --step algorithmic -i IN -o OUT
 --format json``, with the default packaged ONNX MiniLM for BERTScore and a fresh output path in a
 temporary folder, so nothing is resumed and every value is computed. The wall time therefore includes
 interpreter start-up, imports, the model load (and its sha256 check), reading and writing the JSONL,
@@ -58,7 +58,7 @@ def head(source: Path, target: Path, limit: int) -> int:
 
 def time_step(source: Path, target: Path) -> tuple[float, dict[str, Any]]:
     """Wall time of one ``ragmeter mtrag --step algorithmic`` subprocess, and its JSON summary."""
-    command = [sys.executable, "-m", "ragmeter.cli.commands", "mtrag", "--step", "algorithmic", "-i", str(source),
+    command = [sys.executable, "-m", "ragmeter.cli", "mtrag", "--step", "algorithmic", "-i", str(source),
                "-o", str(target), "--format", "json"]
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -118,7 +118,7 @@ def run(*, quick: bool = False, repeats: int = 1) -> dict[str, Any]:
                   f"({rerun['computed']} recomputed)", flush=True)
     return {
         "name": "mtrag_pipeline",
-        "command": "python -m ragmeter.cli.commands mtrag --step algorithmic -i IN -o OUT --format json",
+        "command": "python -m ragmeter.cli mtrag --step algorithmic -i IN -o OUT --format json",
         "measure": ("wall time of the subprocess (start-up, imports, model load, scoring, writing, summary); "
                     f"minimum of {repeats} run(s), fresh output each time"),
         "inputs": inputs,

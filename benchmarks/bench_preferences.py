@@ -40,9 +40,9 @@ from scipy.stats import rankdata
 
 import ragmeter
 from ragmeter import Settings, evaluate, read_records
+from ragmeter.human.preferences import PreferencePair, read_preferences
 from ragmeter.io.native import record_to_dict
 from ragmeter.judges import open_judge
-from ragmeter.human.preferences import PreferencePair, read_preferences
 
 HERE = Path(__file__).resolve().parent
 RATINGS = DATA_DIR / "human_eval_ratings_dev.jsonl"

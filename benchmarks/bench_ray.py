@@ -47,7 +47,7 @@ SCALING = (
 #: Runs ragmeter in this process and prints its own peak RSS (kB) as JSON on the last stderr line.
 _RUNNER = """
 import json, sys
-from ragmeter.cli.commands import main
+from ragmeter.cli import main
 code = main(sys.argv[1:])
 peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 print(json.dumps({"rc": code, "peak_kb": peak}), file=sys.stderr)

@@ -13,7 +13,8 @@ from sklearn.metrics import balanced_accuracy_score, precision_score, roc_auc_sc
 
 from ragmeter import ConfigError, HashingEmbedder, InputError, Settings, evaluate, read_records
 from ragmeter.analysis.calibration import GRID, calibrate_tau, read_labelled
-from ragmeter.cli.commands import demo_path, main
+from ragmeter.cli import main
+from ragmeter.io.demo import demo_path
 from ragmeter.text.citations import strip_citations
 
 SETTINGS = Settings(embedder="hashing", n_resamples=300)

@@ -13,7 +13,8 @@ import pytest
 
 from ragmeter import ConfigError, Settings, compare, evaluate, read_records
 from ragmeter.analysis.compare import ScoredRun
-from ragmeter.cli.commands import demo_path, main
+from ragmeter.cli import main
+from ragmeter.io.demo import demo_path
 from ragmeter.report.comparison import comparison_rows, render_comparison
 
 SIGNATURES = {"token_f1": "token_f1|normalizer:squad-v1.1|ragmeter:0.1.0",

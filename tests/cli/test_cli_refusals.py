@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import records_file, run_args
 
-from ragmeter.cli.commands import main
+from ragmeter.cli import main
 
 
 def files(root: Path) -> dict[str, bytes]:
@@ -49,7 +49,7 @@ def test_compare_never_writes_its_html_over_a_runs_summary(tmp_path: Path, capsy
 
 def test_the_html_page_streams_to_stdout_whatever_it_is(tmp_path: Path) -> None:
     data = records_file(tmp_path)
-    command = [sys.executable, "-m", "ragmeter.cli.commands", *run_args(data, tmp_path / "out")[:-2], "--html", "/dev/stdout"]
+    command = [sys.executable, "-m", "ragmeter.cli", *run_args(data, tmp_path / "out")[:-2], "--html", "/dev/stdout"]
     piped = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert piped.returncode == 0, piped.stderr
     assert piped.stdout.rstrip().endswith("</html>") and "Per-item scores" in piped.stderr

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.cli.commands import main
+from ragmeter.cli import main
 
 N_RESAMPLES = "200"
 

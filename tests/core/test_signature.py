@@ -13,7 +13,7 @@ import pytest
 from ragmeter import Settings, __version__
 from ragmeter.analysis.calibration import calibrate_tau
 from ragmeter.analysis.compare import NO_SIGNATURE, ScoredRun, compare
-from ragmeter.cli.commands import main
+from ragmeter.cli import main
 from ragmeter.core.signature import Signature, diff
 from ragmeter.human.with_people import agreement
 from ragmeter.report.comparison import render_comparison

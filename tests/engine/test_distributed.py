@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from ragmeter import evaluate, read_records
-from ragmeter.cli.commands import demo_path, main
+from ragmeter.cli import main
 from ragmeter.core.errors import InputError
+from ragmeter.io.demo import demo_path
 from ragmeter.io.readers import iter_records, line_spans, raw_records
 
 ray = pytest.importorskip("ray", reason="the Ray engine needs pip install 'ragmeter[ray]' (in the test extra)")

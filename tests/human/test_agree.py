@@ -14,7 +14,7 @@ from scipy.stats import kendalltau, pearsonr, spearmanr
 from sklearn.metrics import balanced_accuracy_score, cohen_kappa_score, roc_auc_score
 
 from ragmeter import ConfigError, Settings
-from ragmeter.cli.commands import main
+from ragmeter.cli import main
 from ragmeter.human.with_people import agreement
 from ragmeter.stats.correlation import auroc, balanced_accuracy, decision_kappa, kendall, pearson, spearman
 

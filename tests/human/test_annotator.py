@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragmeter import read_records
-from ragmeter.cli.commands import main
+from ragmeter.cli import main
 from ragmeter.human.annotation_files import write_template
 from ragmeter.testing.fake_openai import FakeOpenAIServer
 from ragmeter.testing.scripted_judge import records, respond

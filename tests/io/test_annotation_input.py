@@ -18,7 +18,7 @@ import pytest
 from label_records import RECORDS
 
 from ragmeter import read_records
-from ragmeter.cli.commands import main
+from ragmeter.cli import main
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.records import Record
 from ragmeter.human.annotation_files import read_annotations, write_template

@@ -1,4 +1,4 @@
-"""The ``ragmeter`` command, called in-process (``ragmeter.cli.commands.main``) and once as a subprocess.
+"""The ``ragmeter`` command, called in-process (``ragmeter.cli.main``) and once as a subprocess.
 
 Every run uses ``--embedder hashing`` except the one real-model demo run.
 """
@@ -15,7 +15,8 @@ import pytest
 from conftest import shared_data_file
 
 import ragmeter
-from ragmeter.cli.commands import demo_path, main
+from ragmeter.cli import main
+from ragmeter.io.demo import demo_path
 
 # The seeds 000/001 report, which 'ragmeter run' scores when no metric is named (written out, not derived).
 DEFAULT_METRICS = {"overlap", "faithfulness_fallback", "abstained", "idk_citation_count", "malformed_citation_count",
@@ -316,7 +317,7 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 # ---------------------------------------------------------------- as a subprocess
 
 def test_subprocess_on_bad_file_prints_no_traceback(bad_file: Path, tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "ragmeter.cli.commands", "run", str(bad_file), "--embedder", "hashing",
+    proc = subprocess.run([sys.executable, "-m", "ragmeter.cli", "run", str(bad_file), "--embedder", "hashing",
                            "--out", str(tmp_path / "out")],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 2

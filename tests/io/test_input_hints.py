@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ragmeter.cli.commands import main
+from ragmeter.cli import main
 from ragmeter.core.errors import ConfigError, InputError
 from ragmeter.io import check_file, read_records
 from ragmeter.io.readers import parse_column_map

@@ -1,4 +1,4 @@
-"""``ragmeter labels template`` and ``ragmeter labels merge``, called in-process (``ragmeter.cli.commands.main``).
+"""``ragmeter labels template`` and ``ragmeter labels merge``, called in-process (``ragmeter.cli.main``).
 
 Every expected value is worked out by hand from the records and the votes written in the test.
 """
@@ -16,7 +16,7 @@ import pytest
 from label_records import ALL, MODEL_RECORDS, RECORDS, TEXT_COLUMNS, UNITS
 
 from ragmeter import read_records
-from ragmeter.cli.commands import main
+from ragmeter.cli import main
 from ragmeter.core.records import ANSWER_LABELS, CHUNK_LABELS
 
 Values = dict[tuple[str, int], dict[str, Any]]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import records_file, run_args
 
-from ragmeter.cli import commands as cli
+from ragmeter import cli
 from ragmeter.io.run_folder import RunFolder
 from ragmeter.io.writers import ItemsWriter
 
@@ -142,7 +142,7 @@ def test_a_stopped_run_without_a_finished_item_does_not_block_the_next(tmp_path:
 
 def test_a_closed_stdout_is_no_traceback_and_the_outputs_are_written(tmp_path: Path) -> None:
     path, out = records_file(tmp_path), tmp_path / "out"
-    command = [sys.executable, "-m", "ragmeter.cli.commands", *run_args(path, out)[:-2]]   # the table report
+    command = [sys.executable, "-m", "ragmeter.cli", *run_args(path, out)[:-2]]   # the table report
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert process.stdout is not None and process.stderr is not None
     first_line = process.stdout.readline()

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.cli import commands as cli
+from ragmeter import cli
 from ragmeter.testing.fake_openai import FakeOpenAIServer
 from ragmeter.testing.scripted_judge import records, respond
 
@@ -52,7 +52,7 @@ def run_args(server: FakeOpenAIServer, jsonl: Path, out: Path, *extra: str) -> l
 
 
 def command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "ragmeter.cli.commands", *args]
+    return [sys.executable, "-m", "ragmeter.cli", *args]
 
 
 def run_subprocess(args: list[str]) -> subprocess.CompletedProcess[str]:

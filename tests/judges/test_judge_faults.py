@@ -13,7 +13,7 @@ import math
 import pytest
 
 from ragmeter import Settings, evaluate
-from ragmeter.cli.commands import main
+from ragmeter.cli import main
 from ragmeter.core.errors import ConfigError, TransientJudgeError
 from ragmeter.core.records import Record
 from ragmeter.judges import (

@@ -19,7 +19,7 @@ from typing import Self
 
 import pytest
 
-from ragmeter.cli.commands import main
+from ragmeter.cli import main
 from ragmeter.core.errors import ConfigError, JudgeError, ModelError, TransientJudgeError
 from ragmeter.core.records import Chunk, Record
 from ragmeter.judges import (

@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 
 from ragmeter import Settings, evaluate
-from ragmeter.cli.commands import main
+from ragmeter.cli import main
 from ragmeter.judges import ChatRequest, Judge, JudgeConfig, ScriptedBackend, open_judge
 from ragmeter.pipelines.mtrag.steps import run_step
 from ragmeter.testing.fake_openai import FakeOpenAIServer, FaultPlan, HTTPFault
@@ -253,7 +253,7 @@ N_KILL = 5  # copies of the eight rows: 40 records, 30 claims calls
 
 
 def _cli(server: FakeOpenAIServer, source: Path, out: Path) -> list[str]:
-    return [sys.executable, "-m", "ragmeter.cli.commands", "mtrag", "--step", "ragas", "-i", str(source), "-o", str(out),
+    return [sys.executable, "-m", "ragmeter.cli", "mtrag", "--step", "ragas", "-i", str(source), "-o", str(out),
             "--judge", "openai", "--judge-model", "fake-judge", "--judge-base-url", server.base_url,
             "--judge-api-key-env", "", "--judge-concurrency", "1", "--n-resamples", "200"]
 

@@ -1,4 +1,4 @@
-"""``ragmeter mtrag``: the MT-RAG pipeline from the command line, in-process (``ragmeter.cli.commands.main``) and,
+"""``ragmeter mtrag``: the MT-RAG pipeline from the command line, in-process (``ragmeter.cli.main``) and,
 for the crash test, as a subprocess killed with SIGKILL and run again.
 
 These tests use the real default BERTScore model (packaged MiniLM) on small files (≤ 12 records, and
@@ -21,7 +21,7 @@ import pytest
 from conftest import shared_data_file
 from mtrag_rows import mtrag_row, read_jsonl, write_jsonl
 
-from ragmeter.cli.commands import main
+from ragmeter.cli import main
 from ragmeter.pipelines.mtrag.steps import run_step
 
 DETECTOR = "detector:idk-en-id-1"
@@ -257,7 +257,7 @@ def test_sigkill_then_resume_gives_the_uninterrupted_result(tmp_path: Path) -> N
     assert len(rows) == N_CRASH_ROWS
     source = write_jsonl(tmp_path / "in.jsonl", rows)
     out, partial = tmp_path / "out.jsonl", tmp_path / "out.jsonl.partial"
-    command = [sys.executable, "-m", "ragmeter.cli.commands", "mtrag", "--step", "algorithmic", "-i", str(source),
+    command = [sys.executable, "-m", "ragmeter.cli", "mtrag", "--step", "algorithmic", "-i", str(source),
                "-o", str(out), "--format", "json", *FAST]
 
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

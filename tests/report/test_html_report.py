@@ -14,7 +14,8 @@ import pytest
 
 from ragmeter import Settings, compare, evaluate, read_records
 from ragmeter.analysis.compare import ScoredRun
-from ragmeter.cli.commands import demo_path, main
+from ragmeter.cli import main
+from ragmeter.io.demo import demo_path
 from ragmeter.report.html import render_comparison_html, render_html
 
 SCRIPT = "<script>window.__pwned = 1; alert(1)</script>"

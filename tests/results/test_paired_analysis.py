@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ragmeter import ConfigError
-from ragmeter.cli.commands import main
+from ragmeter.cli import main
 from ragmeter.results.paired import Threshold, default_thresholds, gate_row, grounding_quadrant
 
 NAN = math.nan

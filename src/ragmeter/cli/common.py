@@ -1,0 +1,118 @@
+"""What the commands share: the command type, the demo data, the options several commands take, the input
+check's printing, ``Settings`` from options, and error text for a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from ragmeter.core.errors import ConfigError
+from ragmeter.core.settings import (
+    CiMethod,
+    Settings,
+)
+from ragmeter.io.formats import FORMATS, format_help
+from ragmeter.io.readers import FileCheck, check_file, parse_column_map
+from ragmeter.report.terminal import visible
+from ragmeter.text.idk import IdkDetector
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: its name and one-line help, ``add_arguments(parser)``, ``run(args) -> exit code``, and what
+    an interrupted run of it kept (``after_interrupt(args)``, printed after Ctrl-C)."""
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+    after_interrupt: Callable[[argparse.Namespace], str] = lambda args: "nothing was written"
+
+
+PROGRESS_FROM = 200  # records; smaller runs finish before a bar is useful
+
+
+def overwrite_option(command: argparse.ArgumentParser, what: str) -> None:
+    command.add_argument("--overwrite", action="store_true",
+                         help=f"replace {what} (refused without it; an input is never replaced)")
+
+
+def statistics_options(command: argparse.ArgumentParser, *, ci: str | None = Settings.ci_method) -> None:
+    """The bootstrap's options; ``ci``: the default interval method, ``None`` where only percentile applies."""
+    command.add_argument("--n-resamples", type=int, default=Settings.n_resamples, help="bootstrap resamples (2000)")
+    if ci is not None:
+        command.add_argument("--ci", dest="ci_method", choices=tuple(CiMethod), default=ci,
+                             help=f"bootstrap interval ({ci})")
+    command.add_argument("--confidence", type=float, default=Settings.confidence, help="interval level (0.95)")
+    command.add_argument("--seed", type=int, default=Settings.seed, help="bootstrap seed (0)")
+
+
+def input_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--input-format", choices=FORMATS, default="auto", help=format_help())
+    command.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN",
+                         help="CSV/Parquet column for a record field, e.g. --map question=query (repeatable)")
+    command.add_argument("--skip-invalid", action="store_true", help="score the valid records, list the others")
+    command.add_argument("--max-errors", type=int, default=50, help="bad records listed at most (50)")
+
+
+def check_input(args: argparse.Namespace, path: Path) -> int:
+    """Report every bad record (up to --max-errors); return the number of valid records, or -1 to stop."""
+    return report_check(args, check_file(path, format=args.input_format, column_map=parse_column_map(args.map),
+                                          max_errors=args.max_errors))
+
+
+def report_check(args: argparse.Namespace, check: FileCheck) -> int:
+    """Print a check's bad records; the number of valid records, or -1 to stop."""
+    if check.file_error is not None:
+        print(f"error: {check.file_error}", file=sys.stderr)
+        return -1
+    for error in check.errors:
+        print(f"error: {error}", file=sys.stderr)
+    if check.n_invalid > len(check.errors):
+        print(f"… and {check.n_invalid - len(check.errors)} more bad records", file=sys.stderr)
+    if check.n_invalid and not args.skip_invalid:
+        print(f"{check.n_invalid} bad record(s), {check.n_valid} valid: fix them, or pass --skip-invalid "
+              "to score the valid ones", file=sys.stderr)
+        return -1
+    if check.n_invalid:
+        print(f"skipped {check.n_invalid} bad record(s) listed above; scoring {check.n_valid}", file=sys.stderr)
+    if check.n_valid == 0:
+        print("no valid record to score", file=sys.stderr)
+        return -1
+    return check.n_valid
+
+
+def settings_from(args: argparse.Namespace, **fixed: Any) -> Settings:
+    """The command's ``Settings``: each option whose destination is a field of ``Settings`` (``--ci`` →
+    ``ci_method``), ``--idk-patterns`` as the IDK detector, and the ``fixed`` values of a command with no option
+    for them."""
+    given = {f.name: getattr(args, f.name) for f in fields(Settings) if hasattr(args, f.name)}
+    if getattr(args, "idk_patterns", None):
+        given["idk"] = IdkDetector.from_file(args.idk_patterns)
+    return Settings(**{**given, **fixed})
+
+
+def shown(message: object) -> str:
+    """``message`` for the terminal: control characters from file names or ids written as escapes, lines kept."""
+    return "\n".join(visible(line) for line in str(message).split("\n"))
+
+
+def refuse_unused(args: argparse.Namespace, condition: str, names: Iterable[str]) -> None:
+    """A ConfigError naming the first of the options ``names`` that was given though ``condition`` makes it do
+    nothing (an option left at its default was not given)."""
+    for name in names:
+        value = getattr(args, name, None)
+        if value is not None and value is not False and value != OPTION_DEFAULTS.get(name):
+            raise ConfigError(f"--{name.replace('_', '-')} does nothing {condition}: leave it out"
+                              + (", or add --judge" if condition == "without --judge" else ""))
+
+
+#: The judge options that only matter with --judge, and their parser defaults.
+JUDGE_ONLY = ("judge_model", "judge_base_url", "judge_model_file", "judge_claims", "judge_concurrency",
+               "judge_timeout", "judge_cache", "no_judge_cache", "price_prompt", "price_completion",
+               "judge_api_key_env", "judge_max_attempts", "judge_backoff", "judge_seed")
+OPTION_DEFAULTS = {"judge_api_key_env": "OPENAI_API_KEY", "judge_max_attempts": 6, "judge_backoff": 1.0, "judge_seed": 0}

