@@ -6,8 +6,9 @@ judge cache made by the first recording) and writes the sha256 of every output t
 runs them again and lists every output whose bytes changed. Made for issue 28's reorganisation: record on the
 commit before, check on the commit after.
 
-The judged run needs the packaged local judge (``ragmeter[local]``) the first time; the check reads its
-verdicts from the cache beside FILE, so it is byte-exact whatever the server would say today.
+The judged run needs the packaged local judge (``ragmeter[local]``) the first time, which fills a judge cache beside
+FILE; every recorded or checked judged run reads its verdicts from that cache (an item row counts the judge tokens
+spent by its own run: 0 from a warm cache), so it is byte-exact whatever the server would say today.
 """
 
 from __future__ import annotations
@@ -51,7 +52,13 @@ def _run_all(cache: Path) -> dict[str, str]:
     digests: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="ragmeter-same-") as tmp:
         out = Path(tmp)
-        for name, (arguments, files) in _commands(out, cache).items():
+        commands = _commands(out, cache)
+        if not cache.exists():  # a first judged run fills the cache; its own rows count live tokens
+            arguments = commands["demo-judged"][0]
+            subprocess.run([RAGMETER, *arguments[:arguments.index("--out") + 1], str(out / "warm-up"),
+                            *arguments[arguments.index("--out") + 2:], "--no-progress"], check=True,
+                           capture_output=True, cwd=out)
+        for name, (arguments, files) in commands.items():
             if arguments[0] == "run":
                 arguments = [*arguments, "--no-progress"]
             done = subprocess.run([RAGMETER, *arguments], capture_output=True, text=True,

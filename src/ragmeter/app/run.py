@@ -29,6 +29,7 @@ from ragmeter.io.readers import FileCheck, check_file, read_records
 from ragmeter.io.run_folder import (
     CACHE_FILE,
     PIECE_SHARDS,
+    Manifest,
     RunFolder,
     file_sha256,
     files_sha256,
@@ -215,16 +216,16 @@ def run_to_folder(request: RunRequest, listener: RunListener) -> RunOutcome:
     return _finish(request, result, folder, html, lambda: _records(request, total))
 
 
-def _manifest(request: RunRequest, sha256: str, chosen: list[Metric]) -> dict[str, Any]:
-    """What the run is, as ``run.json`` holds it (a resumed run must match it)."""
+def _manifest(request: RunRequest, sha256: str, chosen: list[Metric]) -> Manifest:
+    """What the run is (a resumed run must match it)."""
     identity = None
     if request.judge is not None:
         with planning_judge(request.judge) as planned:
             identity = f"{planned.identity}, claims={planned.claims}"  # the claims mode changes the values too
-    return {"input": str(request.source), "input_sha256": sha256, "input_format": request.input_format,
-            "map": sorted(request.map_spec), "qrels": str(request.qrels) if request.qrels else None,
-            "metrics": [m.name for m in chosen], "settings": item_settings(request.settings),
-            "judge": identity, "limit": request.limit}
+    return Manifest(input=str(request.source), input_sha256=sha256, input_format=request.input_format,
+                    map=sorted(request.map_spec), qrels=str(request.qrels) if request.qrels else None,
+                    metrics=[m.name for m in chosen], settings=item_settings(request.settings), judge=identity,
+                    limit=request.limit)
 
 
 def _records(request: RunRequest, total: int) -> Iterable[Record]:

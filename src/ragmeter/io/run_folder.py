@@ -26,6 +26,7 @@ import json
 import shutil
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,8 +45,8 @@ from ragmeter.io.writers import ItemsWriter
 if TYPE_CHECKING:
     from ragmeter.results.run_result import EvalResult
 
-__all__ = ["CACHE_FILE", "FOLDER_FILES", "PIECE_SHARDS", "RunFolder", "item_row", "item_settings", "read_json_object",
-           "require_parquet"]
+__all__ = ["CACHE_FILE", "FOLDER_FILES", "PIECE_SHARDS", "Manifest", "RunFolder", "item_row", "item_settings",
+           "read_json_object", "require_parquet"]
 
 MANIFEST = "run.json"
 ITEMS = "items.jsonl"
@@ -91,6 +92,26 @@ def files_sha256(files: Sequence[Path]) -> str:
     if len(files) == 1:
         return file_sha256(files[0])
     return hashlib.sha256("".join(f"{f}:{file_sha256(f)}\n" for f in files).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What a run is, as ``run.json`` holds it (with the run's status and start time): the input (path, sha256,
+    format, ``--map`` as given), the qrels file, the metrics, the settings that change an item's values, the
+    judge (identity and claims mode) and the limit. A resumed run must have an equal one."""
+
+    input: str
+    input_sha256: str
+    input_format: str
+    map: list[str]
+    qrels: str | None
+    metrics: list[str]
+    settings: dict[str, Any]
+    judge: str | None
+    limit: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 class RunFolder:
@@ -140,7 +161,8 @@ class RunFolder:
         shards = sorted(parts.iterdir()) if parts.is_dir() and not parts.is_symlink() else []
         return [self.path / name for name in FOLDER_FILES] + shards
 
-    def prepare(self, manifest: Mapping[str, Any], *, resume: bool, overwrite: bool = False) -> list[dict[str, Any]]:
+    def prepare(self, manifest: Manifest | Mapping[str, Any], *, resume: bool,
+                overwrite: bool = False) -> list[dict[str, Any]]:
         """Check ``manifest`` (what this run is: input, metrics, settings, judge, limit) against the folder;
         return the rows of the interrupted run to keep (``resume``), else ``[]``. Writes nothing, except
         that a torn last line of ``items.jsonl`` is cut when resuming.
@@ -149,6 +171,8 @@ class RunFolder:
         replaced with ``overwrite``. A folder holding an unfinished run with finished items is only continued
         with ``resume``, and only with an equal manifest (or started afresh with ``overwrite``); ``resume``
         with nothing to resume is an error too."""
+        if isinstance(manifest, Manifest):
+            manifest = manifest.to_dict()
         previous = self._read_manifest()
         status = None if previous is None else previous.get("status")
         self._manifest = dict(manifest)

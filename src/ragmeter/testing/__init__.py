@@ -12,7 +12,7 @@ ragmeter's own tests and benchmarks use these, and so can yours:
 - :func:`synthetic_records` and :func:`write_synthetic_records` (:mod:`ragmeter.testing.synthetic`): any
   number of native records shaped like a multi-turn RAG log, deterministic for a seed.
 
-``import ragmeter.testing`` loads nothing until a name is used; nothing else in ragmeter imports it.
+``import ragmeter.testing`` loads only the standard library's modules; nothing else in ragmeter imports it.
 
 A test of your own judged evaluation, against the scripted judge with faults injected:
 
@@ -35,35 +35,8 @@ A test of your own judged evaluation, against the scripted judge with faults inj
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from ragmeter.testing.fake_openai import FAULT_KINDS, FakeOpenAIServer, FaultPlan, HTTPFault, call_key
-    from ragmeter.testing.synthetic import synthetic_records, write_synthetic_records
+from ragmeter.testing.fake_openai import FAULT_KINDS, FakeOpenAIServer, FaultPlan, HTTPFault, call_key
+from ragmeter.testing.synthetic import synthetic_records, write_synthetic_records
 
 __all__ = ["FAULT_KINDS", "FakeOpenAIServer", "FaultPlan", "HTTPFault", "call_key", "synthetic_records",
            "write_synthetic_records"]
-
-#: Where each name lives: imported on first use (PEP 562), so that ``import ragmeter.testing`` costs nothing.
-_LAZY = {
-    "FAULT_KINDS": "ragmeter.testing.fake_openai",
-    "FakeOpenAIServer": "ragmeter.testing.fake_openai",
-    "FaultPlan": "ragmeter.testing.fake_openai",
-    "HTTPFault": "ragmeter.testing.fake_openai",
-    "call_key": "ragmeter.testing.fake_openai",
-    "synthetic_records": "ragmeter.testing.synthetic",
-    "write_synthetic_records": "ragmeter.testing.synthetic",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'ragmeter.testing' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
