@@ -7,12 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ragmeter.cli.common import (
-    Command,
-    overwrite_option,
-    settings_from,
-    statistics_options,
-)
+from ragmeter.cli.common import Command, overwrite_option, settings_from, statistics_options
 from ragmeter.core.files import Outputs, atomic_write_text
 from ragmeter.human.with_people import agreement
 from ragmeter.report.html import html_target, render_agreement_html

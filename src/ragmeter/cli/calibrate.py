@@ -7,11 +7,7 @@ import json
 from pathlib import Path
 
 from ragmeter.analysis.calibration import calibrate_tau
-from ragmeter.cli.common import (
-    Command,
-    settings_from,
-    statistics_options,
-)
+from ragmeter.cli.common import Command, settings_from, statistics_options
 from ragmeter.core.errors import ConfigError
 from ragmeter.io.readers import read_records
 from ragmeter.models import EMBEDDER_BACKENDS

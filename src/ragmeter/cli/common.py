@@ -1,5 +1,5 @@
-"""What the commands share: the command type, the demo data, the options several commands take, the input
-check's printing, ``Settings`` from options, and error text for a terminal."""
+"""What the commands share: the command type, the options several commands take, the input check's printing,
+``Settings`` from options, and error text for a terminal."""
 
 from __future__ import annotations
 
@@ -11,10 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.core.errors import ConfigError
-from ragmeter.core.settings import (
-    CiMethod,
-    Settings,
-)
+from ragmeter.core.settings import CiMethod, Settings
 from ragmeter.io.formats import FORMATS, format_help
 from ragmeter.io.readers import FileCheck, check_file, parse_column_map
 from ragmeter.report.terminal import visible
@@ -31,9 +28,6 @@ class Command:
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
     after_interrupt: Callable[[argparse.Namespace], str] = lambda args: "nothing was written"
-
-
-PROGRESS_FROM = 200  # records; smaller runs finish before a bar is useful
 
 
 def overwrite_option(command: argparse.ArgumentParser, what: str) -> None:

@@ -9,17 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragmeter.analysis.compare import compare
-from ragmeter.cli.common import (
-    Command,
-    overwrite_option,
-    settings_from,
-    statistics_options,
-)
+from ragmeter.cli.common import Command, overwrite_option, settings_from, statistics_options
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.files import Outputs, atomic_write_text
-from ragmeter.io.run_folder import (
-    FOLDER_FILES,
-)
+from ragmeter.io.run_folder import FOLDER_FILES
 from ragmeter.report.comparison import render_comparison
 from ragmeter.report.html import html_target, render_comparison_html
 

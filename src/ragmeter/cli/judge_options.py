@@ -9,13 +9,7 @@ from pathlib import Path
 from ragmeter.core.errors import ConfigError
 from ragmeter.engine.evaluation import JudgePlan
 from ragmeter.io.run_folder import CACHE_FILE
-from ragmeter.judges import (
-    CLAIM_MODES,
-    LOCAL_TIMEOUT_S,
-    REMOTE_TIMEOUT_S,
-    JudgeConfig,
-    JudgeUsage,
-)
+from ragmeter.judges import CLAIM_MODES, LOCAL_TIMEOUT_S, REMOTE_TIMEOUT_S, JudgeConfig, JudgeUsage
 from ragmeter.judges.accounting import token_cost
 from ragmeter.judges.backends import backend_kind, backend_kinds
 

@@ -15,13 +15,8 @@ from ragmeter.app.labels import (
     plan_annotation,
     write_label_template,
 )
-from ragmeter.cli import judge_options as _cli_judge
-from ragmeter.cli.common import (
-    Command,
-    input_options,
-    overwrite_option,
-    report_check,
-)
+from ragmeter.cli import judge_options
+from ragmeter.cli.common import Command, input_options, overwrite_option, report_check
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS
 from ragmeter.human.annotation_files import check_template_path
@@ -48,7 +43,7 @@ def add_arguments(labels: argparse.ArgumentParser) -> None:
                           help="'all' (default), 'chunk', 'answer', or comma-separated label names")
     overwrite_option(annotate, "an existing OUTPUT (a person's filled labels, say)")
     input_options(annotate)
-    _cli_judge.add_judge_options(annotate, title="LLM judge (the annotator)", cache_beside_output=True)
+    judge_options.add_judge_options(annotate, title="LLM judge (the annotator)", cache_beside_output=True)
     merge = label_commands.add_parser("merge", help="join filled annotation files onto the records")
     merge.add_argument("file", type=Path, help="the records the templates were made from")
     merge.add_argument("filled", type=Path, nargs="+", help="filled annotation files (one or more annotators)")
@@ -87,20 +82,20 @@ def _annotate(args: argparse.Namespace) -> int:
     if args.judge is None:
         raise ConfigError("labels annotate needs a judge: --judge local (pip install 'ragmeter[local]') or "
                           "--judge openai --judge-model NAME [--judge-base-url URL]")
-    config = _cli_judge.judge_config(args, args.output.with_name(args.output.name + ".judge-cache.sqlite"))
+    config = judge_options.judge_config(args, args.output.with_name(args.output.name + ".judge-cache.sqlite"))
     assert config is not None
     if args.dry_run:
         planned = plan_annotation(_source(args), args.output, names, config, inputs=[args.judge_model_file],
                                   overwrite=args.overwrite, checked=_checked(args))
         if planned is None:
             return 2
-        print(_cli_judge.render_plan(planned[0], planned[1], _cli_judge.prices(args)))
+        print(judge_options.render_plan(planned[0], planned[1], judge_options.prices(args)))
         return 0
     done = annotate_file(_source(args), args.output, names, config, inputs=[args.judge_model_file],
                          overwrite=args.overwrite, checked=_checked(args))
     if done is None:
         return 2
-    usage = _cli_judge.render_usage(done.judge, done.usage, _cli_judge.prices(args))
+    usage = judge_options.render_usage(done.judge, done.usage, judge_options.prices(args))
     if not done.rows:
         print(usage)
         print(f"error: no row was labelled: all {len(done.annotation.failures)} judge call(s) failed, so "

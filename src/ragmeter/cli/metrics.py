@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from ragmeter.cli.common import (
-    Command,
-)
+from ragmeter.cli.common import Command
 from ragmeter.metrics import DEFAULT_CUTOFF, list_metrics
 
 

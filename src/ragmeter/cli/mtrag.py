@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ragmeter.app.mtrag import plan_step, prepare_step, unfinished_part
-from ragmeter.cli import judge_options as _cli_judge
+from ragmeter.cli import judge_options
 from ragmeter.cli.common import (
     Command,
     check_input,
@@ -18,9 +18,7 @@ from ragmeter.cli.common import (
     statistics_options,
 )
 from ragmeter.core.errors import ConfigError, RagmeterError
-from ragmeter.core.settings import (
-    Settings,
-)
+from ragmeter.core.settings import Settings
 from ragmeter.judges import JudgeConfig
 from ragmeter.pipelines.mtrag.steps import STEPS, check_step
 from ragmeter.report.mtrag import render_step, render_summary
@@ -47,7 +45,7 @@ def add_arguments(mtrag: argparse.ArgumentParser) -> None:
                        help="what a failed RADBench verdict counts as (default: undefined, counted; 0.5 as "
                             "MT-RAG's released scripts)")
     statistics_options(mtrag)
-    _cli_judge.add_judge_options(mtrag, title="LLM judge (MT-RAG's steps idk, ragas, radbench)", several=True)
+    judge_options.add_judge_options(mtrag, title="LLM judge (MT-RAG's steps idk, ragas, radbench)", several=True)
 
 
 #: The options that name the outputs of ``ragmeter mtrag`` in its errors.
@@ -57,7 +55,7 @@ _MTRAG_LABELS = {"output": "-o", "partial": "-o (its unfinished part)", "summary
 
 def _mtrag(args: argparse.Namespace) -> int:
     settings = settings_from(args)
-    configs = _cli_judge.judge_configs(args, args.output.with_name(args.output.name + ".judge-cache.sqlite"))
+    configs = judge_options.judge_configs(args, args.output.with_name(args.output.name + ".judge-cache.sqlite"))
     check_step(args.step, args.input, args.output, judged=bool(configs))
     args.input_format, args.map = "mtrag", []
     if check_input(args, args.input) < 0:
@@ -84,7 +82,7 @@ def _mtrag(args: argparse.Namespace) -> int:
         return 0
     print(render_step(report, args.step, args.output))
     for identity, usage in report.judge_usage.items():
-        print(_cli_judge.render_usage(identity, usage, _cli_judge.prices(args)))
+        print(judge_options.render_usage(identity, usage, judge_options.prices(args)))
     print(render_summary(outcome.means))
     print(f"\nIntervals: {outcome.summary['intervals']}; summary: {report.summary_path}", file=sys.stderr)
     return 0
@@ -94,7 +92,7 @@ def _mtrag_dry_run(args: argparse.Namespace, settings: Settings, configs: list[J
     if not configs:
         raise ConfigError("--dry-run estimates the judge's calls: give --judge")
     for identity, plan in plan_step(args.step, args.input, configs, settings=settings):
-        print(_cli_judge.render_plan(plan, identity, _cli_judge.prices(args)))
+        print(judge_options.render_plan(plan, identity, judge_options.prices(args)))
     print("Records whose values the output already holds are counted too.")
     return 0
 

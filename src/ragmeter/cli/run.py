@@ -10,9 +10,8 @@ from pathlib import Path
 
 from ragmeter._version import __version__
 from ragmeter.app.run import RunFailed, RunOutcome, RunRequest, default_metrics, plan_run, run_to_folder
-from ragmeter.cli import judge_options as _cli_judge
+from ragmeter.cli import judge_options
 from ragmeter.cli.common import (
-    PROGRESS_FROM,
     Command,
     input_options,
     overwrite_option,
@@ -24,13 +23,7 @@ from ragmeter.cli.common import (
 )
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.files import atomic_write_text
-from ragmeter.core.settings import (
-    IdkEvalSource,
-    NdcgGain,
-    NdcgIdeal,
-    Settings,
-    SourceLabels,
-)
+from ragmeter.core.settings import IdkEvalSource, NdcgGain, NdcgIdeal, Settings, SourceLabels
 from ragmeter.io.demo import DEMOS, demo_path
 from ragmeter.io.readers import FileCheck, parse_column_map
 from ragmeter.judges.accounting import JudgingReport
@@ -40,6 +33,9 @@ from ragmeter.report import render_report
 from ragmeter.report.html import render_html
 from ragmeter.report.markdown import render_report_markdown
 from ragmeter.results.paired import Threshold
+
+#: Records from which a run without a judge shows a progress bar (smaller runs finish before it helps).
+PROGRESS_FROM = 200
 
 
 def _threshold(text: str) -> Threshold:
@@ -111,14 +107,14 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--rb-llm-unparsed", type=float,
                      help="what a failed RADBench verdict counts as in RB_llm (default: undefined, counted; "
                           "0.5 as MT-RAG's released scripts)")
-    _cli_judge.add_judge_options(run, title="LLM judge (seed 002's 'judged' metrics, MT-RAG's 'mtrag_judged')")
+    judge_options.add_judge_options(run, title="LLM judge (seed 002's 'judged' metrics, MT-RAG's 'mtrag_judged')")
 
 
 def _run(args: argparse.Namespace) -> int:
     path = demo_path(args.demo) if args.demo else args.file
     if args.engine != "ray":
         refuse_unused(args, "without --engine ray", ("ray_address", "workers"))
-    config = _cli_judge.judge_config(args)
+    config = judge_options.judge_config(args)
     request = RunRequest(
         source=path, out=args.out, metrics=args.metrics.split(",") if args.metrics else None,
         settings=settings_from(args), judge=config, input_format=args.input_format,
@@ -153,10 +149,10 @@ def _run(args: argparse.Namespace) -> int:
         planned = plan_run(replace(request, metrics=metric_names), listener)
         if planned is None:
             return 2
-        print(_cli_judge.render_plan(planned[0], planned[1], _cli_judge.prices(args)))
+        print(judge_options.render_plan(planned[0], planned[1], judge_options.prices(args)))
         return 0
     if args.engine == "ray":
-        _cli_judge.check_ray_judge(config)
+        judge_options.check_ray_judge(config)
     try:
         outcome = run_to_folder(replace(request, metrics=metric_names), listener)
     except RunFailed as failed:  # a judge that failed for good, say: what was finished stays
@@ -213,13 +209,13 @@ def _print_run(args: argparse.Namespace, path: Path, outcome: RunOutcome) -> int
     if args.format == "markdown":
         print(render_report_markdown(result, title=f"ragmeter {__version__} — {path.name}", paired=paired))
     if args.format == "table":
-        print(render_report(result, title=f"ragmeter {__version__} — {path.name}", prices=_cli_judge.prices(args),
+        print(render_report(result, title=f"ragmeter {__version__} — {path.name}", prices=judge_options.prices(args),
                             paired=paired))
     if args.format != "json":
         print(f"\nPer-item scores: {folder.items_path}", file=sys.stderr)
     if outcome.html is not None and outcome.records is not None:
         page = render_html(result, title=f"ragmeter — {path.name}", records=outcome.records(),
-                           paired=paired, prices=_cli_judge.prices(args))
+                           paired=paired, prices=judge_options.prices(args))
         atomic_write_text(outcome.html, page)
         print(f"HTML report: {args.html}", file=sys.stderr)
     return _judge_outcome(result.judging, folder.path / "judge_failures.jsonl")

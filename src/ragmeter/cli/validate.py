@@ -5,11 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ragmeter.cli.common import (
-    Command,
-    check_input,
-    input_options,
-)
+from ragmeter.cli.common import Command, check_input, input_options
 
 
 def add_arguments(validate: argparse.ArgumentParser) -> None:
