@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.core.errors import ConfigError
+from ragmeter.core.files import Outputs, Target, atomic_write_text
 from ragmeter.core.settings import CiMethod, Settings
 from ragmeter.io.formats import FORMATS, format_help
 from ragmeter.io.readers import FileCheck, check_file, parse_column_map
+from ragmeter.report.junit import JunitSuite, render_junit
 from ragmeter.report.terminal import visible
 from ragmeter.text.idk import IdkDetector
 
@@ -110,3 +112,33 @@ JUDGE_ONLY = ("judge_model", "judge_base_url", "judge_model_file", "judge_claims
                "judge_timeout", "judge_cache", "no_judge_cache", "price_prompt", "price_completion",
                "judge_api_key_env", "judge_max_attempts", "judge_backoff", "judge_seed")
 OPTION_DEFAULTS = {"judge_api_key_env": "OPENAI_API_KEY", "judge_max_attempts": 6, "judge_backoff": 1.0, "judge_seed": 0}
+
+
+def gate_options(command: argparse.ArgumentParser) -> None:
+    """Where a gate's verdict goes besides stdout: JUnit XML, and a markdown summary appended to a file."""
+    command.add_argument("--junit", type=Path, metavar="FILE",
+                         help="also write the gate's verdicts as JUnit XML (one test case per rule) for a CI "
+                              "system's test report")
+    command.add_argument("--summary-file", type=Path, metavar="FILE",
+                         help="append the gate's verdict and the tables as markdown to FILE, e.g. "
+                              "\"$GITHUB_STEP_SUMMARY\" (made if missing; never replaced)")
+
+
+@dataclass(frozen=True)
+class GateReports:
+    junit: Target | None
+    summary: Target | None
+
+
+def gate_outputs(outputs: Outputs, args: argparse.Namespace) -> GateReports:
+    """The gate's report files, checked before any work."""
+    junit = outputs.file(args.junit, flag="--junit") if args.junit else None
+    summary = outputs.file(args.summary_file, flag="--summary-file", append=True) if args.summary_file else None
+    return GateReports(junit, summary)
+
+
+def write_gate_reports(reports: GateReports, suites: list[JunitSuite], markdown: str) -> None:
+    if reports.junit is not None:
+        atomic_write_text(reports.junit, render_junit(suites))
+    if reports.summary is not None:
+        atomic_write_text(reports.summary, markdown.rstrip() + "\n\n")

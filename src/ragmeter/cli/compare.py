@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from ragmeter.analysis.compare import compare
-from ragmeter.cli.common import Command, overwrite_option, settings_from, statistics_options
+from ragmeter.analysis.gate import apply_gate, parse_rule
+from ragmeter.cli.common import (
+    Command,
+    gate_options,
+    gate_outputs,
+    overwrite_option,
+    settings_from,
+    statistics_options,
+    write_gate_reports,
+)
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.files import Outputs, atomic_write_text
 from ragmeter.io.run_folder import FOLDER_FILES
 from ragmeter.report.comparison import render_comparison
+from ragmeter.report.gate import gate_suite, render_gate
 from ragmeter.report.html import html_target, render_comparison_html
 
 
@@ -35,6 +46,15 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
                          help="also write the comparison as one self-contained HTML page (pip install "
                               "'ragmeter[html]')")
     overwrite_option(compare, "an existing --html file")
+    gate_options(compare)
+    compare.add_argument("--fail-on", action="append", default=[], type=parse_rule, metavar="METRIC[:MARGIN]",
+                         help="the CI gate: exit 1 when the candidate is significantly worse on METRIC (Holm over "
+                              "the gated metrics, p < --alpha), or, with a MARGIN, unless its interval shows it at "
+                              "most MARGIN worse (non-inferiority); repeatable. Direction: each metric's (latency, "
+                              "tokens: lower is better)")
+    compare.add_argument("--alpha", type=float, default=0.05, help="the gate's significance level (0.05)")
+    compare.add_argument("--max-undefined", type=float, default=0.2, metavar="SHARE",
+                         help="a gated metric undefined on more than this share of the pairs fails (0.2)")
     # percentile by default: where most pairs tie, BCa's correction moves the interval off 0 while the
     # permutation test finds nothing (seen on the demo: 3 of 45 pairs differ)
     statistics_options(compare, ci="percentile")
@@ -49,19 +69,34 @@ def _compare(args: argparse.Namespace) -> int:
     if len(args.runs) < 2:
         raise ConfigError("compare needs at least two runs: ragmeter compare RUN_A RUN_B [RUN_C …]")
     settings = settings_from(args)
-    html = html_target(Outputs(_run_files(args.runs), overwrite=args.overwrite), args.html)
+    if (args.junit or args.summary_file) and not args.fail_on:
+        raise ConfigError("--junit and --summary-file report the gate: add --fail-on METRIC[:MARGIN]")
+    outputs = Outputs(_run_files(args.runs), overwrite=args.overwrite)
+    html = html_target(outputs, args.html)
+    reports = gate_outputs(outputs, args)
     comparisons = compare(*args.runs, by=args.by, settings=settings,
                           allow_different_settings=args.allow_different_settings, names=args.names)
+    gates = [apply_gate(c, args.fail_on, alpha=args.alpha, max_undefined=args.max_undefined)
+             for c in comparisons] if args.fail_on else []
     if html is not None:
         title = f"ragmeter — {comparisons[0].candidate} against {comparisons[0].baseline}" + (
             f" and {len(args.runs) - 2} more" if len(args.runs) > 2 else "")
         atomic_write_text(html, render_comparison_html(comparisons, title=title))
         print(f"HTML report: {args.html}", file=sys.stderr)
     if args.format == "json":
-        print(json.dumps([c.to_dict() for c in comparisons], indent=2, ensure_ascii=False))
+        print(json.dumps([{**c.to_dict(), **({"decision": g.to_dict()} if gates else {})}
+                          for c, g in itertools.zip_longest(comparisons, gates)], indent=2, ensure_ascii=False))
     else:
-        print("\n\n".join(render_comparison(c, markdown=args.format == "markdown") for c in comparisons))
-    return 0
+        markdown = args.format == "markdown"
+        print("\n\n".join(render_comparison(c, markdown=markdown) for c in comparisons))
+        for gate in gates:
+            print("\n" + render_gate(gate, markdown=markdown))
+    if not gates:
+        return 0
+    write_gate_reports(reports, [gate_suite(g) for g in gates],
+                       "\n\n".join(render_gate(g, markdown=True) for g in gates)
+                       + "\n\n" + "\n\n".join(render_comparison(c, markdown=True) for c in comparisons))
+    return 0 if all(g.passed for g in gates) else 1
 
 
 COMMAND = Command("compare", "compare runs item by item: differences with intervals, paired tests, Holm's "

