@@ -120,3 +120,20 @@ def test_complete_rows_say_which_line_was_bad_and_what_was_dropped(tmp_path: Pat
     assert complete_jsonl_rows(path).describe("items.jsonl") == (
         "line 2 of items.jsonl is not a complete JSON row: the 1 row(s) before it are kept, it and the 0 line(s) "
         "after it are dropped and scored again")
+
+
+def test_an_appended_output_keeps_what_the_file_held_and_refuses_inputs_and_fifos(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("step 1\n", encoding="utf-8")
+    target = Outputs().file(summary, flag="--summary-file", append=True)
+    atomic_write_text(target, "step 2\n")
+    atomic_write_text(target, "step 3\n")
+    assert summary.read_text(encoding="utf-8") == "step 1\nstep 2\nstep 3\n"
+    fresh = Outputs().file(tmp_path / "new.md", flag="--summary-file", append=True)
+    atomic_write_text(fresh, "made\n")
+    assert (tmp_path / "new.md").read_text(encoding="utf-8") == "made\n"
+    with pytest.raises(ConfigError, match="is an input"):
+        Outputs([summary]).file(summary, flag="--summary-file", append=True)
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(ConfigError, match="not a regular file"):
+        Outputs().file(tmp_path / "pipe", flag="--summary-file", append=True)

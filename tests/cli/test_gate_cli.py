@@ -1,0 +1,98 @@
+"""The CI gate from the command line: ``compare --fail-on`` and ``run --require``, their exit codes and reports."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import xmlschema
+
+from ragmeter.cli import main
+
+SCHEMA = xmlschema.XMLSchema(Path(__file__).parents[1] / "report" / "junit.xsd")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The demo (A) and its uncertainty-gate variant (B), which is worse on token F1 (−0.048, p ≈ 0.016)."""
+    folder = tmp_path_factory.mktemp("runs")
+    for variant, name in (("v1", "a"), ("gate", "b")):
+        assert main(["run", "--demo", variant, "--out", str(folder / name), "--no-progress", "--format", "json",
+                     "--n-resamples", "500"]) == 0
+    return folder / "a", folder / "b"
+
+
+def compare(runs: tuple[Path, Path], *extra: str) -> int:
+    return main(["compare", str(runs[0]), str(runs[1]), "--n-resamples", "500", *extra])
+
+
+def test_a_significant_regression_exits_1_and_a_run_against_itself_exits_0(runs, capsys) -> None:
+    assert compare(runs, "--fail-on", "token_f1") == 1
+    assert "Gate: b against a: FAIL" in capsys.readouterr().out
+    assert main(["compare", str(runs[0]), str(runs[0]), "--fail-on", "token_f1", "--fail-on", "latency_ms",
+                 "--n-resamples", "500"]) == 0
+    assert "against a: pass\n" in capsys.readouterr().out
+
+
+def test_lower_is_better_metrics_that_fell_pass(runs, capsys) -> None:
+    # the gate variant answers fewer questions: fewer tokens and less latency, which is better
+    assert compare(runs, "--fail-on", "total_tokens", "--fail-on", "latency_ms") == 0
+    assert capsys.readouterr().out.count(" pass ") >= 2
+
+
+def test_non_inferiority_needs_the_interval_within_the_margin(runs) -> None:
+    assert compare(runs, "--fail-on", "token_f1:0.2") == 0    # worse end ≈ −0.09: within 0.2
+    assert compare(runs, "--fail-on", "token_f1:0.01") == 1   # not within 0.01
+
+
+def test_a_metric_missing_from_the_runs_fails_the_gate(runs, capsys) -> None:
+    assert compare(runs, "--fail-on", "BertscoreP", "--fail-on", "total_tokens") == 1
+    assert "in neither run's items" in capsys.readouterr().out
+
+
+def test_junit_and_the_summary_file(runs, tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n", encoding="utf-8")
+    junit = tmp_path / "gate.xml"
+    assert compare(runs, "--fail-on", "token_f1", "--fail-on", "overlap:0.5", "--junit", str(junit),
+                   "--summary-file", str(summary)) == 1
+    SCHEMA.validate(str(junit))
+    cases = {case.get("name"): case.find("failure") is not None for case in ET.parse(junit).iter("testcase")}
+    assert cases == {"token_f1 (regression)": True, "overlap (non-inferiority 0.5)": False}
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("earlier step\n### Gate: b against a: ❌ FAIL")   # appended, verdict first
+    assert compare(runs, "--fail-on", "token_f1", "--summary-file", str(summary)) == 1
+    assert summary.read_text(encoding="utf-8").count("### Gate:") == 2
+
+
+def test_gate_json_carries_the_decision(runs, capsys) -> None:
+    assert compare(runs, "--fail-on", "token_f1", "--format", "json") == 1
+    (only,) = json.loads(capsys.readouterr().out)
+    assert only["decision"]["passed"] is False
+    assert only["decision"]["verdicts"][0]["metric"] == "token_f1"
+
+
+def test_reports_without_a_gate_and_bad_rules_are_usage_errors(runs, capsys, tmp_path: Path) -> None:
+    assert compare(runs, "--junit", str(tmp_path / "x.xml")) == 2
+    assert "add --fail-on" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        compare(runs, "--fail-on", "token_f1:-3")
+    assert stop.value.code == 2
+    assert not (tmp_path / "x.xml").exists()
+
+
+def test_run_requirements_exit_1_when_one_is_not_shown(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "run"
+    base = ["run", "--demo", "--out", str(out), "--no-progress", "--n-resamples", "500", "--overwrite"]
+    # token F1 is 0.41 [0.33, 0.51] on the demo
+    assert main([*base, "--require", "token_f1>=0.3", "--require", "p95_latency_ms<=9000"]) == 0
+    assert main([*base, "--require", "token_f1>=0.4"]) == 1
+    assert "not shown: the interval's low end" in capsys.readouterr().out
+    assert main([*base, "--require", "token_f1>=0.4", "--require-point"]) == 0
+    junit = tmp_path / "run.xml"
+    assert main([*base, "--require", "idk_citation_count<=0", "--junit", str(junit)]) == 1  # the demo has 2
+    SCHEMA.validate(str(junit))
+    assert main([*base, "--require", "BertscoreP>=0.1"]) == 2   # not a metric of this run
+    assert "which this run does not compute" in capsys.readouterr().err
