@@ -1,7 +1,8 @@
 """No command replaces or truncates an input, a file it did not create, a symlink or a special file, and a
 refused command leaves every file as it was: every command, every output flag, pointed at every kind of
 place it must not write (its inputs by path, symlink and hard link, a FIFO, the null device, an unrelated
-file, a place that takes no file) and at a new file, the control case."""
+file, a place that takes no file) and at a new file, the control case. (``--summary-file`` adds to the end of
+a file by design, a CI job's summary: tests/core/test_files.py and tests/cli/test_gate_cli.py check it.)"""
 
 from __future__ import annotations
 
@@ -77,6 +78,13 @@ COMMANDS = [
     Command("compare --html", lambda w, x, place: ["compare", str(w.run_a), str(w.run_b), "--n-resamples", N_RESAMPLES,
                                             "--html", str(x)],
             lambda w: [*_run_folder_files(w.run_a), *_run_folder_files(w.run_b)], stream=True),
+    Command("compare --junit", lambda w, x, place: ["compare", str(w.run_a), str(w.run_b), "--n-resamples",
+                                             N_RESAMPLES, "--fail-on", "total_tokens", "--junit", str(x)],
+            lambda w: [*_run_folder_files(w.run_a), *_run_folder_files(w.run_b)]),
+    Command("run --junit", lambda w, x, place: ["run", str(w.records), "--out", str(place / "fresh-run"), "--embedder",
+                                         "hashing", "--n-resamples", N_RESAMPLES, "--no-progress", "--require",
+                                         "token_f1>=0.3", "--junit", str(x)],
+            lambda w: [w.records]),
     Command("agree --html", lambda w, x, place: ["agree", str(w.run_a / "items.jsonl"), str(w.ana), str(w.ben), "--metric",
                                           "overlap", "--label", "support_present", "--n-resamples", N_RESAMPLES,
                                           "--html", str(x)],
@@ -157,7 +165,7 @@ def snapshot(root: Path) -> dict[str, tuple[str, bytes | str]]:
 
 def _allowed_new(command: Command, target: Path, place: Path) -> set[Path]:
     """What a command that was not refused may add: its output and what it writes beside it."""
-    if command.name == "run --html":
+    if command.name in ("run --html", "run --junit"):
         return {target, place / "fresh-run"}
     if command.name == "labels merge -o":
         return {target, target.with_name(target.name + ".agreement.json")}
