@@ -12,7 +12,22 @@ ragmeter's own tests and benchmarks use these, and so can yours:
 - :func:`synthetic_records` and :func:`write_synthetic_records` (:mod:`ragmeter.testing.synthetic`): any
   number of native records shaped like a multi-turn RAG log, deterministic for a seed.
 
-``import ragmeter.testing`` loads only the standard library's modules; nothing else in ragmeter imports it.
+- :mod:`ragmeter.testing.pytest_plugin`: a pytest plugin (registered as ``pytest11``, so installing ragmeter
+  enables it) whose fixture ``ragmeter_eval`` scores a records file in a test and writes it as a run folder;
+  ``.require("token_f1 >= 0.6")`` and ``.require_no_regression("baseline/", metrics=["token_f1"])`` fail the
+  test with a table of value, interval, threshold or baseline, p and the worst items' ids. The fixtures
+  ``ragmeter_judge`` (default ``None``), ``ragmeter_embedder`` (default ``None``: the packaged one),
+  ``ragmeter_settings`` and ``ragmeter_out`` can be overridden in a ``conftest.py`` (the judge, for
+  instance, with one talking to :class:`FakeOpenAIServer`). ``--ragmeter-judge local`` starts the packaged
+  judge once per session, in the pytest-xdist controller under ``-n``, and the workers share it;
+  ``--ragmeter-judge URL --ragmeter-judge-model NAME`` points every process at an OpenAI-compatible endpoint::
+
+      def test_rag_quality(ragmeter_eval):
+          run = ragmeter_eval("eval/answers.jsonl", metrics=["token_f1", "overlap"])
+          run.require("token_f1 >= 0.6").require_no_regression("baseline/", metrics=["token_f1"])
+
+``import ragmeter.testing`` loads only the standard library's modules (the plugin, which pytest loads, also
+pytest); nothing else in ragmeter imports it.
 
 A test of your own judged evaluation, against the scripted judge with faults injected:
 
