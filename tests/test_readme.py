@@ -1,8 +1,12 @@
-"""The README's metric table agrees with the registry: every metric is there, with what it needs."""
+"""The README's metric table agrees with the registry: every metric is there, with what it needs. The commands
+of "Use it in CI" run as shown, with the exit codes and the output the section states."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from ragmeter.metrics import DEFAULT_CUTOFF, get_metric, list_metrics
@@ -29,3 +33,52 @@ def test_the_needs_column_is_what_the_registry_requires() -> None:
     wrong = {name: (cell, ", ".join(get_metric(name).requirements)) for name, cell in table_rows().items()
              if cell != ", ".join(get_metric(name).requirements)}
     assert not wrong
+
+
+def section(title: str) -> str:
+    """The README's text under ``## title``, up to the next ``## `` heading."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end != -1 else len(text)]
+
+
+def shell_commands(block: str) -> list[tuple[str, int]]:
+    """A bash block's commands (``\\`` continuations joined), each with the exit code its comment states
+    (``# exit 1: …``; 0 when it states none)."""
+    commands = [line for line in block.replace("\\\n", " ").splitlines() if line.strip()]
+    return [(line, int(m.group(1)) if (m := re.search(r"#\s*exit (\d+)", line)) else 0) for line in commands]
+
+
+def squashed(line: str) -> str:
+    return " ".join(line.split())
+
+
+def test_the_ci_sections_commands_run_as_shown(tmp_path: Path) -> None:
+    """Each command of the section's bash blocks runs in one empty folder, in order, and exits as its comment
+    says, printing the numbers its comment quotes; each line of a text block (but "…") is a line of the output of the bash block before it, spaces
+    aside."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    blocks = re.findall(r"```(bash|text)\n(.*?)```", section("Use it in CI"), re.DOTALL)
+    assert [kind for kind, _ in blocks].count("bash") >= 3
+    output = ""
+    for kind, body in blocks:
+        if kind == "text":
+            printed = {squashed(line) for line in output.splitlines()}
+            shown = [squashed(line) for line in body.splitlines() if line.strip() not in ("", "…")]
+            assert [line for line in shown if line not in printed] == []
+            continue
+        output = ""
+        for command, expected in shell_commands(body):
+            done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
+                                  timeout=300, check=False)
+            assert done.returncode == expected, f"{command}\n{done.stderr[-3000:]}"
+            comment = command.partition("#")[2]
+            assert [n for n in re.findall(r"\d+\.\d+", comment) if n not in done.stdout] == [], command
+            output += done.stdout
+    assert (tmp_path / "gate.xml").is_file() and (tmp_path / "summary.md").is_file()
+
+
+def test_the_ci_section_points_to_examples_that_exist() -> None:
+    links = re.findall(r"\]\((examples/[^)]+)\)", section("Use it in CI"))
+    assert links and all((README.parent / link).is_file() for link in links)

@@ -182,7 +182,13 @@ def _unmeasured(rule: GateRule, m: MetricComparison | None, comparison: Comparis
     """Why ``rule`` cannot be judged on this comparison, or ``None``."""
     if m is None:
         why = comparison.not_compared.get(rule.metric)
-        return f"not compared: {why}" if why else "in neither run's items"
+        if why:
+            return f"not compared: {why}"
+        quantile = re.fullmatch(r"p(?:50|95)_(.+)", rule.metric)
+        if quantile:
+            return (f"in neither run's items: a comparison is of per-item values; gate {quantile.group(1)} (its "
+                    "per-item mean difference)")
+        return "in neither run's items"
     if m.higher_is_better is None:
         return "its direction is unknown (not a registered metric): a gate cannot tell better from worse"
     if m.n == 0:
