@@ -25,6 +25,7 @@ from ragmeter import read_records
 from ragmeter.core.records import Record
 from ragmeter.judges import CLAIM_MODES, JudgeConfig
 from ragmeter.stats.correlation import cluster_bootstrap, spearman
+from ragmeter.stats.intervals import wilson_interval
 from ragmeter.testing import write_synthetic_records
 
 HERE = Path(__file__).resolve().parent
@@ -148,3 +149,9 @@ def write_result(name: str, out: Any, **dump: Any) -> Path:
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps(out, **{"indent": 2, "ensure_ascii": False, **dump}) + "\n", encoding="utf-8")
     return path
+
+
+def share_with_interval(count: int, n: int) -> dict[str, float | int]:
+    """``count`` of ``n`` as a share with its 95 % Wilson interval (:func:`ragmeter.stats.intervals.wilson_interval`)."""
+    low, high = wilson_interval(count, n)
+    return {"count": count, "n": n, "rate": count / n if n else float("nan"), "ci_low": low, "ci_high": high}

@@ -1,6 +1,6 @@
 """Run every ragmeter benchmark, print the figures, and write them to benchmarks/results/.
 
-    python benchmarks/run_all.py [--quick] [--only overlap,lexical,memory,rouge,bertscore,mtrag_pipeline,retrieval,judge]
+    python benchmarks/run_all.py [--quick] [--only overlap,lexical,memory,rouge,bertscore,mtrag_pipeline,retrieval,judge,gate]
 
 Writes ``results/latest.json`` (every figure, with the machine and versions) and ``results/latest.md``
 (the same as tables). ``--quick`` runs smaller sizes, for a check that everything works. With
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import bench_bertscore
+import bench_gate
 import bench_judge
 import bench_lexical
 import bench_memory
@@ -41,6 +42,7 @@ BENCHMARKS: dict[str, Callable[..., dict[str, Any]]] = {
     "mtrag_pipeline": bench_mtrag_pipeline.run,
     "retrieval": bench_retrieval.run,
     "judge": bench_judge.run,
+    "gate": bench_gate.run,
 }
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"

@@ -22,13 +22,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ragmeter.stats.intervals import bootstrap_mean_interval
+from ragmeter.stats.intervals import bootstrap_mean_interval, bootstrap_mean_intervals
 
-__all__ = ["MCNEMAR_EXACT_BELOW", "holm", "mcnemar", "paired_difference_interval", "sign_flip_test"]
+__all__ = ["MCNEMAR_EXACT_BELOW", "holm", "mcnemar", "paired_difference_interval", "paired_difference_intervals",
+           "sign_flip_test", "sign_flip_tests"]
 
 #: Discordant pairs below which McNemar's test is the exact binomial one.
 MCNEMAR_EXACT_BELOW = 25
 _BLOCK = 2_000_000
+#: The bits of the float −1.0; XOR with a 0/1 draw shifted to the sign bit gives ±1.0 (1 → +1.0).
+_MINUS_ONE_BITS = np.array(-1.0).view(np.int64)
 
 
 def paired_difference_interval(a: np.ndarray, b: np.ndarray, *, clusters: Sequence[object] | None = None,
@@ -39,6 +42,17 @@ def paired_difference_interval(a: np.ndarray, b: np.ndarray, *, clusters: Sequen
                                    n_resamples=n_resamples, method=method, confidence=confidence, seed=seed)
 
 
+def paired_difference_intervals(a_columns: Sequence[np.ndarray], b_columns: Sequence[np.ndarray], *,
+                                clusters: Sequence[object] | None = None, n_resamples: int = 2000,
+                                method: str = "bca", confidence: float = 0.95,
+                                seed: int = 0) -> list[tuple[float, float]]:
+    """:func:`paired_difference_interval` of several metrics over the same pairs (and ``clusters``), from one
+    set of draws: each interval equals the one computed alone with the same seed."""
+    differences = [np.asarray(b, float) - np.asarray(a, float) for a, b in zip(a_columns, b_columns, strict=True)]
+    return bootstrap_mean_intervals(differences, clusters=clusters, n_resamples=n_resamples, method=method,
+                                    confidence=confidence, seed=seed)
+
+
 def sign_flip_test(a: np.ndarray, b: np.ndarray, *, clusters: Sequence[object] | None = None,
                    n_resamples: int = 9999, seed: int = 0) -> float:
     """Two-sided p-value of the paired permutation test of mean(b − a) = 0 (see the module docstring).
@@ -46,31 +60,80 @@ def sign_flip_test(a: np.ndarray, b: np.ndarray, *, clusters: Sequence[object] |
     >>> sign_flip_test(np.zeros(4), np.array([1.0, 2.0, 3.0, 4.0]))  # 2 of the 16 assignments are as extreme
     0.125
     """
-    differences = np.asarray(b, float) - np.asarray(a, float)
-    if clusters is None:
-        units = differences
-    else:
+    return sign_flip_tests([a], [b], clusters=clusters, n_resamples=n_resamples, seed=seed)[0]
+
+
+def sign_flip_tests(a_columns: Sequence[np.ndarray], b_columns: Sequence[np.ndarray], *,
+                    clusters: Sequence[object] | None = None, n_resamples: int = 9999,
+                    seed: int = 0) -> list[float]:
+    """:func:`sign_flip_test` of several metrics over the same pairs (and ``clusters``); each p-value equals the
+    one computed alone. The random sign assignments depend only on the seed and on how many units differ, so
+    metrics with as many differing units share one set of draws (the cost of a comparison of many metrics on
+    a large run)."""
+    differences = [np.asarray(b, float) - np.asarray(a, float) for a, b in zip(a_columns, b_columns, strict=True)]
+    codes = None
+    if clusters is not None:
         _, codes = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)
-        units = np.bincount(codes, weights=differences)
-    if len(units) == 0:
-        return math.nan
-    observed = abs(units.sum())
-    tolerance = 1e-9 * max(1.0, float(np.abs(units).sum()))
-    units = units[np.abs(units) > tolerance]  # a unit with no difference looks the same either way round
-    if len(units) == 0:
-        return 1.0
-    if 2 ** len(units) <= n_resamples:
-        signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(units))))
-        totals = np.abs(signs @ units)
-        return float(np.mean(totals >= observed - tolerance))
+    p_values = [math.nan] * len(differences)
+    random: list[tuple[int, np.ndarray, float]] = []
+    for k, d in enumerate(differences):
+        units = d if codes is None else np.bincount(codes, weights=d)
+        if len(units) == 0:
+            continue
+        observed = abs(units.sum())
+        tolerance = 1e-9 * max(1.0, float(np.abs(units).sum()))
+        units = units[np.abs(units) > tolerance]  # a unit with no difference looks the same either way round
+        if len(units) == 0:
+            p_values[k] = 1.0
+        elif 2 ** len(units) <= n_resamples:
+            signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(units))))
+            totals = np.abs(signs @ units)
+            p_values[k] = float(np.mean(totals >= observed - tolerance))
+        else:
+            random.append((k, units, observed - tolerance))
+    for (k, _, _), count in zip(random, _extreme_counts(random, n_resamples, seed), strict=True):
+        p_values[k] = (count + 1) / (n_resamples + 1)
+    return p_values
+
+
+def _extreme_counts(tests: list[tuple[int, np.ndarray, float]], n_resamples: int, seed: int) -> list[int]:
+    """For each (_, units, threshold): of ``n_resamples`` random sign assignments, how many reach |Σ ±units| ≥
+    threshold. A test of n units reads its assignments as rows of n from one stream of draws of
+    ``default_rng(seed)`` (its r-th assignment: draws r·n to (r+1)·n − 1), so every test reads the same stream:
+    it is drawn once, for the longest test, in windows of about ``_BLOCK`` draws, and each test takes the rows
+    that a window completes (a row cut by the window's end waits for the next)."""
+    if not tests:
+        return []
     rng = np.random.default_rng(seed)
-    extreme = 0
-    block = max(1, _BLOCK // len(units))
-    for start in range(0, n_resamples, block):
-        size = min(block, n_resamples - start)
-        signs = rng.integers(0, 2, size=(size, len(units))) * 2.0 - 1.0
-        extreme += int(np.sum(np.abs(signs @ units) >= observed - tolerance))
-    return (extreme + 1) / (n_resamples + 1)
+    sizes = [len(units) for _, units, _ in tests]
+    end = n_resamples * max(sizes)
+    done = [0] * len(tests)  # rows counted per test
+    extreme = [0] * len(tests)
+    start, window = 0, np.empty(0)  # window: the draws from position start on, as ±1.0
+    while start + len(window) < end:
+        fresh = _random_signs(rng, 1, min(max(_BLOCK, max(sizes)), end - start - len(window)))[0]
+        window = np.concatenate([window, fresh])
+        stop = start + len(window)
+        for t, (_, units, threshold) in enumerate(tests):
+            n = sizes[t]
+            rows = min(n_resamples, stop // n) - done[t]
+            if rows > 0:
+                first = done[t] * n - start
+                signs = window[first:first + rows * n].reshape(rows, n)
+                extreme[t] += int(np.sum(np.abs(signs @ units) >= threshold))
+                done[t] += rows
+        keep = min((done[t] * sizes[t] for t in range(len(tests)) if done[t] < n_resamples), default=stop)
+        window, start = window[keep - start:], keep
+    return extreme
+
+
+def _random_signs(rng: np.random.Generator, rows: int, columns: int) -> np.ndarray:
+    """``rng.integers(0, 2, size=(rows, columns)) * 2.0 - 1.0``, bit for bit, without the float arithmetic:
+    each 0/1 draw moved to the sign bit and XORed with the bits of −1.0."""
+    bits = rng.integers(0, 2, size=(rows, columns), dtype=np.int64)
+    np.left_shift(bits, 63, out=bits)
+    np.bitwise_xor(bits, _MINUS_ONE_BITS, out=bits)
+    return bits.view(np.float64)
 
 
 def mcnemar(a: np.ndarray, b: np.ndarray) -> tuple[int, int, float, bool]:
