@@ -29,6 +29,7 @@ from typing import Any
 
 from ragmeter.analysis.compare import Comparison, MetricComparison
 from ragmeter.core.errors import ConfigError
+from ragmeter.core.files import json_number
 from ragmeter.stats.paired import holm
 
 __all__ = ["POWER", "Gate", "GateRule", "GateVerdict", "apply_gate", "detectable_drop", "parse_rule"]
@@ -80,16 +81,13 @@ class GateVerdict:
 
     def to_dict(self) -> dict[str, Any]:
         m = self.comparison
-
-        def number(value: float | None) -> float | None:
-            return None if value is None or math.isnan(value) else value
-
         return {"metric": self.rule.metric, "mode": self.rule.mode, "margin": self.rule.margin,
                 "passed": self.passed, "reason": self.reason,
-                "difference": number(m.difference) if m else None, "ci_low": number(m.ci_low) if m else None,
-                "ci_high": number(m.ci_high) if m else None, "p_gate": number(self.p_gate),
+                "difference": json_number(m.difference) if m else None,
+                "ci_low": json_number(m.ci_low) if m else None, "ci_high": json_number(m.ci_high) if m else None,
+                "p_gate": json_number(self.p_gate),
                 "n": m.n if m else 0, "n_left_out": m.n_left_out if m else 0,
-                "detectable_drop": number(self.detectable)}
+                "detectable_drop": json_number(self.detectable)}
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmeter.core.errors import ConfigError
+from ragmeter.core.files import json_number
 from ragmeter.results.aggregate import Summary
 
 __all__ = ["Requirement", "RequirementVerdict", "check_requirements", "parse_requirement"]
@@ -69,13 +70,9 @@ class RequirementVerdict:
 
     def to_dict(self) -> dict[str, Any]:
         s = self.summary
-
-        def number(value: float | None) -> float | None:
-            return None if value is None or math.isnan(value) else value
-
         return {"requirement": str(self.requirement), "passed": self.passed, "reason": self.reason,
-                "value": number(s.value) if s else None, "ci_low": number(s.ci_low) if s else None,
-                "ci_high": number(s.ci_high) if s else None}
+                "value": json_number(s.value) if s else None, "ci_low": json_number(s.ci_low) if s else None,
+                "ci_high": json_number(s.ci_high) if s else None}
 
 
 def check_requirements(summaries: Sequence[Summary], requirements: Sequence[Requirement], *,
