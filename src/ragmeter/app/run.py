@@ -4,7 +4,12 @@
 the judge's cache, the HTML page), checks the input's records, writes the folder's manifest, scores (resuming
 from the folder's finished items), and writes the summary. What a person should read along the way (bad records,
 notes on the folder, how many items a resumed run keeps) goes to a :class:`RunListener`; the command prints it,
-a library caller may log it or ignore it.
+and a library caller who gives none gets :class:`StrictListener` (a bad record raises).
+
+>>> from pathlib import Path
+>>> from ragmeter.app.run import RunRequest, run_to_folder
+>>> outcome = run_to_folder(RunRequest(Path("answers.jsonl"), Path("runs/v1")))   # doctest: +SKIP
+>>> outcome.result.summary("token_f1")                                            # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import itertools
 import shutil
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +25,7 @@ from typing import Any, Protocol
 
 from tqdm import tqdm
 
-from ragmeter.core.errors import ConfigError, RagmeterError
+from ragmeter.core.errors import ConfigError, InputError, RagmeterError
 from ragmeter.core.files import Outputs, Target
 from ragmeter.core.records import Record
 from ragmeter.core.settings import Settings
@@ -44,7 +50,8 @@ from ragmeter.report.html import html_target
 from ragmeter.results.paired import Quadrant, Threshold
 from ragmeter.results.run_result import EvalResult
 
-__all__ = ["RunFailed", "RunListener", "RunOutcome", "RunRequest", "default_metrics", "plan_run", "run_to_folder"]
+__all__ = ["RunFailed", "RunListener", "RunOutcome", "RunRequest", "StrictListener", "default_metrics", "plan_run",
+           "run_to_folder"]
 
 @dataclass(frozen=True)
 class RunRequest:
@@ -94,6 +101,33 @@ class RunListener(Protocol):
 
     def show_progress(self, total: int, judged: bool) -> bool:
         """Whether to draw a progress bar for ``total`` items (``judged``: a judge makes each item slow)."""
+
+
+class StrictListener:
+    """The listener of a library caller who gave none: a file with a bad record, or with none to score, raises
+    its first error (with ``skip_invalid``, bad records are left out and the rest scored); notes on the folder
+    become warnings; no progress bar."""
+
+    def __init__(self, skip_invalid: bool = False) -> None:
+        self.skip_invalid = skip_invalid
+
+    def checked(self, check: FileCheck) -> bool:
+        if check.file_error is not None:
+            raise check.file_error
+        if check.errors and not self.skip_invalid:
+            raise check.errors[0]
+        if check.n_valid == 0:
+            raise InputError("no valid record to score")
+        return True
+
+    def note(self, text: str) -> None:
+        warnings.warn(text, stacklevel=3)
+
+    def resuming(self, kept: int, total: int, where: str) -> None:
+        """Nothing to say: the outcome's folder holds every item."""
+
+    def show_progress(self, total: int, judged: bool) -> bool:
+        return False
 
 
 class RunFailed(RagmeterError):
@@ -162,9 +196,10 @@ def _checked_records(request: RunRequest, listener: RunListener) -> int | None:
     return min(check.n_valid, request.limit) if request.limit else check.n_valid
 
 
-def plan_run(request: RunRequest, listener: RunListener) -> tuple[JudgePlan, str] | None:
+def plan_run(request: RunRequest, listener: RunListener | None = None) -> tuple[JudgePlan, str] | None:
     """The judge calls the run would make and their tokens, without calling the judge: the plan and the judge's
-    identity, or ``None`` when the listener stops at the input check."""
+    identity, or ``None`` when the listener stops at the input check (default: :class:`StrictListener`)."""
+    listener = listener or StrictListener(request.skip_invalid)
     if request.judge is None:
         raise ConfigError("a plan of judge calls needs a judge")
     metric_names = default_metrics(request)
@@ -180,8 +215,10 @@ def plan_run(request: RunRequest, listener: RunListener) -> tuple[JudgePlan, str
         judge.close()
 
 
-def run_to_folder(request: RunRequest, listener: RunListener) -> RunOutcome:
-    """Score ``request.source`` into the run folder ``request.out`` and write its summary (see the module)."""
+def run_to_folder(request: RunRequest, listener: RunListener | None = None) -> RunOutcome:
+    """Score ``request.source`` into the run folder ``request.out`` and write its summary (see the module;
+    default listener: :class:`StrictListener`)."""
+    listener = listener or StrictListener(request.skip_invalid)
     metric_names = default_metrics(request)
     chosen = resolve_metrics(metric_names)  # unknown names fail before the file is read
     _check_request(request, chosen)
