@@ -109,9 +109,10 @@ def refuse_unused(args: argparse.Namespace, condition: str, names: Iterable[str]
 
 #: The judge options that only matter with --judge, and their parser defaults.
 JUDGE_ONLY = ("judge_model", "judge_base_url", "judge_model_file", "judge_claims", "judge_concurrency",
-               "judge_timeout", "judge_cache", "no_judge_cache", "price_prompt", "price_completion",
-               "judge_api_key_env", "judge_max_attempts", "judge_backoff", "judge_seed")
-OPTION_DEFAULTS = {"judge_api_key_env": "OPENAI_API_KEY", "judge_max_attempts": 6, "judge_backoff": 1.0, "judge_seed": 0}
+              "judge_timeout", "judge_cache", "no_judge_cache", "price_prompt", "price_completion",
+              "judge_api_key_env", "judge_max_attempts", "judge_backoff", "judge_seed")
+OPTION_DEFAULTS = {"judge_api_key_env": "OPENAI_API_KEY", "judge_max_attempts": 6, "judge_backoff": 1.0,
+                   "judge_seed": 0}
 
 
 def gate_options(command: argparse.ArgumentParser) -> None:
@@ -126,6 +127,8 @@ def gate_options(command: argparse.ArgumentParser) -> None:
 
 @dataclass(frozen=True)
 class GateReports:
+    """The gate's report files: JUnit XML and the appended markdown summary (``None``: not asked for)."""
+
     junit: Target | None
     summary: Target | None
 
@@ -138,6 +141,7 @@ def gate_outputs(outputs: Outputs, args: argparse.Namespace) -> GateReports:
 
 
 def write_gate_reports(reports: GateReports, suites: list[JunitSuite], markdown: str) -> None:
+    """Write the JUnit suites and append the markdown, where asked for."""
     if reports.junit is not None:
         atomic_write_text(reports.junit, render_junit(suites))
     if reports.summary is not None:
