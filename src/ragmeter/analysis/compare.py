@@ -215,7 +215,8 @@ def _input_records(folder: Path, data: Mapping[str, Any] | None) -> tuple[Iterab
     if data.get("input_sha256") and file_sha256(source) != data["input_sha256"]:
         return None, f"the run's input {source} has changed since the run"
     return read_records(source, format=data.get("input_format", "auto"),
-                        column_map=parse_column_map(data.get("map", [])), skip_invalid=True), ""
+                        column_map=parse_column_map(data.get("map", [])), skip_invalid=True,
+                        options=data.get("format_options", {})), ""
 
 
 def _metadata(keys: Sequence[Key], records: Iterable[Record] | None,

@@ -37,15 +37,16 @@ class RecordSource:
     input_format: str = "auto"
     column_map: Mapping[str, str] | None = None
     max_errors: int = 50
+    options: Mapping[str, str] | None = None  # the format's reader options, as ``--otel-retrieval`` gives them
 
     def read(self, checked: Callable[[FileCheck], bool]) -> list[Record] | None:
         """The valid records, or ``None`` when ``checked`` stops at the check."""
         check = check_file(self.path, format=self.input_format, column_map=self.column_map,
-                           max_errors=self.max_errors)
+                           max_errors=self.max_errors, options=self.options)
         if not checked(check):
             return None
         return list(read_records(self.path, format=self.input_format, column_map=self.column_map,
-                                 skip_invalid=True))
+                                 skip_invalid=True, options=self.options))
 
 
 def write_label_template(source: RecordSource, output: Path, labels: Sequence[str], *, annotator: str | None,

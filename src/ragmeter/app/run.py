@@ -19,7 +19,7 @@ import shutil
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -30,6 +30,7 @@ from ragmeter.core.files import Outputs, Target
 from ragmeter.core.records import Record
 from ragmeter.core.settings import Settings
 from ragmeter.engine.evaluation import JudgePlan, evaluate, plan_judging
+from ragmeter.io.formats import REGISTRY, detect_format
 from ragmeter.io.qrels import attach_qrels, read_qrels
 from ragmeter.io.readers import FileCheck, check_file, read_records
 from ragmeter.io.run_folder import (
@@ -42,6 +43,7 @@ from ragmeter.io.run_folder import (
     item_settings,
     require_parquet,
 )
+from ragmeter.io.traces.write_back import write_back_otel
 from ragmeter.judges import JudgeConfig, open_judge, planning_judge
 from ragmeter.judges.cache import is_verdict_cache
 from ragmeter.metrics import Metric, resolve_metrics
@@ -58,9 +60,11 @@ class RunRequest:
     """One run: what to read, what to score, where to write.
 
     ``column_map`` maps record fields to CSV/Parquet columns, and ``map_spec`` is the same mapping as the user
-    wrote it (``question=query``), recorded in the folder's manifest. ``extra_inputs`` are further files the run
+    wrote it (``question=query``), recorded in the folder's manifest, as are ``format_options``, the input format's
+    reader options (``{"otel-retrieval": "all"}``). ``extra_inputs`` are further files the run
     reads (IDK patterns, a judge model file): no output may be one of them. ``grounded``/``correct`` set the paired
-    analysis's thresholds (``None``: its defaults).
+    analysis's thresholds (``None``: its defaults). ``write_back``: an OTLP JSON file that gets each scored trace's
+    scores (:mod:`ragmeter.io.traces.write_back`), for an input of OpenTelemetry traces.
     """
 
     source: Path
@@ -71,10 +75,12 @@ class RunRequest:
     input_format: str = "auto"
     column_map: Mapping[str, str] = field(default_factory=dict)
     map_spec: Sequence[str] = ()
+    format_options: Mapping[str, str] = field(default_factory=dict)
     limit: int | None = None
     qrels: Path | None = None
     parquet: bool = False
     html: Path | None = None
+    write_back: Path | None = None
     resume: bool = False
     overwrite: bool = False
     max_errors: int = 50
@@ -150,6 +156,7 @@ class RunOutcome:
     extra: Mapping[str, Any] = field(default_factory=dict)
     html: Target | None = None
     records: Callable[[], Iterable[Record]] | None = None
+    written_back: int | None = None  # traces whose scores ``--write-back`` wrote
 
 
 def default_metrics(request: RunRequest) -> list[str] | None:
@@ -169,6 +176,7 @@ def _answerability_known(request: RunRequest) -> bool:
     record; a file that cannot be read is left to the input check."""
     try:
         records = read_records(request.source, format=request.input_format, column_map=request.column_map,
+                               options=request.format_options,
                                skip_invalid=True)
         return any(record.answerability is not None for record in itertools.islice(records, request.limit))
     except RagmeterError:
@@ -190,6 +198,7 @@ def _check_request(request: RunRequest, chosen: list[Metric]) -> None:
 def _checked_records(request: RunRequest, listener: RunListener) -> int | None:
     """The number of records to score, or ``None`` when the listener stops at the input check."""
     check = check_file(request.source, format=request.input_format, column_map=request.column_map,
+                       options=request.format_options,
                        max_errors=request.max_errors)
     if not listener.checked(check):
         return None
@@ -226,6 +235,7 @@ def run_to_folder(request: RunRequest, listener: RunListener | None = None) -> R
     folder = RunFolder(request.out)
     folder.check(outputs)
     html = html_target(outputs, request.html)
+    write_back = _write_back_target(request, outputs)
     config = request.judge
     if config is not None and config.cache is not None and config.cache != folder.path / CACHE_FILE:
         outputs.file(config.cache, flag="--judge-cache", reusable=is_verdict_cache)
@@ -250,7 +260,27 @@ def run_to_folder(request: RunRequest, listener: RunListener | None = None) -> R
     finally:
         if judge is not None:
             judge.close()
-    return _finish(request, result, folder, html, lambda: _records(request, total))
+    outcome = _finish(request, result, folder, html, lambda: _records(request, total))
+    if write_back is not None:
+        traces = {r.id: (r.metadata["trace_id"], r.metadata["span_id"]) for r in _records(request, total)
+                  if "trace_id" in r.metadata and "span_id" in r.metadata}
+        written = write_back_otel(write_back, result.items(), traces,
+                                  {m: s.render() for m, s in result.signatures.items()})
+        outcome = replace(outcome, written_back=written)
+    return outcome
+
+
+def _write_back_target(request: RunRequest, outputs: Outputs) -> Target | None:
+    """``--write-back``'s checked target: only for a local run on OpenTelemetry traces."""
+    if request.write_back is None:
+        return None
+    if request.engine == "ray":
+        raise ConfigError("--write-back otel runs with the local engine only: leave out --engine ray")
+    kind = detect_format(request.source) if request.input_format == "auto" else request.input_format
+    if kind != "otel":
+        raise ConfigError(f"--write-back otel puts scores on the traces they came from, but {request.source} is "
+                          f"read as {REGISTRY[kind].title}, not as OpenTelemetry traces")
+    return outputs.file(request.write_back, flag="--write-back", stream=True)
 
 
 def _manifest(request: RunRequest, sha256: str, chosen: list[Metric]) -> Manifest:
@@ -260,14 +290,14 @@ def _manifest(request: RunRequest, sha256: str, chosen: list[Metric]) -> Manifes
         with planning_judge(request.judge) as planned:
             identity = f"{planned.identity}, claims={planned.claims}"  # the claims mode changes the values too
     return Manifest(input=str(request.source), input_sha256=sha256, input_format=request.input_format,
-                    map=sorted(request.map_spec), qrels=str(request.qrels) if request.qrels else None,
+                    map=sorted(request.map_spec), format_options=dict(request.format_options), qrels=str(request.qrels) if request.qrels else None,
                     metrics=[m.name for m in chosen], settings=item_settings(request.settings), judge=identity,
                     limit=request.limit)
 
 
 def _records(request: RunRequest, total: int) -> Iterable[Record]:
     records = read_records(request.source, format=request.input_format, column_map=request.column_map,
-                           skip_invalid=True)
+                           skip_invalid=True, options=request.format_options)
     if request.qrels is not None:
         records = attach_qrels(records, read_qrels(request.qrels))
     return itertools.islice(records, total)
@@ -281,7 +311,7 @@ def _run_ray(request: RunRequest, metric_names: list[str] | None, folder: RunFol
     distributed.check_judge(request.judge)
     files = distributed.input_files(request.source)
     folder.check(Outputs(files))  # the shards a folder or a glob named: none may be one of the folder's files
-    pieces = distributed.plan_pieces(files, request.input_format)
+    pieces = distributed.plan_pieces(files, request.input_format, options=request.format_options)
     distributed.connect(request.ray_address, cpus=request.workers)
     check = distributed.check_pieces(pieces, request.column_map, max_errors=request.max_errors)
     if not listener.checked(check):

@@ -13,7 +13,7 @@ from typing import Any
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.files import Outputs, Target, atomic_write_text
 from ragmeter.core.settings import CiMethod, Settings
-from ragmeter.io.formats import FORMATS, format_help
+from ragmeter.io.formats import FORMATS, REGISTRY, format_help
 from ragmeter.io.readers import FileCheck, check_file, parse_column_map
 from ragmeter.report.junit import JunitSuite, render_junit
 from ragmeter.report.terminal import visible
@@ -51,6 +51,10 @@ def input_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--input-format", choices=FORMATS, default="auto", help=format_help())
     command.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN",
                          help="CSV/Parquet column for a record field, e.g. --map question=query (repeatable)")
+    for fmt in REGISTRY.values():
+        for option in fmt.options:
+            command.add_argument(f"--{fmt.name}-{option.name}", choices=option.choices,
+                                 help=f"{fmt.title}: {option.help}")
     command.add_argument("--skip-invalid", action="store_true", help="score the valid records, list the others")
     command.add_argument("--max-errors", type=int, default=50, help="bad records listed at most (50)")
 
@@ -58,7 +62,14 @@ def input_options(command: argparse.ArgumentParser) -> None:
 def check_input(args: argparse.Namespace, path: Path) -> int:
     """Report every bad record (up to --max-errors); return the number of valid records, or -1 to stop."""
     return report_check(args, check_file(path, format=args.input_format, column_map=parse_column_map(args.map),
-                                          max_errors=args.max_errors))
+                                          max_errors=args.max_errors, options=format_options(args)))
+
+
+def format_options(args: argparse.Namespace) -> dict[str, str]:
+    """The input format options given (``--otel-retrieval all``), keyed as :func:`~ragmeter.io.formats.resolve_options`
+    takes them."""
+    return {f"{fmt.name}-{option.name}": value for fmt in REGISTRY.values() for option in fmt.options
+            if (value := getattr(args, f"{fmt.name}_{option.name}", None)) is not None}
 
 
 def report_check(args: argparse.Namespace, check: FileCheck) -> int:

@@ -16,7 +16,7 @@ from ragmeter.app.labels import (
     write_label_template,
 )
 from ragmeter.cli import judge_options
-from ragmeter.cli.common import Command, input_options, overwrite_option, report_check
+from ragmeter.cli.common import Command, format_options, input_options, overwrite_option, report_check
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS
 from ragmeter.human.annotation_files import check_template_path
@@ -68,7 +68,7 @@ def _label_names(spec: str) -> tuple[str, ...]:
 
 
 def _source(args: argparse.Namespace) -> RecordSource:
-    return RecordSource(args.file, args.input_format, parse_column_map(args.map), args.max_errors)
+    return RecordSource(args.file, args.input_format, parse_column_map(args.map), args.max_errors, format_options(args))
 
 
 def _checked(args: argparse.Namespace) -> Callable[[FileCheck], bool]:

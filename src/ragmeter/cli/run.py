@@ -13,6 +13,7 @@ from ragmeter.app.run import RunFailed, RunOutcome, RunRequest, default_metrics,
 from ragmeter.cli import judge_options
 from ragmeter.cli.common import (
     Command,
+    format_options,
     gate_options,
     gate_outputs,
     input_options,
@@ -72,6 +73,10 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
                      help="report format on stdout: table (terminal), markdown (the same tables) or json")
     run.add_argument("--html", type=Path, metavar="FILE",
                      help="also write the report as one self-contained HTML page (pip install 'ragmeter[html]')")
+    run.add_argument("--write-back", nargs=2, metavar=("otel", "FILE"),
+                     help="put each trace's scores on its trace: an OTLP JSON file of one evaluation span per "
+                          "trace, for an OTel collector or Phoenix (input: OpenTelemetry traces; pip install "
+                          "'ragmeter[otel]')")
     run.add_argument("--grounded", type=_threshold, metavar="METRIC:VALUE",
                      help="the paired analysis's grounded items: METRIC at least VALUE (default: the first the run "
                           "has of judge_faithfulness_idk:0.5, judge_faithfulness:0.5, faithfulness_offline:0.5, "
@@ -122,6 +127,15 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     gate_options(gate)
 
 
+def _write_back(given: list[str] | None) -> Path | None:
+    if given is None:
+        return None
+    kind, file = given
+    if kind != "otel":
+        raise ConfigError(f"--write-back takes otel FILE (the one format scores are written back as); got {kind!r}")
+    return Path(file)
+
+
 def _run(args: argparse.Namespace) -> int:
     path = demo_path(args.demo) if args.demo else args.file
     if args.engine != "ray":
@@ -130,8 +144,10 @@ def _run(args: argparse.Namespace) -> int:
     request = RunRequest(
         source=path, out=args.out, metrics=args.metrics.split(",") if args.metrics else None,
         settings=settings_from(args), judge=config, input_format=args.input_format,
-        column_map=parse_column_map(args.map), map_spec=args.map, limit=args.limit, qrels=args.qrels,
-        parquet=args.parquet, html=args.html, resume=args.resume, overwrite=args.overwrite,
+        column_map=parse_column_map(args.map), map_spec=args.map, format_options=format_options(args),
+        limit=args.limit, qrels=args.qrels,
+        parquet=args.parquet, html=args.html, write_back=_write_back(args.write_back), resume=args.resume,
+        overwrite=args.overwrite,
         max_errors=args.max_errors, skip_invalid=args.skip_invalid,
         extra_inputs=(args.idk_patterns, args.judge_model_file), grounded=args.grounded, correct=args.correct,
         engine=args.engine, ray_address=args.ray_address, workers=args.workers)
@@ -155,7 +171,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.resume and args.overwrite:
         raise ConfigError("--resume goes on with the run in --out, --overwrite replaces it: give one of them")
     if args.engine == "ray":
-        for option, given in (("--limit", args.limit), ("--qrels", args.qrels), ("--html", args.html)):
+        for option, given in (("--limit", args.limit), ("--qrels", args.qrels), ("--html", args.html),
+                              ("--write-back", args.write_back)):
             if given:
                 raise ConfigError(f"{option} is for local runs: leave it out with --engine ray")
         if args.workers is not None and args.workers < 1:
@@ -246,6 +263,8 @@ def _print_run(args: argparse.Namespace, path: Path, outcome: RunOutcome) -> int
                            paired=paired, prices=judge_options.prices(args))
         atomic_write_text(outcome.html, page)
         print(f"HTML report: {args.html}", file=sys.stderr)
+    if outcome.written_back is not None:
+        print(f"Scores of {outcome.written_back} traces written back to {args.write_back[1]}", file=sys.stderr)
     return _judge_outcome(result.judging, folder.path / "judge_failures.jsonl")
 
 

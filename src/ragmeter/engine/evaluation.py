@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.core.errors import ConfigError
+from ragmeter.core.errors import ConfigError, InputError
 from ragmeter.core.iteration import batched
 from ragmeter.core.records import Record
 from ragmeter.core.settings import Settings
@@ -41,16 +41,19 @@ TOKEN_BATCH = 32
 JUDGE_BATCH_PER_SLOT = 4
 
 
-def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence[str] | None = None,
+def evaluate(records: Iterable[Record | Mapping[str, Any]] | Any, *, metrics: Sequence[str] | None = None,
              settings: Settings | None = None, embedder: Embedder | None = None,
              token_encoder: TokenEncoder | None = None, judge: Judge | None = None,
              on_items: ItemSink | None = None, finished: Sequence[Mapping[str, Any]] = (),
-             batch_size: int = 256, progress: bool = False, total: int | None = None) -> EvalResult:
+             batch_size: int = 256, progress: bool = False, total: int | None = None,
+             column_map: Mapping[str, str] | None = None) -> EvalResult:
     """Score ``records`` with ``metrics``: metric or family names; ``None`` gives the citation, lexical
     and efficiency families (the seeds 000/001 report).
 
     ``records`` are :class:`Record` objects or dicts in ragmeter's native format (validated; a bad
-    one raises :class:`~ragmeter.core.errors.InputError` naming its position and field). ``embedder``
+    one raises :class:`~ragmeter.core.errors.InputError` naming its position and field), or a framework's
+    objects (:mod:`ragmeter.io.objects`: a pandas DataFrame or Hugging Face dataset, whose columns
+    ``column_map`` maps to record fields as ``--map`` does; RAGAS samples; DeepEval test cases). ``embedder``
     and ``token_encoder`` (BERTScore) replace the ones ``settings`` names. ``judge`` serves the judged
     metrics (:func:`ragmeter.judges.open_judge`); its usage counters restart here, and the result reports
     them with each item's judge tokens and every failed call. ``on_items`` receives each finished batch of
@@ -76,7 +79,7 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence
     signatures = {m.name: Signature(m.name, m.signature(run)) for m in chosen}
     table = ItemTable(chosen)
     judging = JudgingLog()
-    remaining = table.take_finished(_as_records(records), finished, judging if judged else None)
+    remaining = table.take_finished(_as_records(records, column_map), finished, judging if judged else None)
     bar = _Progress(progress, total, judge=run.judge if judged else None, done=len(finished))
     try:
         for batch in batched(remaining, batch_size):
@@ -327,6 +330,16 @@ def plan_calls(planned: Iterable[JudgeCall], judge: Judge, n_items: int) -> Judg
     return JudgePlan(n_items, by_prompt)
 
 
-def _as_records(records: Iterable[Record | Mapping[str, Any]]) -> Iterable[Record]:
+def _as_records(records: Any, column_map: Mapping[str, str] | None) -> Iterable[Record]:
+    from ragmeter.io.objects import is_framework_object, object_records
+
+    if is_framework_object(records):
+        for item in object_records(records, column_map=column_map):
+            if isinstance(item, InputError):
+                raise item
+            yield item
+        return
+    if column_map:
+        raise ConfigError("column_map applies to a DataFrame or a Hugging Face dataset; these records are neither")
     for position, record in enumerate(records, start=1):
         yield record if isinstance(record, Record) else record_from_dict(record, line=position)

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
+from typing import Any
 
 from ragmeter.core.errors import ConfigError, InputError
 from ragmeter.core.records import Record
-from ragmeter.io.formats import FORMATS, REGISTRY, detect_format, looks_like
+from ragmeter.io.formats import FORMATS, REGISTRY, detect_format, looks_like, resolve_options
 from ragmeter.io.formats.table import MAP_FIELDS, parse_column_map
 from ragmeter.io.rows import Span, jsonl_objects, line_spans, object_rows, text_lines
 
@@ -58,19 +60,27 @@ def _failing_format(path: Path, kind: str, failed: list[InputError], ended: bool
                       f"--input-format {detected}, or leave the option out to detect the format", path=str(path))
 
 
-def iter_records(path: str | Path, *, format: str = "auto",
-                 column_map: Mapping[str, str] | None = None) -> Iterator[Record | InputError]:
+def iter_records(path: str | Path | Any, *, format: str = "auto", column_map: Mapping[str, str] | None = None,
+                 options: Mapping[str, str] | None = None) -> Iterator[Record | InputError]:
     """Each record of the file, or the :class:`InputError` that rejects it, in file order.
 
     ``format`` is ``auto`` or the name of a registered format (:data:`~ragmeter.io.formats.FORMATS`: ``native``,
     ``mtrag``, ``ragas`` (JSONL), ``csv``, ``parquet``).
     ``column_map`` maps ragmeter field names to table columns (``{"question": "query"}``); unmapped
-    columns are read under their own names, and a table with RAGAS column names is read as RAGAS.
+    columns are read under their own names, and a table with RAGAS column names is read as RAGAS. ``options`` are
+    the format's reader options, keyed as the command line names them (``{"otel-retrieval": "all"}``).
+    ``path`` may also be a framework's object (:mod:`ragmeter.io.objects`: a DataFrame, a Hugging Face dataset,
+    RAGAS samples, DeepEval test cases).
     An empty file yields one error without a line, as does a file that cannot be read past some point (a
     mapped column the header lacks, a CSV quote never closed: the rows read before it come first), and a file that
     an explicit ``format`` contradicts (see the module docstring). An ``id`` repeated for the same ``model_id`` is
     an error on the later record (MT-RAG files hold each task once per responding model).
     """
+    if not isinstance(path, (str, PathLike)):
+        from ragmeter.io.objects import object_records
+
+        yield from object_records(path, column_map=column_map)
+        return
     if format != "auto" and format not in REGISTRY:  # the registry, not FORMATS: a format registered later counts
         raise ConfigError(f"unknown input format {format!r}: choose one of {', '.join(('auto', *REGISTRY))}")
     path = Path(path)
@@ -79,11 +89,12 @@ def iter_records(path: str | Path, *, format: str = "auto",
     kind = detect_format(path) if format == "auto" else format
     if column_map and not REGISTRY[kind].columns:
         raise ConfigError("a column mapping applies to CSV and Parquet files only")
+    reader_options = resolve_options(kind, options or {})
     wrong = None if format == "auto" else _wrong_format(path, kind)
     if wrong is not None:
         yield wrong
         return
-    items = _unique_ids(path, raw_records(path, kind, column_map or {}))
+    items = _unique_ids(path, raw_records(path, kind, column_map or {}, options=reader_options))
     count = 0
     for item in items if format == "auto" else _probed(path, kind, items):
         count += 1
@@ -130,19 +141,23 @@ def repeated_id(item_id: str, model_id: str | None, first: str, *, path: str, li
                       line=line, field="id")
 
 
-def raw_records(path: Path, kind: str, column_map: Mapping[str, str],
-                span: Span | None = None) -> Iterator[tuple[int, Record | InputError]]:
+def raw_records(path: Path, kind: str, column_map: Mapping[str, str], span: Span | None = None, *,
+                options: Mapping[str, str] | None = None) -> Iterator[tuple[int, Record | InputError]]:
     """(line, record or the error that rejects it) of a file of a known ``kind`` (``span``: of those lines of a
-    JSONL file only), without the checks across records (:func:`iter_records` adds them)."""
-    return REGISTRY[kind].read(path, column_map, span)
+    JSONL file only; ``options``: the format's own, resolved), without the checks across records
+    (:func:`iter_records` adds them)."""
+    fmt = REGISTRY[kind]
+    if fmt.options:
+        return fmt.read(path, column_map, span, resolve_options(kind, {}) if options is None else options)
+    return fmt.read(path, column_map, span)
 
 
-def read_records(path: str | Path, *, format: str = "auto", column_map: Mapping[str, str] | None = None,
-                 skip_invalid: bool = False) -> Iterator[Record]:
+def read_records(path: str | Path | Any, *, format: str = "auto", column_map: Mapping[str, str] | None = None,
+                 skip_invalid: bool = False, options: Mapping[str, str] | None = None) -> Iterator[Record]:
     """The file's records; the first bad one raises its :class:`InputError` unless ``skip_invalid``. An error
     of the file as a whole (no line: no record at all, a mapped column the header lacks, a quote never closed)
     raises even with ``skip_invalid``, since skipping it would leave records out unseen."""
-    for item in iter_records(path, format=format, column_map=column_map):
+    for item in iter_records(path, format=format, column_map=column_map, options=options):
         if isinstance(item, InputError):
             if not skip_invalid or item.line is None:
                 raise item
@@ -165,10 +180,10 @@ class FileCheck:
 
 
 def check_file(path: str | Path, *, format: str = "auto", column_map: Mapping[str, str] | None = None,
-               max_errors: int = 50) -> FileCheck:
+               max_errors: int = 50, options: Mapping[str, str] | None = None) -> FileCheck:
     """Read the whole file, count valid records, and keep the first ``max_errors`` errors."""
     check = FileCheck()
-    for item in iter_records(path, format=format, column_map=column_map):
+    for item in iter_records(path, format=format, column_map=column_map, options=options):
         if isinstance(item, InputError) and item.line is None:
             check.file_error = item
         elif isinstance(item, InputError):

@@ -26,7 +26,7 @@ import json
 import shutil
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -97,7 +97,7 @@ def files_sha256(files: Sequence[Path]) -> str:
 @dataclass(frozen=True)
 class Manifest:
     """What a run is, as ``run.json`` holds it (with the run's status and start time): the input (path, sha256,
-    format, ``--map`` as given), the qrels file, the metrics, the settings that change an item's values, the
+    format, ``--map`` as given, the format's reader options), the qrels file, the metrics, the settings that change an item's values, the
     judge (identity and claims mode) and the limit. A resumed run must have an equal one."""
 
     input: str
@@ -109,9 +109,15 @@ class Manifest:
     settings: dict[str, Any]
     judge: str | None
     limit: int | None
+    format_options: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The manifest as ``run.json`` holds it; ``format_options`` only when some were given, so that a folder
+        written before they existed still resumes."""
+        data = asdict(self)
+        if not self.format_options:
+            del data["format_options"]
+        return data
 
 
 class RunFolder:

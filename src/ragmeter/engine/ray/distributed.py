@@ -45,7 +45,7 @@ from ragmeter.core.signature import Signature
 from ragmeter.engine.context import RunContext
 from ragmeter.engine.evaluation import ItemTable, evaluate
 from ragmeter.engine.ray.shared_embeddings import EmbeddingStore, SharedEmbedder
-from ragmeter.io.formats import FORMATS, detect_format
+from ragmeter.io.formats import FORMATS, REGISTRY, detect_format, resolve_options
 from ragmeter.io.readers import FileCheck, raw_records, repeated_id
 from ragmeter.io.rows import Span, line_spans
 from ragmeter.judges import JudgeConfig, open_judge, planning_judge
@@ -67,15 +67,17 @@ RowSink = Callable[[list[dict[str, Any]]], None]
 
 @dataclass(frozen=True)
 class Piece:
-    """One unit of work: ``path`` read as ``kind``, the lines of ``span`` only (JSONL) or the whole file."""
+    """One unit of work: ``path`` read as ``kind`` (with its reader's ``options``), the lines of ``span`` only
+    (JSONL) or the whole file."""
 
     index: int
     path: str
     kind: str
     span: Span | None
+    options: tuple[tuple[str, str], ...] = ()
 
     def records(self, column_map: Mapping[str, str]) -> Iterator[tuple[int, Record | InputError]]:
-        return raw_records(Path(self.path), self.kind, column_map, self.span)
+        return raw_records(Path(self.path), self.kind, column_map, self.span, options=dict(self.options))
 
 
 def input_files(source: str | Path) -> list[Path]:
@@ -94,18 +96,22 @@ def input_files(source: str | Path) -> list[Path]:
     return matches
 
 
-def plan_pieces(files: Sequence[Path], input_format: str = "auto", lines: int = PIECE_LINES) -> list[Piece]:
-    """The pieces of ``files``, in input order (the format of each file detected unless given)."""
+def plan_pieces(files: Sequence[Path], input_format: str = "auto", lines: int = PIECE_LINES, *,
+                options: Mapping[str, str] | None = None) -> list[Piece]:
+    """The pieces of ``files``, in input order (the format of each file detected unless given; ``options``: the
+    formats' reader options, keyed as :func:`~ragmeter.io.formats.resolve_options` takes them). A file of a format
+    that cannot be cut at line ends (CSV, Parquet, traces) is one piece."""
     if input_format not in FORMATS:
         raise ConfigError(f"unknown input format {input_format!r}: choose one of {', '.join(FORMATS)}")
     pieces: list[Piece] = []
     for path in files:
         kind = detect_format(path) if input_format == "auto" else input_format
-        if kind in ("csv", "parquet"):
-            pieces.append(Piece(len(pieces), str(path), kind, None))
+        resolved = tuple(resolve_options(kind, options or {}).items())
+        if not REGISTRY[kind].spans:
+            pieces.append(Piece(len(pieces), str(path), kind, None, resolved))
             continue
         spans = list(line_spans(path, lines)) or [Span(0, 0, 1)]  # an empty file: one piece, which says so
-        pieces.extend([Piece(len(pieces) + i, str(path), kind, span) for i, span in enumerate(spans)])
+        pieces.extend([Piece(len(pieces) + i, str(path), kind, span, resolved) for i, span in enumerate(spans)])
     return pieces
 
 
@@ -477,9 +483,11 @@ def _cluster_cpus() -> int:
 
 def _piece_row(piece: Piece) -> dict[str, Any]:
     return {"index": piece.index, "path": piece.path, "kind": piece.kind,
-            "span": json.dumps(asdict(piece.span) if piece.span is not None else None)}
+            "span": json.dumps(asdict(piece.span) if piece.span is not None else None),
+            "options": json.dumps(piece.options)}
 
 
 def _piece(row: Mapping[str, Any]) -> Piece:
     span = json.loads(row["span"])
-    return Piece(int(row["index"]), str(row["path"]), str(row["kind"]), Span(**span) if span else None)
+    return Piece(int(row["index"]), str(row["path"]), str(row["kind"]), Span(**span) if span else None,
+                 tuple((str(k), str(v)) for k, v in json.loads(row["options"])))

@@ -1,20 +1,23 @@
 """The input formats of ``--input-format``, each a module of this package registered on one line below.
 
 A format is an :class:`InputFormat`: its name, how a file of it is recognised (suffix, first JSON object, first
-bytes) and how its rows become records. :data:`FORMATS` (the CLI's choices and the Ray engine's) and
+bytes), the options its reader takes, and how its rows become records. :data:`FORMATS` (the CLI's choices and the Ray engine's) and
 :func:`detect_format` come from :data:`REGISTRY`, so a new format joins here and nowhere else.
 """
 
 from __future__ import annotations
 
 import codecs
+from collections.abc import Mapping
 from pathlib import Path
 
-from ragmeter.io.formats import mtrag, native, ragas, table
-from ragmeter.io.formats.base import InputFormat
+from ragmeter.core.errors import ConfigError
+from ragmeter.io.formats import mtrag, native, otel, ragas, table
+from ragmeter.io.formats.base import FormatOption, InputFormat
 from ragmeter.io.rows import jsonl_objects
 
-__all__ = ["FORMATS", "REGISTRY", "InputFormat", "detect_format", "format_help", "looks_like", "register"]
+__all__ = ["FORMATS", "REGISTRY", "FormatOption", "InputFormat", "detect_format", "format_help", "looks_like",
+           "register", "resolve_options"]
 
 #: name → format, in the order of ``--input-format``'s choices and of detection.
 REGISTRY: dict[str, InputFormat] = {}
@@ -33,6 +36,7 @@ register(mtrag.FORMAT)
 register(ragas.FORMAT)
 register(table.CSV)
 register(table.PARQUET)
+register(otel.FORMAT)
 
 #: ``auto`` and every registered format's name: the choices of ``--input-format``.
 FORMATS = ("auto", *REGISTRY)
@@ -46,13 +50,47 @@ def format_help() -> str:
 
 
 def detect_format(path: str | Path) -> str:
-    """The format whose suffixes hold the file's (``csv``, ``parquet``); else, for JSONL, the flavour of the first
-    parseable line."""
+    """The format whose first bytes the file has (``sniff``: OTLP JSON); else the one whose suffixes hold the file's
+    (``csv``, ``parquet``); else, for JSONL, the flavour of the first parseable line."""
+    sniffed = _sniffed(Path(path))
+    if sniffed is not None:
+        return sniffed
     suffix = Path(path).suffix.lower()
     for fmt in REGISTRY.values():
         if suffix in fmt.suffixes:
             return fmt.name
     return _jsonl_flavour(Path(path))
+
+
+def _head(path: Path) -> bytes | None:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(4096)
+    except OSError:
+        return None  # the reader reports the file itself
+
+
+def _sniffed(path: Path) -> str | None:
+    head = _head(path)
+    if head is None:
+        return None
+    return next((fmt.name for fmt in REGISTRY.values() if fmt.sniff is not None and fmt.sniff(head)), None)
+
+
+def resolve_options(kind: str, given: Mapping[str, str]) -> dict[str, str]:
+    """The options of format ``kind``'s reader, with defaults, from ``given`` (``{"otel-retrieval": "all"}``: keys
+    are ``<format>-<option>``, as the command line names them). An option of another format, or an unknown
+    choice, is a :class:`ConfigError`."""
+    fmt = REGISTRY[kind]
+    for key, value in given.items():
+        option = next((o for o in fmt.options if f"{fmt.name}-{o.name}" == key), None)
+        if option is None:
+            owner = key.partition("-")[0]
+            owner = REGISTRY[owner].title if owner in REGISTRY else owner
+            raise ConfigError(f"--{key} applies to {owner}, but this file is read as {fmt.title}")
+        if value not in option.choices:
+            raise ConfigError(f"--{key} takes {', '.join(option.choices)}; got {value!r}")
+    return {o.name: given.get(f"{fmt.name}-{o.name}", o.default) for o in fmt.options}
 
 
 def _jsonl_flavour(path: Path) -> str:
@@ -65,14 +103,14 @@ def _jsonl_flavour(path: Path) -> str:
 
 def looks_like(path: Path) -> tuple[str, str] | None:
     """(format, evidence) when the file's first bytes plainly tell its format, else ``None``."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(4096)
-    except OSError:
-        return None  # the reader reports the file itself
+    head = _head(path)
+    if head is None:
+        return None
     for fmt in REGISTRY.values():
         if fmt.magic is not None and head.startswith(fmt.magic):
             return fmt.name, f"it begins with {fmt.magic.decode('ascii')}, as {fmt.title} files do"
+        if fmt.sniff is not None and fmt.sniff(head):
+            return fmt.name, f"its first bytes are those of {fmt.title}"
     text = head.removeprefix(codecs.BOM_UTF8).lstrip()
     if text.startswith(b"{"):
         return _jsonl_flavour(path), "its first non-blank character is '{', as in JSONL"

@@ -11,12 +11,27 @@ from ragmeter.core.errors import InputError
 from ragmeter.core.records import Record
 from ragmeter.io.rows import Span, jsonl_objects
 
-__all__ = ["InputFormat", "Parser", "Reader", "jsonl_reader", "parsed"]
+__all__ = ["FormatOption", "InputFormat", "Parser", "Reader", "jsonl_reader", "parsed"]
 
 #: One raw object (a JSONL line, a table row) to a :class:`Record`, raising :class:`InputError` (``path``, ``line``).
 Parser = Callable[..., Record]
-#: (path, column mapping, span or ``None``) → (line, record or the error that rejects it) for every row of the file.
-Reader = Callable[[Path, Mapping[str, str], "Span | None"], Iterator[tuple[int, "Record | InputError"]]]
+#: (path, column mapping, span or ``None``) → (line, record or the error that rejects it) for every row of the file;
+#: the reader of a format that declares ``options`` takes their values (defaults filled in) as a fourth argument.
+Reader = Callable[..., Iterator[tuple[int, "Record | InputError"]]]
+
+
+@dataclass(frozen=True)
+class FormatOption:
+    """A choice that a format's reader takes, given on the command line as ``--<format>-<name>``: its ``choices``
+    (the first is the default) and one line of help."""
+
+    name: str
+    choices: tuple[str, ...]
+    help: str
+
+    @property
+    def default(self) -> str:
+        return self.choices[0]
 
 
 @dataclass(frozen=True)
@@ -39,8 +54,10 @@ class InputFormat:
     suffixes: tuple[str, ...] = ()
     matches: Callable[[Mapping[str, Any]], bool] | None = None
     magic: bytes | None = None
+    sniff: Callable[[bytes], bool] | None = None
     spans: bool = True
     columns: bool = False
+    options: tuple[FormatOption, ...] = ()
 
 
 def parsed(parser: Parser, obj: Any, **where: Any) -> Record | InputError:
