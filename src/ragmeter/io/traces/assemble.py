@@ -22,9 +22,9 @@ from ragmeter.io.traces.otlp import SpanRow
 
 __all__ = ["MAX_HELD_SPANS", "MAX_OPEN_TRACES", "REMEMBERED_TRACES", "SETTLE_SPANS", "TraceSpans", "group_traces"]
 
-SETTLE_SPANS = 10_000
+SETTLE_SPANS = 2_000
 MAX_OPEN_TRACES = 10_000
-MAX_HELD_SPANS = 2_000_000
+MAX_HELD_SPANS = 500_000
 REMEMBERED_TRACES = 200_000
 
 

@@ -57,8 +57,8 @@ __all__ = ["ANSWER_KEYS", "HISTORY_SESSIONS", "HISTORY_TURNS", "MAX_KEPT_CHARS",
 
 QUESTION_KEYS = ("question", "query", "query_str", "input", "user_input", "prompt", "text")
 ANSWER_KEYS = ("answer", "output", "response", "result", "text", "content")
-HISTORY_TURNS = 50
-HISTORY_SESSIONS = 10_000
+HISTORY_TURNS = 20
+HISTORY_SESSIONS = 2_000
 MAX_KEPT_CHARS = 10_000
 _STATUS_ERROR = 2
 
@@ -374,7 +374,8 @@ def _usage(llm_spans: list[SpanRow]) -> list[dict[str, int]]:
     n = _names()
     counted = [s for s in llm_spans if n.prompt_tokens in s.attributes or n.completion_tokens in s.attributes]
     ids = {s.span_id for s in counted}
-    outer = {ancestor for s in counted for ancestor in _ancestors(s, {x.span_id: x for x in llm_spans}) if ancestor in ids}
+    by_id = {s.span_id: s for s in llm_spans}
+    outer = {ancestor for s in counted for ancestor in _ancestors(s, by_id) if ancestor in ids}
     return [{key: s.attributes[attr] for key, attr in (("prompt_tokens", n.prompt_tokens),
                                                        ("completion_tokens", n.completion_tokens))
              if attr in s.attributes}
@@ -413,7 +414,7 @@ def _metadata(trace: TraceSpans, root: SpanRow, session: str | None, model: str 
                   **{k: v for k, v in root.attributes.items() if not k.startswith(_MAPPED_PREFIXES)},
                   **_json_object(root.attributes.get(n.metadata))}
     for key, value in candidates.items():
-        if len(json.dumps(value, default=str)) > MAX_KEPT_CHARS:
+        if len(value if isinstance(value, str) else json.dumps(value, default=str)) > MAX_KEPT_CHARS:
             dropped.append(key)
         else:
             meta[key] = value

@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from ragmeter.io.rows import WORDS, text_lines
 
 __all__ = ["SpanRow", "any_value", "otlp_spans", "span_id_hex"]
 
+_HEX = re.compile(r"[0-9a-fA-F]+")
 _ID_BYTES = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
 _STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 
@@ -61,11 +63,8 @@ def span_id_hex(value: Any, size: int) -> str | None:
     """
     if not isinstance(value, str):
         return None
-    if len(value) == 2 * size:
-        try:
-            return bytes.fromhex(value).hex()
-        except ValueError:
-            pass
+    if len(value) == 2 * size and _HEX.fullmatch(value):
+        return value.lower()
     try:
         raw = base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
@@ -75,7 +74,7 @@ def span_id_hex(value: Any, size: int) -> str | None:
 
 def any_value(value: Any) -> Any:
     """The Python value an OTLP ``AnyValue`` holds (``None`` for an empty one)."""
-    if not isinstance(value, Mapping):
+    if not isinstance(value, dict):
         return None
     if "stringValue" in value:
         return value["stringValue"]
@@ -99,7 +98,7 @@ def attributes(pairs: Any) -> dict[str, Any]:
     if not isinstance(pairs, list):
         return {}
     return {pair["key"]: any_value(pair.get("value")) for pair in pairs
-            if isinstance(pair, Mapping) and isinstance(pair.get("key"), str)}
+            if isinstance(pair, dict) and isinstance(pair.get("key"), str)}
 
 
 def otlp_spans(path: Path) -> Iterator[SpanRow | InputError]:
@@ -139,11 +138,17 @@ def _broken(text: str) -> str:
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:
-        hint = " (the line ends inside a JSON value: was the file cut short?)" if exc.pos >= len(text.rstrip()) else ""
-        return WORDS.broken_json(exc) + hint
+        cut = " (the line stops inside a JSON value: was the file cut short?)" if _ends_inside(text, exc) else ""
+        return WORDS.broken_json(exc) + cut
     except ValueError as exc:
         return f"unreadable JSON: {exc}"
     return "unreadable JSON"
+
+
+def _ends_inside(text: str, exc: json.JSONDecodeError) -> bool:
+    """Whether JSON ``text`` broke because it ended before its value did (a string never closed, or the parser
+    reaching the end), as a file cut short does."""
+    return exc.msg.startswith("Unterminated string") or exc.pos >= len(text.rstrip())
 
 
 def _document(path: Path, first: int) -> Iterator[tuple[int, Any]]:
@@ -152,9 +157,11 @@ def _document(path: Path, first: int) -> Iterator[tuple[int, Any]]:
     try:
         yield first, json.loads(text)
     except json.JSONDecodeError as exc:
-        cut = " (the file ends inside the document: was it cut short?)" if exc.pos >= len(text.rstrip()) else ""
+        cut = " (the file ends inside the document: was it cut short?)" if _ends_inside(text, exc) else ""
         yield first, InputError(f"broken JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{cut}",
                                 path=str(path), line=first)
+    except ValueError as exc:
+        yield first, InputError(f"unreadable JSON: {exc}", path=str(path), line=first)
 
 
 def _request_spans(request: Any, path: Path, line: int) -> Iterator[SpanRow | InputError]:
