@@ -52,8 +52,9 @@ PARTS: tuple[Part, ...] = (
     _part("judges", "chat protocol, backends (OpenAI-compatible, local llama.cpp), engine, cache, prompts, "
           "accounting; checks that need no model (claim evidence, refusal cues)",
           "core.errors", "core.records", "core.files", "text"),
-    _part("io", "readers per format (path:line:field errors), qrels, the `--out` run folder and its item rows (the one "
-          "codec of `items.jsonl`)",
+    _part("io", "readers per format (path:line:field errors), OpenTelemetry traces (`traces/`: OTLP JSON in, scores "
+          "written back), frameworks' objects (DataFrames, datasets, RAGAS, DeepEval), qrels, the `--out` run folder "
+          "and its item rows (the one codec of `items.jsonl`)",
           *BASE, "text"),
     _part("results", "per-item values → run figures (`Summary`, the one interval policy, clusters), the paired "
           "analysis, `EvalResult`", *BASE, "io", "judges", "stats"),

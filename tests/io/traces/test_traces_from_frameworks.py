@@ -18,7 +18,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from trace_producers import OtlpJsonLinesExporter, Turn, otlp_receiver, run_langchain, run_llama_index
 
 import ragmeter
-from ragmeter.core.records import Chunk, Turn as HistoryTurn, Usage
+from ragmeter.core.records import Chunk, Usage
+from ragmeter.core.records import Turn as HistoryTurn
 from ragmeter.io.formats import detect_format
 
 QUESTIONS = [("s-1", "What is the capital of France?"), ("s-1", "And the capital of Germany?"),
@@ -89,7 +90,7 @@ def test_ragmeter_run_scores_a_trace_export_with_no_mapping_flag_and_writes_scor
     path, turns = request.getfixturevalue(fixture)
     back = tmp_path / "scores.otlp.jsonl"
     done = subprocess.run([sys.executable, "-m", "ragmeter.cli", "run", str(path), "--out", str(tmp_path / "run"),
-                           "--write-back", "otel", str(back)], capture_output=True, text=True, timeout=300)
+                           "--write-back", "otel", str(back)], capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert "overlap" in done.stdout and "total_tokens" in done.stdout and "latency_ms" in done.stdout
     assert f"Scores of {len(turns)} traces written back" in done.stderr
@@ -125,8 +126,27 @@ def test_the_written_back_scores_are_themselves_traces_ragmeter_reads(langchain_
     back = tmp_path / "back.jsonl"
     done = subprocess.run([sys.executable, "-m", "ragmeter.cli", "run", str(path), "--out", str(tmp_path / "run"),
                            "--metrics", "abstained", "--write-back", "otel", str(back)],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert detect_format(back) == "otel"
     problems = [item for item in ragmeter.iter_records(back) if isinstance(item, ragmeter.InputError)]
     assert len(problems) == 3 and all("no root span" in p.reason for p in problems)  # children of roots not there
+
+
+def test_the_readmes_trace_recipes_run_as_shown(langchain_file, tmp_path: Path) -> None:
+    """"From your traces": each command of its bash block runs on a LangChain trace export named as there, and its
+    Python block runs as written."""
+    from test_readme import section, shell_commands
+
+    text = section("From your traces")
+    bash = text.split("```bash\n")[1].split("```")[0]
+    (tmp_path / "traces.json").write_bytes(langchain_file[0].read_bytes())
+    for command, code in shell_commands(bash):
+        words = command.split("#")[0].split()
+        assert words[0] == "ragmeter"
+        done = subprocess.run([sys.executable, "-m", "ragmeter.cli", *words[1:]], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == code, (command, done.stderr)
+    assert (tmp_path / "scores.otlp.json").stat().st_size > 0
+    python = text.split("```python\n")[1].split("```")[0]
+    exec(compile(python, "README: From your traces", "exec"), {})

@@ -75,7 +75,7 @@ def otlp_receiver(path: Path) -> Iterator[str]:
     of OTLP/JSON; yields its traces endpoint."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (the http.server name)
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers["Content-Length"]))
             assert self.path == "/v1/traces" and self.headers["Content-Type"] == "application/x-protobuf"
             with path.open("a", encoding="utf-8") as out:
