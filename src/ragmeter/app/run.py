@@ -280,7 +280,7 @@ def _write_back_target(request: RunRequest, outputs: Outputs) -> Target | None:
     if kind != "otel":
         raise ConfigError(f"--write-back otel puts scores on the traces they came from, but {request.source} is "
                           f"read as {REGISTRY[kind].title}, not as OpenTelemetry traces")
-    return outputs.file(request.write_back, flag="--write-back", stream=True)
+    return outputs.file(request.write_back, flag="--write-back")
 
 
 def _manifest(request: RunRequest, sha256: str, chosen: list[Metric]) -> Manifest:
@@ -290,7 +290,8 @@ def _manifest(request: RunRequest, sha256: str, chosen: list[Metric]) -> Manifes
         with planning_judge(request.judge) as planned:
             identity = f"{planned.identity}, claims={planned.claims}"  # the claims mode changes the values too
     return Manifest(input=str(request.source), input_sha256=sha256, input_format=request.input_format,
-                    map=sorted(request.map_spec), format_options=dict(request.format_options), qrels=str(request.qrels) if request.qrels else None,
+                    map=sorted(request.map_spec), format_options=dict(request.format_options),
+                    qrels=str(request.qrels) if request.qrels else None,
                     metrics=[m.name for m in chosen], settings=item_settings(request.settings), judge=identity,
                     limit=request.limit)
 

@@ -66,8 +66,8 @@ def check_input(args: argparse.Namespace, path: Path) -> int:
 
 
 def format_options(args: argparse.Namespace) -> dict[str, str]:
-    """The input format options given (``--otel-retrieval all``), keyed as :func:`~ragmeter.io.formats.resolve_options`
-    takes them."""
+    """The input format options given (``--otel-retrieval all``), keyed as
+    :func:`~ragmeter.io.formats.resolve_options` takes them."""
     return {f"{fmt.name}-{option.name}": value for fmt in REGISTRY.values() for option in fmt.options
             if (value := getattr(args, f"{fmt.name}_{option.name}", None)) is not None}
 

@@ -68,7 +68,8 @@ def _label_names(spec: str) -> tuple[str, ...]:
 
 
 def _source(args: argparse.Namespace) -> RecordSource:
-    return RecordSource(args.file, args.input_format, parse_column_map(args.map), args.max_errors, format_options(args))
+    return RecordSource(args.file, args.input_format, parse_column_map(args.map), args.max_errors,
+                        format_options(args))
 
 
 def _checked(args: argparse.Namespace) -> Callable[[FileCheck], bool]:

@@ -339,3 +339,23 @@ def test_trace_options_are_refused_for_other_formats_and_other_files_refused_as_
         list(ragmeter.iter_records(native, format="otel", options={"otel-retrieval": "first"}))
     [error] = list(ragmeter.iter_records(native, format="otel"))
     assert "pass --input-format native" in error.reason
+
+
+def test_write_back_is_refused_before_any_work_where_it_cannot_land(traces, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from ragmeter.cli import main
+
+    path = traces(lambda t: rag_trace(t))
+    native = tmp_path / "run.jsonl"
+    native.write_text(json.dumps({"question": "q", "answer": "a"}) + "\n")
+    (tmp_path / "null").symlink_to("/dev/null")
+    refusals = {(path, "json", tmp_path / "x.json"): "--write-back takes otel FILE",
+                (path, "otel", path): "is an input of this command",
+                (path, "otel", tmp_path / "null"): "is a stream",
+                (native, "otel", tmp_path / "x.json"): "is read as ragmeter's JSONL, not as OpenTelemetry traces"}
+    for (source, kind, target), message in refusals.items():
+        before = path.read_bytes()
+        code = main(["run", str(source), "--out", str(tmp_path / "out"), "--metrics", "abstained",
+                     "--write-back", kind, str(target)])
+        assert code == 2 and message in capsys.readouterr().err
+        assert path.read_bytes() == before and not (tmp_path / "out").exists() and not (tmp_path / "x.json").exists()

@@ -113,25 +113,23 @@ def otlp_spans(path: Path) -> Iterator[SpanRow | InputError]:
 def _requests(path: Path) -> Iterator[tuple[int, Any]]:
     """(line, export request or error): JSON lines, or the whole file as one document when its first non-blank
     line is not a JSON value by itself."""
-    lines = text_lines(path)
-    for number, text in lines:
+    first = True
+    for number, text in text_lines(path):
         if isinstance(text, InputError):
             yield number, text
-        elif text.strip():
-            try:
-                yield number, json.loads(text)
-            except ValueError:
+            continue
+        if not text.strip():
+            continue
+        try:
+            request = json.loads(text)
+        except ValueError:
+            if first:
                 yield from _document(path, number)
                 return
-            break
-    for number, text in lines:
-        if isinstance(text, InputError):
-            yield number, text
-        elif text.strip():
-            try:
-                yield number, json.loads(text)
-            except ValueError:
-                yield number, InputError(_broken(text), path=str(path), line=number)
+            yield number, InputError(_broken(text), path=str(path), line=number)
+            continue
+        first = False
+        yield number, request
 
 
 def _broken(text: str) -> str:
