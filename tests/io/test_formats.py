@@ -45,7 +45,7 @@ def registered() -> Iterator[list[InputFormat]]:
 
 
 def test_the_formats_are_the_registry_in_order() -> None:
-    assert FORMATS == ("auto", "native", "mtrag", "ragas", "csv", "parquet", "otel")
+    assert FORMATS == ("auto", "native", "mtrag", "ragas", "csv", "parquet", "otel", "phoenix")
     assert list(REGISTRY) == list(FORMATS[1:])
     assert all(f"{name}: " in format_help() for name in REGISTRY)
 

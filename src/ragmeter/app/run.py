@@ -43,7 +43,7 @@ from ragmeter.io.run_folder import (
     item_settings,
     require_parquet,
 )
-from ragmeter.io.traces.write_back import write_back_otel
+from ragmeter.io.traces.write_back import TRACE_FORMATS, write_back_otel
 from ragmeter.judges import JudgeConfig, open_judge, planning_judge
 from ragmeter.judges.cache import is_verdict_cache
 from ragmeter.metrics import Metric, resolve_metrics
@@ -277,9 +277,9 @@ def _write_back_target(request: RunRequest, outputs: Outputs) -> Target | None:
     if request.engine == "ray":
         raise ConfigError("--write-back otel runs with the local engine only: leave out --engine ray")
     kind = detect_format(request.source) if request.input_format == "auto" else request.input_format
-    if kind != "otel":
+    if kind not in TRACE_FORMATS:
         raise ConfigError(f"--write-back otel puts scores on the traces they came from, but {request.source} is "
-                          f"read as {REGISTRY[kind].title}, not as OpenTelemetry traces")
+                          f"read as {REGISTRY[kind].title}, not as OpenTelemetry traces or a Phoenix span export")
     return outputs.file(request.write_back, flag="--write-back")
 
 

@@ -56,6 +56,22 @@ class OtlpJsonLinesExporter(SpanExporter):
         """Nothing held open."""
 
 
+class TeeExporter(SpanExporter):
+    """Each export sent to every one of ``exporters`` in turn (the same spans to a backend and to a file)."""
+
+    def __init__(self, *exporters: SpanExporter) -> None:
+        self.exporters = exporters
+
+    def export(self, spans: Sequence[Any]) -> SpanExportResult:
+        results = [exporter.export(spans) for exporter in self.exporters]
+        ok = all(result == SpanExportResult.SUCCESS for result in results)
+        return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
+
+    def shutdown(self) -> None:
+        for exporter in self.exporters:
+            exporter.shutdown()
+
+
 def collector_json(body: bytes) -> str:
     """An OTLP/HTTP protobuf body as the line an OTel collector's file exporter writes: OTLP/JSON, whose one
     difference from protobuf's JSON mapping is that trace and span ids are hex, not base64."""

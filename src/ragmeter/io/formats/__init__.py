@@ -1,8 +1,9 @@
 """The input formats of ``--input-format``, each a module of this package registered on one line below.
 
-A format is an :class:`InputFormat`: its name, how a file of it is recognised (suffix, first JSON object, first
-bytes), the options its reader takes, and how its rows become records. :data:`FORMATS` (the CLI's choices and the Ray engine's) and
-:func:`detect_format` come from :data:`REGISTRY`, so a new format joins here and nowhere else.
+A format is an :class:`InputFormat`: its name, how a file of it is recognised (what it holds, suffix, first JSON
+object, first bytes), the options its reader takes, and how its rows become records. :data:`FORMATS` (the CLI's
+choices and the Ray engine's) and :func:`detect_format` come from :data:`REGISTRY`, so a new format joins here
+and nowhere else.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ragmeter.core.errors import ConfigError
-from ragmeter.io.formats import mtrag, native, otel, ragas, table
+from ragmeter.io.formats import mtrag, native, otel, phoenix, ragas, table
 from ragmeter.io.formats.base import FormatOption, InputFormat
 from ragmeter.io.rows import jsonl_objects
 
@@ -37,6 +38,7 @@ register(ragas.FORMAT)
 register(table.CSV)
 register(table.PARQUET)
 register(otel.FORMAT)
+register(phoenix.FORMAT)
 
 #: ``auto`` and every registered format's name: the choices of ``--input-format``.
 FORMATS = ("auto", *REGISTRY)
@@ -50,11 +52,12 @@ def format_help() -> str:
 
 
 def detect_format(path: str | Path) -> str:
-    """The format whose first bytes the file has (``sniff``: OTLP JSON); else the one whose suffixes hold the file's
-    (``csv``, ``parquet``); else, for JSONL, the flavour of the first parseable line."""
-    sniffed = _sniffed(Path(path))
-    if sniffed is not None:
-        return sniffed
+    """The format that claims the file (``claims``: OTLP JSON's first bytes, a Phoenix export's columns); else the
+    one whose suffixes hold the file's (``csv``, ``parquet``); else, for JSONL, the flavour of the first parseable
+    line."""
+    claimed = _claimed(Path(path))
+    if claimed is not None:
+        return claimed[0]
     suffix = Path(path).suffix.lower()
     for fmt in REGISTRY.values():
         if suffix in fmt.suffixes:
@@ -70,11 +73,13 @@ def _head(path: Path) -> bytes | None:
         return None  # the reader reports the file itself
 
 
-def _sniffed(path: Path) -> str | None:
-    head = _head(path)
-    if head is None:
-        return None
-    return next((fmt.name for fmt in REGISTRY.values() if fmt.sniff is not None and fmt.sniff(head)), None)
+def _claimed(path: Path) -> tuple[str, str] | None:
+    """(format, why) of the first format that claims the file."""
+    for fmt in REGISTRY.values():
+        why = fmt.claims(path) if fmt.claims is not None else None
+        if why is not None:
+            return fmt.name, why
+    return None
 
 
 def resolve_options(kind: str, given: Mapping[str, str]) -> dict[str, str]:
@@ -106,11 +111,12 @@ def looks_like(path: Path) -> tuple[str, str] | None:
     head = _head(path)
     if head is None:
         return None
+    claimed = _claimed(path)  # before magic: a Parquet file may be a format's own
+    if claimed is not None:
+        return claimed
     for fmt in REGISTRY.values():
         if fmt.magic is not None and head.startswith(fmt.magic):
             return fmt.name, f"it begins with {fmt.magic.decode('ascii')}, as {fmt.title} files do"
-        if fmt.sniff is not None and fmt.sniff(head):
-            return fmt.name, f"its first bytes are those of {fmt.title}"
     text = head.removeprefix(codecs.BOM_UTF8).lstrip()
     if text.startswith(b"{"):
         return _jsonl_flavour(path), "its first non-blank character is '{', as in JSONL"

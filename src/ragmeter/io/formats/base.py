@@ -38,8 +38,11 @@ class FormatOption:
 class InputFormat:
     """One input format of ``--input-format``, registered in :data:`ragmeter.io.formats.REGISTRY`.
 
-    A file is detected as the first registered format whose ``suffixes`` hold the file's suffix; failing that, as
-    JSONL: the first format whose ``matches`` accepts the first JSON object of the file, else ``native``. ``family``
+    A file is detected as the first registered format whose ``claims`` returns why the file is of it (for a format
+    told by what the file holds whatever its suffix: OTLP JSON's first bytes, the columns of a Phoenix export's
+    Parquet schema or first JSON object; it returns ``None`` for a file not of it, and is asked before ``suffixes``
+    and ``magic``); failing that, whose ``suffixes`` hold the file's suffix; failing that, as JSONL:
+    the first format whose ``matches`` accepts the first JSON object of the file, else ``native``. ``family``
     groups the formats one container holds (the JSONL flavours): a file of one family read as another is one error
     of the whole file. ``magic`` is how a file of the format begins, when it always begins so (Parquet's ``PAR1``).
     ``spans``: the file may be cut at line ends into parts read apart (the Ray engine does). ``columns``: rows are
@@ -54,7 +57,7 @@ class InputFormat:
     suffixes: tuple[str, ...] = ()
     matches: Callable[[Mapping[str, Any]], bool] | None = None
     magic: bytes | None = None
-    sniff: Callable[[bytes], bool] | None = None
+    claims: Callable[[Path], str | None] | None = None
     spans: bool = True
     columns: bool = False
     options: tuple[FormatOption, ...] = ()

@@ -15,8 +15,7 @@ from ragmeter.core.errors import InputError
 from ragmeter.core.records import Record
 from ragmeter.io.formats.base import FormatOption, InputFormat
 from ragmeter.io.rows import Span
-from ragmeter.io.traces.assemble import group_traces
-from ragmeter.io.traces.openinference import Sessions, TraceRules, trace_record
+from ragmeter.io.traces.openinference import trace_records
 from ragmeter.io.traces.otlp import otlp_spans
 
 __all__ = ["FORMAT", "read_otel"]
@@ -26,25 +25,25 @@ def read_otel(path: Path, column_map: Mapping[str, str], span: Span | None = Non
               options: Mapping[str, str] | None = None) -> Iterator[tuple[int, Record | InputError]]:
     """(line of the trace's root span, record or its error) for every trace of the file, and (line, error) for
     every span or line that cannot be read."""
-    rules = TraceRules(**(options or {}))
-    sessions = Sessions()
-    for item in group_traces(otlp_spans(path), str(path)):
-        if isinstance(item, InputError):
-            yield item.line or 0, item
-            continue
-        record = trace_record(item, rules, sessions, str(path))
-        yield (record.line or 0) if isinstance(record, InputError) else item.roots[0].line, record
+    return trace_records(otlp_spans(path), str(path), options)
 
 
-def _sniff(head: bytes) -> bool:
-    """Whether a file's first bytes are those of OTLP JSON: an object whose first key is ``resourceSpans``."""
-    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") and b'"resourceSpans"' in head[:200]
+def _claims(path: Path) -> str | None:
+    """Why the file is OTLP JSON (its first bytes: an object whose first key is ``resourceSpans``), or ``None``."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(200)
+    except OSError:
+        return None  # the reader reports the file itself
+    if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") and b'"resourceSpans"' in head:
+        return 'its first key is "resourceSpans", as in OTLP JSON'
+    return None
 
 
 FORMAT = InputFormat(
     "otel", "OpenTelemetry traces (OTLP JSON)",
     "OpenTelemetry traces as OTLP JSON (a collector's file export, or an OTLP/HTTP body) with OpenInference "
-    "attributes, one record per trace", read_otel, family="otel", sniff=_sniff, spans=False,
+    "attributes, one record per trace", read_otel, family="otel", claims=_claims, spans=False,
     options=(FormatOption("retrieval", ("last", "all"),
                           "traces with several retrieval stages: the chunks of the last stage (default), or of all"),
              FormatOption("answer", ("root", "llm"),

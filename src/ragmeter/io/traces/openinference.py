@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from types import SimpleNamespace
@@ -49,11 +49,11 @@ from typing import Any
 from ragmeter.core.errors import InputError, MissingDependencyError
 from ragmeter.core.records import Record
 from ragmeter.io.formats.native import record_from_dict
-from ragmeter.io.traces.assemble import TraceSpans
+from ragmeter.io.traces.assemble import TraceSpans, group_traces
 from ragmeter.io.traces.otlp import SpanRow
 
 __all__ = ["ANSWER_KEYS", "HISTORY_SESSIONS", "HISTORY_TURNS", "MAX_KEPT_CHARS", "QUESTION_KEYS", "Sessions",
-           "TraceRules", "trace_record"]
+           "TraceRules", "trace_record", "trace_records"]
 
 QUESTION_KEYS = ("question", "query", "query_str", "input", "user_input", "prompt", "text")
 ANSWER_KEYS = ("answer", "output", "response", "result", "text", "content")
@@ -123,6 +123,20 @@ class Sessions:
         del turns[:-2 * HISTORY_TURNS]
         if len(self._turns) > HISTORY_SESSIONS:
             self._turns.popitem(last=False)
+
+
+def trace_records(spans: Iterable[SpanRow | InputError], path: str,
+                  options: Mapping[str, str] | None = None) -> Iterator[tuple[int, Record | InputError]]:
+    """(line of the trace's root span, record or its error) for every trace of ``spans``, and (line, error) for
+    every span or line that could not be read; ``options``: the ``retrieval`` and ``answer`` rules."""
+    rules = TraceRules(**(options or {}))
+    sessions = Sessions()
+    for item in group_traces(spans, path):
+        if isinstance(item, InputError):
+            yield item.line or 0, item
+            continue
+        record = trace_record(item, rules, sessions, path)
+        yield (record.line or 0) if isinstance(record, InputError) else item.roots[0].line, record
 
 
 def trace_record(trace: TraceSpans, rules: TraceRules, sessions: Sessions, path: str) -> Record | InputError:

@@ -29,9 +29,11 @@ from ragmeter._version import __version__
 from ragmeter.core.errors import MissingDependencyError
 from ragmeter.core.files import Target, writing
 
-__all__ = ["SPANS_PER_LINE", "evaluation_requests", "write_back_otel"]
+__all__ = ["SPANS_PER_LINE", "TRACE_FORMATS", "evaluation_requests", "write_back_otel"]
 
 SPANS_PER_LINE = 1_000
+#: The input formats whose records are traces, with the trace and root span ids scores are written back to.
+TRACE_FORMATS = ("otel", "phoenix")
 _HEX_IDS = ("traceId", "spanId", "parentSpanId")
 
 
