@@ -10,12 +10,16 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from typing import TYPE_CHECKING, Any
 
 from ragmeter import _moved
 from ragmeter._version import __version__
 
+#: ``typing.TYPE_CHECKING`` without importing ``typing``, which takes most of this module's start-up time: the
+#: command's Ctrl-C handler (``ragmeter._entry``) is installed only once this module has loaded.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ragmeter.analysis.compare import Comparison, compare
     from ragmeter.core.errors import (
         ConfigError,
