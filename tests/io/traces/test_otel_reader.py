@@ -187,6 +187,34 @@ def test_a_json_root_input_gives_its_question_and_structured_output_falls_back_t
     assert (record.question, record.answer) == ("Why?", "Because.")
 
 
+def test_a_server_span_around_the_chain_gives_way_to_the_chain(traces) -> None:
+    def build(tracer: Any) -> None:
+        with tracer.start_as_current_span("GET /ask") as server:  # a web framework's span: no OpenInference
+            server.set_attribute("http.route", "/ask")
+            rag_trace(tracer)
+
+    [record] = ragmeter.read_records(traces(build))
+    assert (record.question, record.answer) == ("Where is the Louvre?", "In Paris [CIT:a].")
+    assert record.metadata["span_name"] == "rag" and record.conversation_id == "s"
+    assert record.metadata["trace_notes"] == [f"read from span {record.metadata['span_id']} ('rag'): the root span "
+                                              "'GET /ask' has no input.value"]
+
+
+def test_embedding_vectors_are_not_decoded(traces) -> None:
+    def build(tracer: Any) -> None:
+        rag_trace(tracer)
+        with tracer.start_as_current_span("embed") as embed:
+            embed.set_attribute(KIND, OpenInferenceSpanKindValues.EMBEDDING.value)
+            embed.set_attribute(f"{SpanAttributes.EMBEDDING_EMBEDDINGS}.0.embedding.vector", [0.5] * 1536)
+
+    path = traces(build)
+    from ragmeter.io.traces.openinference import unused_attribute
+
+    kept = [s.attributes for s in otlp_spans(path, skip=unused_attribute) if s.name == "embed"]
+    assert kept == [{KIND: "EMBEDDING"}]
+    assert len(list(ragmeter.read_records(path, skip_invalid=True))) == 1
+
+
 def test_hex_ids_as_a_collector_writes_them_read_as_the_sdks_base64(traces, tmp_path: Path) -> None:
     path = traces(lambda t: [rag_trace(t, session=f"s{i % 2}") for i in range(3)])
     from google.protobuf.json_format import Parse

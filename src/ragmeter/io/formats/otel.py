@@ -15,7 +15,7 @@ from ragmeter.core.errors import InputError
 from ragmeter.core.records import Record
 from ragmeter.io.formats.base import FormatOption, InputFormat
 from ragmeter.io.rows import Span
-from ragmeter.io.traces.openinference import trace_records
+from ragmeter.io.traces.openinference import trace_records, unused_attribute
 from ragmeter.io.traces.otlp import otlp_spans
 
 __all__ = ["FORMAT", "read_otel"]
@@ -25,7 +25,7 @@ def read_otel(path: Path, column_map: Mapping[str, str], span: Span | None = Non
               options: Mapping[str, str] | None = None) -> Iterator[tuple[int, Record | InputError]]:
     """(line of the trace's root span, record or its error) for every trace of the file, and (line, error) for
     every span or line that cannot be read."""
-    return trace_records(otlp_spans(path), str(path), options)
+    return trace_records(otlp_spans(path, skip=unused_attribute), str(path), options)
 
 
 def _claims(path: Path) -> str | None:

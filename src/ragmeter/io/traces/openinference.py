@@ -4,7 +4,9 @@ instrumentors of LlamaIndex, LangChain, OpenAI and others) as one ragmeter recor
 The mapping, with the attribute names of ``openinference-semantic-conventions``:
 
 - **root**: the trace's span without a parent. A trace without one (every parent id in the trace, as in a
-  cycle, or the root never exported) or with two is an error of the trace.
+  cycle, or the root never exported) or with two is an error of the trace. A root without ``input.value`` (a web
+  framework's server span around the RAG chain) gives way to the first span below it that has one, breadth
+  first, with a note: "the root" below is that span.
 - **question**: the root's ``input.value``. JSON there (``input.mime_type`` ``application/json``) gives its text
   when it is a string, else the first of :data:`QUESTION_KEYS` holding a string, at the top or one object down
   (LlamaIndex's ``{"query_bundle": {"query_str": …}}``); failing that, the last ``user`` message of the first
@@ -39,7 +41,7 @@ The mapping, with the attribute names of ``openinference-semantic-conventions``:
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -53,7 +55,7 @@ from ragmeter.io.traces.assemble import TraceSpans, group_traces
 from ragmeter.io.traces.otlp import SpanRow
 
 __all__ = ["ANSWER_KEYS", "HISTORY_SESSIONS", "HISTORY_TURNS", "MAX_KEPT_CHARS", "QUESTION_KEYS", "Sessions",
-           "TraceRules", "trace_record", "trace_records"]
+           "TraceRules", "trace_record", "trace_records", "unused_attribute"]
 
 QUESTION_KEYS = ("question", "query", "query_str", "input", "user_input", "prompt", "text")
 ANSWER_KEYS = ("answer", "output", "response", "result", "text", "content")
@@ -101,8 +103,14 @@ def _names() -> SimpleNamespace:
         doc_id=DocumentAttributes.DOCUMENT_ID, doc_content=DocumentAttributes.DOCUMENT_CONTENT,
         doc_score=DocumentAttributes.DOCUMENT_SCORE, doc_metadata=DocumentAttributes.DOCUMENT_METADATA,
         llm=OpenInferenceSpanKindValues.LLM.value, retriever=OpenInferenceSpanKindValues.RETRIEVER.value,
-        reranker=OpenInferenceSpanKindValues.RERANKER.value,
+        reranker=OpenInferenceSpanKindValues.RERANKER.value, embeddings=SpanAttributes.EMBEDDING_EMBEDDINGS + ".",
     )
+
+
+def unused_attribute(key: str) -> bool:
+    """Whether the mapping never reads attribute ``key``, so a reader need not decode it: the embedding vectors of
+    EMBEDDING spans (``embedding.embeddings.N.embedding.vector``: 1,536 numbers each for some models)."""
+    return key.startswith(_names().embeddings)
 
 
 class Sessions:
@@ -146,9 +154,9 @@ def trace_record(trace: TraceSpans, rules: TraceRules, sessions: Sessions, path:
     where = {"path": path, "field": f"trace {trace.trace_id}"}
     if len(trace.roots) != 1:
         return InputError(_no_root(trace), line=(trace.roots or trace.spans)[0].line, **where)
-    root = trace.roots[0]
-    where["line"] = root.line  # type: ignore[assignment]
+    where["line"] = trace.roots[0].line  # type: ignore[assignment]
     notes: list[str] = []
+    root = _entry(trace.roots[0], spans, notes)
     llm_spans = [s for s in spans if s.attributes.get(n.kind) == n.llm]
     question = _root_text(root, n.input, n.input_mime, QUESTION_KEYS) or _first_user_message(llm_spans, notes)
     if question is None:
@@ -189,6 +197,28 @@ def trace_record(trace: TraceSpans, rules: TraceRules, sessions: Sessions, path:
 
 def _start(span: SpanRow) -> tuple[int, int]:
     return (span.start_ns if span.start_ns is not None else 0, span.line)
+
+
+def _entry(root: SpanRow, spans: list[SpanRow], notes: list[str]) -> SpanRow:
+    """The span a record is read from: ``root`` when it has an ``input.value``, else the first span below it that
+    has one, breadth first and in start order (``root`` when none has)."""
+    key = _names().input
+    if key in root.attributes:
+        return root
+    children: dict[str | None, list[SpanRow]] = {}
+    for span in spans:
+        children.setdefault(span.parent_id, []).append(span)
+    queue, seen = deque([root]), {root.span_id}
+    while queue:
+        span = queue.popleft()
+        if key in span.attributes:
+            notes.append(f"read from span {span.span_id} ({span.name!r}): the root span {root.name!r} has no {key}")
+            return span
+        for child in children.get(span.span_id, []):
+            if child.span_id not in seen:
+                seen.add(child.span_id)
+                queue.append(child)
+    return root
 
 
 def _no_root(trace: TraceSpans) -> str:

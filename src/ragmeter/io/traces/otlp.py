@@ -21,7 +21,7 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,21 +93,22 @@ def any_value(value: Any) -> Any:
     return None
 
 
-def attributes(pairs: Any) -> dict[str, Any]:
-    """A list of OTLP ``KeyValue`` objects as a dict (a later repeat of a key wins)."""
+def attributes(pairs: Any, skip: Callable[[str], bool] | None = None) -> dict[str, Any]:
+    """A list of OTLP ``KeyValue`` objects as a dict (a later repeat of a key wins), but the keys ``skip`` names."""
     if not isinstance(pairs, list):
         return {}
     return {pair["key"]: any_value(pair.get("value")) for pair in pairs
-            if isinstance(pair, dict) and isinstance(pair.get("key"), str)}
+            if isinstance(pair, dict) and isinstance(pair.get("key"), str) and not (skip and skip(pair["key"]))}
 
 
-def otlp_spans(path: Path) -> Iterator[SpanRow | InputError]:
-    """Every span of an OTLP JSON file, in file order, or the :class:`InputError` of what cannot be read."""
+def otlp_spans(path: Path, skip: Callable[[str], bool] | None = None) -> Iterator[SpanRow | InputError]:
+    """Every span of an OTLP JSON file, in file order, or the :class:`InputError` of what cannot be read; the span
+    attributes ``skip`` names are not decoded."""
     for line, request in _requests(path):
         if isinstance(request, InputError):
             yield request
             continue
-        yield from _request_spans(request, path, line)
+        yield from _request_spans(request, path, line, skip)
 
 
 def _requests(path: Path) -> Iterator[tuple[int, Any]]:
@@ -162,7 +163,8 @@ def _document(path: Path, first: int) -> Iterator[tuple[int, Any]]:
         yield first, InputError(f"unreadable JSON: {exc}", path=str(path), line=first)
 
 
-def _request_spans(request: Any, path: Path, line: int) -> Iterator[SpanRow | InputError]:
+def _request_spans(request: Any, path: Path, line: int,
+                   skip: Callable[[str], bool] | None) -> Iterator[SpanRow | InputError]:
     if not isinstance(request, Mapping) or not isinstance(request.get("resourceSpans"), list):
         yield InputError('expected an OTLP export request, a JSON object {"resourceSpans": [...]}', path=str(path),
                          line=line)
@@ -176,10 +178,11 @@ def _request_spans(request: Any, path: Path, line: int) -> Iterator[SpanRow | In
         for s, scope in enumerate(scopes if isinstance(scopes, list) else []):
             for i, span in enumerate((scope or {}).get("spans") or []):
                 where = f"resourceSpans[{r}].scopeSpans[{s}].spans[{i}]"
-                yield _span(span, resource, path, line, where)
+                yield _span(span, resource, path, line, where, skip)
 
 
-def _span(span: Any, resource: Mapping[str, Any], path: Path, line: int, where: str) -> SpanRow | InputError:
+def _span(span: Any, resource: Mapping[str, Any], path: Path, line: int, where: str,
+          skip: Callable[[str], bool] | None) -> SpanRow | InputError:
     if not isinstance(span, Mapping):
         return InputError("expected a span object", path=str(path), line=line, field=where)
     ids: dict[str, str | None] = {}
@@ -201,7 +204,7 @@ def _span(span: Any, resource: Mapping[str, Any], path: Path, line: int, where: 
                           field=f"{where}.startTimeUnixNano")
     return SpanRow(trace_id=ids["traceId"], span_id=ids["spanId"], parent_id=ids["parentSpanId"],  # type: ignore[arg-type]
                    name=str(span.get("name", "")), start_ns=start, end_ns=end,
-                   attributes=attributes(span.get("attributes")), resource=resource,
+                   attributes=attributes(span.get("attributes"), skip), resource=resource,
                    status_code=_STATUS_NAMES.get(code, code) if isinstance(code, str) else int(code),
                    status_message=str(status.get("message", "")), line=line)
 
