@@ -196,8 +196,8 @@ def test_a_server_span_around_the_chain_gives_way_to_the_chain(traces) -> None:
     [record] = ragmeter.read_records(traces(build))
     assert (record.question, record.answer) == ("Where is the Louvre?", "In Paris [CIT:a].")
     assert record.metadata["span_name"] == "rag" and record.conversation_id == "s"
-    assert record.metadata["trace_notes"] == [f"read from span {record.metadata['span_id']} ('rag'): the root span "
-                                              "'GET /ask' has no input.value"]
+    note = f"read from span {record.metadata['span_id']} ('rag'): the root span 'GET /ask' has no input.value"
+    assert record.metadata["trace_notes"] == [note]
 
 
 def test_embedding_vectors_are_not_decoded(traces) -> None:
