@@ -330,7 +330,7 @@ def plan_calls(planned: Iterable[JudgeCall], judge: Judge, n_items: int) -> Judg
     return JudgePlan(n_items, by_prompt)
 
 
-def _as_records(records: Any, column_map: Mapping[str, str] | None) -> Iterable[Record]:
+def _as_records(records: Any, column_map: Mapping[str, str] | None = None) -> Iterable[Record]:
     from ragmeter.io.objects import is_framework_object, object_records
 
     if is_framework_object(records):
