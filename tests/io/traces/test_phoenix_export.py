@@ -22,12 +22,16 @@ from typing import TYPE_CHECKING
 
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from trace_producers import OtlpJsonLinesExporter, TeeExporter, Turn, run_langchain, run_llama_index
+from trace_producers import (
+    OtlpJsonLinesExporter,
+    TeeExporter,
+    Turn,
+    records_match,
+    run_langchain,
+    run_llama_index,
+)
 
 import ragmeter
-from ragmeter.core.records import Chunk, Usage
-from ragmeter.core.records import Turn as HistoryTurn
-from ragmeter.io.formats import detect_format
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -144,22 +148,7 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> Export:
 
 @pytest.mark.parametrize("kind", ["parquet", "jsonl", "iso_jsonl"])
 def test_a_phoenix_export_is_read_as_the_records_the_pipelines_saw(export: Export, kind: str) -> None:
-    path = getattr(export, kind)
-    assert detect_format(path) == "phoenix"
-    records = list(ragmeter.read_records(path))
-    assert len(records) == len(export.turns)
-    history: dict[str, list[HistoryTurn]] = {}
-    for record, turn in zip(records, export.turns, strict=True):
-        assert record.question == turn.question
-        assert record.answer == turn.answer
-        assert record.contexts == tuple(Chunk(doc_id, text) for doc_id, text in turn.chunks)
-        assert record.usage == tuple(Usage(*counts) for counts in turn.usage)
-        assert record.conversation_id == turn.session
-        assert record.history == tuple(history.get(turn.session, []))
-        history.setdefault(turn.session, []).extend([HistoryTurn("user", turn.question),
-                                                     HistoryTurn("assistant", turn.answer)])
-        assert record.id == record.metadata["trace_id"] and len(record.id) == 32
-        assert record.latency_ms is not None and record.latency_ms > 0
+    records = records_match(getattr(export, kind), export.turns, "phoenix")
     assert [r.model_id for r in records[:3]] == ["counting-llm"] * 3
 
 

@@ -15,11 +15,16 @@ import pytest
 from google.protobuf.json_format import Parse
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from trace_producers import OtlpJsonLinesExporter, Turn, otlp_receiver, run_langchain, run_llama_index
+from trace_producers import (
+    OtlpJsonLinesExporter,
+    Turn,
+    otlp_receiver,
+    records_match,
+    run_langchain,
+    run_llama_index,
+)
 
 import ragmeter
-from ragmeter.core.records import Chunk, Usage
-from ragmeter.core.records import Turn as HistoryTurn
 from ragmeter.io.formats import detect_format
 
 QUESTIONS = [("s-1", "What is the capital of France?"), ("s-1", "And the capital of Germany?"),
@@ -44,35 +49,16 @@ def langchain_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list
     return path, turns
 
 
-def _assert_records_match(path: Path, turns: list[Turn]) -> list[ragmeter.Record]:
-    assert detect_format(path) == "otel"
-    records = list(ragmeter.read_records(path))
-    assert len(records) == len(turns)
-    history: dict[str, list[HistoryTurn]] = {}
-    for record, turn in zip(records, turns, strict=True):
-        assert record.question == turn.question
-        assert record.answer == turn.answer
-        assert record.contexts == tuple(Chunk(doc_id, text) for doc_id, text in turn.chunks)
-        assert record.usage == tuple(Usage(*counts) for counts in turn.usage)
-        assert record.conversation_id == turn.session
-        assert record.history == tuple(history.get(turn.session, []))
-        history.setdefault(turn.session, []).extend([HistoryTurn("user", turn.question),
-                                                     HistoryTurn("assistant", turn.answer)])
-        assert record.id == record.metadata["trace_id"] and len(record.id) == 32
-        assert record.latency_ms is not None and record.latency_ms > 0
-    return records
-
-
 def test_llama_index_traces_in_a_file_are_the_records_the_pipeline_saw(llama_index_file) -> None:
     path, turns = llama_index_file
-    records = _assert_records_match(path, turns)
+    records = records_match(path, turns, "otel")
     assert all(len(turn.usage) == 1 for turn in turns)  # LlamaIndex nests predict around complete: one call
     assert {r.model_id for r in records} == {"counting-llm"}
 
 
 def test_langchain_traces_sent_over_otlp_http_are_the_records_the_chain_saw(langchain_file) -> None:
     path, turns = langchain_file
-    records = _assert_records_match(path, turns)
+    records = records_match(path, turns, "otel")
     assert [r.contexts[0].doc_id for r in records] == ["d-paris", "d-berlin", "d-paris"]  # ids LangChain kept
     assert [r.answer for r in records][-1] == "I don't know."
 

@@ -222,3 +222,30 @@ def run_langchain(exporter: SpanExporter, turns: list[Turn]) -> list[Turn]:
                 turn.answer = chain.invoke(turn.question)
             turn.usage = [usage]
     return turns
+
+
+def records_match(path: Path, turns: list[Turn], kind: str) -> list[Any]:
+    """The records ragmeter reads from ``path`` (detected as ``kind``), after checking them against ``turns`` field
+    by field: question, answer, chunks in order, token counts, session and the history of its earlier turns, the
+    trace id as the id, a latency."""
+    import ragmeter
+    from ragmeter.core.records import Chunk, Usage
+    from ragmeter.core.records import Turn as HistoryTurn
+    from ragmeter.io.formats import detect_format
+
+    assert detect_format(path) == kind
+    records = list(ragmeter.read_records(path))
+    assert len(records) == len(turns)
+    history: dict[str, list[HistoryTurn]] = {}
+    for record, turn in zip(records, turns, strict=True):
+        assert record.question == turn.question
+        assert record.answer == turn.answer
+        assert record.contexts == tuple(Chunk(doc_id, text) for doc_id, text in turn.chunks)
+        assert record.usage == tuple(Usage(*counts) for counts in turn.usage)
+        assert record.conversation_id == turn.session
+        assert record.history == tuple(history.get(turn.session, []))
+        history.setdefault(turn.session, []).extend([HistoryTurn("user", turn.question),
+                                                     HistoryTurn("assistant", turn.answer)])
+        assert record.id == record.metadata["trace_id"] and len(record.id) == 32
+        assert record.latency_ms is not None and record.latency_ms > 0
+    return records
