@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ragmeter.core.errors import ConfigError
 from ragmeter.io.formats import mtrag, native, otel, phoenix, ragas, table
-from ragmeter.io.formats.base import FormatOption, InputFormat
+from ragmeter.io.formats.base import FormatOption, InputFormat, file_head
 from ragmeter.io.rows import jsonl_objects
 
 __all__ = ["FORMATS", "REGISTRY", "FormatOption", "InputFormat", "detect_format", "format_help", "looks_like",
@@ -65,14 +65,6 @@ def detect_format(path: str | Path) -> str:
     return _jsonl_flavour(Path(path))
 
 
-def _head(path: Path) -> bytes | None:
-    try:
-        with path.open("rb") as handle:
-            return handle.read(4096)
-    except OSError:
-        return None  # the reader reports the file itself
-
-
 def _claimed(path: Path) -> tuple[str, str] | None:
     """(format, why) of the first format that claims the file."""
     for fmt in REGISTRY.values():
@@ -108,7 +100,7 @@ def _jsonl_flavour(path: Path) -> str:
 
 def looks_like(path: Path) -> tuple[str, str] | None:
     """(format, evidence) when the file's first bytes plainly tell its format, else ``None``."""
-    head = _head(path)
+    head = file_head(path)
     if head is None:
         return None
     claimed = _claimed(path)  # before magic: a Parquet file may be a format's own

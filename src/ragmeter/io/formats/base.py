@@ -11,7 +11,7 @@ from ragmeter.core.errors import InputError
 from ragmeter.core.records import Record
 from ragmeter.io.rows import Span, jsonl_objects
 
-__all__ = ["FormatOption", "InputFormat", "Parser", "Reader", "jsonl_reader", "parsed"]
+__all__ = ["FormatOption", "InputFormat", "Parser", "Reader", "file_head", "jsonl_reader", "parsed"]
 
 #: One raw object (a JSONL line, a table row) to a :class:`Record`, raising :class:`InputError` (``path``, ``line``).
 Parser = Callable[..., Record]
@@ -61,6 +61,15 @@ class InputFormat:
     spans: bool = True
     columns: bool = False
     options: tuple[FormatOption, ...] = ()
+
+
+def file_head(path: Path) -> bytes | None:
+    """The file's first 4 KiB, what detection looks at; ``None`` when it cannot be read (its reader says why)."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(4096)
+    except OSError:
+        return None
 
 
 def parsed(parser: Parser, obj: Any, **where: Any) -> Record | InputError:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ragmeter.core.errors import InputError
 from ragmeter.core.records import Record
-from ragmeter.io.formats.base import FormatOption, InputFormat
+from ragmeter.io.formats.base import FormatOption, InputFormat, file_head
 from ragmeter.io.rows import Span
 from ragmeter.io.traces.openinference import trace_records, unused_attribute
 from ragmeter.io.traces.otlp import otlp_spans
@@ -30,11 +30,7 @@ def read_otel(path: Path, column_map: Mapping[str, str], span: Span | None = Non
 
 def _claims(path: Path) -> str | None:
     """Why the file is OTLP JSON (its first bytes: an object whose first key is ``resourceSpans``), or ``None``."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(200)
-    except OSError:
-        return None  # the reader reports the file itself
+    head = (file_head(path) or b"")[:200]
     if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") and b'"resourceSpans"' in head:
         return 'its first key is "resourceSpans", as in OTLP JSON'
     return None

@@ -42,7 +42,7 @@ from typing import Any
 
 from ragmeter.core.errors import InputError, MissingDependencyError
 from ragmeter.core.records import Record
-from ragmeter.io.formats.base import InputFormat
+from ragmeter.io.formats.base import InputFormat, file_head
 from ragmeter.io.formats.otel import FORMAT as OTEL
 from ragmeter.io.rows import NOT_AN_OBJECT, Span, jsonl_objects, parquet_rows
 from ragmeter.io.traces.openinference import trace_records
@@ -76,17 +76,9 @@ def _in_time_order(items: Iterator[SpanRow | InputError]) -> list[SpanRow | Inpu
 def phoenix_spans(path: Path) -> Iterator[SpanRow | InputError]:
     """Every row of a Phoenix export as a span, in file order, or the :class:`InputError` of a row that cannot be
     read."""
-    rows = parquet_rows(path)[1] if _head(path).startswith(_PARQUET_MAGIC) else _json_rows(path)
+    rows = parquet_rows(path)[1] if (file_head(path) or b"").startswith(_PARQUET_MAGIC) else _json_rows(path)
     for number, row in rows:
         yield row if isinstance(row, InputError) else _span(row, str(path), number)
-
-
-def _head(path: Path) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            return handle.read(4096)
-    except OSError:
-        return b""  # the reader reports the file itself
 
 
 def _json_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | InputError]]:
@@ -217,7 +209,7 @@ def _without_nulls(value: Any) -> Any:
 def _claims(path: Path) -> str | None:
     """Why the file is a Phoenix export (its columns include :data:`ID_COLUMNS`), or ``None``: only a Parquet
     file's schema, or a JSON lines file's first object, is read."""
-    head = _head(path)
+    head = file_head(path) or b""
     if head.startswith(_PARQUET_MAGIC):
         try:
             names = parquet_rows(path)[0]
