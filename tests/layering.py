@@ -43,10 +43,12 @@ PARTS: tuple[Part, ...] = (
     _part("core.signature", "what produced a score: settings, model, prompt hash, version", "_version"),
     _part("core.files", "the one output module: what a command may write, atomic writes, crash-safe JSONL reading",
           "core.errors"),
-    _part("text", "SQuAD normalisation, sentences, `[CIT:…]` markers, IDK patterns", "core.errors"),
+    _part("text", "SQuAD normalisation, sentences, `[CIT:…]` markers, IDK patterns; `languages/`: what each "
+          "language's tools read (English, Indonesian) and which one a record is in", "core.errors"),
     _part("stats", "intervals (bootstrap, BCa, Wilson with design effect), paired tests, correlation, "
           "inter-annotator agreement"),
-    _part("models", "embedders and token encoders (protocol, packaged ONNX, torch, hashing)", "core.errors"),
+    _part("models", "embedders and token encoders (protocol, packaged ONNX MiniLM, packaged multilingual e5, torch, "
+          "hashing)", "core.errors"),
     _part("core.settings", "`Settings`: every option that changes a score or an interval",
           "core.errors", "core.records", "text"),
     _part("judges", "chat protocol, backends (OpenAI-compatible, local llama.cpp), engine, cache, prompts, "
@@ -61,11 +63,11 @@ PARTS: tuple[Part, ...] = (
     _part("metrics", "the registry and one module per family (`mtrag/`: MT-RAG's algorithmic and judged "
           "metrics)", *BASE, "text", "models", "judges", "results"),
     _part("engine", "`evaluate()`: run context, the batch loop, resume; `ray/`: the Ray engine",
-          *BASE, "io", "judges", "metrics", "models", "results"),
+          *BASE, "io", "judges", "metrics", "models", "results", "text"),
     _part("pipelines", "MT-RAG's pipeline: its steps over the engine and the step summary",
-          *BASE, "engine", "io", "judges", "metrics", "models", "results"),
+          *BASE, "engine", "io", "judges", "metrics", "models", "results", "text"),
     _part("human", "annotation files, merging annotators' votes, the LLM annotator, agreement with people",
-          *BASE, "io", "judges", "metrics", "stats"),
+          *BASE, "io", "judges", "metrics", "stats", "text"),
     _part("analysis", "comparing runs, calibrating τ_sim",
           *BASE, "engine", "human", "io", "metrics", "models", "results", "stats", "text"),
     _part("report", "terminal, markdown and HTML renderers of every result",

@@ -1,5 +1,5 @@
 """The README's metric table agrees with the registry: every metric is there, with what it needs. The commands
-of "Use it in CI" run as shown, with the exit codes and the output the section states."""
+of "Use it in CI" and "Bahasa Indonesia" run as shown, with the exit codes and the output the sections state."""
 
 from __future__ import annotations
 
@@ -54,13 +54,12 @@ def squashed(line: str) -> str:
     return " ".join(line.split())
 
 
-def test_the_ci_sections_commands_run_as_shown(tmp_path: Path) -> None:
+def run_section(title: str, folder: Path) -> int:
     """Each command of the section's bash blocks runs in one empty folder, in order, and exits as its comment
-    says, printing the numbers its comment quotes; each line of a text block (but "…") is a line of the output of the bash block before it, spaces
-    aside."""
+    says, printing the numbers its comment quotes; each line of a text block (but "…") is a line of the output of
+    the bash block before it, spaces aside. The number of bash blocks."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    blocks = re.findall(r"```(bash|text)\n(.*?)```", section("Use it in CI"), re.DOTALL)
-    assert [kind for kind, _ in blocks].count("bash") >= 3
+    blocks = re.findall(r"```(bash|text)\n(.*?)```", section(title), re.DOTALL)
     output = ""
     for kind, body in blocks:
         if kind == "text":
@@ -70,13 +69,23 @@ def test_the_ci_sections_commands_run_as_shown(tmp_path: Path) -> None:
             continue
         output = ""
         for command, expected in shell_commands(body):
-            done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
+            done = subprocess.run(["bash", "-c", command], cwd=folder, env=env, capture_output=True, text=True,
                                   timeout=300, check=False)
             assert done.returncode == expected, f"{command}\n{done.stderr[-3000:]}"
             comment = command.partition("#")[2]
             assert [n for n in re.findall(r"\d+\.\d+", comment) if n not in done.stdout] == [], command
             output += done.stdout
+    return [kind for kind, _ in blocks].count("bash")
+
+
+def test_the_ci_sections_commands_run_as_shown(tmp_path: Path) -> None:
+    assert run_section("Use it in CI", tmp_path) >= 3
     assert (tmp_path / "gate.xml").is_file() and (tmp_path / "summary.md").is_file()
+
+
+def test_the_indonesian_sections_commands_run_as_shown(tmp_path: Path) -> None:
+    assert run_section("Bahasa Indonesia", tmp_path) == 1
+    assert (tmp_path / "id-auto" / "items.jsonl").is_file() and (tmp_path / "id-fixed" / "items.jsonl").is_file()
 
 
 def test_the_ci_section_points_to_examples_that_exist() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ragmeter.core.errors import ConfigError
-from ragmeter.text import DEFAULT_IDK_PATTERNS, IdkDetector
+from ragmeter.text import LANGUAGES, IdkDetector
 
 # The documented id is ``custom-`` and the first 12 hex digits of the SHA-256 of the patterns joined by
 # newlines; the digests below come from coreutils, not from Python:
@@ -47,16 +47,17 @@ def test_every_constructor_gives_the_same_version_for_the_same_list(tmp_path: Pa
     assert IdkDetector(patterns=("no clue", "no idea")).version == expected
 
 
-def test_the_default_list_keeps_its_name_however_it_is_given() -> None:
-    assert IdkDetector().version == "idk-en-id-1"
-    assert IdkDetector(patterns=DEFAULT_IDK_PATTERNS).version == "idk-en-id-1"
-    assert IdkDetector.from_patterns(DEFAULT_IDK_PATTERNS).version == "idk-en-id-1"
-    assert IdkDetector(patterns=DEFAULT_IDK_PATTERNS[:-1]).version.startswith("custom-")
+def test_the_default_detector_is_named_by_its_languages_and_a_list_given_is_custom() -> None:
+    assert IdkDetector().version == "idk-en-1+id-1"
+    # the English list given as a list applies to every language: not the default, whose lists are per language
+    english = LANGUAGES["en"].idk_patterns
+    assert IdkDetector(patterns=english).version.startswith("custom-")
+    assert IdkDetector.from_patterns(english).version == IdkDetector(patterns=english).version
 
 
 def test_version_cannot_be_set_by_hand() -> None:
     with pytest.raises(TypeError):
-        IdkDetector(patterns=("no clue",), version="idk-en-id-1")  # type: ignore[call-arg]
+        IdkDetector(patterns=("no clue",), version="idk-en-1+id-1")  # type: ignore[call-arg]
 
 
 def test_pattern_file_with_byte_order_mark(tmp_path: Path) -> None:

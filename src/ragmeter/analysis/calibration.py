@@ -16,6 +16,7 @@ with its reason in ``auroc_interval_undefined`` (``null`` and the reason in JSON
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,6 +34,7 @@ from ragmeter.io.readers import object_rows
 from ragmeter.models import CachedEmbedder, Embedder, load_embedder
 from ragmeter.stats.correlation import auroc, cluster_bootstrap
 from ragmeter.text.citations import strip_citations
+from ragmeter.text.languages import AUTO, detect_language
 
 __all__ = ["GRID", "Calibration", "calibrate_tau", "read_labelled"]
 
@@ -120,6 +122,13 @@ def _point(tau: float, cosines: np.ndarray, supported: np.ndarray) -> RocPoint:
     return RocPoint(tau, tpr, fpr, precision, (tpr + 1 - fpr) / 2)
 
 
+def _language(pairs: Sequence[Labelled], setting: str) -> str:
+    """The pairs' language: ``setting``, or under ``auto`` the one most of the sentences are written in."""
+    if setting != AUTO:
+        return setting
+    return Counter(detect_language(pair.sentence) for pair in pairs).most_common(1)[0][0]
+
+
 def calibrate_tau(labelled: str | Path | Sequence[Labelled], *, embedder: Embedder | None = None,
                   precision: float | None = None, records: Iterable[Record] | None = None,
                   settings: Settings | None = None) -> Calibration:
@@ -129,7 +138,7 @@ def calibrate_tau(labelled: str | Path | Sequence[Labelled], *, embedder: Embedd
     supported = np.array([p.supported for p in pairs])
     if supported.all() or not supported.any():
         raise ConfigError("calibrating τ needs sentences labelled supported and others labelled not supported")
-    cached = CachedEmbedder(embedder or load_embedder(settings.embedder))
+    cached = CachedEmbedder(embedder or load_embedder(settings.embedder, _language(pairs, settings.language)))
     texts = list(dict.fromkeys(t for p in pairs for t in (strip_citations(p.sentence), p.chunk)))
     vectors = dict(zip(texts, cached.encode(texts), strict=True))
     cosines = np.array([float(vectors[strip_citations(p.sentence)] @ vectors[p.chunk]) for p in pairs])

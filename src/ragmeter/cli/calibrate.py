@@ -12,13 +12,17 @@ from ragmeter.core.errors import ConfigError
 from ragmeter.io.readers import read_records
 from ragmeter.models import EMBEDDER_BACKENDS
 from ragmeter.report.people import render_calibration
+from ragmeter.text.languages import LANGUAGE_CHOICES
 
 
 def add_arguments(calibrate: argparse.ArgumentParser) -> None:
     calibrate.add_argument("labelled", type=Path, help="JSONL/CSV with sentence, chunk (the cited chunk's text), "
                                                        "label (1/0 or supported/not supported), [conversation_id]")
-    calibrate.add_argument("--embedder", choices=EMBEDDER_BACKENDS, default="onnx",
-                           help="the embedding backend Overlap uses (onnx, the default)")
+    calibrate.add_argument("--embedder", choices=EMBEDDER_BACKENDS, default="auto",
+                           help="the embedding backend Overlap uses (auto, the default: the language's own)")
+    calibrate.add_argument("--language", choices=LANGUAGE_CHOICES, default="auto",
+                           help="the sentences' language, which chooses the embedder under --embedder auto: auto "
+                                "(the language most of the sentences are written in; default), en or id")
     calibrate.add_argument("--precision", type=float, help="also the lowest τ whose precision reaches this")
     calibrate.add_argument("--run", type=Path, metavar="RECORDS",
                            help="a run's records: the Overlap they would have at each τ of the grid")

@@ -27,18 +27,27 @@ from ragmeter.cli.common import (
 )
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.files import Outputs, atomic_write_text
-from ragmeter.core.settings import IdkEvalSource, NdcgGain, NdcgIdeal, Settings, SourceLabels
+from ragmeter.core.settings import (
+    AnswerNormalization,
+    IdkEvalSource,
+    NdcgGain,
+    NdcgIdeal,
+    Settings,
+    SourceLabels,
+)
 from ragmeter.io.demo import DEMOS, demo_path
 from ragmeter.io.readers import FileCheck, parse_column_map
 from ragmeter.judges.accounting import JudgingReport
 from ragmeter.metrics import get_metric, resolve_metrics
 from ragmeter.models import EMBEDDER_BACKENDS
+from ragmeter.models.multilingual_e5 import TAU_SIM as MULTILINGUAL_TAU_SIM
 from ragmeter.report import render_report
 from ragmeter.report.gate import render_requirements, requirements_suite
 from ragmeter.report.html import render_html
 from ragmeter.report.markdown import render_report_markdown
 from ragmeter.results.paired import Threshold
 from ragmeter.results.requirements import check_requirements, parse_requirement
+from ragmeter.text.languages import LANGUAGE_CHOICES
 
 #: Records from which a run without a judge shows a progress bar (smaller runs finish before it helps).
 PROGRESS_FROM = 200
@@ -56,8 +65,9 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     source = run.add_mutually_exclusive_group(required=True)
     source.add_argument("file", nargs="?", type=Path, help="records: JSONL (native, MT-RAG, RAGAS), CSV or Parquet")
     source.add_argument("--demo", nargs="?", const="v1", choices=DEMOS,
-                        help="use the bundled demo dataset: v1 (default), or gate: the same questions with the "
-                             "assistant's uncertainty gate on (compare the two with 'ragmeter compare')")
+                        help="use the bundled demo dataset: v1 (default), gate: the same questions with the "
+                             "assistant's uncertainty gate on (compare the two with 'ragmeter compare'), or id: an "
+                             "Indonesian help desk")
     input_options(run)
     run.add_argument("--metrics", help="comma-separated metric or family names (default: citation,lexical,"
                                        "efficiency, and judged with --judge; see 'ragmeter metrics')")
@@ -96,9 +106,20 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
                              "ray://HOST:10001 for a remote one); default: a Ray instance started for this run")
     engine.add_argument("--workers", type=int,
                         help="scoring actors (default: the cluster's CPUs), each holding the embedding model")
-    run.add_argument("--tau-sim", type=float, default=Settings.tau_sim, help="Overlap cosine threshold (0.65)")
-    run.add_argument("--embedder", choices=EMBEDDER_BACKENDS, default="onnx",
-                     help="embedding backend: onnx (packaged, default), torch (extra), hashing (tests only)")
+    run.add_argument("--language", choices=LANGUAGE_CHOICES, default=Settings.language,
+                     help="the records' language: auto (each record's own, detected from its question and answer; "
+                          "default), en or id (Indonesian); a record's 'language' field wins")
+    run.add_argument("--tau-sim", type=float, default=Settings.tau_sim,
+                     help="Overlap cosine threshold (default: the embedder's own: 0.65 for MiniLM, "
+                          f"{MULTILINGUAL_TAU_SIM:g} for the multilingual one)")
+    run.add_argument("--embedder", choices=EMBEDDER_BACKENDS, default=Settings.embedder,
+                     help="embedding backend: auto (default: the language's own: onnx for English, multilingual "
+                          "for Indonesian), onnx (packaged MiniLM), multilingual (packaged multilingual-e5-small), "
+                          "torch (extra), hashing (tests only)")
+    run.add_argument("--normalize", dest="normalization", choices=tuple(AnswerNormalization),
+                     default=Settings.normalization,
+                     help="EM and token F1's normalisation: squad (the SQuAD v1.1 script's, default) or extended "
+                          "(also anak-anak = anak anak, Rp25.000 = Rp 25.000)")
     run.add_argument("--idk-patterns", type=Path, help="file of IDK regular expressions, one per line")
     run.add_argument("--idk-eval-source", choices=tuple(IdkEvalSource), default=Settings.idk_eval_source,
                      help="IDK verdict for RB_agg_idk: detector (default) or record (labels.idk_eval, "

@@ -8,8 +8,9 @@ from enum import StrEnum
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.records import Answerability
 from ragmeter.text.idk import IdkDetector
+from ragmeter.text.languages import LANGUAGE_CHOICES
 
-__all__ = ["CiMethod", "IdkEvalSource", "NdcgGain", "NdcgIdeal", "Settings", "SourceLabels"]
+__all__ = ["AnswerNormalization", "CiMethod", "IdkEvalSource", "NdcgGain", "NdcgIdeal", "Settings", "SourceLabels"]
 
 
 # The choices of a setting are string enums: a member is equal to, hashes as, formats as and is written to JSON as
@@ -42,6 +43,13 @@ class NdcgGain(StrEnum):
     LINEAR = "linear"
 
 
+class AnswerNormalization(StrEnum):
+    """How EM and token F1 normalise answers (:mod:`ragmeter.text.normalize`)."""
+
+    SQUAD = "squad"
+    EXTENDED = "extended"
+
+
 class SourceLabels(StrEnum):
     """Where ``source_cited`` and ``fabricated_source`` come from."""
 
@@ -52,18 +60,27 @@ class SourceLabels(StrEnum):
 
 #: Each field that takes one of an enum's values.
 _CHOICES: dict[str, type[StrEnum]] = {"ci_method": CiMethod, "idk_eval_source": IdkEvalSource,
-                                      "ndcg_ideal": NdcgIdeal, "ndcg_gain": NdcgGain, "source_labels": SourceLabels}
+                                      "ndcg_ideal": NdcgIdeal, "ndcg_gain": NdcgGain, "source_labels": SourceLabels,
+                                      "normalization": AnswerNormalization}
 
 
 @dataclass(frozen=True)
 class Settings:
     """Every option that can change a score or an interval; each lands in the signatures it affects.
 
-    - ``tau_sim``: cosine threshold for a supported sentence (seeds 000/001: 0.6–0.7; default 0.65).
+    - ``language``: the language of the records' text: ``auto`` (each record's own, detected from its question
+      and answer; the default), or a code of :data:`~ragmeter.text.languages.LANGUAGES` (``en``, ``id``). A
+      record's ``language`` field wins over it. It chooses the IDK patterns, the refusal cues, the sentence
+      splitter's abbreviations, the evidence check's words and numbers, and, under ``embedder="auto"``, the
+      embedder (:mod:`ragmeter.text.languages`).
+    - ``tau_sim``: cosine threshold for a supported sentence (seeds 000/001: 0.6–0.7); ``None`` (the default)
+      takes the embedder's own (0.65 for MiniLM; the multilingual one's is calibrated on IndoNLI).
     - ``idk``: the IDK sentence detector (versioned pattern list).
     - ``abstain_correct_for``: answerability classes on which abstaining is the right action for the
       fallback Faithfulness (default UNANSWERABLE and CONVERSATIONAL, as MT-RAG's IDK conditioning).
-    - ``embedder``: backend name (``onnx``, ``torch``, ``hashing``) used when no embedder is given.
+    - ``embedder``: backend name used when no embedder is given: ``auto`` (the default: the language's own,
+      MiniLM ONNX for English, the multilingual one for Indonesian), ``onnx``, ``torch``, ``multilingual``,
+      ``hashing``.
     - ``bertscore_model``: ``minilm`` (the packaged ONNX MiniLM, layer 6) or a local Hugging Face
       model directory, with ``bertscore_layer``; ``bertscore_baseline``: ``None``, ``mtrag-deberta``
       (MT-RAG's DeBERTa-xlarge-MNLI layer-40 values) or a bert-score baseline CSV file.
@@ -84,15 +101,19 @@ class Settings:
     - ``source_labels``: where ``source_cited`` and ``fabricated_source`` come from: ``human`` (the
       record's labels), ``derived`` (the answer's ``[CIT:…]`` markers against the retrieved doc_ids) or
       ``auto`` (human where given, else derived).
+    - ``normalization``: how EM and token F1 normalise answers: ``squad`` (the SQuAD v1.1 script's, exactly;
+      the default) or ``extended`` (also hyphenated reduplication and a currency symbol's spacing,
+      :func:`~ragmeter.text.normalize.normalize_answer_extended`).
     - ``n_resamples``, ``ci_method`` (``bca`` or ``percentile``), ``confidence``, ``seed``: the
       bootstrap behind every mean's interval.
     """
 
-    tau_sim: float = 0.65
+    language: str = "auto"
+    tau_sim: float | None = None
     idk: IdkDetector = field(default_factory=IdkDetector)
     abstain_correct_for: frozenset[Answerability] = frozenset(
         {Answerability.UNANSWERABLE, Answerability.CONVERSATIONAL})
-    embedder: str = "onnx"
+    embedder: str = "auto"
     bertscore_model: str = "minilm"
     bertscore_layer: int | None = None
     bertscore_baseline: str | None = None
@@ -102,6 +123,7 @@ class Settings:
     ndcg_ideal: NdcgIdeal = NdcgIdeal.RETRIEVED
     ndcg_gain: NdcgGain = NdcgGain.EXPONENTIAL
     source_labels: SourceLabels = SourceLabels.AUTO
+    normalization: AnswerNormalization = AnswerNormalization.SQUAD
     n_resamples: int = 2000
     ci_method: CiMethod = CiMethod.BCA
     confidence: float = 0.95
@@ -113,7 +135,9 @@ class Settings:
             if value not in set(choices):
                 raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
             object.__setattr__(self, name, choices(value))  # a string given becomes the enum's member
-        if not 0.0 <= self.tau_sim <= 1.0:
+        if self.language not in LANGUAGE_CHOICES:
+            raise ConfigError(f"language must be one of {', '.join(LANGUAGE_CHOICES)}, got {self.language!r}")
+        if self.tau_sim is not None and not 0.0 <= self.tau_sim <= 1.0:
             raise ConfigError(f"tau_sim must lie in [0, 1], got {self.tau_sim}")
         if not 0.0 < self.confidence < 1.0:
             raise ConfigError(f"confidence must lie strictly between 0 and 1, got {self.confidence}")

@@ -7,14 +7,25 @@ checking only, so neither package needs the other at import time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragmeter.core.errors import ConfigError
+from ragmeter.core.records import Record
 from ragmeter.core.settings import Settings
-from ragmeter.models import CachedEmbedder, Embedder, load_embedder, load_token_encoder
+from ragmeter.models import (
+    CachedEmbedder,
+    Embedder,
+    default_tau_sim,
+    embedder_backend,
+    embedder_model_id,
+    load_embedder,
+    load_token_encoder,
+)
 from ragmeter.models.base import CachedTokenEncoder, TokenEmbeddings, TokenEncoder
+from ragmeter.text.languages import AUTO, LANGUAGES, Language, record_language
 
 if TYPE_CHECKING:
     from ragmeter.judges import Judge, JudgeCall, JudgeOutcome
@@ -25,22 +36,32 @@ __all__ = ["ItemContext", "RunContext"]
 T = TypeVar("T")
 
 
-class RunContext:
-    """What every item of a run shares: the settings, and resources loaded on first use (the embedder,
-    the token encoder, the judge's outcomes, and whatever a metric family keeps run-wide in :meth:`memo`)."""
+def _cached(embedder: Embedder) -> CachedEmbedder:
+    # one already cached is kept as it is: its cache then outlives the run (a Ray actor's, say)
+    return embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(embedder)
 
-    def __init__(self, settings: Settings, *, embedder: Embedder | None = None,
+
+class RunContext:
+    """What every item of a run shares: the settings, and resources loaded on first use (the embedders,
+    the token encoder, the judge's outcomes, and whatever a metric family keeps run-wide in :meth:`memo`).
+
+    ``embedder``: one embedder for every record, or a dict of embedders by backend name (``onnx``,
+    ``multilingual``…) that the run fills with the backends it loads, so that its caller keeps them for its next
+    run; ``None`` loads each record's language's (:meth:`embedder_for`).
+    """
+
+    def __init__(self, settings: Settings, *, embedder: Embedder | dict[str, Embedder] | None = None,
                  token_encoder: TokenEncoder | None = None, judge: Judge | None = None) -> None:
         self.settings = settings
-        # one already cached is kept as it is: its cache then outlives the run (a Ray actor's, say)
-        self._embedder = (embedder if isinstance(embedder, CachedEmbedder) or embedder is None
-                          else CachedEmbedder(embedder))
+        self._embedder = None if embedder is None or isinstance(embedder, Mapping) else _cached(embedder)
+        self._backends: dict[str, Embedder] = embedder if isinstance(embedder, dict) else {}
         self._token_encoder = (token_encoder if isinstance(token_encoder, CachedTokenEncoder) or token_encoder is None
                                else CachedTokenEncoder(token_encoder))
         self._judge = judge
         self._judge_outcomes: dict[str, JudgeOutcome] = {}
         self._memo: dict[str, Any] = {}
         self._batch_memo: dict[str, Any] | None = None
+        self._languages_read: dict[int, str] = {}  # by id() of the records of the batch being scored
 
     @property
     def judge(self) -> Judge:
@@ -68,11 +89,40 @@ class RunContext:
             self._judge_outcomes[key] = self.judge.run([call])[0]
         return self._judge_outcomes[key]
 
+    def language(self, record: Record) -> Language:
+        """The language ``record`` is written in (:func:`~ragmeter.text.languages.record_language`)."""
+        language = record_language(record, self.settings.language)
+        if self._batch_memo is not None:
+            self._languages_read[id(record)] = language.code
+        return language
+
+    def language_read(self, record: Record) -> str | None:
+        """The code of ``record``'s language if a metric of the batch read it, else ``None``."""
+        return self._languages_read.get(id(record))
+
     @property
     def embedder(self) -> CachedEmbedder:
-        if self._embedder is None:
-            self._embedder = CachedEmbedder(load_embedder(self.settings.embedder))
-        return self._embedder
+        """The embedder given, else English records' (a caller that knows no language gets this one)."""
+        return self.embedder_for(LANGUAGES["en"])
+
+    def embedder_for(self, language: Language) -> CachedEmbedder:
+        """The embedder of records in ``language``: the one given, else the backend the settings name for it
+        (``auto``: the language's own), loaded once."""
+        if self._embedder is not None:
+            return self._embedder
+        backend = embedder_backend(self.settings.embedder, language.code)
+        embedder = _cached(self._backends.get(backend) or load_embedder(backend))
+        self._backends[backend] = embedder
+        return embedder
+
+    def tau_sim_for(self, language: Language) -> float:
+        """Overlap's τ_sim for records in ``language``: the settings' where set, else their embedder's own (0.65
+        for an embedder given)."""
+        if self.settings.tau_sim is not None:
+            return self.settings.tau_sim
+        if self._embedder is not None:
+            return default_tau_sim("onnx")
+        return default_tau_sim(embedder_backend(self.settings.embedder, language.code))
 
     @property
     def token_encoder(self) -> CachedTokenEncoder:
@@ -81,10 +131,41 @@ class RunContext:
                                                                         self.settings.bertscore_layer))
         return self._token_encoder
 
-    def prefetch(self, resource: str, texts: list[str]) -> None:
-        """Encode a batch's texts in one length-sorted pass, into the run's caches."""
+    def embedding_signature(self) -> dict[str, Any]:
+        """The embedder and τ_sim of the run's languages, for the signatures of the metrics that embed:
+        ``embedder`` and ``tau_sim`` of the first (English under ``auto``), and ``embedder.<code>`` and
+        ``tau_sim.<code>`` of each other language where they differ (``embedder.id``)."""
+        setting = self.settings.language
+        languages = list(LANGUAGES.values()) if setting == AUTO else [LANGUAGES[setting]]
+        out: dict[str, Any] = {}
+        for number, language in enumerate(languages):
+            model = self._embedder_model_id(language)
+            tau_sim = self.tau_sim_for(language)
+            if number == 0:
+                out.update(embedder=model, tau_sim=tau_sim)
+            else:
+                if model != out["embedder"]:
+                    out[f"embedder.{language.code}"] = model
+                if tau_sim != out["tau_sim"]:
+                    out[f"tau_sim.{language.code}"] = tau_sim
+        return out
+
+    def _embedder_model_id(self, language: Language) -> str:
+        if self._embedder is None:
+            known = embedder_model_id(embedder_backend(self.settings.embedder, language.code))
+            if known is not None:
+                return known
+        return self.embedder_for(language).model_id
+
+    def prefetch(self, resource: str, texts: list[Any]) -> None:
+        """Encode a batch's texts in one length-sorted pass, into the run's caches: for the embedder, pairs of a
+        language code and a text, each language's texts with its embedder."""
         if resource == "embedder":
-            self.embedder.encode(texts)
+            by_language: dict[str, list[str]] = defaultdict(list)
+            for code, text in texts:
+                by_language[code].append(text)
+            for code, wanted in by_language.items():
+                self.embedder_for(LANGUAGES[code]).encode(wanted)
         elif resource == "token_encoder":
             self.token_encoder.encode_tokens(texts)
         else:
@@ -109,6 +190,8 @@ class RunContext:
             yield
         finally:
             self._batch_memo = outer
+            if outer is None:
+                self._languages_read.clear()
 
     def batch_memo(self, key: str, make: Callable[[], T]) -> T:
         """``make()`` once per batch for ``key``: work the metrics of a batch share (one read of its

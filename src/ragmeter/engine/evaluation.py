@@ -42,7 +42,7 @@ JUDGE_BATCH_PER_SLOT = 4
 
 
 def evaluate(records: Iterable[Record | Mapping[str, Any]] | Any, *, metrics: Sequence[str] | None = None,
-             settings: Settings | None = None, embedder: Embedder | None = None,
+             settings: Settings | None = None, embedder: Embedder | dict[str, Embedder] | None = None,
              token_encoder: TokenEncoder | None = None, judge: Judge | None = None,
              on_items: ItemSink | None = None, finished: Sequence[Mapping[str, Any]] = (),
              batch_size: int = 256, progress: bool = False, total: int | None = None,
@@ -54,7 +54,9 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]] | Any, *, metrics: Se
     one raises :class:`~ragmeter.core.errors.InputError` naming its position and field), or a framework's
     objects (:mod:`ragmeter.io.objects`: a pandas DataFrame or Hugging Face dataset, whose columns
     ``column_map`` maps to record fields as ``--map`` does; RAGAS samples; DeepEval test cases). ``embedder``
-    and ``token_encoder`` (BERTScore) replace the ones ``settings`` names. ``judge`` serves the judged
+    (one for every record, or a dict by backend name that the run fills with those it loads: see
+    :class:`~ragmeter.engine.context.RunContext`) and ``token_encoder`` (BERTScore) replace the ones ``settings``
+    names. ``judge`` serves the judged
     metrics (:func:`ragmeter.judges.open_judge`); its usage counters restart here, and the result reports
     them with each item's judge tokens and every failed call. ``on_items`` receives each finished batch of
     per-item rows (the shape of ``items.jsonl``). ``finished`` holds the rows an interrupted run of the same
@@ -128,6 +130,7 @@ class ItemTable:
         self.item_ids: list[str] = []
         self.model_ids: list[str | None] = []
         self.conversations: list[str | None] = []
+        self.languages: list[str | None] = []
 
     def columns(self) -> dict[str, np.ndarray]:
         return {name: np.frombuffer(column, dtype=float) if len(column) else np.zeros(0)
@@ -168,11 +171,13 @@ class ItemTable:
         self.item_ids.append(row["id"])
         self.model_ids.append(row.get("model_id"))
         self.conversations.append(row.get("conversation_id"))
+        self.languages.append(row.get("language"))
 
-    def _add_items(self, records: list[Record]) -> None:
+    def _add_items(self, records: list[Record], languages: list[str | None]) -> None:
         self.item_ids.extend([record.id for record in records])
         self.model_ids.extend([record.model_id for record in records])
         self.conversations.extend([record.conversation_id for record in records])
+        self.languages.extend(languages)
 
     def result(self, chosen: list[Metric], signatures: Mapping[str, Signature], settings: Settings,
                judging: JudgingReport | None) -> EvalResult:
@@ -185,7 +190,7 @@ class ItemTable:
             clusters=clusters))
         return EvalResult(tuple(self.item_ids), tuple(self.model_ids), scores, self.undefined, summaries,
                           dict(signatures), settings, notes=self.notes, conversation_ids=tuple(self.conversations),
-                          judging=judging)
+                          judging=judging, languages=tuple(self.languages) if any(self.languages) else ())
 
     def score(self, batch: list[Record], items: list[ItemContext], chosen: list[Metric], run: RunContext,
               costs: list[ItemJudging] | None, *, rows: bool) -> list[dict[str, Any]]:
@@ -196,14 +201,15 @@ class ItemTable:
         with run.batch_scope():
             for metric in chosen:
                 values[metric.name] = self._score_metric(metric, batch, items, run, start)
-        self._add_items(batch)
+            languages = [run.language_read(record) for record in batch]
+        self._add_items(batch, languages)
         if not rows:
             return []
         return [item_row(record.id, record.model_id, {m: v[offset] for m, v in values.items()},
                          {m: r[start + offset] for m, r in self.undefined.items() if start + offset in r},
                          {m: n[start + offset] for m, n in self.notes.items() if start + offset in n},
                          conversation_id=record.conversation_id,
-                         judge=None if costs is None else costs[offset].to_dict())
+                         judge=None if costs is None else costs[offset].to_dict(), language=languages[offset])
                 for offset, record in enumerate(batch)]
 
     def _score_metric(self, metric: Metric, batch: list[Record], items: list[ItemContext], run: RunContext,

@@ -45,6 +45,7 @@ from ragmeter.judges.prompts import (
 from ragmeter.metrics.citation import abstained
 from ragmeter.metrics.judged import verdict_claims
 from ragmeter.metrics.labels import derived_source_labels
+from ragmeter.text.languages import record_language
 
 __all__ = ["Annotation", "annotate", "annotator_name", "planned_calls"]
 
@@ -70,7 +71,8 @@ def _calls(record: Record, labels: Sequence[str], settings: Settings) -> dict[st
     calls = {}
     if record.contexts and any(name in CHUNK_LABELS for name in labels):
         calls["chunk_labels"] = JudgeCall(CHUNK_LABELLING, chunk_labels_request(record), len(record.contexts))
-    answers = not abstained(record.answer, idk=settings.idk, action=record.action)
+    answers = not abstained(record.answer, idk=settings.idk, action=record.action,
+                            language=record_language(record, settings.language))
     if record.contexts and answers and any(name in GROUNDING for name in labels):
         calls["claims"] = JudgeCall(CLAIMS, claims_request(record, record.answer), len(record.contexts))
     if any(name in GENERATION_LABEL_NAMES for name in labels):
@@ -80,13 +82,14 @@ def _calls(record: Record, labels: Sequence[str], settings: Settings) -> dict[st
 
 def _grounding(record: Record, outcome: JudgeOutcome | None, settings: Settings) -> dict[str, int]:
     """The three grounding labels from the (checked) claims verdict; without a call, from the answer alone."""
-    if abstained(record.answer, idk=settings.idk, action=record.action):
+    language = record_language(record, settings.language)
+    if abstained(record.answer, idk=settings.idk, action=record.action, language=language):
         return dict.fromkeys(GROUNDING, 0)
     if not record.contexts:
         return {"support_present": 0, "unsupported_claim_present": 1, "contradicted_claim_present": 0}
     assert outcome is not None and outcome.verdict is not None
     verdicts = {c.verdict for c in verdict_claims(outcome.verdict, record, record.answer,
-                                                     check_evidence=settings.check_evidence)}
+                                                     check_evidence=settings.check_evidence, language=language)}
     return {"support_present": int("supported" in verdicts),
             "unsupported_claim_present": int("unsupported" in verdicts),
             "contradicted_claim_present": int("contradicted" in verdicts)}

@@ -7,11 +7,12 @@ from pathlib import Path
 
 __all__ = ["DEMOS", "DEMO_FILES", "demo_file", "demo_path"]
 
-#: The bundled demo datasets: the assistant as it is, and the same assistant with its uncertainty gate on.
-DEMOS = {"v1": "demo.jsonl", "gate": "demo-gate.jsonl"}
-#: What ``ragmeter demo FOLDER`` copies: both runs, two people's labels of the first (seed 003's 13 labels,
-#: filled in the template 'labels merge' reads) and the data's description.
-DEMO_FILES = (*DEMOS.values(), "demo-labels-ana.csv", "demo-labels-ben.csv", "DEMO.md")
+#: The bundled demo datasets: the assistant as it is, the same assistant with its uncertainty gate on, and an
+#: Indonesian help desk (``DEMO-id.md``).
+DEMOS = {"v1": "demo.jsonl", "gate": "demo-gate.jsonl", "id": "demo-id.jsonl"}
+#: What ``ragmeter demo FOLDER`` copies: the runs, two people's labels of the first (seed 003's 13 labels,
+#: filled in the template 'labels merge' reads) and the data's descriptions.
+DEMO_FILES = (*DEMOS.values(), "demo-labels-ana.csv", "demo-labels-ben.csv", "DEMO.md", "DEMO-id.md")
 
 
 def demo_path(variant: str = "v1") -> Path:

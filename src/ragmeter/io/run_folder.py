@@ -70,13 +70,14 @@ def require_parquet() -> None:
 def item_settings(settings: Settings) -> dict[str, Any]:
     """The settings that change per-item values (the interval settings only change the summary, which a
     resumed run recomputes), as plain JSON values."""
-    return {"tau_sim": settings.tau_sim, "idk": settings.idk.version,
+    return {"language": settings.language, "tau_sim": settings.tau_sim, "idk": settings.idk.version,
             "abstain_correct_for": sorted(a.value for a in settings.abstain_correct_for),
             "embedder": settings.embedder, "bertscore_model": settings.bertscore_model,
             "bertscore_layer": settings.bertscore_layer, "bertscore_baseline": settings.bertscore_baseline,
             "idk_eval_source": settings.idk_eval_source, "ndcg_ideal": settings.ndcg_ideal,
             "ndcg_gain": settings.ndcg_gain, "source_labels": settings.source_labels,
-            "rb_llm_unparsed": settings.rb_llm_unparsed, "check_evidence": settings.check_evidence}
+            "rb_llm_unparsed": settings.rb_llm_unparsed, "check_evidence": settings.check_evidence,
+            "normalization": settings.normalization}
 
 
 def file_sha256(path: Path) -> str:
@@ -309,15 +310,19 @@ def write_parquet(result: EvalResult, path: Path) -> None:
 
 def item_row(item_id: str, model_id: str | None, values: Mapping[str, float],
              undefined: Mapping[str, str], notes: Mapping[str, str] | None = None, *,
-             conversation_id: str | None = None, judge: Mapping[str, Any] | None = None) -> dict[str, Any]:
+             conversation_id: str | None = None, judge: Mapping[str, Any] | None = None,
+             language: str | None = None) -> dict[str, Any]:
     """The JSON shape of one item's scores, as written to ``items.jsonl`` (the one encoder of its rows);
     ``judge``: the item's judge tokens this run and its failed calls (prompt and reason; the raw replies go to the
-    failure log), as :meth:`~ragmeter.judges.accounting.ItemJudging.to_dict` gives them."""
+    failure log), as :meth:`~ragmeter.judges.accounting.ItemJudging.to_dict` gives them; ``language``: the code of
+    the language its text tools took, where a metric read it."""
     row: dict[str, Any] = {"id": item_id}
     if model_id is not None:
         row["model_id"] = model_id
     if conversation_id is not None:
         row["conversation_id"] = conversation_id
+    if language is not None:
+        row["language"] = language
     row.update(scores={m: json_number(v) for m, v in values.items()}, undefined=dict(undefined))
     if notes:
         row["notes"] = dict(notes)

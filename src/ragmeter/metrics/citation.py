@@ -6,6 +6,11 @@ IDK sentences (see :class:`~ragmeter.text.idk.IdkDetector`) are set aside and th
 sentences*. A claim sentence is *supported* iff it carries exactly one citation, the cited doc_id is
 among the retrieved chunks, and cos(embed(sentence), embed(chunk text)) ≥ τ_sim; when several
 retrieved chunks share the doc_id, the best-matching one counts.
+
+The sentences, the IDK patterns, the embedder (under ``embedder="auto"``) and τ_sim (when not set) are the
+record's language's (:meth:`~ragmeter.engine.context.RunContext.language`): an Indonesian answer is split with
+Indonesian abbreviations, its refusals found by Indonesian patterns, and its sentences embedded by the multilingual
+embedder at its calibrated τ_sim.
 """
 
 from __future__ import annotations
@@ -19,9 +24,10 @@ import numpy as np
 from ragmeter.core.records import Answerability, Chunk, Record
 from ragmeter.core.settings import Settings
 from ragmeter.metrics._registry import Aggregation, Metric, register
-from ragmeter.models import Embedder
+from ragmeter.models import Embedder, default_tau_sim
 from ragmeter.text.citations import find_citations, malformed_citations, strip_citations
 from ragmeter.text.idk import IdkDetector
+from ragmeter.text.languages import Language, language_signature
 from ragmeter.text.sentences import SPLITTER_ID, split_sentences
 
 if TYPE_CHECKING:
@@ -31,6 +37,7 @@ __all__ = ["AnswerAnalysis", "SentenceVerdict", "abstained", "analyze_answer", "
            "idk_citation_count", "malformed_citation_count", "overlap"]
 
 _DEFAULTS = Settings()
+_TAU_SIM = default_tau_sim("onnx")
 
 
 @dataclass(frozen=True)
@@ -80,11 +87,12 @@ class AnswerAnalysis:
         return self.explicit_abstain or self.claim_sentences == 0
 
 
-def parse_answer(prediction: str, idk: IdkDetector) -> tuple[ParsedSentence, ...]:
-    """Split an answer into sentences with their citations and IDK flags."""
+def parse_answer(prediction: str, idk: IdkDetector, language: Language | None = None) -> tuple[ParsedSentence, ...]:
+    """Split an answer in ``language`` (English sentences, any language's IDK patterns when ``None``) into
+    sentences with their citations and IDK flags."""
     return tuple(ParsedSentence(text=sentence, claim=strip_citations(sentence),
-                                citations=tuple(find_citations(sentence)), is_idk=idk.is_idk(sentence))
-                 for sentence in split_sentences(prediction))
+                                citations=tuple(find_citations(sentence)), is_idk=idk.is_idk(sentence, language))
+                 for sentence in split_sentences(prediction, language))
 
 
 def _cited_texts(sentence: ParsedSentence, contexts: Sequence[Chunk]) -> list[str]:
@@ -114,10 +122,11 @@ def _verdict(sentence: ParsedSentence, contexts: Sequence[Chunk], embedder: Embe
 
 
 def analyze_answer(prediction: str, contexts: Sequence[Chunk], *, embedder: Embedder,
-                   tau_sim: float = _DEFAULTS.tau_sim, idk: IdkDetector | None = None,
-                   action: str | None = None) -> AnswerAnalysis:
-    """Every sentence of ``prediction`` with its verdict (see the module docstring for the rule)."""
-    parsed = parse_answer(prediction, idk or _DEFAULTS.idk)
+                   tau_sim: float = _TAU_SIM, idk: IdkDetector | None = None,
+                   action: str | None = None, language: Language | None = None) -> AnswerAnalysis:
+    """Every sentence of ``prediction`` (written in ``language``) with its verdict (see the module docstring for
+    the rule)."""
+    parsed = parse_answer(prediction, idk or _DEFAULTS.idk, language)
     return AnswerAnalysis(tuple(_verdict(s, contexts, embedder, tau_sim) for s in parsed),
                           explicit_abstain=_is_abstain_action(action))
 
@@ -127,16 +136,17 @@ def _is_abstain_action(action: str | None) -> bool:
 
 
 def overlap(prediction: str, contexts: Sequence[Chunk], *, embedder: Embedder,
-            tau_sim: float = _DEFAULTS.tau_sim, idk: IdkDetector | None = None) -> float:
+            tau_sim: float = _TAU_SIM, idk: IdkDetector | None = None, language: Language | None = None) -> float:
     """Share of claim sentences supported by the chunk they cite, in [0, 1].
 
     Overlap = supported claim sentences / claim sentences (seed 001); claim sentences are the non-IDK
     sentences. A sentence with no citation, two or more citations, or a citation to a doc_id that was
     not retrieved is unsupported; otherwise it is supported iff its cosine with the cited chunk
     (citations removed from the sentence) is ≥ ``tau_sim``. An answer without claim sentences (all IDK,
-    or empty) scores 0.0 and counts as abstained.
+    or empty) scores 0.0 and counts as abstained. ``language``: see :func:`parse_answer`.
     """
-    return analyze_answer(prediction, contexts, embedder=embedder, tau_sim=tau_sim, idk=idk).overlap
+    return analyze_answer(prediction, contexts, embedder=embedder, tau_sim=tau_sim, idk=idk,
+                          language=language).overlap
 
 
 def faithfulness_from_overlap(overlap_value: float, *, abstained: bool,
@@ -150,10 +160,10 @@ def faithfulness_from_overlap(overlap_value: float, *, abstained: bool,
 
 def faithfulness_fallback(prediction: str, contexts: Sequence[Chunk], *,
                           answerability: Answerability | None, embedder: Embedder,
-                          tau_sim: float = _DEFAULTS.tau_sim, idk: IdkDetector | None = None,
+                          tau_sim: float = _TAU_SIM, idk: IdkDetector | None = None,
                           action: str | None = None,
                           abstain_correct_for: frozenset[Answerability] = _DEFAULTS.abstain_correct_for,
-                          ) -> float:
+                          language: Language | None = None) -> float:
     """The embedding-based proxy for Faithfulness of seed 000, in [0, 1].
 
     - abstained on a question whose answerability is in ``abstain_correct_for`` (default
@@ -162,7 +172,7 @@ def faithfulness_fallback(prediction: str, contexts: Sequence[Chunk], *,
     - otherwise min(1, 0.6 + 0.4 · Overlap): 0.6 for a plausible but unsupported answer.
     """
     analysis = analyze_answer(prediction, contexts, embedder=embedder, tau_sim=tau_sim, idk=idk,
-                              action=action)
+                              action=action, language=language)
     return faithfulness_from_overlap(analysis.overlap, abstained=analysis.abstained,
                                      answerability=answerability, abstain_correct_for=abstain_correct_for)
 
@@ -175,15 +185,16 @@ def _idk_with_citation(parsed: Iterable[ParsedSentence]) -> float:
     return float(sum(s.is_idk and bool(s.citations) for s in parsed))
 
 
-def abstained(prediction: str, *, idk: IdkDetector | None = None, action: str | None = None) -> float:
+def abstained(prediction: str, *, idk: IdkDetector | None = None, action: str | None = None,
+              language: Language | None = None) -> float:
     """1.0 if the answer abstains: an explicit ``ABSTAIN`` action, or no sentence that is not IDK
-    (an empty answer abstains); else 0.0."""
-    return _abstains(parse_answer(prediction, idk or _DEFAULTS.idk), action)
+    (an empty answer abstains); else 0.0. ``language``: see :func:`parse_answer`."""
+    return _abstains(parse_answer(prediction, idk or _DEFAULTS.idk, language), action)
 
 
-def idk_citation_count(prediction: str, *, idk: IdkDetector | None = None) -> float:
+def idk_citation_count(prediction: str, *, idk: IdkDetector | None = None, language: Language | None = None) -> float:
     """Number of IDK sentences that carry a citation (the contract says 0)."""
-    return _idk_with_citation(parse_answer(prediction, idk or _DEFAULTS.idk))
+    return _idk_with_citation(parse_answer(prediction, idk or _DEFAULTS.idk, language))
 
 
 def malformed_citation_count(prediction: str) -> float:
@@ -200,23 +211,25 @@ def malformed_citation_count(prediction: str) -> float:
 # --- run-loop adapters: one parse and one analysis per record, shared by the four metrics ---
 
 def _parsed(record: Record, item: ItemContext, run: RunContext) -> tuple[ParsedSentence, ...]:
-    return item.memo("citation.parsed", lambda: parse_answer(record.answer, run.settings.idk))
+    return item.memo("citation.parsed", lambda: parse_answer(record.answer, run.settings.idk, run.language(record)))
 
 
 def _analysis(record: Record, item: ItemContext, run: RunContext) -> AnswerAnalysis:
     def make() -> AnswerAnalysis:
-        verdicts = tuple(_verdict(s, record.contexts, run.embedder, run.settings.tau_sim)
-                         for s in _parsed(record, item, run))
+        language = run.language(record)
+        embedder, tau_sim = run.embedder_for(language), run.tau_sim_for(language)
+        verdicts = tuple(_verdict(s, record.contexts, embedder, tau_sim) for s in _parsed(record, item, run))
         return AnswerAnalysis(verdicts, explicit_abstain=_is_abstain_action(record.action))
     return item.memo("citation.analysis", make)
 
 
-def _texts_to_embed(record: Record, item: ItemContext, run: RunContext) -> Iterator[str]:
+def _texts_to_embed(record: Record, item: ItemContext, run: RunContext) -> Iterator[tuple[str, str]]:
+    code = run.language(record).code
     for sentence in _parsed(record, item, run):
         cited = _cited_texts(sentence, record.contexts)
         if cited:
-            yield sentence.claim
-            yield from cited
+            yield code, sentence.claim
+            yield from ((code, text) for text in cited)
 
 
 def _faithfulness(record: Record, item: ItemContext, run: RunContext) -> float:
@@ -227,11 +240,12 @@ def _faithfulness(record: Record, item: ItemContext, run: RunContext) -> float:
 
 
 def _sentence_settings(run: RunContext) -> Mapping[str, Any]:
-    return {"splitter": SPLITTER_ID, "idk": run.settings.idk.version}
+    return {"splitter": SPLITTER_ID, "idk": run.settings.idk.version,
+            "language": language_signature(run.settings.language)}
 
 
 def _grounding_settings(run: RunContext) -> Mapping[str, Any]:
-    return {**_sentence_settings(run), "tau_sim": run.settings.tau_sim, "embedder": run.embedder.model_id}
+    return {**_sentence_settings(run), **run.embedding_signature()}
 
 
 def _fallback_settings(run: RunContext) -> Mapping[str, Any]:

@@ -48,6 +48,7 @@ from ragmeter.metrics.mtrag.algorithmic import (
     idk_condition,
     idk_verdict,
 )
+from ragmeter.text.languages import language_signature
 
 if TYPE_CHECKING:
     from ragmeter.engine.context import ItemContext, RunContext
@@ -89,7 +90,8 @@ def _faithfulness_offline(record: Record, item: ItemContext, run: RunContext) ->
 
 def _signature(run: RunContext) -> Mapping[str, Any]:
     return {**bertscore_settings(run), "weights": VERSION, "weight_BertKPrec": WEIGHT_BERT,
-            "idk": run.settings.idk.version, "idk_eval_source": run.settings.idk_eval_source}
+            "idk": run.settings.idk.version, "idk_eval_source": run.settings.idk_eval_source,
+            "language": language_signature(run.settings.language)}
 
 
 register(Metric(name="faithfulness_offline", family="mtrag",

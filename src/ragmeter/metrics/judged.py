@@ -47,6 +47,7 @@ from ragmeter.judges.prompts import (
 )
 from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register
 from ragmeter.metrics.citation import abstained
+from ragmeter.text.languages import LANGUAGES, Language, language_signature
 
 if TYPE_CHECKING:
     from ragmeter.engine.context import ItemContext, RunContext
@@ -70,6 +71,8 @@ __all__ = [
     "verdict_claims",
     "weighted_score",
 ]
+
+ENGLISH = LANGUAGES["en"]
 
 #: Seed 002's weights: Correctness 0.4; Faithfulness, Precision, Recall 0.2 each; Relevance 0.
 WEIGHTS = {"correctness": 0.4, "faithfulness": 0.2, "precision": 0.2, "recall": 0.2}
@@ -139,7 +142,7 @@ class ClaimsCheck:
 
 
 def abstains(record: Record, run: RunContext) -> bool:
-    return bool(abstained(record.answer, idk=run.settings.idk, action=record.action))
+    return bool(abstained(record.answer, idk=run.settings.idk, action=record.action, language=run.language(record)))
 
 
 def asked_prompt(judge: Judge, prompt: Prompt) -> Prompt:
@@ -178,17 +181,18 @@ def judge_failure(prompt: str, outcome: JudgeOutcome) -> Undefined:
 
 
 def verdict_claims(verdict: Mapping[str, Any], record: Record, text: str, *, check_evidence: bool,
-                   split: bool = False) -> tuple[Claim, ...]:
-    """The claims of a ``claims`` verdict on ``text`` (``record``'s answer or reference), evidence-checked against
-    the record's chunks when ``check_evidence`` (:func:`~ragmeter.judges.checks.evidence.checked_claims`: the
+                   split: bool = False, language: Language = ENGLISH) -> tuple[Claim, ...]:
+    """The claims of a ``claims`` verdict on ``text`` (``record``'s answer or reference, written in ``language``),
+    evidence-checked against the record's chunks when ``check_evidence``
+    (:func:`~ragmeter.judges.checks.evidence.checked_claims`: the
     sentences of ``text`` the claims leave out are added); of a ``claim_split`` verdict (``split``: its claims
     are sentences, without verdicts), verified by the check whatever ``check_evidence`` says
     (:func:`~ragmeter.judges.checks.evidence.verified_claims`)."""
     chunks = [chunk.text for chunk in record.contexts]
     if split:
-        return verified_claims(verdict["claims"], chunks, text)
+        return verified_claims(verdict["claims"], chunks, text, language=language)
     claims = tuple(Claim(c["claim"], c["verdict"], tuple(c["chunks"]), c["evidence"]) for c in verdict["claims"])
-    return checked_claims(claims, chunks, text) if check_evidence else claims
+    return checked_claims(claims, chunks, text, language=language) if check_evidence else claims
 
 
 def claims_outcome(record: Record, item: ItemContext, run: RunContext) -> ClaimsCheck:
@@ -204,6 +208,7 @@ def claims_outcome(record: Record, item: ItemContext, run: RunContext) -> Claims
         source = "reference" if abstains(record, run) else "answer"
         text = record.answer if source == "answer" else record.references[0]
         claims = verdict_claims(outcome.verdict, record, text, check_evidence=run.settings.check_evidence,
+                                language=run.language(record),
                                 split=call.prompt is CLAIM_SPLIT)
         judged, cap = len(outcome.verdict["claims"]), claims_cap(text)
         return ClaimsCheck(source, claims, capped=cap if judged >= cap else None, added=len(claims) - judged)
@@ -325,6 +330,8 @@ def _judged_by(*prompts: Prompt, weights: bool = False,
             out["evidence_check"] = EVIDENCE_CHECK if run.settings.check_evidence else "off"
         if idk:
             out["idk"] = run.settings.idk.version
+        if idk or CLAIMS in prompts:
+            out["language"] = language_signature(run.settings.language)
         if weights:
             out["weights"] = ",".join(f"{name}:{weight:g}" for name, weight in WEIGHTS.items()) + ",relevance:0"
         return out

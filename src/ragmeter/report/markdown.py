@@ -1,14 +1,14 @@
 """The run report as Markdown (``ragmeter run --format markdown``), for pull requests and papers: the same
 tables as the terminal report (primary, appendix, other metrics, the paired analysis), then the undefined
-counts and the signatures; ``|`` in a cell is escaped, and control characters anywhere are shown as escapes
-(:func:`~ragmeter.report.terminal.visible`)."""
+counts, the languages the items were read in (where a metric read one) and the signatures; ``|`` in a cell is
+escaped, and control characters anywhere are shown as escapes (:func:`~ragmeter.report.terminal.visible`)."""
 
 from __future__ import annotations
 
 import math
 
 from ragmeter.report.tables import summary_tables
-from ragmeter.report.terminal import visible
+from ragmeter.report.terminal import language_lines, visible
 from ragmeter.results.paired import CELL_READINGS, Quadrant, Threshold
 from ragmeter.results.run_result import EvalResult
 
@@ -59,6 +59,9 @@ def render_report_markdown(result: EvalResult, *, title: str,
                         for reason, count in s.undefined_reasons.items()})
     if undefined:
         lines += ["## Undefined items", "", *_table(("metric", "reason", "items"), list(undefined))]
+    languages = [line.strip() for line in language_lines(result) if line.strip()]
+    if languages:
+        lines += ["## Languages", "", *(f"- {line}" for line in languages), ""]
     signatures = [*dict.fromkeys(s.signature.render() for s in result.summaries),
                   *([quadrant.signature] if quadrant else [])]
     lines += ["## Signatures", "", *(f"- `{signature}`" for signature in signatures)]

@@ -21,6 +21,7 @@ from ragmeter.results.aggregate import Summary
 from ragmeter.results.paired import CELL_READINGS, Quadrant, Threshold
 from ragmeter.results.run_result import EvalResult
 from ragmeter.stats.inter_annotator import LabelAgreement
+from ragmeter.text.languages import LANGUAGES
 
 __all__ = ["APPENDIX", "PRIMARY", "agreement_lines", "agreement_of", "format_number", "render_annotator_agreement", "render_judging", "render_quadrant",
            "render_report", "visible"]
@@ -158,11 +159,30 @@ def render_report(result: EvalResult, *, title: str, prices: tuple[float, float]
                                        for reason, count in getattr(s, attribute).items()))
         if counted:
             lines += ["", title] + [f"  {m}: {count} × {reason}" for m, reason, count in counted]
+    lines += language_lines(result)
     lines += ["", f"Intervals: {confidence * 100:g}%; signatures:"]
     lines += [f"  {text}" for text in dict.fromkeys(s.signature.render() for s in result.summaries)]
     if quadrant is not None:
         lines.append(f"  {quadrant.signature}")
     return "\n".join(map(visible, lines))
+
+
+def language_lines(result: EvalResult) -> list[str]:
+    """Which language's text tools scored how many items, and, for a run that embeds, each language's embedder
+    and τ_sim as the signatures name them (``embedder.id``: Indonesian items')."""
+    counts = result.language_counts
+    if not counts:
+        return []
+    names = {code: LANGUAGES[code].name for code in counts if code in LANGUAGES}
+    lines = ["", f"Languages (--language {result.settings.language}): "
+             + ", ".join(f"{count} {names.get(code, code)}" for code, count in counts.items())]
+    embedding = next((s.settings for s in result.signatures.values() if "embedder" in s.settings), None)
+    if embedding is not None:
+        for code in counts:
+            model = embedding.get(f"embedder.{code}", embedding["embedder"])
+            tau = embedding.get(f"tau_sim.{code}", embedding.get("tau_sim"))
+            lines.append(f"  {names.get(code, code)} items embedded by {model} at tau_sim {tau}")
+    return lines
 
 
 def render_quadrant(quadrant: Quadrant) -> list[str]:

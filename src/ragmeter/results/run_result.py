@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +26,9 @@ class EvalResult:
     reason in ``undefined[metric][i]``) and the run figures computed from them. ``model_ids[i]`` names
     the answering system when the input mixes several (MT-RAG files do), else ``None``. ``notes[metric][i]``
     is the note that came with a defined value, where there was one. ``judging`` tells what the judge
-    did, when the run had one. ``conversation_ids[i]`` is the item's conversation, when it has one."""
+    did, when the run had one. ``conversation_ids[i]`` is the item's conversation, when it has one;
+    ``languages[i]`` the code of the language its text tools took (:mod:`ragmeter.text.languages`), where a metric
+    of the run read it."""
 
     item_ids: tuple[str, ...]
     model_ids: tuple[str | None, ...]
@@ -37,10 +40,16 @@ class EvalResult:
     notes: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
     judging: JudgingReport | None = None
     conversation_ids: tuple[str | None, ...] = ()
+    languages: tuple[str | None, ...] = ()
 
     @property
     def metrics(self) -> list[str]:
         return list(self.scores)
+
+    @property
+    def language_counts(self) -> dict[str, int]:
+        """How many items each language's text tools scored, most first."""
+        return dict(Counter(code for code in self.languages if code is not None).most_common())
 
     def __len__(self) -> int:
         return len(self.item_ids)
@@ -58,11 +67,13 @@ class EvalResult:
         """One dict per item: ``id``, each metric's value (``None`` if undefined), ``undefined`` and,
         where a value came with one, ``notes``."""
         conversations = self.conversation_ids or (None,) * len(self)
+        languages = self.languages or (None,) * len(self)
         for i, (item_id, model_id) in enumerate(zip(self.item_ids, self.model_ids, strict=True)):
             yield item_row(item_id, model_id, {m: float(v[i]) for m, v in self.scores.items()},
                            {m: r[i] for m, r in self.undefined.items() if i in r},
                            {m: n[i] for m, n in self.notes.items() if i in n}, conversation_id=conversations[i],
-                           judge=None if self.judging is None else self.judging.item(i, item_id).to_dict())
+                           judge=None if self.judging is None else self.judging.item(i, item_id).to_dict(),
+                           language=languages[i])
 
     def paired_analysis(self, grounded: Threshold | None = None, correct: Threshold | None = None) -> Quadrant | None:
         """Seeds 000/001's grounded × correct table (:mod:`ragmeter.results.paired`) at the given thresholds,
@@ -92,6 +103,8 @@ class EvalResult:
         """The run figures and signatures as plain JSON-ready data (items are written separately)."""
         data = {"n_items": len(self), "summaries": [s.to_dict() for s in self.summaries],
                 "signatures": {m: s.render() for m, s in self.signatures.items()}}
+        if self.languages:
+            data["languages"] = self.language_counts
         if self.judging is not None:
             data["judging"] = self.judging.to_dict()
         return data

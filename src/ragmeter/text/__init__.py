@@ -1,9 +1,10 @@
-"""Text tools: SQuAD normalisation, sentences, citations, IDK detection."""
+"""Text tools: SQuAD normalisation, sentences, citations, IDK detection, and the languages they know."""
 
 from ragmeter.text.citations import CITATION_PATTERN, find_citations, strip_citations
-from ragmeter.text.idk import DEFAULT_IDK_PATTERNS, IdkDetector
+from ragmeter.text.idk import IdkDetector
+from ragmeter.text.languages import LANGUAGES, Language, detect_language
 from ragmeter.text.normalize import answer_tokens, normalize_answer
 from ragmeter.text.sentences import split_sentences
 
-__all__ = ["CITATION_PATTERN", "DEFAULT_IDK_PATTERNS", "IdkDetector", "answer_tokens", "find_citations",
-           "normalize_answer", "split_sentences", "strip_citations"]
+__all__ = ["CITATION_PATTERN", "LANGUAGES", "IdkDetector", "Language", "answer_tokens", "detect_language",
+           "find_citations", "normalize_answer", "split_sentences", "strip_citations"]

@@ -1,9 +1,11 @@
-"""Detecting "I don't know" sentences, in English and Indonesian.
+"""Detecting "I don't know" sentences, in each language ragmeter knows.
 
-A sentence is IDK when any pattern of the detector matches it (case-insensitive, citations removed,
-curly apostrophes straightened). The pattern list is versioned: the default list is ``idk-en-id-1``;
-any other list, however the detector was made, gets ``custom-<sha256 prefix>`` (the first 12 hex digits of
-the SHA-256 of its patterns joined by newlines) so that signatures tell lists apart.
+A sentence is IDK when a pattern of its language matches it (case-insensitive, citations removed, curly
+apostrophes straightened). The default detector takes each language's own patterns
+(:attr:`~ragmeter.text.languages.Language.idk_patterns`), and, asked without a language, those of every language;
+its version is ``idk-`` and the languages' versions (``idk-en-1+id-1``). A detector made from a list of patterns
+uses that list for every language, and its version is ``custom-<sha256 prefix>`` (the first 12 hex digits of the
+SHA-256 of its patterns joined by newlines), so that signatures tell lists apart.
 """
 
 from __future__ import annotations
@@ -16,63 +18,54 @@ from pathlib import Path
 
 from ragmeter.core.errors import ConfigError
 from ragmeter.text.citations import strip_citations
+from ragmeter.text.languages import LANGUAGES, Language
 
-__all__ = ["DEFAULT_IDK_PATTERNS", "DEFAULT_IDK_VERSION", "IdkDetector"]
+__all__ = ["DEFAULT_IDK_VERSION", "IdkDetector"]
 
-_HAVE_NO_INFO = (r"(?:specific |enough |sufficient |any |the |relevant )?"
-                 r"(?:information|details|data|knowledge)")
-
-DEFAULT_IDK_PATTERNS: tuple[str, ...] = (
-    # English
-    r"\bi (?:do not|don't|dont) know\b",
-    rf"\bi (?:do not|don't|dont) have {_HAVE_NO_INFO}\b",
-    rf"\bi have no {_HAVE_NO_INFO}\b",
-    r"\bi(?:'m| am) (?:not sure|unsure|unable to (?:answer|find|determine|say))\b",
-    r"\bi (?:cannot|can't|can not|could not|couldn't) (?:answer|find|determine|say|tell)\b",
-    r"\b(?:there is|there's) no (?:information|mention|data)\b",
-    r"\bno (?:information|relevant information|details) (?:is |are )?(?:available|provided|given)\b",
-    (r"\bthe (?:provided |given |retrieved )?(?:context|documents?|passages?|sources?) "
-     r"(?:do|does) not (?:contain|provide|mention|include|say|specify)\b"),
-    # Indonesian
-    r"\btidak tahu\b",
-    r"\btidak (?:ada|memiliki|punya|mempunyai|menemukan|ditemukan) (?:informasi|data|keterangan)\b",
-    r"\b(?:informasi|data|keterangan)\b.*\btidak (?:tersedia|ditemukan|ada)\b",
-    r"\btidak (?:dapat|bisa|mampu) (?:menjawab|menemukan|memastikan)\b",
-    r"\bbelum ada informasi\b",
-)
-
-DEFAULT_IDK_VERSION = "idk-en-id-1"
+DEFAULT_IDK_VERSION = "idk-" + "+".join(language.version for language in LANGUAGES.values())
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 
 
 @dataclass(frozen=True)
 class IdkDetector:
-    """Matches IDK sentences against a versioned list of regular expressions.
+    """Matches IDK sentences against versioned lists of regular expressions: each language's own
+    (``patterns=None``, the default) or one list for every language.
 
     ``version`` is derived from ``patterns`` (see the module docstring), never given.
 
     >>> IdkDetector().is_idk("I don't know the opening hours [CIT:d1].")
     True
-    >>> IdkDetector().is_idk("Saya tidak tahu.")
+    >>> IdkDetector().is_idk("Saya tidak tahu.", LANGUAGES["id"])
     True
+    >>> IdkDetector().is_idk("Warga tidak tahu bahwa jalan itu ditutup.", LANGUAGES["id"])
+    False
     >>> IdkDetector().is_idk("The pool opens at 7 am.")
     False
     """
 
-    patterns: tuple[str, ...] = DEFAULT_IDK_PATTERNS
+    patterns: tuple[str, ...] | None = None
     version: str = field(init=False)
-    _compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    _compiled: dict[str | None, re.Pattern[str]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if not self.patterns:
-            raise ConfigError("the IDK pattern list is empty: give at least one regular expression")
-        object.__setattr__(self, "patterns", tuple(self.patterns))  # a list would make the detector unhashable
-        for number, pattern in enumerate(self.patterns, start=1):
+        if self.patterns is None:
+            lists: dict[str | None, tuple[str, ...]] = {code: language.idk_patterns
+                                                        for code, language in LANGUAGES.items()}
+            lists[None] = tuple(p for language in LANGUAGES.values() for p in language.idk_patterns)
+            version = DEFAULT_IDK_VERSION
+        else:
+            if not self.patterns:
+                raise ConfigError("the IDK pattern list is empty: give at least one regular expression")
+            object.__setattr__(self, "patterns", tuple(self.patterns))  # a list would make the detector unhashable
+            lists = {None: self.patterns}
+            version = "custom-" + hashlib.sha256("\n".join(self.patterns).encode()).hexdigest()[:12]
+        for number, pattern in enumerate(lists[None], start=1):
             _compile(pattern, f"IDK pattern {number} ({pattern!r}) is not a valid regular expression")
-        compiled = _compile("|".join(f"(?:{p})" for p in self.patterns),
-                            "the IDK patterns do not join into one regular expression")
+        compiled = {key: _compile("|".join(f"(?:{p})" for p in patterns),
+                                  "the IDK patterns do not join into one regular expression")
+                    for key, patterns in lists.items()}
         object.__setattr__(self, "_compiled", compiled)
-        object.__setattr__(self, "version", _version(self.patterns))
+        object.__setattr__(self, "version", version)
 
     @classmethod
     def from_patterns(cls, patterns: Iterable[str]) -> IdkDetector:
@@ -96,10 +89,11 @@ class IdkDetector:
                 patterns.append(line)
         return cls.from_patterns(patterns)
 
-    def is_idk(self, text: str) -> bool:
-        """Whether ``text`` says the system does not know."""
+    def is_idk(self, text: str, language: Language | None = None) -> bool:
+        """Whether ``text`` says the system does not know, in ``language`` (any language when ``None``)."""
         plain = strip_citations(text).translate(_APOSTROPHES)
-        return self._compiled.search(plain) is not None
+        pattern = self._compiled.get(None if language is None else language.code, self._compiled[None])
+        return pattern.search(plain) is not None
 
 
 def _compile(pattern: str, problem: str) -> re.Pattern[str]:
@@ -109,8 +103,3 @@ def _compile(pattern: str, problem: str) -> re.Pattern[str]:
         raise ConfigError(f"{problem}: {exc}; fix the pattern (a literal bracket or parenthesis needs a "
                           "backslash before it)") from exc
 
-
-def _version(patterns: tuple[str, ...]) -> str:
-    if patterns == DEFAULT_IDK_PATTERNS:
-        return DEFAULT_IDK_VERSION
-    return "custom-" + hashlib.sha256("\n".join(patterns).encode()).hexdigest()[:12]

@@ -52,7 +52,7 @@ from ragmeter.judges import JudgeConfig, open_judge, planning_judge
 from ragmeter.judges.accounting import USAGE_COUNTERS, JudgeUsage, JudgingLog
 from ragmeter.judges.backends import backend_kind, backend_kinds
 from ragmeter.metrics import Metric, resolve_metrics
-from ragmeter.models import CachedEmbedder, load_embedder, load_token_encoder
+from ragmeter.models import CachedEmbedder, embedder_backend, load_embedder, load_token_encoder
 from ragmeter.models.base import CachedTokenEncoder
 from ragmeter.results.run_result import EvalResult
 
@@ -204,8 +204,10 @@ class _Scorer:
         self.batch_size = batch_size
         self.shards = Path(shards) if shards is not None else None
         # cached here, so that an actor asks for a text once, not once per piece; and the store shares what
-        # the actors embed, so that the cluster embeds each text once
-        self.embedder = (CachedEmbedder(SharedEmbedder(load_embedder(settings.embedder), store))
+        # the actors embed, so that the cluster embeds each text once. English records' backend is shared; a run
+        # that meets another language loads that one's into the dict, which the actor keeps for its next piece
+        self.embedder = ({embedder_backend(settings.embedder): CachedEmbedder(
+                              SharedEmbedder(load_embedder(settings.embedder), store))}
                          if "embedder" in resources else None)
         self.token_encoder = (CachedTokenEncoder(load_token_encoder(settings.bertscore_model, settings.bertscore_layer))
                               if "token_encoder" in resources else None)

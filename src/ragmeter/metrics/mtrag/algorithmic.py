@@ -24,6 +24,7 @@ from ragmeter.metrics.rouge import rouge_l
 from ragmeter.models.base import TokenEmbeddings
 from ragmeter.models.onnx_minilm import MINILM_LAYER
 from ragmeter.text.idk import IdkDetector
+from ragmeter.text.languages import Language, language_signature
 from ragmeter.text.normalize import answer_tokens
 from ragmeter.text.sentences import split_sentences
 
@@ -105,10 +106,11 @@ def idk_condition(value: float, *, answerability: Answerability | None, idk_eval
     return 0.0 if idk_eval == 1 else value
 
 
-def idk_eval_from_detector(prediction: str, idk: IdkDetector) -> float:
+def idk_eval_from_detector(prediction: str, idk: IdkDetector, language: Language | None = None) -> float:
     """ragmeter's offline stand-in for MT-RAG's IDK judge: 1.0 when every sentence is IDK (or the
-    answer is empty), 0.5 when some are, 0.0 when none is."""
-    flags = [idk.is_idk(sentence) for sentence in split_sentences(prediction)]
+    answer is empty), 0.5 when some are, 0.0 when none is; sentences and patterns of ``language`` (English
+    sentences and every language's patterns when ``None``)."""
+    flags = [idk.is_idk(sentence, language) for sentence in split_sentences(prediction, language)]
     if all(flags):
         return 1.0
     return 0.5 if any(flags) else 0.0
@@ -192,7 +194,8 @@ def idk_verdict(record: Record, run: RunContext) -> float:
     """The IDK verdict the run's settings say to use: the record's ``idk_eval`` (``idk_eval_source='record'``,
     where it has one), else the IDK detector's (:func:`idk_eval_from_detector`)."""
     idk_eval = record.labels.get("idk_eval") if run.settings.idk_eval_source == "record" else None
-    return float(idk_eval_from_detector(record.answer, run.settings.idk) if idk_eval is None else idk_eval)
+    return float(idk_eval_from_detector(record.answer, run.settings.idk, run.language(record))
+                 if idk_eval is None else idk_eval)
 
 
 def _rb_agg_idk(record: Record, item: ItemContext, run: RunContext) -> float:
@@ -216,7 +219,8 @@ def _register(name: str, description: str, needs: tuple[str, ...], compute: Any,
 
 
 def _idk_eval_settings(run: RunContext) -> Mapping[str, Any]:
-    return {"idk_eval_source": run.settings.idk_eval_source, "idk": run.settings.idk.version}
+    return {"idk_eval_source": run.settings.idk_eval_source, "idk": run.settings.idk.version,
+            "language": language_signature(run.settings.language)}
 
 
 _register("Recall", "Share of the first reference's normalised tokens found in the answer.",

@@ -50,6 +50,7 @@ from ragmeter.metrics.judged import (
     judge_failure,
 )
 from ragmeter.metrics.mtrag.algorithmic import idk_condition
+from ragmeter.text.languages import language_signature
 
 if TYPE_CHECKING:
     from ragmeter.engine.context import ItemContext, RunContext
@@ -78,7 +79,8 @@ def _idk_judge(record: Record, item: ItemContext, run: RunContext) -> Outcome:
         if outcome.verdict is None:
             return judge_failure("idk", outcome)
         verdict = outcome.verdict["verdict"]
-        if run.settings.check_evidence and verdict != "answers" and not declines_in_words(record.answer):
+        if (run.settings.check_evidence and verdict != "answers"
+                and not declines_in_words(record.answer, run.language(record))):
             return Noted(0.0, IDK_OVERRULED.format(verdict=verdict))
         return IDK_VALUES[verdict]
     return item.memo("judge:idk", judged)
@@ -163,6 +165,8 @@ def _signature(*prompts: Prompt, idk: bool = False) -> Callable[[RunContext], Ma
     conditioned, what a failed RADBench verdict counts as, and how RL_F differs from RAGAS."""
     def values(run: RunContext) -> Mapping[str, Any]:
         out: dict[str, Any] = {f"judge:{p.name}": run.judge.signature(asked_prompt(run.judge, p)) for p in prompts}
+        if idk or IDK in prompts or CLAIMS in prompts:
+            out["language"] = language_signature(run.settings.language)
         if idk or IDK in prompts:
             out["refusal_check"] = REFUSAL_CHECK if run.settings.check_evidence else "off"
         if idk:

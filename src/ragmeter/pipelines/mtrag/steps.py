@@ -63,6 +63,7 @@ from ragmeter.metrics.mtrag.algorithmic import (
     rb_agg,
 )
 from ragmeter.models.base import TokenEncoder
+from ragmeter.text.languages import language_signature, record_language
 
 __all__ = ["ALGORITHMIC_METRICS", "ALL", "CONDITIONED", "JUDGED_STEPS", "PIPELINE", "STEPS", "Step", "StepReport",
            "check_step", "get_step", "partial_paths", "run_step", "selected_steps", "step_made_by", "summary_path"]
@@ -247,7 +248,8 @@ class _Conditioning(Step):
         pending = [base for base, conditioned in CONDITIONED.items()
                    if base in metrics and _missing(metrics, conditioned)]
         if "idk_eval" not in metrics:
-            metrics["idk_eval"] = [idk_eval_from_detector(record.answer, scoring.settings.idk)]
+            language = record_language(record, scoring.settings.language)
+            metrics["idk_eval"] = [idk_eval_from_detector(record.answer, scoring.settings.idk, language)]
             metrics["idk_eval_source"] = [f"detector:{scoring.settings.idk.version}"]
         source = (metrics.get("idk_eval_source") or ["record"])[0]
         scoring.report.idk_sources[source] += 1
@@ -264,7 +266,7 @@ class _Conditioning(Step):
             _put(metrics, CONDITIONED[base], outcome, scoring.report)
 
     def depends(self, settings: Settings, judges: Sequence[Judge]) -> dict[str, Any]:
-        return {"idk": settings.idk.version}
+        return {"idk": settings.idk.version, "language": language_signature(settings.language)}
 
     def check_input(self, source: Path) -> None:
         with source.open(encoding="utf-8", errors="replace") as handle:

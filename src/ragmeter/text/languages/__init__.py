@@ -1,0 +1,97 @@
+"""The languages ragmeter's text tools know, and which one a record is written in.
+
+A language is data (:class:`Language`): its IDK patterns and refusal cues, the abbreviations its sentences keep,
+its stemmer, function and scope words, and how it writes numbers. Adding one is adding a module beside
+``english.py`` and ``indonesian.py`` and naming it in :data:`LANGUAGES`.
+
+A record's language (:func:`record_language`) is its ``language`` field where it has one, else the run's
+``--language`` setting; ``auto`` detects it from the question and the answer with py3langid (a Naive Bayes
+identifier whose model ships in its wheel), told to choose between the languages ragmeter knows: a text in
+another language gets the nearest of them, and a tie (``OK``) gets English.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib.metadata import version
+from typing import TYPE_CHECKING, Any
+
+from ragmeter.core.errors import ConfigError, InputError
+from ragmeter.text.languages.base import Language
+from ragmeter.text.languages.english import ENGLISH
+from ragmeter.text.languages.indonesian import INDONESIAN
+
+if TYPE_CHECKING:
+    from ragmeter.core.records import Record
+
+__all__ = ["AUTO", "DETECTOR_ID", "LANGUAGES", "LANGUAGE_CHOICES", "Language", "detect_language", "language",
+           "language_signature", "record_language"]
+
+#: Every language by code; the first is the one a tie goes to.
+LANGUAGES: dict[str, Language] = {ENGLISH.code: ENGLISH, INDONESIAN.code: INDONESIAN}
+AUTO = "auto"
+#: The values of ``--language``.
+LANGUAGE_CHOICES = (AUTO, *LANGUAGES)
+#: The detector behind ``auto``, in the signatures of runs that use it.
+DETECTOR_ID = f"py3langid-{version('py3langid')}"
+#: Spellings of a record's ``language`` field read as a code (a region, ``id-ID``, is dropped).
+_NAMES = {"english": "en", "eng": "en", "indonesian": "id", "bahasa indonesia": "id", "ind": "id", "in": "id"}
+
+
+def language(code: str) -> Language:
+    """The language of ``code``; a :class:`ConfigError` for one ragmeter does not know."""
+    try:
+        return LANGUAGES[code]
+    except KeyError:
+        raise ConfigError(f"unknown language {code!r}: ragmeter knows {', '.join(LANGUAGES)} "
+                          f"(or {AUTO}, to detect it per record)") from None
+
+
+def language_signature(setting: str) -> str:
+    """What a signature says of the language ``setting``: the language's version (``id-1``), or for ``auto`` the
+    detector and every language's version (``auto/py3langid-0.4.0/en-1+id-1``)."""
+    if setting == AUTO:
+        return f"{AUTO}/{DETECTOR_ID}/" + "+".join(each.version for each in LANGUAGES.values())
+    return language(setting).version
+
+
+@lru_cache(maxsize=1)
+def _identifier() -> Any:
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    identifier.set_languages(list(LANGUAGES))
+    return identifier
+
+
+@lru_cache(maxsize=4096)
+def detect_language(text: str) -> str:
+    """The code of the language ``text`` is written in, among :data:`LANGUAGES` (the first on a tie or for text
+    without letters).
+
+    >>> detect_language("Saya tidak tahu."), detect_language("I don't know.")
+    ('id', 'en')
+    """
+    if not any(character.isalpha() for character in text):
+        return next(iter(LANGUAGES))
+    code, probability = _identifier().classify(text)
+    return str(code) if probability > 1 / len(LANGUAGES) else next(iter(LANGUAGES))
+
+
+def record_language(record: Record, setting: str) -> Language:
+    """The language of ``record``: its ``language`` field (a code such as ``id``, ``id-ID``, or a name such as
+    ``Indonesian``), else ``setting`` (a code, or ``auto`` to detect it from the question and the answer).
+
+    A ``language`` field naming a language ragmeter does not know is an :class:`InputError` naming the record.
+    """
+    given = record.metadata.get("language")
+    if given is not None and str(given).strip():
+        raw = str(given).strip().lower()
+        code = _NAMES.get(raw, raw.replace("_", "-").split("-")[0])
+        if code not in LANGUAGES:
+            raise InputError(f"record {record.id}: the language {given!r} is not one ragmeter knows: write one of "
+                             f"{', '.join(LANGUAGES)}, or leave the field out", field="language")
+        return LANGUAGES[code]
+    if setting == AUTO:
+        return LANGUAGES[detect_language(f"{record.question}\n{record.answer}")]
+    return language(setting)
