@@ -21,6 +21,7 @@ from ragmeter.judges.prompts import (
     idk_request,
     relevance_request,
 )
+from ragmeter.text import LANGUAGES
 
 
 def _claim(**fields) -> dict:
@@ -74,6 +75,20 @@ def test_a_claim_split_request_shows_the_text_alone_with_its_cap() -> None:
     assert [role for role, _ in request.messages] == ["system", "user"]
     assert request.messages[1][1].startswith("<text>\nIt opens at nine. It closes at six.\n</text>")
     assert request.schema["properties"]["claims"]["maxItems"] == 4 * 2 + 2  # two sentences
+
+
+def test_an_indonesian_texts_claim_requests_ask_for_claims_in_indonesian() -> None:
+    text = "Kantor buka di Jl. Sudirman No. 5. Biayanya Rp5.000."
+    english = claim_split_request(text)
+    indonesian = claim_split_request(text, LANGUAGES["id"])
+    note = "The TEXT is in Indonesian: write every claim in Indonesian, in the TEXT's own words, and translate nothing."
+    assert note in indonesian.messages[1][1] and note not in english.messages[1][1]
+    assert english.messages[1][1] == claim_split_request(text, LANGUAGES["en"]).messages[1][1]  # English: no note
+    assert indonesian.messages[0] == english.messages[0]  # the instructions, and so the prompt's hash, are one
+    # the cap counts Indonesian sentences (Jl. and No. end none): two, not four
+    assert indonesian.schema["properties"]["claims"]["maxItems"] == 4 * 2 + 2
+    record = Record(id="x", question="Q?", answer=text, contexts=(Chunk(doc_id="d", text="T."),))
+    assert note in claims_request(record, text, LANGUAGES["id"]).messages[1][1]
 
 
 @pytest.mark.parametrize("score", [0, 6, 4.5, True, "4"])

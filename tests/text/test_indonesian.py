@@ -115,8 +115,8 @@ def test_language_detection_and_a_records_own_field() -> None:
     assert language_of(None) == "en"
     assert language_of("id") == "id" and language_of("id-ID") == "id" and language_of("Indonesian") == "id"
     assert language_of("en", setting="id") == "en"  # the record's field wins over the run's setting
-    with pytest.raises(InputError, match="record r1: the language 'fr' is not one ragmeter knows"):
-        language_of("fr")
+    with pytest.raises(InputError, match="field 'language': the language 'fr' is not one ragmeter knows"):
+        language_of("fr")  # refused as the record is read, before any scoring
     with pytest.raises(ConfigError, match="language must be one of auto, en, id"):
         Settings(language="ms")
 

@@ -71,10 +71,10 @@ def _calls(record: Record, labels: Sequence[str], settings: Settings) -> dict[st
     calls = {}
     if record.contexts and any(name in CHUNK_LABELS for name in labels):
         calls["chunk_labels"] = JudgeCall(CHUNK_LABELLING, chunk_labels_request(record), len(record.contexts))
-    answers = not abstained(record.answer, idk=settings.idk, action=record.action,
-                            language=record_language(record, settings.language))
+    language = record_language(record, settings.language)
+    answers = not abstained(record.answer, idk=settings.idk, action=record.action, language=language)
     if record.contexts and answers and any(name in GROUNDING for name in labels):
-        calls["claims"] = JudgeCall(CLAIMS, claims_request(record, record.answer), len(record.contexts))
+        calls["claims"] = JudgeCall(CLAIMS, claims_request(record, record.answer, language), len(record.contexts))
     if any(name in GENERATION_LABEL_NAMES for name in labels):
         calls["generation_labels"] = JudgeCall(GENERATION_LABELLING, generation_labels_request(record))
     return calls

@@ -47,6 +47,7 @@ from typing import Any
 
 from ragmeter.core.records import Record
 from ragmeter.judges.protocol import ChatRequest
+from ragmeter.text.languages import Language
 from ragmeter.text.sentences import split_sentences
 
 __all__ = [
@@ -320,25 +321,32 @@ def history_block(record: Record, turns: int | None = _HISTORY_TURNS) -> list[tu
     return [("history", "\n".join(f"{turn.role}: {turn.text}" for turn in kept))]
 
 
-def claims_request(record: Record, text: str) -> ChatRequest:
+def claims_request(record: Record, text: str, language: Language | None = None) -> ChatRequest:
     """Extract the claims of ``text`` (the answer or the reference) and verify them against the chunks.
 
     The question and history are left out: a claim is what the text itself states, and a small judge
     shown the question splits the question instead of the text. The text comes after the chunks (shown
-    before them, a small judge quotes the first chunk as every claim's evidence)."""
+    before them, a small judge quotes the first chunk as every claim's evidence). A ``language`` with a
+    :attr:`~ragmeter.text.languages.Language.claims_note` adds it to the request."""
     chunks = chunk_blocks(record)
     return CLAIMS.request([*chunks, ("text", text)],
                           "Split the TEXT above into claims and check each claim against the chunks. "
-                          "Reply with the JSON object only.",
-                          schema=claims_schema(len(chunks), claims_cap(text)))
+                          + _note(language) + "Reply with the JSON object only.",
+                          schema=claims_schema(len(chunks), claims_cap(text, language)))
 
 
-def claim_split_request(text: str) -> ChatRequest:
+def claim_split_request(text: str, language: Language | None = None) -> ChatRequest:
     """Split ``text`` (the answer or the reference) into its claims; nothing else is shown: the chunks are the
-    evidence check's to read, and a small judge shown the question splits the question instead of the text."""
-    claims = {**_CLAIM_SPLIT_SCHEMA["properties"]["claims"], "maxItems": claims_cap(text)}
-    return CLAIM_SPLIT.request([("text", text)], "Split the TEXT above into its factual claims. Reply with the "
-                               "JSON object only.", schema={**_CLAIM_SPLIT_SCHEMA, "properties": {"claims": claims}})
+    evidence check's to read, and a small judge shown the question splits the question instead of the text. A
+    ``language`` with a :attr:`~ragmeter.text.languages.Language.claims_note` adds it to the request."""
+    claims = {**_CLAIM_SPLIT_SCHEMA["properties"]["claims"], "maxItems": claims_cap(text, language)}
+    return CLAIM_SPLIT.request([("text", text)], "Split the TEXT above into its factual claims. " + _note(language)
+                               + "Reply with the JSON object only.",
+                               schema={**_CLAIM_SPLIT_SCHEMA, "properties": {"claims": claims}})
+
+
+def _note(language: Language | None) -> str:
+    return f"{language.claims_note} " if language is not None and language.claims_note else ""
 
 
 def chunk_blocks(record: Record) -> list[tuple[str, str]]:
@@ -347,12 +355,12 @@ def chunk_blocks(record: Record) -> list[tuple[str, str]]:
             for number, chunk in enumerate(record.contexts, start=1)]
 
 
-def claims_cap(text: str) -> int:
-    """The most claims a reply may list for ``text``: 4 per sentence, plus 2. A small judge sometimes goes
-    on listing the chunks' sentences as claims until the token limit cuts it off, twice (demo q24: two
-    sentences, a reply past 2,048 tokens); the cap ends the list well before, far above what the text
-    states."""
-    return 4 * max(1, len(split_sentences(text))) + 2
+def claims_cap(text: str, language: Language | None = None) -> int:
+    """The most claims a reply may list for ``text`` (written in ``language``): 4 per sentence, plus 2. A small
+    judge sometimes goes on listing the chunks' sentences as claims until the token limit cuts it off, twice
+    (demo q24: two sentences, a reply past 2,048 tokens); the cap ends the list well before, far above what the
+    text states."""
+    return 4 * max(1, len(split_sentences(text, language))) + 2
 
 
 def claims_schema(n_chunks: int, cap: int) -> dict[str, Any]:

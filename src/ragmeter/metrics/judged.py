@@ -151,7 +151,8 @@ def asked_prompt(judge: Judge, prompt: Prompt) -> Prompt:
     return CLAIM_SPLIT if prompt is CLAIMS and judge.claims == "split" else prompt
 
 
-def claims_text_call(record: Record, text: str, judge: Judge, *, check_evidence: bool) -> JudgeCall:
+def claims_text_call(record: Record, text: str, judge: Judge, *, check_evidence: bool,
+                     language: Language | None = None) -> JudgeCall:
     """The call that asks ``judge`` for the claims of ``text`` (``record``'s answer or reference). A judge that
     splits only leaves every verdict to the evidence check, so it needs ``check_evidence``."""
     if asked_prompt(judge, CLAIMS) is CLAIM_SPLIT:
@@ -159,8 +160,8 @@ def claims_text_call(record: Record, text: str, judge: Judge, *, check_evidence:
             raise ConfigError("a judge that only splits claims leaves their verdicts to the evidence check: turn "
                               "check_evidence on, or ask the judge to verify (JudgeConfig(claims='verify'), "
                               "--judge-claims verify)")
-        return JudgeCall(CLAIM_SPLIT, claim_split_request(text), len(record.contexts))
-    return JudgeCall(CLAIMS, claims_request(record, text), len(record.contexts))
+        return JudgeCall(CLAIM_SPLIT, claim_split_request(text, language), len(record.contexts))
+    return JudgeCall(CLAIMS, claims_request(record, text, language), len(record.contexts))
 
 
 def claims_call(record: Record, run: RunContext) -> JudgeCall | None:
@@ -173,7 +174,8 @@ def claims_call(record: Record, run: RunContext) -> JudgeCall | None:
         text = record.references[0]
     else:
         return None
-    return claims_text_call(record, text, run.judge, check_evidence=run.settings.check_evidence)
+    return claims_text_call(record, text, run.judge, check_evidence=run.settings.check_evidence,
+                            language=run.language(record))
 
 
 def judge_failure(prompt: str, outcome: JudgeOutcome) -> Undefined:

@@ -16,7 +16,8 @@ Fields (only ``question`` and ``answer`` are required)::
     usage          list of {prompt_tokens, completion_tokens}, one per LLM call (or one object)
     latency_ms     number ≥ 0
     action         string, e.g. "ABSTAIN"
-    metadata       object (run_id, conversation_id, model_id, …); unknown top-level keys land here too
+    metadata       object (run_id, conversation_id, model_id, …); unknown top-level keys land here too; a
+                   ``language`` there (or at the top level: ``id``, ``en``, ``id-ID``) sets the record's language
 
 Bounds (:mod:`ragmeter.io.fields`): a text holds at most 1,000,000 characters and a record at most 10,000
 contexts; a call's token count is at most 1e9 and ``latency_ms`` at most 7 days (604,800,000 ms). A record
@@ -30,9 +31,11 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ragmeter.core.errors import InputError
 from ragmeter.core.records import ANSWER_LABELS, CHUNK_LABELS, Answerability, Chunk, Record, Turn, Usage
 from ragmeter.io.fields import MAX_CHUNKS, MAX_LATENCY_MS, MAX_TOKENS_PER_CALL, FieldReader
 from ragmeter.io.formats.base import InputFormat, jsonl_reader
+from ragmeter.text.languages import language_code
 
 __all__ = ["FORMAT", "KNOWN_FIELDS", "content_id", "default_answerability", "parse_answerability", "read_contexts",
            "real_references", "record_from_dict", "record_to_dict"]
@@ -56,6 +59,11 @@ def record_from_dict(obj: Any, *, path: str | None = None, line: int | None = No
                                  else [f.text("", value=r, field=f"references[{i}]", required=True)
                                        for i, r in enumerate(f.items("references"))])
     metadata = {**{k: v for k, v in f.obj.items() if k not in KNOWN_FIELDS}, **f.mapping("metadata")}
+    if metadata.get("language") is not None:
+        try:
+            language_code(metadata["language"])
+        except InputError as error:
+            raise f.error("language", error.reason) from None
     return Record(
         id=f.identifier("id", required=False) or (str(line) if line is not None else content_id(f.obj)),
         question=f.text("question", required=True),  # type: ignore[arg-type]

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ragmeter.core.records import Record
 
 __all__ = ["AUTO", "DETECTOR_ID", "LANGUAGES", "LANGUAGE_CHOICES", "Language", "detect_language", "language",
-           "language_signature", "record_language"]
+           "language_code", "language_signature", "record_language"]
 
 #: Every language by code; the first is the one a tie goes to.
 LANGUAGES: dict[str, Language] = {ENGLISH.code: ENGLISH, INDONESIAN.code: INDONESIAN}
@@ -78,20 +78,38 @@ def detect_language(text: str) -> str:
     return str(code) if probability > 1 / len(LANGUAGES) else next(iter(LANGUAGES))
 
 
-def record_language(record: Record, setting: str) -> Language:
-    """The language of ``record``: its ``language`` field (a code such as ``id``, ``id-ID``, or a name such as
-    ``Indonesian``), else ``setting`` (a code, or ``auto`` to detect it from the question and the answer).
+def language_code(given: object) -> str | None:
+    """The code a record's ``language`` field names (a code such as ``id``, ``id-ID``, or a name such as
+    ``Indonesian``); ``None`` for a blank one. An :class:`InputError` for a language ragmeter does not know.
 
-    A ``language`` field naming a language ragmeter does not know is an :class:`InputError` naming the record.
+    >>> language_code("id-ID"), language_code("Indonesian"), language_code(" ")
+    ('id', 'id', None)
+    """
+    raw = str(given).strip().lower()
+    if not raw:
+        return None
+    code = _NAMES.get(raw, raw.replace("_", "-").split("-")[0])
+    if code not in LANGUAGES:
+        raise InputError(f"the language {given!r} is not one ragmeter knows: write one of {', '.join(LANGUAGES)}, "
+                         "or leave the field out", field="language")
+    return code
+
+
+def record_language(record: Record, setting: str) -> Language:
+    """The language of ``record``: its ``language`` field (:func:`language_code`), else ``setting`` (a code, or
+    ``auto`` to detect it from the question and the answer).
+
+    A ``language`` field naming a language ragmeter does not know is an :class:`InputError` naming the record (the
+    native reader refuses it before any scoring, with its file and line).
     """
     given = record.metadata.get("language")
-    if given is not None and str(given).strip():
-        raw = str(given).strip().lower()
-        code = _NAMES.get(raw, raw.replace("_", "-").split("-")[0])
-        if code not in LANGUAGES:
-            raise InputError(f"record {record.id}: the language {given!r} is not one ragmeter knows: write one of "
-                             f"{', '.join(LANGUAGES)}, or leave the field out", field="language")
-        return LANGUAGES[code]
+    if given is not None:
+        try:
+            code = language_code(given)
+        except InputError as error:
+            raise InputError(f"record {record.id}: {error.reason}", field="language") from None
+        if code is not None:
+            return LANGUAGES[code]
     if setting == AUTO:
         return LANGUAGES[detect_language(f"{record.question}\n{record.answer}")]
     return language(setting)

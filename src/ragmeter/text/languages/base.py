@@ -29,6 +29,9 @@ class Language:
       the same word; with a following ``number_words`` multiplier, ``1,5 juta`` is 1500000), rather than as
       the pieces between its punctuation (English keeps those: its check was chosen with them);
       ``same_words``: words the check reads as another (``rupiah`` as ``rp``).
+    - ``claims_note``: what a judge asked for a text's claims is told about its language (the claims must be
+      written in it, for the evidence check to find their words in the chunks); empty for English, whose
+      requests stay as they were.
     """
 
     code: str
@@ -45,3 +48,4 @@ class Language:
     whole_numbers: bool = False
     number_words: tuple[tuple[str, int], ...] = ()
     same_words: tuple[tuple[str, str], ...] = ()
+    claims_note: str = ""
