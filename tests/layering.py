@@ -44,7 +44,7 @@ PARTS: tuple[Part, ...] = (
     _part("core.files", "the one output module: what a command may write, atomic writes, crash-safe JSONL reading",
           "core.errors"),
     _part("text", "SQuAD normalisation, sentences, `[CIT:…]` markers, IDK patterns; `languages/`: what each "
-          "language's tools read (English, Indonesian) and which one a record is in", "core.errors"),
+          "language's tools read (English, Indonesian) and which one a record is in", "core.errors", "core.files"),
     _part("stats", "intervals (bootstrap, BCa, Wilson with design effect), paired tests, correlation, "
           "inter-annotator agreement"),
     _part("models", "embedders and token encoders (protocol, packaged ONNX MiniLM, packaged multilingual e5, torch, "

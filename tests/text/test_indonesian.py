@@ -139,3 +139,25 @@ def test_an_indonesian_refusal_of_an_unanswerable_question_scores_one_with_a_jud
     assert indonesian.language_counts == {"id": len(REFUSALS)}
     # read as English, no refusal has a word that declines, so the check turns the verdict into "answers"
     assert list(english.scores["idk_judge"]) == [0.0] * len(REFUSALS)
+
+
+def test_the_identifiers_unpacked_arrays_are_cached_and_a_broken_cache_is_rebuilt(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragmeter.text.languages.detection import DETECTOR_ID, identifier
+
+    monkeypatch.setenv("RAGMETER_CACHE", str(tmp_path))
+    cached = tmp_path / "languages" / f"{DETECTOR_ID}-en-id.npz"
+    texts = ["Saya tidak tahu.", "I don't know.", "Berapa biaya parkir di Jl. Sudirman?", "OK"]
+    try:
+        identifier.cache_clear()
+        fresh = [identifier(("en", "id")).classify(text) for text in texts]
+        assert cached.is_file()
+        identifier.cache_clear()
+        assert [identifier(("en", "id")).classify(text) for text in texts] == fresh  # read back from the cache
+        cached.write_bytes(b"not an npz file")
+        identifier.cache_clear()
+        assert [identifier(("en", "id")).classify(text) for text in texts] == fresh  # rebuilt from the wheel
+        assert cached.read_bytes()[:2] == b"PK"  # and the cache written again, as an npz (zip) file
+        assert [code for code, _ in fresh] == ["id", "en", "id", "en"]
+    finally:
+        identifier.cache_clear()

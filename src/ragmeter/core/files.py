@@ -33,8 +33,8 @@ from typing import Any
 
 from ragmeter.core.errors import ConfigError
 
-__all__ = ["JsonlRows", "Outputs", "Target", "atomic_write_text", "check_folder_writable", "complete_jsonl_rows",
-           "json_number", "move_into_place", "writing"]
+__all__ = ["JsonlRows", "Outputs", "Target", "atomic_write_text", "cache_dir", "check_folder_writable",
+           "complete_jsonl_rows", "json_number", "move_into_place", "writing"]
 
 
 @dataclass(frozen=True)
@@ -252,6 +252,16 @@ def _move(temporary: Path, target: Target) -> None:
         os.replace(temporary, target.real)
     else:
         temporary.unlink()
+
+
+def cache_dir() -> Path:
+    """Where ragmeter keeps files it builds from what its packages ship (the joined judge model, the language
+    identifier's unpacked arrays): ``$RAGMETER_CACHE``, else ``$XDG_CACHE_HOME/ragmeter``, else
+    ``~/.cache/ragmeter``."""
+    if os.environ.get("RAGMETER_CACHE"):
+        return Path(os.environ["RAGMETER_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ragmeter"
 
 
 def atomic_write_text(target: str | Path | Target, text: str) -> None:

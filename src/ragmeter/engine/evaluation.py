@@ -86,10 +86,11 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]] | Any, *, metrics: Se
     try:
         for batch in batched(remaining, batch_size):
             items = [ItemContext() for _ in batch]
-            costs = _prefetch(batch, items, chosen, run, bar)
-            if costs is not None:
-                judging.add([record.id for record in batch], costs)
-            rows = table.score(batch, items, chosen, run, costs, rows=on_items is not None)
+            with run.batch_scope():  # one scope for the batch: the languages its prefetch reads count too
+                costs = _prefetch(batch, items, chosen, run, bar)
+                if costs is not None:
+                    judging.add([record.id for record in batch], costs)
+                rows = table.score(batch, items, chosen, run, costs, rows=on_items is not None)
             if on_items is not None:
                 on_items(rows)
             bar.items_done(len(batch))

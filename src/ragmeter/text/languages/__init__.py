@@ -5,19 +5,19 @@ its stemmer, function and scope words, and how it writes numbers. Adding one is 
 ``english.py`` and ``indonesian.py`` and naming it in :data:`LANGUAGES`.
 
 A record's language (:func:`record_language`) is its ``language`` field where it has one, else the run's
-``--language`` setting; ``auto`` detects it from the question and the answer with py3langid (a Naive Bayes
-identifier whose model ships in its wheel), told to choose between the languages ragmeter knows: a text in
+``--language`` setting; ``auto`` detects it from the question and the answer with py3langid
+(:mod:`~ragmeter.text.languages.detection`), told to choose between the languages ragmeter knows: a text in
 another language gets the nearest of them, and a tie (``OK``) gets English.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib.metadata import version
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragmeter.core.errors import ConfigError, InputError
 from ragmeter.text.languages.base import Language
+from ragmeter.text.languages.detection import DETECTOR_ID, identifier
 from ragmeter.text.languages.english import ENGLISH
 from ragmeter.text.languages.indonesian import INDONESIAN
 
@@ -32,8 +32,6 @@ LANGUAGES: dict[str, Language] = {ENGLISH.code: ENGLISH, INDONESIAN.code: INDONE
 AUTO = "auto"
 #: The values of ``--language``.
 LANGUAGE_CHOICES = (AUTO, *LANGUAGES)
-#: The detector behind ``auto``, in the signatures of runs that use it.
-DETECTOR_ID = f"py3langid-{version('py3langid')}"
 #: Spellings of a record's ``language`` field read as a code (a region, ``id-ID``, is dropped).
 _NAMES = {"english": "en", "eng": "en", "indonesian": "id", "bahasa indonesia": "id", "ind": "id", "in": "id"}
 
@@ -55,15 +53,6 @@ def language_signature(setting: str) -> str:
     return language(setting).version
 
 
-@lru_cache(maxsize=1)
-def _identifier() -> Any:
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
-
-    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    identifier.set_languages(list(LANGUAGES))
-    return identifier
-
-
 @lru_cache(maxsize=4096)
 def detect_language(text: str) -> str:
     """The code of the language ``text`` is written in, among :data:`LANGUAGES` (the first on a tie or for text
@@ -74,7 +63,7 @@ def detect_language(text: str) -> str:
     """
     if not any(character.isalpha() for character in text):
         return next(iter(LANGUAGES))
-    code, probability = _identifier().classify(text)
+    code, probability = identifier(tuple(LANGUAGES)).classify(text)
     return str(code) if probability > 1 / len(LANGUAGES) else next(iter(LANGUAGES))
 
 
