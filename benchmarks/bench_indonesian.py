@@ -25,7 +25,7 @@ ragmeter, in ``tests/text/data/``: 73 texts with abbreviations and their sentenc
    itself respelled (a hyphen between words as a space, ``Rp`` apart from its number), under the SQuAD
    normalisation and the extended one.
 
-Runs in about six minutes on two cores (the two embedders on 8,800 IndoNLI texts take most of it); results:
+Runs in about four minutes on two cores (the two embedders on 8,800 IndoNLI texts take most of it); results:
 ``benchmarks/results/indonesian.json``.
 
     python benchmarks/bench_indonesian.py
@@ -46,7 +46,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import HERE, write_result
+from _common import write_result
+from _indonesian_data import INDONESIAN, TEXTS, idk_mrc, indonli, refusal_lists
 from _mtrag_data import HUMAN_EVAL_TASKS
 
 from ragmeter.io.readers import read_records
@@ -59,9 +60,6 @@ from ragmeter.stats.correlation import auroc
 from ragmeter.text import LANGUAGES, IdkDetector, detect_language, split_sentences
 from ragmeter.text.languages import record_language
 
-DATA = HERE.parent.parent / "shared" / "data"
-INDONESIAN = DATA / "indonesian"
-TEXTS = HERE.parent / "tests" / "text" / "data"
 ENGLISH, ID = LANGUAGES["en"], LANGUAGES["id"]
 #: The default detector before the language setting (``idk-en-id-1``): its Indonesian patterns, with the English
 #: ones, for every record.
@@ -72,20 +70,6 @@ PREVIOUS_ID_PATTERNS = (
     r"\btidak (?:dapat|bisa|mampu) (?:menjawab|menemukan|memastikan)\b",
     r"\bbelum ada informasi\b",
 )
-
-
-def indonli(split: str) -> list[dict[str, Any]]:
-    with (INDONESIAN / "indonli" / f"{split}.jsonl").open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle]
-
-
-def idk_mrc(split: str) -> list[dict[str, Any]]:
-    paragraphs = json.loads((INDONESIAN / "idk_mrc" / f"{split}.json").read_text(encoding="utf-8"))
-    return [question for paragraph in paragraphs for question in paragraph["qas"]]
-
-
-def refusal_lists() -> dict[str, list[str]]:
-    return json.loads((TEXTS / "idk_refusal_templates.json").read_text(encoding="utf-8"))
 
 
 def balanced(predicted: Sequence[bool], actual: Sequence[bool]) -> dict[str, float]:

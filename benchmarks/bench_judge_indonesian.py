@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 from _common import add_judge_arguments, judge_config, write_result
-from bench_indonesian import idk_mrc, indonli, refusal_lists
+from _indonesian_data import idk_mrc, indonli, refusal_lists
 
 from ragmeter import Settings, evaluate
 from ragmeter.judges import open_judge
@@ -42,7 +42,6 @@ from ragmeter.judges.engine import JudgeCall
 from ragmeter.judges.prompts import CLAIM_SPLIT, claim_split_request
 from ragmeter.stats.correlation import auroc
 from ragmeter.text import LANGUAGES, detect_language
-
 
 #: The notes the claim requests of Indonesian records were chosen from, on IndoNLI's val pairs (``--choose``).
 NOTES = {"no note": "",
