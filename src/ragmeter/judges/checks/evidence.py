@@ -106,8 +106,10 @@ def _number_pattern(language: Language) -> re.Pattern[str]:
                       re.IGNORECASE)
 
 
-def _whole_numbers(text: str, language: Language) -> tuple[str, list[str]]:
-    """``text`` with its numbers taken out, and their values (``1,5 juta`` → ``1500000``)."""
+@lru_cache(maxsize=4096)
+def _whole_numbers(text: str, language: Language) -> tuple[str, tuple[str, ...]]:
+    """``text`` with its numbers taken out, and their values (``1,5 juta`` → ``1500000``); kept for the words and
+    the numbers of one text, which both read it."""
     multipliers = {word: value for word, value in language.number_words}
     values: list[str] = []
 
@@ -124,7 +126,7 @@ def _whole_numbers(text: str, language: Language) -> tuple[str, list[str]]:
         return " "
 
     rest = _number_pattern(language).sub(take, _plain(text, language))
-    return rest, values
+    return rest, tuple(values)
 
 
 def _words(text: str, language: Language = ENGLISH) -> list[str]:
@@ -132,7 +134,7 @@ def _words(text: str, language: Language = ENGLISH) -> list[str]:
         return _WORD.findall(_plain(text, language).lower())
     rest, values = _whole_numbers(text, language)
     same = dict(language.same_words)
-    return values + [same.get(word, word) for word in _WORD.findall(rest.lower())]
+    return [*values, *(same.get(word, word) for word in _WORD.findall(rest.lower()))]
 
 
 def _numbers(text: str, language: Language = ENGLISH) -> set[str]:
