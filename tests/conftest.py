@@ -24,6 +24,11 @@ from typing import NoReturn
 
 import pytest
 
+#: The plugins pyproject.toml's addopts block, blocked as well in every pytest process the tests start (xdist
+#: workers, pytester subprocesses), which inherit the environment but not the repository's configuration.
+UNUSED_PLUGINS = "-p no:phoenix -p no:langsmith_plugin"
+os.environ["PYTEST_ADDOPTS"] = f"{os.environ.get('PYTEST_ADDOPTS', '')} {UNUSED_PLUGINS}".strip()
+
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 CI_VALUES = ("true", "1", "yes")
 

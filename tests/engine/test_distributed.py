@@ -94,22 +94,22 @@ def test_the_demo_gives_the_local_run_exactly(cluster, tmp_path: Path, capsys: p
     assert ray_report == local_report      # the printed report too
 
 
-def test_twenty_thousand_records_in_shards_give_the_local_run_exactly(
+def test_eight_thousand_records_in_shards_give_the_local_run_exactly(
         cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     whole = tmp_path / "records.jsonl"
-    write_synthetic_records(whole, 20_000, seed=3, **POOLS)
+    write_synthetic_records(whole, 8_000, seed=3, **POOLS)  # four pieces of PIECE_LINES
     shards = tmp_path / "shards"
     shards.mkdir()
     lines = whole.read_text(encoding="utf-8").splitlines(keepends=True)
     for i in range(4):  # the same records as four shard files
-        (shards / f"part-{i}.jsonl").write_text("".join(lines[i * 5000:(i + 1) * 5000]), encoding="utf-8")
+        (shards / f"part-{i}.jsonl").write_text("".join(lines[i * 2000:(i + 1) * 2000]), encoding="utf-8")
     assert _run(capsys, "run", whole, "--out", tmp_path / "local", "--no-progress")[0] == 0
     assert _run(capsys, "run", whole, "--out", tmp_path / "ray", "--engine", "ray")[0] == 0
     _same_run(tmp_path / "local", tmp_path / "ray")
     assert _run(capsys, "run", shards, "--out", tmp_path / "sharded", "--engine", "ray", "--workers", "2")[0] == 0
     local = json.loads((tmp_path / "local" / "summary.json").read_text(encoding="utf-8"))
     sharded = json.loads((tmp_path / "sharded" / "summary.json").read_text(encoding="utf-8"))
-    assert sharded["summaries"] == local["summaries"] and sharded["n_items"] == 20_000
+    assert sharded["summaries"] == local["summaries"] and sharded["n_items"] == 8_000
     assert (tmp_path / "sharded" / "items.jsonl").read_bytes() == (tmp_path / "local" / "items.jsonl").read_bytes()
 
 

@@ -169,17 +169,27 @@ def test_a_second_run_on_the_same_cache_makes_no_request(tmp_path):
 
 
 def test_concurrency_is_bounded_and_used():
-    with FakeOpenAIServer(respond, latency_s=0.3) as server:
+    in_flight, most = 0, 0
+    lock = threading.Lock()
+
+    def slow_respond(body: dict) -> str:
+        nonlocal in_flight, most
+        with lock:
+            in_flight += 1
+            most = max(most, in_flight)
+        time.sleep(0.3)  # long enough for every request the judge lets out to arrive meanwhile
+        with lock:
+            in_flight -= 1
+        return respond(body)
+
+    with FakeOpenAIServer(slow_respond) as server:
         judge = make_judge(server, concurrency=4, timeout_s=5.0)
         try:
-            judge.run([score_call(99)])  # connect and start the loop outside the timing
-            start = time.perf_counter()
             outcomes = judge.run([score_call(i) for i in range(8)])
-            elapsed = time.perf_counter() - start
         finally:
             judge.close()
     assert [o.verdict["score"] for o in outcomes] == [5] * 8
-    assert 0.6 <= elapsed < 1.5, elapsed  # two waves of four: not one wave, not eight in a row
+    assert most == 4  # four at once: never more, and the limit is used
 
 
 # The reply schemas as a remote endpoint gets them, written out by hand: OpenAI's strict mode rejects

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import UNUSED_PLUGINS
 
 from ragmeter.cli.commands import main as ragmeter_command
 from ragmeter.testing import FakeOpenAIServer, scripted_judge
@@ -46,6 +47,13 @@ def _write(path: Path, rows: list[dict]) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def _unused_plugins_blocked(pytester: pytest.Pytester) -> None:
+    """The suites' own pytest (and its xdist workers) skip the plugins ours skips: pytester clears
+    PYTEST_ADDOPTS, so they go in the suite's ini file."""
+    pytester.makeini(f"[pytest]\naddopts = {UNUSED_PLUGINS}\n")
+
+
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Good and bad answer files, a judged file, and a baseline run of the good answers (by the command)."""
@@ -60,9 +68,9 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"good": good, "bad": bad, "judged": judged, "baseline": baseline}
 
 
-def _passing_suite(pytester: pytest.Pytester, data: dict[str, Path]) -> None:
+def _passing_suite(pytester: pytest.Pytester, data: dict[str, Path], module: str = "test_quality") -> None:
     pytester.makeconftest(HASHING)
-    pytester.makepyfile(test_quality=f"""
+    pytester.makepyfile(**{module: f"""
         import json
 
         def test_quality(ragmeter_eval):
@@ -80,12 +88,12 @@ def _passing_suite(pytester: pytest.Pytester, data: dict[str, Path]) -> None:
         def test_a_run_folder_is_a_baseline(ragmeter_eval):
             first = ragmeter_eval({str(data["good"])!r}, metrics=["token_f1"], name="base")
             ragmeter_eval({str(data["good"])!r}, metrics=["token_f1"]).require_no_regression(first.folder)
-    """)
+    """})
 
 
-def _failing_suite(pytester: pytest.Pytester, data: dict[str, Path]) -> None:
+def _failing_suite(pytester: pytest.Pytester, data: dict[str, Path], module: str = "test_quality") -> None:
     pytester.makeconftest(HASHING)
-    pytester.makepyfile(test_quality=f"""
+    pytester.makepyfile(**{module: f"""
         def test_threshold(ragmeter_eval):
             ragmeter_eval({str(data["bad"])!r}, metrics=["token_f1", "overlap"]).require("token_f1 >= 0.6")
 
@@ -95,15 +103,15 @@ def _failing_suite(pytester: pytest.Pytester, data: dict[str, Path]) -> None:
 
         def test_a_ceiling_that_holds(ragmeter_eval):
             ragmeter_eval({str(data["bad"])!r}, metrics=["token_f1"]).require("token_f1 <= 0.9")
-    """)
+    """})
 
 
 def _check_passing(result: pytest.RunResult) -> None:
     result.assert_outcomes(passed=3)
 
 
-def _check_failing(result: pytest.RunResult) -> None:
-    result.assert_outcomes(passed=1, failed=2)
+def _check_failing(result: pytest.RunResult, passed: int = 1) -> None:
+    result.assert_outcomes(passed=passed, failed=2)
     result.stdout.fnmatch_lines([
         "*AssertionError: ragmeter: 1 of 1 requirements not met by bad (12 items; run folder *)",
         "*metric*value*interval*threshold*p*verdict",
@@ -133,10 +141,9 @@ def test_a_failing_suite_fails_with_the_table_and_the_worst_items(pytester: pyte
 
 
 def test_the_suites_under_xdist(pytester: pytest.Pytester, data: dict[str, Path]) -> None:
-    _passing_suite(pytester, data)
-    _check_passing(pytester.runpytest_subprocess("-n", "2"))
-    _failing_suite(pytester, data)
-    _check_failing(pytester.runpytest_subprocess("-n", "2"))
+    _passing_suite(pytester, data, "test_good")
+    _failing_suite(pytester, data, "test_bad")
+    _check_failing(pytester.runpytest_subprocess("-n", "2"), passed=1 + 3)  # one run of both: 3 + 1 pass, 2 fail
 
 
 def test_the_judge_fixture_is_overridden_with_the_fake_server(pytester: pytest.Pytester,
