@@ -46,7 +46,7 @@ PARTS: tuple[Part, ...] = (
     _part("text", "SQuAD normalisation, sentences, `[CIT:…]` markers, IDK patterns; `languages/`: what each "
           "language's tools read (English, Indonesian) and which one a record is in", "core.errors", "core.files"),
     _part("stats", "intervals (bootstrap, BCa, Wilson with design effect), paired tests, correlation, "
-          "inter-annotator agreement"),
+          "inter-annotator agreement, prediction-powered means"),
     _part("models", "embedders and token encoders (protocol, packaged ONNX MiniLM, packaged multilingual e5, torch, "
           "hashing)", "core.errors"),
     _part("core.settings", "`Settings`: every option that changes a score or an interval",
@@ -68,7 +68,7 @@ PARTS: tuple[Part, ...] = (
           *BASE, "engine", "io", "judges", "metrics", "models", "results", "text"),
     _part("human", "annotation files, merging annotators' votes, the LLM annotator, agreement with people",
           *BASE, "io", "judges", "metrics", "stats", "text"),
-    _part("analysis", "comparing runs, calibrating τ_sim",
+    _part("analysis", "comparing runs, calibrating τ_sim, estimating people's mean from a few labels (PPI++)",
           *BASE, "engine", "human", "io", "metrics", "models", "results", "stats", "text"),
     _part("report", "terminal, markdown and HTML renderers of every result",
           *BASE, "analysis", "human", "judges", "metrics", "results", "stats", "text"),

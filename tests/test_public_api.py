@@ -9,7 +9,7 @@ EXPECTED = {
     "check_file", "completion_tokens", "evaluate", "exact_match", "faithfulness_fallback", "get_metric",
     "idk_citation_count", "iter_records", "list_metrics", "overlap", "prompt_tokens", "read_records",
     "record_from_dict", "register", "render_report", "token_f1", "total_tokens", "bert_score", "rouge_l",
-    "Comparison", "compare", "agreement",
+    "Comparison", "compare", "agreement", "estimate",
 }
 
 

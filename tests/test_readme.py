@@ -1,5 +1,5 @@
 """The README's metric table agrees with the registry: every metric is there, with what it needs. The commands
-of "Use it in CI" and "Bahasa Indonesia" run as shown, with the exit codes and the output the sections state."""
+of "Use it in CI", "How many labels do I need?" and "Bahasa Indonesia" run as shown, with the exit codes and the output the sections state."""
 
 from __future__ import annotations
 
@@ -86,6 +86,11 @@ def test_the_ci_sections_commands_run_as_shown(tmp_path: Path) -> None:
 def test_the_indonesian_sections_commands_run_as_shown(tmp_path: Path) -> None:
     assert run_section("Bahasa Indonesia", tmp_path) == 1
     assert (tmp_path / "id-auto" / "items.jsonl").is_file() and (tmp_path / "id-fixed" / "items.jsonl").is_file()
+
+
+def test_the_labels_sections_commands_run_as_shown(tmp_path: Path) -> None:
+    assert run_section("How many labels do I need?", tmp_path) == 1
+    assert len((tmp_path / "labelled.csv").read_text(encoding="utf-8").splitlines()) == 21  # header + 20 answers
 
 
 def test_the_ci_section_points_to_examples_that_exist() -> None:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ragmeter.core.records import Answerability, Chunk, Record, Turn, Usage
     from ragmeter.core.settings import Settings
     from ragmeter.core.signature import Signature
+    from ragmeter.analysis.estimate import estimate
     from ragmeter.engine.evaluation import evaluate
     from ragmeter.human.with_people import agreement
     from ragmeter.io import check_file, iter_records, read_records, record_from_dict
@@ -77,6 +78,7 @@ _LAZY = {
     "check_file": "ragmeter.io",
     "compare": "ragmeter.analysis.compare",
     "completion_tokens": "ragmeter.metrics.efficiency",
+    "estimate": "ragmeter.analysis.estimate",
     "evaluate": "ragmeter.engine.evaluation",
     "exact_match": "ragmeter.metrics.lexical",
     "faithfulness_fallback": "ragmeter.metrics.citation",
@@ -154,6 +156,7 @@ __all__ = [
     "check_file",
     "compare",
     "completion_tokens",
+    "estimate",
     "evaluate",
     "exact_match",
     "faithfulness_fallback",

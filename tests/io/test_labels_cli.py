@@ -168,6 +168,21 @@ def test_template_model_id_column(capsys: Capsys, tmp_path: Path) -> None:
     assert rows[3]["text"] == "Rome (m-b)."
 
 
+def test_template_sample_draws_records_at_random_in_the_files_order(capsys: Capsys, tmp_path: Path) -> None:
+    records = [{**RECORDS[0], "id": f"s{i:02d}"} for i in range(30)]
+    path = write_records(tmp_path, records)
+    drawn = []
+    for seed in (1, 1, 2):
+        output = make_template(capsys, path, tmp_path / f"t{len(drawn)}.csv", "--labels", "helpful", "--sample",
+                               "7", "--seed", str(seed))
+        drawn.append([r["record_id"] for r in read_csv(output)[1]])
+    assert len(drawn[0]) == 7 and drawn[0] == sorted(drawn[0])  # seven records, in the file's order
+    assert drawn[0] == drawn[1] != drawn[2]  # the seed decides the draw
+    everything = make_template(capsys, path, tmp_path / "all.csv", "--labels", "helpful", "--sample", "99")
+    assert len(read_csv(everything)[1]) == 30
+    assert run_cli(capsys, "labels", "template", str(path), "-o", str(tmp_path / "none.csv"), "--sample", "0")[0] == 2
+
+
 @pytest.mark.parametrize("spec", ["helpfull", "chunk,helpful", ","])
 def test_template_unknown_label(capsys: Capsys, tmp_path: Path, spec: str) -> None:
     output = tmp_path / "t.csv"

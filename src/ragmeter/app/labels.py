@@ -8,6 +8,7 @@ whether to go on; the functions return ``None`` when it says stop) and returns w
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,13 +51,22 @@ class RecordSource:
 
 
 def write_label_template(source: RecordSource, output: Path, labels: Sequence[str], *, annotator: str | None,
-                         overwrite: bool, checked: Callable[[FileCheck], bool]) -> int | None:
-    """A template for people to fill in: one row per record and label; the number of rows written."""
+                         overwrite: bool, checked: Callable[[FileCheck], bool], sample: int | None = None,
+                         seed: int = 0) -> int | None:
+    """A template for people to fill in: one row per record and label; the number of rows written. ``sample``:
+    only that many records, drawn uniformly at random with ``seed`` (all of them when the file has fewer),
+    in the file's order."""
+    if sample is not None and sample < 1:
+        raise ConfigError(f"--sample {sample}: give the number of records to draw, 1 or more")
     check_template_path(output)
     target = Outputs([source.path], overwrite=overwrite).file(output, flag="-o")
     records = source.read(checked)
     if records is None:
         return None
+    if sample is not None:
+        records = list(records)
+        chosen = sorted(random.Random(seed).sample(range(len(records)), min(sample, len(records))))
+        records = [records[i] for i in chosen]
     return write_template(records, target, labels, annotator=annotator)
 
 

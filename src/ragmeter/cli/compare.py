@@ -9,7 +9,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ragmeter.analysis.compare import compare
+from ragmeter.analysis.compare import compare, load_run
+from ragmeter.analysis.estimate import paired_estimate
 from ragmeter.analysis.gate import apply_gate, parse_rule
 from ragmeter.cli.common import (
     Command,
@@ -24,6 +25,7 @@ from ragmeter.core.errors import ConfigError
 from ragmeter.core.files import Outputs, atomic_write_text
 from ragmeter.io.run_folder import FOLDER_FILES
 from ragmeter.report.comparison import render_comparison
+from ragmeter.report.estimate import render_estimate
 from ragmeter.report.gate import gate_suite, render_gate
 from ragmeter.report.html import html_target, render_comparison_html
 
@@ -55,6 +57,12 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
     compare.add_argument("--alpha", type=float, default=0.05, help="the gate's significance level (0.05)")
     compare.add_argument("--max-undefined", type=float, default=0.2, metavar="SHARE",
                          help="a gated metric undefined on more than this share of the pairs fails (0.2)")
+    compare.add_argument("--human", type=Path, nargs="+", metavar="FILE",
+                         help="human labels or ratings of some items' answers in both runs (rows with id and "
+                              "model_id, as 'ragmeter agree' reads them): adds the prediction-powered estimate of "
+                              "the difference in mean human --label, from the differences of --estimate METRIC")
+    compare.add_argument("--label", help="with --human: the human label or rating compared")
+    compare.add_argument("--estimate", metavar="METRIC", help="with --human: the score that predicts the label")
     # percentile by default: where most pairs tie, BCa's correction moves the interval off 0 while the
     # permutation test finds nothing (seen on the demo: 3 of 45 pairs differ)
     statistics_options(compare, ci="percentile")
@@ -71,11 +79,18 @@ def _compare(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     if (args.junit or args.summary_file) and not args.fail_on:
         raise ConfigError("--junit and --summary-file report the gate: add --fail-on METRIC[:MARGIN]")
-    outputs = Outputs(_run_files(args.runs), overwrite=args.overwrite)
+    outputs = Outputs([*_run_files(args.runs), *(args.human or [])], overwrite=args.overwrite)
     html = html_target(outputs, args.html)
     reports = gate_outputs(outputs, args)
+    given = [name for name in ("human", "label", "estimate") if getattr(args, name)]
+    if given and len(given) < 3:
+        raise ConfigError("the estimate of people's difference needs --human FILE, --label L and --estimate METRIC "
+                          f"together; {', '.join('--' + name for name in given)} given alone")
     comparisons = compare(*args.runs, by=args.by, settings=settings,
                           allow_different_settings=args.allow_different_settings, names=args.names)
+    estimates = [paired_estimate(load_run(args.runs[0], name=c.baseline), load_run(run, name=c.candidate),
+                                 args.human, metric=args.estimate, label=args.label, settings=settings)
+                 for c, run in zip(comparisons, args.runs[1:], strict=True)] if given else []
     gates = [apply_gate(c, args.fail_on, alpha=args.alpha, max_undefined=args.max_undefined)
              for c in comparisons] if args.fail_on else []
     if html is not None:
@@ -84,11 +99,15 @@ def _compare(args: argparse.Namespace) -> int:
         atomic_write_text(html, render_comparison_html(comparisons, title=title))
         print(f"HTML report: {args.html}", file=sys.stderr)
     if args.format == "json":
-        print(json.dumps([{**c.to_dict(), **({"decision": g.to_dict()} if gates else {})}
-                          for c, g in itertools.zip_longest(comparisons, gates)], indent=2, ensure_ascii=False))
+        print(json.dumps([{**c.to_dict(), **({"decision": g.to_dict()} if gates else {}),
+                           **({"human_estimate": e.to_dict()} if estimates else {})}
+                          for c, g, e in itertools.zip_longest(comparisons, gates, estimates)],
+                         indent=2, ensure_ascii=False))
     else:
         markdown = args.format == "markdown"
         print("\n\n".join(render_comparison(c, markdown=markdown) for c in comparisons))
+        for estimate in estimates:
+            print("\n" + render_estimate(estimate, markdown=markdown))
         for gate in gates:
             print("\n" + render_gate(gate, markdown=markdown))
     if not gates:

@@ -33,6 +33,10 @@ def add_arguments(labels: argparse.ArgumentParser) -> None:
     template.add_argument("--labels", default="all",
                           help="'all' (default), 'chunk', 'answer', or comma-separated label names")
     template.add_argument("--annotator", default="", help="fill the annotator column with this name")
+    template.add_argument("--sample", type=int, metavar="N",
+                          help="only N records drawn at random (kept in the file's order): the random sample that "
+                               "'ragmeter estimate' assumes the labelled items are")
+    template.add_argument("--seed", type=int, default=0, help="with --sample: the draw's seed (0)")
     overwrite_option(template, "an existing OUTPUT")
     input_options(template)
     annotate = label_commands.add_parser("annotate", help="label the records with an LLM, as one more annotator")
@@ -116,7 +120,8 @@ def _labels(args: argparse.Namespace) -> int:
     if args.labels_command == "template":
         names = _label_names(args.labels)
         rows = write_label_template(_source(args), args.output, names, annotator=args.annotator,
-                                    overwrite=args.overwrite, checked=_checked(args))
+                                    overwrite=args.overwrite, checked=_checked(args), sample=args.sample,
+                                    seed=args.seed)
         if rows is None:
             return 2
         print(f"{args.output}: {rows} rows to label ({', '.join(names)}); fill each label with 0 or 1")

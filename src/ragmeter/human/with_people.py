@@ -45,7 +45,7 @@ from ragmeter.metrics import get_metric
 from ragmeter.stats.correlation import BINARY, SCALE, cluster_bootstrap, spearman
 from ragmeter.stats.inter_annotator import krippendorff_alpha, majority
 
-__all__ = ["Agreement", "Figure", "agreement", "interval_undefined", "read_human", "read_scores"]
+__all__ = ["Agreement", "Figure", "Key", "agreement", "align", "interval_undefined", "read_human", "read_scores"]
 
 Key = tuple[str, str | None]
 #: Resamples of the scale ceiling's interval at most (each recomputes every annotator's correlation).
@@ -178,13 +178,18 @@ def read_human(paths: str | Path | Sequence[str | Path], label: str) -> dict[Key
     return dict(out)
 
 
+def align(scores: Mapping[Key, tuple[float, str]], human: Mapping[Key, dict[str, float]]) -> tuple[
+        dict[Key, tuple[float, str]], dict[Key, dict[str, float]]]:
+    """The two, keyed alike: keys keep their model id only when both files have model ids."""
+    if not (any(k[1] for k in scores) and any(k[1] for k in human)):
+        return {(k[0], None): v for k, v in scores.items()}, {(k[0], None): v for k, v in human.items()}
+    return dict(scores), dict(human)
+
+
 def _join(scores: Mapping[Key, tuple[float, str]], human: Mapping[Key, dict[str, float]]) -> tuple[
         list[tuple[float, str, dict[str, float]]], dict[str, int]]:
-    """(score, conversation, annotator → value) of each item in both, and how many are in one only. Keys keep
-    their model id only when both files have model ids."""
-    if not (any(k[1] for k in scores) and any(k[1] for k in human)):
-        scores = {(k[0], None): v for k, v in scores.items()}
-        human = {(k[0], None): v for k, v in human.items()}
+    """(score, conversation, annotator → value) of each item in both, and how many are in one only."""
+    scores, human = align(scores, human)
     joined = [(*scores[k], human[k]) for k in scores if k in human]
     return joined, {"scored only": len(set(scores) - set(human)), "labelled only": len(set(human) - set(scores))}
 

@@ -17,7 +17,8 @@ import numpy as np
 
 from ragmeter.core.errors import MissingDependencyError
 
-__all__ = ["RASTER_ABOVE", "agreement_scatter", "distributions", "error_bars", "forest", "quadrant_scatter"]
+__all__ = ["RASTER_ABOVE", "agreement_scatter", "distributions", "error_bars", "estimates", "forest",
+           "quadrant_scatter"]
 
 #: Points above which a scatter's markers are drawn as one raster image inside the SVG.
 RASTER_ABOVE = 2000
@@ -121,4 +122,23 @@ def agreement_scatter(scores: np.ndarray, human: np.ndarray, *, metric: str, lab
     axes.set_xlabel(f"human {label}")
     axes.set_ylabel(metric)
     axes.grid(alpha=0.3)
+    return _svg(figure)
+
+
+def estimates(human: Sequence[tuple[str, float, float, float]], metric: tuple[str, float, float, float], *,
+              label: str, confidence: float) -> str:
+    """The estimates of the mean human label (label, value, interval low, high) on one axis, and the metric's own
+    mean with its interval on a panel of its own below: its scale need not be the label's."""
+    figure = _figure(6.5, 0.4 * len(human) + 1.6)
+    top, bottom = figure.subplots(2, 1, height_ratios=[len(human), 1])
+    for axes, rows, color, title in ((top, human, _BLUE, f"mean human {label}"),
+                                     (bottom, [metric], _GREY, "the metric's own mean, on its scale")):
+        for position, (_, value, low, high) in enumerate(rows[::-1]):
+            axes.errorbar([value], [position], xerr=[[value - low], [high - value]], fmt="o", color=color,
+                          capsize=3)
+        axes.set_yticks(range(len(rows)), [name for name, *_ in rows][::-1])
+        axes.set_ylim(-0.6, len(rows) - 0.4)
+        axes.set_title(title, fontsize=9, loc="left")
+        axes.grid(axis="x", alpha=0.3)
+    bottom.set_xlabel(f"value with its {confidence * 100:g}% interval")
     return _svg(figure)

@@ -10,7 +10,8 @@ metrics, the paired analysis (table and scatter), each metric's distribution, th
 whose direction is known (question, answer, the chunks it cites, undefined reasons), undefined and noted counts,
 the judge's calls, failures and cost, and the signatures. The comparison: per group the table of
 :func:`ragmeter.analysis.compare`, a forest plot of the differences of scores, the gate's figures, unpaired items and
-settings that differ.
+settings that differ. The estimate of people's mean (``ragmeter estimate``): the three estimates as a table and a
+figure, the labelled share per score quartile, the checks that failed.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 
 from ragmeter._version import __version__
 from ragmeter.analysis.compare import NO_SIGNATURE, Comparison
+from ragmeter.analysis.estimate import HumanEstimate
 from ragmeter.core.errors import ConfigError, MissingDependencyError
 from ragmeter.core.files import Outputs, Target
 from ragmeter.core.records import Record
@@ -37,7 +39,8 @@ from ragmeter.results.paired import CELL_READINGS, Threshold
 from ragmeter.results.run_result import EvalResult
 from ragmeter.text.citations import find_citations
 
-__all__ = ["WORST_ITEMS", "render_agreement_html", "render_comparison_html", "render_html", "require_html"]
+__all__ = ["WORST_ITEMS", "render_agreement_html", "render_comparison_html", "render_estimate_html", "render_html",
+           "require_html"]
 
 #: Items shown per metric among the worst.
 WORST_ITEMS = 5
@@ -185,6 +188,20 @@ def render_agreement_html(result: Agreement, *, title: str) -> str:
     return _environment().get_template("agree.html.j2").render(
         title=title, version=__version__, result=result, scatter=_markup(scatter),
         left_out={name: count for name, count in result.counts.items() if count})
+
+
+def render_estimate_html(result: HumanEstimate, *, title: str) -> str:
+    """``ragmeter estimate`` as one HTML page: the three estimates with their intervals, as a table and a
+    figure, the labelled share per score quartile, the warnings and the signature."""
+    n = result.labelled.n_labelled
+    human = [(f"PPI++ ({result.metric} + {n} labels)", result.ppi), (f"labelled items alone ({n})", result.labelled)]
+    own = (f"{result.metric}'s own mean{'' if result.of == 'mean' else ' difference'}", result.scores)
+    figure = figures.estimates([(name, e.value, e.low, e.high) for name, e in human],
+                               (own[0], own[1].value, own[1].low, own[1].high), label=result.label,
+                               confidence=result.ppi.confidence)
+    return _environment().get_template("estimate.html.j2").render(
+        title=title, version=__version__, result=result, rows=[*human, own], figure=_markup(figure),
+        worth=None if math.isinf(result.effective_labels) else round(result.effective_labels))
 
 
 def render_comparison_html(comparisons: Sequence[Comparison], *, title: str) -> str:
