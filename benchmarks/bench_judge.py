@@ -262,7 +262,7 @@ def _judge(server: Any, claims: str) -> Any:
     from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, OpenAIBackend
 
     backend = OpenAIBackend(base_url=server.base_url, model=server.model_id, api_key_env=None,
-                            timeout_s=LOCAL_TIMEOUT_S, send_bounds=True)
+                            timeout_s=LOCAL_TIMEOUT_S, bounds="schema")
     return Judge(backend, concurrency=server.parallel, timeout_s=LOCAL_TIMEOUT_S, claims=claims)
 
 

@@ -11,7 +11,12 @@ Variants (``--variant``):
 
 - ``grammar`` (ragmeter's default for the local judge): the reply schema's ``maxLength`` bounds go into the
   grammar llama.cpp constrains decoding with, and the instructions ask for short strings;
-- ``instructions``: the same instructions, no bounds in the grammar (what a remote endpoint gets).
+- ``instructions``: the same instructions, no bounds in the grammar (what an endpoint that refuses them gets);
+- ``remote``: the remote path, ``--judge openai`` pointed at the same llama.cpp server: the judge opened from
+  ``JudgeConfig(kind="openai", base_url=…)``, the bounds where
+  :func:`~ragmeter.judges.backends.openai.endpoint_bounds` puts them for that address (in the schema), with
+  the local judge's calls (claims split only) one at a time (the server has one slot), so that the two paths
+  are asked the same.
 
 ``--metrics scores`` judges Correctness and Relevance only (the prompts whose reason ran past its limit);
 ``--metrics claims`` Faithfulness, Precision and Recall (the one claims call); ``--metrics judged`` all five
@@ -33,7 +38,7 @@ from _common import DATA, write_result
 
 from ragmeter import evaluate, read_records
 from ragmeter.io.demo import demo_path
-from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, LocalServer, OpenAIBackend
+from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, JudgeConfig, LocalServer, OpenAIBackend, open_judge
 
 MTRAG_TASKS = DATA / "human_eval_tasks.jsonl"
 N_MTRAG = 40
@@ -49,14 +54,18 @@ def mtrag_dev_records(n: int) -> list[Any]:
     return records[:n]
 
 
-def open_local_judge(variant: str) -> tuple[Judge, float]:
+def open_local_judge(variant: str, server: LocalServer) -> tuple[Judge, float]:
+    """The judge of ``variant`` on ``server`` (started here), and the seconds the start took."""
     started = time.perf_counter()
-    server = LocalServer()
     base_url = server.start()
-    backend = OpenAIBackend(base_url=base_url, model=server.model_id, api_key_env=None, timeout_s=LOCAL_TIMEOUT_S,
-                            send_bounds=variant == "grammar")
-    judge = Judge(backend, cache=None, concurrency=server.parallel, timeout_s=LOCAL_TIMEOUT_S,
-                  on_close=server.stop)
+    if variant == "remote":
+        judge = open_judge(JudgeConfig(kind="openai", model=server.model_id, base_url=base_url, api_key_env=None,
+                                       concurrency=server.parallel, timeout_s=LOCAL_TIMEOUT_S,
+                                       claims=JudgeConfig(kind="local").claim_mode))
+    else:
+        backend = OpenAIBackend(base_url=base_url, model=server.model_id, api_key_env=None,
+                                timeout_s=LOCAL_TIMEOUT_S, bounds="schema" if variant == "grammar" else "instructions")
+        judge = Judge(backend, cache=None, concurrency=server.parallel, timeout_s=LOCAL_TIMEOUT_S)
     return judge, time.perf_counter() - started
 
 
@@ -77,14 +86,15 @@ def measure(name: str, records: list[Any], judge: Judge, metrics: list[str]) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variant", choices=("grammar", "instructions"), default="grammar")
+    parser.add_argument("--variant", choices=("grammar", "instructions", "remote"), default="grammar")
     parser.add_argument("--metrics", choices=tuple(METRICS), default="judged")
     parser.add_argument("--datasets", default="demo,mtrag", help="comma-separated: demo, mtrag")
     parser.add_argument("--ids", help="comma-separated record ids: judge only these (a re-run of the calls that "
                                       "were lost; with one slot and temperature 0 the others do not change)")
     args = parser.parse_args()
     datasets = {"demo": lambda: list(read_records(demo_path())), "mtrag": lambda: mtrag_dev_records(N_MTRAG)}
-    judge, start_s = open_local_judge(args.variant)
+    server = LocalServer()
+    judge, start_s = open_local_judge(args.variant, server)
     out: dict[str, Any] = {"variant": args.variant, "metrics": args.metrics, "judge": judge.identity,
                            "server_start_s": round(start_s, 1), "runs": []}
     try:
@@ -100,6 +110,7 @@ def main() -> None:
                 print(f"  lost: {failure['id']} {failure['prompt']}: {failure['reason']}", flush=True)
     finally:
         judge.close()
+        server.stop()
     suffix = "-rerun" if args.ids else ""
     print(f"written: {write_result(f'judge_verdicts-{args.variant}-{args.metrics}{suffix}', out)}")
 

@@ -59,8 +59,9 @@ NO_CHUNKS = "record has no retrieved chunks"
 
 
 def make_judge(server: FakeOpenAIServer, *, cache=None, concurrency: int = 8, timeout_s: float = 0.5,
-               backoff_s: float = 0.01, max_attempts: int = 6) -> Judge:
-    backend = OpenAIBackend(base_url=server.base_url, model="fake-judge", api_key_env=None, timeout_s=timeout_s)
+               backoff_s: float = 0.01, max_attempts: int = 6, bounds: str = "schema") -> Judge:
+    backend = OpenAIBackend(base_url=server.base_url, model="fake-judge", api_key_env=None, timeout_s=timeout_s,
+                            bounds=bounds)
     return Judge(backend, cache=JudgeCache(cache) if cache is not None else None, concurrency=concurrency,
                  timeout_s=timeout_s, backoff_s=backoff_s, max_attempts=max_attempts)
 
@@ -192,8 +193,8 @@ def test_concurrency_is_bounded_and_used():
     assert most == 4  # four at once: never more, and the limit is used
 
 
-# The reply schemas as a remote endpoint gets them, written out by hand: OpenAI's strict mode rejects
-# maxLength, so no string carries its length limit here.
+# The reply schemas as an endpoint that takes no bounds gets them (--judge-bounds instructions), written out by
+# hand: OpenAI's strict mode rejects maxLength, so no string carries its length limit here.
 _SCORE = {"type": "object", "additionalProperties": False, "required": ["reason", "score"],
           "properties": {"reason": {"type": "string"}, "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}}}
 REMOTE_SCHEMAS = {
@@ -212,7 +213,7 @@ REMOTE_SCHEMAS = {
 
 def test_every_request_asks_for_its_prompts_json_schema():
     with FakeOpenAIServer(respond) as server:
-        judged_run(server, 5)
+        judged_run(server, 5, bounds="instructions")
         bodies = list(server.requests)
     assert len(bodies) == 14  # claims for r0–r3, correctness and relevance for all five
     for body in bodies:

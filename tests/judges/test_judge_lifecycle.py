@@ -128,13 +128,14 @@ def test_open_judge_stops_the_local_server_when_the_cache_cannot_be_opened(fake_
 def test_a_local_judge_sends_the_string_limits_and_stops_its_server_at_close(fake_servers):
     judge = open_judge(JudgeConfig(kind="local"))
     assert [(s.started, s.stopped) for s in fake_servers] == [(1, 0)]
-    assert judge.backend.send_bounds is True
+    assert judge.backend.bounds == "schema"
     judge.close()
     judge.close()
     assert [(s.started, s.stopped) for s in fake_servers] == [(1, 1)]
-    remote_judge = open_judge(JudgeConfig(kind="openai", model="m", api_key_env=None))
+    remote_judge = open_judge(JudgeConfig(kind="openai", model="m", base_url="https://api.openai.com/v1",
+                                          api_key_env=None))
     try:
-        assert remote_judge.backend.send_bounds is False
+        assert remote_judge.backend.bounds == "instructions"  # OpenAI's strict mode refuses maxLength
     finally:
         remote_judge.close()
 
@@ -473,32 +474,32 @@ def test_the_cli_stops_on_a_dead_endpoint_and_says_what_to_check(tmp_path, capsy
 
 # --- string limits: the local server's grammar only -------------------------------------------------------
 
-def test_the_local_server_gets_the_string_limits_and_a_remote_endpoint_does_not():
+def test_the_schema_carries_the_string_limits_and_instructions_mode_leaves_them_out():
     """The limits (worked out in prompts.py: reason 300, claim 200, evidence 300, differences 160 characters)
-    go to llama.cpp as maxLength, which its grammar honours; OpenAI's strict mode rejects the keyword."""
+    go to the endpoint as maxLength, which a grammar honours; OpenAI's strict mode rejects the keyword."""
     record = Record("q", "When does it open?", "It opens at nine.", references=("It opens at nine.",),
                     contexts=(Chunk(doc_id="d", text="It opens at nine."),))
     calls = [JudgeCall(CORRECTNESS, correctness_request(record)),
              JudgeCall(CLAIMS, claims_request(record, record.answer), n_chunks=1)]
     schemas = {}
-    for send_bounds in (True, False):
+    for bounds in ("schema", "instructions"):
         with FakeOpenAIServer(respond) as server:
             judge = Judge(OpenAIBackend(base_url=server.base_url, model="fake-judge", api_key_env=None,
-                                        send_bounds=send_bounds))
+                                        bounds=bounds))
             try:
                 outcomes = judge.run(calls)
             finally:
                 judge.close()
         assert [o.failure for o in outcomes] == [None, None]
-        schemas[send_bounds] = {body["response_format"]["json_schema"]["name"]:
+        schemas[bounds] = {body["response_format"]["json_schema"]["name"]:
                                     body["response_format"]["json_schema"]["schema"] for body in server.requests}
-    local_schemas = schemas[True]
+    local_schemas = schemas["schema"]
     assert local_schemas["correctness"]["properties"]["reason"] == {"type": "string", "maxLength": 300}
     claim = local_schemas["claims"]["properties"]["claims"]["items"]["properties"]
     assert {name: claim[name].get("maxLength") for name in claim} == {
         "claim": 200, "evidence": 300, "differences": 160, "verdict": None, "chunks": None}
-    assert "maxLength" not in json.dumps(schemas[False])
-    assert schemas[False]["correctness"]["properties"]["reason"] == {"type": "string"}
+    assert "maxLength" not in json.dumps(schemas["instructions"])
+    assert schemas["instructions"]["correctness"]["properties"]["reason"] == {"type": "string"}
 
 
 # --- progress ---------------------------------------------------------------------------------------------

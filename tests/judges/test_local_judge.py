@@ -43,9 +43,11 @@ from ragmeter.judges.prompts import (
     CLAIM_SPLIT,
     CLAIMS,
     CORRECTNESS,
+    RELEVANCE,
     claim_split_request,
     claims_request,
     correctness_request,
+    relevance_request,
 )
 
 CHUNKS = [
@@ -237,22 +239,28 @@ def test_radbench_rates_the_reference_above_a_wrong_answer(judge: Judge) -> None
     assert same >= 0.7 and wrong < same and off < same, (same, wrong, off)
 
 
-def test_the_same_calls_get_the_same_verdicts_again(judge: Judge) -> None:
-    """With its one slot the server computes each request alone, so a call repeated without a cache gets the
-    same reply, word for word (two slots batch requests together, and verdicts then vary between runs)."""
-    uncached = Judge(OpenAIBackend(base_url=str(judge.backend._client.base_url), model=judge.backend.model,
-                                   api_key_env=None, timeout_s=LOCAL_TIMEOUT_S, send_bounds=True),
-                     timeout_s=LOCAL_TIMEOUT_S)
-    records = [record_from_dict(_record("same", REFERENCE)),
-               record_from_dict(_record("more", "Non-residents pay 25 dollars a year; residents pay nothing."))]
-    calls = [JudgeCall(CORRECTNESS, correctness_request(record)) for record in records]
+def test_the_same_calls_get_the_same_verdicts_in_any_order(judge: Judge) -> None:
+    """A verdict does not depend on what the server computed before (issue 33): calls of three prompts,
+    replayed without a verdict cache in another order on the same warm server, get the same replies word for
+    word. (With llama.cpp's prompt-prefix reuse a request is computed in other batches after another that
+    shares its start, and a near-tie can go the other way; the local judge turns the reuse off.)"""
+    backend = judge.backend
+    uncached = Judge(OpenAIBackend(base_url=str(backend._client.base_url), model=backend.model, api_key_env=None,
+                                   timeout_s=LOCAL_TIMEOUT_S, bounds=backend.bounds,
+                                   cache_prompt=backend.cache_prompt), timeout_s=LOCAL_TIMEOUT_S)
+    same, more = (record_from_dict(_record("same", REFERENCE)),
+                  record_from_dict(_record("more", "Non-residents pay 25 dollars a year; residents pay nothing.")))
+    calls = [JudgeCall(CORRECTNESS, correctness_request(same)), JudgeCall(CORRECTNESS, correctness_request(more)),
+             JudgeCall(CLAIM_SPLIT, claim_split_request(more.answer)), JudgeCall(RELEVANCE, relevance_request(same))]
     try:
-        first, second = uncached.run(calls), uncached.run(calls)
+        first = uncached.run(calls)
+        again = uncached.run([calls[i] for i in (3, 1, 2, 0)])
     finally:
         uncached.close()
-    assert uncached.usage["correctness"].requests == 4
-    assert all(o.verdict is not None and schema_problems(o.verdict, CORRECTNESS.schema) == [] for o in first)
-    assert [o.verdict for o in first] == [o.verdict for o in second]
+    assert sum(u.requests for u in uncached.usage.values()) == 8
+    assert all(o.verdict is not None for o in first)
+    assert schema_problems(first[0].verdict, CORRECTNESS.schema) == []
+    assert [o.verdict for o in first] == [again[i].verdict for i in (3, 1, 2, 0)]
 
 
 def test_server_listens_on_loopback_only_and_is_healthy(judge: Judge) -> None:

@@ -12,6 +12,7 @@ from ragmeter.io.run_folder import CACHE_FILE
 from ragmeter.judges import CLAIM_MODES, LOCAL_TIMEOUT_S, REMOTE_TIMEOUT_S, JudgeConfig, JudgeUsage
 from ragmeter.judges.accounting import token_cost
 from ragmeter.judges.backends import backend_kind, backend_kinds
+from ragmeter.judges.backends.openai import BOUNDS
 
 __all__ = ["add_judge_options", "check_ray_judge", "judge_config", "judge_configs", "prices", "render_plan",
            "render_usage"]
@@ -41,6 +42,11 @@ def add_judge_options(command: argparse.ArgumentParser, *, title: str, several: 
                             "in one call; split: it only splits (a third of the time), and the evidence check "
                             "verifies (default: split for local, whose verdicts add nothing to the check; verify "
                             "for openai; 'labels annotate' always verifies)")
+    judge.add_argument("--judge-bounds", choices=BOUNDS,
+                       help="schema: send the reply schemas' length bounds, which the endpoint's grammar enforces "
+                            "(llama.cpp, vLLM, Ollama); instructions: state them in the instructions only, for "
+                            "endpoints that refuse them (default: instructions for OpenAI's API and Azure OpenAI, "
+                            "schema elsewhere)")
     judge.add_argument("--judge-concurrency", type=int, help="requests in flight at most (8; local: 1)")
     judge.add_argument("--judge-timeout", type=float, default=None,
                        help=f"seconds per request ({REMOTE_TIMEOUT_S:g}; local: {LOCAL_TIMEOUT_S:g})")
@@ -97,7 +103,8 @@ def _config(args: argparse.Namespace, kind: str, model: str | None, cache: Path)
                        api_key_env=args.judge_api_key_env or None, model_file=args.judge_model_file,
                        cache=None if args.no_judge_cache else cache, concurrency=args.judge_concurrency,
                        timeout_s=args.judge_timeout, max_attempts=args.judge_max_attempts,
-                       backoff_s=args.judge_backoff, seed=args.judge_seed, claims=args.judge_claims)
+                       backoff_s=args.judge_backoff, seed=args.judge_seed, claims=args.judge_claims,
+                       bounds=args.judge_bounds)
 
 
 def prices(args: argparse.Namespace) -> tuple[float, float] | None:

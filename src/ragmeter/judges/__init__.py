@@ -17,7 +17,7 @@ from ragmeter.core.errors import ConfigError, JudgeError
 from ragmeter.judges.accounting import JudgeUsage
 from ragmeter.judges.backends import backend_kind, backend_kinds
 from ragmeter.judges.backends.local import LOCAL_TIMEOUT_S, LocalServer
-from ragmeter.judges.backends.openai import REMOTE_TIMEOUT_S, OpenAIBackend
+from ragmeter.judges.backends.openai import BOUNDS, REMOTE_TIMEOUT_S, OpenAIBackend, endpoint_bounds
 from ragmeter.judges.cache import JudgeCache
 from ragmeter.judges.engine import Judge, JudgeCall, JudgeOutcome
 from ragmeter.judges.prompts import CLAIM_MODES
@@ -54,6 +54,10 @@ class JudgeConfig:
       (split and check against the chunks in one call) or ``split`` (split only; the evidence check verifies);
       ``None``: the kind's; ``split`` for ``local``, whose verdicts add nothing to the check, ``verify`` for
       ``openai``.
+    - ``bounds``: whether the reply schemas' length bounds go to the endpoint in the schema (``schema``: its
+      grammar enforces them) or only in the instructions (``instructions``); ``None``: the kind's (``local``:
+      schema) or the endpoint's (:func:`~ragmeter.judges.backends.openai.endpoint_bounds`: instructions for
+      OpenAI's API and Azure OpenAI, schema elsewhere). See :attr:`reply_bounds`.
     """
 
     kind: str = "local"
@@ -69,6 +73,7 @@ class JudgeConfig:
     temperature: float = 0.0
     seed: int = 0
     claims: str | None = None
+    bounds: str | None = None
 
     def __post_init__(self) -> None:
         if backend_kind(self.kind).needs_model and not self.model:
@@ -81,6 +86,15 @@ class JudgeConfig:
             _check_url(self.base_url)
         if self.claims is not None and self.claims not in CLAIM_MODES:
             raise ConfigError(f"the judge's claims mode must be one of {', '.join(CLAIM_MODES)}, got {self.claims!r}")
+        if self.bounds is not None and self.bounds not in BOUNDS:
+            raise ConfigError(f"the judge's bounds must be one of {', '.join(BOUNDS)}, got {self.bounds!r}")
+
+    @property
+    def reply_bounds(self) -> str:
+        """``bounds``, or the kind's (a kind whose own server honours them: ``schema``), or the endpoint's."""
+        if self.bounds is not None:
+            return self.bounds
+        return "schema" if backend_kind(self.kind).capabilities.schema_bounds else endpoint_bounds(self.base_url)
 
     @property
     def claim_mode(self) -> str:
@@ -123,16 +137,18 @@ def planning_judge(config: JudgeConfig) -> Judge:
     nothing."""
     model = backend_kind(config.kind).model_id(config)
     cache = JudgeCache(config.cache) if config.cache is not None and config.cache.exists() else None
-    return Judge(_NoCalls(model, config.temperature, config.seed), cache=cache, claims=config.claim_mode)
+    return Judge(_NoCalls(model, config.temperature, config.seed, config.reply_bounds), cache=cache,
+                 claims=config.claim_mode)
 
 
 class _NoCalls:
     """The backend of :func:`planning_judge`: same identity, and a call is a bug."""
 
-    def __init__(self, model: str, temperature: float, seed: int) -> None:
+    def __init__(self, model: str, temperature: float, seed: int, bounds: str) -> None:
         self.model = model
         self.temperature = temperature
         self.seed = seed
+        self.bounds = bounds
 
     async def complete(self, request: ChatRequest) -> ChatReply:
         raise JudgeError("a dry run makes no judge call")

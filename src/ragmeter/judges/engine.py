@@ -47,10 +47,13 @@ from ragmeter.judges.cache import CachedVerdict, JudgeCache
 from ragmeter.judges.prompts import CLAIM_MODES, Prompt, VerdictError
 from ragmeter.judges.protocol import ChatBackend, ChatReply, ChatRequest
 
-__all__ = ["REPAIR_ROOM", "UNREACHABLE_AFTER", "Judge", "JudgeCall", "JudgeOutcome"]
+__all__ = ["INSTRUCTED_REPAIR_ROOM", "REPAIR_ROOM", "UNREACHABLE_AFTER", "Judge", "JudgeCall", "JudgeOutcome"]
 
 #: How many times its call's token limit a repair gets after a reply was cut off at that limit.
 REPAIR_ROOM = 2
+#: The same where the bounds were only in the instructions (no grammar closes a rambling reason): a small
+#: model's correctness reason that repeated itself past 160 tokens was cut off again at 320 (issue 33).
+INSTRUCTED_REPAIR_ROOM = 4
 #: Failures to connect in a row, before any call was answered, that end a run: a dead or mistyped address
 #: is told apart from a blip in seconds (at once with several calls in flight).
 UNREACHABLE_AFTER = 3
@@ -123,9 +126,17 @@ class Judge:
                                                                    thread_name_prefix="ragmeter-judge-cache")
 
     @property
+    def bounds(self) -> str:
+        """How the reply schemas' bounds reach the backend: ``schema`` (a grammar enforces them; a backend
+        that says nothing) or ``instructions``."""
+        return getattr(self.backend, "bounds", "schema")
+
+    @property
     def identity(self) -> str:
-        """What produced a verdict, apart from the prompt: model, temperature and sampling seed."""
-        return f"{self.backend.model}@t{self.backend.temperature:g}/s{self.backend.seed}"
+        """What produced a verdict, apart from the prompt: model, temperature and sampling seed, and
+        ``/bounds:instructions`` where the schemas' bounds were not sent."""
+        bounds = "" if self.bounds == "schema" else f"/bounds:{self.bounds}"
+        return f"{self.backend.model}@t{self.backend.temperature:g}/s{self.backend.seed}{bounds}"
 
     def signature(self, prompt: Prompt) -> str:
         return f"{self.identity}/{prompt.name}:{prompt.hash}"
@@ -270,7 +281,9 @@ class Judge:
         if problem is not None:
             usage.repairs += 1
             # a reply cut off at the limit needs more room to be written whole: give the repair twice as much
-            limit = call.request.max_tokens * (REPAIR_ROOM if reply.finish_reason == "length" else 1)
+            # (four times, where no grammar bounds the reply)
+            room = REPAIR_ROOM if self.bounds == "schema" else INSTRUCTED_REPAIR_ROOM
+            limit = call.request.max_tokens * (room if reply.finish_reason == "length" else 1)
             repair = call.request.with_repair(reply.text[:4000], problem, max_tokens=limit)
             reply = await self._send(repair, spent, usage)
             verdict, problem = _check(call, reply, limit)

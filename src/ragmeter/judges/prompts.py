@@ -29,10 +29,10 @@ cache key, so editing a prompt invalidates exactly its own cached verdicts.
 
 Every free-text string of a reply has a length limit in characters (``maxLength`` in the schema, and in
 words in the instructions), chosen so that a reply at its longest fits the token limit: a verdict is never
-cut off because its reason ran on. The local llama.cpp server turns ``maxLength`` into its grammar (the string
-is closed at the limit); remote endpoints get the schema without it (OpenAI's strict mode rejects the
-keyword) and have the instructions' limit only. A reply over a limit is still accepted: the limit is there
-to save the verdict, and a long reason is no wrong verdict.
+cut off because its reason ran on. An endpoint with a grammar (llama.cpp's server, vLLM, Ollama) closes the
+string at ``maxLength``; one that refuses the keyword (OpenAI's strict mode) gets the schema without it and
+has the instructions' limit only (``JudgeConfig.bounds``). A reply over a limit is still accepted: the limit
+is there to save the verdict, and a long reason is no wrong verdict.
 """
 
 from __future__ import annotations

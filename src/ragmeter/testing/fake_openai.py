@@ -9,6 +9,8 @@ the same call succeed. A call is identified by its *call key* (:func:`call_key`)
 message's content, which a repair request (original messages + assistant reply + new user message) shares.
 
 A responder may raise :class:`HTTPFault` to answer with that HTTP status (a 401 for a bad key, a 500).
+With ``token_limit=True`` a reply longer than the request's ``max_tokens`` (four characters a token, the
+server's own count) is cut there with finish_reason "length", as a real server cuts a rambling model.
 
 Standard library only; every request body (``server.requests``), its headers (``server.headers``), its
 arrival time (``server.arrivals``, ``time.monotonic()``) and the kind of each reply (``server.statuses``) are
@@ -158,8 +160,9 @@ class FakeOpenAIServer:
     """Context manager running the fake on 127.0.0.1; see the module docstring."""
 
     def __init__(self, responder: Callable[[dict], str], *, faults: FaultPlan | None = None,
-                 latency_s: float = 0.0, model: str = "fake-judge") -> None:
+                 latency_s: float = 0.0, model: str = "fake-judge", token_limit: bool = False) -> None:
         self.responder = responder
+        self.token_limit = token_limit
         self.faults = faults
         self.latency_s = latency_s
         self.model = model
@@ -231,6 +234,9 @@ class FakeOpenAIServer:
             content = '{"unexpected": "shape"}'
         elif kind == "length":
             content, finish = content[: len(content) // 2], "length"
+        limit = body.get("max_tokens")
+        if self.token_limit and isinstance(limit, int) and len(content) > 4 * limit:
+            content, finish = content[: 4 * limit], "length"
         prompt_tokens = max(1, len(json.dumps(body["messages"])) // 4)
         completion_tokens = max(1, len(content) // 4)
         return 200, {

@@ -36,8 +36,8 @@ from ragmeter.judges.backends.registry import BackendKind, Capabilities, OpenedB
 if TYPE_CHECKING:
     from ragmeter.judges import JudgeConfig
 
-__all__ = ["BACKEND", "LOCAL_TIMEOUT_S", "MODEL_ID", "MODEL_SHA256", "LocalServer", "cache_dir", "local_model_id",
-           "packaged_model_path"]
+__all__ = ["BACKEND", "LOCAL_CACHE_PROMPT", "LOCAL_TIMEOUT_S", "MODEL_ID", "MODEL_SHA256", "LocalServer", "cache_dir",
+           "local_model_id", "packaged_model_path"]
 
 #: Seconds per request to the local server, unless the config says otherwise: a claims call can take two
 #: minutes on two CPU cores.
@@ -106,6 +106,14 @@ def local_model_id(model_path: Path | None) -> str:
 def _stamp(path: Path) -> str:
     stat = path.stat()
     return json.dumps({"sha256": MODEL_SHA256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns})
+
+
+#: Whether the local judge lets llama.cpp reuse a cached prompt prefix (its ``cache_prompt``). It does not: a
+#: reused prefix was computed in other batches than the same prompt computed whole, and at temperature 0 a
+#: near-tie then goes either way. Replaying 24 demo calls in two orders on one warm server changed 4 verdicts
+#: with reuse, none without (none differed from a fresh server's), at 31 % fewer calls a minute
+#: (benchmarks/bench_judge_determinism.py).
+LOCAL_CACHE_PROMPT = False
 
 
 class LocalServer:
@@ -232,7 +240,7 @@ def _open(config: JudgeConfig, timeout_s: float) -> OpenedBackend:
         # llama.cpp turns the schemas' maxLength into its grammar: a long reason is cut short, not the verdict
         backend = OpenAIBackend(base_url=base_url, model=server.model_id, api_key_env=None,
                                 temperature=config.temperature, seed=config.seed, timeout_s=timeout_s,
-                                send_bounds=BACKEND.capabilities.schema_bounds)
+                                bounds=config.reply_bounds, cache_prompt=LOCAL_CACHE_PROMPT)
     except BaseException:
         server.stop()
         raise

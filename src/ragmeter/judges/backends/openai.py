@@ -2,10 +2,17 @@
 
 The client's own retries are off: :class:`~ragmeter.judges.engine.Judge` retries, so that backoff, Retry-After
 and the concurrency limit are handled in one place. Every call asks for ``response_format: json_schema``,
-which llama.cpp and vLLM turn into a grammar and OpenAI enforces in strict mode. A prompt's schema bounds its
-strings with ``maxLength`` and the claims list with ``maxItems``; llama.cpp's grammar honours both, while
-OpenAI's strict mode refuses them, so the bounds are sent only where ``send_bounds`` says the endpoint takes
-them (the ``openai`` kind's :class:`~ragmeter.judges.backends.registry.Capabilities` record that it sends none).
+which llama.cpp, vLLM and Ollama turn into a grammar and OpenAI enforces in strict mode. A prompt's schema
+bounds its strings with ``maxLength`` and the claims list with ``maxItems``/``minItems``: with ``bounds="schema"``
+they are sent, and a grammar that honours them closes a rambling reason at its limit instead of losing the
+verdict at the token limit (llama.cpp's server, vLLM's xgrammar and guidance back ends, Ollama's llama.cpp
+grammar); with ``bounds="instructions"`` they are left out of the schema, the instructions' limits in words
+are all the judge has, and a reply cut off at the token limit gets a repair with more room
+(:data:`~ragmeter.judges.engine.INSTRUCTED_REPAIR_ROOM`). :func:`endpoint_bounds` chooses per endpoint:
+instructions for OpenAI's own API and Azure OpenAI, whose strict mode refuses ``maxLength``, the schema for
+every other endpoint; ``--judge-bounds`` overrides it. An endpoint that refuses a bound stops the run at its
+first call, saying to pass ``--judge-bounds instructions``; the judge's identity (and so every verdict's
+signature) ends in ``/bounds:instructions`` when the bounds were not sent.
 
 A failure to connect at all (refused, unknown host, connect timeout, proxy) is a
 :class:`~ragmeter.core.errors.TransientJudgeError` with ``connection_failed`` set, so that the engine can tell a dead
@@ -20,6 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ragmeter.core.errors import (
     ConfigError,
@@ -34,7 +42,15 @@ from ragmeter.judges.protocol import ChatReply, ChatRequest
 if TYPE_CHECKING:
     from ragmeter.judges import JudgeConfig
 
-__all__ = ["BACKEND", "REMOTE_TIMEOUT_S", "OpenAIBackend"]
+__all__ = ["BACKEND", "BOUNDS", "REMOTE_TIMEOUT_S", "OpenAIBackend", "endpoint_bounds"]
+
+#: How a reply schema's bounds reach the endpoint: in the schema (a grammar enforces them), or only in the
+#: instructions' words.
+BOUNDS = ("schema", "instructions")
+#: Hosts whose structured outputs refuse ``maxLength`` (OpenAI's strict mode; Azure OpenAI's is the same).
+BOUNDS_REFUSED_BY = ("api.openai.com", ".openai.azure.com")
+#: Where the ``openai`` client sends requests when no base URL is given (and ``$OPENAI_BASE_URL`` is unset).
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 #: Seconds per request to a remote endpoint, unless the config says otherwise.
 REMOTE_TIMEOUT_S = 120.0
@@ -52,12 +68,15 @@ _CONNECT_FAILURES = frozenset({"ConnectError", "ConnectTimeout", "ProxyError"})
 class OpenAIBackend:
     """Chat calls to ``base_url`` for ``model``; ``api_key_env`` names the variable holding the key
     (``None`` for a keyless endpoint such as the local server). ``timeout_s`` bounds each call (opening the
-    connection: ``CONNECT_TIMEOUT_S`` at most). ``send_bounds``: send the schemas' ``maxLength``/``maxItems`` bounds
-    (llama.cpp), else leave them out (OpenAI's strict mode rejects them)."""
+    connection: ``CONNECT_TIMEOUT_S`` at most). ``bounds``: ``schema`` sends the schemas' ``maxLength``/``maxItems``
+    bounds, ``instructions`` leaves them out (see the module docstring). ``cache_prompt``: sent as llama.cpp's
+    field of that name when not ``None`` (``False``: every request computed whole, whatever came before)."""
 
     def __init__(self, *, base_url: str | None, model: str, api_key_env: str | None = "OPENAI_API_KEY",
                  temperature: float = 0.0, seed: int = 0, timeout_s: float = 120.0,
-                 send_bounds: bool = False) -> None:
+                 bounds: str = "schema", cache_prompt: bool | None = None) -> None:
+        if bounds not in BOUNDS:
+            raise ConfigError(f"the judge's bounds must be one of {', '.join(BOUNDS)}, got {bounds!r}")
         try:
             import openai
         except ImportError as exc:
@@ -75,7 +94,8 @@ class OpenAIBackend:
         self.temperature = temperature
         self.seed = seed
         self.timeout_s = timeout_s
-        self.send_bounds = send_bounds
+        self.bounds = bounds
+        self.cache_prompt = cache_prompt
         self._completion = openai.types.chat.ChatCompletion
         timeout = openai.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_S))
         self._client = openai.AsyncOpenAI(base_url=base_url, api_key=key, max_retries=0, timeout=timeout)
@@ -87,12 +107,14 @@ class OpenAIBackend:
 
     async def complete(self, request: ChatRequest) -> ChatReply:
         openai = self._openai
-        schema = dict(request.schema) if self.send_bounds else _without_bounds(request.schema)
+        schema = dict(request.schema) if self.bounds == "schema" else _without_bounds(request.schema)
         body = {"model": self.model, "temperature": self.temperature, "seed": self.seed,
                 "max_tokens": request.max_tokens,
                 "messages": [{"role": role, "content": content} for role, content in request.messages],
                 "response_format": {"type": "json_schema", "json_schema": {
                     "name": request.schema_name, "strict": True, "schema": schema}}}
+        if self.cache_prompt is not None:  # llama.cpp's own field: reuse the slot's cached prompt prefix or not
+            body["cache_prompt"] = self.cache_prompt
         try:
             # the client's generic POST (its documented way to send a ready body): the same HTTP, errors and
             # reply parsing as chat.completions.create, without re-walking the body against its parameter
@@ -113,6 +135,11 @@ class OpenAIBackend:
                 raise TransientJudgeError(self.redact(f"server error {exc.status_code}: {exc.message}"),
                                           retry_after=_retry_after(exc.response.headers)) from None
             if exc.status_code in (400, 413, 422):
+                if self.bounds == "schema" and any(bound in str(exc.message) for bound in GRAMMAR_BOUNDS):
+                    raise JudgeError(self.redact(
+                        f"the judge endpoint at {self.base_url} refuses the reply schema's bounds "
+                        f"({exc.status_code}: {exc.message}): rerun with --judge-bounds instructions, which "
+                        "states them in the instructions only")) from None
                 raise RejectedCallError(self.redact(f"{exc.status_code}: {exc.message}")) from None
             raise JudgeError(self.redact(f"the judge endpoint rejected the call ({exc.status_code}): "
                                          f"{exc.message}")) from None
@@ -145,10 +172,19 @@ class OpenAIBackend:
         await self._client.close()
 
 
+def endpoint_bounds(base_url: str | None) -> str:
+    """How the bounds reach the endpoint at ``base_url`` (``None``: the client's default, ``$OPENAI_BASE_URL``
+    or OpenAI's API): ``instructions`` for OpenAI's own API and Azure OpenAI (``BOUNDS_REFUSED_BY``), ``schema``
+    for every other endpoint (self-hosted servers' grammars honour them)."""
+    host = (urlsplit(base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_URL).hostname or "").lower()
+    refused = any(host == name or (name.startswith(".") and host.endswith(name)) for name in BOUNDS_REFUSED_BY)
+    return "instructions" if refused else "schema"
+
+
 def _open(config: JudgeConfig, timeout_s: float) -> OpenedBackend:
     backend = OpenAIBackend(base_url=config.base_url, model=str(config.model), api_key_env=config.api_key_env,
                             temperature=config.temperature, seed=config.seed, timeout_s=timeout_s,
-                            send_bounds=BACKEND.capabilities.schema_bounds)
+                            bounds=config.reply_bounds)
     return OpenedBackend(backend)
 
 
@@ -156,8 +192,8 @@ def _model_id(config: JudgeConfig) -> str:
     return str(config.model)
 
 
-#: ``openai``: any OpenAI-compatible endpoint at ``config.base_url`` serving ``config.model``. No schema bounds
-#: are sent, since OpenAI's strict mode rejects them (other servers might take them; none is asked).
+#: ``openai``: any OpenAI-compatible endpoint at ``config.base_url`` serving ``config.model``; the schemas'
+#: bounds go where :func:`endpoint_bounds` says, unless ``config.bounds`` chooses.
 BACKEND = BackendKind("openai", _open, _model_id, "any OpenAI-compatible endpoint",
                       Capabilities(schema_bounds=False, starts_server=False), needs_model=True, concurrency=8,
                       timeout_s=REMOTE_TIMEOUT_S, claims="verify")
@@ -173,7 +209,7 @@ def _reply(response: Any) -> ChatReply:
                      completion_tokens=usage.completion_tokens if usage else 0)
 
 
-#: The schema keywords that bound a reply for the local grammar and that OpenAI's strict mode rejects.
+#: The schema keywords that bound a reply, which a grammar honours and OpenAI's strict mode refuses (maxLength).
 GRAMMAR_BOUNDS = ("maxLength", "maxItems", "minItems")
 
 

@@ -26,9 +26,10 @@ __all__ = ["BackendKind", "Capabilities", "OpenedBackend", "backend_kind", "back
 class Capabilities:
     """What a kind's backend does that its callers plan for.
 
-    - ``schema_bounds``: the reply schemas it sends keep their ``maxLength``/``maxItems``/``minItems`` bounds,
-      which the endpoint honours (llama.cpp turns them into its grammar); otherwise they are left out (OpenAI's
-      strict mode rejects them), and a reply may run past them.
+    - ``schema_bounds``: the endpoint it opens always honours the reply schemas' ``maxLength``/``maxItems``/
+      ``minItems`` bounds (its own llama.cpp server turns them into its grammar), so they are always sent;
+      otherwise where they go depends on the endpoint (``JudgeConfig.bounds``; for ``openai``,
+      :func:`~ragmeter.judges.backends.openai.endpoint_bounds`).
     - ``starts_server``: opening it starts a model server in this process, so each process that opens it
       starts one (the Ray engine refuses such a kind).
     """
