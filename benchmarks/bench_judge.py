@@ -17,7 +17,10 @@ Three measurements (issue 5, item 9):
 - ``throughput``: items per minute of ``evaluate(metrics=["judged"])`` on the first 8 records of the bundled
   demo (2 with ``--quick``), local judge, no verdict cache: with the local judge's default claims call
   (``claim_split``: split only, the evidence check verifies) and, to compare, with ``claims`` (split and verify).
-  Goal (issue 11): ≥ 6 items per minute. ``tokens`` is measured with the default.
+  The judge is built as the local judge builds it: each call after its system message's saved slot state is
+  restored (:mod:`ragmeter.judges.backends.prefix_states`); to compare, the default claims call once more with
+  every prompt computed whole (``cache_prompt: false``, the local judge of issue 33). Goals: ≥ 6 items per
+  minute (issue 11), ≥ 10 (issue 34). ``tokens`` is measured with the default.
 
 ``tokens`` and ``throughput`` share one :class:`ragmeter.judges.LocalServer` start (the packaged
 Qwen2.5-Coder-1.5B, Q4_K_M, its default slot count, every core); its start-up time is reported. Without ``xllamacpp``
@@ -258,18 +261,25 @@ def synthetic_samples(n: int, tokens: _Tokenizer, seed: int = 0) -> tuple[list[A
 
 # --- 2. tokens per sample, 3. throughput (local judge) ---------------------------------------------------
 
-def _judge(server: Any, claims: str) -> Any:
+def _judge(server: Any, claims: str, reuse: str) -> Any:
+    """The local judge's judge on ``server``; ``reuse``: ``states`` (the local judge's) or ``none``."""
     from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, OpenAIBackend
+    from ragmeter.judges.backends.prefix_states import LocalBackend, PrefixStates
 
-    backend = OpenAIBackend(base_url=server.base_url, model=server.model_id, api_key_env=None,
-                            timeout_s=LOCAL_TIMEOUT_S, bounds="schema")
+    options = {"base_url": server.base_url, "model": server.model_id, "api_key_env": None,
+               "timeout_s": LOCAL_TIMEOUT_S, "bounds": "schema"}
+    if reuse == "states":
+        states = PrefixStates(server.base_url.removesuffix("/v1"), timeout_s=LOCAL_TIMEOUT_S)
+        backend = LocalBackend(states=states, **options)
+    else:
+        backend = OpenAIBackend(cache_prompt=False, **options)
     return Judge(backend, concurrency=server.parallel, timeout_s=LOCAL_TIMEOUT_S, claims=claims)
 
 
-def _evaluate(records: list[Any], server: Any, claims: str = "split") -> tuple[Any, float]:
+def _evaluate(records: list[Any], server: Any, claims: str = "split", reuse: str = "states") -> tuple[Any, float]:
     import ragmeter
 
-    judge = _judge(server, claims)
+    judge = _judge(server, claims, reuse)
     try:
         start = time.perf_counter()
         result = ragmeter.evaluate(records, metrics=["judged"], judge=judge)
@@ -339,16 +349,17 @@ def tokens_per_sample(server: Any, quick: bool) -> dict[str, Any]:
     return out
 
 
-def throughput(server: Any, quick: bool, claims: str) -> dict[str, Any]:
+def throughput(server: Any, quick: bool, claims: str, reuse: str = "states") -> dict[str, Any]:
     import ragmeter
     from ragmeter.io.demo import demo_path
 
     n = QUICK_DEMO if quick else FULL_DEMO
     records = list(ragmeter.read_records(demo_path()))[:n]
-    result, wall = _evaluate(records, server, claims)
+    result, wall = _evaluate(records, server, claims, reuse)
     totals = result.judging.totals()
     out = {
         "claims": claims,
+        "reuse": reuse,
         "records": n,
         "source": f"first {n} records of the bundled demo ({demo_path().name})",
         "chunks_per_record": sum(len(r.contexts) for r in records) / n,
@@ -366,7 +377,7 @@ def throughput(server: Any, quick: bool, claims: str) -> dict[str, Any]:
         "judge_concurrency": server.parallel,
         "means": _means(result),
     }
-    print(f"[judge] throughput (claims={claims}): {n} demo records in {wall:.1f} s → "
+    print(f"[judge] throughput (claims={claims}, reuse={reuse}): {n} demo records in {wall:.1f} s → "
           f"{out['items_per_min']:.2f} items/min, {out['s_per_item']:.1f} s/item, "
           f"{out['calls_per_item']:.2f} calls/item ({out['requests_per_item']:.2f} requests), "
           f"{totals['failures']} failures")
@@ -394,6 +405,7 @@ def local_judge(quick: bool) -> dict[str, Any]:
         return {"model": server.model_id, "threads": server.threads, "slots": server.parallel,
                 "startup_s": startup, "tokens": tokens_per_sample(server, quick),
                 "throughput": throughput(server, quick, "split"),
+                "throughput_whole": throughput(server, quick, "split", "none"),
                 "throughput_verify": throughput(server, quick, "verify")}
     finally:
         server.stop()

@@ -1,4 +1,4 @@
-"""Does a verdict of the packaged local judge depend on what its server did before? (issue 33)
+"""Does a verdict of the packaged local judge depend on what its server did before? (issues 33 and 34)
 
 llama.cpp's server keeps the last prompt of its slot and, with ``cache_prompt`` on (its default), computes only
 the part of a new prompt after the prefix the two share. The shared part was computed in other batches than
@@ -6,20 +6,24 @@ the same prompt computed whole, and at temperature 0 a near-tie between two toke
 
 The calls: the local judge's calls for seed 002's five metrics (claims split, correctness, relevance) on the
 first ``--records`` demo records (8), each distinct call once. Each pass replays them all through the judge (one slot,
-no verdict cache) and records every verdict:
+no verdict cache) and records every verdict. For each way of reusing computed prompts named by ``--reuse``
+(default: all three), on a fresh server:
 
-1. ``reuse, order A``: a fresh server, ``cache_prompt`` on, the calls in the order a run makes them;
-2. ``reuse, order B``: the same server, warm, the calls shuffled (seed 1);
-3. ``no reuse, order B``: a fresh server, ``cache_prompt: false`` on every request, shuffled;
-4. ``no reuse, order A``: the same server, warm, in run order;
-5. ``fresh servers``: the first ``--fresh`` calls, each on a server of its own (nothing before it).
+- ``any``: llama.cpp's own reuse of whatever its slot holds (``cache_prompt`` on): order A (the order a run
+  makes the calls), then order B (shuffled, seed 1) on the same warm server;
+- ``none``: every prompt computed whole (``cache_prompt: false``, issue 33's local judge): order B, then A;
+- ``states``: the local judge's (issue 34): each system message computed once, saved, and restored into the
+  slot before each call (:mod:`ragmeter.judges.backends.prefix_states`): order B, then A.
 
-Printed and written: the verdicts that differ between passes (and from the fresh servers' on the calls those
-made), and each pass's calls per minute and prompt tokens.
+Then ``fresh servers``: the first ``--fresh`` calls, each on a server of its own (nothing before it), with the
+``states`` reuse (the first mode named when ``states`` is not). Printed and written: the verdicts that differ
+between passes (and from the fresh servers' on the calls those made), and each pass's calls per minute and
+prompt tokens.
 
-    python benchmarks/bench_judge_determinism.py [--records 8] [--fresh 4]
+    python benchmarks/bench_judge_determinism.py [--records 8] [--fresh 4] [--reuse any none states]
 
-Results: ``benchmarks/results/judge_determinism.json``.
+Results: ``benchmarks/results/judge_determinism.json`` (all three modes), else
+``judge_determinism-<modes>.json``.
 """
 
 from __future__ import annotations
@@ -36,7 +40,10 @@ from ragmeter import Settings, read_records
 from ragmeter.engine.context import ItemContext, RunContext
 from ragmeter.io.demo import demo_path
 from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, JudgeCall, JudgeConfig, LocalServer, OpenAIBackend
+from ragmeter.judges.backends.prefix_states import LocalBackend, PrefixStates
 from ragmeter.metrics import resolve_metrics
+
+REUSE = ("any", "none", "states")
 
 
 def demo_calls(n_records: int) -> list[JudgeCall]:
@@ -59,10 +66,16 @@ def demo_calls(n_records: int) -> list[JudgeCall]:
     return list(calls.values())
 
 
-def replay(server: LocalServer, calls: list[JudgeCall], cache_prompt: bool | None) -> tuple[list[Any], dict]:
+def replay(server: LocalServer, calls: list[JudgeCall], reuse: str) -> tuple[list[Any], dict]:
     """Every call's verdict (or failure) on ``server``, one at a time in the given order."""
-    backend = OpenAIBackend(base_url=server.base_url, model=server.model_id, api_key_env=None,
-                            timeout_s=LOCAL_TIMEOUT_S, cache_prompt=cache_prompt)
+    options = {"base_url": server.base_url, "model": server.model_id, "api_key_env": None,
+               "timeout_s": LOCAL_TIMEOUT_S}
+    if reuse == "states":
+        assert server.base_url is not None
+        backend: OpenAIBackend = LocalBackend(states=PrefixStates(server.base_url.removesuffix("/v1"),
+                                                                  timeout_s=LOCAL_TIMEOUT_S), **options)
+    else:
+        backend = OpenAIBackend(cache_prompt=None if reuse == "any" else False, **options)
     judge = Judge(backend, concurrency=1, timeout_s=LOCAL_TIMEOUT_S)
     started = time.perf_counter()
     try:
@@ -92,6 +105,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=8)
     parser.add_argument("--fresh", type=int, default=4)
+    parser.add_argument("--reuse", nargs="+", choices=REUSE, default=list(REUSE))
     args = parser.parse_args()
     calls = demo_calls(args.records)
     order_b = list(range(len(calls)))
@@ -106,23 +120,23 @@ def main() -> None:
             out[index] = values[position]
         return out
 
-    for cache_prompt, name in ((None, "reuse"), (False, "no reuse")):
+    for name in args.reuse:
         server = started()
         try:
             first_order = [("order A", calls), ("order B", shuffled)]
-            for label, ordered in (first_order if name == "reuse" else first_order[::-1]):
-                values, cost = replay(server, ordered, cache_prompt)
+            for label, ordered in (first_order if name == "any" else first_order[::-1]):
+                values, cost = replay(server, ordered, name)
                 key = f"{name}, {label}"
                 verdicts[key] = values if label == "order A" else unshuffled(values)
                 costs[key] = cost
                 print(f"{key}: {cost}", flush=True)
         finally:
             server.stop()
-    fresh = []
+    fresh, fresh_reuse = [], "states" if "states" in args.reuse else args.reuse[0]
     for call in calls[:args.fresh]:
         server = started()
         try:
-            values, _ = replay(server, [call], None)
+            values, _ = replay(server, [call], fresh_reuse)
             fresh.extend(values)
         finally:
             server.stop()
@@ -133,10 +147,11 @@ def main() -> None:
         print(f"{pair}: {len(where)} of {len(calls)} verdicts differ {where}")
     for name, where in against_fresh.items():
         print(f"{name} vs fresh servers: {len(where)} of {args.fresh} differ {where}")
-    out = {"records": args.records, "calls": len(calls), "prompts": [c.prompt.name for c in calls],
+    out = {"records": args.records, "reuse": args.reuse, "fresh_reuse": fresh_reuse, "calls": len(calls), "prompts": [c.prompt.name for c in calls],
            "fresh_calls": args.fresh, "costs": costs, "differ": pairs, "differ_from_fresh": against_fresh,
            "verdicts": verdicts, "fresh": fresh}
-    print(f"written: {write_result('judge_determinism', out)}")
+    name = "judge_determinism" + ("" if set(args.reuse) == set(REUSE) else "-" + "-".join(args.reuse))
+    print(f"written: {write_result(name, out)}")
 
 
 if __name__ == "__main__":

@@ -7,17 +7,21 @@ prompt tokens it computed (``prompt_n``) and the time, and the tokens it generat
 them per call and sums them per prompt. Throughput here is an upper bound of a run's: no verdict checks, no
 repairs, no scoring.
 
-    python benchmarks/bench_judge_timings.py [N] [split|verify]
+    python benchmarks/bench_judge_timings.py [N] [split|verify] [--reuse states|none|any]
 
-The second argument is the judge's claims mode (default: the local judge's, ``split``). Results:
-``benchmarks/results/judge_timings-local-<mode>.json``.
+The second argument is the judge's claims mode (default: the local judge's, ``split``). ``--reuse``: how the
+server may reuse computed prompts: ``states`` (the local judge's: each system message restored from its saved
+slot state before the call, :mod:`ragmeter.judges.backends.prefix_states`), ``none`` (every prompt computed
+whole, ``cache_prompt: false``: the local judge of issue 33) or ``any`` (llama.cpp's own reuse of whatever the
+slot holds, which can change verdicts). Results: ``benchmarks/results/judge_timings-local-<mode>[-<reuse>].json``
+(no suffix for ``states``).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
-import sys
 import time
 import urllib.request
 from collections import defaultdict
@@ -28,8 +32,12 @@ from _common import write_result
 FIELDS = ("cache_n", "prompt_n", "prompt_ms", "predicted_n", "predicted_ms")
 
 
-def _post(base_url: str, request: Any) -> dict[str, Any]:
+REUSE = ("states", "none", "any")
+
+
+def _post(base_url: str, request: Any, reuse: str) -> dict[str, Any]:
     body = {"model": "local", "temperature": 0, "seed": 0, "max_tokens": request.max_tokens,
+            **({"cache_prompt": reuse != "none"} if reuse != "any" else {}),
             "messages": [{"role": role, "content": content} for role, content in request.messages],
             "response_format": {"type": "json_schema", "json_schema": {
                 "name": request.schema_name, "strict": True, "schema": dict(request.schema)}}}
@@ -44,10 +52,15 @@ def main() -> None:
     from ragmeter.engine.context import ItemContext, RunContext
     from ragmeter.io.demo import demo_path
     from ragmeter.judges import JudgeConfig, LocalServer, planning_judge
+    from ragmeter.judges.backends.prefix_states import PrefixStates, lead
     from ragmeter.metrics import resolve_metrics
 
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 8
-    claims = sys.argv[2] if len(sys.argv) > 2 else None
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("records", nargs="?", type=int, default=8)
+    parser.add_argument("claims", nargs="?", choices=("split", "verify"))
+    parser.add_argument("--reuse", choices=REUSE, default="states")
+    args = parser.parse_args()
+    n, claims, reuse = args.records, args.claims, args.reuse
     records = list(read_records(demo_path()))[:n]
     metrics = resolve_metrics(["judged"])
     calls = []
@@ -60,9 +73,12 @@ def main() -> None:
     rows, totals = [], defaultdict(lambda: dict.fromkeys(FIELDS, 0.0))
     with LocalServer() as server:
         assert server.base_url is not None
+        states = PrefixStates(server.base_url.removesuffix("/v1"), timeout_s=600)
         started = time.perf_counter()
         for record_id, call in calls:
-            timings = _post(server.base_url, call.request).get("timings", {})
+            if reuse == "states":
+                states.restore(lead(call.request))
+            timings = _post(server.base_url, call.request, reuse).get("timings", {})
             row = {"record": record_id, "prompt": call.prompt.name, **{f: timings.get(f, 0) for f in FIELDS}}
             rows.append(row)
             for field in FIELDS:
@@ -77,13 +93,13 @@ def main() -> None:
                         "generated_tokens": t["predicted_n"], "generation_s": round(t["predicted_ms"] / 1000, 1),
                         "generated_tokens_per_s": round(1000 * t["predicted_n"] / t["predicted_ms"], 1)}
                  for name, t in totals.items()}
-    out = {"records": n, "claims": planner.claims, "calls": len(calls), "wall_s": round(wall, 1),
+    out = {"records": n, "claims": planner.claims, "reuse": reuse, "calls": len(calls), "wall_s": round(wall, 1),
            "items_per_min": round(60 * n / wall, 2),
            "load_average_at_start": round(load, 2), "by_prompt": by_prompt, "calls_timed": rows}
     for name, figures in by_prompt.items():
         print(f"{name:<12} {figures}")
     print(f"{n} records, {len(calls)} calls in {wall:.0f} s: {out['items_per_min']} items/min")
-    print(f"written: {write_result(f'judge_timings-local-{planner.claims}', out, ensure_ascii=True)}")
+    print(f"written: {write_result(f'judge_timings-local-{planner.claims}' + ('' if reuse == 'states' else f'-{reuse}'), out, ensure_ascii=True)}")
 
 
 if __name__ == "__main__":

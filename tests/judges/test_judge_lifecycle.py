@@ -33,7 +33,7 @@ from ragmeter.judges import (
     planning_judge,
 )
 from ragmeter.judges.backends import local
-from ragmeter.judges.backends import local as judges  # where open_judge finds LocalServer and OpenAIBackend
+from ragmeter.judges.backends import local as judges  # where open_judge finds LocalServer and LocalBackend
 from ragmeter.judges.prompts import CLAIMS, CORRECTNESS, claims_request, correctness_request
 from ragmeter.testing.fake_openai import FakeOpenAIServer, HTTPFault
 from ragmeter.testing.scripted_judge import records, respond
@@ -110,7 +110,7 @@ def interrupted(**options: object) -> OpenAIBackend:
 
 def test_open_judge_stops_the_local_server_when_a_step_after_its_start_is_interrupted(fake_servers, monkeypatch):
     """(Before, an interrupt or error between the server's start and the judge's return left it running.)"""
-    monkeypatch.setattr(judges, "OpenAIBackend", interrupted)
+    monkeypatch.setattr(judges, "LocalBackend", interrupted)
     with pytest.raises(KeyboardInterrupt):
         open_judge(JudgeConfig(kind="local"))
     assert [(s.started, s.stopped) for s in fake_servers] == [(1, 1)]

@@ -9,8 +9,9 @@ reference answer scores high on correctness and relevance, and higher than an an
 a paraphrase is more faithful than a claim with an added number or a widened scope (issue 15's ordering, in
 both claims modes); the
 IDK judge tells a refusal from an answer; RADBench rates a copy of the reference above a wrong or off-topic
-answer; the same calls give the same verdicts again; the server answers its health check on loopback only and
-is gone once the judge is closed. How far its verdicts agree with human ratings on real answers is measured in
+answer; the same calls give the same verdicts again in another order, each call reusing exactly its system
+message's saved slot state; the server answers its health check on loopback only and is gone once the judge is
+closed, its saved states with it (also when its parent is killed). How far its verdicts agree with human ratings on real answers is measured in
 benchmarks/bench_judge_validity.py, not asserted here.
 """
 
@@ -18,10 +19,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -35,10 +40,10 @@ from ragmeter.judges import (
     Judge,
     JudgeCall,
     JudgeConfig,
-    OpenAIBackend,
     open_judge,
 )
 from ragmeter.judges.backends.local import MODEL_SHA256, packaged_model_path
+from ragmeter.judges.backends.prefix_states import LocalBackend, PrefixStates
 from ragmeter.judges.prompts import (
     CLAIM_SPLIT,
     CLAIMS,
@@ -90,9 +95,13 @@ def _record(id: str, answer: str) -> dict[str, Any]:
     return {"id": id, "question": QUESTION, "answer": answer, "contexts": CHUNKS, "references": [REFERENCE]}
 
 
+def _server_url(judge: Judge) -> str:
+    """The local server's root address, as the judge's client uses it."""
+    return str(judge.backend._client.base_url).removesuffix("/").removesuffix("/v1")
+
+
 def _health_url(judge: Judge) -> str:
-    base = str(judge.backend._client.base_url)  # the local server's address, as the client uses it
-    return f"{base.removesuffix('/').removesuffix('/v1')}/health"
+    return f"{_server_url(judge)}/health"
 
 
 def schema_problems(value: Any, schema: Mapping[str, Any], where: str = "reply") -> list[str]:
@@ -240,27 +249,45 @@ def test_radbench_rates_the_reference_above_a_wrong_answer(judge: Judge) -> None
 
 
 def test_the_same_calls_get_the_same_verdicts_in_any_order(judge: Judge) -> None:
-    """A verdict does not depend on what the server computed before (issue 33): calls of three prompts,
-    replayed without a verdict cache in another order on the same warm server, get the same replies word for
-    word. (With llama.cpp's prompt-prefix reuse a request is computed in other batches after another that
-    shares its start, and a near-tie can go the other way; the local judge turns the reuse off.)"""
+    """A verdict does not depend on what the server computed before (issues 33 and 34): calls of three prompts
+    that the tests above made (their verdicts come from the judge's cache when they ran), replayed without a
+    verdict cache in another order on the same warm server, get the same replies word for word. The replay
+    saves each system message's slot state afresh, so a state computed again must equal the first."""
     backend = judge.backend
-    uncached = Judge(OpenAIBackend(base_url=str(backend._client.base_url), model=backend.model, api_key_env=None,
-                                   timeout_s=LOCAL_TIMEOUT_S, bounds=backend.bounds,
-                                   cache_prompt=backend.cache_prompt), timeout_s=LOCAL_TIMEOUT_S)
-    same, more = (record_from_dict(_record("same", REFERENCE)),
-                  record_from_dict(_record("more", "Non-residents pay 25 dollars a year; residents pay nothing.")))
-    calls = [JudgeCall(CORRECTNESS, correctness_request(same)), JudgeCall(CORRECTNESS, correctness_request(more)),
-             JudgeCall(CLAIM_SPLIT, claim_split_request(more.answer)), JudgeCall(RELEVANCE, relevance_request(same))]
+    assert isinstance(backend, LocalBackend)
+    uncached = Judge(LocalBackend(states=PrefixStates(_server_url(judge), timeout_s=LOCAL_TIMEOUT_S),
+                                  base_url=backend.base_url, model=backend.model, api_key_env=None,
+                                  timeout_s=LOCAL_TIMEOUT_S, bounds=backend.bounds), timeout_s=LOCAL_TIMEOUT_S)
+    same, off = record_from_dict(_record("same", REFERENCE)), record_from_dict(_record("off", OFF_TOPIC))
+    calls = [JudgeCall(CORRECTNESS, correctness_request(same)), JudgeCall(CORRECTNESS, correctness_request(off)),
+             JudgeCall(CLAIM_SPLIT, claim_split_request(STATED)), JudgeCall(RELEVANCE, relevance_request(same))]
+    first = judge.run(calls)
     try:
-        first = uncached.run(calls)
         again = uncached.run([calls[i] for i in (3, 1, 2, 0)])
     finally:
         uncached.close()
-    assert sum(u.requests for u in uncached.usage.values()) == 8
+    assert sum(u.requests for u in uncached.usage.values()) == 4
     assert all(o.verdict is not None for o in first)
     assert schema_problems(first[0].verdict, CORRECTNESS.schema) == []
     assert [o.verdict for o in first] == [again[i].verdict for i in (3, 1, 2, 0)]
+
+
+def test_each_call_reuses_its_system_message_and_computes_the_rest(judge: Judge) -> None:
+    """The slot holds the restored system message when a call starts, and nothing more: llama.cpp reports
+    exactly those tokens taken from its cache, the rest computed."""
+    states = PrefixStates(_server_url(judge), timeout_s=LOCAL_TIMEOUT_S)
+    request = relevance_request(record_from_dict(_record("same", REFERENCE)))
+    lead = request.messages[:1]
+    assert lead[0][0] == "system"
+    states.restore(lead)
+    body = {"messages": [{"role": role, "content": content} for role, content in request.messages],
+            "max_tokens": 1, "temperature": 0, "cache_prompt": True}
+    post = urllib.request.Request(f"{_server_url(judge)}/v1/chat/completions", json.dumps(body).encode(),
+                                  {"Content-Type": "application/json"})
+    with urllib.request.urlopen(post, timeout=LOCAL_TIMEOUT_S) as reply:
+        timings = json.load(reply)["timings"]
+    assert timings["cache_n"] == len(states.lead_tokens(lead)) > 100
+    assert timings["prompt_n"] > 0
 
 
 def test_server_listens_on_loopback_only_and_is_healthy(judge: Judge) -> None:
@@ -271,11 +298,30 @@ def test_server_listens_on_loopback_only_and_is_healthy(judge: Judge) -> None:
 
 def test_the_judge_stops_its_server_when_closed() -> None:
     judge = open_judge(JudgeConfig(kind="local"))
-    process = judge._on_close.__self__._process  # the LocalServer's child process
+    server = judge._on_close.__self__  # the LocalServer
+    process, states = server._process, server.states_dir
     health = _health_url(judge)
     with urllib.request.urlopen(health, timeout=10) as reply:
         assert json.load(reply)["status"] == "ok"
     judge.close()
     assert process.poll() is not None
+    assert states is not None and not states.exists()  # its saved slot states are gone with it
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(health, timeout=5)
+
+
+def test_a_server_whose_parent_is_killed_removes_its_saved_states() -> None:
+    """The server's child process exits when its parent dies (its stdin closes), and takes its slot save folder
+    with it: a killed run leaves no states behind in the temporary folder."""
+    script = ("import sys; from ragmeter.judges import LocalServer; server = LocalServer(); server.start(); "
+              "print(server.states_dir, flush=True); sys.stdin.read()")
+    parent = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    states = Path(parent.stdout.readline().strip())
+    assert states.is_dir()
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 30
+    while states.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not states.exists()

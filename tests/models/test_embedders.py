@@ -5,7 +5,8 @@ import pytest
 
 from ragmeter import CachedEmbedder, HashingEmbedder, OnnxMiniLM
 from ragmeter.core.errors import ModelError
-from ragmeter.models.base import check_sha256
+from ragmeter.models.base import check_sha256, length_sorted_batches
+from ragmeter.models.onnx_minilm import ATTENTION_CELLS
 
 SENTENCES = [
     "The central library opens at nine in the morning on weekdays.",
@@ -44,6 +45,30 @@ def test_batching_order_and_threads_do_not_change_vectors_by_a_bit(onnx, monkeyp
     assert np.array_equal(together, alone)
     monkeypatch.setenv("OMP_NUM_THREADS", "1")            # as Ray sets it in an actor of one CPU
     assert np.array_equal(OnnxMiniLM().encode(SENTENCES[::-1])[::-1], together)
+
+
+def test_batches_hold_similar_lengths_and_stay_under_the_attention_bound():
+    lengths = [500, 3, 120, 512, 7, 130, 64, 511, 5]
+    plain = length_sorted_batches(lengths, 4)
+    assert [list(batch) for batch in plain] == [[1, 8, 4, 6], [2, 5, 0, 7], [3]]
+    bounded = length_sorted_batches(lengths, 4, max_attention=2 * 512**2)
+    # worked out by hand, in sorted order: 3, 5, 7, 64 (4 × 64²); 120, 130 (with 500 it would be 3 × 500² >
+    # 2 × 512²); 500, 511 (2 × 511² ≤ 2 × 512², with 512 it would be 3 × 512²); 512, the last
+    assert [list(batch) for batch in bounded] == [[1, 8, 4, 6], [2, 5], [0, 7], [3]]
+    assert all(len(batch) * max(lengths[i] for i in batch) ** 2 <= 2 * 512**2 for batch in bounded)
+    assert [list(b) for b in length_sorted_batches([600], 4, max_attention=10)] == [[0]]  # one text always goes
+
+
+def test_token_embeddings_of_long_passages_do_not_depend_on_the_batch_bound(onnx, monkeypatch):
+    """Passages of 512 tokens are encoded two at a time under the attention bound (issue 34): the same
+    token vectors, bit for bit, as one batch of all of them."""
+    passages = [" ".join(SENTENCES * 8)[start:] for start in range(0, 60, 10)]
+    bounded = onnx.encode_tokens(passages)
+    assert max(len(t.vectors) for t in bounded) == 512 and 4 * 512**2 > ATTENTION_CELLS
+    monkeypatch.setattr("ragmeter.models.onnx_minilm.ATTENTION_CELLS", 32 * 512**2)
+    whole = onnx.encode_tokens(passages)
+    for a, b in zip(bounded, whole, strict=True):
+        assert np.array_equal(a.vectors, b.vectors) and np.array_equal(a.weights, b.weights)
 
 
 def test_long_texts_are_truncated_not_rejected(onnx):

@@ -137,10 +137,24 @@ class CachedTokenEncoder:
         return self._cache.get_many(texts, self.encoder.encode_tokens)
 
 
-def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:
-    """Indices grouped into batches of similar length, so padding is minimal."""
+def length_sorted_batches(lengths: Sequence[int], batch_size: int, *, max_attention: int | None = None
+                          ) -> list[np.ndarray]:
+    """Indices grouped into batches of similar length, so padding is minimal: at most ``batch_size`` texts
+    each and, with ``max_attention``, at most that many attention cells (texts × longest length²), which
+    bounds the memory of a transformer's attention scores: 32 texts of 512 tokens would take 12 heads × 32 ×
+    512² floats, 400 MB, per layer's scores, where a bound of 32 × 128² keeps any batch at 25 MB."""
     order = np.argsort(np.asarray(lengths), kind="stable")
-    return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+    if max_attention is None:
+        return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+    batches, start = [], 0
+    while start < len(order):
+        # the batch ends where its longest (last, as sorted) text would take it over the bound
+        end = min(start + batch_size, len(order))
+        while end - start > 1 and (end - start) * int(lengths[order[end - 1]]) ** 2 > max_attention:
+            end -= 1
+        batches.append(order[start:end])
+        start = end
+    return batches
 
 
 def check_sha256(path: Path, expected: str, what: str) -> None:

@@ -27,6 +27,9 @@ DEFAULT_MAX_LENGTH = 256
 TOKEN_MAX_LENGTH = 512
 # The ONNX file exposes the last hidden state only: token embeddings are layer 6's.
 MINILM_LAYER = 6
+#: Attention cells (texts × longest length²) per forward pass: 32 texts of 128 tokens, or 2 of 512. Without
+#: it, a batch of 32 passages of 512 tokens made onnxruntime hold gigabytes of attention scores (issue 34).
+ATTENTION_CELLS = 32 * 128**2
 
 
 def packaged_model_path() -> Path:
@@ -45,7 +48,7 @@ class OnnxMiniLM:
     (``encode_tokens``, for BERTScore), from the packaged int8 ONNX file.
 
     Parameters are keyword-only: ``max_length`` (tokens kept per text, default 256), ``batch_size``
-    (texts per forward pass, default 32), ``threads`` (onnxruntime intra-op threads; default
+    (texts per forward pass, default 32, fewer for long texts: :data:`ATTENTION_CELLS`), ``threads`` (onnxruntime intra-op threads; default
     ``$OMP_NUM_THREADS`` where set, as Ray sets it to an actor's CPUs, else all cores), and
     ``model_path``/``tokenizer_path`` to run another export of the same architecture (the checksums are then
     not enforced, and the path lands in ``model_id``). The vectors do not depend on the threads or on which
@@ -108,7 +111,7 @@ class OnnxMiniLM:
     def _forward(self, encodings: list[Any]) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """(indices, last hidden state, attention mask) per length-sorted batch."""
         lengths = [len(encoding.ids) for encoding in encodings]
-        for batch in length_sorted_batches(lengths, self.batch_size):
+        for batch in length_sorted_batches(lengths, self.batch_size, max_attention=ATTENTION_CELLS):
             width = max(lengths[i] for i in batch)
             ids = np.zeros((len(batch), width), dtype=np.int64)
             mask = np.zeros((len(batch), width), dtype=np.int64)

@@ -125,14 +125,15 @@ def pytest_configure_node(node: Any) -> None:
 
 def _open_endpoint(endpoint: Mapping[str, Any]) -> Judge:
     from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, JudgeConfig, OpenAIBackend, open_judge
-    from ragmeter.judges.backends.local import LOCAL_CACHE_PROMPT
 
     if not endpoint["local"]:
         return open_judge(JudgeConfig(kind="openai", model=endpoint["model"], base_url=endpoint["base_url"],
                                       api_key_env=endpoint["api_key_env"]))
-    # the settings `open_judge(JudgeConfig(kind="local"))` gives, so that verdicts are signed as a local run's
+    # the settings `open_judge(JudgeConfig(kind="local"))` gives, so that verdicts are signed as a local run's,
+    # but every prompt computed whole: the test processes of `pytest -n` share the server's one slot, so a
+    # restored system message (the local judge's reuse) could be replaced by another process's before its call
     backend = OpenAIBackend(base_url=endpoint["base_url"], model=endpoint["model"], api_key_env=None,
-                            timeout_s=LOCAL_TIMEOUT_S, bounds="schema", cache_prompt=LOCAL_CACHE_PROMPT)
+                            timeout_s=LOCAL_TIMEOUT_S, bounds="schema", cache_prompt=False)
     return Judge(backend, concurrency=1, timeout_s=LOCAL_TIMEOUT_S, claims="split")
 
 

@@ -9,8 +9,10 @@ modification time. Nothing is downloaded.
 :class:`LocalServer` runs ``xllamacpp``'s server in a child process (so a crash of the server cannot take
 the run down, and the run's CPU stays free for scoring), waits until ``/health`` answers, and stops it when
 the run ends. The child also exits when its parent dies: it watches its stdin, which only the parent holds.
-The judge then talks to it through the same :class:`~ragmeter.judges.backends.openai.OpenAIBackend` as to
-any remote endpoint, with the reply schemas' length bounds, which llama.cpp turns into its grammar.
+The judge then talks to it through :class:`~ragmeter.judges.backends.prefix_states.LocalBackend`: the
+:class:`~ragmeter.judges.backends.openai.OpenAIBackend` of any remote endpoint, with the reply schemas' length
+bounds (which llama.cpp turns into its grammar), making each call right after its system message (computed once
+and saved) is restored into the server's slot: the only prompt reuse, and one that cannot change a verdict.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,13 +33,13 @@ from typing import TYPE_CHECKING
 
 from ragmeter.core.errors import JudgeError, MissingDependencyError, ModelError
 from ragmeter.core.files import cache_dir, writing
-from ragmeter.judges.backends.openai import OpenAIBackend
+from ragmeter.judges.backends.prefix_states import LocalBackend, PrefixStates
 from ragmeter.judges.backends.registry import BackendKind, Capabilities, OpenedBackend
 
 if TYPE_CHECKING:
     from ragmeter.judges import JudgeConfig
 
-__all__ = ["BACKEND", "LOCAL_CACHE_PROMPT", "LOCAL_TIMEOUT_S", "MODEL_ID", "MODEL_SHA256", "LocalServer", "cache_dir",
+__all__ = ["BACKEND", "LOCAL_TIMEOUT_S", "MODEL_ID", "MODEL_SHA256", "LocalServer", "cache_dir",
            "local_model_id", "packaged_model_path"]
 
 #: Seconds per request to the local server, unless the config says otherwise: a claims call can take two
@@ -108,14 +111,6 @@ def _stamp(path: Path) -> str:
     return json.dumps({"sha256": MODEL_SHA256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns})
 
 
-#: Whether the local judge lets llama.cpp reuse a cached prompt prefix (its ``cache_prompt``). It does not: a
-#: reused prefix was computed in other batches than the same prompt computed whole, and at temperature 0 a
-#: near-tie then goes either way. Replaying 24 demo calls in two orders on one warm server changed 4 verdicts
-#: with reuse, none without (none differed from a fresh server's), at 31 % fewer calls a minute
-#: (benchmarks/bench_judge_determinism.py).
-LOCAL_CACHE_PROMPT = False
-
-
 class LocalServer:
     """llama.cpp's server for ``model_path`` (default: the packaged model) on 127.0.0.1, in a child process.
 
@@ -123,7 +118,9 @@ class LocalServer:
     defaults to every core. One slot is the default: with two, a request's tokens are computed in batches
     shaped by the other request, so the same call can get another verdict from run to run (seen: a
     correctness grade of 5 in one run, 2 in the next); on two cores one slot costs little speed (1.9
-    against 2.1 demo items a minute). Use as a context manager, or :meth:`start` and :meth:`stop`.
+    against 2.1 demo items a minute). Slot states (:mod:`~ragmeter.judges.backends.prefix_states`) are saved in
+    a temporary folder of the server's own, removed when it stops; the server keeps no other prompt cache. Use
+    as a context manager, or :meth:`start` and :meth:`stop`.
     """
 
     def __init__(self, model_path: Path | None = None, *, threads: int | None = None, parallel: int = 1,
@@ -138,6 +135,7 @@ class LocalServer:
         self.base_url: str | None = None
         self._process: subprocess.Popen[str] | None = None
         self._log: tempfile._TemporaryFileWrapper[bytes] | None = None
+        self.states_dir: Path | None = None
 
     @property
     def model_id(self) -> str:
@@ -151,8 +149,10 @@ class LocalServer:
         if not model.is_file():
             raise ModelError(f"no judge model file at {model}")
         self._log = tempfile.NamedTemporaryFile(prefix="ragmeter-llama-", suffix=".log")
+        self.states_dir = Path(tempfile.mkdtemp(prefix="ragmeter-llama-states-"))
         command = [sys.executable, "-m", "ragmeter.judges.backends.llama_server", str(model), "--threads",
-                   str(self.threads), "--parallel", str(self.parallel), "--ctx", str(self.ctx_per_slot * self.parallel)]
+                   str(self.threads), "--parallel", str(self.parallel), "--ctx", str(self.ctx_per_slot * self.parallel),
+                   "--slot-save-path", str(self.states_dir)]
         try:
             self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                              stderr=self._log, text=True)
@@ -221,6 +221,9 @@ class LocalServer:
         if self._log is not None:
             self._log.close()
             self._log = None
+        if self.states_dir is not None:
+            shutil.rmtree(self.states_dir, ignore_errors=True)
+            self.states_dir = None
         self.base_url = None
 
     def __enter__(self) -> LocalServer:
@@ -238,9 +241,10 @@ def _open(config: JudgeConfig, timeout_s: float) -> OpenedBackend:
     base_url = server.start()
     try:
         # llama.cpp turns the schemas' maxLength into its grammar: a long reason is cut short, not the verdict
-        backend = OpenAIBackend(base_url=base_url, model=server.model_id, api_key_env=None,
-                                temperature=config.temperature, seed=config.seed, timeout_s=timeout_s,
-                                bounds=config.reply_bounds, cache_prompt=LOCAL_CACHE_PROMPT)
+        states = PrefixStates(base_url.removesuffix("/v1"), timeout_s=timeout_s)
+        backend = LocalBackend(states=states, base_url=base_url, model=server.model_id, api_key_env=None,
+                               temperature=config.temperature, seed=config.seed, timeout_s=timeout_s,
+                               bounds=config.reply_bounds)
     except BaseException:
         server.stop()
         raise

@@ -105,8 +105,8 @@ class OpenAIBackend:
         """The endpoint's address (the client's default when none was given)."""
         return str(self._client.base_url).rstrip("/")
 
-    async def complete(self, request: ChatRequest) -> ChatReply:
-        openai = self._openai
+    def request_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body of ``request``'s chat completion."""
         schema = dict(request.schema) if self.bounds == "schema" else _without_bounds(request.schema)
         body = {"model": self.model, "temperature": self.temperature, "seed": self.seed,
                 "max_tokens": request.max_tokens,
@@ -115,6 +115,11 @@ class OpenAIBackend:
                     "name": request.schema_name, "strict": True, "schema": schema}}}
         if self.cache_prompt is not None:  # llama.cpp's own field: reuse the slot's cached prompt prefix or not
             body["cache_prompt"] = self.cache_prompt
+        return body
+
+    async def complete(self, request: ChatRequest) -> ChatReply:
+        openai = self._openai
+        body = self.request_body(request)
         try:
             # the client's generic POST (its documented way to send a ready body): the same HTTP, errors and
             # reply parsing as chat.completions.create, without re-walking the body against its parameter
