@@ -99,7 +99,8 @@ def main() -> None:
     for name, figures in by_prompt.items():
         print(f"{name:<12} {figures}")
     print(f"{n} records, {len(calls)} calls in {wall:.0f} s: {out['items_per_min']} items/min")
-    print(f"written: {write_result(f'judge_timings-local-{planner.claims}' + ('' if reuse == 'states' else f'-{reuse}'), out, ensure_ascii=True)}")
+    name = f"judge_timings-local-{planner.claims}" + ("" if reuse == "states" else f"-{reuse}")
+    print(f"written: {write_result(name, out, ensure_ascii=True)}")
 
 
 if __name__ == "__main__":

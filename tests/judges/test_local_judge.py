@@ -11,8 +11,8 @@ both claims modes); the
 IDK judge tells a refusal from an answer; RADBench rates a copy of the reference above a wrong or off-topic
 answer; the same calls give the same verdicts again in another order, each call reusing exactly its system
 message's saved slot state; the server answers its health check on loopback only and is gone once the judge is
-closed, its saved states with it (also when its parent is killed). How far its verdicts agree with human ratings on real answers is measured in
-benchmarks/bench_judge_validity.py, not asserted here.
+closed, its saved states with it (also when its parent is killed). How far its verdicts agree with human
+ratings on real answers is measured in benchmarks/bench_judge_validity.py, not asserted here.
 """
 
 from __future__ import annotations
