@@ -48,8 +48,9 @@ class OnnxMiniLM:
     (``encode_tokens``, for BERTScore), from the packaged int8 ONNX file.
 
     Parameters are keyword-only: ``max_length`` (tokens kept per text, default 256), ``batch_size``
-    (texts per forward pass, default 32, fewer for long texts: :data:`ATTENTION_CELLS`), ``threads`` (onnxruntime intra-op threads; default
-    ``$OMP_NUM_THREADS`` where set, as Ray sets it to an actor's CPUs, else all cores), and
+    (texts per forward pass, default 32, fewer for long texts: :data:`ATTENTION_CELLS`), ``threads``
+    (onnxruntime intra-op threads; default ``$OMP_NUM_THREADS`` where set, as Ray sets it to an actor's CPUs,
+    else all cores), and
     ``model_path``/``tokenizer_path`` to run another export of the same architecture (the checksums are then
     not enforced, and the path lands in ``model_id``). The vectors do not depend on the threads or on which
     texts share a batch (tested), so a run gives the same scores however it is split.
