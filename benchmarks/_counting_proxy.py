@@ -121,24 +121,6 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
 
-    def do_GET(self) -> None:
-        self._forward()
-
-    def do_POST(self) -> None:
-        self._forward()
-
-    def do_PUT(self) -> None:
-        self._forward()
-
-    def do_DELETE(self) -> None:
-        self._forward()
-
-    def do_OPTIONS(self) -> None:
-        self._forward()
-
-    def do_HEAD(self) -> None:
-        self._forward()
-
     def _forward(self) -> None:
         owner = self.owner
         label = owner.label
@@ -187,6 +169,9 @@ class _Handler(BaseHTTPRequestHandler):
                             length=None if self.command != "HEAD" else response.getheader("Content-Length"))
         finally:
             connection.close()
+
+    # every method is forwarded as it came
+    do_GET = do_POST = do_PUT = do_DELETE = do_OPTIONS = do_HEAD = _forward
 
     def _reply(self, status: int, headers: dict[str, str], data: bytes, length: str | None = None) -> None:
         self.send_response(status)

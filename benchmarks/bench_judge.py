@@ -264,13 +264,12 @@ def synthetic_samples(n: int, tokens: _Tokenizer, seed: int = 0) -> tuple[list[A
 def _judge(server: Any, claims: str, reuse: str) -> Any:
     """The local judge's judge on ``server``; ``reuse``: ``states`` (the local judge's) or ``none``."""
     from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, OpenAIBackend
-    from ragmeter.judges.backends.prefix_states import LocalBackend, PrefixStates
+    from ragmeter.judges.backends.prefix_states import LocalBackend
 
     options = {"base_url": server.base_url, "model": server.model_id, "api_key_env": None,
                "timeout_s": LOCAL_TIMEOUT_S, "bounds": "schema"}
     if reuse == "states":
-        states = PrefixStates(server.base_url.removesuffix("/v1"), timeout_s=LOCAL_TIMEOUT_S)
-        backend = LocalBackend(states=states, **options)
+        backend = LocalBackend.at(**options)
     else:
         backend = OpenAIBackend(cache_prompt=False, **options)
     return Judge(backend, concurrency=server.parallel, timeout_s=LOCAL_TIMEOUT_S, claims=claims)

@@ -40,7 +40,7 @@ from ragmeter import Settings, read_records
 from ragmeter.engine.context import ItemContext, RunContext
 from ragmeter.io.demo import demo_path
 from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, JudgeCall, JudgeConfig, LocalServer, OpenAIBackend
-from ragmeter.judges.backends.prefix_states import LocalBackend, PrefixStates
+from ragmeter.judges.backends.prefix_states import LocalBackend
 from ragmeter.metrics import resolve_metrics
 
 REUSE = ("any", "none", "states")
@@ -71,9 +71,7 @@ def replay(server: LocalServer, calls: list[JudgeCall], reuse: str) -> tuple[lis
     options = {"base_url": server.base_url, "model": server.model_id, "api_key_env": None,
                "timeout_s": LOCAL_TIMEOUT_S}
     if reuse == "states":
-        assert server.base_url is not None
-        backend: OpenAIBackend = LocalBackend(states=PrefixStates(server.base_url.removesuffix("/v1"),
-                                                                  timeout_s=LOCAL_TIMEOUT_S), **options)
+        backend: OpenAIBackend = LocalBackend.at(**options)
     else:
         backend = OpenAIBackend(cache_prompt=None if reuse == "any" else False, **options)
     judge = Judge(backend, concurrency=1, timeout_s=LOCAL_TIMEOUT_S)

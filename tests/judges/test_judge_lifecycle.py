@@ -104,13 +104,13 @@ def fake_servers(monkeypatch) -> list[FakeServer]:
     return servers
 
 
-def interrupted(**options: object) -> OpenAIBackend:
+def interrupted(*args: object, **options: object) -> OpenAIBackend:
     raise KeyboardInterrupt
 
 
 def test_open_judge_stops_the_local_server_when_a_step_after_its_start_is_interrupted(fake_servers, monkeypatch):
     """(Before, an interrupt or error between the server's start and the judge's return left it running.)"""
-    monkeypatch.setattr(judges, "LocalBackend", interrupted)
+    monkeypatch.setattr(judges.LocalBackend, "at", interrupted)
     with pytest.raises(KeyboardInterrupt):
         open_judge(JudgeConfig(kind="local"))
     assert [(s.started, s.stopped) for s in fake_servers] == [(1, 1)]

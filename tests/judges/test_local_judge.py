@@ -255,9 +255,8 @@ def test_the_same_calls_get_the_same_verdicts_in_any_order(judge: Judge) -> None
     saves each system message's slot state afresh, so a state computed again must equal the first."""
     backend = judge.backend
     assert isinstance(backend, LocalBackend)
-    uncached = Judge(LocalBackend(states=PrefixStates(_server_url(judge), timeout_s=LOCAL_TIMEOUT_S),
-                                  base_url=backend.base_url, model=backend.model, api_key_env=None,
-                                  timeout_s=LOCAL_TIMEOUT_S, bounds=backend.bounds), timeout_s=LOCAL_TIMEOUT_S)
+    uncached = Judge(LocalBackend.at(backend.base_url, model=backend.model, api_key_env=None,
+                                     timeout_s=LOCAL_TIMEOUT_S, bounds=backend.bounds), timeout_s=LOCAL_TIMEOUT_S)
     same, off = record_from_dict(_record("same", REFERENCE)), record_from_dict(_record("off", OFF_TOPIC))
     calls = [JudgeCall(CORRECTNESS, correctness_request(same)), JudgeCall(CORRECTNESS, correctness_request(off)),
              JudgeCall(CLAIM_SPLIT, claim_split_request(STATED)), JudgeCall(RELEVANCE, relevance_request(same))]

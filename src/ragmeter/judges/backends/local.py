@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from ragmeter.core.errors import JudgeError, MissingDependencyError, ModelError
 from ragmeter.core.files import cache_dir, writing
-from ragmeter.judges.backends.prefix_states import LocalBackend, PrefixStates
+from ragmeter.judges.backends.prefix_states import LocalBackend
 from ragmeter.judges.backends.registry import BackendKind, Capabilities, OpenedBackend
 
 if TYPE_CHECKING:
@@ -241,10 +241,9 @@ def _open(config: JudgeConfig, timeout_s: float) -> OpenedBackend:
     base_url = server.start()
     try:
         # llama.cpp turns the schemas' maxLength into its grammar: a long reason is cut short, not the verdict
-        states = PrefixStates(base_url.removesuffix("/v1"), timeout_s=timeout_s)
-        backend = LocalBackend(states=states, base_url=base_url, model=server.model_id, api_key_env=None,
-                               temperature=config.temperature, seed=config.seed, timeout_s=timeout_s,
-                               bounds=config.reply_bounds)
+        backend = LocalBackend.at(base_url, model=server.model_id, api_key_env=None,
+                                  temperature=config.temperature, seed=config.seed, timeout_s=timeout_s,
+                                  bounds=config.reply_bounds)
     except BaseException:
         server.stop()
         raise

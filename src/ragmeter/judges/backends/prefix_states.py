@@ -109,6 +109,13 @@ class LocalBackend(OpenAIBackend):
         self._states = states
         self._locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
 
+    @classmethod
+    def at(cls, base_url: str, *, timeout_s: float, **kwargs: Any) -> LocalBackend:
+        """The backend for the llama.cpp server whose chat endpoint is ``base_url`` (``…/v1``), with states of
+        its own; ``timeout_s`` bounds each call and each state request."""
+        states = PrefixStates(base_url.removesuffix("/").removesuffix("/v1"), timeout_s=timeout_s)
+        return cls(states=states, base_url=base_url, timeout_s=timeout_s, **kwargs)
+
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """:meth:`OpenAIBackend.request_body`, sent to the slot the state was restored into."""
         return {**super().request_body(request), "id_slot": self._states.slot}
