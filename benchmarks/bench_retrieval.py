@@ -27,8 +27,8 @@ strictly decreasing by rank). In this one process, alternating, three times each
   default 2,000 resamples.
 
 Headline: ragmeter (pool, 100 resamples) ÷ pytrec_eval (construction + evaluate), minimum ÷ minimum;
-goal ≤ 2. The machine may be shared, so each repetition's own ratio (the two sides timed back to back)
-is reported too, with its best and its spread (largest − smallest).
+goal ≤ 1.5 (issue 34). The machine may be shared, so each repetition's own ratio (the two sides timed back
+to back) is reported too, with its best and its spread (largest − smallest).
 Not timed: ragmeter's ndcg@10 (pool, linear) must equal ndcg_cut_10, topical_precision@10 P_10 and
 mrr@10 recip_rank within 1e-12 for every query (the benchmark fails otherwise); the largest absolute
 difference of each is reported. Without pytrec_eval (``pip install pytrec-eval-terrier``) the benchmark
@@ -50,7 +50,7 @@ FULL_QUERIES = 100_000
 QUICK_QUERIES = 10_000
 K = 10
 REPEATS = 3
-GOAL_RATIO = 2.0
+GOAL_RATIO = 1.5
 TOLERANCE = 1e-12
 SEED = 0
 MEASURES = ("ndcg_cut_10", "P_10", "recip_rank")

@@ -96,9 +96,11 @@ class RunContext:
             self._languages_read[id(record)] = language.code
         return language
 
-    def language_read(self, record: Record) -> str | None:
-        """The code of ``record``'s language if a metric of the batch read it, else ``None``."""
-        return self._languages_read.get(id(record))
+    def languages_read(self, records: list[Record]) -> list[str | None]:
+        """The code of each record's language where a metric of the batch read it, else ``None``."""
+        if not self._languages_read:
+            return [None] * len(records)
+        return [self._languages_read.get(id(record)) for record in records]
 
     @property
     def embedder(self) -> CachedEmbedder:

@@ -202,7 +202,7 @@ class ItemTable:
         with run.batch_scope():
             for metric in chosen:
                 values[metric.name] = self._score_metric(metric, batch, items, run, start)
-            languages = [run.language_read(record) for record in batch]
+            languages = run.languages_read(batch)
         self._add_items(batch, languages)
         if not rows:
             return []

@@ -136,7 +136,8 @@ def _outcomes(values: np.ndarray, problems: Sequence[str | None], lengths: np.nd
         elif short is not None:
             why = f" (the denominator stays {k})" if short == "denominator" else ""
             notes[i] = f"fewer than {k} chunks retrieved{why}"
-    undefined = {index: problem for index, problem in enumerate(problems) if problem is not None}
+    undefined = ({index: problem for index, problem in enumerate(problems) if problem is not None}
+                 if any(problems) else {})
     for index in undefined:
         values[index] = np.nan
         notes.pop(index, None)

@@ -108,6 +108,8 @@ def cluster_labels(conversations: Sequence[str | None], model_ids: Sequence[str 
     """One resampling unit per item: its conversation within its answering system (items of two models
     never share a unit), or the item alone when it has no conversation. ``None`` when no two items share
     a unit, so plain item resampling applies."""
+    if conversations.count(None) == len(conversations):
+        return None
     labels = [f"{model or ''}\x1f{conversation}" if conversation is not None else f"\x1e{i}"
               for i, (conversation, model) in enumerate(zip(conversations, model_ids, strict=True))]
     return labels if len(set(labels)) < len(labels) else None

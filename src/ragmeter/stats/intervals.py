@@ -165,9 +165,13 @@ def bootstrap_mean_intervals(columns: Sequence[Sequence[float] | np.ndarray], *,
     for start in range(0, n_resamples, block):
         stop = min(n_resamples, start + block)
         draws = rng.integers(0, units, size=(stop - start, units))
-        items = counts[draws].sum(axis=1) if clusters is not None else units
+        # how often each resample drew each unit; a resample's total is then a product, column by column (so that
+        # a column's interval does not depend on the others)
+        offsets = units * np.arange(stop - start)[:, None]
+        times_drawn = np.bincount((draws + offsets).ravel(), minlength=draws.size).reshape(draws.shape).astype(float)
+        items = times_drawn @ counts if clusters is not None else units
         for row, j in enumerate(varying):
-            stats[row, start:stop] = totals[j][0][draws].sum(axis=1) / items
+            stats[row, start:stop] = times_drawn @ totals[j][0] / items
     alpha = (1 - confidence) / 2
     for row, j in enumerate(varying):
         if method == "percentile":
