@@ -217,8 +217,10 @@ def test_a_judge_url_is_used_by_every_worker(pytester: pytest.Pytester, data: di
     assert server.statuses["ok"] >= 10
 
 
-def test_the_local_judge_starts_once_in_the_xdist_controller(pytester: pytest.Pytester,
-                                                             data: dict[str, Path]) -> None:
+def test_the_local_judge_starts_once_in_the_xdist_controller(pytester: pytest.Pytester, data: dict[str, Path],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # where this suite itself runs under xdist, its worker's name must not reach the suite's controller
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     starts = pytester.path / "starts.txt"
     seen = pytester.path / "seen.txt"
     # the packaged model stands in for the fake server: what matters is where and how often it is started
