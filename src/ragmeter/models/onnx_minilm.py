@@ -50,10 +50,9 @@ class OnnxMiniLM:
     Parameters are keyword-only: ``max_length`` (tokens kept per text, default 256), ``batch_size``
     (texts per forward pass, default 32, fewer for long texts: :data:`ATTENTION_CELLS`), ``threads``
     (onnxruntime intra-op threads; default ``$OMP_NUM_THREADS`` where set, as Ray sets it to an actor's CPUs,
-    else all cores), and
-    ``model_path``/``tokenizer_path`` to run another export of the same architecture (the checksums are then
-    not enforced, and the path lands in ``model_id``). The vectors do not depend on the threads or on which
-    texts share a batch (tested), so a run gives the same scores however it is split.
+    else all cores), and ``model_path``/``tokenizer_path`` to run another export of the same architecture (the
+    checksums are then not enforced, and the path lands in ``model_id``). The vectors do not depend on the
+    threads or on which texts share a batch (tested), so a run gives the same scores however it is split.
     """
 
     def __init__(self, *, max_length: int = DEFAULT_MAX_LENGTH, batch_size: int = 32,
