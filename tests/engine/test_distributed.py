@@ -1,6 +1,11 @@
 """``ragmeter run --engine ray`` (ragmeter.engine.ray.distributed) on a local Ray cluster of 2 CPUs: the same items and
-summaries as a local run, on the demo and on 20,000 synthetic records; bad records reported as the local
-reader reports them; an actor killed mid-run; a resumed run; pieces that number lines as the whole file."""
+summaries as a local run, on the demo and on 8,000 synthetic records; bad records reported as the local
+reader reports them; an actor killed mid-run; a resumed run; pieces that number lines as the whole file.
+
+The runs that test what the engine does with pieces and actors (shards, a killed actor, a resumed run) score the
+lexical family only: what an actor scores is ``ragmeter.evaluate``'s work, the same for every metric, and the
+default metrics (the embedder and the store the actors share) are compared with a local run on the demo and on
+the 8,000 records."""
 
 from __future__ import annotations
 
@@ -26,8 +31,10 @@ ray = pytest.importorskip("ray", reason="the Ray engine needs pip install 'ragme
 from ragmeter.engine.ray import distributed
 from ragmeter.testing.synthetic import write_synthetic_records
 
-#: Small pools: 20,000 records whose texts repeat, so the local and the Ray run take seconds, not minutes.
+#: Small pools: records whose texts repeat, so the local and the Ray run take seconds, not minutes.
 POOLS = {"n_sentences": 400, "n_chunks": 250}
+#: The metrics of the runs that test pieces and actors (see the module's docstring): no model to load or run.
+LEXICAL = "lexical"
 
 
 @pytest.fixture(scope="module")
@@ -106,11 +113,15 @@ def test_eight_thousand_records_in_shards_give_the_local_run_exactly(
     assert _run(capsys, "run", whole, "--out", tmp_path / "local", "--no-progress")[0] == 0
     assert _run(capsys, "run", whole, "--out", tmp_path / "ray", "--engine", "ray")[0] == 0
     _same_run(tmp_path / "local", tmp_path / "ray")
-    assert _run(capsys, "run", shards, "--out", tmp_path / "sharded", "--engine", "ray", "--workers", "2")[0] == 0
-    local = json.loads((tmp_path / "local" / "summary.json").read_text(encoding="utf-8"))
+    assert _run(capsys, "run", whole, "--out", tmp_path / "local-lexical", "--no-progress",
+                "--metrics", LEXICAL)[0] == 0
+    assert _run(capsys, "run", shards, "--out", tmp_path / "sharded", "--engine", "ray", "--workers", "2",
+                "--metrics", LEXICAL)[0] == 0
+    local = json.loads((tmp_path / "local-lexical" / "summary.json").read_text(encoding="utf-8"))
     sharded = json.loads((tmp_path / "sharded" / "summary.json").read_text(encoding="utf-8"))
     assert sharded["summaries"] == local["summaries"] and sharded["n_items"] == 8_000
-    assert (tmp_path / "sharded" / "items.jsonl").read_bytes() == (tmp_path / "local" / "items.jsonl").read_bytes()
+    assert ((tmp_path / "sharded" / "items.jsonl").read_bytes()
+            == (tmp_path / "local-lexical" / "items.jsonl").read_bytes())
 
 
 # ---------------------------------------------------------------- bad input, faults, resume
@@ -156,11 +167,13 @@ def test_an_actor_killed_mid_run_loses_no_item(cluster, tmp_path: Path) -> None:
     write_synthetic_records(path, 6_000, seed=5, **POOLS)
     pieces = distributed.plan_pieces([path], lines=500)
     check = distributed.check_pieces(pieces, {})
+    metrics = [LEXICAL]
     expected: list[str] = []
-    evaluate(read_records(path), on_items=lambda rows: expected.extend(json.dumps(r) for r in rows))
+    evaluate(read_records(path), metrics=metrics, on_items=lambda rows: expected.extend(json.dumps(r) for r in rows))
 
     got: list[str] = []
     killed: list[int] = []
+    rows_before_the_kill: list[int] = []
 
     def kill_one_actor_after_the_first_piece() -> None:
         deadline = time.monotonic() + 120
@@ -168,15 +181,17 @@ def test_an_actor_killed_mid_run_loses_no_item(cluster, tmp_path: Path) -> None:
             time.sleep(0.05)
         pids = _scorer_pids()
         if pids:
+            rows_before_the_kill.append(len(got))
             os.kill(pids[0], signal.SIGKILL)
             killed.append(pids[0])
 
     killer = threading.Thread(target=kill_one_actor_after_the_first_piece)
     killer.start()
-    result = distributed.evaluate_ray(pieces, check, workers=2,
+    result = distributed.evaluate_ray(pieces, check, metrics=metrics, workers=2,
                                       on_items=lambda rows: got.extend(json.dumps(r) for r in rows))
     killer.join()
     assert killed, "no scoring actor was found to kill"
+    assert rows_before_the_kill[0] < 6_000, "the actor was killed after the run had every row"
     assert got == expected and len(result) == 6_000
 
 
@@ -184,7 +199,7 @@ def test_a_stopped_run_resumes_from_its_items_and_the_pieces_its_actors_finished
         cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "records.jsonl"
     write_synthetic_records(path, 5_000, seed=7, **POOLS)        # pieces: lines 1–2,000, 2,001–4,000, 4,001–5,000
-    assert _run(capsys, "run", path, "--out", tmp_path / "whole", "--engine", "ray")[0] == 0
+    assert _run(capsys, "run", path, "--out", tmp_path / "whole", "--engine", "ray", "--metrics", LEXICAL)[0] == 0
     assert not (tmp_path / "whole" / "items.parts").exists()        # a finished run keeps items.jsonl only
     items = (tmp_path / "whole" / "items.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     stopped = tmp_path / "stopped"
@@ -198,9 +213,10 @@ def test_a_stopped_run_resumes_from_its_items_and_the_pieces_its_actors_finished
     marked["scores"]["rouge_l"] = 0.123456              # to see that the shard is read back, not scored again
     third[0] = json.dumps(marked, ensure_ascii=False) + "\n"
     (stopped / "items.parts" / "piece-000002.jsonl").write_text("".join(third), encoding="utf-8")
-    code, _, err = _run(capsys, "run", path, "--out", stopped, "--engine", "ray")
+    code, _, err = _run(capsys, "run", path, "--out", stopped, "--engine", "ray", "--metrics", LEXICAL)
     assert code == 2 and "holds an interrupted run: pass --resume" in err
-    code, _, err = _run(capsys, "run", path, "--out", stopped, "--engine", "ray", "--resume")
+    code, _, err = _run(capsys, "run", path, "--out", stopped, "--engine", "ray", "--resume",
+                        "--metrics", LEXICAL)
     assert code == 0 and "resuming: 2500 finished item(s) kept (1000 from the piece shards in " in err
     assert "items.parts), 2500 to score" in err
     got = (stopped / "items.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)

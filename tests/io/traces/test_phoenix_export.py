@@ -6,11 +6,13 @@ mapping flag."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -131,6 +133,9 @@ def _spans_dataframe(base: str, expected: int) -> pd.DataFrame:
 def export(tmp_path_factory: pytest.TempPathFactory) -> Export:
     folder = tmp_path_factory.mktemp("phoenix")
     otlp = folder / "traces.otlp.jsonl"
+    # Phoenix's client takes about 10 s to import: it is imported while the server starts
+    importing = threading.Thread(target=importlib.import_module, args=("phoenix.client",))
+    importing.start()
     with phoenix_server(folder) as base:
         endpoint = f"{base}/v1/traces"
         turns = run_llama_index(TeeExporter(OTLPSpanExporter(endpoint=endpoint, timeout=10),
@@ -139,6 +144,7 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> Export:
         turns += run_langchain(TeeExporter(OTLPSpanExporter(endpoint=endpoint, timeout=10),
                                            OtlpJsonLinesExporter(otlp)),
                                [Turn(session, question) for session, question in LANGCHAIN_QUESTIONS])
+        importing.join()
         frame = _spans_dataframe(base, _span_count(otlp))
     frame.to_parquet(folder / "spans.parquet")
     frame.to_json(folder / "spans.jsonl", orient="records", lines=True)  # pandas 3 warns that its default changes
