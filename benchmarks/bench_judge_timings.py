@@ -79,6 +79,8 @@ SHARED_TASKS = {
     "correctness": "TASK correctness: grade the facts of the ANSWER against the REFERENCE. Reply with the JSON "
                    "object only.",
     "relevance": "TASK relevance: grade how well the ANSWER addresses the QUESTION. Reply with the JSON object only."}
+#: A score reply's token limit: ``{"score": 5}`` is 7 tokens.
+SCORE_TOKENS = 16
 _SCORE = {"type": "object", "properties": {"score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}},
           "required": ["score"], "additionalProperties": False}
 
@@ -96,19 +98,19 @@ def _post(base_url: str, request: Any, reuse: str) -> dict[str, Any]:
 
 
 def shared_requests(record: Any) -> list[tuple[str, Any]]:
-    """The candidate layout's three requests for ``record`` (see the module docstring)."""
-    from ragmeter.judges.prompts import claims_cap, defuse
-    from ragmeter.judges.protocol import ChatRequest
+    """The candidate layout's three requests for ``record`` (see the module docstring): the judge's own prompts
+    with :data:`SHARED_SYSTEM` for instructions, the item's blocks and each task after them. Their replies are
+    timed, never checked (the score prompts' checkers would ask for the reason this layout leaves out)."""
+    from dataclasses import replace
+
+    from ragmeter.judges.prompts import CLAIM_SPLIT, CORRECTNESS, RELEVANCE, claim_split_request
 
     blocks = [("question", record.question), ("answer", record.answer),
               *(("reference", reference) for reference in record.references)]
-    item = "\n\n".join(f"<{tag}>\n{defuse(text)}\n</{tag}>" for tag, text in blocks)
-    claims = {"type": "object", "properties": {"claims": {
-        "type": "array", "items": {"type": "string", "maxLength": 300}, "maxItems": claims_cap(record.answer)}},
-        "required": ["claims"], "additionalProperties": False}
-    replies = {"claim_split": (claims, 512), "correctness": (_SCORE, 16), "relevance": (_SCORE, 16)}
-    return [(name, ChatRequest((("system", SHARED_SYSTEM), ("user", f"{item}\n\n{task}")), f"shared_{name}",
-                               replies[name][0], replies[name][1]))
+    prompts = {"claim_split": replace(CLAIM_SPLIT, schema=claim_split_request(record.answer).schema),
+               "correctness": replace(CORRECTNESS, schema=_SCORE, max_tokens=SCORE_TOKENS),
+               "relevance": replace(RELEVANCE, schema=_SCORE, max_tokens=SCORE_TOKENS)}
+    return [(name, replace(prompts[name], name=f"shared_{name}", instructions=SHARED_SYSTEM).request(blocks, task))
             for name, task in SHARED_TASKS.items()]
 
 
