@@ -13,6 +13,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ from ragmeter.results.run_result import EvalResult
 __all__ = ["JudgePlan", "evaluate", "plan_judging"]
 
 ItemSink = Callable[[list[dict[str, Any]]], None]
+_ID, _METADATA = attrgetter("id"), attrgetter("metadata")
 TOKEN_BATCH = 32
 #: Items per batch with a judge: small, so that items are written (and progress shown) every few calls.
 JUDGE_BATCH_PER_SLOT = 4
@@ -175,9 +177,13 @@ class ItemTable:
         self.languages.append(row.get("language"))
 
     def _add_items(self, records: list[Record], languages: list[str | None]) -> None:
-        self.item_ids.extend([record.id for record in records])
-        self.model_ids.extend([record.model_id for record in records])
-        self.conversations.extend([record.conversation_id for record in records])
+        self.item_ids.extend(map(_ID, records))
+        if any(map(_METADATA, records)):
+            self.model_ids.extend([record.model_id for record in records])
+            self.conversations.extend([record.conversation_id for record in records])
+        else:  # both are read from the metadata: without it, neither is given
+            self.model_ids.extend([None] * len(records))
+            self.conversations.extend([None] * len(records))
         self.languages.extend(languages)
 
     def result(self, chosen: list[Metric], signatures: Mapping[str, Signature], settings: Settings,
@@ -198,7 +204,7 @@ class ItemTable:
         """Score a batch metric by metric (a metric with a batch kernel in one call, on the records that
         have its fields), and return the items' rows when ``rows`` is asked for."""
         start = len(self.item_ids)
-        values: dict[str, list[float]] = {}
+        values: dict[str, np.ndarray] = {}
         with run.batch_scope():
             for metric in chosen:
                 values[metric.name] = self._score_metric(metric, batch, items, run, start)
@@ -206,7 +212,8 @@ class ItemTable:
         self._add_items(batch, languages)
         if not rows:
             return []
-        return [item_row(record.id, record.model_id, {m: v[offset] for m, v in values.items()},
+        listed = {m: v.tolist() for m, v in values.items()}
+        return [item_row(record.id, record.model_id, {m: v[offset] for m, v in listed.items()},
                          {m: r[start + offset] for m, r in self.undefined.items() if start + offset in r},
                          {m: n[start + offset] for m, n in self.notes.items() if start + offset in n},
                          conversation_id=record.conversation_id,
@@ -214,10 +221,10 @@ class ItemTable:
                 for offset, record in enumerate(batch)]
 
     def _score_metric(self, metric: Metric, batch: list[Record], items: list[ItemContext], run: RunContext,
-                      start: int) -> list[float]:
+                      start: int) -> np.ndarray:
         values = np.full(len(batch), np.nan)
         undefined: dict[int, str] = {}
-        complete = list(range(len(batch)))
+        complete: Sequence[int] = range(len(batch))
         if metric.checks_fields:
             missing = [metric.missing_field(record) for record in batch]
             undefined = {start + i: reason for i, reason in enumerate(missing) if reason is not None}
@@ -227,7 +234,10 @@ class ItemTable:
             whole = len(complete) == len(batch)
             scored = metric.compute_batch(batch if whole else [batch[i] for i in complete],
                                           items if whole else [items[i] for i in complete], run)
-            values[complete] = scored.values
+            if whole:
+                values[:] = scored.values
+            else:
+                values[complete] = scored.values
             undefined.update((start + complete[i], reason) for i, reason in scored.undefined.items())
             notes.update((start + complete[i], note) for i, note in scored.notes.items())
         else:
@@ -248,7 +258,7 @@ class ItemTable:
         self.undefined[metric.name].update(undefined)
         self.notes[metric.name].update(notes)
         self._values[metric.name].frombytes(values.tobytes())
-        return values.tolist()
+        return values
 
 
 class _Progress:

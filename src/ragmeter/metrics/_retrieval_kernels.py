@@ -10,10 +10,10 @@ follows is numpy on flat arrays with one entry per chunk (``cells`` places them 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
-from operator import attrgetter, call, itemgetter
+from operator import attrgetter, itemgetter
 
 import numpy as np
 
@@ -31,8 +31,6 @@ _UNJUDGED = int(np.iinfo(np.int64).min)
 _COUNTED_GRADES = 16
 _NO_POOL = "ideal=pool needs the record's qrels (its judged pool); it has none"
 _CONTEXTS, _LABELS, _DOC_ID, _QRELS = (attrgetter(name) for name in ("contexts", "labels", "doc_id", "qrels"))
-#: ``operator.call`` typed for the qrels lookups: ``_LOOKUP(pool.get, doc_id, default)``.
-_LOOKUP: Callable[[Callable[[str, int], int], str, int], int] = call
 
 
 @dataclass(frozen=True)
@@ -55,6 +53,11 @@ class RankedLabels:
     chunks: list[Chunk]
     cells: np.ndarray
 
+    def of_chunks(self, table: np.ndarray) -> np.ndarray:
+        """The entries of an (n, k) ``table`` at the chunks' cells, in the order of ``chunks``."""
+        flat = table.ravel()
+        return flat if len(self.cells) == flat.size else flat[self.cells]
+
 
 def _problem(name: str, value: object, rank: int) -> str:
     if value is _MISSING:
@@ -66,7 +69,10 @@ def ranked_labels(records: Sequence[Record], k: int) -> RankedLabels:
     """Read the labels of each record's top ``k`` chunks, once for all the retrieval metrics."""
     n = len(records)
     lengths = np.fromiter(map(len, map(_CONTEXTS, records)), dtype=np.int64, count=n)
-    chunks = list(chain.from_iterable([record.contexts[:k] for record in records]))
+    if n and lengths.max() > k:
+        chunks = list(chain.from_iterable([record.contexts[:k] for record in records]))
+    else:  # no list is longer than k: its chunks as they are, without a copy of each
+        chunks = list(chain.from_iterable(map(_CONTEXTS, records)))
     top_lengths = np.minimum(lengths, k)
     starts = np.cumsum(top_lengths) - top_lengths
     cells = np.repeat(np.arange(n, dtype=np.int64) * k - starts, top_lengths) + np.arange(len(chunks))
@@ -147,14 +153,20 @@ def _pool_graded(records: Sequence[Record], labels: RankedLabels, label_grades: 
     pool_grades = _pool_grades(records, pools, int(pool_sizes.sum()))
     doc_ids = list(map(_DOC_ID, labels.chunks))
     sizes = np.minimum(labels.lengths, k)
-    lookups = chain.from_iterable(map(repeat, [pool.get for pool in pools], sizes.tolist()))
-    found = np.fromiter(map(_LOOKUP, lookups, doc_ids, repeat(_UNJUDGED)), dtype=np.int64, count=len(doc_ids))
+    ends = np.cumsum(sizes).tolist()
+    ranked = list(map(doc_ids.__getitem__, map(slice, [0, *ends[:-1]], ends)))  # each record's top-k doc ids
+    lookups = map(map, [pool.get for pool in pools], ranked, repeat(repeat(_UNJUDGED)))  # pool.get(doc_id, U)
+    found = np.fromiter(chain.from_iterable(lookups), dtype=np.int64, count=len(doc_ids))
     judged = found != _UNJUDGED
 
-    topical, sufficient = labels.unread[_TOPICAL].ravel()[cells], labels.unread[_SUFFICIENT].ravel()[cells]
-    own = np.where((topical == _READ) & (sufficient == _READ), label_grades.ravel()[cells], 0)
-    grades = np.zeros(n * k, dtype=np.int64)
-    grades[cells] = np.where(judged, np.where(_repeats(doc_ids, sizes), 0, found), own)
+    topical, sufficient = labels.of_chunks(labels.unread[_TOPICAL]), labels.of_chunks(labels.unread[_SUFFICIENT])
+    own = np.where((topical == _READ) & (sufficient == _READ), labels.of_chunks(label_grades), 0)
+    chunk_grades = np.where(judged, np.where(_repeats(ranked, sizes), 0, found), own)
+    if len(cells) == n * k:
+        grades = chunk_grades
+    else:
+        grades = np.zeros(n * k, dtype=np.int64)
+        grades[cells] = chunk_grades
     unjudged = ~judged
     ideal = _best_k(np.concatenate([np.repeat(np.arange(n, dtype=np.int64), pool_sizes), cells[unjudged] // k]),
                     np.concatenate([pool_grades, own[unjudged]]), n, k)
@@ -179,19 +191,18 @@ def _pool_grades(records: Sequence[Record], pools: list[Mapping[str, int]], tota
     return grades
 
 
-def _repeats(doc_ids: list[str], sizes: np.ndarray) -> np.ndarray:
-    """Flat mask over the batch's top-k chunks (``sizes`` per record): True where the doc_id already
-    appeared at a better rank of the same record. Only the records with a repeat are walked."""
-    ends = np.cumsum(sizes)
-    starts = ends - sizes
-    slices = map(slice, starts.tolist(), ends.tolist())
-    distinct = np.fromiter(map(len, map(set, map(doc_ids.__getitem__, slices))), dtype=np.int64, count=len(sizes))
-    repeats = np.zeros(len(doc_ids), dtype=bool)
+def _repeats(ranked: list[list[str]], sizes: np.ndarray) -> np.ndarray:
+    """Flat mask over the batch's top-k chunks (``ranked``: each record's doc ids in rank order, ``sizes``
+    of them): True where the doc_id already appeared at a better rank of the same record. Only the records
+    with a repeat are walked."""
+    repeats = np.zeros(int(sizes.sum()), dtype=bool)
+    distinct = np.fromiter(map(len, map(set, ranked)), dtype=np.int64, count=len(ranked))
+    starts = np.cumsum(sizes) - sizes
     for row in np.flatnonzero(distinct < sizes).tolist():
         seen: set[str] = set()
-        for place in range(starts[row], ends[row]):
-            repeats[place] = doc_ids[place] in seen
-            seen.add(doc_ids[place])
+        for offset, doc_id in enumerate(ranked[row]):
+            repeats[starts[row] + offset] = doc_id in seen
+            seen.add(doc_id)
     return repeats
 
 

@@ -167,8 +167,8 @@ def bootstrap_mean_intervals(columns: Sequence[Sequence[float] | np.ndarray], *,
         draws = rng.integers(0, units, size=(stop - start, units))
         # how often each resample drew each unit; a resample's total is then a product, column by column (so that
         # a column's interval does not depend on the others)
-        offsets = units * np.arange(stop - start)[:, None]
-        times_drawn = np.bincount((draws + offsets).ravel(), minlength=draws.size).reshape(draws.shape).astype(float)
+        draws += units * np.arange(stop - start)[:, None]  # resample r's units are r · units + unit
+        times_drawn = np.bincount(draws.ravel(), minlength=draws.size).reshape(draws.shape).astype(float)
         items = times_drawn @ counts if clusters is not None else units
         for row, j in enumerate(varying):
             stats[row, start:stop] = times_drawn @ totals[j][0] / items
