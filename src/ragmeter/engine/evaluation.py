@@ -11,8 +11,9 @@ rest. Records are not kept: memory grows with the number of scores, not with the
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from operator import attrgetter
 from typing import Any
 
@@ -347,16 +348,23 @@ def plan_calls(planned: Iterable[JudgeCall], judge: Judge, n_items: int) -> Judg
     return JudgePlan(n_items, by_prompt)
 
 
-def _as_records(records: Any, column_map: Mapping[str, str] | None = None) -> Iterable[Record]:
-    from ragmeter.io.objects import is_framework_object, object_records
+def _as_records(records: Any, column_map: Mapping[str, str] | None = None) -> Iterator[Record]:
+    from ragmeter.io.objects import is_framework_object
 
     if is_framework_object(records):
-        for item in object_records(records, column_map=column_map):
-            if isinstance(item, InputError):
-                raise item
-            yield item
-        return
+        return _framework_records(records, column_map)
     if column_map:
         raise ConfigError("column_map applies to a DataFrame or a Hugging Face dataset; these records are neither")
-    for position, record in enumerate(records, start=1):
-        yield record if isinstance(record, Record) else record_from_dict(record, line=position)
+    if isinstance(records, (list, tuple)) and all(map(isinstance, records, repeat(Record))):
+        return iter(records)  # nothing to read or validate
+    return (record if isinstance(record, Record) else record_from_dict(record, line=position)
+            for position, record in enumerate(records, start=1))
+
+
+def _framework_records(records: Any, column_map: Mapping[str, str] | None) -> Iterator[Record]:
+    from ragmeter.io.objects import object_records
+
+    for item in object_records(records, column_map=column_map):
+        if isinstance(item, InputError):
+            raise item
+        yield item
