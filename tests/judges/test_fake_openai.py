@@ -76,15 +76,16 @@ def test_500_is_an_internal_server_error():
 
 
 def test_stall_times_the_client_out_and_shutdown_stays_quick():
-    plan = FaultPlan(rate=1.0, kinds=("stall",), stall_s=5.0)
+    plan = FaultPlan(rate=1.0, kinds=("stall",), stall_s=10.0)
     start = time.perf_counter()
     with FakeOpenAIServer(echo, faults=plan) as server, client(server, timeout=0.3) as c:
         with pytest.raises(openai.APITimeoutError):
             ask(c, "q1")
-        assert time.perf_counter() - start < 1.5
-        assert ask(c, "q1").choices[0].finish_reason == "stop"
+        assert time.perf_counter() - start < 3.0
+        # the second attempt is not stalled; a loaded runner may take longer than 0.3 s to answer it
+        assert ask(c.with_options(timeout=5.0), "q1").choices[0].finish_reason == "stop"
         assert server.statuses == {"stall": 1, "ok": 1}
-    assert time.perf_counter() - start < 2.5  # did not wait out the 5 s stall
+    assert time.perf_counter() - start < 6.0  # did not wait out the 10 s stall
 
 
 def test_truncated_and_length_cut_the_content():
@@ -103,7 +104,7 @@ def test_fault_decisions_are_deterministic():
     plan = FaultPlan(rate=0.3, seed=7)
     outcomes = []
     for _ in range(2):
-        with FakeOpenAIServer(echo, faults=plan) as server, client(server, timeout=0.3) as c:
+        with FakeOpenAIServer(echo, faults=plan) as server, client(server) as c:
             plan_stall_free = [q for q in (f"question {i}" for i in range(40))
                                if plan.fault_for(call_key({"messages": [{"role": "user", "content": q}]})) != "stall"]
             for q in plan_stall_free:

@@ -58,8 +58,10 @@ NO_CHUNKS = "record has no retrieved chunks"
 
 
 
-def make_judge(server: FakeOpenAIServer, *, cache=None, concurrency: int = 8, timeout_s: float = 0.5,
+def make_judge(server: FakeOpenAIServer, *, cache=None, concurrency: int = 8, timeout_s: float = 5.0,
                backoff_s: float = 0.01, max_attempts: int = 6, bounds: str = "schema") -> Judge:
+    """A judge on the fake server. Its timeout leaves a loaded runner room: a call that timed out would be sent
+    again, and the requests and tokens the tests count would not be the hand-worked ones."""
     backend = OpenAIBackend(base_url=server.base_url, model="fake-judge", api_key_env=None, timeout_s=timeout_s,
                             bounds=bounds)
     return Judge(backend, cache=JudgeCache(cache) if cache is not None else None, concurrency=concurrency,
