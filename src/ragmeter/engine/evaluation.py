@@ -38,7 +38,7 @@ from ragmeter.results.run_result import EvalResult
 __all__ = ["JudgePlan", "evaluate", "plan_judging"]
 
 ItemSink = Callable[[list[dict[str, Any]]], None]
-_ID, _METADATA = attrgetter("id"), attrgetter("metadata")
+_ID, _MODEL_ID, _CONVERSATION_ID = attrgetter("id"), attrgetter("model_id"), attrgetter("conversation_id")
 TOKEN_BATCH = 32
 #: Items per batch with a judge: small, so that items are written (and progress shown) every few calls.
 JUDGE_BATCH_PER_SLOT = 4
@@ -179,12 +179,8 @@ class ItemTable:
 
     def _add_items(self, records: list[Record], languages: list[str | None]) -> None:
         self.item_ids.extend(map(_ID, records))
-        if any(map(_METADATA, records)):
-            self.model_ids.extend([record.model_id for record in records])
-            self.conversations.extend([record.conversation_id for record in records])
-        else:  # both are read from the metadata: without it, neither is given
-            self.model_ids.extend([None] * len(records))
-            self.conversations.extend([None] * len(records))
+        self.model_ids.extend(map(_MODEL_ID, records))
+        self.conversations.extend(map(_CONVERSATION_ID, records))
         self.languages.extend(languages)
 
     def result(self, chosen: list[Metric], signatures: Mapping[str, Signature], settings: Settings,

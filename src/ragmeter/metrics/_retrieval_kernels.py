@@ -161,12 +161,7 @@ def _pool_graded(records: Sequence[Record], labels: RankedLabels, label_grades: 
 
     topical, sufficient = labels.of_chunks(labels.unread[_TOPICAL]), labels.of_chunks(labels.unread[_SUFFICIENT])
     own = np.where((topical == _READ) & (sufficient == _READ), labels.of_chunks(label_grades), 0)
-    chunk_grades = np.where(judged, np.where(_repeats(ranked, sizes), 0, found), own)
-    if len(cells) == n * k:
-        grades = chunk_grades
-    else:
-        grades = np.zeros(n * k, dtype=np.int64)
-        grades[cells] = chunk_grades
+    grades = _table(np.where(judged, np.where(_repeats(ranked, sizes), 0, found), own), cells, n, k)
     unjudged = ~judged
     ideal = _best_k(np.concatenate([np.repeat(np.arange(n, dtype=np.int64), pool_sizes), cells[unjudged] // k]),
                     np.concatenate([pool_grades, own[unjudged]]), n, k)
@@ -178,7 +173,7 @@ def _pool_graded(records: Sequence[Record], labels: RankedLabels, label_grades: 
         problems[row] = _problem(_TOPICAL if topical[j] == _TIED else _SUFFICIENT, None, rank + 1)
     for row in no_pool:
         problems[row] = _NO_POOL
-    return grades.reshape(n, k), ideal, problems
+    return grades, ideal, problems
 
 
 def _pool_grades(records: Sequence[Record], pools: list[Mapping[str, int]], total: int) -> np.ndarray:
