@@ -231,7 +231,7 @@ class ItemTable:
             whole = len(complete) == len(batch)
             scored = metric.compute_batch(batch if whole else [batch[i] for i in complete],
                                           items if whole else [items[i] for i in complete], run)
-            if whole:
+            if whole:  # a slice: numpy turns a range index into an array first (20 µs a call)
                 values[:] = scored.values
             else:
                 values[complete] = scored.values
