@@ -174,6 +174,21 @@ def test_the_gate_demo_shows_what_the_gate_saves_and_what_it_costs(capsys: pytes
     assert gate["tokens_per_item"] < v1["tokens_per_item"]
 
 
+def test_the_gate_tables_tokens_per_item_is_over_the_pairs_the_comparison_compares() -> None:
+    # q002 has no token usage in A: the gate's tokens / item leaves it out of both means, as the main table does
+    nan = math.nan
+    a = _run("A", {"abstained": np.array([0.0, 0.0, 0.0]), "total_tokens": np.array([100.0, 200.0, nan])},
+             signatures={})
+    b = _run("B", {"abstained": np.array([0.0, 0.0, 1.0]), "total_tokens": np.array([50.0, 70.0, 0.0])},
+             signatures={})
+    [comparison] = compare(a, b, allow_different_settings=True)
+    tokens = next(m for m in comparison.overall if m.metric == "total_tokens")
+    gate_a, gate_b = comparison.gate
+    assert (tokens.mean_a, tokens.mean_b) == (150.0, 60.0)             # (100 + 200) / 2, (50 + 70) / 2
+    assert (gate_a.tokens_per_item, gate_b.tokens_per_item) == (150.0, 60.0)
+    assert gate_b.tokens_per_answered == 60.0 and gate_b.abstain_rate == pytest.approx(1 / 3)
+
+
 def test_runs_without_a_readable_summary_are_named(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     common = ["--embedder", "hashing", "--metrics", "token_f1", "--format", "json"]
     for name in ("a", "b"):

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import records_file, run_args
 
-from ragmeter.cli import main
+from ragmeter.cli import commands, main
+from ragmeter.cli import run as run_command
 
 
 def files(root: Path) -> dict[str, bytes]:
@@ -52,13 +53,15 @@ def test_the_html_page_streams_to_stdout_whatever_it_is(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "ragmeter.cli", *run_args(data, tmp_path / "out")[:-2], "--html", "/dev/stdout"]
     piped = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert piped.returncode == 0, piped.stderr
-    assert piped.stdout.rstrip().endswith("</html>") and "Per-item scores" in piped.stderr
+    assert piped.stdout.startswith("<!DOCTYPE html>") and piped.stdout.rstrip().endswith("</html>")
+    assert "Per-item scores" in piped.stderr
     with (tmp_path / "page.txt").open("w") as redirected:   # a shell's `> page.txt`
         done = subprocess.run([*command[:-2], "--html", "/dev/stdout", "--out", str(tmp_path / "out2")],
                               stdout=redirected, stderr=subprocess.PIPE, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     page = (tmp_path / "page.txt").read_text(encoding="utf-8")
-    assert page.index("Primary") < page.index("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    # the page is all that stdout carries; the report went to stderr
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>") and "Primary" in done.stderr
 
 
 def test_resume_says_which_line_was_bad_and_how_many_rows_it_drops(tmp_path: Path,
@@ -141,3 +144,120 @@ def test_ctrl_c_while_the_command_starts_prints_no_traceback(tmp_path: Path) -> 
         out, err = process.communicate(timeout=60)
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, (delay, err)
         assert process.returncode in (0, 130, -signal.SIGINT), (delay, process.returncode, err)
+
+
+@pytest.fixture(scope="module")
+def demo_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's data, with runs of its two variants in ``a`` and ``b``."""
+    root = tmp_path_factory.mktemp("demo-runs")
+    assert main(["demo", str(root / "demo")]) == 0
+    for out, data in (("a", "demo.jsonl"), ("b", "demo-gate.jsonl")):
+        assert main(["run", str(root / "demo" / data), "--out", str(root / out), "--embedder", "hashing",
+                     "--no-progress", "--n-resamples", "200", "--format", "json"]) == 0
+    return root
+
+
+@pytest.mark.parametrize("command", ["compare", "estimate", "agree"])
+def test_a_page_on_redirected_stdout_is_all_that_stdout_carries(demo_runs: Path, tmp_path: Path,
+                                                                command: str) -> None:
+    labels = [str(demo_runs / "demo" / "demo-labels-ana.csv"), "--metric", "overlap", "--label", "support_present"]
+    argv = {"compare": [str(demo_runs / "a"), str(demo_runs / "b"), "--n-resamples", "200"],
+            "estimate": [str(demo_runs / "a"), *labels],
+            "agree": [str(demo_runs / "a" / "items.jsonl"), *labels, "--n-resamples", "200"]}[command]
+    with (tmp_path / "page.html").open("w") as redirected:   # a shell's `> page.html`
+        done = subprocess.run([sys.executable, "-m", "ragmeter.cli", command, *argv, "--html", "/dev/stdout"],
+                              stdout=redirected, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "page.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    assert page.count("<!DOCTYPE html>") == 1 and page.count("</html>") == 1
+    report_line = {"compare": "token_f1", "estimate": "PPI++", "agree": "overlap against human support_present"}[
+        command]
+    assert report_line in done.stderr   # the text report went to stderr
+
+
+@pytest.mark.parametrize("flag", ["--html", "--junit", "--summary-file", "--out", "--qrels", "--idk-patterns"])
+def test_an_empty_path_is_an_error_not_the_working_directory(tmp_path: Path, flag: str,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main([*run_args(records_file(tmp_path), tmp_path / "out"), "--require", "token_f1>=0", flag, ""])
+    assert exit_.value.code == 2
+    assert f"{flag}: an empty path (an unset variable?): give a file or folder name" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["records.jsonl"]
+
+
+def test_metrics_naming_no_metric_is_an_error_not_the_defaults(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["run", str(records_file(tmp_path)), "--out", str(tmp_path / "out"), "--no-progress"]
+    for given in ("", " , "):
+        assert main([*argv, "--metrics", given]) == 2
+        assert capsys.readouterr().err.splitlines() == [
+            f"error: --metrics {given!r} names no metric: give metric or family names (see 'ragmeter metrics'), "
+            "or leave --metrics out for the default ones"]
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_run_folder_and_its_own_files_are_no_output_of_the_run(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    data, out = records_file(tmp_path), tmp_path / "out"
+    assert main(run_args(data, out)) == 0
+    before = files(tmp_path)
+    for flag, name in (("--summary-file", "items.jsonl"), ("--summary-file", "summary.json"),
+                       ("--html", "run.json"), ("--junit", "judge-cache.sqlite")):
+        assert main([*run_args(data, out, "--overwrite", "--require", "token_f1>=0"), flag, str(out / name)]) == 2
+        assert capsys.readouterr().err.splitlines() == [
+            f"error: {flag} {out / name} is the run folder's own {name} (--out {out}): give this output a file of "
+            "its own"]
+    assert main([*run_args(data, tmp_path / "new", "--require", "token_f1>=0"), "--junit", str(tmp_path / "new"),
+                 "--html", str(tmp_path / "page.html")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: --junit {tmp_path / 'new'} is the run folder (--out {tmp_path / 'new'}): give this output a file of "
+        "its own"]
+    assert main([*run_args(data, tmp_path / "new", "--require", "token_f1>=0"), "--html", str(tmp_path / "r"),
+                 "--junit", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: --junit {tmp_path / 'r'} is the output of --html {tmp_path / 'r'}: give this output a file of its "
+        "own"]
+    assert files(tmp_path) == before
+
+
+def test_an_interrupted_run_says_what_it_kept(tmp_path: Path) -> None:
+    data, out = records_file(tmp_path), tmp_path / "out"
+    args = commands._parser().parse_args(run_args(data, out))
+    assert run_command._after_interrupt(args) == ("no item was finished: nothing was kept, and the same command "
+                                                  "starts afresh")
+    assert main(run_args(data, out)) == 0
+    manifest = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    (out / "run.json").write_text(json.dumps({**manifest, "status": "running"}), encoding="utf-8")
+    assert run_command._after_interrupt(args) == (
+        f"the items finished so far are kept in {out / 'items.jsonl'}; rerun the same command with --resume to "
+        "score only the rest")
+    judged = commands._parser().parse_args([*run_args(data, tmp_path / "judged"), "--judge", "openai",
+                                            "--judge-model", "m"])
+    (tmp_path / "judged").mkdir()
+    (tmp_path / "judged" / "judge-cache.sqlite").write_bytes(b"SQLite format 3\x00")
+    assert run_command._after_interrupt(judged) == (
+        f"no item was finished, so there is nothing to --resume; the judge's verdicts so far are kept in "
+        f"{tmp_path / 'judged' / 'judge-cache.sqlite'}: rerun the same command (without --resume) and they are "
+        "reused, not asked again")
+
+
+def test_a_committed_baseline_finds_its_input_from_another_working_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = tmp_path / "repo"
+    (repo / "data").mkdir(parents=True)
+    rows = [{"id": f"q{i}", "question": "q?", "answer": "a", "references": ["a"] if i % 2 else [],
+             "answerability": "answerable" if i % 2 else "unanswerable"} for i in range(6)]
+    (repo / "data" / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    monkeypatch.chdir(repo)
+    for out in ("runs/a", "runs/b"):
+        assert main(["run", "data/records.jsonl", "--metrics", "lexical", "--out", out, "--no-progress",
+                     "--n-resamples", "200", "--format", "json"]) == 0
+    assert json.loads((repo / "runs" / "a" / "run.json").read_text())["input_from_run"] == "../../data/records.jsonl"
+    capsys.readouterr()
+    monkeypatch.chdir(tmp_path)   # the runs, committed, compared from elsewhere: data/records.jsonl is not here
+    assert main(["compare", "repo/runs/a", "repo/runs/b", "--n-resamples", "200", "--format", "json"]) == 0
+    groups = {(g["field"], g["value"]) for g in json.loads(capsys.readouterr().out)[0]["groups"]}
+    assert {("answerability", "ANSWERABLE"), ("answerability", "UNANSWERABLE")} <= groups

@@ -1,8 +1,11 @@
 """No command replaces or truncates an input, a file it did not create, a symlink or a special file, and a
 refused command leaves every file as it was: every command, every output flag, pointed at every kind of
-place it must not write (its inputs by path, symlink and hard link, a FIFO, the null device, an unrelated
-file, a place that takes no file) and at a new file, the control case. (``--summary-file`` adds to the end of
-a file by design, a CI job's summary: tests/core/test_files.py and tests/cli/test_gate_cli.py check it.)"""
+place it must not write (its inputs by path, symlink and hard link, the input a run folder's ``run.json`` names,
+another output of the same command, the run folder being written and its own files, a FIFO, the null device, an
+unrelated file, a place that takes no file) and at a new file, the control case. Each case is refused before
+any work (exit 2, nothing added) or written, and in both cases every other file under the workspace and the
+test's folder keeps its bytes. ``--summary-file`` adds to the end of a file by design (a CI job's summary): an
+unrelated file there is appended to, its bytes before kept as they were."""
 
 from __future__ import annotations
 
@@ -53,42 +56,71 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
 
 @dataclass(frozen=True)
 class Command:
-    """One command with one output flag: its arguments with the output at ``x`` (other outputs in the test's
-    folder ``place``), its inputs, whether the output may be a stream (the null device), and whether it is a
-    folder."""
+    """One command with one output flag: its arguments with the output at ``x`` (its other outputs at their
+    :data:`OTHER_OUTPUTS` names in the test's folder ``place``), the inputs named on its command line, the files
+    it reads through a run folder's ``run.json``, whether the output may be a stream (the null device), whether it
+    is a folder, whether it is added to the end of a file, and whether the command writes a run folder
+    (``place / "fresh-run"``)."""
 
     name: str
     argv: Callable[[Workspace, Path, Path], list[str]]
     inputs: Callable[[Workspace], list[Path]]
     stream: bool = False
     folder: bool = False
+    append: bool = False
+    through_manifest: tuple[str, ...] = ()  # the Workspace fields of the files read through a run.json
+    writes_run: bool = False
+
+    @property
+    def flag(self) -> str:
+        return self.name.split()[-1]
 
 
 def _run_folder_files(run: Path) -> list[Path]:
     return [run / "items.jsonl", run / "summary.json", run / "run.json"]
 
 
+#: Where a command's other outputs go, by flag, in the test's folder.
+OTHER_OUTPUTS = {"--html": "other.html", "--junit": "other.xml", "--summary-file": "other.md"}
+
+
+def _others(flag: str, place: Path, flags: tuple[str, ...]) -> list[str]:
+    """The command line of a command's outputs other than ``flag``, each at its :data:`OTHER_OUTPUTS` name."""
+    return [part for other in flags if other != flag for part in (other, str(place / OTHER_OUTPUTS[other]))]
+
+
+def _run(flag: str) -> Command:
+    """``ragmeter run`` with the gate's outputs and the HTML page, ``flag`` the one under test."""
+    flags = ("--html", "--junit", "--summary-file")
+    return Command(f"run {flag}", lambda w, x, place: [
+        "run", str(w.records), "--out", str(place / "fresh-run"), "--embedder", "hashing", "--n-resamples",
+        N_RESAMPLES, "--no-progress", "--require", "token_f1>=0", flag, str(x), *_others(flag, place, flags)],
+        lambda w: [w.records], stream=flag == "--html", append=flag == "--summary-file", writes_run=True)
+
+
+def _compare(flag: str) -> Command:
+    """``ragmeter compare`` with the gate's outputs and the HTML page, ``flag`` the one under test."""
+    flags = ("--html", "--junit", "--summary-file")
+    return Command(f"compare {flag}", lambda w, x, place: [
+        "compare", str(w.run_a), str(w.run_b), "--n-resamples", N_RESAMPLES, "--fail-on", "total_tokens", flag,
+        str(x), *_others(flag, place, flags)],
+        lambda w: [*_run_folder_files(w.run_a), *_run_folder_files(w.run_b)], stream=flag == "--html",
+        append=flag == "--summary-file", through_manifest=("records", "gate"))
+
+
 COMMANDS = [
-    Command("run --html", lambda w, x, place: ["run", str(w.records), "--out", str(place / "fresh-run"), "--embedder",
-                                        "hashing", "--n-resamples", N_RESAMPLES, "--no-progress", "--html", str(x)],
-            lambda w: [w.records], stream=True),
+    _run("--html"), _run("--junit"), _run("--summary-file"),
     Command("run --out", lambda w, x, place: ["run", str(w.records), "--out", str(x), "--embedder", "hashing",
                                        "--n-resamples", N_RESAMPLES, "--no-progress"],
             lambda w: [w.records], folder=True),
-    Command("compare --html", lambda w, x, place: ["compare", str(w.run_a), str(w.run_b), "--n-resamples", N_RESAMPLES,
-                                            "--html", str(x)],
-            lambda w: [*_run_folder_files(w.run_a), *_run_folder_files(w.run_b)], stream=True),
-    Command("compare --junit", lambda w, x, place: ["compare", str(w.run_a), str(w.run_b), "--n-resamples",
-                                             N_RESAMPLES, "--fail-on", "total_tokens", "--junit", str(x)],
-            lambda w: [*_run_folder_files(w.run_a), *_run_folder_files(w.run_b)]),
-    Command("run --junit", lambda w, x, place: ["run", str(w.records), "--out", str(place / "fresh-run"), "--embedder",
-                                         "hashing", "--n-resamples", N_RESAMPLES, "--no-progress", "--require",
-                                         "token_f1>=0.3", "--junit", str(x)],
-            lambda w: [w.records]),
+    _compare("--html"), _compare("--junit"), _compare("--summary-file"),
     Command("agree --html", lambda w, x, place: ["agree", str(w.run_a / "items.jsonl"), str(w.ana), str(w.ben), "--metric",
                                           "overlap", "--label", "support_present", "--n-resamples", N_RESAMPLES,
                                           "--html", str(x)],
-            lambda w: [w.run_a / "items.jsonl", w.ana, w.ben], stream=True),
+            lambda w: [w.run_a / "items.jsonl", w.ana, w.ben], stream=True, through_manifest=("records",)),
+    Command("estimate --html", lambda w, x, place: ["estimate", str(w.run_a), str(w.ana), "--metric", "overlap",
+                                             "--label", "support_present", "--html", str(x)],
+            lambda w: [*_run_folder_files(w.run_a), w.ana], stream=True, through_manifest=("records",)),
     Command("labels template -o", lambda w, x, place: ["labels", "template", str(w.records), "-o", str(x), "--labels",
                                                 "helpful"],
             lambda w: [w.records]),
@@ -105,6 +137,14 @@ COMMANDS = [
 PLACES: dict[str, Callable[[Workspace, Command, Path], Path]] = {
     "each input": lambda w, c, place: c.inputs(w)[0] if c.inputs(w) else _unrelated(place),
     "the last input": lambda w, c, place: c.inputs(w)[-1] if c.inputs(w) else _unrelated(place),
+    "the input a run's manifest names": lambda w, c, place: getattr(w, c.through_manifest[0]),
+    "the last input a manifest names": lambda w, c, place: getattr(w, c.through_manifest[-1]),
+    "another output of the command": lambda w, c, place: place / next(
+        name for flag, name in OTHER_OUTPUTS.items() if flag != c.flag),
+    "the run folder being written": lambda w, c, place: place / "fresh-run",
+    "that run folder's items.jsonl": lambda w, c, place: place / "fresh-run" / "items.jsonl",
+    "that run folder's summary.json": lambda w, c, place: place / "fresh-run" / "summary.json",
+    "that run folder's run.json": lambda w, c, place: place / "fresh-run" / "run.json",
     "a symlink to an input": lambda w, c, place: _symlink(place, c.inputs(w)[0] if c.inputs(w) else w.records),
     "a hard link to an input": lambda w, c, place: _hardlink(place, c.inputs(w)[0] if c.inputs(w) else w.records),
     "a FIFO": lambda w, c, place: _fifo(place),
@@ -164,9 +204,12 @@ def snapshot(root: Path) -> dict[str, tuple[str, bytes | str]]:
 
 
 def _allowed_new(command: Command, target: Path, place: Path) -> set[Path]:
-    """What a command that was not refused may add: its output and what it writes beside it."""
-    if command.name in ("run --html", "run --junit"):
-        return {target, place / "fresh-run"}
+    """What a command that was not refused may add: its outputs and what it writes beside them."""
+    others = {place / name for name in OTHER_OUTPUTS.values()}
+    if command.writes_run:
+        return {target, place / "fresh-run", *others}
+    if command.name.startswith("compare"):
+        return {target, *others}
     if command.name == "labels merge -o":
         return {target, target.with_name(target.name + ".agreement.json")}
     if command.name == "mtrag -o":
@@ -174,8 +217,23 @@ def _allowed_new(command: Command, target: Path, place: Path) -> set[Path]:
     return {target}
 
 
-@pytest.mark.parametrize("place", list(PLACES))
-@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)
+def _has(command: Command, place: str) -> bool:
+    """Whether ``command`` has such a place: files read through a manifest, other outputs, a run folder."""
+    if place == "the input a run's manifest names":
+        return bool(command.through_manifest)
+    if place == "the last input a manifest names":
+        return len(command.through_manifest) > 1
+    if place == "another output of the command":
+        return command.name.split()[0] in ("run", "compare") and command.flag in OTHER_OUTPUTS
+    if place.startswith(("the run folder being written", "that run folder")):
+        return command.writes_run
+    return True
+
+
+CASES = [(command, place) for command in COMMANDS for place in PLACES if _has(command, place)]
+
+
+@pytest.mark.parametrize(("command", "place"), CASES, ids=[f"{c.name}-{p}" for c, p in CASES])
 def test_no_command_writes_where_it_must_not(workspace: Workspace, command: Command, place: str,
                                             tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = PLACES[place](workspace, command, tmp_path)
@@ -187,9 +245,14 @@ def test_no_command_writes_where_it_must_not(workspace: Workspace, command: Comm
     assert "Traceback" not in err
     assert os.stat(os.devnull).st_mode == null_mode and stat.S_ISCHR(null_mode)
     assert not Path("/proc/ragmeter-safety.csv").exists()
-    changed = sorted(k for k in before if after.get(k) != before[k])
+    written = (place == "a new file" or (place == "the null device" and command.stream)
+               or (place == "an unrelated file" and command.append))
+    appended = f"place/{target.relative_to(tmp_path)}" if written and place == "an unrelated file" else None
+    changed = sorted(k for k in before if after.get(k) != before[k] and k != appended)
     assert not changed, f"{command.name} at {place} changed {changed}: {err}"
-    written = place == "a new file" or (place == "the null device" and command.stream)
+    if appended is not None:  # a job summary adds to the end of the file, keeping what it held
+        assert after[appended][1][:len(before[appended][1])] == before[appended][1]
+        assert len(after[appended][1]) > len(before[appended][1])
     added = {k for k in after if k not in before}
     if not written:
         assert code == 2, err

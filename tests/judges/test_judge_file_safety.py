@@ -6,11 +6,13 @@ before any call."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from ragmeter.cli import commands as cli
+from ragmeter.judges.cache import CachedVerdict, JudgeCache
 from ragmeter.testing.fake_openai import FakeOpenAIServer, HTTPFault
 from ragmeter.testing.scripted_judge import records, respond
 
@@ -135,7 +137,62 @@ def test_a_judge_cache_that_is_an_input_or_no_cache_is_refused(data: Path, tmp_p
     notes = tmp_path / "notes.txt"
     notes.write_text("not a database", encoding="utf-8")
     before = files(tmp_path)
-    for cache, message in ((data, "is an input of this command"), (notes, "exists: pass --overwrite")):
+    for cache, message in ((data, "is an input of this command"), (notes, "exists and holds something else than this output keeps there")):
         assert cli.main(run_args(data, tmp_path / "out", UNREACHABLE, "--judge-cache", str(cache))) == 2
         assert f"error: --judge-cache {cache} {message}" in capsys.readouterr().err
+    # --overwrite cannot help: a cache is used in place, never replaced, so the advice is a new name
+    assert cli.main(run_args(data, tmp_path / "out", UNREACHABLE, "--judge-cache", str(notes), "--overwrite")) == 2
+    assert "give a new file name" in capsys.readouterr().err
     assert files(tmp_path) == before
+
+
+def _as_if_killed(out: Path, keep_rows: int) -> None:
+    """Make the finished run in ``out`` look killed: ``running``, ``keep_rows`` items, and a verdict cache whose
+    last verdict is still in its ``-wal`` file with the ``-shm`` beside it, as SQLite leaves them to a killed
+    writer."""
+    manifest = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    (out / "run.json").write_text(json.dumps({**manifest, "status": "running"}), encoding="utf-8")
+    rows = (out / "items.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (out / "items.jsonl").write_text("".join(rows[:keep_rows]), encoding="utf-8")
+    (out / "summary.json").unlink()
+    cache = out / "judge-cache.sqlite"
+    writer = sqlite3.connect(cache, isolation_level=None)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.execute("INSERT INTO verdicts (key, judge, verdict, failure, raw, prompt_tokens, completion_tokens, "
+                   "created) VALUES ('late', 'fake', '1', NULL, NULL, 1, 1, 0)")
+    kept = {name: (out / name).read_bytes() for name in (cache.name, f"{cache.name}-wal", f"{cache.name}-shm")}
+    writer.close()   # checkpoints and removes the journal files: put back what a kill leaves
+    for name, content in kept.items():
+        (out / name).write_bytes(content)
+
+
+@pytest.mark.parametrize("extra", [[], ["--resume", "--limit", "3"]], ids=["plain rerun", "resume with other options"])
+def test_a_refused_rerun_of_a_killed_run_leaves_its_verdict_cache_and_journal_as_they_were(
+        data: Path, tmp_path: Path, extra: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    with FakeOpenAIServer(respond) as server:
+        assert cli.main(run_args(data, out, server.base_url)) == 0
+        _as_if_killed(out, keep_rows=2)
+        before = files(out)
+        assert {"judge-cache.sqlite-wal", "judge-cache.sqlite-shm"} <= set(before)
+        assert cli.main(run_args(data, out, server.base_url, *extra)) == 2
+    err = capsys.readouterr().err
+    assert ("holds an interrupted run: pass --resume" in err if not extra
+            else "the interrupted run in" in err and "had other limit" in err)
+    assert files(out) == before
+
+
+def test_resume_with_nothing_finished_says_a_plain_rerun_reuses_the_verdicts(
+        data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    cache = JudgeCache(out / "judge-cache.sqlite")
+    cache.put("k", "fake", CachedVerdict(1, None, None, 1, 1))
+    cache.close()
+    before = files(out)
+    assert cli.main(run_args(data, out, UNREACHABLE, "--resume")) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: --resume: {out} holds no interrupted run with finished items to go on from: leave --resume out to "
+        f"start the run; the judge's verdicts in {out / 'judge-cache.sqlite'} are reused by a plain rerun"]
+    assert files(out) == before

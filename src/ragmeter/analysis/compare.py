@@ -49,7 +49,7 @@ from ragmeter.core.records import Record
 from ragmeter.core.settings import Settings
 from ragmeter.core.signature import Signature, diff
 from ragmeter.io.readers import object_rows, parse_column_map, read_records
-from ragmeter.io.run_folder import ITEMS, MANIFEST, SUMMARY, file_sha256, read_json_object
+from ragmeter.io.run_folder import ITEMS, MANIFEST, SUMMARY, file_sha256, input_candidates, read_json_object
 from ragmeter.metrics import get_metric
 from ragmeter.results.aggregate import Aggregation
 from ragmeter.results.paired import GateRow, gate_row
@@ -207,13 +207,18 @@ def _item_rows(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def _input_records(folder: Path, data: Mapping[str, Any] | None) -> tuple[Iterable[Record] | None, str]:
+    """The run's input records, found from the run folder or from the working directory (the first candidate
+    whose sha256 is the run's), or ``None`` and why not."""
     if data is None:
         return None, f"{folder} has no run.json naming its input"
-    source = Path(data.get("input", ""))
-    if not source.is_file():
-        return None, f"the run's input {source} is no longer there"
-    if data.get("input_sha256") and file_sha256(source) != data["input_sha256"]:
-        return None, f"the run's input {source} has changed since the run"
+    candidates = input_candidates(folder, data)
+    if not candidates:
+        return None, (f"the run's input {data.get('input')} is not there (looked beside the run folder and in the "
+                      "working directory)")
+    expected = data.get("input_sha256")
+    source = next((path for path in candidates if not expected or file_sha256(path) == expected), None)
+    if source is None:
+        return None, f"the run's input {candidates[0]} has changed since the run"
     return read_records(source, format=data.get("input_format", "auto"),
                         column_map=parse_column_map(data.get("map", [])), skip_invalid=True,
                         options=data.get("format_options", {})), ""
@@ -232,6 +237,18 @@ def _metadata(keys: Sequence[Key], records: Iterable[Record] | None,
             fields["answerability"] = record.answerability.value
         found[(record.id, record.model_id)] = fields
     return tuple(found.get(key, {}) for key in keys), None
+
+
+def _tokens_of_both(scores: Mapping[str, np.ndarray], side: np.ndarray,
+                    *runs: tuple[ScoredRun, np.ndarray]) -> dict[str, np.ndarray]:
+    """A run's scores of the paired items (``side``: their positions), with ``total_tokens`` kept only where
+    every run has it, so that the gate table's tokens per item is a mean over the same pairs as the comparison's
+    (an item one run has no usage for would count in the other's mean alone)."""
+    values = {metric: v[side] for metric, v in scores.items()}
+    if "total_tokens" in values and all("total_tokens" in run.scores for run, _ in runs):
+        both = np.logical_and.reduce([~np.isnan(run.scores["total_tokens"][at]) for run, at in runs])
+        values["total_tokens"] = np.where(both, values["total_tokens"], math.nan)
+    return values
 
 
 @dataclass(frozen=True)
@@ -417,7 +434,8 @@ def _compare_two(a: ScoredRun, b: ScoredRun, by: Sequence[str], settings: Settin
     compared = {group: _compare_metrics(a, b, ia[positions], ib[positions],
                                         [conversations[p] for p in positions], metrics, settings)
                 for group, positions in groups.items()}
-    gate = [gate_row(run.name, {m: v[side] for m, v in run.scores.items()}) for run, side in ((a, ia), (b, ib))]
+    gate = [gate_row(run.name, _tokens_of_both(run.scores, side, (a, ia), (b, ib)))
+            for run, side in ((a, ia), (b, ib))]
     return Comparison(a.name, b.name, len(pairs), only_a, only_b, compared, not_compared, different,
                       _signature(settings), tuple(notes), tuple(row for row in gate if row is not None),
                       settings.confidence, unchecked)

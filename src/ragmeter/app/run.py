@@ -15,6 +15,7 @@ and a library caller who gives none gets :class:`StrictListener` (a bad record r
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 import sys
 import warnings
@@ -64,7 +65,9 @@ class RunRequest:
     reader options (``{"otel-retrieval": "all"}``). ``extra_inputs`` are further files the run
     reads (IDK patterns, a judge model file): no output may be one of them. ``grounded``/``correct`` set the paired
     analysis's thresholds (``None``: its defaults). ``write_back``: an OTLP JSON file that gets each scored trace's
-    scores (:mod:`ragmeter.io.traces.write_back`), for an input of OpenTelemetry traces.
+    scores (:mod:`ragmeter.io.traces.write_back`), for an input of OpenTelemetry traces. ``junit`` and
+    ``summary_file``: the gate's report files, which the caller writes (:attr:`RunOutcome.reports`); they are
+    checked with the run's other outputs, before any work.
     """
 
     source: Path
@@ -81,6 +84,8 @@ class RunRequest:
     parquet: bool = False
     html: Path | None = None
     write_back: Path | None = None
+    junit: Path | None = None
+    summary_file: Path | None = None
     resume: bool = False
     overwrite: bool = False
     max_errors: int = 50
@@ -148,7 +153,8 @@ class RunFailed(RagmeterError):
 @dataclass(frozen=True)
 class RunOutcome:
     """A finished run (``result``), or ``None`` when the input check said stop, and where it was written.
-    ``html`` is the checked target of the HTML page, for the caller to render into."""
+    ``html`` is the checked target of the HTML page, for the caller to render into, and ``reports`` those of the
+    gate's report files (``junit``, ``summary_file``: ``None`` where not asked for)."""
 
     result: EvalResult | None
     folder: RunFolder
@@ -157,6 +163,7 @@ class RunOutcome:
     html: Target | None = None
     records: Callable[[], Iterable[Record]] | None = None
     written_back: int | None = None  # traces whose scores ``--write-back`` wrote
+    reports: Mapping[str, Target | None] = field(default_factory=dict)
 
 
 def default_metrics(request: RunRequest) -> list[str] | None:
@@ -236,11 +243,14 @@ def run_to_folder(request: RunRequest, listener: RunListener | None = None) -> R
     folder.check(outputs)
     html = html_target(outputs, request.html)
     write_back = _write_back_target(request, outputs)
+    reports = {"junit": outputs.file(request.junit, flag="--junit") if request.junit else None,
+               "summary_file": outputs.file(request.summary_file, flag="--summary-file", append=True)
+               if request.summary_file else None}
     config = request.judge
     if config is not None and config.cache is not None and config.cache != folder.path / CACHE_FILE:
         outputs.file(config.cache, flag="--judge-cache", reusable=is_verdict_cache)
     if request.engine == "ray":
-        return _run_ray(request, metric_names, folder, listener)
+        return replace(_run_ray(request, metric_names, folder, listener), reports=reports)
     total = _checked_records(request, listener)
     if total is None:
         return RunOutcome(None, folder)
@@ -260,7 +270,7 @@ def run_to_folder(request: RunRequest, listener: RunListener | None = None) -> R
     finally:
         if judge is not None:
             judge.close()
-    outcome = _finish(request, result, folder, html, lambda: _records(request, total))
+    outcome = replace(_finish(request, result, folder, html, lambda: _records(request, total)), reports=reports)
     if write_back is not None:
         traces = {r.id: (r.metadata["trace_id"], r.metadata["span_id"]) for r in _records(request, total)
                   if "trace_id" in r.metadata and "span_id" in r.metadata}
@@ -287,9 +297,10 @@ def _manifest(request: RunRequest, sha256: str, chosen: list[Metric]) -> Manifes
     """What the run is (a resumed run must match it)."""
     identity = None
     if request.judge is not None:
-        with planning_judge(request.judge) as planned:
+        with planning_judge(replace(request.judge, cache=None)) as planned:  # the identity alone: no file opened
             identity = f"{planned.identity}, claims={planned.claims}"  # the claims mode changes the values too
     return Manifest(input=str(request.source), input_sha256=sha256, input_format=request.input_format,
+                    input_from_run=os.path.relpath(request.source.absolute(), request.out.absolute()),
                     map=sorted(request.map_spec), format_options=dict(request.format_options),
                     qrels=str(request.qrels) if request.qrels else None,
                     metrics=[m.name for m in chosen], settings=item_settings(request.settings), judge=identity,

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.files import Outputs, Target, atomic_write_text
@@ -30,6 +30,19 @@ class Command:
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
     after_interrupt: Callable[[argparse.Namespace], str] = lambda args: "nothing was written"
+
+
+def path_arg(text: str) -> Path:
+    """A file or folder option's value: an empty one (``--html "$UNSET"``) is an error, not the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path (an unset variable?): give a file or folder name")
+    return Path(text)
+
+
+def report_stream(*pages: Target | None) -> TextIO:
+    """Where a command prints its text report: standard error when one of its ``pages`` goes to standard output
+    (``--html /dev/stdout``), so that the page is all that stdout carries; else standard output."""
+    return sys.stderr if any(page is not None and page.stdout for page in pages) else sys.stdout
 
 
 def overwrite_option(command: argparse.ArgumentParser, what: str) -> None:
@@ -128,10 +141,10 @@ OPTION_DEFAULTS = {"judge_api_key_env": "OPENAI_API_KEY", "judge_max_attempts": 
 
 def gate_options(command: argparse.ArgumentParser) -> None:
     """Where a gate's verdict goes besides stdout: JUnit XML, and a markdown summary appended to a file."""
-    command.add_argument("--junit", type=Path, metavar="FILE",
+    command.add_argument("--junit", type=path_arg, metavar="FILE",
                          help="also write the gate's verdicts as JUnit XML (one test case per rule) for a CI "
                               "system's test report")
-    command.add_argument("--summary-file", type=Path, metavar="FILE",
+    command.add_argument("--summary-file", type=path_arg, metavar="FILE",
                          help="append the gate's verdict and the tables as markdown to FILE, e.g. "
                               "\"$GITHUB_STEP_SUMMARY\" (made if missing; never replaced)")
 

@@ -6,24 +6,24 @@ import argparse
 import itertools
 import json
 import sys
-from collections.abc import Sequence
-from pathlib import Path
 
 from ragmeter.analysis.compare import compare, load_run
 from ragmeter.analysis.estimate import paired_estimate
-from ragmeter.analysis.gate import apply_gate, parse_rule
+from ragmeter.analysis.gate import apply_gate, parse_rule, unique_rules
 from ragmeter.cli.common import (
     Command,
     gate_options,
     gate_outputs,
     overwrite_option,
+    path_arg,
+    report_stream,
     settings_from,
     statistics_options,
     write_gate_reports,
 )
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.files import Outputs, atomic_write_text
-from ragmeter.io.run_folder import FOLDER_FILES
+from ragmeter.io.run_folder import files_read
 from ragmeter.report.comparison import render_comparison
 from ragmeter.report.estimate import render_estimate
 from ragmeter.report.gate import gate_suite, render_gate
@@ -31,7 +31,7 @@ from ragmeter.report.html import html_target, render_comparison_html
 
 
 def add_arguments(compare: argparse.ArgumentParser) -> None:
-    compare.add_argument("runs", type=Path, nargs="+", metavar="RUN",
+    compare.add_argument("runs", type=path_arg, nargs="+", metavar="RUN",
                          help="run folders (ragmeter run --out) or their items.jsonl; each is compared with the first")
     compare.add_argument("--by", action="append", default=[], metavar="FIELD",
                          help="also break the comparison down by this metadata field (repeatable); answerability "
@@ -44,7 +44,7 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
                               "folder's name, an items file's stem; made unique)")
     compare.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                          help="table (terminal), markdown or json on stdout")
-    compare.add_argument("--html", type=Path, metavar="FILE",
+    compare.add_argument("--html", type=path_arg, metavar="FILE",
                          help="also write the comparison as one self-contained HTML page (pip install "
                               "'ragmeter[html]')")
     overwrite_option(compare, "an existing --html file")
@@ -57,7 +57,7 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
     compare.add_argument("--alpha", type=float, default=0.05, help="the gate's significance level (0.05)")
     compare.add_argument("--max-undefined", type=float, default=0.2, metavar="SHARE",
                          help="a gated metric undefined on more than this share of the pairs fails (0.2)")
-    compare.add_argument("--human", type=Path, nargs="+", metavar="FILE",
+    compare.add_argument("--human", type=path_arg, nargs="+", metavar="FILE",
                          help="human labels or ratings of some items' answers in both runs (rows with id and "
                               "model_id, as 'ragmeter agree' reads them): adds the prediction-powered estimate of "
                               "the difference in mean human --label, from the differences of --estimate METRIC")
@@ -68,18 +68,15 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
     statistics_options(compare, ci="percentile")
 
 
-def _run_files(runs: Sequence[Path]) -> list[Path]:
-    """The files ``compare`` reads of each run: a folder's own files, or the items file given."""
-    return [path for run in runs for path in ([run / name for name in FOLDER_FILES] if run.is_dir() else [run])]
-
-
 def _compare(args: argparse.Namespace) -> int:
     if len(args.runs) < 2:
         raise ConfigError("compare needs at least two runs: ragmeter compare RUN_A RUN_B [RUN_C …]")
     settings = settings_from(args)
+    args.fail_on = unique_rules(args.fail_on)  # a rule given twice counts once; two for one metric: an error
     if (args.junit or args.summary_file) and not args.fail_on:
         raise ConfigError("--junit and --summary-file report the gate: add --fail-on METRIC[:MARGIN]")
-    outputs = Outputs([*_run_files(args.runs), *(args.human or [])], overwrite=args.overwrite)
+    outputs = Outputs([*(path for run in args.runs for path in files_read(run)), *(args.human or [])],
+                      overwrite=args.overwrite)
     html = html_target(outputs, args.html)
     reports = gate_outputs(outputs, args)
     given = [name for name in ("human", "label", "estimate") if getattr(args, name)]
@@ -98,18 +95,19 @@ def _compare(args: argparse.Namespace) -> int:
             f" and {len(args.runs) - 2} more" if len(args.runs) > 2 else "")
         atomic_write_text(html, render_comparison_html(comparisons, title=title))
         print(f"HTML report: {args.html}", file=sys.stderr)
+    out = report_stream(html)
     if args.format == "json":
         print(json.dumps([{**c.to_dict(), **({"decision": g.to_dict()} if gates else {}),
                            **({"human_estimate": e.to_dict()} if estimates else {})}
                           for c, g, e in itertools.zip_longest(comparisons, gates, estimates)],
-                         indent=2, ensure_ascii=False))
+                         indent=2, ensure_ascii=False), file=out)
     else:
         markdown = args.format == "markdown"
-        print("\n\n".join(render_comparison(c, markdown=markdown) for c in comparisons))
+        print("\n\n".join(render_comparison(c, markdown=markdown) for c in comparisons), file=out)
         for estimate in estimates:
-            print("\n" + render_estimate(estimate, markdown=markdown))
+            print("\n" + render_estimate(estimate, markdown=markdown), file=out)
         for gate in gates:
-            print("\n" + render_gate(gate, markdown=markdown))
+            print("\n" + render_gate(gate, markdown=markdown), file=out)
     if not gates:
         return 0
     write_gate_reports(reports, [gate_suite(g) for g in gates],

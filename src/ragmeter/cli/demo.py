@@ -6,14 +6,14 @@ import argparse
 import os
 from pathlib import Path
 
-from ragmeter.cli.common import Command
+from ragmeter.cli.common import Command, path_arg
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.files import Outputs, writing
 from ragmeter.io.demo import DEMO_FILES, demo_file
 
 
 def add_arguments(demo: argparse.ArgumentParser) -> None:
-    demo.add_argument("folder", type=Path, help="where to copy them (created if missing)")
+    demo.add_argument("folder", type=path_arg, help="where to copy them (created if missing)")
 
 
 def _demo(args: argparse.Namespace) -> int:

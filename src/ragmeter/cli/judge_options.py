@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
+from ragmeter.cli.common import path_arg
 from ragmeter.core.errors import ConfigError
 from ragmeter.engine.evaluation import JudgePlan
 from ragmeter.io.run_folder import CACHE_FILE
@@ -36,7 +37,7 @@ def add_judge_options(command: argparse.ArgumentParser, *, title: str, several: 
     judge.add_argument("--judge-api-key-env", default="OPENAI_API_KEY",
                        help="environment variable holding the key (OPENAI_API_KEY; '' for none); the key "
                             "itself is never written anywhere")
-    judge.add_argument("--judge-model-file", type=Path, help="another GGUF file for --judge local")
+    judge.add_argument("--judge-model-file", type=path_arg, help="another GGUF file for --judge local")
     judge.add_argument("--judge-claims", choices=CLAIM_MODES,
                        help="verify: the judge splits the answer into claims and checks each against the chunks, "
                             "in one call; split: it only splits (a third of the time), and the evidence check "
@@ -54,7 +55,7 @@ def add_judge_options(command: argparse.ArgumentParser, *, title: str, several: 
     judge.add_argument("--judge-backoff", type=float, default=1.0,
                        help="first retry delay in seconds, doubled per retry, with jitter (1.0)")
     judge.add_argument("--judge-seed", type=int, default=0, help="sampling seed sent to the judge (0)")
-    judge.add_argument("--judge-cache", type=Path,
+    judge.add_argument("--judge-cache", type=path_arg,
                        help="verdict cache (default: " + ("OUTPUT.judge-cache.sqlite)" if several or cache_beside_output
                                                           else f"OUT/{CACHE_FILE})"))
     judge.add_argument("--no-judge-cache", action="store_true", help="keep no verdict cache")

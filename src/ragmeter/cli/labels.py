@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from ragmeter.app.labels import (
     RecordSource,
@@ -16,7 +15,14 @@ from ragmeter.app.labels import (
     write_label_template,
 )
 from ragmeter.cli import judge_options
-from ragmeter.cli.common import Command, format_options, input_options, overwrite_option, report_check
+from ragmeter.cli.common import (
+    Command,
+    format_options,
+    input_options,
+    overwrite_option,
+    path_arg,
+    report_check,
+)
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS
 from ragmeter.human.annotation_files import check_template_path
@@ -28,8 +34,8 @@ from ragmeter.stats.inter_annotator import TIE_RULES
 def add_arguments(labels: argparse.ArgumentParser) -> None:
     label_commands = labels.add_subparsers(dest="labels_command", required=True)
     template = label_commands.add_parser("template", help="write a CSV or JSONL for an annotator to fill in")
-    template.add_argument("file", type=Path, help="records to annotate")
-    template.add_argument("-o", "--output", type=Path, required=True, help="template file: .csv, .tsv or .jsonl")
+    template.add_argument("file", type=path_arg, help="records to annotate")
+    template.add_argument("-o", "--output", type=path_arg, required=True, help="template file: .csv, .tsv or .jsonl")
     template.add_argument("--labels", default="all",
                           help="'all' (default), 'chunk', 'answer', or comma-separated label names")
     template.add_argument("--annotator", default="", help="fill the annotator column with this name")
@@ -40,8 +46,8 @@ def add_arguments(labels: argparse.ArgumentParser) -> None:
     overwrite_option(template, "an existing OUTPUT")
     input_options(template)
     annotate = label_commands.add_parser("annotate", help="label the records with an LLM, as one more annotator")
-    annotate.add_argument("file", type=Path, help="records to annotate")
-    annotate.add_argument("-o", "--output", type=Path, required=True,
+    annotate.add_argument("file", type=path_arg, help="records to annotate")
+    annotate.add_argument("-o", "--output", type=path_arg, required=True,
                           help="the filled annotation file (.csv, .tsv or .jsonl), as 'labels merge' reads it")
     annotate.add_argument("--labels", default="all",
                           help="'all' (default), 'chunk', 'answer', or comma-separated label names")
@@ -49,9 +55,9 @@ def add_arguments(labels: argparse.ArgumentParser) -> None:
     input_options(annotate)
     judge_options.add_judge_options(annotate, title="LLM judge (the annotator)", cache_beside_output=True)
     merge = label_commands.add_parser("merge", help="join filled annotation files onto the records")
-    merge.add_argument("file", type=Path, help="the records the templates were made from")
-    merge.add_argument("filled", type=Path, nargs="+", help="filled annotation files (one or more annotators)")
-    merge.add_argument("-o", "--output", type=Path, required=True, help="native JSONL with the merged labels")
+    merge.add_argument("file", type=path_arg, help="the records the templates were made from")
+    merge.add_argument("filled", type=path_arg, nargs="+", help="filled annotation files (one or more annotators)")
+    merge.add_argument("-o", "--output", type=path_arg, required=True, help="native JSONL with the merged labels")
     merge.add_argument("--ties", choices=TIE_RULES, default="undefined",
                        help="a tied vote gives no label (undefined, default), 1 (positive) or 0 (negative)")
     merge.add_argument("--format", choices=("table", "json"), default="table", help="agreement report format")

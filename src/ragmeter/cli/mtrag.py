@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from ragmeter.app.mtrag import plan_step, prepare_step, unfinished_part
 from ragmeter.cli import judge_options
@@ -13,6 +12,7 @@ from ragmeter.cli.common import (
     Command,
     check_input,
     overwrite_option,
+    path_arg,
     settings_from,
     shown,
     statistics_options,
@@ -29,8 +29,8 @@ def add_arguments(mtrag: argparse.ArgumentParser) -> None:
                        help="pipeline step; idk, ragas and radbench need --judge; all runs the five in MT-RAG's "
                             "order (without --judge: algorithmic and idk_condition, with the IDK detector). An "
                             "interrupted step goes on from OUTPUT.partial when run again with the same options")
-    mtrag.add_argument("-i", "--input", type=Path, required=True, help="MT-RAG JSONL with predictions")
-    mtrag.add_argument("-o", "--output", type=Path, required=True, help="new JSONL file to write")
+    mtrag.add_argument("-i", "--input", type=path_arg, required=True, help="MT-RAG JSONL with predictions")
+    mtrag.add_argument("-o", "--output", type=path_arg, required=True, help="new JSONL file to write")
     mtrag.add_argument("--bert-model", dest="bertscore_model", default="minilm",
                        help="'minilm' (packaged, default) or a local Hugging Face model directory")
     mtrag.add_argument("--bert-layer", dest="bertscore_layer", type=int,

@@ -13,20 +13,22 @@ from ragmeter.app.run import RunFailed, RunOutcome, RunRequest, default_metrics,
 from ragmeter.cli import judge_options
 from ragmeter.cli.common import (
     Command,
+    GateReports,
     format_options,
     gate_options,
-    gate_outputs,
     input_options,
     overwrite_option,
+    path_arg,
     refuse_unused,
     report_check,
+    report_stream,
     settings_from,
     shown,
     statistics_options,
     write_gate_reports,
 )
 from ragmeter.core.errors import ConfigError
-from ragmeter.core.files import Outputs, atomic_write_text
+from ragmeter.core.files import atomic_write_text
 from ragmeter.core.settings import (
     AnswerNormalization,
     IdkEvalSource,
@@ -37,6 +39,7 @@ from ragmeter.core.settings import (
 )
 from ragmeter.io.demo import DEMOS, demo_path
 from ragmeter.io.readers import FileCheck, parse_column_map
+from ragmeter.io.run_folder import CACHE_FILE, RunFolder
 from ragmeter.judges.accounting import JudgingReport
 from ragmeter.metrics import get_metric, resolve_metrics
 from ragmeter.models import EMBEDDER_BACKENDS
@@ -63,7 +66,7 @@ def _threshold(text: str) -> Threshold:
 
 def add_arguments(run: argparse.ArgumentParser) -> None:
     source = run.add_mutually_exclusive_group(required=True)
-    source.add_argument("file", nargs="?", type=Path, help="records: JSONL (native, MT-RAG, RAGAS), CSV or Parquet")
+    source.add_argument("file", nargs="?", type=path_arg, help="records: JSONL (native, MT-RAG, RAGAS), CSV or Parquet")
     source.add_argument("--demo", nargs="?", const="v1", choices=DEMOS,
                         help="use the bundled demo dataset: v1 (default), gate: the same questions with the "
                              "assistant's uncertainty gate on (compare the two with 'ragmeter compare'), or id: an "
@@ -71,7 +74,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     input_options(run)
     run.add_argument("--metrics", help="comma-separated metric or family names (default: citation,lexical,"
                                        "efficiency, and judged with --judge; see 'ragmeter metrics')")
-    run.add_argument("--out", type=Path, default=Path("ragmeter-out"),
+    run.add_argument("--out", type=path_arg, default=Path("ragmeter-out"),
                      help="folder for items.jsonl and summary.json (default: ragmeter-out)")
     run.add_argument("--parquet", action="store_true", help="also write items.parquet (pip install "
                                                             "'ragmeter[parquet]')")
@@ -81,7 +84,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     overwrite_option(run, "a finished run in --out and an existing --html file")
     run.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                      help="report format on stdout: table (terminal), markdown (the same tables) or json")
-    run.add_argument("--html", type=Path, metavar="FILE",
+    run.add_argument("--html", type=path_arg, metavar="FILE",
                      help="also write the report as one self-contained HTML page (pip install 'ragmeter[html]')")
     run.add_argument("--write-back", nargs=2, metavar=("otel", "FILE"),
                      help="put each trace's scores on its trace: an OTLP JSON file of one evaluation span per "
@@ -120,7 +123,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
                      default=Settings.normalization,
                      help="EM and token F1's normalisation: squad (the SQuAD v1.1 script's, default) or extended "
                           "(also anak-anak = anak anak, Rp25.000 = Rp 25.000)")
-    run.add_argument("--idk-patterns", type=Path, help="file of IDK regular expressions, one per line")
+    run.add_argument("--idk-patterns", type=path_arg, help="file of IDK regular expressions, one per line")
     run.add_argument("--idk-eval-source", choices=tuple(IdkEvalSource), default=Settings.idk_eval_source,
                      help="IDK verdict for RB_agg_idk: detector (default) or record (labels.idk_eval, "
                           "MT-RAG's metrics.idk_eval; the detector where absent)")
@@ -129,7 +132,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
                           "(the query's judged pool: the record's qrels or --qrels, as trec_eval)")
     run.add_argument("--ndcg-gain", choices=tuple(NdcgGain), default=Settings.ndcg_gain,
                      help="NDCG gain: exponential (2^w-1, seed 003, default) or linear (w, trec_eval's)")
-    run.add_argument("--qrels", type=Path, help="TREC qrels file (query_id iter doc_id grade) for --ndcg-ideal pool")
+    run.add_argument("--qrels", type=path_arg, help="TREC qrels file (query_id iter doc_id grade) for --ndcg-ideal pool")
     run.add_argument("--source-labels", choices=tuple(SourceLabels), default=Settings.source_labels,
                      help="source_cited/fabricated_source: human labels, derived from [CIT:] markers, or auto "
                           "(human where given, else derived; default)")
@@ -148,12 +151,25 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     gate_options(gate)
 
 
+def _metric_names(given: str | None) -> list[str] | None:
+    """``--metrics``' names (``None``: not given, the defaults); given with no name in it is an error."""
+    if given is None:
+        return None
+    names = [name.strip() for name in given.split(",") if name.strip()]
+    if not names:
+        raise ConfigError(f"--metrics {given!r} names no metric: give metric or family names (see 'ragmeter "
+                          "metrics'), or leave --metrics out for the default ones")
+    return names
+
+
 def _write_back(given: list[str] | None) -> Path | None:
     if given is None:
         return None
     kind, file = given
     if kind != "otel":
         raise ConfigError(f"--write-back takes otel FILE (the one format scores are written back as); got {kind!r}")
+    if not file.strip():
+        raise ConfigError("--write-back otel was given an empty file name (an unset variable?): give a file name")
     return Path(file)
 
 
@@ -163,12 +179,12 @@ def _run(args: argparse.Namespace) -> int:
         refuse_unused(args, "without --engine ray", ("ray_address", "workers"))
     config = judge_options.judge_config(args)
     request = RunRequest(
-        source=path, out=args.out, metrics=args.metrics.split(",") if args.metrics else None,
+        source=path, out=args.out, metrics=_metric_names(args.metrics),
         settings=settings_from(args), judge=config, input_format=args.input_format,
         column_map=parse_column_map(args.map), map_spec=args.map, format_options=format_options(args),
         limit=args.limit, qrels=args.qrels,
-        parquet=args.parquet, html=args.html, write_back=_write_back(args.write_back), resume=args.resume,
-        overwrite=args.overwrite,
+        parquet=args.parquet, html=args.html, write_back=_write_back(args.write_back), junit=args.junit,
+        summary_file=args.summary_file, resume=args.resume, overwrite=args.overwrite,
         max_errors=args.max_errors, skip_invalid=args.skip_invalid,
         extra_inputs=(args.idk_patterns, args.judge_model_file), grounded=args.grounded, correct=args.correct,
         engine=args.engine, ray_address=args.ray_address, workers=args.workers)
@@ -209,8 +225,6 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.engine == "ray":
         judge_options.check_ray_judge(config)
-    reports = gate_outputs(Outputs([path, args.idk_patterns, args.qrels, args.judge_model_file],
-                                   overwrite=args.overwrite), args)
     try:
         outcome = run_to_folder(replace(request, metrics=metric_names), listener)
     except RunFailed as failed:  # a judge that failed for good, say: what was finished stays
@@ -222,8 +236,9 @@ def _run(args: argparse.Namespace) -> int:
         return code
     verdicts = check_requirements(outcome.result.summaries, args.require, point=args.require_point)
     table = render_requirements(verdicts, point=args.require_point, markdown=args.format == "markdown")
-    print("\n" + table, file=sys.stderr if args.format == "json" else sys.stdout)
-    write_gate_reports(reports, [requirements_suite(verdicts, f"ragmeter run {path.name}")],
+    print("\n" + table, file=sys.stderr if args.format == "json" else report_stream(outcome.html))
+    write_gate_reports(GateReports(outcome.reports["junit"], outcome.reports["summary_file"]),
+                       [requirements_suite(verdicts, f"ragmeter run {path.name}")],
                        render_requirements(verdicts, point=args.require_point, markdown=True))
     return max(code, 0 if all(v.passed for v in verdicts) else 1)
 
@@ -269,14 +284,16 @@ def _print_run(args: argparse.Namespace, path: Path, outcome: RunOutcome) -> int
     """Print the report and write the HTML page; a run whose every judge call failed exits 1."""
     result, quadrant, folder = outcome.result, outcome.quadrant, outcome.folder
     assert result is not None
+    out = report_stream(outcome.html)
     if args.format == "json":
-        print(json.dumps({**result.to_dict(), **outcome.extra, "out": str(args.out)}, indent=2, ensure_ascii=False))
+        print(json.dumps({**result.to_dict(), **outcome.extra, "out": str(args.out)}, indent=2, ensure_ascii=False),
+              file=out)
     paired = (quadrant.grounded, quadrant.correct) if quadrant is not None else None
     if args.format == "markdown":
-        print(render_report_markdown(result, title=f"ragmeter {__version__} — {path.name}", paired=paired))
+        print(render_report_markdown(result, title=f"ragmeter {__version__} — {path.name}", paired=paired), file=out)
     if args.format == "table":
         print(render_report(result, title=f"ragmeter {__version__} — {path.name}", prices=judge_options.prices(args),
-                            paired=paired))
+                            paired=paired), file=out)
     if args.format != "json":
         print(f"\nPer-item scores: {folder.items_path}", file=sys.stderr)
     if outcome.html is not None and outcome.records is not None:
@@ -302,6 +319,19 @@ def _judge_outcome(judging: JudgingReport | None, failures: Path) -> int:
     return 1
 
 
+def _after_interrupt(args: argparse.Namespace) -> str:
+    """What an interrupted run kept, as it is on disk: finished items (go on with --resume), else the judge's
+    cached verdicts (a plain rerun reuses them), else nothing."""
+    folder = RunFolder(args.out)
+    if folder.unfinished_rows():
+        return (f"the items finished so far are kept in {folder.items_path}; rerun the same command with --resume "
+                "to score only the rest")
+    cache = None if args.no_judge_cache or not args.judge else args.judge_cache or args.out / CACHE_FILE
+    if cache is not None and cache.is_file() and cache.stat().st_size > 0:
+        return (f"no item was finished, so there is nothing to --resume; the judge's verdicts so far are kept in "
+                f"{cache}: rerun the same command (without --resume) and they are reused, not asked again")
+    return "no item was finished: nothing was kept, and the same command starts afresh"
+
+
 COMMAND = Command("run", "score a file of RAG records and print the run report", add_arguments, _run,
-                  after_interrupt=lambda args: "the items finished so far are kept; 'ragmeter run … --resume' goes on "
-                                              "from them")
+                  after_interrupt=_after_interrupt)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from ragmeter.cli.common import Command, check_input, input_options
+from ragmeter.cli.common import Command, check_input, input_options, path_arg
 
 
 def add_arguments(validate: argparse.ArgumentParser) -> None:
-    validate.add_argument("file", type=Path)
+    validate.add_argument("file", type=path_arg)
     input_options(validate)
 
 

@@ -42,13 +42,15 @@ class Target:
     """Where one output goes. ``path``: as the user gave it (messages name it); ``real``: the file written,
     symlinks followed; ``replace``: an existing regular file there may be replaced; ``stream``: ``path`` is
     this command's stdout or stderr, or the null device, appended to as it is (:func:`atomic_write_text`);
-    ``append``: text is added at the end of the file (made if missing), never replacing what it holds."""
+    ``append``: text is added at the end of the file (made if missing), never replacing what it holds;
+    ``stdout``: the stream is this command's standard output, which then carries nothing else."""
 
     path: Path
     real: Path
     replace: bool = True
     stream: bool = False
     append: bool = False
+    stdout: bool = False
 
     @classmethod
     def of(cls, path: str | Path | Target) -> Target:
@@ -66,17 +68,21 @@ class Target:
             raise ConfigError(f"{path} is {kind}: give the name of a regular file")
         if kind != "stream":
             check_folder_writable(real.parent, str(path))
-        return cls(path, real, replace=True, stream=kind == "stream")
+        return cls(path, real, replace=True, stream=kind == "stream", stdout=kind == "stream" and _is_stdout(path))
 
 
 class Outputs:
-    """What one command may write: never one of its ``inputs``, never an existing file unless ``overwrite``
-    (or this command made it), never a special file unless the output allows streaming to it."""
+    """What one command may write: never one of its ``inputs``, never a place another of its outputs or its run
+    folder holds (:meth:`reserve`), never an existing file unless ``overwrite`` (or this command made it), never
+    a special file unless the output allows streaming to it."""
 
-    def __init__(self, inputs: Iterable[str | Path] = (), *, overwrite: bool = False) -> None:
+    def __init__(self, inputs: Iterable[str | Path | None] = (), *, overwrite: bool = False) -> None:
         self.overwrite = overwrite
         self._inputs: dict[tuple[int, int], Path] = {}
         self._made: set[Path] = set()
+        #: each place an output or the run folder holds (real path, and device and inode where it exists) →
+        #: what holds it, in words
+        self._held: dict[Path | tuple[int, int], str] = {}
         self.add_inputs(*inputs)
 
     def add_inputs(self, *paths: str | Path | None) -> None:
@@ -94,6 +100,16 @@ class Outputs:
                     continue
                 self._inputs[(info.st_dev, info.st_ino)] = file
 
+    def reserve(self, path: str | Path, holder: str) -> None:
+        """No output may be written at ``path``, which ``holder`` (in words: "the run folder's own items.jsonl
+        (--out runs/x)") writes or is."""
+        for key in _place_keys(Path(path)):
+            self._held.setdefault(key, holder)
+
+    def held_by(self, path: str | Path) -> str | None:
+        """What already holds ``path`` (another output, the run folder), in words, or ``None``."""
+        return next((self._held[key] for key in _place_keys(Path(path)) if key in self._held), None)
+
     def input_at(self, path: str | Path) -> Path | None:
         """The input that ``path`` is (the same file by device and inode), or ``None``."""
         try:
@@ -109,10 +125,12 @@ class Outputs:
         ``stream``: the command's own stdout or stderr, or the null device, there is written to as a stream (a
         report page to ``/dev/stdout``); otherwise it is refused, as any other special file is. ``append``: the
         output is added to the end of a regular file (a CI system's job summary), which may exist and is never
-        replaced or cut. ``reusable``: an existing file this output may keep using
-        without ``--overwrite`` (a verdict cache), when it says so. Raises :class:`ConfigError` naming ``flag``
-        and ``path`` for an input, a folder, a special file, an existing file, or a place that cannot be
-        written."""
+        replaced or cut. ``reusable``: the output is a file used in place (a verdict cache): an existing file is
+        kept in use when ``reusable`` says it may be, and refused otherwise, ``--overwrite`` or not. Raises :class:`ConfigError` naming ``flag``
+        and ``path`` for an empty name, an input, a place another output or the run folder holds, a folder, a
+        special file, an existing file, or a place that cannot be written."""
+        if not str(path).strip():
+            raise ConfigError(f"{flag} was given an empty file name (an unset variable?): give a file name")
         path = Path(path)
         real = Path(os.path.realpath(path))
         where = f"{flag} {path}" if flag else str(path)
@@ -121,11 +139,14 @@ class Outputs:
             shown = f" ({same})" if same != path else ""
             raise ConfigError(f"{where} is an input of this command{shown}: give a new file for the output; "
                               "ragmeter never writes over its input")
+        held = self.held_by(path)
+        if held is not None and held != f"the output of {where}":
+            raise ConfigError(f"{where} is {held}: give this output a file of its own")
         kind = _kind(path)
         if kind == "folder":
             raise ConfigError(f"{where} is a folder: give a file name, e.g. {path / 'report.html'}")
         if kind == "stream" and stream:
-            return Target(path, real, replace=False, stream=True)
+            return Target(path, real, replace=False, stream=True, stdout=_is_stdout(path))
         if kind == "stream":
             raise ConfigError(f"{where} is a stream (the null device, or this command's stdout or stderr), not a "
                               "regular file: give a file name; this output is not written to a stream")
@@ -133,12 +154,28 @@ class Outputs:
             raise ConfigError(f"{where} is {kind}, not a regular file: give a file name")
         if append:
             check_folder_writable(real.parent, where)
+            self.reserve(path, f"the output of {where}")
             return Target(path, real, replace=False, append=True)
-        if kind == "file" and not (self.overwrite or real in self._made or (reusable and reusable(real))):
+        if kind == "file" and reusable is not None and not reusable(real):
+            raise ConfigError(f"{where} exists and holds something else than this output keeps there (it is used "
+                              "in place, never replaced, --overwrite or not): give a new file name")
+        if kind == "file" and not (self.overwrite or real in self._made or reusable is not None):
             raise ConfigError(f"{where} exists: pass --overwrite to replace it, or give a new file name")
         check_folder_writable(real.parent, where)
         self._made.add(real)
+        self.reserve(path, f"the output of {where}")
         return Target(path, real, replace=kind == "file")
+
+
+def _place_keys(path: Path) -> list[Path | tuple[int, int]]:
+    """What names the place ``path``: its real path (symlinks followed), and its device and inode where a file
+    is there (another name of the same file, a hard link, names it too)."""
+    keys: list[Path | tuple[int, int]] = [Path(os.path.realpath(path))]
+    try:
+        info = path.stat()
+    except OSError:
+        return keys
+    return [*keys, (info.st_dev, info.st_ino)]
 
 
 def _kind(path: Path) -> str:
@@ -164,9 +201,17 @@ def _kind(path: Path) -> str:
     return "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "a special file"
 
 
-def _is_own_stream(info: os.stat_result) -> bool:
+def _is_stdout(path: Path) -> bool:
+    """``path`` is this process's standard output (``/dev/stdout``, or the file or pipe it was redirected to)."""
+    try:
+        return _is_own_stream(path.stat(), fds=(1,))
+    except OSError:
+        return False
+
+
+def _is_own_stream(info: os.stat_result, fds: tuple[int, ...] = (1, 2)) -> bool:
     """``info`` is the file behind this process's stdout or stderr (a terminal, a pipe, a redirected file)."""
-    for fd in (1, 2):
+    for fd in fds:
         try:
             own = os.fstat(fd)
         except OSError:
@@ -275,6 +320,8 @@ def atomic_write_text(target: str | Path | Target, text: str) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     try:
+        if target.append:
+            target.real.parent.mkdir(parents=True, exist_ok=True)
         with open(target.real if target.append else target.path, "a", encoding="utf-8") as handle:
             handle.write(text)
     except OSError as exc:

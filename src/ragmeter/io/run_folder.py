@@ -45,8 +45,8 @@ from ragmeter.io.writers import ItemsWriter
 if TYPE_CHECKING:
     from ragmeter.results.run_result import EvalResult
 
-__all__ = ["CACHE_FILE", "FOLDER_FILES", "PIECE_SHARDS", "Manifest", "RunFolder", "item_row", "item_settings",
-           "read_json_object", "require_parquet"]
+__all__ = ["CACHE_FILE", "FOLDER_FILES", "PIECE_SHARDS", "Manifest", "RunFolder", "files_read", "input_candidates",
+           "item_row", "item_settings", "read_json_object", "require_parquet"]
 
 MANIFEST = "run.json"
 ITEMS = "items.jsonl"
@@ -97,9 +97,10 @@ def files_sha256(files: Sequence[Path]) -> str:
 
 @dataclass(frozen=True)
 class Manifest:
-    """What a run is, as ``run.json`` holds it (with the run's status and start time): the input (path, sha256,
-    format, ``--map`` as given, the format's reader options), the qrels file, the metrics, the settings that change an item's values, the
-    judge (identity and claims mode) and the limit. A resumed run must have an equal one."""
+    """What a run is, as ``run.json`` holds it (with the run's status and start time): the input (path as given,
+    path from the run folder, sha256, format, ``--map`` as given, the format's reader options), the qrels file,
+    the metrics, the settings that change an item's values, the judge (identity and claims mode) and the limit.
+    A resumed run must have an equal one, but for ``input_from_run``, which only says where the input is."""
 
     input: str
     input_sha256: str
@@ -111,6 +112,9 @@ class Manifest:
     judge: str | None
     limit: int | None
     format_options: dict[str, str] = field(default_factory=dict)
+    #: the input's path from the run folder, so that a run folder committed with its input beside it finds it
+    #: from any working directory (``input`` is as given, from the working directory of the run)
+    input_from_run: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The manifest as ``run.json`` holds it; ``format_options`` only when some were given, so that a folder
@@ -119,6 +123,42 @@ class Manifest:
         if not self.format_options:
             del data["format_options"]
         return data
+
+
+#: The manifest's keys that say where a file is, not what the run is: a resumed run may differ there.
+_LOCATION_KEYS = ("input_from_run",)
+
+
+def input_candidates(folder: Path, manifest: Mapping[str, Any]) -> list[Path]:
+    """Where the input that a run folder's ``run.json`` names may be, in the order to try: its path from the run
+    folder, then its path as given (from the working directory); only the files that are there."""
+    found = []
+    if isinstance(manifest.get("input_from_run"), str):
+        found.append(folder / manifest["input_from_run"])
+    if isinstance(manifest.get("input"), str) and manifest["input"]:
+        found.append(Path(manifest["input"]))
+    return [path for path in dict.fromkeys(found) if path.is_file()]
+
+
+def files_read(run: str | Path) -> list[Path]:
+    """Every file a command that reads the run ``run`` may read, so that none of its outputs is one of them: for
+    a run folder, or a file in one, the folder's own files and the files its ``run.json`` names (the input records
+    wherever they may be found, the qrels file); for any other file, the file itself. A ``run.json`` that cannot
+    be read adds nothing (the command that reads it reports it)."""
+    run = Path(run)
+    folder = run if run.is_dir() else run.parent
+    if not (folder / MANIFEST).is_file() and not run.is_dir():
+        return [run]
+    files = [run, *(folder / name for name in FOLDER_FILES)]
+    try:
+        manifest = read_json_object(folder / MANIFEST, "")
+    except ConfigError:
+        manifest = None
+    if manifest is not None:
+        files += input_candidates(folder, manifest)
+        if isinstance(manifest.get("qrels"), str):
+            files.append(Path(manifest["qrels"]))
+    return files
 
 
 class RunFolder:
@@ -147,6 +187,9 @@ class RunFolder:
             what = "a file" if self.path.is_file() else "not a folder"
             raise ConfigError(f"--out {self.path} is {what}: give a folder (it is created if missing)")
         check_folder_writable(self.path, f"--out {self.path}")
+        outputs.reserve(self.path, f"the run folder (--out {self.path})")
+        for name in (*FOLDER_FILES, PIECE_SHARDS):
+            outputs.reserve(self.path / name, f"the run folder's own {name} (--out {self.path})")
         if not self.path.is_dir():
             return
         for path in self._owned_files():
@@ -157,6 +200,14 @@ class RunFolder:
             if path.is_symlink() or (path.exists() and not path.is_file()):
                 raise ConfigError(f"{path} is not a regular file (a symlink or a special file): a run folder's "
                                   "files are its own; move it away, or choose another --out")
+
+    def unfinished_rows(self) -> bool:
+        """The folder holds an unfinished run with finished items, which ``--resume`` goes on from."""
+        try:
+            manifest = self._read_manifest()
+        except ConfigError:
+            return False
+        return manifest is not None and manifest.get("status") == "running" and _has_rows(self.items_path)
 
     @property
     def started(self) -> bool:
@@ -190,8 +241,12 @@ class RunFolder:
             raise ConfigError(f"--resume: {self.path} holds a finished run, nothing to resume: leave --resume out "
                               "and add --overwrite to replace it")
         if status != "running":
-            raise ConfigError(f"--resume: {self.path} holds no interrupted run to finish")
-        changed = [key for key in manifest if previous.get(key) != manifest[key]]  # type: ignore[union-attr]
+            cache = self.path / CACHE_FILE
+            reuse = (f"; the judge's verdicts in {cache} are reused by a plain rerun" if cache.is_file() else "")
+            raise ConfigError(f"--resume: {self.path} holds no interrupted run with finished items to go on from: "
+                              f"leave --resume out to start the run{reuse}")
+        changed = [key for key in manifest if key not in _LOCATION_KEYS
+                   and previous.get(key) != manifest[key]]  # type: ignore[union-attr]
         if changed:
             raise ConfigError(f"--resume: the interrupted run in {self.path} had other {', '.join(changed)}; "
                               "rerun it with the same input and options, or choose another --out")

@@ -133,10 +133,11 @@ def open_judge(config: JudgeConfig) -> Judge:
 
 def planning_judge(config: JudgeConfig) -> Judge:
     """A judge with ``config``'s identity and cache that calls nothing, for a dry run: it starts no server,
-    needs no key, and creates no cache file. Close it (it then holds an open cache file); closing starts
-    nothing."""
+    needs no key, and reads the cache without writing to it (no file made, none changed). Close it (it then
+    holds an open cache file); closing starts nothing."""
     model = backend_kind(config.kind).model_id(config)
-    cache = JudgeCache(config.cache) if config.cache is not None and config.cache.exists() else None
+    cache = (JudgeCache(config.cache, read_only=True) if config.cache is not None and config.cache.exists()
+             else None)
     return Judge(_NoCalls(model, config.temperature, config.seed, config.reply_bounds), cache=cache,
                  claims=config.claim_mode)
 

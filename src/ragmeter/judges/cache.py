@@ -80,23 +80,50 @@ class CachedVerdict:
 class JudgeCache:
     """Verdicts in the SQLite file at ``path``, created with its folder at the first verdict stored (a run that
     stores none leaves nothing behind). Safe to use from several threads: each connection is used by one
-    thread at a time."""
+    thread at a time. ``read_only``: the stored verdicts are read and nothing is written, the file and its
+    journal files included (a dry run's plan, a command that may still refuse)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
+        self.read_only = read_only
         self._write_lock = threading.Lock()
         self._read_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
         self._closed = False
         if self.path.exists():
-            self._open()
+            if read_only:
+                self._reader = self._read_only_connection()
+            else:
+                self._open()
+
+    def _read_only_connection(self) -> sqlite3.Connection | None:
+        """A connection that reads the file and its journal as they are and writes nothing (no table made, no
+        checkpoint when it closes, so the ``-wal`` and ``-shm`` files stay); ``None`` when the file holds no
+        verdicts yet (empty, or without the table)."""
+        try:
+            reader = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None,
+                                     check_same_thread=False, timeout=_BUSY_S)
+        except sqlite3.OperationalError as exc:
+            raise ConfigError(f"the judge cache {self.path} cannot be read ({exc})") from None
+        try:
+            tables = reader.execute("SELECT name FROM sqlite_master WHERE name = 'verdicts'").fetchall()
+        except sqlite3.DatabaseError as exc:
+            reader.close()
+            raise ConfigError(f"the judge cache {self.path} is not a verdict cache ragmeter can use ({exc}): give "
+                              "--judge-cache another file, or --no-judge-cache") from None
+        if not tables:
+            reader.close()
+            return None
+        return reader
 
     def _open(self) -> sqlite3.Connection:
         """The writing connection, both connections opened first if need be (creating the file, its folder and
         table when missing); called under the write lock or before any thread uses the cache."""
         if self._writer is not None:
             return self._writer
+        if self.read_only:
+            raise RuntimeError(f"the judge cache {self.path} was opened to read only")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         writer = self._connect()
         try:
