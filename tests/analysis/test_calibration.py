@@ -78,9 +78,12 @@ def test_bad_labelled_files_say_where(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text('{"sentence": "s", "chunk": "c", "label": 1}\n{"sentence": "s", "chunk": "c", "label": "maybe"}\n',
                     encoding="utf-8")
-    with pytest.raises(InputError, match="supported/not supported") as caught:
+    with pytest.raises(InputError) as caught:
         read_labelled(path)
     assert (caught.value.line, caught.value.field) == (2, "label")
+    assert caught.value.reason == (
+        "a label is 1, 1.0, true, yes or supported for a sentence its chunk supports; 0, 0.0, false, no, not "
+        "supported or unsupported for one it does not (any case); got 'maybe'")
     one_class = tmp_path / "one.jsonl"
     one_class.write_text('{"sentence": "s", "chunk": "c", "label": 1}\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="labelled supported and others labelled not supported"):
@@ -117,3 +120,18 @@ def test_an_interval_that_cannot_be_computed_says_why(capsys: pytest.CaptureFixt
     assert "NaN" not in out
     saved = json.loads(out)
     assert saved["auroc_interval"] == [None, None] and saved["auroc_interval_undefined"] == reason
+
+
+def test_every_label_the_help_names_is_read_as_it_says(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    supported = [1, 1.0, True, "1", "TRUE", "Yes", " supported "]
+    not_supported = [0, 0.0, False, "0", "False", "NO", "Not Supported", "unsupported"]
+    path = tmp_path / "labels.jsonl"
+    path.write_text("".join(json.dumps({"sentence": "s", "chunk": "c", "label": label}) + "\n"
+                            for label in supported + not_supported), encoding="utf-8")
+    assert [pair.supported for pair in read_labelled(path)] == [True] * 7 + [False] * 8
+    with pytest.raises(SystemExit):
+        main(["calibrate-tau", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert ("label and, optionally, conversation_id; a label is 1, 1.0, true, yes or supported for a sentence its "
+            "chunk supports; 0, 0.0, false, no, not supported or unsupported for one it does not (any case)"
+            ) in help_text

@@ -33,7 +33,11 @@ def test_a_significant_regression_exits_1_and_a_run_against_itself_exits_0(runs,
     assert "Gate: b against a: FAIL" in capsys.readouterr().out
     assert main(["compare", str(runs[0]), str(runs[0]), "--fail-on", "token_f1", "--fail-on", "latency_ms",
                  "--n-resamples", "500"]) == 0
-    assert "against a: pass\n" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "against a: pass\n" in out
+    # every pair tied: no "could detect a drop of 0 with 80% power"
+    assert out.count("every pair is tied: with no variance, the drop these runs could detect cannot be estimated") == 2
+    assert "could detect a drop" not in out
 
 
 def test_lower_is_better_metrics_that_fell_pass(runs, capsys) -> None:
@@ -96,3 +100,40 @@ def test_run_requirements_exit_1_when_one_is_not_shown(tmp_path: Path, capsys) -
     SCHEMA.validate(str(junit))
     assert main([*base, "--require", "BertscoreP>=0.1"]) == 2   # not a metric of this run
     assert "which this run does not compute" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["compare", "a", "b", "--fail-on", "x:y"],
+     ("argument --fail-on: the margin 'y' is not a number: a gate rule is METRIC or METRIC:MARGIN, e.g. token_f1 "
+      "or token_f1:0.02; got 'x:y'")),
+    (["compare", "a", "b", "--fail-on", "token_f1:-0.1"],
+     ("argument --fail-on: a margin is how much worse than the baseline the candidate may be, in token_f1's "
+      "units, so it is at least 0 (a negative one would demand an improvement, which the gate does not test); got "
+      "'token_f1:-0.1'. Write token_f1:0.1 to allow a drop of 0.1, or token_f1 alone to fail on any significant "
+      "drop")),
+    (["run", "--demo", "--require", "x"],
+     ("argument --require: a requirement is FIGURE>=VALUE (or <=, >, <), e.g. token_f1>=0.6 or "
+      "p95_latency_ms<=2000; got 'x'")),
+    (["run", "--demo", "--require", "token_f1>=1e"],
+     ("argument --require: '1e' is not a number: a requirement is FIGURE>=VALUE (or <=, >, <), e.g. "
+      "token_f1>=0.6 or p95_latency_ms<=2000; got 'token_f1>=1e'")),
+], ids=["not-a-number", "negative-margin", "no-operator", "bad-number"])
+def test_a_bad_rule_says_the_form_expected_and_not_the_parsers_name(argv: list[str], message: str, capsys) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2
+    assert err.splitlines()[-1] == f"ragmeter {argv[0]}: error: {message}"
+    assert "parse_" not in err
+
+
+def test_a_metric_gated_twice_counts_once_or_is_refused(runs, capsys) -> None:
+    assert compare(runs, "--fail-on", "token_f1", "--fail-on", "token_f1", "--format", "json") == 1
+    (only,) = json.loads(capsys.readouterr().out)
+    assert [v["metric"] for v in only["decision"]["verdicts"]] == ["token_f1"]
+    single = compare(runs, "--fail-on", "token_f1", "--format", "json")
+    assert json.loads(capsys.readouterr().out)[0]["decision"] == only["decision"] and single == 1
+    assert compare(runs, "--fail-on", "token_f1", "--fail-on", "token_f1:0.02") == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "error: token_f1 is gated twice with different rules, token_f1 and token_f1:0.02: give one (METRIC alone "
+        "fails on a significant drop; METRIC:MARGIN passes only when shown at most MARGIN worse)")

@@ -32,8 +32,9 @@ def _errors(err: str) -> list[str]:
 def test_a_jsonl_file_read_as_csv_gets_one_error_naming_the_option(capsys: pytest.CaptureFixture[str],
                                                                     tmp_path: Path) -> None:
     path = _demo(tmp_path)
-    expected = (f"{path}: --input-format csv reads this file as CSV, but its first non-blank character is '{{', as "
-                "in JSONL: pass --input-format native, or leave the option out to detect the format")
+    expected = (f"{path}: --input-format csv reads this file as CSV, but its first line is a JSON object with keys "
+                '"id", "question", "contexts", … and no "resourceSpans" (so not OTLP JSON), as in ragmeter\'s JSONL: '
+                "pass --input-format native, or leave the option out to detect the format")
     check = check_file(path, format="csv")
     assert (check.n_valid, check.n_invalid, str(check.file_error)) == (0, 0, expected)
     with pytest.raises(InputError) as caught:
@@ -53,13 +54,39 @@ def test_parquet_and_jsonl_forced_the_other_way_round(tmp_path: Path) -> None:
     lines = tmp_path / "run.jsonl"
     lines.write_text(json.dumps({"user_input": "q", "response": "a"}) + "\n", encoding="utf-8")
     assert str(check_file(lines, format="parquet").file_error) == (
-        f"{lines}: --input-format parquet reads this file as Parquet, but its first non-blank character is '{{', "
-        "as in JSONL: pass --input-format ragas, or leave the option out to detect the format")
+        f"{lines}: --input-format parquet reads this file as Parquet, but its first line is a JSON object with keys "
+        '"user_input", "response" and no "resourceSpans" (so not OTLP JSON), as in RAGAS JSONL: pass --input-format '
+        "ragas, or leave the option out to detect the format")
     text = tmp_path / "run.csv"
     text.write_text("question,answer\nq,a\n", encoding="utf-8")
     assert str(check_file(text, format="mtrag").file_error) == (
         f"{text}: --input-format mtrag reads this file as MT-RAG JSONL, but it is a .csv file whose first line is "
         "not a JSON object: pass --input-format csv, or leave the option out to detect the format")
+
+
+def test_jsonl_read_as_otlp_json_says_what_the_first_line_is_and_lacks(capsys: pytest.CaptureFixture[str],
+                                                                      tmp_path: Path) -> None:
+    """OTLP JSON begins with '{' too: the message names what the first line holds and the key it lacks."""
+    path = _demo(tmp_path)
+    expected = (f"{path}: --input-format otel reads this file as OpenTelemetry traces (OTLP JSON), but its first line "
+                'is a JSON object with keys "id", "question", "contexts", … and no "resourceSpans" (so not OTLP '
+                "JSON), as in ragmeter's JSONL: pass --input-format native, or leave the option out to detect the "
+                "format")
+    assert str(check_file(path, format="otel").file_error) == expected
+    assert main(["validate", str(path), "--input-format", "otel"]) == 2
+    assert _errors(capsys.readouterr().err) == [f"error: {expected}"]
+    pretty = tmp_path / "pretty.json"                              # JSON over several lines: no whole first object
+    pretty.write_text('{\n  "question": "q",\n  "answer": "a"\n}\n', encoding="utf-8")
+    assert str(check_file(pretty, format="otel").file_error) == (
+        f"{pretty}: --input-format otel reads this file as OpenTelemetry traces (OTLP JSON), but its first line, "
+        "which begins with '{', is neither a whole JSON object nor OTLP JSON's {\"resourceSpans\": …}: pass "
+        "--input-format native, or leave the option out to detect the format")
+    late = tmp_path / "late.jsonl"                                 # the key, but not where OTLP JSON puts it
+    late.write_text(json.dumps({"note": "x" * 300, "resourceSpans": []}) + "\n", encoding="utf-8")
+    assert str(check_file(late, format="otel").file_error) == (
+        f"{late}: --input-format otel reads this file as OpenTelemetry traces (OTLP JSON), but its first line is a "
+        'JSON object with keys "note", "resourceSpans" ("resourceSpans" among its keys, but not first as in OTLP '
+        "JSON), as in ragmeter's JSONL: pass --input-format native, or leave the option out to detect the format")
 
 
 def test_a_jsonl_flavour_whose_first_records_all_fail_names_the_one_the_file_looks_like(

@@ -2,8 +2,9 @@
 
 The input is cited sentences labelled by people: JSONL or CSV with ``sentence`` (the answer's sentence, its
 ``[CIT:…]`` markers are removed as Overlap removes them), ``chunk`` (the text of the chunk it cites) and ``label``
-(1 / 0, or ``supported`` / ``not supported``, ``true`` / ``false``), and optionally ``conversation_id`` (the
-resampling unit of the interval). Each pair's cosine comes from the same embedder Overlap uses.
+(:data:`LABELS`: ``1``, ``true``, ``yes``, ``supported`` / ``0``, ``false``, ``no``, ``not supported``,
+``unsupported``, in any case), and optionally ``conversation_id`` (the resampling unit of the interval). Each
+pair's cosine comes from the same embedder Overlap uses.
 
 The result: the ROC of the cosine as a classifier of "supported" (true and false positive rate, precision and
 balanced accuracy at a grid of τ), its AUROC with a bootstrap interval, the τ that maximises balanced accuracy
@@ -36,12 +37,21 @@ from ragmeter.stats.correlation import auroc, cluster_bootstrap
 from ragmeter.text.citations import strip_citations
 from ragmeter.text.languages import AUTO, detect_language
 
-__all__ = ["GRID", "Calibration", "calibrate_tau", "read_labelled"]
+__all__ = ["GRID", "LABELS", "Calibration", "calibrate_tau", "read_labelled"]
 
 #: The τ values of the ROC table and of the Overlap a run would have.
 GRID = tuple(round(0.30 + 0.05 * i, 2) for i in range(14))
-_POSITIVE = {"1", "1.0", "true", "yes", "supported"}
-_NEGATIVE = {"0", "0.0", "false", "no", "not supported", "unsupported"}
+_POSITIVE = ("1", "1.0", "true", "yes", "supported")
+_NEGATIVE = ("0", "0.0", "false", "no", "not supported", "unsupported")
+
+
+def _either(words: tuple[str, ...]) -> str:
+    return f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+#: The labels read, in words (for the command's help and the error of a label it cannot read).
+LABELS = (f"{_either(_POSITIVE)} for a sentence its chunk supports; {_either(_NEGATIVE)} for one it does not "
+          "(any case)")
 
 
 @dataclass(frozen=True)
@@ -61,9 +71,9 @@ def read_labelled(path: str | Path) -> list[Labelled]:
             if row.get(name) in (None, ""):
                 raise InputError("missing", path=str(path), line=line, field=name)
         label = str(row["label"]).strip().lower()
-        if label not in _POSITIVE | _NEGATIVE:
-            raise InputError(f"a label is 1/0, supported/not supported or true/false, got {row['label']!r}",
-                             path=str(path), line=line, field="label")
+        if label not in _POSITIVE + _NEGATIVE:
+            raise InputError(f"a label is {LABELS}; got {row['label']!r}", path=str(path), line=line,
+                             field="label")
         out.append(Labelled(str(row["sentence"]), str(row["chunk"]), label in _POSITIVE,
                             str(row.get("conversation_id") or f"line{line}")))
     if not out:

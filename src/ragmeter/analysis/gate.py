@@ -11,8 +11,12 @@ items of B − A and ``[lo, hi]`` its paired bootstrap interval over conversatio
   therefore carries the drop the data could detect (:func:`detectable_drop`).
 - **Non-inferiority** (``METRIC:MARGIN``): the gate passes only when the interval's worse end lies within the
   margin: ``lo ≥ −margin`` where higher is better, ``hi ≤ margin`` where lower is. With the 95 % interval this
-  is a one-sided test at 2.5 %: it *shows* that the candidate is at most ``margin`` worse. A metric with no
-  known direction cannot be gated.
+  is a one-sided test at 2.5 %: it *shows* that the candidate is at most ``margin`` worse. A margin is how much
+  worse the candidate may be, so it is at least 0 (a negative one would demand an improvement, which the gate
+  does not test). A metric with no known direction cannot be gated.
+
+A metric is gated once: a rule given twice counts once (in Holm too), and two different rules for one metric
+(two margins, or a margin and none) are an error.
 
 A metric missing from either run, compared on no pair, or undefined (on either side) on more than
 ``max_undefined`` of the paired items fails, with the reason: a gate never passes what it did not measure.
@@ -30,9 +34,11 @@ from typing import Any
 from ragmeter.analysis.compare import Comparison, MetricComparison
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.files import json_number
+from ragmeter.results.requirements import RuleError
 from ragmeter.stats.paired import holm
 
-__all__ = ["POWER", "Gate", "GateRule", "GateVerdict", "apply_gate", "detectable_drop", "parse_rule"]
+__all__ = ["POWER", "Gate", "GateRule", "GateVerdict", "apply_gate", "detectable_drop", "parse_rule",
+           "unique_rules"]
 
 #: The power at which :func:`detectable_drop` reports the drop the data could detect.
 POWER = 0.8
@@ -49,21 +55,47 @@ class GateRule:
     def mode(self) -> str:
         return "regression" if self.margin is None else "non-inferiority"
 
+    def __str__(self) -> str:
+        return self.metric if self.margin is None else f"{self.metric}:{self.margin:g}"
+
+
+_FORM = "a gate rule is METRIC or METRIC:MARGIN, e.g. token_f1 or token_f1:0.02"
+
 
 def parse_rule(text: str) -> GateRule:
-    """``"token_f1"`` (regression) or ``"token_f1:0.02"`` (non-inferiority within 0.02)."""
-    match = re.fullmatch(r"\s*([^:\s]+)\s*(?::\s*([0-9.eE+-]+)\s*)?", text)
+    """``"token_f1"`` (regression) or ``"token_f1:0.02"`` (non-inferiority within 0.02); anything else, a
+    negative margin included, is a :class:`~ragmeter.results.requirements.RuleError` saying what to write."""
+    match = re.fullmatch(r"\s*([^:\s]+)\s*(?::\s*(\S+)\s*)?", text)
     if match is None:
-        raise ConfigError(f"gate rule {text!r}: write METRIC or METRIC:MARGIN, e.g. token_f1 or token_f1:0.02")
-    margin = None
-    if match.group(2) is not None:
-        try:
-            margin = float(match.group(2))
-        except ValueError:
-            margin = math.nan
-        if not margin >= 0 or math.isinf(margin):
-            raise ConfigError(f"gate rule {text!r}: the margin is a number at least 0, in the metric's units")
-    return GateRule(match.group(1), margin)
+        raise RuleError(f"{_FORM}; got {text!r}")
+    metric, given = match.groups()
+    if given is None:
+        return GateRule(metric)
+    try:
+        margin = float(given)
+    except ValueError:
+        raise RuleError(f"the margin {given!r} is not a number: {_FORM}; got {text!r}") from None
+    if not math.isfinite(margin):
+        raise RuleError(f"the margin is a finite number: {_FORM}; got {text!r}")
+    if margin < 0:
+        raise RuleError(f"a margin is how much worse than the baseline the candidate may be, in {metric}'s units, "
+                        f"so it is at least 0 (a negative one would demand an improvement, which the gate does not "
+                        f"test); got {text!r}. Write {metric}:{-margin:g} to allow a drop of {-margin:g}, or "
+                        f"{metric} alone to fail on any significant drop")
+    return GateRule(metric, margin + 0.0)  # so that -0 reads 0
+
+
+def unique_rules(rules: Sequence[GateRule]) -> tuple[GateRule, ...]:
+    """``rules`` with each one given more than once kept once, in the order first given; two different rules for
+    one metric (two margins, or a margin and none) are a :class:`ConfigError`, since a metric is gated once."""
+    kept: dict[str, GateRule] = {}
+    for rule in rules:
+        first = kept.setdefault(rule.metric, rule)
+        if first != rule:
+            raise ConfigError(f"{rule.metric} is gated twice with different rules, {first} and {rule}: give one "
+                              f"(METRIC alone fails on a significant drop; METRIC:MARGIN passes only when shown at "
+                              f"most MARGIN worse)")
+    return tuple(kept.values())
 
 
 @dataclass(frozen=True)
@@ -113,13 +145,27 @@ class Gate:
 def detectable_drop(comparison: MetricComparison, *, confidence: float, alpha: float, power: float = POWER) -> float:
     """The smallest true drop a two-sided test at ``alpha`` would find with probability ``power``:
     ``(z(1 − alpha/2) + z(power)) · SE``, with the standard error read off the bootstrap interval,
-    ``SE = (hi − lo) / (2·z(1 − (1 − confidence)/2))`` (a normal approximation; NaN without an interval)."""
+    ``SE = (hi − lo) / (2·z(1 − (1 − confidence)/2))`` (a normal approximation). NaN without an interval, and
+    for an interval of width 0: the pairs' differences do not vary (every pair tied, say), so there is no
+    spread to estimate a standard error from."""
     width = comparison.ci_high - comparison.ci_low
-    if not width >= 0:
+    if not width > 0:
         return math.nan
     z = NormalDist().inv_cdf
     se = width / (2 * z(1 - (1 - confidence) / 2))
     return (z(1 - alpha / 2) + z(power)) * se
+
+
+def _detectable_words(m: MetricComparison, drop: float) -> str:
+    """What the data could detect, in words; why it cannot be said where ``drop`` is NaN."""
+    if not math.isnan(drop):
+        return f"the data could detect a drop of {drop:.3g} with {POWER:.0%} power"
+    if m.ties == m.n:
+        return "every pair is tied: with no variance, the drop these runs could detect cannot be estimated"
+    if m.ci_high == m.ci_low:
+        return ("the pairs' differences do not vary: with no variance, the drop these runs could detect cannot be "
+                "estimated")
+    return "with no interval, the drop these runs could detect cannot be estimated"
 
 
 def _worse(m: MetricComparison) -> float:
@@ -136,6 +182,7 @@ def apply_gate(comparison: Comparison, rules: Sequence[GateRule], *, alpha: floa
         raise ConfigError(f"max_undefined {max_undefined:g}: a share lies in [0, 1]")
     if not rules:
         raise ConfigError("a gate needs at least one rule (a metric, or a metric and a margin)")
+    rules = unique_rules(rules)
     figures = {m.metric: m for m in comparison.overall}
     checked: dict[int, MetricComparison] = {}
     verdicts: dict[int, GateVerdict] = {}
@@ -157,11 +204,11 @@ def apply_gate(comparison: Comparison, rules: Sequence[GateRule], *, alpha: floa
             if failed:
                 reason = f"worse by {abs(m.difference):.4g}, Holm-adjusted p = {p:.3g} < {alpha:g}"
             elif worse_by > 0:
-                reason = (f"no significant drop (worse by {abs(m.difference):.4g}, Holm-adjusted p = {p:.3g}); the "
-                          f"data could detect a drop of {drop:.3g} with {POWER:.0%} power")
+                reason = (f"no significant drop (worse by {abs(m.difference):.4g}, Holm-adjusted p = {p:.3g}); "
+                          f"{_detectable_words(m, drop)}")
             else:
-                reason = (f"not worse (difference {m.difference:+.4g}, Holm-adjusted p = {p:.3g}); the data could "
-                          f"detect a drop of {drop:.3g} with {POWER:.0%} power")
+                reason = (f"not worse (difference {m.difference:+.4g}, Holm-adjusted p = {p:.3g}); "
+                          f"{_detectable_words(m, drop)}")
             verdicts[k] = GateVerdict(rule, not failed, reason, m, p, drop)
         else:
             worst = -m.ci_low if m.higher_is_better else m.ci_high

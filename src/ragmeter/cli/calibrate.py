@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
-from ragmeter.analysis.calibration import calibrate_tau
-from ragmeter.cli.common import Command, settings_from, statistics_options
+from ragmeter.analysis.calibration import LABELS, calibrate_tau
+from ragmeter.cli.common import Command, path_arg, settings_from, statistics_options
 from ragmeter.core.errors import ConfigError
 from ragmeter.io.readers import read_records
 from ragmeter.models import EMBEDDER_BACKENDS
@@ -16,15 +15,16 @@ from ragmeter.text.languages import LANGUAGE_CHOICES
 
 
 def add_arguments(calibrate: argparse.ArgumentParser) -> None:
-    calibrate.add_argument("labelled", type=Path, help="JSONL/CSV with sentence, chunk (the cited chunk's text), "
-                                                       "label (1/0 or supported/not supported), [conversation_id]")
+    calibrate.add_argument("labelled", type=path_arg,
+                           help="JSONL/CSV with sentence, chunk (the cited chunk's text), label and, optionally, "
+                                f"conversation_id; a label is {LABELS}")
     calibrate.add_argument("--embedder", choices=EMBEDDER_BACKENDS, default="auto",
                            help="the embedding backend Overlap uses (auto, the default: the language's own)")
     calibrate.add_argument("--language", choices=LANGUAGE_CHOICES, default="auto",
                            help="the sentences' language, which chooses the embedder under --embedder auto: auto "
                                 "(the language most of the sentences are written in; default), en or id")
     calibrate.add_argument("--precision", type=float, help="also the lowest τ whose precision reaches this")
-    calibrate.add_argument("--run", type=Path, metavar="RECORDS",
+    calibrate.add_argument("--run", type=path_arg, metavar="RECORDS",
                            help="a run's records: the Overlap they would have at each τ of the grid")
     calibrate.add_argument("--format", choices=("table", "json"), default="table", help="report format on stdout")
     statistics_options(calibrate, ci=None)

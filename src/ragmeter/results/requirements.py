@@ -12,6 +12,7 @@ A requirement names a metric (its one figure: mean, rate or sum) or a quantile o
 
 from __future__ import annotations
 
+import argparse
 import math
 import operator
 import re
@@ -23,10 +24,18 @@ from ragmeter.core.errors import ConfigError
 from ragmeter.core.files import json_number
 from ragmeter.results.aggregate import Summary
 
-__all__ = ["Requirement", "RequirementVerdict", "check_requirements", "parse_requirement"]
+__all__ = ["Requirement", "RequirementVerdict", "RuleError", "check_requirements", "parse_requirement"]
 
 _OPERATORS: dict[str, Callable[[float, float], bool]] = {">=": operator.ge, "<=": operator.le, ">": operator.gt,
                                                          "<": operator.lt}
+
+
+class RuleError(ConfigError, argparse.ArgumentTypeError):
+    """A requirement or a gate rule (:func:`ragmeter.analysis.gate.parse_rule`) that cannot be read.
+
+    Also argparse's ``ArgumentTypeError``, so that a command line that takes the parser as an option's ``type``
+    prints this message after the option's name; a plain ``ValueError`` would print "invalid parse_requirement
+    value" instead."""
 
 
 @dataclass(frozen=True)
@@ -44,16 +53,16 @@ class Requirement:
 
 
 def parse_requirement(text: str) -> Requirement:
-    """``"token_f1>=0.6"``, ``"p95_latency_ms <= 2000"``."""
+    """``"token_f1>=0.6"``, ``"p95_latency_ms <= 2000"``; anything else is a :class:`RuleError` saying the form."""
+    form = "a requirement is FIGURE>=VALUE (or <=, >, <), e.g. token_f1>=0.6 or p95_latency_ms<=2000"
     match = re.fullmatch(r"\s*([A-Za-z_][\w@.-]*)\s*(>=|<=|>|<)\s*([-+0-9.eE]+)\s*", text)
     if match is None:
-        raise ConfigError(f"requirement {text!r}: write METRIC>=VALUE (or <=, >, <), e.g. token_f1>=0.6 or "
-                          "p95_latency_ms<=2000")
+        raise RuleError(f"{form}; got {text!r}")
     name, op, number = match.groups()
     try:
         value = float(number)
     except ValueError:
-        raise ConfigError(f"requirement {text!r}: {number!r} is not a number") from None
+        raise RuleError(f"{number!r} is not a number: {form}; got {text!r}") from None
     quantile = re.fullmatch(r"(p50|p95)_(.+)", name)
     return Requirement(quantile.group(2), quantile.group(1), op, value) if quantile else Requirement(name, None, op,
                                                                                                       value)

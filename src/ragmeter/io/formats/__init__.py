@@ -9,6 +9,7 @@ and nowhere else.
 from __future__ import annotations
 
 import codecs
+import json
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -43,6 +44,8 @@ register(phoenix.FORMAT)
 #: ``auto`` and every registered format's name: the choices of ``--input-format``.
 FORMATS = ("auto", *REGISTRY)
 _FALLBACK = native.FORMAT.name
+#: The keys of a JSON file's first object that a message about its format names.
+_KEYS_SHOWN = 3
 
 
 def format_help() -> str:
@@ -111,9 +114,25 @@ def looks_like(path: Path) -> tuple[str, str] | None:
             return fmt.name, f"it begins with {fmt.magic.decode('ascii')}, as {fmt.title} files do"
     text = head.removeprefix(codecs.BOM_UTF8).lstrip()
     if text.startswith(b"{"):
-        return _jsonl_flavour(path), "its first non-blank character is '{', as in JSONL"
+        flavour = _jsonl_flavour(path)
+        return flavour, _json_evidence(path, REGISTRY[flavour].title)
     suffix = path.suffix.lower()
     named = next((fmt for fmt in REGISTRY.values() if suffix in fmt.suffixes and fmt.magic is None), None)
     if text and named is not None:
         return named.name, f"it is a {suffix} file whose first line is not a JSON object"
     return None
+
+
+def _json_evidence(path: Path, title: str) -> str:
+    """What a file that begins with '{' shows, for a format that contradicts it: its first line's keys, and that
+    it is not OTLP JSON (which begins ``{"resourceSpans"`` and is claimed before this is asked)."""
+    first = next(iter(jsonl_objects(path)), None)
+    if first is None or not isinstance(first[1], dict):
+        return ("its first line, which begins with '{', is neither a whole JSON object nor OTLP JSON's "
+                "{\"resourceSpans\": …}")
+    obj = first[1]
+    keys = [json.dumps(key)[:40] for key in list(obj)[:_KEYS_SHOWN]]
+    listed = f"keys {', '.join(keys)}{', …' if len(obj) > _KEYS_SHOWN else ''}" if keys else "no key"
+    otlp = (" (\"resourceSpans\" among its keys, but not first as in OTLP JSON)" if "resourceSpans" in obj else
+            " and no \"resourceSpans\" (so not OTLP JSON)")
+    return f"its first line is a JSON object with {listed}{otlp}, as in {title}"
