@@ -20,6 +20,12 @@ The estimates assume the labelled items are a random sample of the run's. What c
 failed check is a warning in the result (the estimate is still given): labelled items that are not in the run
 are left out and counted; the labelled share is compared across the quartiles of the metric's score (χ² test;
 a warning at p < 0.01), since labels picked among the best- or worst-scored items bias the correction.
+
+Labelled values that are all equal (20 labels of 1) have no spread to estimate an interval from, nor to tune the
+metric's weight λ: the result says so (``constant``, also the first warning) and both human intervals are the ones
+the label's range allows (:func:`ragmeter.stats.ppi.constant_mean`: Clopper–Pearson's for 0/1 labels, the
+signature's ``interval:clopper-pearson``), or, for a rating whose range is not known, none (NaN,
+``interval:none``).
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from ragmeter.core.errors import ConfigError
 from ragmeter.core.settings import Settings
 from ragmeter.core.signature import Signature
 from ragmeter.human.with_people import Key, align, read_human, read_scores
-from ragmeter.stats.ppi import MeanEstimate, effective_labels, labelled_mean, ppi_mean
+from ragmeter.stats.ppi import MeanEstimate, constant_mean, effective_labels, labelled_mean, ppi_mean
 
 __all__ = ["HumanEstimate", "Stratum", "estimate", "paired_estimate"]
 
@@ -66,7 +72,9 @@ class Stratum:
 class HumanEstimate:
     """The estimates of the mean human ``label`` (or, for two runs, of its difference ``of``) from ``metric``
     (see the module docstring). ``n_items``: the items with a defined score (labelled or not); ``counts``: what
-    was left out and why; ``warnings``: checks of the random-sample assumption that failed."""
+    was left out and why; ``warnings``: checks of the random-sample assumption that failed, and ``constant``.
+    ``interval``: how the human intervals were made (``jackknife-t``; ``clopper-pearson`` or ``none`` when every
+    labelled value is the same, which ``constant`` then says in words)."""
 
     metric: str
     label: str
@@ -81,9 +89,12 @@ class HumanEstimate:
     strata: tuple[Stratum, ...]
     warnings: tuple[str, ...]
     signature: str
+    interval: str = "jackknife-t"
+    constant: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"metric": self.metric, "label": self.label, "of": self.of, "n_items": self.n_items,
+                "interval": self.interval, "constant_labels": self.constant,
                 "ppi": self.ppi.to_dict(), "labelled_only": self.labelled.to_dict(),
                 "metric_mean": self.scores.to_dict(),
                 "effective_labels": None if math.isinf(self.effective_labels) else self.effective_labels,
@@ -114,10 +125,10 @@ def _strata(labelled: np.ndarray, unlabelled: np.ndarray) -> tuple[tuple[Stratum
                            f"{shares}; χ² p = {p:.2g}): {_SAMPLE_ADVICE}")
 
 
-def _signature(metric: str, label: str, of: str, clustered: bool, settings: Settings) -> str:
+def _signature(metric: str, label: str, of: str, clustered: bool, interval: str, settings: Settings) -> str:
     return Signature("estimate", {"metric": metric, "label": label, "of": of, "estimator": "ppi++",
                                   "lambda": "tuned", "human": "annotators-mean",
-                                  "interval": "jackknife-t",
+                                  "interval": interval,
                                   "resample": "conversations" if clustered else "items",
                                   "confidence": settings.confidence}, sort_keys=False).render()
 
@@ -149,24 +160,87 @@ def _estimates(metric: str, label: str, of: str, rows: Sequence[tuple[float, str
         raise ConfigError(f"the {len(labelled)} labelled items all come from one conversation: the interval "
                           "resamples conversations and needs labels from two or more")
     confidence = settings.confidence
-    ppi = ppi_mean(y, f, f_u, clusters=c_l, unlabelled_clusters=c_u, confidence=confidence)
-    alone = labelled_mean(y, clusters=c_l, confidence=confidence)
-    if binary:  # a share lies in [0, 1] (a difference of shares in [−1, 1]): an interval is cut there
-        low = 0.0 if of == "mean" else -1.0
-        ppi, alone = (dataclasses.replace(e, low=max(e.low, low), high=min(e.high, 1.0)) for e in (ppi, alone))
+    # a share lies in [0, 1] (a difference of shares in [−1, 1]): an interval is cut there
+    bounds = (0.0 if of == "mean" else -1.0, 1.0) if binary else None
+    constant = None
+    if np.ptp(y) == 0:
+        alone = constant_mean(y, bounds=bounds, clusters=c_l, confidence=confidence)
+        ppi = dataclasses.replace(alone, n_unlabelled=len(unlabelled))
+        worth, interval = float(len(labelled)), "none" if bounds is None else "clopper-pearson"
+        constant = _constant(label, of, alone, clustered)
+        warnings.insert(0, constant)
+    else:
+        ppi = ppi_mean(y, f, f_u, clusters=c_l, unlabelled_clusters=c_u, confidence=confidence)
+        alone = labelled_mean(y, clusters=c_l, confidence=confidence)
+        if bounds is not None:
+            ppi, alone = (dataclasses.replace(e, low=max(e.low, bounds[0]), high=min(e.high, bounds[1]))
+                          for e in (ppi, alone))
+        worth, interval = effective_labels(ppi, alone), "jackknife-t"
     own = labelled_mean(np.concatenate([f, f_u]), clusters=c_l + c_u, confidence=confidence)
     strata, warning = _strata(f, f_u)
     if warning:
         warnings.append(warning)
-    return HumanEstimate(metric, label, of, ppi, alone, own, effective_labels(ppi, alone), len(scored), clustered,
+    return HumanEstimate(metric, label, of, ppi, alone, own, worth, len(scored), clustered,
                          {k: v for k, v in counts.items() if v}, strata, tuple(warnings),
-                         _signature(metric, label, of, clustered, settings))
+                         _signature(metric, label, of, clustered, interval, settings), interval, constant)
+
+
+def _constant(label: str, of: str, alone: MeanEstimate, clustered: bool) -> str:
+    """What labelled values that are all equal mean for the estimate, in words."""
+    n, c = alone.n_labelled, alone.value
+    level = f"{alone.confidence * 100:g}%"
+    if of == "mean":
+        head = f"every one of the {n} labelled items has {label} = {c:g}"
+    else:
+        head = f"every one of the {n} items labelled in both runs has the same {of} in {label}, {c:g}"
+    head += (", so the labels do not vary: their spread would give an interval of zero width, and the metric's "
+             "weight cannot be tuned on them (λ = 0: the PPI++ row is the labels' own mean)")
+    if math.isnan(alone.low):
+        return (f"{head}. No interval can be estimated (shown as undefined): the range of {label} is not known, "
+                "so no bound such as Clopper–Pearson's applies; label more items, or use a label whose "
+                "values vary")
+    per = (", the items of one conversation counted as one since they may be alike" if clustered else "")
+    what = "items" if of == "mean" else "differences"
+    return (f"{head}. Both {level} intervals are instead the exact (Clopper–Pearson) interval that {n} of {n} "
+            f"labelled {what} at {c:g} allow{per}: [{alone.low:.3f}, {alone.high:.3f}]; label more items"
+            f"{' from more conversations' if clustered else ''} for a narrower one")
 
 
 def _human_values(human: Mapping[Key, dict[str, float]]) -> tuple[dict[Key, float], bool]:
     """Each item's annotators' mean, and whether every vote is 0 or 1."""
     binary = all(v in (0.0, 1.0) for votes in human.values() for v in votes.values())
     return {key: float(np.mean(list(votes.values()))) for key, votes in human.items()}, binary
+
+
+def _names(values: set[str | None], shown: int = 5) -> str:
+    """Model ids as a list to read: quoted, the first ``shown``, "none" for an answer without one."""
+    names = sorted(repr(v) if v else "none" for v in values)
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def _no_match(keys: set[Key], runs: Sequence[tuple[str, set[Key]]]) -> str:
+    """Why labelled answers (id, model id) ``keys`` match no answer of the ``runs`` (name, their answers)."""
+    ids = {key[0] for key in keys}
+    if not any(ids & {key[0] for key in answers} for _, answers in runs):
+        return (f"none of the human file(s)' {len(ids)} item ids is an item id of {' or '.join(n for n, _ in runs)} "
+                "(joined on id): are the labels of these answers?")
+    theirs = " and ".join(f"{name}'s {_names({key[1] for key in answers})}" for name, answers in runs)
+    return (f"the item ids match, but the human file(s) name the model ids {_names({key[1] for key in keys})} and "
+            f"the answers have {theirs}: each human row's model_id must be the model id of the answer it rates "
+            "(correct the human file's model_id column, or the runs' model_id)")
+
+
+def _unpaired(a: ScoredRun, b: ScoredRun, people: Mapping[Key, float], pairs: int, label: str) -> str:
+    """Why fewer than two items have a human value on both their answers."""
+    runs = [(a.name, set(a.keys)), (b.name, set(b.keys))]
+    found = [sum(1 for key in people if key in answers) for _, answers in runs]
+    head = (f"{pairs} item(s) have a human {label} of both their answers ({a.name} and {b.name}): the paired "
+            f"estimate needs two or more. Of the {len(people)} labelled answers (id, model_id) in the human "
+            f"file(s), {found[0]} match an answer of {a.name} and {found[1]} one of {b.name}")
+    unmatched = [run for run, count in zip(runs, found, strict=True) if not count]
+    if not unmatched:
+        return f"{head}: label both answers (the one of each run) of the same items"
+    return f"{head}; for {' and '.join(name for name, _ in unmatched)}, {_no_match(set(people), unmatched)}"
 
 
 def _not_in_run(missing: Sequence[Key], where: str) -> str:
@@ -187,7 +261,7 @@ def estimate(run: str | Path, human: str | Path | Sequence[str | Path], *, metri
     missing = [key for key in values if key not in scores]
     if len(missing) == len(values):
         raise ConfigError(f"no labelled item of the human file(s) is in {path} (joined on id, and model id when "
-                          "both have one): are the labels of this run?")
+                          f"both have one): {_no_match(set(values), [(str(path), set(scores))])}")
     warnings = [_not_in_run(missing, str(path))] if missing else []
     rows = [(score, conversation, values.get(key)) for key, (score, conversation) in scores.items()]
     return _estimates(metric, label, "mean", rows, {"labelled, not in the run": len(missing)}, warnings, binary,
@@ -233,6 +307,9 @@ def paired_estimate(baseline: ScoredRun | str | Path, candidate: ScoredRun | str
                      None if value_a is None or value_b is None else value_b - value_a))
     if not rows:
         raise ConfigError(f"{a.name} and {b.name} share no item id: nothing to compare")
+    pairs = sum(1 for row in rows if row[2] is not None)
+    if pairs < 2:
+        raise ConfigError(_unpaired(a, b, people, pairs, label))
     known = set(a.keys) | set(b.keys)
     counts = {"labelled, not in either run": sum(1 for key in people if key not in known),
               "labelled on one side only": one_side}

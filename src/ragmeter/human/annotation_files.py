@@ -36,8 +36,8 @@ from ragmeter.core.files import Target, writing
 from ragmeter.core.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
 from ragmeter.io.rows import ANNOTATION_WORDS, NOT_AN_OBJECT, CsvRow, csv_rows, jsonl_objects
 
-__all__ = ["AnnotationRead", "Votes", "check_template_path", "read_annotations", "template_rows", "unit_key",
-           "write_rows", "write_template"]
+__all__ = ["AnnotationRead", "Votes", "check_template_path", "not_a_vote", "read_annotations", "template_rows",
+           "unit_key", "write_rows", "write_template"]
 
 TEXT_COLUMNS = ("annotator", "record_id", "model_id", "unit", "rank", "doc_id", "question", "text")
 NOT_APPLICABLE = "n/a"
@@ -387,7 +387,13 @@ def _row_values(row: Mapping[str, Any], key: UnitKey, path: Path, line: int,
         if text in ("0", "1"):
             values[name] = int(text)
         else:
-            found = "an empty cell" if text == "" else repr(raw)
-            errors.append(InputError(f"expected 0 or 1, found {found}", path=str(path), line=line, field=name))
+            errors.append(InputError(not_a_vote(raw), path=str(path), line=line, field=name))
             ok = False
     return values if ok else None
+
+
+def not_a_vote(raw: Any) -> str:
+    """What is wrong with ``raw`` as the value of one of seed 003's labels (:data:`ALL_LABELS`), each 0 or 1: the
+    one rule ``labels merge`` applies to a filled template, and ``agree`` and ``estimate`` to any human file."""
+    text = "" if raw is None else str(raw).strip()
+    return f"expected 0 or 1, found {'an empty cell' if text == '' else repr(raw)}"

@@ -37,9 +37,10 @@ from typing import Any
 import numpy as np
 
 from ragmeter.core.errors import ConfigError, InputError
-from ragmeter.core.records import ANSWER_LABELS, CHUNK_LABELS
+from ragmeter.core.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS
 from ragmeter.core.settings import Settings
 from ragmeter.core.signature import Signature
+from ragmeter.human.annotation_files import not_a_vote
 from ragmeter.io.readers import object_rows
 from ragmeter.metrics import get_metric
 from ragmeter.stats.correlation import BINARY, SCALE, cluster_bootstrap, spearman
@@ -150,7 +151,17 @@ def read_human(paths: str | Path | Sequence[str | Path], label: str) -> dict[Key
     """(id, model id) → annotator → value, from one file or several; rows without the label are skipped.
 
     A filled annotation template (``ragmeter labels template``: ``record_id`` and ``unit`` columns) gives its
-    answer rows; its annotator is the ``annotator`` cell, else the file's name, as ``labels merge`` reads it."""
+    answer rows; its annotator is the ``annotator`` cell, else the file's name, as ``labels merge`` reads it.
+    A value of one of seed 003's labels (:data:`~ragmeter.core.records.ALL_LABELS`) other than 0 or 1 (7, say)
+    is an :class:`InputError` naming the file, line and field, as ``labels merge`` says of it."""
+
+    def checked(raw: Any, path: Path, line: int, name: str) -> float:
+        number = _number(raw, path, line, name)
+        if label in ALL_LABELS and number not in (0.0, 1.0) and not math.isnan(number):
+            raise InputError(f"{not_a_vote(raw)}: {label} is one of seed 003's labels, each 0 or 1 (as 'ragmeter "
+                             "labels merge' reads them); correct the value", path=str(path), line=line, field=name)
+        return number
+
     out: dict[Key, dict[str, float]] = defaultdict(dict)
     for path in map(Path, [paths] if isinstance(paths, (str, Path)) else paths):
         for line, row in object_rows(path):
@@ -164,11 +175,11 @@ def read_human(paths: str | Path | Sequence[str | Path], label: str) -> dict[Key
             value = row[label]
             if isinstance(value, dict):
                 for annotator, rating in value.items():
-                    number = _number(rating, path, line, f"{label}.{annotator}")
+                    number = checked(rating, path, line, f"{label}.{annotator}")
                     if not math.isnan(number):
                         out[(item_id, model)][str(annotator)] = number
                 continue
-            number = _number(value, path, line, label)
+            number = checked(value, path, line, label)
             if not math.isnan(number):
                 annotator = str(row.get("annotator") or (path.stem if template else f"{path.stem}:row{line}"))
                 out[(item_id, model)][annotator] = number

@@ -17,7 +17,11 @@ STRIP_WIDTH = 48
 
 
 def interval_strip(rows: list[tuple[str, MeanEstimate]], width: int = STRIP_WIDTH) -> list[str]:
-    """The intervals on one axis, one line each (``├──●──┤``), with the axis's ends below."""
+    """The intervals on one axis, one line each (``├──●──┤``), with the axis's ends below; rows without an
+    interval (NaN) are left out, and no row with one gives no line."""
+    rows = [(name, e) for name, e in rows if not math.isnan(e.low)]
+    if not rows:
+        return []
     low = min(e.low for _, e in rows)
     high = max(e.high for _, e in rows)
     span = high - low or 1.0
@@ -40,12 +44,22 @@ def interval_strip(rows: list[tuple[str, MeanEstimate]], width: int = STRIP_WIDT
     return lines
 
 
+def _interval(e: MeanEstimate) -> str:
+    return "undefined" if math.isnan(e.low) else f"[{e.low:.3f}, {e.high:.3f}]"
+
+
+def _width(e: MeanEstimate) -> str:
+    return "—" if math.isnan(e.low) else f"{e.width:.3f}"
+
+
 def _row(name: str, width: int, e: MeanEstimate, note: str = "") -> str:
-    return f"{name:<{width}}{e.value:>9.3f}  [{e.low:.3f}, {e.high:.3f}]  {note or f'{e.width:.3f}'}"
+    return f"{name:<{width}}{e.value:>9.3f}  {_interval(e)}  {note or _width(e)}"
 
 
 def _worth(result: HumanEstimate) -> str:
     n = result.labelled.n_labelled
+    if result.constant:
+        return result.constant[0].upper() + result.constant[1:] + "."
     if result.ppi.n_unlabelled == 0:
         return "Every item is labelled: the labels' mean is the answer, and the metric adds nothing."
     if math.isinf(result.effective_labels):
@@ -71,9 +85,10 @@ def render_estimate(result: HumanEstimate, *, markdown: bool = False) -> str:
     own = (f"{result.metric}'s own mean{'' if result.of == 'mean' else ' difference'}", result.scores)
     if markdown:
         table = ["| estimate | value | interval | width |", "|---|---:|---|---:|",
-                 *(f"| {name} | {e.value:.3f} | [{e.low:.3f}, {e.high:.3f}] | {e.width:.3f} |" for name, e in rows),
-                 f"| {own[0]} | {own[1].value:.3f} | [{own[1].low:.3f}, {own[1].high:.3f}] | the metric's scale |"]
-        figure = ["```text", *interval_strip(rows), "```"]
+                 *(f"| {name} | {e.value:.3f} | {_interval(e)} | {_width(e)} |" for name, e in rows),
+                 f"| {own[0]} | {own[1].value:.3f} | {_interval(own[1])} | the metric's scale |"]
+        strip = interval_strip(rows)
+        figure = ["```text", *strip, "```"] if strip else []
     else:
         width = max(len(name) for name, _ in [*rows, own]) + 2
         table = [f"  {'estimate':<{width}}{'value':>9}  {f'{level} interval':<16}  width",
@@ -81,9 +96,9 @@ def render_estimate(result: HumanEstimate, *, markdown: bool = False) -> str:
                  "  " + _row(own[0], width, own[1], "(the metric's own scale)")]
         figure = ["  " + line for line in interval_strip(rows)]
     shares = ", ".join(f"{s.labelled}/{s.items} in [{s.low:.3g}, {s.high:.3g}]" for s in result.strata)
-    lines = [head, "", *table, "", _worth(result), "", *figure, "",
+    lines = [head, "", *table, "", _worth(result), "", *([*figure, ""] if figure else []),
              f"Labelled per quartile of {result.metric}: {shares}."]
-    lines += [f"Warning: {warning}" for warning in result.warnings]
+    lines += [f"Warning: {warning}" for warning in result.warnings if warning != result.constant]
     if result.counts:
         lines.append("Left out: " + ", ".join(f"{count} {name}" for name, count in result.counts.items()) + ".")
     lines.append(f"Signature: {result.signature}")

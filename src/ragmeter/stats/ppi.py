@@ -38,6 +38,10 @@ The estimand is the mean label of the population the run's items are drawn from;
 the run's own items too, conservatively when a large share of them is labelled (the run's mean varies less).
 A paired comparison of two runs on the same items is the same estimate of the mean of the differences
 Y_A − Y_B from the score differences f_A − f_B.
+
+Labels that are all equal (every labelled item 1, say) defeat both variances above: s²(Y) = 0 and ĉov(Y, f) = 0,
+so λ̂ = 0 and the interval has zero width, which no sample of labels warrants. :func:`constant_mean` gives such
+labels the interval their range allows instead (Clopper–Pearson's for 0/1 labels), or none.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-__all__ = ["MeanEstimate", "effective_labels", "labelled_mean", "power_tuning", "ppi_mean"]
+__all__ = ["MeanEstimate", "constant_mean", "effective_labels", "labelled_mean", "power_tuning", "ppi_mean"]
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,8 @@ class MeanEstimate:
     """A mean with its interval: ``value``, [``low``, ``high``] at ``confidence``, its standard error ``se``;
     ``n_labelled`` labels (and ``n_unlabelled`` items with a score only) behind it, the power-tuning ``lam``
     (0 for the labelled items alone), and ``n_clusters`` (the clusters holding a label; ``None``: independent
-    items)."""
+    items). ``se`` is NaN when the interval is not value ± quantile·se (:func:`constant_mean`), and ``low`` and
+    ``high`` are NaN when no interval can be given."""
 
     value: float
     low: float
@@ -74,7 +79,11 @@ class MeanEstimate:
         return self.high - self.low
 
     def to_dict(self) -> dict[str, float | int | None]:
-        return {"value": self.value, "low": self.low, "high": self.high, "se": self.se,
+        """The fields, NaN as ``None`` (JSON has no NaN)."""
+        def number(x: float) -> float | None:
+            return None if math.isnan(x) else x
+
+        return {"value": number(self.value), "low": number(self.low), "high": number(self.high), "se": number(self.se),
                 "n_labelled": self.n_labelled, "n_unlabelled": self.n_unlabelled, "lambda": self.lam,
                 "n_clusters": self.n_clusters, "confidence": self.confidence}
 
@@ -220,6 +229,50 @@ def ppi_mean(labels: Sequence[float] | np.ndarray, scores: Sequence[float] | np.
         return _estimate(value, variance, n, big_n, lam, None, confidence)
     groups = _labelled_clusters(codes[0])
     return _estimate(value, _jackknife_variance(y, f, f_u, codes, fixed), n, big_n, lam, groups, confidence)
+
+
+def constant_mean(labels: Sequence[float] | np.ndarray, *, bounds: tuple[float, float] | None,
+                  clusters: Sequence[object] | None = None, confidence: float = 0.95) -> MeanEstimate:
+    """The mean c of labels that are all equal, with the interval that labels lying within ``bounds`` (a, b)
+    allow: with u = 1 − (α/2)^(1/n), the Clopper–Pearson upper bound on the share of items whose label is not c
+    when none of n is (α = 1 − ``confidence``),
+
+        c − u·(c − a)  ≤  mean  ≤  c + u·(b − c)
+
+    since an item whose label is not c moves the mean at most by its distance to a bound. For 0/1 labels this is
+    Clopper–Pearson's interval of n ones in n (or no one in n); for differences of 0/1 labels, ``bounds``
+    (−1, 1), every difference 0 gives [−u, u]. With ``clusters`` n is Kish's worst-case effective size n²/Σ n_g²
+    (every item of a cluster alike, as :func:`ragmeter.stats.intervals.wilson_deff_interval` takes it when the
+    share is 0 or 1): m equal clusters count as m items. ``bounds`` ``None`` (a rating whose range is not known)
+    gives no interval: ``low`` and ``high`` are NaN. ``se`` is NaN either way and ``lam`` is 0: labels that do
+    not vary cannot tune λ. Raises ``ValueError`` on labels that differ or lie outside ``bounds``.
+
+    >>> e = constant_mean([1.0] * 20, bounds=(0.0, 1.0))
+    >>> round(e.low, 4), e.high
+    (0.8316, 1.0)
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1), not {confidence}")
+    y = _column(labels, "labels")
+    n = len(y)
+    if n == 0 or np.ptp(y) != 0:
+        raise ValueError("constant_mean takes one or more labels that are all equal")
+    value = float(y[0])
+    groups = None
+    size = float(n)
+    if clusters is not None:
+        if len(clusters) != n:
+            raise ValueError(f"{len(clusters)} clusters for {n} labels")
+        sizes = np.unique(_cluster_codes(clusters, [], n, 0)[0], return_counts=True)[1]
+        groups, size = len(sizes), n * n / float((sizes ** 2).sum())
+    if bounds is None:
+        return MeanEstimate(value, math.nan, math.nan, math.nan, n, 0, 0.0, groups, confidence)
+    a, b = bounds
+    if not a <= value <= b:
+        raise ValueError(f"the labels ({value:g}) lie outside their bounds [{a:g}, {b:g}]")
+    u = 1 - ((1 - confidence) / 2) ** (1 / size)
+    return MeanEstimate(value, value - u * (value - a), value + u * (b - value), math.nan, n, 0, 0.0, groups,
+                        confidence)
 
 
 def effective_labels(estimate: MeanEstimate, classical: MeanEstimate) -> float:
