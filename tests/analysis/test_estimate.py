@@ -248,7 +248,9 @@ def test_a_constant_rating_gets_no_interval_and_says_so(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "4.000  undefined  —" in out and "nan" not in out and "range of faithful is not known" in out
     assert "●" not in out  # no interval to draw
-    assert "every one of the 10 labelled items" in (tmp_path / "page.html").read_text(encoding="utf-8")
+    page = (tmp_path / "page.html").read_text(encoding="utf-8")
+    assert "Every one of the 10 labelled items" in page and "Warning: every one" not in page
+    assert "nan" not in page and "<td>undefined</td><td>—</td>" in page and "Labels the metric was worth" not in page
     assert main(["estimate", str(run), str(human), "--metric", "faithfulness_offline", "--label", "faithful",
                  "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
