@@ -1,12 +1,15 @@
 """The README's metric table agrees with the registry: every metric is there, with what it needs. The commands
-of "Use it in CI", "How many labels do I need?" and "Bahasa Indonesia" run as shown, with the exit codes and the output the sections state."""
+of "Compare two runs", "Use it in CI" (its pytest example too), "How many labels do I need?" and "Bahasa Indonesia"
+run as shown, with the exit codes and the output the sections state."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from ragmeter.metrics import DEFAULT_CUTOFF, get_metric, list_metrics
@@ -54,18 +57,51 @@ def squashed(line: str) -> str:
     return " ".join(line.split())
 
 
+def unshown(shown: str, printed: str) -> list[str]:
+    """The lines of the text block ``shown`` (but "…" lines) that are not lines of ``printed`` in the same order,
+    spaces aside; "…" within a line stands for any text (a path that differs from one machine to another)."""
+    def from_start() -> Iterator[str]:
+        return iter([squashed(line) for line in printed.splitlines()])
+
+    lines = from_start()
+    missing = []
+    for line in (squashed(line) for line in shown.splitlines() if line.strip() not in ("", "…")):
+        pattern = re.compile(".*".join(map(re.escape, line.split("…"))))
+        if not any(pattern.fullmatch(candidate) for candidate in lines):  # consumes the lines up to the match
+            missing.append(line)
+            lines = from_start()  # the lines after a missing one are looked for on their own
+    return missing
+
+
+def run_tests(body: str, folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """A python block of pytest tests, run by pytest (with the plugin ``pip install ragmeter`` registers) in
+    ``folder``; failures are printed as Python prints an exception, so that their message reads as shown."""
+    path = folder / "test_readme_example.py"
+    path.write_text(body, encoding="utf-8")
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "--tb=native", "-p", "no:cacheprovider",
+                           "-p", "no:randomly", path.name], cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=600, check=False)
+
+
 def run_section(title: str, folder: Path) -> int:
     """Each command of the section's bash blocks runs in one empty folder, in order, and exits as its comment
-    says, printing the numbers its comment quotes; each line of a text block (but "…") is a line of the output of
-    the bash block before it, spaces aside. The number of bash blocks."""
+    says, printing the numbers its comment quotes; each python block of tests passes under pytest, or fails with
+    the message of the text block after it; the lines of a text block (but "…") are lines of the output of the
+    block before it, in order, spaces aside. The number of bash blocks."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    blocks = re.findall(r"```(bash|text)\n(.*?)```", section(title), re.DOTALL)
+    blocks = re.findall(r"```(bash|text|python)\n(.*?)```", section(title), re.DOTALL)
     output = ""
-    for kind, body in blocks:
+    for number, (kind, body) in enumerate(blocks):
         if kind == "text":
-            printed = {squashed(line) for line in output.splitlines()}
-            shown = [squashed(line) for line in body.splitlines() if line.strip() not in ("", "…")]
-            assert [line for line in shown if line not in printed] == []
+            assert unshown(body, output) == []
+            continue
+        if kind == "python":
+            if "def test_" not in body:
+                continue  # a library snippet, not a test
+            done = run_tests(body, folder, env)
+            shows_failure = number + 1 < len(blocks) and blocks[number + 1][0] == "text"
+            assert done.returncode == (1 if shows_failure else 0), done.stdout[-3000:]
+            output = done.stdout
             continue
         output = ""
         for command, expected in shell_commands(body):
@@ -78,9 +114,29 @@ def run_section(title: str, folder: Path) -> int:
     return [kind for kind, _ in blocks].count("bash")
 
 
-def test_the_ci_sections_commands_run_as_shown(tmp_path: Path) -> None:
-    assert run_section("Use it in CI", tmp_path) >= 3
+def test_the_compare_sections_commands_and_prose_are_the_comparisons(tmp_path: Path) -> None:
+    assert run_section("Compare two runs", tmp_path) == 1
+    assert (tmp_path / "compare.html").is_file()
+    # the prose's "Holm's correction across the N metrics" and "F1 (p P": the comparison's
+    done = subprocess.run([str(Path(sys.executable).parent / "ragmeter"), "compare", "runs/v1", "runs/gate",
+                           "--format", "json"], cwd=tmp_path, capture_output=True, text=True, timeout=300, check=True)
+    (overall,) = [group["metrics"] for group in json.loads(done.stdout)[0]["groups"]
+                  if group["field"] == "all"]
+    text = squashed(section("Compare two runs"))
+    assert re.search(r"Holm's correction across the (\d+) metrics", text).group(1) == str(len(overall))
+    figures = {m["metric"]: m for m in overall}
+    assert "saves a quarter of the tokens (significant after Holm's" in text
+    assert figures["total_tokens"]["p_holm"] < 0.05
+    assert 0.2 <= -figures["total_tokens"]["difference"] / figures["total_tokens"]["mean_a"] < 0.3
+    token_f1 = figures["token_f1"]
+    assert token_f1["p_holm"] > 0.05
+    assert re.search(r"F1 \(p (\d\.\d+), not significant after Holm\)", text).group(1) == f"{token_f1['p_value']:.2g}"
+
+
+def test_the_ci_sections_commands_and_pytest_example_run_as_shown(tmp_path: Path) -> None:
+    assert run_section("Use it in CI", tmp_path) >= 4
     assert (tmp_path / "gate.xml").is_file() and (tmp_path / "summary.md").is_file()
+    assert (tmp_path / "test_readme_example.py").is_file()  # the pytest example was run
 
 
 def test_the_indonesian_sections_commands_run_as_shown(tmp_path: Path) -> None:

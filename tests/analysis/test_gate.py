@@ -137,13 +137,15 @@ def test_a_rule_given_twice_counts_once_in_holm() -> None:
                                                                                          GateRule("b"))
 
 
-@pytest.mark.parametrize(("first", "second"), [("token_f1", "token_f1:0.02"), ("token_f1:0.01", "token_f1:0.02")])
-def test_one_metric_with_two_different_rules_is_an_error(first: str, second: str) -> None:
+def test_one_metric_with_two_margins_is_an_error_and_one_of_each_mode_is_not() -> None:
+    figures = comparison(figure("token_f1", 0.0, -0.01, 0.01, 1.0))
     with pytest.raises(ConfigError) as caught:
-        apply_gate(comparison(figure("token_f1", 0.0, -0.01, 0.01, 1.0)), [parse_rule(first), parse_rule(second)])
+        apply_gate(figures, [parse_rule("token_f1:0.01"), parse_rule("token_f1:0.02")])
     assert str(caught.value) == (
-        f"token_f1 is gated twice with different rules, {first} and {second}: give one (METRIC alone fails on a "
-        "significant drop; METRIC:MARGIN passes only when shown at most MARGIN worse)")
+        "token_f1 has two margins, token_f1:0.01 and token_f1:0.02: give one (METRIC:MARGIN passes only when the "
+        "candidate is shown at most MARGIN worse; METRIC alone, beside it, fails on a significant drop)")
+    both = apply_gate(figures, [parse_rule("token_f1"), parse_rule("token_f1:0.02")])
+    assert [v.rule.mode for v in both.verdicts] == ["regression", "non-inferiority"]
 
 
 def test_when_every_pair_is_tied_no_detectable_drop_is_claimed() -> None:

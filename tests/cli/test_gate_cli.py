@@ -133,7 +133,7 @@ def test_a_metric_gated_twice_counts_once_or_is_refused(runs, capsys) -> None:
     assert [v["metric"] for v in only["decision"]["verdicts"]] == ["token_f1"]
     single = compare(runs, "--fail-on", "token_f1", "--format", "json")
     assert json.loads(capsys.readouterr().out)[0]["decision"] == only["decision"] and single == 1
-    assert compare(runs, "--fail-on", "token_f1", "--fail-on", "token_f1:0.02") == 2
+    assert compare(runs, "--fail-on", "token_f1:0.01", "--fail-on", "token_f1:0.02") == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
-        "error: token_f1 is gated twice with different rules, token_f1 and token_f1:0.02: give one (METRIC alone "
-        "fails on a significant drop; METRIC:MARGIN passes only when shown at most MARGIN worse)")
+        "error: token_f1 has two margins, token_f1:0.01 and token_f1:0.02: give one (METRIC:MARGIN passes only when "
+        "the candidate is shown at most MARGIN worse; METRIC alone, beside it, fails on a significant drop)")

@@ -214,14 +214,49 @@ def test_column_map_is_checked_like_map_options() -> None:
         records(frame, column_map={"question": ""})
 
 
-def test_the_index_is_read_only_when_named_id() -> None:
+def test_an_index_named_id_is_the_id_column() -> None:
     frame = pd.DataFrame({"question": ["q1", "q2"], "answer": ["a1", "a2"]}, index=[10, 20])
-    assert [r.id for r in records(frame)] == ["1", "2"]  # positions, not the index
     named = frame.rename_axis("id")
     assert [(r.id, r.metadata) for r in records(named)] == [("10", {}), ("20", {})]
     (error,) = records(named.assign(id=["x", "y"]))
     assert isinstance(error, InputError) and error.line is None
     assert "more than one column is named 'id' (columns read: 'id', 'question', 'answer', 'id')" in error.reason
+
+
+def test_without_an_id_column_the_index_gives_the_ids() -> None:
+    frame = pd.DataFrame({"question": ["q1", "q2", "q3"], "answer": ["a1", "a2", "a3"]},
+                         index=pd.Index(["alpha", "beta", "gamma"], name="qid"))
+    assert [(r.id, r.question, r.metadata) for r in records(frame)] == [
+        ("alpha", "q1", {}), ("beta", "q2", {}), ("gamma", "q3", {})]
+    # integer labels other than 0, 1, 2 (a filtered frame keeps its rows' labels); a MultiIndex's parts joined
+    assert [r.id for r in records(frame.reset_index(drop=True).iloc[[0, 2]])] == ["0", "2"]
+    assert [r.id for r in records(frame.set_axis(pd.Index([10, 20, 30])))] == ["10", "20", "30"]
+    pairs = pd.MultiIndex.from_tuples([("conv1", 1), ("conv1", 2), ("conv2", 1)])
+    assert [r.id for r in records(frame.set_axis(pairs))] == ["conv1/1", "conv1/2", "conv2/1"]
+    # a repeated label is a repeated id, named at its row
+    first, second, third = records(frame.set_axis(pd.Index(["x", "y", "x"])))
+    assert (first.id, second.id) == ("x", "y") and isinstance(third, InputError)
+    assert (third.line, third.field) == (3, "id") and "repeats the id 'x' of line 1" in third.reason
+
+
+def test_an_id_column_or_mapping_wins_over_the_index_and_default_numbering_stays_positions() -> None:
+    frame = pd.DataFrame({"id": ["i1", "i2"], "qid": ["m1", "m2"], "question": ["q1", "q2"], "answer": ["a", "b"]},
+                         index=["x", "y"])
+    assert [r.id for r in records(frame)] == ["i1", "i2"]
+    assert [r.id for r in records(frame.drop(columns="id"), column_map={"id": "qid"})] == ["m1", "m2"]
+    # pandas' default index (and one equal to it) leaves the ids the 1-based row positions, as before
+    plain = frame.drop(columns=["id", "qid"]).reset_index(drop=True)
+    assert [r.id for r in records(plain)] == ["1", "2"]
+    assert [r.id for r in records(plain.set_axis(pd.Index([0, 1])))] == ["1", "2"]
+
+
+def test_evaluate_keeps_a_frames_string_index_as_the_ids() -> None:
+    frame = pd.DataFrame({"question": ["Capital?", "Colours?"], "answer": ["Paris", "blue green"],
+                          "references": ["Paris", "green red"]}, index=["fr-capital", "flag-colours"])
+    result = ragmeter.evaluate(frame, metrics=["token_f1"])
+    # fr-capital: [paris] vs [paris]: F1 1. flag-colours: [blue, green] vs [green, red]: P = R = 1/2.
+    assert [(row["id"], row["scores"]) for row in result.items()] == [
+        ("fr-capital", {"token_f1": 1.0}), ("flag-colours", {"token_f1": 0.5})]
 
 
 def test_repeated_ids_and_empty_frames_are_errors_as_in_files() -> None:

@@ -259,3 +259,49 @@ def test_a_judge_url_needs_its_model(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--ragmeter-judge", "http://127.0.0.1:9/v1")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--ragmeter-judge http://127.0.0.1:9/v1: name the model it serves with*"])
+
+
+def test_the_worst_items_are_those_compare_pairs_across_model_ids(pytester: pytest.Pytester,
+                                                                   tmp_path: Path) -> None:
+    # the baseline's answers come from model "a", the candidate's from model "b": compare pairs the items by id
+    # (ids are unique in each run), so the 7 items the candidate answers wrongly, q04 to q10, are the worse ones
+    worse = [f"q{i:02d}" for i in range(4, 11)]
+    baseline_rows = [{**row, "model_id": "a"} for row in _records([])]
+    candidate_rows = [{**row, "model_id": "b"} for row in _records(worse)]
+    baseline = tmp_path / "baseline"
+    assert ragmeter_command(["run", str(_write(tmp_path / "base.jsonl", baseline_rows)), "--metrics", "token_f1",
+                             "--embedder", "hashing", "--out", str(baseline), "--no-progress",
+                             "--format", "json"]) == 0
+    candidate = _write(tmp_path / "cand.jsonl", candidate_rows)
+    pytester.makeconftest(HASHING)
+    pytester.makepyfile(test_models=f"""
+        def test_regression(ragmeter_eval):
+            run = ragmeter_eval({str(candidate)!r}, metrics=["token_f1"], worst=10)
+            run.require_no_regression({str(baseline)!r}, metrics=["token_f1"])
+    """)
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    # 7 of 12 items drop from 1 to 0: a difference of -7/12 = -0.5833
+    result.stdout.fnmatch_lines(["*token_f1*0.4167*-0.5833 [[]*]*1*no regression*FAIL",
+                                 "*worst items by token_f1 (baseline → candidate): *"])
+    (line,) = [line for line in result.outlines if "worst items by token_f1" in line]
+    listed = line.partition("(baseline → candidate): ")[2]
+    assert listed == ", ".join(f"{item} (1 → 0)" for item in worse)
+
+
+def test_a_missing_records_file_says_which_and_what_to_do(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    missing = tmp_path / "eval" / "answers.jsonl"
+    pytester.makepyfile(test_missing=f"""
+        def test_missing(ragmeter_eval):
+            ragmeter_eval({str(missing)!r})
+
+        def test_a_folder(ragmeter_eval):
+            ragmeter_eval({str(tmp_path)!r})
+    """)
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([(f"*ConfigError: ragmeter_eval('{missing}'): {missing} does not exist: give the "
+                                  "path of a file of answers*")])
+    result.stdout.fnmatch_lines([(f"*ConfigError: ragmeter_eval('{tmp_path}'): {tmp_path} is a folder, not a "
+                                  "records file: give the path*")])
+    assert "FileNotFoundError" not in result.stdout.str()

@@ -62,7 +62,7 @@ from ragmeter.stats.paired import (
     sign_flip_tests,
 )
 
-__all__ = ["NO_SIGNATURE", "Comparison", "MetricComparison", "ScoredRun", "compare", "load_run"]
+__all__ = ["NO_SIGNATURE", "Comparison", "MetricComparison", "ScoredRun", "compare", "load_run", "pair_items"]
 
 Key = tuple[str, str | None]
 _NOT_A_RUN = "is this a ragmeter run folder?"
@@ -386,12 +386,10 @@ def _signature(settings: Settings) -> str:
 
 def _compare_two(a: ScoredRun, b: ScoredRun, by: Sequence[str], settings: Settings,
                  allow_different_settings: bool) -> Comparison:
-    keys_a, keys_b = _pairing_keys(a, b)
-    index_b = {key: i for i, key in enumerate(keys_b)}
-    pairs = [(i, index_b[key]) for i, key in enumerate(keys_a) if key in index_b]
-    only_a = tuple(a.keys[i] for i, key in enumerate(keys_a) if key not in index_b)
-    in_a = set(keys_a)  # built once: inside the test it made pairing quadratic (minutes at 100,000 items)
-    only_b = tuple(b.keys[j] for j, key in enumerate(keys_b) if key not in in_a)
+    pairs = pair_items(a, b)
+    paired_a, paired_b = {i for i, _ in pairs}, {j for _, j in pairs}  # sets: a test in a list is quadratic
+    only_a = tuple(key for i, key in enumerate(a.keys) if i not in paired_a)
+    only_b = tuple(key for j, key in enumerate(b.keys) if j not in paired_b)
     if not pairs:
         raise ConfigError(f"{a.name} and {b.name} share no item id: nothing to compare")
     ia, ib = (np.array(side) for side in zip(*pairs, strict=True))
@@ -439,6 +437,15 @@ def _compare_two(a: ScoredRun, b: ScoredRun, by: Sequence[str], settings: Settin
     return Comparison(a.name, b.name, len(pairs), only_a, only_b, compared, not_compared, different,
                       _signature(settings), tuple(notes), tuple(row for row in gate if row is not None),
                       settings.confidence, unchecked)
+
+
+def pair_items(a: ScoredRun, b: ScoredRun) -> list[tuple[int, int]]:
+    """The items of ``a`` and ``b`` that a comparison pairs, as (position in ``a``, position in ``b``), in ``a``'s
+    order: by id, or by id and model id where a run holds several answers per id (:func:`_pairing_keys`). The one
+    pairing rule: the pytest plugin's worst items are listed by it too."""
+    keys_a, keys_b = _pairing_keys(a, b)
+    index_b = {key: j for j, key in enumerate(keys_b)}
+    return [(i, index_b[key]) for i, key in enumerate(keys_a) if key in index_b]
 
 
 def _pairing_keys(a: ScoredRun, b: ScoredRun) -> tuple[list[Key], list[Key]]:

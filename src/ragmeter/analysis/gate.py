@@ -15,8 +15,8 @@ items of B − A and ``[lo, hi]`` its paired bootstrap interval over conversatio
   worse the candidate may be, so it is at least 0 (a negative one would demand an improvement, which the gate
   does not test). A metric with no known direction cannot be gated.
 
-A metric is gated once: a rule given twice counts once (in Holm too), and two different rules for one metric
-(two margins, or a margin and none) are an error.
+A rule given twice counts once (in Holm too); a metric may have a regression rule and a non-inferiority rule,
+but two margins for one metric are an error.
 
 A metric missing from either run, compared on no pair, or undefined (on either side) on more than
 ``max_undefined`` of the paired items fails, with the reason: a gate never passes what it did not measure.
@@ -86,15 +86,16 @@ def parse_rule(text: str) -> GateRule:
 
 
 def unique_rules(rules: Sequence[GateRule]) -> tuple[GateRule, ...]:
-    """``rules`` with each one given more than once kept once, in the order first given; two different rules for
-    one metric (two margins, or a margin and none) are a :class:`ConfigError`, since a metric is gated once."""
-    kept: dict[str, GateRule] = {}
+    """``rules`` with each one given more than once kept once, in the order first given (a metric counts once in
+    Holm's correction). A metric may have one rule of each mode, a regression and a non-inferiority; two margins
+    for one metric are a :class:`ConfigError` (the smaller one decides alone)."""
+    kept: dict[tuple[str, str], GateRule] = {}
     for rule in rules:
-        first = kept.setdefault(rule.metric, rule)
+        first = kept.setdefault((rule.metric, rule.mode), rule)
         if first != rule:
-            raise ConfigError(f"{rule.metric} is gated twice with different rules, {first} and {rule}: give one "
-                              f"(METRIC alone fails on a significant drop; METRIC:MARGIN passes only when shown at "
-                              f"most MARGIN worse)")
+            raise ConfigError(f"{rule.metric} has two margins, {first} and {rule}: give one (METRIC:MARGIN passes "
+                              "only when the candidate is shown at most MARGIN worse; METRIC alone, beside it, "
+                              "fails on a significant drop)")
     return tuple(kept.values())
 
 

@@ -21,9 +21,13 @@ and NaN, ``None``, ``pd.NA`` and ``pd.NaT`` missing (at any depth). Then, as in 
 missing except an empty answer, JSON text in a structured column is decoded, a lone text in ``references`` is one
 reference, and ``prompt_tokens``/``completion_tokens`` columns make one usage entry.
 
-A DataFrame's index is not read (row numbers are positions, whatever the index holds), except an index named
-``id`` (what ``df.set_index("id")`` leaves), which is the ``id`` column. Two columns of one name (an ``id`` index and
-an ``id`` column among them) are one error of the whole frame, as is a mapped column the frame lacks.
+A DataFrame's index named ``id`` (what ``df.set_index("id")`` leaves) is the ``id`` column. Any other index gives the
+ids when no column does (neither an ``id`` column nor one ``column_map`` maps to ``id``): each row's label as text (a
+MultiIndex's labels joined by ``/``; a missing label, the row's position), so that ``df.set_index("question_id")``
+or a filtered frame keeps its rows' names, and a label repeated for one ``model_id`` is a repeated id; except pandas'
+default numbering, an index holding 0, 1, …, n − 1 in order, which leaves the ids the 1-based row positions (as in a
+table file). Two columns of one name (an ``id`` index and an ``id`` column among them) are one error of the whole
+frame, as is a mapped column the frame lacks.
 
 RAGAS samples: each ``SingleTurnSample``'s ``model_dump()``, its ``None`` fields left out, is a RAGAS row: contexts
 are ``retrieved_contexts`` with ids from ``retrieved_context_ids`` or their 1-based rank; ``reference_contexts``,
@@ -146,7 +150,7 @@ def _source_rows(obj: Any, column_map: dict[str, str]) -> tuple[str, Iterator[tu
     read."""
     kind = _kind(obj, _SOURCES)
     if kind == _FRAME:
-        return "DataFrame", _table_records("DataFrame", *_frame_rows(obj), column_map)
+        return "DataFrame", _table_records("DataFrame", *_frame_rows(obj, column_map), column_map)
     if kind == _DATASET:
         rows = ({key: _plain(value) for key, value in row.items()} for row in obj)
         return "Dataset", _table_records("Dataset", list(obj.column_names), rows, column_map)
@@ -188,14 +192,35 @@ def _repeated_columns(name: str, names: list[str]) -> InputError | None:
                       f"{', '.join(map(repr, names))}): rename them, since each fills one field", path=name)
 
 
-def _frame_rows(frame: Any) -> tuple[list[str], Iterator[dict[str, Any]]]:
-    """The columns a frame is read with (an index named ``id`` first, then the frame's columns) and its rows,
-    made one at a time."""
-    indexed = frame.index.nlevels == 1 and frame.index.name == "id"
-    names = ["id"] * indexed + [str(column) for column in frame.columns]
-    rows = (dict(zip(names, map(_plain, values), strict=True))
-            for values in frame.itertuples(index=indexed, name=None))
-    return names, rows
+def _frame_rows(frame: Any, column_map: Mapping[str, str]) -> tuple[list[str], Iterator[dict[str, Any]]]:
+    """The columns a frame is read with (the index as ``id`` first where it gives the ids, then the frame's
+    columns) and its rows, made one at a time."""
+    columns = [str(column) for column in frame.columns]
+    if frame.index.nlevels == 1 and frame.index.name == "id":
+        rows = (dict(zip(["id", *columns], map(_plain, values), strict=True))
+                for values in frame.itertuples(index=True, name=None))
+        return ["id", *columns], rows
+    if "id" in columns or "id" in column_map or _numbered(frame):
+        return columns, (dict(zip(columns, map(_plain, values), strict=True))
+                         for values in frame.itertuples(index=False, name=None))
+    rows = ({"id": _label(values[0]), **dict(zip(columns, map(_plain, values[1:]), strict=True))}
+            for values in frame.itertuples(index=True, name=None))
+    return ["id", *columns], rows
+
+
+def _numbered(frame: Any) -> bool:
+    """Whether the frame's index is pandas' default numbering: 0, 1, …, n − 1 in order."""
+    import pandas as pd  # the caller passed a DataFrame: pandas is loaded
+
+    return bool(frame.index.equals(pd.RangeIndex(len(frame))))
+
+
+def _label(label: Any) -> str | None:
+    """A row's index label as an id: its text (a MultiIndex's parts joined by ``/``), ``None`` where missing."""
+    value = _plain(label)
+    if isinstance(value, list):
+        return "/".join("" if part is None else str(part) for part in value)
+    return None if value is None else str(value)
 
 
 def _plain(value: Any) -> Any:

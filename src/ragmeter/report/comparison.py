@@ -9,6 +9,9 @@ from ragmeter.report.terminal import visible
 
 __all__ = ["GATE_HEADER", "HEADER", "comparison_rows", "gate_rows", "header", "render_comparison"]
 
+#: Unicode's bidirectional controls (embeddings, overrides, isolates and marks): in an item id or a run's name they
+#: would reorder the text a terminal shows after them (U+202E prints the rest of a line backwards).
+
 HEADER = ("metric", "A", "B", "B − A", "interval", "p", "p (Holm)", "McNemar p", "B better / tie / worse",
           "n (left out)")
 

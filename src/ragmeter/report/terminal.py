@@ -17,11 +17,12 @@ from collections.abc import Iterable
 from ragmeter.core.errors import ConfigError
 from ragmeter.judges.accounting import JudgingReport
 from ragmeter.metrics import get_metric
+from ragmeter.metrics.citation import tau_sim_notes
 from ragmeter.results.aggregate import Summary
 from ragmeter.results.paired import CELL_READINGS, Quadrant, Threshold
 from ragmeter.results.run_result import EvalResult
 from ragmeter.stats.inter_annotator import LabelAgreement
-from ragmeter.text.languages import LANGUAGES
+from ragmeter.text.languages import LANGUAGES, overridden_note
 
 __all__ = ["APPENDIX", "PRIMARY", "agreement_lines", "agreement_of", "format_number", "render_annotator_agreement", "render_judging", "render_quadrant",
            "render_report", "visible"]
@@ -50,18 +51,25 @@ PROMPT_USERS = {"claims": "faithfulness, precision, recall", "claim_split": "fai
                 "correctness": "correctness", "relevance": "relevance"}
 
 
-#: C0 controls, DEL and C1 controls (0x80–0x9f: 0x9b alone starts an escape sequence in some terminals).
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+#: C0 controls, DEL, C1 controls (0x80–0x9f: 0x9b alone starts an escape sequence in some terminals) and the
+#: bidirectional controls (which reorder what a terminal shows after them)
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _SHORT_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
 def visible(text: str) -> str:
-    r"""``text`` with every C0 or C1 control character (and DEL) written as its escape, other text as is.
+    r"""``text`` with every C0 or C1 control character (and DEL) written as its escape, and each bidirectional
+    control (U+202E, say) as its ``\u`` escape, so that an id shows as the characters it holds; other text as is.
 
-    >>> print(visible("q1\x1b[2J\r\x07 jawaban 答案"))
-    q1\x1b[2J\r\x07 jawaban 答案
+    >>> print(visible("q1\x1b[2J\r\x07 jawaban 答案 \u202egnp.exe"))
+    q1\x1b[2J\r\x07 jawaban 答案 \u202egnp.exe
     """
-    return _CONTROL.sub(lambda m: _SHORT_ESCAPES.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
+    return _CONTROL.sub(lambda m: _SHORT_ESCAPES.get(m.group(), _escape(m.group())), text)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xff else f"\\u{code:04x}"
 
 
 def agreement_of(metric: str) -> str | None:
@@ -168,20 +176,24 @@ def render_report(result: EvalResult, *, title: str, prices: tuple[float, float]
 
 
 def language_lines(result: EvalResult) -> list[str]:
-    """Which language's text tools scored how many items, and, for a run that embeds, each language's embedder
-    and τ_sim as the signatures name them (``embedder.id``: Indonesian items')."""
+    """Which language's text tools scored how many items (and how many records' own field overrode a
+    ``--language`` code), and, for a run that embeds, each language's embedder and τ_sim as the signatures name them
+    (``embedder.id``: Indonesian items'), noting a τ_sim given that replaced another embedder's own."""
     counts = result.language_counts
     if not counts:
         return []
     names = {code: LANGUAGES[code].name for code in counts if code in LANGUAGES}
     lines = ["", f"Languages (--language {result.settings.language}): "
              + ", ".join(f"{count} {names.get(code, code)}" for code, count in counts.items())]
+    overridden = overridden_note(result.settings.language, counts)
+    lines += [f"  {overridden}"] if overridden else []
     embedding = next((s.settings for s in result.signatures.values() if "embedder" in s.settings), None)
     if embedding is not None:
         for code in counts:
             model = embedding.get(f"embedder.{code}", embedding["embedder"])
             tau = embedding.get(f"tau_sim.{code}", embedding.get("tau_sim"))
             lines.append(f"  {names.get(code, code)} items embedded by {model} at tau_sim {tau}")
+        lines += [f"  {note}" for note in tau_sim_notes(result.settings, embedding, counts)]
     return lines
 
 

@@ -12,7 +12,8 @@ The fixtures (override any of them in a ``conftest.py``):
 - ``ragmeter_eval``: a function ``(source, *, metrics=None, input_format="auto", name=None, worst=5)`` that
   scores the records file ``source`` (:func:`ragmeter.evaluate`), writes it as a run folder
   ``ragmeter_out/NAME`` (``NAME``: ``name``, else the file's stem; the folder is a baseline as ``ragmeter run
-  --out`` writes it) and returns an :class:`EvalRun`.
+  --out`` writes it) and returns an :class:`EvalRun`; a ``source`` that is not a file is a
+  :class:`~ragmeter.core.errors.ConfigError` that names it.
 - ``ragmeter_settings`` (session): the :class:`~ragmeter.Settings`; default ``Settings()``.
 - ``ragmeter_embedder`` (session): an :class:`~ragmeter.Embedder`; default ``None``, the one the settings name
   (the packaged ONNX MiniLM).
@@ -28,8 +29,10 @@ loading one each. ``--ragmeter-judge URL`` with ``--ragmeter-judge-model NAME`` 
 OpenAI-compatible endpoint.
 
 A failed requirement or gate raises :class:`AssertionError` whose message is the table: per metric its value,
-interval, threshold or baseline, p-value and verdict, the reasons, and the ids of the worst items. Importing
-this module loads pytest and the standard library only; ragmeter's scoring parts load when a fixture runs.
+interval, threshold or baseline, p-value and verdict, the reasons, and the ids of the worst items (for a gate, the
+items that got most worse, paired as :func:`~ragmeter.compare` pairs them: by id, and by id and model id where a run
+holds several answers per id). Importing this module loads pytest and the standard library only; ragmeter's scoring
+parts load when a fixture runs.
 """
 
 from __future__ import annotations
@@ -179,7 +182,11 @@ def ragmeter_eval(ragmeter_settings: Settings, ragmeter_embedder: Embedder | Non
 
     def run(source: str | Path, *, metrics: Sequence[str] | None = None, input_format: str = "auto",
             name: str | None = None, worst: int = 5) -> EvalRun:
+        from ragmeter.core.errors import ConfigError
+
         source = Path(source)
+        if not source.is_file():
+            raise ConfigError(_missing_source(source))
         folder = Path(ragmeter_out) / (name or source.stem)
         result = _evaluate_to_folder(source, folder, metrics=metrics, input_format=input_format,
                                      settings=ragmeter_settings, embedder=ragmeter_embedder,
@@ -187,6 +194,15 @@ def ragmeter_eval(ragmeter_settings: Settings, ragmeter_embedder: Embedder | Non
         return EvalRun(result, folder, name or source.stem, worst)
 
     return run
+
+
+def _missing_source(source: Path) -> str:
+    """Why ``ragmeter_eval`` cannot read ``source``, and what to do."""
+    what = "is a folder, not a records file" if source.is_dir() else "does not exist"
+    relative = "" if source.is_absolute() else f" (a relative path is read from {Path.cwd()}, where pytest runs)"
+    return (f"ragmeter_eval({str(source)!r}): {source.resolve()} {what}{relative}: give the path of a file of "
+            "answers (JSONL, CSV, Parquet, an MT-RAG or a RAGAS file), e.g. built from the test's own folder with "
+            "Path(__file__).parent / 'answers.jsonl'")
 
 
 def _evaluate_to_folder(source: Path, out: Path, *, metrics: Sequence[str] | None, input_format: str,
@@ -300,24 +316,29 @@ class EvalRun:
                  "Holm-adjusted p)")
         header = ["metric", "value", "difference [interval]", "baseline", "rule", "p", "verdict"]
         lines = [title, *_table(header, rows), ""]
-        keys = zip(self.result.item_ids, self.result.model_ids, strict=True)
-        candidate = {key: i for i, key in enumerate(keys)}
+        pairs = _pairs(base, self.result)
         for v in failed:
             lines.append(f"{v.rule.metric}: {v.reason}")
             m = v.comparison
             if m is None or m.higher_is_better is None or v.rule.metric not in base.scores:
                 continue
             drops = []
-            for j, key in enumerate(base.keys):
-                i = candidate.get(key)
-                if i is not None:
-                    a, b = base.scores[v.rule.metric][j], self.result.scores[v.rule.metric][i]
-                    worse = (a - b) if m.higher_is_better else (b - a)
-                    if worse > 0:
-                        drops.append((-worse, key[0], a, b))
+            for j, i in pairs:
+                a, b = base.scores[v.rule.metric][j], self.result.scores[v.rule.metric][i]
+                worse = (a - b) if m.higher_is_better else (b - a)
+                if worse > 0:
+                    drops.append((-worse, base.keys[j][0], a, b))
             shown = ", ".join(f"{item} ({a:.3g} → {b:.3g})" for _, item, a, b in sorted(drops)[:self.worst])
             lines.append(f"  worst items by {v.rule.metric} (baseline → candidate): {shown or 'none worse'}")
         return "\n".join(lines)
+
+
+def _pairs(base: ScoredRun, result: EvalResult) -> list[tuple[int, int]]:
+    """(baseline position, candidate position) of the items :func:`~ragmeter.analysis.compare.compare` pairs: by
+    its own pairing rule, so that the worst items listed are those of the comparison the gate judged."""
+    from ragmeter.analysis.compare import ScoredRun, pair_items
+
+    return pair_items(base, ScoredRun.from_result(result, name="candidate"))
 
 
 def _figure(verdict: RequirementVerdict) -> str:
