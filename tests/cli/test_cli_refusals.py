@@ -261,3 +261,15 @@ def test_a_committed_baseline_finds_its_input_from_another_working_directory(
     assert main(["compare", "repo/runs/a", "repo/runs/b", "--n-resamples", "200", "--format", "json"]) == 0
     groups = {(g["field"], g["value"]) for g in json.loads(capsys.readouterr().out)[0]["groups"]}
     assert {("answerability", "ANSWERABLE"), ("answerability", "UNANSWERABLE")} <= groups
+
+
+def test_an_interrupted_mtrag_step_says_what_it_kept(tmp_path: Path) -> None:
+    out = tmp_path / "scored.jsonl"
+    args = commands._parser().parse_args(["mtrag", "--step", "algorithmic", "-i", str(tmp_path / "in.jsonl"), "-o",
+                                          str(out)])
+    mtrag_command = next(c for c in commands.COMMANDS if c.name == "mtrag")
+    assert mtrag_command.after_interrupt(args) == ("no record was finished: nothing was kept, and the same command "
+                                                   "starts afresh")
+    (tmp_path / "scored.jsonl.partial").write_text('{"task_id": "t"}\n', encoding="utf-8")
+    assert mtrag_command.after_interrupt(args) == (f"the records finished so far are kept in {out}.partial; the same "
+                                                   "command goes on from them")

@@ -16,17 +16,21 @@ import pytest
 import ragmeter.models.multilingual_e5 as multilingual_e5
 from ragmeter import Settings, evaluate
 from ragmeter.cli import main
-from ragmeter.core.errors import ModelError
+from ragmeter.core.errors import ConfigError, ModelError
+from ragmeter.core.settings import parse_tau_sim
 from ragmeter.core.signature import diff
 from ragmeter.io.readers import read_records
 from ragmeter.metrics.mtrag.algorithmic import idk_eval_from_detector
 from ragmeter.models import load_embedder
+from ragmeter.report.terminal import language_lines
 from ragmeter.text import LANGUAGES, IdkDetector, split_sentences
 from ragmeter.text.languages import record_language
 
 DATA = Path(__file__).parents[1] / "text" / "data"
 DEMO = Path(str(resources.files("ragmeter") / "data" / "demo.jsonl"))
 DEMO_ID = Path(str(resources.files("ragmeter") / "data" / "demo-id.jsonl"))
+#: The packaged MiniLM's model id: its file's digest and the tokens it keeps (README, "Signatures").
+MINILM = "all-MiniLM-L6-v2-int8-onnx@sha256:8199be6f/max_len:256"
 ENGLISH_METRICS = ["overlap", "faithfulness_fallback", "abstained", "idk_citation_count", "exact_match", "token_f1",
                    "RB_agg_idk", "faithfulness_offline"]
 
@@ -77,11 +81,12 @@ def test_indonesian_demo_takes_the_indonesian_tools_and_the_multilingual_embedde
     signature = result.signatures["overlap"].settings
     assert signature["embedder.id"] == multilingual_e5.model_id()
     assert signature["tau_sim.id"] == multilingual_e5.TAU_SIM
-    assert signature["language"] == "auto/py3langid-0.4.0/en-1+id-1"
+    assert signature["language"] == "auto/py3langid-0.4.0/en-1+id-3"
     only_id = evaluate(read_records(DEMO_ID), metrics=["overlap"], settings=Settings(language="id"))
+    # Indonesian first; English named too, since a record's own language field may still choose it
     assert dict(only_id.signatures["overlap"].settings) == {
-        "embedder": multilingual_e5.model_id(), "tau_sim": multilingual_e5.TAU_SIM, "language": "id-1",
-        "idk": "idk-en-1+id-1", "splitter": "nupunkt-0.8.0"}
+        "embedder": multilingual_e5.model_id(), "tau_sim": 0.91, "embedder.en": MINILM, "tau_sim.en": 0.65,
+        "language": "id/en-1+id-3", "idk": "idk-en-1+id-3", "splitter": "nupunkt-0.8.0"}
     assert np.array_equal(only_id.scores["overlap"], result.scores["overlap"])
     # the two refusals of unanswerable questions abstain: every sentence is an Indonesian IDK sentence
     records = {record.id: record for record in read_records(DEMO_ID)}
@@ -147,3 +152,111 @@ def test_an_answer_with_abbreviations_scores_as_the_same_answer_spelled_out() ->
     # read as English, the abbreviations cut the answer into five pieces: four uncited, and the cited one, "2024
     # [CIT:d1].", too short to be like the chunk
     assert _overlap(abbreviated, language="en", embedder="multilingual", tau_sim=multilingual_e5.TAU_SIM) == 0.0
+
+
+# ---------------------------------------------------------------- what --tau-sim and --language do to each language
+
+CHUNK = "Kantor kelurahan buka setiap hari Senin sampai Jumat pukul 08.00 sampai 15.00."
+#: An Indonesian claim unrelated to CHUNK ("chilli prices rose because of the rainy season"): the multilingual
+#: embedder's cosine with it lies between MiniLM's τ_sim (0.65, or 0.7 given) and its own (0.91).
+UNRELATED = "Harga cabai naik karena musim hujan."
+MIXED = [{"id": "en1", "question": "When is the office open?", "answer": "The office opens on Mondays [CIT:d1].",
+          "contexts": [{"doc_id": "d1", "text": "The office opens every Monday to Friday."}]},
+         {"id": "id1", "question": "Kapan kantor kelurahan buka?", "answer": f"{UNRELATED[:-1]} [CIT:d1].",
+          "language": "id", "contexts": [{"doc_id": "d1", "text": CHUNK}]}]
+
+
+def test_the_unrelated_claims_cosine_lies_between_the_two_thresholds() -> None:
+    vectors = load_embedder("multilingual").encode([UNRELATED, CHUNK])
+    assert 0.7 < float(vectors[0] @ vectors[1]) < 0.91
+
+
+def test_one_tau_sim_given_applies_to_every_language_and_the_run_says_so() -> None:
+    default = evaluate(MIXED, metrics=["overlap"])
+    given = evaluate(MIXED, metrics=["overlap"], settings=Settings(tau_sim=0.7))
+    # the unrelated Indonesian claim: below its embedder's own 0.91, above the 0.7 given
+    assert default.scores["overlap"][1] == 0.0 and given.scores["overlap"][1] == 1.0
+    signature = given.signatures["overlap"].settings
+    assert (signature["tau_sim"], signature["tau_sim.id"]) == (0.7, 0.7)
+    assert (signature["embedder"], signature["embedder.id"]) == (MINILM, multilingual_e5.model_id())
+    lines = language_lines(given)
+    assert lines[1:] == [
+        "Languages (--language auto): 1 English, 1 Indonesian",
+        f"  English items embedded by {MINILM} at tau_sim 0.7",
+        f"  Indonesian items embedded by {multilingual_e5.model_id()} at tau_sim 0.7",
+        ("  tau_sim 0.7 given applies to Indonesian items too (their embedder's own: 0.91; --tau-sim en=0.7 sets "
+         "English only)")]
+    # no τ_sim given: each language's own, said per language, and no note
+    model = multilingual_e5.model_id()
+    assert language_lines(default)[2:] == [f"  English items embedded by {MINILM} at tau_sim 0.65",
+                                           f"  Indonesian items embedded by {model} at tau_sim 0.91"]
+
+
+def test_a_tau_sim_by_language_sets_the_languages_it_names_only() -> None:
+    english_only = evaluate(MIXED, metrics=["overlap"], settings=Settings(tau_sim={"en": 0.7}))
+    assert english_only.scores["overlap"][1] == 0.0  # the Indonesian claim keeps 0.91
+    signature = english_only.signatures["overlap"].settings
+    assert (signature["tau_sim"], signature["tau_sim.id"]) == (0.7, 0.91)
+    assert not any("given" in line for line in language_lines(english_only))
+    indonesian_only = evaluate(MIXED, metrics=["overlap"], settings=Settings(tau_sim=parse_tau_sim("id=0.8")))
+    assert indonesian_only.scores["overlap"][1] == 1.0
+    signature = indonesian_only.signatures["overlap"].settings
+    assert (signature["tau_sim"], signature["tau_sim.id"]) == (0.65, 0.8)
+
+
+def test_tau_sim_values_are_read_and_checked() -> None:
+    assert parse_tau_sim("0.7") == 0.7
+    assert parse_tau_sim(" en = 0.7, id=0.93") == {"en": 0.7, "id": 0.93}
+    for text, message in (("fr=0.5", "names language codes \\(en, id\\), got 'fr'"),
+                          ("en=1.5", "tau_sim of en must lie in \\[0, 1\\], got 1.5"),
+                          ("en=0.7,en=0.8", "names each language once"), ("high", "must be a number"),
+                          ("en=0.7,0.8", "CODE=NUMBER pairs")):
+        with pytest.raises(ConfigError, match=message):
+            parse_tau_sim(text)
+    with pytest.raises(ConfigError, match="got 'fr'"):
+        Settings(tau_sim={"fr": 0.5})
+    with pytest.raises(ConfigError, match="tau_sim of id must lie in"):
+        Settings(tau_sim={"id": -0.1})
+    assert Settings(tau_sim={"en": 0.7}) == Settings(tau_sim={"en": 0.7}) != Settings(tau_sim={"en": 0.8})
+
+
+REFUSALS = [{"id": "e1", "question": "When was the library built?", "answer": "I don't know."},
+            {"id": "i1", "question": "Kapan perpustakaan dibangun?", "answer": "Saya tidak tahu.", "language": "id"},
+            {"id": "i2", "question": "Kapan pasar dibangun?", "answer": "Saya tidak tahu.", "language": "Indonesian"}]
+
+
+def test_a_records_language_field_wins_over_language_en_and_the_run_says_so() -> None:
+    result = evaluate(REFUSALS, metrics=["abstained", "overlap"], settings=Settings(language="en"))
+    # "Saya tidak tahu." is "I don't know": read with the Indonesian patterns its field names, it abstains
+    assert list(result.scores["abstained"]) == [1.0, 1.0, 1.0]
+    assert result.languages == ("en", "id", "id")
+    without_field = [{k: v for k, v in record.items() if k != "language"} for record in REFUSALS]
+    assert list(evaluate(without_field, metrics=["abstained"], settings=Settings(language="en"))
+                .scores["abstained"]) == [1.0, 0.0, 0.0]
+    assert language_lines(result)[1:] == [
+        "Languages (--language en): 2 Indonesian, 1 English",
+        "  2 records' own language field (id) overrode --language en: a record's field wins",
+        f"  Indonesian items embedded by {multilingual_e5.model_id()} at tau_sim 0.91",
+        f"  English items embedded by {MINILM} at tau_sim 0.65"]
+    signature = result.signatures["overlap"].settings
+    assert signature["language"] == result.signatures["abstained"].settings["language"] == "en/en-1+id-3"
+    assert (signature["embedder.id"], signature["tau_sim.id"]) == (multilingual_e5.model_id(), 0.91)
+
+
+def test_no_override_is_said_under_auto_and_one_record_is_said_as_one() -> None:
+    assert not any("overrode" in line for line in language_lines(evaluate(REFUSALS, metrics=["abstained"])))
+    english_field = [{**REFUSALS[0], "language": "en"}, *REFUSALS[1:]]
+    result = evaluate(english_field, metrics=["abstained"], settings=Settings(language="id"))
+    assert "  1 record's own language field (en) overrode --language id: a record's field wins" in language_lines(
+        result)
+
+
+def test_the_run_report_says_which_records_overrode_language(capsys: pytest.CaptureFixture[str],
+                                                              tmp_path: Path) -> None:
+    path = tmp_path / "refusals.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in REFUSALS), encoding="utf-8")
+    assert main(["run", str(path), "--language", "en", "--metrics", "abstained", "--out", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    assert "Languages (--language en): 2 Indonesian, 1 English" in out
+    assert "2 records' own language field (id) overrode --language en: a record's field wins" in out
+    assert "language:en/en-1+id-3" in out

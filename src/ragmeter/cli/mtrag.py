@@ -97,6 +97,13 @@ def _mtrag_dry_run(args: argparse.Namespace, settings: Settings, configs: list[J
     return 0
 
 
+def _after_interrupt(args: argparse.Namespace) -> str:
+    """What an interrupted step kept, as it is on disk: finished records to go on from, else nothing."""
+    kept = unfinished_part(args.output)
+    if kept is None:
+        return "no record was finished: nothing was kept, and the same command starts afresh"
+    return f"the records finished so far are kept in {kept}; the same command goes on from them"
+
+
 COMMAND = Command("mtrag", "MT-RAG's evaluation pipeline on its generation-task JSONL", add_arguments, _mtrag,
-                  after_interrupt=lambda args: "the items finished so far are kept; the same command goes on from "
-                                              "OUTPUT.partial")
+                  after_interrupt=_after_interrupt)

@@ -36,6 +36,7 @@ from ragmeter.core.settings import (
     NdcgIdeal,
     Settings,
     SourceLabels,
+    parse_tau_sim,
 )
 from ragmeter.io.demo import DEMOS, demo_path
 from ragmeter.io.readers import FileCheck, parse_column_map
@@ -62,6 +63,13 @@ def _threshold(text: str) -> Threshold:
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
+
+
+def _tau_sim(text: str) -> float | dict[str, float]:
+    try:
+        return parse_tau_sim(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_arguments(run: argparse.ArgumentParser) -> None:
@@ -110,11 +118,14 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     engine.add_argument("--workers", type=int,
                         help="scoring actors (default: the cluster's CPUs), each holding the embedding model")
     run.add_argument("--language", choices=LANGUAGE_CHOICES, default=Settings.language,
-                     help="the records' language: auto (each record's own, detected from its question and answer; "
-                          "default), en or id (Indonesian); a record's 'language' field wins")
-    run.add_argument("--tau-sim", type=float, default=Settings.tau_sim,
-                     help="Overlap cosine threshold (default: the embedder's own: 0.65 for MiniLM, "
-                          f"{MULTILINGUAL_TAU_SIM:g} for the multilingual one)")
+                     help="the language of records without a 'language' field: auto (detected from each record's "
+                          "question and answer; default), en or id (Indonesian). A record's own 'language' field "
+                          "always wins, over en and id too; the report says how many records it overrode")
+    run.add_argument("--tau-sim", type=_tau_sim, default=Settings.tau_sim, metavar="TAU | CODE=TAU,...",
+                     help="Overlap cosine threshold: one number for every language's embedder (the report notes "
+                          "each language whose embedder's own it replaces), or CODE=NUMBER pairs that set those "
+                          "languages' only (en=0.7 leaves Indonesian at its own); default: each embedder's own: "
+                          f"0.65 for MiniLM, {MULTILINGUAL_TAU_SIM:g} for the multilingual one")
     run.add_argument("--embedder", choices=EMBEDDER_BACKENDS, default=Settings.embedder,
                      help="embedding backend: auto (default: the language's own: onnx for English, multilingual "
                           "for Indonesian), onnx (packaged MiniLM), multilingual (packaged multilingual-e5-small), "

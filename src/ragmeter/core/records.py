@@ -12,7 +12,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-__all__ = ["ALL_LABELS", "ANSWER_LABELS", "CHUNK_LABELS", "Answerability", "Chunk", "Record", "Turn", "Usage"]
+__all__ = ["ALL_LABELS", "ANSWER_LABELS", "CHUNK_LABELS", "WHY_MISSING", "Answerability", "Chunk", "Record", "Turn",
+           "Usage"]
+
+#: The metadata key under which a reader says why a record lacks a field ({"latency_ms": "the root span's end
+#: time precedes its start time …"}); a metric undefined for want of that field gives the reason with it.
+WHY_MISSING = "why_missing"
 
 #: Seed 003's labels of one retrieved chunk (per rank), each 0 or 1.
 CHUNK_LABELS = ("topically_relevant", "evidence_sufficient", "misleading")

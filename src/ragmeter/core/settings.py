@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.records import Answerability
 from ragmeter.text.idk import IdkDetector
-from ragmeter.text.languages import LANGUAGE_CHOICES
+from ragmeter.text.languages import LANGUAGE_CHOICES, LANGUAGES
 
-__all__ = ["AnswerNormalization", "CiMethod", "IdkEvalSource", "NdcgGain", "NdcgIdeal", "Settings", "SourceLabels"]
+__all__ = ["AnswerNormalization", "CiMethod", "IdkEvalSource", "NdcgGain", "NdcgIdeal", "Settings", "SourceLabels",
+           "parse_tau_sim"]
 
 
 # The choices of a setting are string enums: a member is equal to, hashes as, formats as and is written to JSON as
@@ -70,11 +72,16 @@ class Settings:
 
     - ``language``: the language of the records' text: ``auto`` (each record's own, detected from its question
       and answer; the default), or a code of :data:`~ragmeter.text.languages.LANGUAGES` (``en``, ``id``). A
-      record's ``language`` field wins over it. It chooses the IDK patterns, the refusal cues, the sentence
-      splitter's abbreviations, the evidence check's words and numbers, and, under ``embedder="auto"``, the
-      embedder (:mod:`ragmeter.text.languages`).
+      record's ``language`` field wins over it, over a code too (the report counts the records whose field
+      overrode one). It chooses the IDK patterns, the refusal cues, the sentence splitter's abbreviations, the
+      evidence check's words and numbers, and, under ``embedder="auto"``, the embedder
+      (:mod:`ragmeter.text.languages`).
     - ``tau_sim``: cosine threshold for a supported sentence (seeds 000/001: 0.6–0.7); ``None`` (the default)
-      takes the embedder's own (0.65 for MiniLM; the multilingual one's is calibrated on IndoNLI).
+      takes each record's embedder's own (0.65 for MiniLM; the multilingual one's, 0.91, is calibrated on
+      IndoNLI). One number applies to every record, whatever its language and embedder: the signatures carry it
+      per language (``tau_sim.id``) and the report notes each language whose embedder's own it replaced. A
+      mapping by language code (``{"en": 0.7}``; :func:`parse_tau_sim` reads ``en=0.7,id=0.93``) sets those
+      languages' only, the others keeping their embedder's own.
     - ``idk``: the IDK sentence detector (versioned pattern list).
     - ``abstain_correct_for``: answerability classes on which abstaining is the right action for the
       fallback Faithfulness (default UNANSWERABLE and CONVERSATIONAL, as MT-RAG's IDK conditioning).
@@ -109,7 +116,8 @@ class Settings:
     """
 
     language: str = "auto"
-    tau_sim: float | None = None
+    # a per-language tau_sim is a plain dict, so that run.json reads it back equal: left out of the hash
+    tau_sim: float | Mapping[str, float] | None = field(default=None, hash=False)
     idk: IdkDetector = field(default_factory=IdkDetector)
     abstain_correct_for: frozenset[Answerability] = frozenset(
         {Answerability.UNANSWERABLE, Answerability.CONVERSATIONAL})
@@ -137,8 +145,10 @@ class Settings:
             object.__setattr__(self, name, choices(value))  # a string given becomes the enum's member
         if self.language not in LANGUAGE_CHOICES:
             raise ConfigError(f"language must be one of {', '.join(LANGUAGE_CHOICES)}, got {self.language!r}")
-        if self.tau_sim is not None and not 0.0 <= self.tau_sim <= 1.0:
-            raise ConfigError(f"tau_sim must lie in [0, 1], got {self.tau_sim}")
+        if isinstance(self.tau_sim, Mapping):
+            object.__setattr__(self, "tau_sim", _tau_sims(self.tau_sim))
+        elif self.tau_sim is not None:
+            _check_tau_sim(self.tau_sim, "tau_sim")
         if not 0.0 < self.confidence < 1.0:
             raise ConfigError(f"confidence must lie strictly between 0 and 1, got {self.confidence}")
         if self.n_resamples < 100:
@@ -148,3 +158,44 @@ class Settings:
         if self.bertscore_model != "minilm" and self.bertscore_layer is None:
             raise ConfigError("a BERTScore model directory needs its layer: set bertscore_layer "
                               "(MT-RAG: 40 for deberta-xlarge-mnli)")
+
+
+def _check_tau_sim(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ConfigError(f"{name} must lie in [0, 1], got {value!r}")
+    return float(value)
+
+
+def _tau_sims(given: Mapping[str, float]) -> dict[str, float]:
+    """A per-language ``tau_sim``, checked: known codes, values in [0, 1] (a plain dict, so that ``run.json``
+    reads it back equal)."""
+    unknown = [code for code in given if code not in LANGUAGES]
+    if unknown or not given:
+        raise ConfigError(f"a per-language tau_sim names language codes ({', '.join(LANGUAGES)}), "
+                          f"got {', '.join(map(repr, unknown)) or 'none'}")
+    return {code: _check_tau_sim(value, f"tau_sim of {code}") for code, value in given.items()}
+
+
+def parse_tau_sim(text: str) -> float | dict[str, float]:
+    """``--tau-sim``'s value: one number for every language (``0.7``), or numbers by language code
+    (``en=0.7,id=0.93``, the languages not named keeping their embedder's own).
+
+    >>> parse_tau_sim("0.7"), parse_tau_sim("en=0.7, id=0.93")
+    (0.7, {'en': 0.7, 'id': 0.93})
+    """
+    def number(value: str, name: str) -> float:
+        try:
+            parsed = float(value)
+        except ValueError:
+            raise ConfigError(f"{name} must be a number in [0, 1], got {value.strip()!r}") from None
+        return _check_tau_sim(parsed, name)
+
+    if "=" not in text:
+        return number(text, "tau_sim")
+    pairs = [part.partition("=") for part in text.split(",")]
+    if any(not sep for _, sep, _ in pairs):
+        raise ConfigError(f"write a per-language tau_sim as CODE=NUMBER pairs (en=0.7,id=0.93), got {text!r}")
+    codes = [code.strip() for code, _, _ in pairs]
+    if len(set(codes)) < len(codes):
+        raise ConfigError(f"a per-language tau_sim names each language once, got {text!r}")
+    return _tau_sims({code: number(value, f"tau_sim of {code}") for code, (_, _, value) in zip(codes, pairs)})

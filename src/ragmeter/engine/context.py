@@ -118,10 +118,14 @@ class RunContext:
         return embedder
 
     def tau_sim_for(self, language: Language) -> float:
-        """Overlap's τ_sim for records in ``language``: the settings' where set, else their embedder's own (0.65
-        for an embedder given)."""
-        if self.settings.tau_sim is not None:
-            return self.settings.tau_sim
+        """Overlap's τ_sim for records in ``language``: the settings' where set (one number: every language's; a
+        mapping: the languages it names), else their embedder's own (0.65 for an embedder given)."""
+        given = self.settings.tau_sim
+        if isinstance(given, Mapping):
+            if language.code in given:
+                return given[language.code]
+        elif given is not None:
+            return given
         if self._embedder is not None:
             return default_tau_sim("onnx")
         return default_tau_sim(embedder_backend(self.settings.embedder, language.code))
@@ -134,22 +138,23 @@ class RunContext:
         return self._token_encoder
 
     def embedding_signature(self) -> dict[str, Any]:
-        """The embedder and τ_sim of the run's languages, for the signatures of the metrics that embed:
-        ``embedder`` and ``tau_sim`` of the first (English under ``auto``), and ``embedder.<code>`` and
-        ``tau_sim.<code>`` of each other language where they differ (``embedder.id``)."""
+        """The embedder and τ_sim of every language a record may be read in, for the signatures of the metrics
+        that embed: ``embedder`` and ``tau_sim`` of the setting's language (English under ``auto``), and for each
+        other language ``embedder.<code>`` where its embedder differs and ``tau_sim.<code>`` where its embedder or
+        its τ_sim differs (``embedder.id``, ``tau_sim.id``). Every language is named, ``--language en`` or not: a
+        record's ``language`` field wins over the setting."""
         setting = self.settings.language
-        languages = list(LANGUAGES.values()) if setting == AUTO else [LANGUAGES[setting]]
-        out: dict[str, Any] = {}
-        for number, language in enumerate(languages):
+        first = LANGUAGES[setting] if setting != AUTO else next(iter(LANGUAGES.values()))
+        out: dict[str, Any] = {"embedder": self._embedder_model_id(first), "tau_sim": self.tau_sim_for(first)}
+        for language in LANGUAGES.values():
+            if language is first:
+                continue
             model = self._embedder_model_id(language)
             tau_sim = self.tau_sim_for(language)
-            if number == 0:
-                out.update(embedder=model, tau_sim=tau_sim)
-            else:
-                if model != out["embedder"]:
-                    out[f"embedder.{language.code}"] = model
-                if tau_sim != out["tau_sim"]:
-                    out[f"tau_sim.{language.code}"] = tau_sim
+            if model != out["embedder"]:
+                out[f"embedder.{language.code}"] = model
+            if model != out["embedder"] or tau_sim != out["tau_sim"]:
+                out[f"tau_sim.{language.code}"] = tau_sim
         return out
 
     def _embedder_model_id(self, language: Language) -> str:

@@ -21,7 +21,7 @@ import numpy as np
 
 from ragmeter.core.errors import ConfigError, InputError
 from ragmeter.core.iteration import batched
-from ragmeter.core.records import Record
+from ragmeter.core.records import WHY_MISSING, Record
 from ragmeter.core.settings import Settings
 from ragmeter.core.signature import Signature
 from ragmeter.engine.context import ItemContext, RunContext
@@ -30,7 +30,7 @@ from ragmeter.io.run_folder import item_row
 from ragmeter.judges import Judge, JudgeCall
 from ragmeter.judges.accounting import ItemJudging, JudgingLog, JudgingReport
 from ragmeter.metrics import Metric, resolve_metrics
-from ragmeter.metrics._registry import Noted, Undefined
+from ragmeter.metrics._registry import FIELD_CHECKS, Noted, Undefined
 from ragmeter.models import Embedder, TokenEncoder
 from ragmeter.results.aggregate import Aggregation, Column, cluster_labels, summarize_columns
 from ragmeter.results.run_result import EvalResult
@@ -224,7 +224,8 @@ class ItemTable:
         complete: Sequence[int] = range(len(batch))
         if metric.checks_fields:
             missing = [metric.missing_field(record) for record in batch]
-            undefined = {start + i: reason for i, reason in enumerate(missing) if reason is not None}
+            undefined = {start + i: _missing_reason(reason, batch[i], metric)
+                         for i, reason in enumerate(missing) if reason is not None}
             complete = [i for i, reason in enumerate(missing) if reason is None]
         notes: dict[int, str] = {}
         if metric.compute_batch is not None:
@@ -256,6 +257,17 @@ class ItemTable:
         self.notes[metric.name].update(notes)
         self._values[metric.name].frombytes(values.tobytes())
         return values
+
+
+def _missing_reason(reason: str, record: Record, metric: Metric) -> str:
+    """``reason``, with why the record lacks the field where its reader said (:data:`WHY_MISSING`: a trace's root
+    span that ends before it starts gives no ``latency_ms``)."""
+    why = record.metadata.get(WHY_MISSING)
+    if not isinstance(why, Mapping):
+        return reason
+    field = next(need for need in metric.needs if (check := FIELD_CHECKS[need]) is not None and not check[0](record))
+    told = why.get(field)
+    return f"{reason}: {told}" if isinstance(told, str) else reason
 
 
 class _Progress:

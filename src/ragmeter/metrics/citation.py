@@ -24,17 +24,17 @@ import numpy as np
 from ragmeter.core.records import Answerability, Chunk, Record
 from ragmeter.core.settings import Settings
 from ragmeter.metrics._registry import Aggregation, Metric, register
-from ragmeter.models import Embedder, default_tau_sim
+from ragmeter.models import Embedder, default_tau_sim, embedder_backend
 from ragmeter.text.citations import find_citations, malformed_citations, strip_citations
 from ragmeter.text.idk import IdkDetector
-from ragmeter.text.languages import Language, language_signature
+from ragmeter.text.languages import AUTO, LANGUAGES, Language, language_signature
 from ragmeter.text.sentences import SPLITTER_ID, split_sentences
 
 if TYPE_CHECKING:
     from ragmeter.engine.context import ItemContext, RunContext
 
 __all__ = ["AnswerAnalysis", "SentenceVerdict", "abstained", "analyze_answer", "faithfulness_fallback",
-           "idk_citation_count", "malformed_citation_count", "overlap"]
+           "idk_citation_count", "malformed_citation_count", "overlap", "tau_sim_notes"]
 
 _DEFAULTS = Settings()
 _TAU_SIM = default_tau_sim("onnx")
@@ -246,6 +246,33 @@ def _sentence_settings(run: RunContext) -> Mapping[str, Any]:
 
 def _grounding_settings(run: RunContext) -> Mapping[str, Any]:
     return {**_sentence_settings(run), **run.embedding_signature()}
+
+
+def tau_sim_notes(settings: Settings, embedding: Mapping[str, Any], counts: Mapping[str, int]) -> list[str]:
+    """What a report says when one τ_sim was given for every language: a note for each language of the scored
+    items (``counts``) whose embedder is not the setting's language's (``embedder.<code>`` in ``embedding``, an
+    embedding signature: :meth:`~ragmeter.engine.context.RunContext.embedding_signature`) and whose embedder's own
+    τ_sim the given one replaced. A per-language τ_sim, or none, needs no note: each language's is in the
+    signature and in the report's language lines.
+
+    >>> embedding = {"embedder": "minilm", "tau_sim": 0.7, "embedder.id": "e5", "tau_sim.id": 0.7}
+    >>> print(*tau_sim_notes(Settings(tau_sim=0.7), embedding, {"en": 5, "id": 3}))
+    tau_sim 0.7 given applies to Indonesian items too (their embedder's own: 0.91; --tau-sim en=0.7 sets English
+    only)
+    """
+    given = settings.tau_sim
+    if given is None or isinstance(given, Mapping):
+        return []
+    first = LANGUAGES[settings.language] if settings.language != AUTO else next(iter(LANGUAGES.values()))
+    notes = []
+    for code in counts:
+        if code not in LANGUAGES or f"embedder.{code}" not in embedding:
+            continue
+        own = default_tau_sim(embedder_backend(settings.embedder, code))
+        if own != given:
+            notes.append(f"tau_sim {given:g} given applies to {LANGUAGES[code].name} items too (their embedder's "
+                         f"own: {own:g}; --tau-sim {first.code}={given:g} sets {first.name} only)")
+    return notes
 
 
 def _fallback_settings(run: RunContext) -> Mapping[str, Any]:

@@ -27,7 +27,9 @@ The mapping, with the attribute names of ``openinference-semantic-conventions``:
 - **usage**: one entry per LLM call, from ``llm.token_count.prompt`` / ``.completion``, in start order. An LLM
   span inside another LLM span that has counts (LlamaIndex's ``predict`` around ``complete``) is the same
   call: only the innermost spans with counts are counted. No counts in the trace: usage not logged.
-- **latency_ms**: the root's end time minus its start time.
+- **latency_ms**: the root's end time minus its start time. A root that ends before it starts, or lacks either
+  time, gives none, and says why (a note, and the record's :data:`WHY_MISSING`, which the run puts in
+  ``latency_ms``'s undefined reason for the item).
 - **conversation**: ``session.id`` of the root, else of the first span that has one (several ids in one trace:
   the root's, with a note); **history**: the question and answer of the earlier traces of the same session in the
   file (up to :data:`HISTORY_TURNS` turns, of the :data:`HISTORY_SESSIONS` sessions seen last).
@@ -49,13 +51,13 @@ from types import SimpleNamespace
 from typing import Any
 
 from ragmeter.core.errors import InputError, MissingDependencyError
-from ragmeter.core.records import Record
+from ragmeter.core.records import WHY_MISSING, Record
 from ragmeter.io.formats.native import record_from_dict
 from ragmeter.io.traces.assemble import TraceSpans, group_traces
 from ragmeter.io.traces.otlp import SpanRow
 
-__all__ = ["ANSWER_KEYS", "HISTORY_SESSIONS", "HISTORY_TURNS", "MAX_KEPT_CHARS", "QUESTION_KEYS", "Sessions",
-           "TraceRules", "trace_record", "trace_records", "unused_attribute"]
+__all__ = ["ANSWER_KEYS", "HISTORY_SESSIONS", "HISTORY_TURNS", "MAX_KEPT_CHARS", "QUESTION_KEYS",
+           "Sessions", "TraceRules", "trace_record", "trace_records", "unused_attribute"]
 
 QUESTION_KEYS = ("question", "query", "query_str", "input", "user_input", "prompt", "text")
 ANSWER_KEYS = ("answer", "output", "response", "result", "text", "content")
@@ -179,9 +181,14 @@ def trace_record(trace: TraceSpans, rules: TraceRules, sessions: Sessions, path:
         obj["usage"] = usage
     if len(usage) > 1:
         notes.append(f"{len(usage)} LLM calls: usage counts them all")
-    if root.start_ns is not None and root.end_ns is not None and root.end_ns >= root.start_ns:
-        obj["latency_ms"] = (root.end_ns - root.start_ns) / 1e6
+    no_latency = _no_latency(trace.trace_id, root)
+    if no_latency is None:
+        obj["latency_ms"] = (root.end_ns - root.start_ns) / 1e6  # type: ignore[operator]
+    else:
+        notes.append(no_latency)
     obj["metadata"] = _metadata(trace, root, session, _model(answer_span, llm_spans, notes), chunk_extras, notes)
+    if no_latency is not None:
+        obj["metadata"][WHY_MISSING] = {"latency_ms": no_latency}
     try:
         record = record_from_dict(obj, path=path, line=root.line,
                                   names={"question": f"{n.input} of trace {trace.trace_id}",
@@ -193,6 +200,18 @@ def trace_record(trace: TraceSpans, rules: TraceRules, sessions: Sessions, path:
         return exc
     sessions.add(session, question, answer)
     return record
+
+
+def _no_latency(trace_id: str, root: SpanRow) -> str | None:
+    """Why ``root`` gives no latency (it lacks a time, or ends before it starts), else ``None``."""
+    missing = [name for name, value in (("start", root.start_ns), ("end", root.end_ns)) if value is None]
+    if missing:
+        return f"the root span {root.span_id} of trace {trace_id} has no {' or '.join(missing)} time"
+    if root.end_ns < root.start_ns:  # type: ignore[operator]
+        early = f"{(root.start_ns - root.end_ns) / 1e6:,.3f}".rstrip("0").rstrip(".")  # type: ignore[operator]
+        return (f"the root span's end time precedes its start time in trace {trace_id} (span {root.span_id} ends "
+                f"{early} ms before it starts)")
+    return None
 
 
 def _start(span: SpanRow) -> tuple[int, int]:

@@ -5,13 +5,15 @@ its stemmer, function and scope words, and how it writes numbers. Adding one is 
 ``english.py`` and ``indonesian.py`` and naming it in :data:`LANGUAGES`.
 
 A record's language (:func:`record_language`) is its ``language`` field where it has one, else the run's
-``--language`` setting; ``auto`` detects it from the question and the answer with py3langid
+``--language`` setting (a record's field wins over ``--language en`` too, and the report counts the records it
+overrode: :func:`overridden_note`); ``auto`` detects it from the question and the answer with py3langid
 (:mod:`~ragmeter.text.languages.detection`), told to choose between the languages ragmeter knows: a text in
 another language gets the nearest of them, and a tie (``OK``) gets English.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from ragmeter.core.records import Record
 
 __all__ = ["AUTO", "DETECTOR_ID", "LANGUAGES", "LANGUAGE_CHOICES", "Language", "detect_language", "language",
-           "language_code", "language_signature", "record_language"]
+           "language_code", "language_signature", "overridden_note", "record_language"]
 
 #: Every language by code; the first is the one a tie goes to.
 LANGUAGES: dict[str, Language] = {ENGLISH.code: ENGLISH, INDONESIAN.code: INDONESIAN}
@@ -46,11 +48,31 @@ def language(code: str) -> Language:
 
 
 def language_signature(setting: str) -> str:
-    """What a signature says of the language ``setting``: the language's version (``id-1``), or for ``auto`` the
-    detector and every language's version (``auto/py3langid-0.4.0/en-1+id-1``)."""
+    """What a signature says of the language ``setting``: the setting, for ``auto`` the detector, and the version of
+    every language, since a record's ``language`` field may pick any of them (``en/en-1+id-3``,
+    ``auto/py3langid-0.4.0/en-1+id-3``)."""
+    versions = "+".join(each.version for each in LANGUAGES.values())
     if setting == AUTO:
-        return f"{AUTO}/{DETECTOR_ID}/" + "+".join(each.version for each in LANGUAGES.values())
-    return language(setting).version
+        return f"{AUTO}/{DETECTOR_ID}/{versions}"
+    return f"{language(setting).code}/{versions}"
+
+
+def overridden_note(setting: str, counts: Mapping[str, int]) -> str | None:
+    """What a report says of the records whose own ``language`` field overrode a language ``setting`` (``en`` or
+    ``id``; ``None`` under ``auto``, or when none did). ``counts``: the scored items by language; under a code,
+    only a record's field gives another.
+
+    >>> print(overridden_note("en", {"en": 7, "id": 3}))
+    3 records' own language field (id) overrode --language en: a record's field wins
+    """
+    if setting == AUTO:
+        return None
+    others = [code for code in counts if code != setting]
+    overridden = sum(counts[code] for code in others)
+    if not overridden:
+        return None
+    records = "1 record's" if overridden == 1 else f"{overridden} records'"
+    return f"{records} own language field ({', '.join(others)}) overrode --language {setting}: a record's field wins"
 
 
 @lru_cache(maxsize=4096)
