@@ -12,16 +12,23 @@ ragmeter, in ``tests/text/data/``: 73 texts with abbreviations and their sentenc
    span answer of each answerable one: balanced accuracy and the share of span answers flagged, with the IDK
    detector of the record's language (an answer is a refusal when every sentence is IDK), beside the English
    patterns and beside the previous detector (``idk-en-id-1``, English and Indonesian patterns together).
-3. **Sentences**: the 73 texts split right by nupunkt as it is and with the Indonesian abbreviations.
-4. **Evidence check** on IndoNLI (hypothesis as the claim, premise as the only chunk): AUROC of entailed vs not,
+3. **IDK patterns on a grammar of refusals** (issue 45, ``tests/text/id_refusal_grammar.py``): the sentences of a
+   grammar of Indonesian refusals (every one a refusal) missed, on its ``choose`` part (the forms and words the
+   first round, ``id-2``, was changed on) and its ``held_out`` part (every third form and every third word of each
+   slot: held out from ``id-2``, looked at for ``id-3``), and the sentences with a negation of IDK-MRC's answerable
+   paragraphs and of IndoNLI (none a refusal) flagged, ``choose`` (valid, val) and ``report`` (test, test_lay):
+   the patterns now (``id-3``), as ``id-2`` and as before the issue (``id-1``); and the seconds each takes on
+   IDK-MRC's test paragraphs whole (best of 5, one thread).
+4. **Sentences**: the 73 texts split right by nupunkt as it is and with the Indonesian abbreviations.
+5. **Evidence check** on IndoNLI (hypothesis as the claim, premise as the only chunk): AUROC of entailed vs not,
    for the verdict (supported or not) and for a graded score (the share of the claim's content words the chunk
    holds, 0 when a number or scope word is missing), with English and with Indonesian words; on ``val``, the
    three readings of a negation (*tidak*, *bukan*…) the Indonesian words were chosen from (function, content or
    scope word: scope, the highest there).
-5. **Overlap's cosine** on IndoNLI: τ_sim of the multilingual embedder set with ``ragmeter calibrate-tau`` on
+6. **Overlap's cosine** on IndoNLI: τ_sim of the multilingual embedder set with ``ragmeter calibrate-tau`` on
    ``val`` (the τ of highest balanced accuracy, :data:`~ragmeter.models.multilingual_e5.TAU_SIM`), then on
    ``test_lay`` the AUROC of each embedder's cosine and the balanced accuracy at its τ (MiniLM at 0.65).
-6. **EM/F1**: IDK-MRC's questions with two reference spans, one against the other, and every reference against
+7. **EM/F1**: IDK-MRC's questions with two reference spans, one against the other, and every reference against
    itself respelled (a hyphen between words as a space, ``Rp`` apart from its number), under the SQuAD
    normalisation and the extended one.
 
@@ -47,7 +54,7 @@ from typing import Any
 
 import numpy as np
 from _common import write_result
-from _indonesian_data import INDONESIAN, TEXTS, idk_mrc, indonli, refusal_lists
+from _indonesian_data import ID_1_PATTERNS, INDONESIAN, TEXTS, grammar, idk_mrc, indonli, refusal_lists
 from _mtrag_data import HUMAN_EVAL_TASKS
 
 from ragmeter.io.readers import read_records
@@ -70,6 +77,65 @@ PREVIOUS_ID_PATTERNS = (
     r"\btidak (?:dapat|bisa|mampu) (?:menjawab|menemukan|memastikan)\b",
     r"\bbelum ada informasi\b",
 )
+
+
+def _id_2_patterns() -> tuple[str, ...]:
+    """The Indonesian IDK patterns of ``id-2`` (issue 45's first round), verbatim."""
+    _SPEAKER = r"(?:saya|aku|kami|gue|gw)"
+    _GAP = r"(?:\s+(?!bahwa\b)[\w-]+){0,3}?"
+    _MODIFIER = (r"(?:\s+(?!(?:bahwa|tetapi|tapi|namun|sedangkan|sementara|melainkan|karena|sebab|sehingga)\b)"
+                 r"[^\s.;!?]+){0,20}?")
+    _NOT = r"(?:tidak|tak|nggak|gak|enggak|kurang|belum)"
+    _OPENING = r"^\W*(?:(?:maaf|mohon maaf|sayangnya)\W+)?"
+    _SOURCE = (r"(?:dokumen|konteks|sumber|teks|bacaan|artikel|referensi|rujukan|materi|paragraf|passage|pasase"
+               r"|naskah|tulisan|kutipan|informasi|keterangan|data)")
+    _SOURCE_DOCUMENT = (r"(?:dokumen|konteks|sumber|teks|bacaan|artikel|referensi|rujukan|materi|paragraf|passage"
+                        r"|pasase|naskah|tulisan|kutipan|informasi yang)")
+    _INFORMATION = r"(?:informasi|info|keterangan|data|jawaban|penjelasan|rincian|detail|fakta)"
+    _SHOWN = (r"(?:(?:dapat|bisa|mampu)\s+)?(?:(?:saya|kami|aku)\s+)?(?:temukan|tersedia|ditemukan|disebutkan|terdapat"
+              r"|dijelaskan|tercantum|diketahui|dimuat|diberikan|disajikan|dicantumkan|diungkapkan|dinyatakan"
+              r"|disampaikan|ditampilkan|disinggung|diuraikan|dibahas)")
+    _THERE = r"(?:ada|terdapat|ditemukan|tersedia|dijumpai|disebutkan|dijelaskan|diberikan)\s+(?:satu pun\s+)?"
+    _IN_SOURCE = rf"(?:\s+[\w-]+){{0,2}}?\s+(?:dalam|di|pada|dari|oleh)\s+(?:[\w-]+\s+)?{_SOURCE_DOCUMENT}"
+
+    return (
+        # the speaker does not know, is not sure, has no information, found nothing
+        (rf"\b{_SPEAKER}\b{_GAP}\s+{_NOT}\s+(?:tahu|yakin|pasti|paham|mengetahui|menemukan|memiliki|punya"
+         r"|mempunyai|mendapatkan|memperoleh)\b"),
+        # the speaker cannot answer
+        (rf"\b{_SPEAKER}\b{_GAP}\s+{_NOT}\s+(?:dapat|bisa|mampu|sanggup)\s+(?:\w+\s+)?(?:menjawab|menemukan"
+         r"|memastikan|memberikan|menentukan|mengetahui|menjelaskan|memberi\s?tahu(?:kan)?|mendapatkan|memperoleh)\b"),
+        # a sentence that opens with the refusal: "Tidak tahu.", "Maaf, tidak dapat menemukan jawabannya."
+        rf"{_OPENING}{_NOT}\s+(?:tahu|yakin|(?:dapat|bisa|mampu)\s+(?:menjawab|menemukan|memastikan))\b",
+        rf"{_OPENING}entah(?:lah)?\b",
+        # the source does not say, or has nothing
+        (rf"\b{_SOURCE}(?:nya)?\b(?:\s+(?!bahwa\b)[\w-]+){{0,6}}?\s+(?:tidak|tak|belum)\s+(?:menyebutkan|memuat"
+         r"|berisi|mengandung|menjelaskan|menyediakan|mencantumkan|membahas|menyinggung|mencakup|menyatakan|menyebut"
+         r"|mengatakan|bilang|(?:memberikan|memiliki|mempunyai|punya|menawarkan)\s+(?:\w+\s+)?"
+         rf"{_INFORMATION}(?:nya)?|(?:cukup|memadai) untuk menjawab"
+         r"|(?:relevan|berkaitan|berhubungan) dengan pertanyaan)\b"),
+        # the information is not there, is not said, is not (any passive verb) in the source, is not there at all
+        (rf"\b{_INFORMATION}(?:nya)?\b{_MODIFIER}\s+(?:tidak|tak|belum)\s+(?:{_SHOWN}\b"
+         rf"|(?:ada|di\w+|ter\w+){_IN_SOURCE}|ada\s*(?:[.,;!]|$))"),
+        # not mentioned in the source
+        (r"\b(?:tidak|tak|belum)\s+(?:disebutkan|dijelaskan|tercantum|dibahas|terdapat|ditemukan|tersedia|dimuat"
+         rf"|diketahui|disinggung)\b(?:\s+[\w-]+){{0,3}}?\s+(?:dalam|di|pada|dari|oleh|berdasarkan)\s+(?:\w+\s+)?"
+         rf"{_SOURCE_DOCUMENT}"),
+        # the matter is not explained, or lies outside the source
+        r"\bhal (?:itu|tersebut|ini)\s+(?:tidak|tak|belum)\s+(?:dijelaskan|disebutkan|diketahui|tercantum|dibahas)\b",
+        rf"\bdi luar (?:cakupan|lingkup|isi|konteks|bahasan|pembahasan|jangkauan) (?:\w+\s+)?{_SOURCE_DOCUMENT}",
+        # there is no information, none about the matter, none in the source
+        (rf"\b(?:tidak|tak|nggak|gak|belum)\s+{_THERE}(?:informasi|info|keterangan|penjelasan|rincian|jawaban"
+         r"|detail)(?:nya)?\b"),
+        rf"\b(?:tidak|tak|belum)\s+{_THERE}(?:data|fakta)\s+(?:mengenai|tentang|terkait|soal|seputar|untuk)\b",
+        (rf"\b(?:tidak|tak|belum)\s+{_THERE}{_INFORMATION}(?:nya)?\b{_MODIFIER}\s+(?:dalam|di|pada)\s+(?:[\w-]+\s+)?"
+         rf"{_SOURCE_DOCUMENT}"),
+        # the question cannot be answered
+        r"\b(?:tidak|tak|belum)\s+(?:dapat|bisa|mampu)\s+(?:saya\s+)?(?:dijawab|jawab)\b",
+    )
+
+
+ID_2_PATTERNS = _id_2_patterns()
 
 
 def balanced(predicted: Sequence[bool], actual: Sequence[bool]) -> dict[str, float]:
@@ -101,7 +167,9 @@ def detection() -> dict[str, Any]:
 def idk_detection() -> dict[str, Any]:
     out: dict[str, Any] = {}
     detectors: dict[str, Callable[[str], bool]] = {
-        "id (idk-en-1+id-1, Indonesian patterns)": lambda a: idk_eval_from_detector(a, IdkDetector(), ID) == 1,
+        "id (idk-en-1+id-3, Indonesian patterns)": lambda a: idk_eval_from_detector(a, IdkDetector(), ID) == 1,
+        "id-2": lambda a: idk_eval_from_detector(a, IdkDetector(patterns=ID_2_PATTERNS), ID) == 1,
+        "id-1 before issue 45": lambda a: idk_eval_from_detector(a, IdkDetector(patterns=ID_1_PATTERNS), ID) == 1,
         "en (English patterns)": lambda a: idk_eval_from_detector(a, IdkDetector(), ENGLISH) == 1,
         "previous (idk-en-id-1, both)": lambda a: idk_eval_from_detector(
             a, IdkDetector(patterns=ENGLISH.idk_patterns + PREVIOUS_ID_PATTERNS)) == 1,
@@ -117,6 +185,44 @@ def idk_detection() -> dict[str, Any]:
             figures["distinct_refusals_found"] = sum(is_refusal(r) for r in refusal_lists()[listed])
             out[f"{split} ({listed} refusals)/{name}"] = figures
     return out
+
+
+def refusal_grammar() -> dict[str, Any]:
+    """Misses on the grammar's parts (the held-out one also split into held-out words in the chosen forms and the
+    held-out forms), flags on the negation set's, and the seconds to match IDK-MRC's test paragraphs, for the
+    patterns now (``id-3``), as ``id-2`` and before issue 45 (``id-1``); misses by form."""
+    made = {"choose": grammar.refusals("choose", grammar.topics(idk_mrc("valid"))),
+            "held_out": grammar.refusals("held_out", grammar.topics(idk_mrc("test")))}
+    held_forms = {name for index, name in enumerate(grammar.FORMS) if index % 3 == 2}
+    made["held_out: held-out words in chosen forms"] = [s for s in made["held_out"] if s.form not in held_forms]
+    made["held_out: held-out forms"] = [s for s in made["held_out"] if s.form in held_forms]
+    negating = {part: grammar.load_negation_sentences(INDONESIAN, part) for part in ("choose", "report")}
+    paragraphs = [p["context"] for p in json.loads((INDONESIAN / "idk_mrc" / "test.json").read_text("utf-8"))]
+    out: dict[str, Any] = {}
+    for name, detector in (("now (id-3)", IdkDetector()), ("id-2", IdkDetector(patterns=ID_2_PATTERNS)),
+                           ("id-1 before issue 45", IdkDetector(patterns=ID_1_PATTERNS))):
+        figures: dict[str, Any] = {}
+        for part, sentences in made.items():
+            missed = [s for s in sentences if not detector.is_idk(s.text, ID)]
+            figures[f"grammar {part}"] = {"sentences": len(sentences), "missed": len(missed),
+                                          "miss_rate": len(missed) / len(sentences),
+                                          "missed_by_form": dict(Counter(s.form for s in missed))}
+        for part, texts in negating.items():
+            flagged = [text for text in texts if detector.is_idk(text, ID)]
+            figures[f"negation {part}"] = {"sentences": len(texts), "flagged": len(flagged),
+                                           "flag_rate": len(flagged) / len(texts), "flagged_sentences": flagged}
+        figures["seconds on idk_mrc test paragraphs (best of 5)"] = min(
+            matching_seconds(detector, paragraphs) for _ in range(5))
+        figures["paragraphs, characters"] = [len(paragraphs), sum(map(len, paragraphs))]
+        out[name] = figures
+    return out
+
+
+def matching_seconds(detector: IdkDetector, texts: list[str]) -> float:
+    start = time.perf_counter()
+    for text in texts:
+        detector.is_idk(text, ID)
+    return time.perf_counter() - start
 
 
 def sentences() -> dict[str, Any]:
@@ -224,7 +330,8 @@ def main() -> None:
     if not INDONESIAN.is_dir():
         sys.exit(f"no Indonesian data at {INDONESIAN}: this benchmark reads ../shared/data/indonesian/")
     started = time.perf_counter()
-    out = {"language detection": detection(), "idk detection": idk_detection(), "sentences": sentences(),
+    out = {"language detection": detection(), "idk detection": idk_detection(),
+           "idk patterns on the refusal grammar": refusal_grammar(), "sentences": sentences(),
            "evidence check (IndoNLI)": evidence(), "lexical (IDK-MRC references)": lexical(),
            "overlap cosine (IndoNLI)": overlap_cosine()}
     out["seconds"] = time.perf_counter() - started

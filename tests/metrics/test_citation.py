@@ -146,4 +146,4 @@ def test_run_scores_match_the_functions_and_prefetch_embeds_each_text_once():
     assert result.summary("idk_citation_count").value == 1.0
     assert len(e.calls) == 1 and sorted(e.calls[0]) == ["Alpha.", "Beta.", "Chunk one.", "Chunk two."]
     signature = result.signatures["overlap"].render()
-    assert "tau_sim:0.65" in signature and "embedder:table" in signature and "idk:idk-en-1+id-1" in signature
+    assert "tau_sim:0.65" in signature and "embedder:table" in signature and "idk:idk-en-1+id-3" in signature

@@ -59,8 +59,8 @@ def test_each_metric_signs_with_its_own_settings() -> None:
     result = evaluate(records, metrics=["overlap", "token_f1", "ndcg@3", "citation_presence_rate"],
                       embedder=HashingEmbedder(), settings=Settings(tau_sim=0.7, ndcg_gain="linear"))
     assert dict(result.signatures["overlap"].settings) == {
-        "tau_sim": 0.7, "embedder": "hashing-bow/dim:256", "splitter": "nupunkt-0.8.0", "idk": "idk-en-1+id-1",
-        "language": "auto/py3langid-0.4.0/en-1+id-1"}
+        "tau_sim": 0.7, "embedder": "hashing-bow/dim:256", "splitter": "nupunkt-0.8.0", "idk": "idk-en-1+id-3",
+        "language": "auto/py3langid-0.4.0/en-1+id-3"}
     assert dict(result.signatures["token_f1"].settings) == {"normalizer": "squad-v1.1", "citations": "stripped"}
     assert dict(result.signatures["ndcg@3"].settings) == {"ideal": "retrieved", "gain": "linear"}
     assert dict(result.signatures["citation_presence_rate"].settings) == {"source_labels": "auto"}

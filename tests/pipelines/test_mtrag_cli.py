@@ -24,7 +24,7 @@ from mtrag_rows import mtrag_row, read_jsonl, write_jsonl
 from ragmeter.cli import main
 from ragmeter.pipelines.mtrag.steps import run_step
 
-DETECTOR = "detector:idk-en-1+id-1"
+DETECTOR = "detector:idk-en-1+id-3"
 FAST = ("--n-resamples", "200")
 
 

@@ -32,7 +32,7 @@ from ragmeter.pipelines.mtrag.steps import ALGORITHMIC_METRICS, partial_paths, r
 from ragmeter.pipelines.mtrag.summary import summarize_rows
 from ragmeter.report.mtrag import render_summary
 
-DETECTOR = "detector:idk-en-1+id-1"
+DETECTOR = "detector:idk-en-1+id-3"
 PER_REFERENCE = ("Recall", "RougeL_stemFalse", "BertscoreP", "BertscoreR", "Length", "LengthChars")
 PER_PASSAGE = ("BertKPrec", "Extractiveness_RougeL")
 
@@ -634,7 +634,7 @@ def summary_rows() -> list[dict[str, Any]]:
     return [
         {"model_id": "model-a", "conversation_id": "c1", "answerability": ["ANSWERABLE"],
          "metrics": {"Recall": [0.5, 1.0], "BertKPrec": [0.2, 0.9], "RB_agg": [0.6], "RB_agg_zero_denominator": [False],
-                     "idk_eval_source": ["detector:idk-en-1+id-1"], "Unknown_metric": [5.0]}},
+                     "idk_eval_source": ["detector:idk-en-1+id-3"], "Unknown_metric": [5.0]}},
         {"model_id": "model-a", "conversation_id": "c2", "Answerability": "answerable",
          "metrics": {"Recall": [1.0], "BertKPrec": [0.4], "RB_agg": [0.0], "RB_agg_zero_denominator": [True]}},
         {"model_id": "model-a", "conversation_id": "c3", "answerability": ["UNANSWERABLE"],

@@ -316,7 +316,10 @@ class EvalRun:
                  "Holm-adjusted p)")
         header = ["metric", "value", "difference [interval]", "baseline", "rule", "p", "verdict"]
         lines = [title, *_table(header, rows), ""]
-        pairs = _pairs(base, self.result)
+        from ragmeter.analysis.compare import ScoredRun, pair_items
+
+        # compare's own pairing, so that the worst items listed are those of the comparison the gate judged
+        pairs = pair_items(base, ScoredRun.from_result(self.result, name="candidate"))
         for v in failed:
             lines.append(f"{v.rule.metric}: {v.reason}")
             m = v.comparison
@@ -331,14 +334,6 @@ class EvalRun:
             shown = ", ".join(f"{item} ({a:.3g} → {b:.3g})" for _, item, a, b in sorted(drops)[:self.worst])
             lines.append(f"  worst items by {v.rule.metric} (baseline → candidate): {shown or 'none worse'}")
         return "\n".join(lines)
-
-
-def _pairs(base: ScoredRun, result: EvalResult) -> list[tuple[int, int]]:
-    """(baseline position, candidate position) of the items :func:`~ragmeter.analysis.compare.compare` pairs: by
-    its own pairing rule, so that the worst items listed are those of the comparison the gate judged."""
-    from ragmeter.analysis.compare import ScoredRun, pair_items
-
-    return pair_items(base, ScoredRun.from_result(result, name="candidate"))
 
 
 def _figure(verdict: RequirementVerdict) -> str:

@@ -3,7 +3,7 @@
 A sentence is IDK when a pattern of its language matches it (case-insensitive, citations removed, curly
 apostrophes straightened). The default detector takes each language's own patterns
 (:attr:`~ragmeter.text.languages.Language.idk_patterns`), and, asked without a language, those of every language;
-its version is ``idk-`` and the languages' versions (``idk-en-1+id-1``). A detector made from a list of patterns
+its version is ``idk-`` and the languages' versions (``idk-en-1+id-3``). A detector made from a list of patterns
 uses that list for every language, and its version is ``custom-<sha256 prefix>`` (the first 12 hex digits of the
 SHA-256 of its patterns joined by newlines), so that signatures tell lists apart.
 """
