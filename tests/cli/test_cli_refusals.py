@@ -133,10 +133,14 @@ def test_an_unwritable_output_names_the_users_path_and_exits_2(tmp_path: Path, p
 CONSOLE_SCRIPT = "import sys; from ragmeter._entry import main; sys.argv[0] = 'ragmeter'; sys.exit(main())"
 
 
-def test_ctrl_c_while_the_command_starts_prints_no_traceback(tmp_path: Path) -> None:
+# python -m runs the interpreter's module machinery first (runpy): the delays start past it
+@pytest.mark.parametrize(("launcher", "delays"), [(["-c", CONSOLE_SCRIPT], (0.05, 0.15, 0.3, 0.5, 0.8)),
+                                                  (["-m", "ragmeter.cli"], (0.3, 0.5, 0.8))], ids=["script", "python -m"])
+def test_ctrl_c_while_the_command_starts_prints_no_traceback(tmp_path: Path, launcher: list[str],
+                                                             delays: tuple[float, ...]) -> None:
     data = records_file(tmp_path)
-    for delay in (0.05, 0.15, 0.3, 0.5, 0.8):
-        process = subprocess.Popen([sys.executable, "-c", CONSOLE_SCRIPT, "labels", "template", str(data), "-o",
+    for delay in delays:
+        process = subprocess.Popen([sys.executable, *launcher, "labels", "template", str(data), "-o",
                                     str(tmp_path / f"{delay}.csv")],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(delay)
@@ -273,3 +277,50 @@ def test_an_interrupted_mtrag_step_says_what_it_kept(tmp_path: Path) -> None:
     (tmp_path / "scored.jsonl.partial").write_text('{"task_id": "t"}\n', encoding="utf-8")
     assert mtrag_command.after_interrupt(args) == (f"the records finished so far are kept in {out}.partial; the same "
                                                    "command goes on from them")
+
+
+def test_a_pipe_as_records_is_refused_not_waited_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    os.mkfifo(tmp_path / "pipe")   # nothing writes to it: a reader would wait for ever
+    for argv in (["run", str(tmp_path / "pipe"), "--out", str(tmp_path / "out")], ["validate", str(tmp_path / "pipe")]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err.splitlines()[-1] == (
+            f"error: {tmp_path / 'pipe'}: not a regular file but a pipe, a device or a socket (as /dev/stdin and a "
+            "shell's <(…) give): records are read more than once, so save them to a file first")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_negative_seed_and_an_impossible_resample_count_are_errors(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    data = records_file(tmp_path)
+    assert main(run_args(data, tmp_path / "a", "--seed", "-1")) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == "error: the seed must be a whole number at least 0, got -1"
+    # 10^12 resamples of 7 metrics: 50 TiB of bootstrap means, which no allocation gets
+    assert main(run_args(data, tmp_path / "b", "--n-resamples", str(10**12))) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.splitlines()[-1].startswith("error: out of memory (")
+    assert err.splitlines()[-1].endswith("lower --n-resamples, or score fewer records at once (--limit, or the file "
+                                         "in parts)")
+
+
+def test_no_command_writes_over_another_runs_own_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data, out = records_file(tmp_path), tmp_path / "run"
+    assert main(run_args(data, out)) == 0
+    (tmp_path / "people.csv").write_text("annotator,record_id,unit,helpful\nana,q0,answer,1\n", encoding="utf-8")
+    before = files(tmp_path)
+    for name in ("items.jsonl", "summary.json", "run.json"):
+        assert main(["labels", "merge", str(data), str(tmp_path / "people.csv"), "-o", str(out / name),
+                     "--overwrite"]) == 2
+        assert capsys.readouterr().err.splitlines()[-1] == (
+            f"error: -o {out / name} is the run folder {out}'s own {name}: give a file outside the run's names "
+            "(--overwrite never replaces a run's own files)")
+    assert files(tmp_path) == before
+
+
+def test_a_demo_folder_that_is_a_dangling_symlink_is_refused(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "link").symlink_to(tmp_path / "nowhere")
+    assert main(["demo", str(tmp_path / "link")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: {tmp_path / 'link'} is a symlink to {tmp_path / 'nowhere'}, which is not there: give a folder to "
+        "copy the demo into (it is created if missing)"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link"]

@@ -1,8 +1,8 @@
-"""``python -m ragmeter.cli``: the ``ragmeter`` command."""
+"""``python -m ragmeter.cli``: the ``ragmeter`` command, started as the ``ragmeter`` script starts it."""
 
 import sys
 
-from ragmeter.cli.commands import main
+from ragmeter._entry import main
 
 if __name__ == "__main__":
     sys.exit(main())

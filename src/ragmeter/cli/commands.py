@@ -51,6 +51,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: {exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""), file=sys.stderr)
         return 2
+    except MemoryError as exc:
+        print(f"error: out of memory ({exc or 'an allocation failed'}): lower --n-resamples, or score fewer records "
+              "at once (--limit, or the file in parts)", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

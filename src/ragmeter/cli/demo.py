@@ -20,6 +20,9 @@ def _demo(args: argparse.Namespace) -> int:
     folder: Path = args.folder
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"{folder} is a file: give a folder to copy the demo into")
+    if folder.is_symlink() and not folder.exists():
+        raise ConfigError(f"{folder} is a symlink to {os.readlink(folder)}, which is not there: give a folder to copy "
+                          "the demo into (it is created if missing)")
     taken = [name for name in DEMO_FILES if os.path.lexists(folder / name)]
     if taken:
         raise ConfigError(f"{folder} already has {', '.join(taken)}: choose another folder, or move them away")

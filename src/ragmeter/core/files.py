@@ -33,8 +33,13 @@ from typing import Any
 
 from ragmeter.core.errors import ConfigError
 
-__all__ = ["JsonlRows", "Outputs", "Target", "atomic_write_text", "cache_dir", "check_folder_writable",
-           "complete_jsonl_rows", "json_number", "move_into_place", "writing"]
+__all__ = ["RUN_FOLDER_FILES", "JsonlRows", "Outputs", "Target", "atomic_write_text", "cache_dir",
+           "check_folder_writable", "complete_jsonl_rows", "json_number", "move_into_place", "writing"]
+
+#: A run folder's own files (:mod:`ragmeter.io.run_folder`), its manifest first: in a folder that has the manifest,
+#: none of them is ever another command's output (only a verdict cache is shared, used in place).
+RUN_FOLDER_FILES = ("run.json", "items.jsonl", "summary.json", "judge_failures.jsonl", "items.parquet",
+                    "judge-cache.sqlite")
 
 
 @dataclass(frozen=True)
@@ -156,6 +161,9 @@ class Outputs:
             check_folder_writable(real.parent, where)
             self.reserve(path, f"the output of {where}")
             return Target(path, real, replace=False, append=True)
+        if kind == "file" and reusable is None and _of_a_run_folder(real):
+            raise ConfigError(f"{where} is the run folder {real.parent}'s own {real.name}: give a file outside the "
+                              "run's names (--overwrite never replaces a run's own files)")
         if kind == "file" and reusable is not None and not reusable(real):
             raise ConfigError(f"{where} exists and holds something else than this output keeps there (it is used "
                               "in place, never replaced, --overwrite or not): give a new file name")
@@ -165,6 +173,11 @@ class Outputs:
         self._made.add(real)
         self.reserve(path, f"the output of {where}")
         return Target(path, real, replace=kind == "file")
+
+
+def _of_a_run_folder(real: Path) -> bool:
+    """``real`` is one of the files of a run folder (a folder with a run manifest)."""
+    return real.name in RUN_FOLDER_FILES and (real.parent / RUN_FOLDER_FILES[0]).is_file()
 
 
 def _place_keys(path: Path) -> list[Path | tuple[int, int]]:

@@ -153,6 +153,8 @@ class Settings:
             raise ConfigError(f"confidence must lie strictly between 0 and 1, got {self.confidence}")
         if self.n_resamples < 100:
             raise ConfigError(f"n_resamples must be at least 100, got {self.n_resamples}")
+        if self.seed < 0:
+            raise ConfigError(f"the seed must be a whole number at least 0, got {self.seed}")
         if self.rb_llm_unparsed is not None and not 0.0 <= self.rb_llm_unparsed <= 1.0:
             raise ConfigError(f"rb_llm_unparsed must lie in [0, 1], got {self.rb_llm_unparsed}")
         if self.bertscore_model != "minilm" and self.bertscore_layer is None:

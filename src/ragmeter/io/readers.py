@@ -86,6 +86,9 @@ def iter_records(path: str | Path | Any, *, format: str = "auto", column_map: Ma
     path = Path(path)
     if not path.exists():
         raise InputError("no such file", path=str(path))
+    if not path.is_file() and not path.is_dir():
+        raise InputError("not a regular file but a pipe, a device or a socket (as /dev/stdin and a shell's <(…) "
+                         "give): records are read more than once, so save them to a file first", path=str(path))
     kind = detect_format(path) if format == "auto" else format
     if column_map and not REGISTRY[kind].columns:
         raise ConfigError("a column mapping applies to CSV and Parquet files only")

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter.core.errors import ConfigError, MissingDependencyError
 from ragmeter.core.files import (
+    RUN_FOLDER_FILES,
     Outputs,
     atomic_write_text,
     check_folder_writable,
@@ -48,15 +49,11 @@ if TYPE_CHECKING:
 __all__ = ["CACHE_FILE", "FOLDER_FILES", "PIECE_SHARDS", "Manifest", "RunFolder", "files_read", "input_candidates",
            "item_row", "item_settings", "read_json_object", "require_parquet"]
 
-MANIFEST = "run.json"
-ITEMS = "items.jsonl"
-SUMMARY = "summary.json"
-FAILURES = "judge_failures.jsonl"
-PARQUET = "items.parquet"
-CACHE_FILE = "judge-cache.sqlite"
+#: Every file a run folder owns: an input must not be one of them, none may be a symlink or a device, and none is
+#: another command's output.
+FOLDER_FILES = RUN_FOLDER_FILES
+MANIFEST, ITEMS, SUMMARY, FAILURES, PARQUET, CACHE_FILE = FOLDER_FILES
 PIECE_SHARDS = "items.parts"
-#: Every file a run folder owns: an input must not be one of them, and none may be a symlink or a device.
-FOLDER_FILES = (MANIFEST, ITEMS, SUMMARY, FAILURES, PARQUET, CACHE_FILE)
 
 
 def require_parquet() -> None:
