@@ -93,6 +93,11 @@ def test_resume_says_which_line_was_bad_and_how_many_rows_it_drops(tmp_path: Pat
     (["calibrate-tau", "{data}", "--precision", "1.5"], "--precision 1.5: a precision lies in (0, 1]; give e.g. 0.9"),
     (["run", "{data}", "--resume", "--overwrite"],
      "--resume goes on with the run in --out, --overwrite replaces it: give one of them"),
+    (["run", "{data}", "--rb-llm-unparsed", "0.5"],
+     "--rb-llm-unparsed does nothing without --judge: leave it out, or add --judge"),
+    (["compare", "{data}", "{data}", "--alpha", "0.01"], "--alpha does nothing without --fail-on: leave it out"),
+    (["labels", "template", "{data}", "-o", "{tmp}/t.csv", "--seed", "3"],
+     "--seed does nothing without --sample: leave it out"),
 ])
 def test_an_option_that_does_nothing_is_an_error_naming_it(tmp_path: Path, argv: list[str], message: str,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
@@ -324,3 +329,17 @@ def test_a_demo_folder_that_is_a_dangling_symlink_is_refused(tmp_path: Path,
         f"error: {tmp_path / 'link'} is a symlink to {tmp_path / 'nowhere'}, which is not there: give a folder to "
         "copy the demo into (it is created if missing)"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link"]
+
+
+def test_an_mtrag_step_with_a_missing_baseline_file_writes_nothing(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [{"task_id": "c0<::>1", "conversation_id": "c0", "input": [{"speaker": "user", "text": "q?"}],
+             "contexts": [{"document_id": "d", "text": "a passage"}], "targets": [{"text": "the reference"}],
+             "predictions": [{"text": "An answer."}]}]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert main(["mtrag", "--step", "algorithmic", "-i", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "out.jsonl"),
+                 "--bert-baseline", str(tmp_path / "nope.csv"), "--bert-layer", "6"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: --bert-baseline {tmp_path / 'nope.csv'}: no such file: give bert-score's baseline CSV for the "
+        "model, or mtrag-deberta (MT-RAG's values)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]

@@ -137,3 +137,17 @@ def test_a_metric_gated_twice_counts_once_or_is_refused(runs, capsys) -> None:
     assert capsys.readouterr().err.splitlines()[-1] == (
         "error: token_f1 has two margins, token_f1:0.01 and token_f1:0.02: give one (METRIC:MARGIN passes only when "
         "the candidate is shown at most MARGIN worse; METRIC alone, beside it, fails on a significant drop)")
+
+
+@pytest.mark.parametrize(("rule", "message"), [
+    ("f1", "--fail-on f1: no metric is named f1 (see 'ragmeter metrics')"),
+    ("p95_latency_ms", "--fail-on p95_latency_ms: a comparison is of per-item values, not of a run's quantiles: gate "
+                       "latency_ms (its per-item mean difference)"),
+    ("abstained", "--fail-on abstained: abstained has no direction (neither higher nor lower is better), so a gate "
+                  "cannot tell a candidate worse"),
+], ids=["typo", "quantile", "no direction"])
+def test_a_rule_the_gate_could_never_judge_is_a_usage_error_not_a_failed_gate(runs, capsys, rule: str,
+                                                                               message: str) -> None:
+    assert compare(runs, "--fail-on", "token_f1", "--fail-on", rule) == 2
+    captured = capsys.readouterr()
+    assert captured.err.splitlines()[-1] == f"error: {message}" and captured.out == ""

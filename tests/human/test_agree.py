@@ -113,8 +113,10 @@ def test_csv_labels_with_ties_and_clear_errors(tmp_path: Path) -> None:
                                                           [1] + [int(i >= 4) for i in range(1, 8)]],
                                         level_of_measurement="nominal")
     assert result.ceiling is not None and result.ceiling.value == pytest.approx(expected_alpha)
-    with pytest.raises(ConfigError, match="has no value of 'missing'"):
+    with pytest.raises(ConfigError, match="has no value of 'missing'.*: give --metric one of m$"):
         agreement(scores, path, metric="missing", label="ok")
+    with pytest.raises(ConfigError, match="has no value of the label 'okay': give --label one of ok$"):
+        agreement(scores, path, metric="m", label="okay")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "q1", "m": "high"}\n', encoding="utf-8")
     from ragmeter.core.errors import InputError
@@ -135,7 +137,7 @@ def test_the_command_prints_the_figures_and_json(capsys: pytest.CaptureFixture[s
     page = (tmp_path / "agree.html").read_text(encoding="utf-8")
     assert '<table id="agreement">' in page and '<figure id="agreement-figure"><svg' in page
     assert main(["agree", str(scores), str(tmp_path / "none.jsonl"), "--metric", "m", "--label", "r"]) == 2
-    assert "is not a file" in capsys.readouterr().err
+    assert f"error: {tmp_path / 'none.jsonl'}: no such file: check the path" in capsys.readouterr().err
 
 
 def test_files_saved_by_a_spreadsheet(tmp_path: Path) -> None:

@@ -243,7 +243,8 @@ def test_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
     path = tmp_path / "nope.jsonl"
     code, _, err = run_cli(capsys, "run", str(path), "--embedder", "hashing", "--out", str(tmp_path / "out"))
     assert code == 2
-    assert error_lines(err) == [f"error: {path}: no such file"]
+    assert error_lines(err) == [
+        f"error: {path}: no such file: check the path (a relative one is read from the working directory)"]
 
 
 def test_csv_with_column_mapping(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

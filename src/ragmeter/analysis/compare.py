@@ -109,7 +109,9 @@ def load_run(path: str | Path, *, name: str | None = None) -> ScoredRun:
         raise ConfigError(f"{path}: no such run folder or items file")
     folder, items = (path, path / ITEMS) if path.is_dir() else (path.parent, path)
     if not items.is_file():
-        raise ConfigError(f"{path} is neither a ragmeter run folder nor an items file (no {items.name} there)")
+        raise ConfigError(f"{path} is neither a ragmeter run folder nor an items file"
+                          + (f" (no {items.name} in it)" if path.is_dir() else " (not a regular file)")
+                          + ": give a folder that 'ragmeter run --out' wrote, or its items.jsonl")
     rows = list(_item_rows(items))
     if not rows:
         raise ConfigError(f"{items} holds no ragmeter item rows (each line an object with 'id' and 'scores')")

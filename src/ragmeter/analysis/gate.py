@@ -34,11 +34,12 @@ from typing import Any
 from ragmeter.analysis.compare import Comparison, MetricComparison
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.files import json_number
+from ragmeter.metrics import get_metric
 from ragmeter.results.requirements import RuleError
 from ragmeter.stats.paired import holm
 
-__all__ = ["POWER", "Gate", "GateRule", "GateVerdict", "apply_gate", "detectable_drop", "parse_rule",
-           "unique_rules"]
+__all__ = ["POWER", "Gate", "GateRule", "GateVerdict", "apply_gate", "check_gateable", "detectable_drop",
+           "parse_rule", "unique_rules"]
 
 #: The power at which :func:`detectable_drop` reports the drop the data could detect.
 POWER = 0.8
@@ -83,6 +84,23 @@ def parse_rule(text: str) -> GateRule:
                         f"test); got {text!r}. Write {metric}:{-margin:g} to allow a drop of {-margin:g}, or "
                         f"{metric} alone to fail on any significant drop")
     return GateRule(metric, margin + 0.0)  # so that -0 reads 0
+
+
+def check_gateable(rule: GateRule) -> None:
+    """Before any work: ``rule``'s metric is a registered metric whose direction is known, since any other name
+    can never be gated (a typo, a run figure such as ``p95_latency_ms``, a column of one's own) and would only
+    read as a failed gate; a registered metric that a run lacks still fails the gate, with the reason."""
+    quantile = re.fullmatch(r"p(?:50|95)_(.+)", rule.metric)
+    if quantile:
+        raise ConfigError(f"--fail-on {rule}: a comparison is of per-item values, not of a run's quantiles: gate "
+                          f"{quantile.group(1)} (its per-item mean difference)")
+    try:
+        metric = get_metric(rule.metric)
+    except ConfigError:
+        raise ConfigError(f"--fail-on {rule}: no metric is named {rule.metric} (see 'ragmeter metrics')") from None
+    if metric.higher_is_better is None:
+        raise ConfigError(f"--fail-on {rule}: {rule.metric} has no direction (neither higher nor lower is better), "
+                          "so a gate cannot tell a candidate worse")
 
 
 def unique_rules(rules: Sequence[GateRule]) -> tuple[GateRule, ...]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragmeter.core.errors import ConfigError
 from ragmeter.core.files import Outputs, Target
 from ragmeter.core.settings import Settings
 from ragmeter.engine.evaluation import JudgePlan, plan_judging
@@ -78,6 +79,10 @@ def prepare_step(step: str, source: str | Path, output: str | Path, *, settings:
     shared cache. ``labels`` name the outputs in errors (keys of :data:`DEFAULT_LABELS`)."""
     names = {**DEFAULT_LABELS, **(labels or {})}
     check_step(step, source, output, judged=bool(judges))
+    baseline = settings.bertscore_baseline
+    if baseline not in (None, "mtrag-deberta") and not Path(baseline).is_file():
+        raise ConfigError(f"--bert-baseline {baseline}: no such file: give bert-score's baseline CSV for the model, "
+                          "or mtrag-deberta (MT-RAG's values)")
     model_files = [config.model_file for config in judges]
     outputs = Outputs([source, settings.bertscore_baseline, *(model_files or [None])], overwrite=overwrite)
     target = outputs.file(output, flag=names["output"])

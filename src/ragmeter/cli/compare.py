@@ -9,13 +9,14 @@ import sys
 
 from ragmeter.analysis.compare import compare, load_run
 from ragmeter.analysis.estimate import paired_estimate
-from ragmeter.analysis.gate import apply_gate, parse_rule, unique_rules
+from ragmeter.analysis.gate import apply_gate, check_gateable, parse_rule, unique_rules
 from ragmeter.cli.common import (
     Command,
     gate_options,
     gate_outputs,
     overwrite_option,
     path_arg,
+    refuse_unused,
     report_stream,
     settings_from,
     statistics_options,
@@ -72,7 +73,11 @@ def _compare(args: argparse.Namespace) -> int:
     if len(args.runs) < 2:
         raise ConfigError("compare needs at least two runs: ragmeter compare RUN_A RUN_B [RUN_C …]")
     settings = settings_from(args)
-    args.fail_on = unique_rules(args.fail_on)  # a rule given twice counts once; two for one metric: an error
+    args.fail_on = unique_rules(args.fail_on)  # a rule given twice counts once; two margins for one metric: an error
+    for rule in args.fail_on:
+        check_gateable(rule)
+    if not args.fail_on:
+        refuse_unused(args, "without --fail-on", ("alpha", "max_undefined"))
     if (args.junit or args.summary_file) and not args.fail_on:
         raise ConfigError("--junit and --summary-file report the gate: add --fail-on METRIC[:MARGIN]")
     outputs = Outputs([*(path for run in args.runs for path in files_read(run)), *(args.human or [])],

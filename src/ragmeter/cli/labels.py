@@ -21,6 +21,7 @@ from ragmeter.cli.common import (
     input_options,
     overwrite_option,
     path_arg,
+    refuse_unused,
     report_check,
 )
 from ragmeter.core.errors import ConfigError
@@ -124,6 +125,8 @@ def _labels(args: argparse.Namespace) -> int:
     if args.labels_command == "annotate":
         return _annotate(args)
     if args.labels_command == "template":
+        if args.sample is None:
+            refuse_unused(args, "without --sample", ("seed",))
         names = _label_names(args.labels)
         rows = write_label_template(_source(args), args.output, names, annotator=args.annotator,
                                     overwrite=args.overwrite, checked=_checked(args), sample=args.sample,

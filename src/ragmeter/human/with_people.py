@@ -127,10 +127,15 @@ def read_scores(path: str | Path, metric: str) -> dict[Key, tuple[float, str]]:
     path = Path(path)
     out: dict[Key, tuple[float, str]] = {}
     seen_metric = False
+    names: dict[str, None] = {}  # the names the file has, to list when the metric is not among them
     for line, row in object_rows(path):
         if _template_row(row) and row["unit"] != "answer":
             continue
         item_id, model, conversation = _key(row, path, line)
+        if not seen_metric and len(names) < 200:
+            for container in (row.get("scores"), row.get("metrics"), row):
+                if isinstance(container, dict):
+                    names.update(dict.fromkeys(str(name) for name in container))
         for container, name in ((row.get("scores"), f"scores.{metric}"), (row.get("metrics"), f"metrics.{metric}"),
                                 (row, metric)):
             if isinstance(container, dict) and metric in container:
@@ -138,8 +143,17 @@ def read_scores(path: str | Path, metric: str) -> dict[Key, tuple[float, str]]:
                 seen_metric = True
                 break
     if not seen_metric:
-        raise ConfigError(f"{path} has no value of {metric!r} (looked in 'scores', 'metrics' and the columns)")
+        shown = [n for n in names if n not in ("scores", "metrics", "id", "model_id", "conversation_id", "undefined",
+                                               "notes", "judge", "language")]
+        raise ConfigError(f"{path} has no value of {metric!r} (looked in 'scores', 'metrics' and the columns): "
+                          f"give --metric one of {', '.join(shown[:30]) or 'the names it has'}"
+                          + (", …" if len(shown) > 30 else ""))
     return out
+
+
+#: The columns of a human file that are not labels.
+_NOT_LABELS = ("id", "record_id", "model_id", "conversation_id", "annotator", "unit", "rank", "doc_id", "question",
+               "text", "answer", "references", "contexts")
 
 
 def _template_row(row: Mapping[str, Any]) -> bool:
@@ -163,8 +177,11 @@ def read_human(paths: str | Path | Sequence[str | Path], label: str) -> dict[Key
         return number
 
     out: dict[Key, dict[str, float]] = defaultdict(dict)
+    columns: dict[str, None] = {}  # the names the files have, to list when the label is not among them
     for path in map(Path, [paths] if isinstance(paths, (str, Path)) else paths):
         for line, row in object_rows(path):
+            if len(columns) < 200:
+                columns.update(dict.fromkeys(map(str, row)))
             template = _template_row(row)
             if template and label in CHUNK_LABELS:
                 raise ConfigError(f"{label!r} is a chunk label ({path} has one per retrieved chunk); agree compares "
@@ -184,8 +201,10 @@ def read_human(paths: str | Path | Sequence[str | Path], label: str) -> dict[Key
                 annotator = str(row.get("annotator") or (path.stem if template else f"{path.stem}:row{line}"))
                 out[(item_id, model)][annotator] = number
     if not out:
+        shown = [name for name in columns if name not in _NOT_LABELS]
         raise ConfigError(f"{', '.join(map(str, [paths] if isinstance(paths, (str, Path)) else paths))} has no "
-                          f"value of the label {label!r}")
+                          f"value of the label {label!r}"
+                          + (f": give --label one of {', '.join(shown[:30])}" if shown else ""))
     return dict(out)
 
 

@@ -85,7 +85,8 @@ def iter_records(path: str | Path | Any, *, format: str = "auto", column_map: Ma
         raise ConfigError(f"unknown input format {format!r}: choose one of {', '.join(('auto', *REGISTRY))}")
     path = Path(path)
     if not path.exists():
-        raise InputError("no such file", path=str(path))
+        raise InputError("no such file: check the path (a relative one is read from the working directory)",
+                         path=str(path))
     if not path.is_file() and not path.is_dir():
         raise InputError("not a regular file but a pipe, a device or a socket (as /dev/stdin and a shell's <(…) "
                          "give): records are read more than once, so save them to a file first", path=str(path))

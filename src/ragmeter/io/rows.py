@@ -65,7 +65,8 @@ def _annotation_csv(exc: csv.Error, start: int, ended: int) -> str:
     return f"the row cannot be read as CSV: {exc}"
 
 
-WORDS = Words(broken_json=lambda exc: f"broken JSON at column {exc.colno}: {exc.msg}", broken_csv=_broken_csv)
+WORDS = Words(broken_json=lambda exc: f"broken JSON at column {exc.colno}: {exc.msg.removesuffix(' at')}",
+              broken_csv=_broken_csv)
 ANNOTATION_WORDS = Words(broken_json=lambda exc: f"not valid JSON: {exc.msg}", broken_csv=_annotation_csv)
 
 
@@ -291,7 +292,9 @@ def object_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     the records' CSV is: a byte-order mark skipped, a line that is not UTF-8 or broken quoting an error of its
     row); the first bad row raises its :class:`InputError`."""
     if not path.is_file():
-        raise ConfigError(f"{path} is not a file")
+        what = ("no such file: check the path" if not path.exists() else "is a folder: give the file in it"
+                if path.is_dir() else "is not a regular file but a pipe, a device or a socket: save it to a file first")
+        raise ConfigError(f"{path}: {what}")
     rows = _table_dicts(path) if path.suffix.lower() in TABLE_SUFFIXES else jsonl_objects(path)
     for line, row in rows:
         if isinstance(row, InputError):
