@@ -23,7 +23,7 @@ from scipy.stats import spearmanr
 
 from ragmeter import read_records
 from ragmeter.core.records import Record
-from ragmeter.judges import CLAIM_MODES, JudgeConfig
+from ragmeter.judges import CLAIM_MODES, LAYOUTS, JudgeConfig
 from ragmeter.stats.correlation import cluster_bootstrap, spearman
 from ragmeter.stats.intervals import wilson_interval
 from ragmeter.testing import write_synthetic_records
@@ -116,13 +116,16 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-api-key-env", default="OPENAI_API_KEY")
     parser.add_argument("--judge-claims", choices=CLAIM_MODES,
                         help="how the judge is asked for claims (default: split for local, verify for openai)")
+    parser.add_argument("--judge-layout", choices=LAYOUTS,
+                        help="how an item's calls are laid out (default: shared for local, calls for openai)")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "ragmeter" / "validity.sqlite")
 
 
 def judge_config(args: argparse.Namespace) -> JudgeConfig:
     """The judge of ``add_judge_arguments``' options."""
     return JudgeConfig(kind=args.judge, model=args.judge_model, base_url=args.judge_base_url,
-                       api_key_env=args.judge_api_key_env or None, cache=args.cache, claims=args.judge_claims)
+                       api_key_env=args.judge_api_key_env or None, cache=args.cache, claims=args.judge_claims,
+                       layout=args.judge_layout)
 
 
 # --- inputs and results -------------------------------------------------------------------------------------

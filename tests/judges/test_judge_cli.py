@@ -237,6 +237,33 @@ def test_rerunning_a_finished_run_takes_every_verdict_from_the_cache(server, dat
     assert status(out) == "finished"
 
 
+def test_the_shared_layout_gives_the_scores_of_separate_calls_from_one_item_prefix(server, data, tmp_path, capsys):
+    """--judge-layout shared: the scripted verdicts follow the same rules, so every score equals the calls
+    layout's; each record's calls start with one system message and the record's item, the verdicts come
+    without a reason, and a run folder made in one layout is not resumed in the other."""
+    split = ["--judge-claims", "split"]
+    runs = {}
+    for layout in ("calls", "shared"):
+        start = len(server.requests)
+        assert cli.main([*run_args(server, data, tmp_path / layout), *split, "--judge-layout", layout]) == 0
+        runs[layout] = server.requests[start:settle(server)]
+    capsys.readouterr()
+    assert scores_by_id(tmp_path / "shared") == scores_by_id(tmp_path / "calls")
+    assert len(runs["shared"]) == len(runs["calls"]) == REF_CALLS
+    systems = {body["messages"][0]["content"] for body in runs["shared"]}
+    assert len(systems) == 1 and "TASK correctness" in systems.pop()
+    by_item: dict[str, set[str]] = {}
+    for body in runs["shared"]:
+        user = body["messages"][1]["content"]
+        by_item.setdefault(user.split("</question>")[0], set()).add(user[:user.rindex("</reference>")])
+        assert "reason" not in body["response_format"]["json_schema"]["schema"]["properties"]
+    assert len(by_item) == N_RECORDS and all(len(starts) == 1 for starts in by_item.values())
+    assert "layout=shared" in json.loads((tmp_path / "shared" / "run.json").read_text(encoding="utf-8"))["judge"]
+    set_status(tmp_path / "shared", "running")
+    assert cli.main([*run_args(server, data, tmp_path / "shared"), *split, "--resume"]) == 2
+    assert "other judge;" in capsys.readouterr().err
+
+
 def plan_rows(printed: str) -> dict[str, list[int]]:
     """The dry-run table's rows: prompt → [calls, cached, to make, prompt tok, completion tok]."""
     rows = {}

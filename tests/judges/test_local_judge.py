@@ -10,7 +10,7 @@ a paraphrase is more faithful than a claim with an added number or a widened sco
 both claims modes); the
 IDK judge tells a refusal from an answer; RADBench rates a copy of the reference above a wrong or off-topic
 answer; the same calls give the same verdicts again in another order, each call reusing exactly its system
-message's saved slot state; the server answers its health check on loopback only and is gone once the judge is
+message's saved slot state, or in the shared layout (the local judge's default) its item's; the server answers its health check on loopback only and is gone once the judge is
 closed, its saved states with it (also when its parent is killed). How far its verdicts agree with human
 ratings on real answers is measured in benchmarks/bench_judge_validity.py, not asserted here.
 """
@@ -37,6 +37,7 @@ from ragmeter.io import record_from_dict
 from ragmeter.judges import (
     CLAIM_MODES,
     LOCAL_TIMEOUT_S,
+    ChatRequest,
     Judge,
     JudgeCall,
     JudgeConfig,
@@ -44,6 +45,7 @@ from ragmeter.judges import (
 )
 from ragmeter.judges.backends.local import MODEL_SHA256, packaged_model_path
 from ragmeter.judges.backends.prefix_states import LocalBackend, PrefixStates
+from ragmeter.judges.layouts import judge_call
 from ragmeter.judges.prompts import (
     CLAIM_SPLIT,
     CLAIMS,
@@ -175,11 +177,12 @@ def test_a_copied_statement_is_supported_and_a_changed_number_contradicted(judge
 
 
 def test_the_packaged_judge_splits_and_the_check_verifies(judge: Judge) -> None:
-    assert judge.claims == "split"  # the local judge's default
+    assert (judge.claims, judge.layout) == ("split", "shared")  # the local judge's defaults
     records = [_record("stated", STATED), _record("contradicted", CONTRADICTED)]
     for record in records:
-        verdict = judge.run([JudgeCall(CLAIM_SPLIT, claim_split_request(record["answer"]))])[0].verdict
-        assert verdict is not None and schema_problems(verdict, CLAIM_SPLIT.schema) == []
+        call = judge_call(judge, CLAIM_SPLIT, record_from_dict(record), text=record["answer"])
+        verdict = judge.run([call])[0].verdict
+        assert verdict is not None and schema_problems(verdict, call.request.schema) == []
         assert verdict["claims"], "each answer makes one factual claim at least"
     result = evaluate(records, metrics=["judge_faithfulness", "judge_precision"], judge=judge,
                       settings=Settings(n_resamples=200))
@@ -271,6 +274,39 @@ def test_the_same_calls_get_the_same_verdicts_in_any_order(judge: Judge) -> None
     assert [o.verdict for o in first] == [again[i].verdict for i in (3, 1, 2, 0)]
 
 
+def test_the_same_shared_layout_calls_get_the_same_verdicts_in_any_order(judge: Judge) -> None:
+    """The same for the shared layout (issue 46), whose calls about an item start from the item's saved state:
+    two items' calls, replayed without a verdict cache with the items interleaved (each item's state computed
+    afresh, and restored after the other item's), get the same replies word for word."""
+    backend = judge.backend
+    assert isinstance(backend, LocalBackend) and judge.layout == "shared"
+    uncached = Judge(LocalBackend.at(backend.base_url, model=backend.model, api_key_env=None,
+                                     timeout_s=LOCAL_TIMEOUT_S, bounds=backend.bounds), timeout_s=LOCAL_TIMEOUT_S,
+                     layout="shared")
+    same, off = record_from_dict(_record("same", REFERENCE)), record_from_dict(_record("off", OFF_TOPIC))
+    calls = [judge_call(judge, prompt, record, text=record.answer)
+             for record in (same, off) for prompt in (CORRECTNESS, RELEVANCE, CLAIM_SPLIT)]
+    first = judge.run(calls)
+    order = (5, 0, 4, 1, 3, 2)
+    try:
+        again = uncached.run([calls[i] for i in order])
+    finally:
+        uncached.close()
+    assert sum(u.requests for u in uncached.usage.values()) == 6
+    assert all(o.verdict is not None for o in first)
+    assert [o.verdict for o in first] == [again[order.index(i)].verdict for i in range(6)]
+
+
+def _timings(judge: Judge, request: ChatRequest) -> dict[str, Any]:
+    """llama.cpp's timings of ``request`` sent as it is (one token generated) to the judge's server."""
+    body = {"messages": [{"role": role, "content": content} for role, content in request.messages],
+            "max_tokens": 1, "temperature": 0, "cache_prompt": True}
+    post = urllib.request.Request(f"{_server_url(judge)}/v1/chat/completions", json.dumps(body).encode(),
+                                  {"Content-Type": "application/json"})
+    with urllib.request.urlopen(post, timeout=LOCAL_TIMEOUT_S) as reply:
+        return dict(json.load(reply)["timings"])
+
+
 def test_each_call_reuses_its_system_message_and_computes_the_rest(judge: Judge) -> None:
     """The slot holds the restored system message when a call starts, and nothing more: llama.cpp reports
     exactly those tokens taken from its cache, the rest computed."""
@@ -279,14 +315,57 @@ def test_each_call_reuses_its_system_message_and_computes_the_rest(judge: Judge)
     lead = request.messages[:1]
     assert lead[0][0] == "system"
     states.restore(lead)
-    body = {"messages": [{"role": role, "content": content} for role, content in request.messages],
-            "max_tokens": 1, "temperature": 0, "cache_prompt": True}
-    post = urllib.request.Request(f"{_server_url(judge)}/v1/chat/completions", json.dumps(body).encode(),
-                                  {"Content-Type": "application/json"})
-    with urllib.request.urlopen(post, timeout=LOCAL_TIMEOUT_S) as reply:
-        timings = json.load(reply)["timings"]
+    timings = _timings(judge, request)
     assert timings["cache_n"] == len(states.lead_tokens(lead)) > 100
     assert timings["prompt_n"] > 0
+
+
+def test_each_shared_call_reuses_its_item_and_computes_its_task(judge: Judge) -> None:
+    """In the shared layout the slot holds the system message and the item when a call starts: llama.cpp takes
+    exactly those tokens from its cache and computes the task's line alone."""
+    states = PrefixStates(_server_url(judge), timeout_s=LOCAL_TIMEOUT_S)
+    record = record_from_dict(_record("same", REFERENCE))
+    request = judge_call(judge, RELEVANCE, record).request
+    lead = request.messages[:1]
+    states.restore(lead, request.item_prefix)
+    timings = _timings(judge, request)
+    shared = len(states.prefix_tokens(lead, request.item_prefix))
+    assert timings["cache_n"] == shared > len(states.lead_tokens(lead)) + 20
+    assert 10 < timings["prompt_n"] < 40  # "TASK relevance: …", the end of the message and the reply's start
+
+
+def test_a_stored_system_message_state_is_restored_and_a_broken_one_computed_again(judge: Judge,
+                                                                                  tmp_path: Path) -> None:
+    """A lead's state kept in the store is restored by the next states of the same build without computing it
+    (no completion request), and a call after it takes exactly the lead's tokens from the cache, as after the
+    state computed; a stored file that does not restore the lead is computed afresh and replaced."""
+    folder = judge._on_close.__self__.states_dir  # the server's slot save folder
+    request = judge_call(judge, CORRECTNESS, record_from_dict(_record("same", REFERENCE))).request
+    lead = request.messages[:1]
+
+    def states() -> tuple[PrefixStates, list[str]]:
+        made = PrefixStates(_server_url(judge), timeout_s=LOCAL_TIMEOUT_S, folder=folder, store=tmp_path,
+                            build="test-build")
+        paths: list[str] = []
+        post = made._post
+        made._post = lambda path, body: paths.append(path) or post(path, body)  # type: ignore[method-assign]
+        return made, paths
+
+    first, first_paths = states()
+    first.restore(lead)
+    assert "/completion" in first_paths and len(list(tmp_path.iterdir())) == 1
+    computed = _timings(judge, request)
+    again, again_paths = states()
+    again.restore(lead)
+    assert "/completion" not in again_paths
+    restored = _timings(judge, request)
+    assert restored["cache_n"] == computed["cache_n"] == len(again.lead_tokens(lead))
+    (stored,) = tmp_path.iterdir()
+    size = stored.stat().st_size
+    stored.write_bytes(stored.read_bytes()[:1000])
+    broken, broken_paths = states()
+    broken.restore(lead)
+    assert "/completion" in broken_paths and stored.stat().st_size == size
 
 
 def test_server_listens_on_loopback_only_and_is_healthy(judge: Judge) -> None:

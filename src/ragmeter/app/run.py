@@ -298,7 +298,7 @@ def _manifest(request: RunRequest, sha256: str, chosen: list[Metric]) -> Manifes
     identity = None
     if request.judge is not None:
         with planning_judge(replace(request.judge, cache=None)) as planned:  # the identity alone: no file opened
-            identity = f"{planned.identity}, claims={planned.claims}"  # the claims mode changes the values too
+            identity = planned.description  # the claims mode and the layout change the values too
     return Manifest(input=str(request.source), input_sha256=sha256, input_format=request.input_format,
                     input_from_run=os.path.relpath(request.source.absolute(), request.out.absolute()),
                     map=sorted(request.map_spec), format_options=dict(request.format_options),

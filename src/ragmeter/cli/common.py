@@ -132,9 +132,10 @@ def refuse_unused(args: argparse.Namespace, condition: str, names: Iterable[str]
 
 
 #: The judge options that only matter with --judge, and their parser defaults.
-JUDGE_ONLY = ("judge_model", "judge_base_url", "judge_model_file", "judge_claims", "judge_bounds",
-              "judge_concurrency", "judge_timeout", "judge_cache", "no_judge_cache", "price_prompt", "price_completion",
-              "judge_api_key_env", "judge_max_attempts", "judge_backoff", "judge_seed", "rb_llm_unparsed")
+JUDGE_ONLY = ("judge_model", "judge_base_url", "judge_model_file", "judge_claims", "judge_layout",
+              "judge_bounds", "judge_concurrency", "judge_timeout", "judge_cache", "no_judge_cache", "price_prompt",
+              "price_completion", "judge_api_key_env", "judge_max_attempts", "judge_backoff", "judge_seed",
+              "rb_llm_unparsed")
 OPTION_DEFAULTS = {"judge_api_key_env": "OPENAI_API_KEY", "judge_max_attempts": 6, "judge_backoff": 1.0,
                    "judge_seed": 0, "alpha": 0.05, "max_undefined": 0.2, "seed": 0}
 

@@ -10,7 +10,7 @@ from ragmeter.cli.common import path_arg
 from ragmeter.core.errors import ConfigError
 from ragmeter.engine.evaluation import JudgePlan
 from ragmeter.io.run_folder import CACHE_FILE
-from ragmeter.judges import CLAIM_MODES, LOCAL_TIMEOUT_S, REMOTE_TIMEOUT_S, JudgeConfig, JudgeUsage
+from ragmeter.judges import CLAIM_MODES, LAYOUTS, LOCAL_TIMEOUT_S, REMOTE_TIMEOUT_S, JudgeConfig, JudgeUsage
 from ragmeter.judges.accounting import token_cost
 from ragmeter.judges.backends import backend_kind, backend_kinds
 from ragmeter.judges.backends.openai import BOUNDS
@@ -43,6 +43,12 @@ def add_judge_options(command: argparse.ArgumentParser, *, title: str, several: 
                             "in one call; split: it only splits (a third of the time), and the evidence check "
                             "verifies (default: split for local, whose verdicts add nothing to the check; verify "
                             "for openai; 'labels annotate' always verifies)")
+    judge.add_argument("--judge-layout", choices=LAYOUTS,
+                       help="calls: each judge prompt a conversation of its own, with a reason before the verdict; "
+                            "shared: one system message for every task, the item (history, question, answer, "
+                            "references) once at the start of each call about it and the verdict alone, so an "
+                            "endpoint that caches prefixes computes the item once (default: shared for local, "
+                            "calls for openai; 'labels annotate' makes each prompt's own call)")
     judge.add_argument("--judge-bounds", choices=BOUNDS,
                        help="schema: send the reply schemas' length bounds, which the endpoint's grammar enforces "
                             "(llama.cpp, vLLM, Ollama); instructions: state them in the instructions only, for "
@@ -105,7 +111,7 @@ def _config(args: argparse.Namespace, kind: str, model: str | None, cache: Path)
                        cache=None if args.no_judge_cache else cache, concurrency=args.judge_concurrency,
                        timeout_s=args.judge_timeout, max_attempts=args.judge_max_attempts,
                        backoff_s=args.judge_backoff, seed=args.judge_seed, claims=args.judge_claims,
-                       bounds=args.judge_bounds)
+                       bounds=args.judge_bounds, layout=args.judge_layout)
 
 
 def prices(args: argparse.Namespace) -> tuple[float, float] | None:

@@ -20,10 +20,10 @@ from ragmeter.judges.backends.local import LOCAL_TIMEOUT_S, LocalServer
 from ragmeter.judges.backends.openai import BOUNDS, REMOTE_TIMEOUT_S, OpenAIBackend, endpoint_bounds
 from ragmeter.judges.cache import JudgeCache
 from ragmeter.judges.engine import Judge, JudgeCall, JudgeOutcome
-from ragmeter.judges.prompts import CLAIM_MODES
+from ragmeter.judges.prompts import CLAIM_MODES, LAYOUTS
 from ragmeter.judges.protocol import ChatBackend, ChatReply, ChatRequest, ScriptedBackend
 
-__all__ = ["CLAIM_MODES", "JUDGE_KINDS", "LOCAL_TIMEOUT_S", "REMOTE_TIMEOUT_S", "ChatBackend", "ChatReply",
+__all__ = ["CLAIM_MODES", "JUDGE_KINDS", "LAYOUTS", "LOCAL_TIMEOUT_S", "REMOTE_TIMEOUT_S", "ChatBackend", "ChatReply",
            "ChatRequest", "Judge", "JudgeCache", "JudgeCall", "JudgeConfig", "JudgeOutcome", "JudgeUsage",
            "LocalServer", "OpenAIBackend", "ScriptedBackend", "open_judge", "planning_judge"]
 
@@ -58,6 +58,9 @@ class JudgeConfig:
       grammar enforces them) or only in the instructions (``instructions``); ``None``: the kind's (``local``:
       schema) or the endpoint's (:func:`~ragmeter.judges.backends.openai.endpoint_bounds`: instructions for
       OpenAI's API and Azure OpenAI, schema elsewhere). See :attr:`reply_bounds`.
+    - ``layout``: how the calls about one item are laid out (:data:`~ragmeter.judges.prompts.LAYOUTS`): ``calls``
+      (each prompt a conversation of its own) or ``shared`` (one item prefix, verdicts without a reason;
+      :mod:`ragmeter.judges.layouts`); ``None``: the kind's; ``shared`` for ``local``, ``calls`` for ``openai``.
     """
 
     kind: str = "local"
@@ -74,6 +77,7 @@ class JudgeConfig:
     seed: int = 0
     claims: str | None = None
     bounds: str | None = None
+    layout: str | None = None
 
     def __post_init__(self) -> None:
         if backend_kind(self.kind).needs_model and not self.model:
@@ -86,6 +90,8 @@ class JudgeConfig:
             _check_url(self.base_url)
         if self.claims is not None and self.claims not in CLAIM_MODES:
             raise ConfigError(f"the judge's claims mode must be one of {', '.join(CLAIM_MODES)}, got {self.claims!r}")
+        if self.layout is not None and self.layout not in LAYOUTS:
+            raise ConfigError(f"the judge's layout must be one of {', '.join(LAYOUTS)}, got {self.layout!r}")
         if self.bounds is not None and self.bounds not in BOUNDS:
             raise ConfigError(f"the judge's bounds must be one of {', '.join(BOUNDS)}, got {self.bounds!r}")
 
@@ -100,6 +106,11 @@ class JudgeConfig:
     def claim_mode(self) -> str:
         """``claims``, or the kind's default: ``split`` for ``local``, ``verify`` for ``openai``."""
         return self.claims or backend_kind(self.kind).claims
+
+    @property
+    def call_layout(self) -> str:
+        """``layout``, or the kind's default: ``shared`` for ``local``, ``calls`` for ``openai``."""
+        return self.layout or backend_kind(self.kind).layout
 
 
 def _check_url(url: str) -> None:
@@ -124,7 +135,7 @@ def open_judge(config: JudgeConfig) -> Judge:
         cache = JudgeCache(config.cache) if config.cache is not None else None
         return Judge(opened.backend, cache=cache, concurrency=config.concurrency or kind.concurrency,
                      max_attempts=config.max_attempts, timeout_s=timeout_s, backoff_s=config.backoff_s,
-                     seed=config.seed, on_close=opened.close, claims=config.claim_mode)
+                     seed=config.seed, on_close=opened.close, claims=config.claim_mode, layout=config.call_layout)
     except BaseException:
         if opened.close is not None:
             opened.close()
@@ -139,7 +150,7 @@ def planning_judge(config: JudgeConfig) -> Judge:
     cache = (JudgeCache(config.cache, read_only=True) if config.cache is not None and config.cache.exists()
              else None)
     return Judge(_NoCalls(model, config.temperature, config.seed, config.reply_bounds), cache=cache,
-                 claims=config.claim_mode)
+                 claims=config.claim_mode, layout=config.call_layout)
 
 
 class _NoCalls:

@@ -44,7 +44,7 @@ from typing import Any
 from ragmeter.core.errors import JudgeError, RejectedCallError, TransientJudgeError
 from ragmeter.judges.accounting import JudgeUsage
 from ragmeter.judges.cache import CachedVerdict, JudgeCache
-from ragmeter.judges.prompts import CLAIM_MODES, Prompt, VerdictError
+from ragmeter.judges.prompts import CLAIM_MODES, LAYOUTS, Prompt, VerdictError
 from ragmeter.judges.protocol import ChatBackend, ChatReply, ChatRequest
 
 __all__ = ["INSTRUCTED_REPAIR_ROOM", "REPAIR_ROOM", "UNREACHABLE_AFTER", "Judge", "JudgeCall", "JudgeOutcome"]
@@ -93,19 +93,23 @@ class Judge:
     ``max_backoff_s``, times a jitter in [0.5, 1.5) drawn from ``seed``). ``on_call_done``, when set, is
     called as each call of a run finishes (cached ones included), on the judge's own thread, for a progress
     display; it must return quickly and not raise. ``claims`` is how the judge is asked for claims
-    (:data:`~ragmeter.judges.prompts.CLAIM_MODES`): ``verify`` or ``split``.
+    (:data:`~ragmeter.judges.prompts.CLAIM_MODES`): ``verify`` or ``split``; ``layout`` how its calls about one
+    item are laid out (:data:`~ragmeter.judges.layouts.LAYOUTS`): ``calls`` or ``shared``.
     """
 
     def __init__(self, backend: ChatBackend, *, cache: JudgeCache | None = None, concurrency: int = 8,
                  max_attempts: int = 6, timeout_s: float = 120.0, backoff_s: float = 1.0,
                  max_backoff_s: float = 60.0, seed: int = 0, on_close: Callable[[], None] | None = None,
-                 claims: str = "verify") -> None:
+                 claims: str = "verify", layout: str = "calls") -> None:
         if concurrency < 1 or max_attempts < 1:
             raise ValueError("concurrency and max_attempts must be at least 1")
         if claims not in CLAIM_MODES:
             raise ValueError(f"claims must be one of {', '.join(CLAIM_MODES)}, got {claims!r}")
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
         self.backend = backend
         self.claims = claims
+        self.layout = layout
         self.cache = cache
         self.concurrency = concurrency
         self.max_attempts = max_attempts
@@ -137,6 +141,11 @@ class Judge:
         ``/bounds:instructions`` where the schemas' bounds were not sent."""
         bounds = "" if self.bounds == "schema" else f"/bounds:{self.bounds}"
         return f"{self.backend.model}@t{self.backend.temperature:g}/s{self.backend.seed}{bounds}"
+
+    @property
+    def description(self) -> str:
+        """:attr:`identity` with the claims mode and the layout, which change the values too."""
+        return f"{self.identity}, claims={self.claims}, layout={self.layout}"
 
     def signature(self, prompt: Prompt) -> str:
         return f"{self.identity}/{prompt.name}:{prompt.hash}"
@@ -223,11 +232,18 @@ class Judge:
         outcomes = {key: self._cached(calls[key].prompt.name, hit) for key, hit in hits.items()}
         for _ in outcomes:
             self._call_done()
+        firsts: dict[str, asyncio.Task[JudgeOutcome]] = {}  # the first call about each item prefix
+        tasks: dict[str, asyncio.Task[JudgeOutcome]] = {}
         try:
             # a task group: the first call that raises cancels the others (no more requests, no cache writes)
             async with asyncio.TaskGroup() as group:
-                tasks = {key: group.create_task(self._outcome(key, call))
-                         for key, call in calls.items() if key not in hits}
+                for key, call in calls.items():
+                    if key in hits:
+                        continue
+                    prefix = call.request.item_prefix
+                    tasks[key] = group.create_task(self._outcome(key, call, after=firsts.get(prefix)))
+                    if prefix:
+                        firsts.setdefault(prefix, tasks[key])
         except BaseExceptionGroup as failed:
             first = failed.exceptions[0]
             raise first from first.__cause__  # the error itself, with its own cause, not the group around it
@@ -243,7 +259,12 @@ class Judge:
             usage.failure_reasons[hit.failure.split(":")[0]] += 1
         return JudgeOutcome(hit.verdict, hit.failure, hit.raw, 0, 0, 0, cached=True)
 
-    async def _outcome(self, key: str, call: JudgeCall) -> JudgeOutcome:
+    async def _outcome(self, key: str, call: JudgeCall, *,
+                       after: asyncio.Task[JudgeOutcome] | None = None) -> JudgeOutcome:
+        """The outcome of ``call``, sent once ``after`` (the first call about the same item prefix) is done,
+        so that an endpoint caching prefixes serves the item from it instead of computing it again."""
+        if after is not None:
+            await asyncio.wait([after])
         usage = self.usage[call.prompt.name]
         spent = _Spent()
         try:

@@ -64,6 +64,7 @@ __all__ = [
     "GENERATION_LABEL_NAMES",
     "IDK",
     "IDK_VALUES",
+    "LAYOUTS",
     "PROMPTS",
     "RADBENCH",
     "REASON_CHARS",
@@ -80,6 +81,9 @@ VERDICTS = ("supported", "contradicted", "unsupported")
 #: check"), and a split call is a third of the time: ``split`` is the local judge's default, ``verify`` a remote
 #: one's.
 CLAIM_MODES = ("verify", "split")
+#: How a judge's calls about one item are laid out (:mod:`ragmeter.judges.layouts`): each prompt a call of its own
+#: (``calls``), or one item prefix shared by them all (``shared``, the local judge's default).
+LAYOUTS = ("calls", "shared")
 #: The IDK judge's verdicts and MT-RAG's values for them (its judge's yes, partly, no). Named for what the answer
 #: does: with yes/partly/no the packaged judge answered "partly" to every answer of MT-RAG's dev split.
 IDK_VALUES = {"declines": 1.0, "partly": 0.5, "answers": 0.0}
@@ -113,7 +117,7 @@ class Prompt:
         """The chat request for the tagged ``blocks`` ((tag with attributes, untrusted text) pairs), ending
         with the ``task`` restated (small judges follow a closing instruction best). ``schema`` narrows the
         prompt's schema for this one request (the claims' chunk numbers to the chunks it shows)."""
-        body = "\n\n".join([*(f"<{tag}>\n{defuse(text)}\n</{tag.split()[0]}>" for tag, text in blocks), task])
+        body = "\n\n".join([*render_blocks(blocks), task])
         return ChatRequest((("system", self.instructions), ("user", body)), self.name, schema or self.schema,
                            self.max_tokens)
 
@@ -124,6 +128,11 @@ class Prompt:
         except json.JSONDecodeError as exc:
             raise VerdictError(f"it is not valid JSON ({exc.msg} at character {exc.pos})") from None
         return self.checker(data, n_chunks)
+
+
+def render_blocks(blocks: Sequence[tuple[str, str]]) -> list[str]:
+    """Each (tag with attributes, untrusted text) pair as a tagged block, its text defused."""
+    return [f"<{tag}>\n{defuse(text)}\n</{tag.split()[0]}>" for tag, text in blocks]
 
 
 def defuse(text: str) -> str:
@@ -189,16 +198,15 @@ def _check_claim_split(data: Any, n_chunks: int) -> dict[str, Any]:
     return {"claims": [claim.strip() for claim in claims]}
 
 
-def _whole_number(key: str, top: int) -> Callable[[Any, int], dict[str, Any]]:
-    """The checker of a ``{"reason", key}`` reply whose ``key`` is a whole number from 1 to ``top``."""
+def whole_number(key: str, top: int, *, reason: bool = True) -> Callable[[Any, int], dict[str, Any]]:
+    """The checker of a ``{"reason", key}`` reply (``{key}`` alone without ``reason``) whose ``key`` is a whole
+    number from 1 to ``top``."""
     def check(data: Any, n_chunks: int) -> dict[str, Any]:
-        data = _object(data, ("reason", key))
+        data = _object(data, ("reason", key) if reason else (key,))
         value = data[key]
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
             raise VerdictError(f'"{key}" must be a whole number from 1 to {top}, got {value!r}')
-        if not isinstance(data["reason"], str):
-            raise VerdictError('"reason" must be a string')
-        return {"reason": data["reason"], key: value}
+        return {**_reason(data, reason), key: value}
     return check
 
 
@@ -206,9 +214,15 @@ def _check_idk(data: Any, n_chunks: int) -> dict[str, Any]:
     data = _object(data, ("reason", "verdict"))
     if data["verdict"] not in IDK_VALUES:
         raise VerdictError(f'"verdict" must be one of {", ".join(IDK_VALUES)}, got {data["verdict"]!r}')
+    return {**_reason(data, True), "verdict": data["verdict"]}
+
+
+def _reason(data: Mapping[str, Any], reason: bool) -> dict[str, Any]:
+    if not reason:
+        return {}
     if not isinstance(data["reason"], str):
         raise VerdictError('"reason" must be a string')
-    return {"reason": data["reason"], "verdict": data["verdict"]}
+    return {"reason": data["reason"]}
 
 
 # Characters at most per string: about twice the words the instructions allow (25 for a reason or a claim,
@@ -244,20 +258,21 @@ def _reasoned(key: str, value: Mapping[str, Any]) -> dict[str, Any]:
             "properties": {"reason": {"type": "string", "maxLength": REASON_CHARS}, key: value}}
 
 
-def _instructions(name: str) -> str:
+def instructions(name: str) -> str:
+    """The packaged instructions ``prompts/NAME.txt``."""
     return (resources.files("ragmeter.judges") / "prompts" / f"{name}.txt").read_text(encoding="utf-8").strip()
 
 
-CLAIMS = Prompt("claims", _instructions("claims"), _CLAIMS_SCHEMA, 1024, _check_claims)
-CLAIM_SPLIT = Prompt("claim_split", _instructions("claim_split"), _CLAIM_SPLIT_SCHEMA, 1024, _check_claim_split)
+CLAIMS = Prompt("claims", instructions("claims"), _CLAIMS_SCHEMA, 1024, _check_claims)
+CLAIM_SPLIT = Prompt("claim_split", instructions("claim_split"), _CLAIM_SPLIT_SCHEMA, 1024, _check_claim_split)
 _SCORE_SCHEMA = _reasoned("score", {"type": "integer", "enum": [1, 2, 3, 4, 5]})
-CORRECTNESS = Prompt("correctness", _instructions("correctness"), _SCORE_SCHEMA, 160, _whole_number("score", 5))
-RELEVANCE = Prompt("relevance", _instructions("relevance"), _SCORE_SCHEMA, 160, _whole_number("score", 5))
-IDK = Prompt("idk", _instructions("idk"), _reasoned("verdict", {"type": "string", "enum": list(IDK_VALUES)}), 160,
+CORRECTNESS = Prompt("correctness", instructions("correctness"), _SCORE_SCHEMA, 160, whole_number("score", 5))
+RELEVANCE = Prompt("relevance", instructions("relevance"), _SCORE_SCHEMA, 160, whole_number("score", 5))
+IDK = Prompt("idk", instructions("idk"), _reasoned("verdict", {"type": "string", "enum": list(IDK_VALUES)}), 160,
              _check_idk)
-RADBENCH = Prompt("radbench", _instructions("radbench"),
+RADBENCH = Prompt("radbench", instructions("radbench"),
                   _reasoned("rating", {"type": "integer", "enum": list(range(1, 11))}), 160,
-                  _whole_number("rating", 10))
+                  whole_number("rating", 10))
 #: The LLM annotator's labels of seed 003 (:mod:`ragmeter.human.annotator`): per chunk, and of the answer's generation.
 #: The judge answers "yes" or "no" for each (read as 1 and 0): asked for 0 or 1, the packaged 1.5B judge wrote 0
 #: for every label of every chunk (33 MT-RAG passages that people all judged relevant).
@@ -306,8 +321,8 @@ _GENERATION_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["reason", *GENERATION_LABEL_NAMES],
     "properties": {"reason": {"type": "string", "maxLength": REASON_CHARS},
                    **{name: _YES_NO for name in GENERATION_LABEL_NAMES}}}
-CHUNK_LABELLING = Prompt("chunk_labels", _instructions("chunk_labels"), _CHUNK_LABELS_SCHEMA, 2048, _check_chunk_labels)
-GENERATION_LABELLING = Prompt("generation_labels", _instructions("generation_labels"), _GENERATION_SCHEMA, 200,
+CHUNK_LABELLING = Prompt("chunk_labels", instructions("chunk_labels"), _CHUNK_LABELS_SCHEMA, 2048, _check_chunk_labels)
+GENERATION_LABELLING = Prompt("generation_labels", instructions("generation_labels"), _GENERATION_SCHEMA, 200,
                            _check_generation_labels)
 PROMPTS = {p.name: p for p in (CLAIMS, CLAIM_SPLIT, CORRECTNESS, RELEVANCE, IDK, RADBENCH, CHUNK_LABELLING,
                                GENERATION_LABELLING)}
@@ -331,7 +346,7 @@ def claims_request(record: Record, text: str, language: Language | None = None) 
     chunks = chunk_blocks(record)
     return CLAIMS.request([*chunks, ("text", text)],
                           "Split the TEXT above into claims and check each claim against the chunks. "
-                          + _note(language) + "Reply with the JSON object only.",
+                          + claims_note(language) + "Reply with the JSON object only.",
                           schema=claims_schema(len(chunks), claims_cap(text, language)))
 
 
@@ -339,13 +354,18 @@ def claim_split_request(text: str, language: Language | None = None) -> ChatRequ
     """Split ``text`` (the answer or the reference) into its claims; nothing else is shown: the chunks are the
     evidence check's to read, and a small judge shown the question splits the question instead of the text. A
     ``language`` with a :attr:`~ragmeter.text.languages.Language.claims_note` adds it to the request."""
+    return CLAIM_SPLIT.request([("text", text)], "Split the TEXT above into its factual claims. " + claims_note(language)
+                               + "Reply with the JSON object only.", schema=claim_split_schema(text, language))
+
+
+def claim_split_schema(text: str, language: Language | None = None) -> dict[str, Any]:
+    """The claim split's schema for ``text``: at most :func:`claims_cap` claims."""
     claims = {**_CLAIM_SPLIT_SCHEMA["properties"]["claims"], "maxItems": claims_cap(text, language)}
-    return CLAIM_SPLIT.request([("text", text)], "Split the TEXT above into its factual claims. " + _note(language)
-                               + "Reply with the JSON object only.",
-                               schema={**_CLAIM_SPLIT_SCHEMA, "properties": {"claims": claims}})
+    return {**_CLAIM_SPLIT_SCHEMA, "properties": {"claims": claims}}
 
 
-def _note(language: Language | None) -> str:
+def claims_note(language: Language | None) -> str:
+    """The language's note for a claims task (with a space after it), or nothing."""
     return f"{language.claims_note} " if language is not None and language.claims_note else ""
 
 

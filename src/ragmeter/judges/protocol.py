@@ -25,12 +25,25 @@ __all__ = ["ChatBackend", "ChatReply", "ChatRequest", "ScriptedBackend"]
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One judge call: ``messages`` as (role, content) pairs, and the JSON schema the reply must match."""
+    """One judge call: ``messages`` as (role, content) pairs, and the JSON schema the reply must match.
+
+    ``shared`` is how many characters of the first user message start every call about the same item (its
+    *item prefix*, :mod:`ragmeter.judges.layouts`; 0: none): an endpoint that keeps computed prefixes can serve
+    them from the item's first call. It changes nothing the judge reads, so it is not in the fingerprint.
+    """
 
     messages: tuple[tuple[str, str], ...]
     schema_name: str
     schema: Mapping[str, Any]
     max_tokens: int
+    shared: int = 0
+
+    @property
+    def item_prefix(self) -> str:
+        """The start of the first user message that the item's other calls share ('' when none)."""
+        if not self.shared:
+            return ""
+        return next(content for role, content in self.messages if role == "user")[:self.shared]
 
     def with_repair(self, reply: str, problem: str, *, max_tokens: int | None = None) -> ChatRequest:
         """The request that shows the judge its invalid reply and asks once more (with ``max_tokens`` as
@@ -38,7 +51,7 @@ class ChatRequest:
         ask = (f"That reply cannot be used: {problem}. Reply again with one JSON object that matches the "
                "schema exactly, and nothing else.")
         return ChatRequest((*self.messages, ("assistant", reply), ("user", ask)), self.schema_name, self.schema,
-                           max_tokens or self.max_tokens)
+                           max_tokens or self.max_tokens, self.shared)
 
     def fingerprint(self) -> str:
         """sha256 of everything the judge sees: messages, schema and token limit."""

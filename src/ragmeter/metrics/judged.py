@@ -33,17 +33,14 @@ from ragmeter.core.records import Record
 from ragmeter.judges.checks.evidence import VERSION as EVIDENCE_CHECK
 from ragmeter.judges.checks.evidence import Claim, checked_claims, verified_claims
 from ragmeter.judges.engine import JudgeCall, JudgeOutcome
+from ragmeter.judges.layouts import judge_call, layout_of
 from ragmeter.judges.prompts import (
     CLAIM_SPLIT,
     CLAIMS,
     CORRECTNESS,
     RELEVANCE,
     Prompt,
-    claim_split_request,
     claims_cap,
-    claims_request,
-    correctness_request,
-    relevance_request,
 )
 from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register
 from ragmeter.metrics.citation import abstained
@@ -147,21 +144,21 @@ def abstains(record: Record, run: RunContext) -> bool:
 
 def asked_prompt(judge: Judge, prompt: Prompt) -> Prompt:
     """The prompt ``judge`` is asked where a metric reads ``prompt``'s verdicts: ``claim_split`` in place of
-    ``claims`` when the judge splits only, else ``prompt`` itself."""
-    return CLAIM_SPLIT if prompt is CLAIMS and judge.claims == "split" else prompt
+    ``claims`` when the judge splits only, else ``prompt`` itself; as the judge's layout asks it."""
+    return layout_of(judge).prompt(CLAIM_SPLIT if prompt is CLAIMS and judge.claims == "split" else prompt)
 
 
 def claims_text_call(record: Record, text: str, judge: Judge, *, check_evidence: bool,
                      language: Language | None = None) -> JudgeCall:
     """The call that asks ``judge`` for the claims of ``text`` (``record``'s answer or reference). A judge that
     splits only leaves every verdict to the evidence check, so it needs ``check_evidence``."""
-    if asked_prompt(judge, CLAIMS) is CLAIM_SPLIT:
+    if asked_prompt(judge, CLAIMS).name == CLAIM_SPLIT.name:
         if not check_evidence:
             raise ConfigError("a judge that only splits claims leaves their verdicts to the evidence check: turn "
                               "check_evidence on, or ask the judge to verify (JudgeConfig(claims='verify'), "
                               "--judge-claims verify)")
-        return JudgeCall(CLAIM_SPLIT, claim_split_request(text, language), len(record.contexts))
-    return JudgeCall(CLAIMS, claims_request(record, text, language), len(record.contexts))
+        return judge_call(judge, CLAIM_SPLIT, record, text=text, language=language)
+    return judge_call(judge, CLAIMS, record, text=text, language=language)
 
 
 def claims_call(record: Record, run: RunContext) -> JudgeCall | None:
@@ -211,7 +208,7 @@ def claims_outcome(record: Record, item: ItemContext, run: RunContext) -> Claims
         text = record.answer if source == "answer" else record.references[0]
         claims = verdict_claims(outcome.verdict, record, text, check_evidence=run.settings.check_evidence,
                                 language=run.language(record),
-                                split=call.prompt is CLAIM_SPLIT)
+                                split=call.prompt.name == CLAIM_SPLIT.name)
         judged, cap = len(outcome.verdict["claims"]), claims_cap(text)
         return ClaimsCheck(source, claims, capped=cap if judged >= cap else None, added=len(claims) - judged)
 
@@ -275,12 +272,12 @@ def _recall(record: Record, item: ItemContext, run: RunContext) -> Outcome:
     return _noted(check, value, added=True)
 
 
-def _score(name: str, make: Callable[[Record], Any]) -> Callable[[Record, ItemContext, RunContext], Outcome]:
-    prompt = {"correctness": CORRECTNESS, "relevance": RELEVANCE}[name]
+def _score(prompt: Prompt) -> Callable[[Record, ItemContext, RunContext], Outcome]:
+    name = prompt.name
 
     def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
         def judged() -> Outcome:
-            outcome = run.judge_outcome(JudgeCall(prompt, make(record)))
+            outcome = run.judge_outcome(judge_call(run.judge, prompt, record))
             return judge_failure(name, outcome) if outcome.verdict is None else float(outcome.verdict["score"])
 
         return item.memo(f"judge:{name}", judged)
@@ -288,8 +285,8 @@ def _score(name: str, make: Callable[[Record], Any]) -> Callable[[Record, ItemCo
     return compute
 
 
-_correctness = _score("correctness", correctness_request)
-_relevance = _score("relevance", relevance_request)
+_correctness = _score(CORRECTNESS)
+_relevance = _score(RELEVANCE)
 
 
 def _weighted(record: Record, item: ItemContext, run: RunContext) -> Outcome:
@@ -311,9 +308,9 @@ def _calls(record: Record, run: RunContext, names: Iterable[str]) -> list[JudgeC
             if call is not None:
                 calls.append(call)
         elif name == "correctness" and record.references:
-            calls.append(JudgeCall(CORRECTNESS, correctness_request(record)))
+            calls.append(judge_call(run.judge, CORRECTNESS, record))
         elif name == "relevance":
-            calls.append(JudgeCall(RELEVANCE, relevance_request(record)))
+            calls.append(judge_call(run.judge, RELEVANCE, record))
     return calls
 
 

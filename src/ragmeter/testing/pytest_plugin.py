@@ -137,7 +137,7 @@ def _open_endpoint(endpoint: Mapping[str, Any]) -> Judge:
     # restored system message (the local judge's reuse) could be replaced by another process's before its call
     backend = OpenAIBackend(base_url=endpoint["base_url"], model=endpoint["model"], api_key_env=None,
                             timeout_s=LOCAL_TIMEOUT_S, bounds="schema", cache_prompt=False)
-    return Judge(backend, concurrency=1, timeout_s=LOCAL_TIMEOUT_S, claims="split")
+    return Judge(backend, concurrency=1, timeout_s=LOCAL_TIMEOUT_S, claims="split", layout="shared")
 
 
 @pytest.fixture(scope="session")
@@ -216,7 +216,7 @@ def _evaluate_to_folder(source: Path, out: Path, *, metrics: Sequence[str] | Non
 
     chosen = resolve_metrics(metrics)
     folder = RunFolder(out)
-    identity = None if judge is None else f"{judge.identity}, claims={judge.claims}"
+    identity = None if judge is None else judge.description
     folder.prepare(Manifest(input=str(source.resolve()), input_sha256=file_sha256(source),
                             input_format=input_format, map=[], qrels=None, metrics=[m.name for m in chosen],
                             settings=item_settings(settings), judge=identity, limit=None),

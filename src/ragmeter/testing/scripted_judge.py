@@ -4,6 +4,8 @@
 records whose every judged score follows from the rules by hand.
 
 The rules, applied to the tagged blocks of the user message:
+- ``claim_split``: each sentence of the <text> block is a claim (in the shared layout, where there is none: of the
+  first <reference> when the task names the REFERENCE, else of the <answer>).
 - ``claims``: each sentence of the <text> block is a claim; it is supported by every chunk that contains
   it word for word (case-insensitive, final stop left out), contradicted when a chunk contains it once its
   " not" is taken out, else unsupported; its evidence is the first such chunk's text ("" when none is), its differences "none" unless contradicted.
@@ -19,7 +21,8 @@ The rules, applied to the tagged blocks of the user message:
   (helpful also needs "opens"); incomplete when it holds "don't know"; never unsafe. An answer holding "BROKEN"
   gets a reply that is not JSON, every time.
 
-So every expected score can be worked out by hand from the records below.
+A verdict has a ``reason`` only where the request's schema asks for one (the shared layout's do not). So every
+expected score can be worked out by hand from the records below, in either layout.
 """
 
 from __future__ import annotations
@@ -67,6 +70,11 @@ def verdict_for(body: dict[str, Any]) -> dict[str, Any]:
             claims.append({"claim": sentence, "evidence": evidence, "differences": differences, "verdict": verdict,
                            "chunks": used})
         return {"claims": claims}
+    if name == "claim_split":
+        texts = {tag: t for tag, _, t in reversed(parts)}  # the first block of each tag
+        named = "text" if "text" in texts else "reference" if "split the REFERENCE" in first_user or (
+            "split the first REFERENCE" in first_user) else "answer"
+        return {"claims": _sentences(texts[named])}
     if name == "chunk_labels":
         return {"chunks": [{"chunk": int(i), "about": "a museum", "topically_relevant": _yes("museum" in t),
                             "evidence_sufficient": _yes("opens" in t), "misleading": _yes("closes" in t)}
@@ -102,7 +110,11 @@ def respond(body: dict[str, Any]) -> str:
     """The reply text for :class:`ragmeter.testing.FakeOpenAIServer`."""
     if body["response_format"]["json_schema"]["name"] == "generation_labels" and "BROKEN" in json.dumps(body):
         return "this is not JSON"
-    return json.dumps(verdict_for(body))
+    verdict = verdict_for(body)
+    schema = body["response_format"]["json_schema"].get("schema")
+    if schema is not None and "reason" not in schema.get("properties", {}):
+        verdict.pop("reason", None)
+    return json.dumps(verdict)
 
 
 def records(n: int) -> list[dict[str, Any]]:

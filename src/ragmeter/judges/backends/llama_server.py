@@ -13,7 +13,7 @@ import sys
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m ragmeter.judges.backends.llama_server")
+    parser = argparse.ArgumentParser(prog="python -P llama_server.py")
     parser.add_argument("model")
     parser.add_argument("--threads", type=int, required=True)
     parser.add_argument("--parallel", type=int, required=True)

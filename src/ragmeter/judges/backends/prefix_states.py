@@ -15,6 +15,18 @@ tokenizer, to the lead and each of two different one-letter user messages. A cal
 start earlier (where its user message merges with the template's text) reuses fewer tokens: always the same
 number for that call, so its reply does not change either.
 
+The shared layout (:mod:`ragmeter.judges.layouts`) adds a second level: every call about one item starts with
+the item (``ChatRequest.item_prefix``). Its tokens are computed once, from the lead's restored state, saved, and
+restored before each of the item's calls: again the same bytes and batches whatever ran before. The states of
+the last ``ITEM_STATES`` items are kept (each call about an item follows its first closely); an older one is
+deleted from the server's save folder, and computed the same way again should a call still need it.
+
+A lead's state is also kept across servers, in ``store`` (the local judge's: ``judge-states`` in ragmeter's cache
+folder, for the packaged model), under a name drawn from the lead and the ``build`` it was computed with (the
+model's checksum, llama.cpp's version, threads and context): a server started again with the same build
+restores it instead of computing the same tokens again, which are the same bytes (checked: a stored state must
+restore exactly the lead's tokens, or it is computed afresh).
+
 :class:`LocalBackend` is the local judge's :class:`~ragmeter.judges.backends.openai.OpenAIBackend`: one call at a
 time (a restore and its call must not interleave with another call's), each right after its lead's restore.
 """
@@ -24,12 +36,16 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import shutil
 import urllib.error
 import urllib.request
+from collections import OrderedDict
 from itertools import takewhile
+from pathlib import Path
 from typing import Any
 
 from ragmeter.core.errors import JudgeError
+from ragmeter.core.files import writing
 from ragmeter.judges.backends.openai import OpenAIBackend
 from ragmeter.judges.protocol import ChatReply, ChatRequest
 
@@ -38,6 +54,8 @@ __all__ = ["LocalBackend", "PrefixStates", "lead"]
 Messages = tuple[tuple[str, str], ...]
 #: The two user messages whose renderings' common start is a lead's tokens.
 _PROBES = ("A", "B")
+#: How many item states are kept at once.
+ITEM_STATES = 4
 
 
 def lead(request: ChatRequest) -> Messages:
@@ -46,37 +64,95 @@ def lead(request: ChatRequest) -> Messages:
 
 
 class PrefixStates:
-    """Saved slot states of the leads seen so far, on the llama.cpp server at ``server_url`` (its root, not
-    ``/v1``), which must have been started with a slot save folder; ``slot`` is the slot the calls use (the
-    one the states are restored into)."""
+    """Saved slot states of the leads and items seen so far, on the llama.cpp server at ``server_url`` (its root,
+    not ``/v1``), which must have been started with a slot save folder (``folder``, where item states no longer
+    kept are deleted; ``None``: none is deleted); ``slot`` is the slot the calls use (the one the states are
+    restored into)."""
 
-    def __init__(self, server_url: str, *, timeout_s: float, slot: int = 0) -> None:
+    def __init__(self, server_url: str, *, timeout_s: float, slot: int = 0, folder: Path | None = None,
+                 store: Path | None = None, build: str = "") -> None:
         self._url = server_url.rstrip("/")
         self._timeout_s = timeout_s
         self.slot = slot
+        self._folder = folder
+        self._store = store if folder is not None else None
+        self._build = build
         self._files: dict[Messages, str] = {}
+        self._items: OrderedDict[tuple[Messages, str], str] = OrderedDict()
 
-    def restore(self, lead: Messages) -> None:
-        """Put the computed tokens of ``lead`` into the slot, computing and saving them the first time."""
-        name = self._files.get(lead)
+    def restore(self, lead: Messages, item: str = "") -> None:
+        """Put the computed tokens of ``lead`` (followed by a user message starting with ``item``) into the slot,
+        computing and saving them the first time."""
+        self._restore(self._state(lead, item))
+
+    def _restore(self, name: str) -> int:
+        """Restore the saved state ``name``; the number of tokens restored."""
+        return int(self._post(f"/slots/{self.slot}?action=restore", {"filename": name}).get("n_restored", -1))
+
+    def _state(self, lead: Messages, item: str) -> str:
+        """The file of the state of ``lead`` and ``item``, computed and saved the first time."""
+        if not item:
+            name = self._files.get(lead)
+            if name is None:
+                name = self._files[lead] = self._stored(lead) or self._save(lead, "", reuse=False)
+            return name
+        key = (lead, item)
+        name = self._items.get(key)
         if name is None:
-            name = self._files[lead] = self._save(lead)
-        self._post(f"/slots/{self.slot}?action=restore", {"filename": name})
+            self.restore(lead)  # the item is computed after the lead's saved state, as every call is
+            name = self._items[key] = self._save(lead, item, reuse=True)
+            while len(self._items) > ITEM_STATES:
+                _, old = self._items.popitem(last=False)
+                if self._folder is not None:
+                    (self._folder / old).unlink(missing_ok=True)
+        self._items.move_to_end(key)
+        return name
 
-    def _save(self, lead: Messages) -> str:
-        tokens = self.lead_tokens(lead)
-        # computed whole from an empty slot (no reuse of whatever it held), nothing generated
-        self._post("/completion", {"prompt": tokens, "n_predict": 0, "cache_prompt": False, "id_slot": self.slot})
-        name = f"lead-{hashlib.sha256(json.dumps(lead).encode()).hexdigest()[:24]}.bin"
+    def _name(self, lead: Messages, item: str) -> str:
+        kind = "item" if item else "lead"
+        return f"{kind}-{hashlib.sha256(json.dumps([self._build, lead, item]).encode()).hexdigest()[:24]}.bin"
+
+    def _stored(self, lead: Messages) -> str | None:
+        """The name of ``lead``'s state copied from the store into the server's folder, once restored whole;
+        ``None`` when there is none (or one that does not restore the lead's tokens, which is deleted)."""
+        if self._store is None or self._folder is None:
+            return None
+        name = self._name(lead, "")
+        stored = self._store / name
+        if not stored.is_file():
+            return None
+        shutil.copyfile(stored, self._folder / name)
+        try:
+            if self._restore(name) == len(self.lead_tokens(lead)):
+                return name
+        except JudgeError:
+            pass
+        stored.unlink(missing_ok=True)
+        return None
+
+    def _save(self, lead: Messages, item: str, *, reuse: bool) -> str:
+        """Compute the tokens of ``lead`` and ``item`` (whole from an empty slot, or after what the slot holds:
+        ``reuse``), nothing generated, and save the slot's state; its file's name."""
+        tokens = self.prefix_tokens(lead, item)
+        self._post("/completion", {"prompt": tokens, "n_predict": 0, "cache_prompt": reuse, "id_slot": self.slot})
+        name = self._name(lead, item)
         saved = self._post(f"/slots/{self.slot}?action=save", {"filename": name}).get("n_saved")
         if saved != len(tokens):
-            raise JudgeError(f"the local judge server saved {saved} tokens of a {len(tokens)}-token system "
-                             "message: its slot did not hold the prompt just computed")
+            what = "an item's prefix" if item else "a system message"
+            raise JudgeError(f"the local judge server saved {saved} tokens of {what} of {len(tokens)} tokens: its "
+                             "slot did not hold the prompt just computed")
+        if not item and self._store is not None and self._folder is not None:
+            with writing(self._store / name) as kept:
+                shutil.copyfile(self._folder / name, kept)
         return name
 
     def lead_tokens(self, lead: Messages) -> list[int]:
         """The tokens every call starting with ``lead`` starts with (see the module docstring)."""
-        first, second = (self._tokens([*lead, ("user", probe)]) for probe in _PROBES)
+        return self.prefix_tokens(lead, "")
+
+    def prefix_tokens(self, lead: Messages, item: str) -> list[int]:
+        """The tokens every call starting with ``lead`` and a user message starting with ``item`` starts with."""
+        first, second = (self._tokens([*lead, ("user", item + probe)]) for probe in _PROBES)
         shared = next((i for i, (a, b) in enumerate(zip(first, second)) if a != b), min(len(first), len(second)))
         return first[:shared]
 
@@ -101,8 +177,9 @@ class PrefixStates:
 
 
 class LocalBackend(OpenAIBackend):
-    """:class:`OpenAIBackend` for the local server, each call made right after its lead's restore
-    (``states``), one call at a time; the other arguments are :class:`OpenAIBackend`'s."""
+    """:class:`OpenAIBackend` for the local server, each call made right after its prefix's restore
+    (``states``: the lead's, or the item's when the request has an item prefix), one call at a time; the other
+    arguments are :class:`OpenAIBackend`'s."""
 
     def __init__(self, *, states: PrefixStates, **kwargs: Any) -> None:
         super().__init__(cache_prompt=True, **kwargs)
@@ -110,10 +187,13 @@ class LocalBackend(OpenAIBackend):
         self._locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
 
     @classmethod
-    def at(cls, base_url: str, *, timeout_s: float, **kwargs: Any) -> LocalBackend:
+    def at(cls, base_url: str, *, timeout_s: float, states_folder: Path | None = None, store: Path | None = None,
+           build: str = "", **kwargs: Any) -> LocalBackend:
         """The backend for the llama.cpp server whose chat endpoint is ``base_url`` (``…/v1``), with states of
-        its own; ``timeout_s`` bounds each call and each state request."""
-        states = PrefixStates(base_url.removesuffix("/").removesuffix("/v1"), timeout_s=timeout_s)
+        its own, saved in ``states_folder`` (the server's slot save folder) and, for leads, ``store`` under
+        ``build`` (see :class:`PrefixStates`); ``timeout_s`` bounds each call and each state request."""
+        states = PrefixStates(base_url.removesuffix("/").removesuffix("/v1"), timeout_s=timeout_s,
+                              folder=states_folder, store=store, build=build)
         return cls(states=states, base_url=base_url, timeout_s=timeout_s, **kwargs)
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
@@ -123,5 +203,5 @@ class LocalBackend(OpenAIBackend):
     async def complete(self, request: ChatRequest) -> ChatReply:
         lock = self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock())
         async with lock:
-            await asyncio.to_thread(self._states.restore, lead(request))
+            await asyncio.to_thread(self._states.restore, lead(request), request.item_prefix)
             return await super().complete(request)

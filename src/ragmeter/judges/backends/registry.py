@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ragmeter.core.errors import ConfigError
-from ragmeter.judges.prompts import CLAIM_MODES
+from ragmeter.judges.prompts import CLAIM_MODES, LAYOUTS
 from ragmeter.judges.protocol import ChatBackend
 
 if TYPE_CHECKING:
@@ -57,9 +57,10 @@ class BackendKind:
       signature), found without opening anything: a dry run calls it instead of ``factory``.
     - ``description``: one line for ``--help``.
     - ``needs_model``: ``config.model`` names the model and must be given; otherwise it is ignored.
-    - ``concurrency``, ``timeout_s``, ``claims``: the defaults of the config's ``concurrency`` (requests in
-      flight), ``timeout_s`` (seconds per request) and ``claims`` (a :data:`~ragmeter.judges.prompts.CLAIM_MODES`
-      mode) for this kind.
+    - ``concurrency``, ``timeout_s``, ``claims``, ``layout``: the defaults of the config's ``concurrency``
+      (requests in flight), ``timeout_s`` (seconds per request), ``claims`` (a
+      :data:`~ragmeter.judges.prompts.CLAIM_MODES` mode) and ``layout`` (one of
+      :data:`~ragmeter.judges.prompts.LAYOUTS`) for this kind.
     """
 
     name: str
@@ -71,6 +72,7 @@ class BackendKind:
     concurrency: int = 8
     timeout_s: float = 120.0
     claims: str = "verify"
+    layout: str = "calls"
 
 
 _KINDS: dict[str, BackendKind] = {}
@@ -81,9 +83,11 @@ def register_backend(kind: BackendKind) -> BackendKind:
     registered once: another kind under a taken name is refused, not swapped in silently."""
     if not kind.name or kind.name in _KINDS:
         raise ConfigError(f"a judge backend kind needs a name of its own, got {kind.name!r}")
-    if kind.claims not in CLAIM_MODES or kind.concurrency < 1 or kind.timeout_s <= 0:
+    if (kind.claims not in CLAIM_MODES or kind.layout not in LAYOUTS or kind.concurrency < 1
+            or kind.timeout_s <= 0):
         raise ConfigError(f"the judge backend kind {kind.name!r} needs a claims mode among "
-                          f"{', '.join(CLAIM_MODES)}, a concurrency of at least 1 and a positive timeout")
+                          f"{', '.join(CLAIM_MODES)}, a layout among {', '.join(LAYOUTS)}, a concurrency of at "
+                          "least 1 and a positive timeout")
     _KINDS[kind.name] = kind
     return kind
 

@@ -38,7 +38,8 @@ from ragmeter.judges.checks.evidence import VERSION as EVIDENCE_CHECK
 from ragmeter.judges.checks.refusal_cues import VERSION as REFUSAL_CHECK
 from ragmeter.judges.checks.refusal_cues import declines_in_words
 from ragmeter.judges.engine import JudgeCall
-from ragmeter.judges.prompts import CLAIMS, IDK, IDK_VALUES, RADBENCH, Prompt, idk_request, radbench_request
+from ragmeter.judges.layouts import judge_call
+from ragmeter.judges.prompts import CLAIMS, IDK, IDK_VALUES, RADBENCH, Prompt
 from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register
 from ragmeter.metrics.judged import (
     abstains,
@@ -75,7 +76,7 @@ def rb_llm_value(rating: int) -> float:
 
 def _idk_judge(record: Record, item: ItemContext, run: RunContext) -> Outcome:
     def judged() -> Outcome:
-        outcome = run.judge_outcome(JudgeCall(IDK, idk_request(record)))
+        outcome = run.judge_outcome(judge_call(run.judge, IDK, record))
         if outcome.verdict is None:
             return judge_failure("idk", outcome)
         verdict = outcome.verdict["verdict"]
@@ -115,7 +116,7 @@ def _rl_f(record: Record, item: ItemContext, run: RunContext) -> Outcome:
 
 def _rb_llm(record: Record, item: ItemContext, run: RunContext) -> Outcome:
     def judged() -> Outcome:
-        outcome = run.judge_outcome(JudgeCall(RADBENCH, radbench_request(record)))
+        outcome = run.judge_outcome(judge_call(run.judge, RADBENCH, record))
         if outcome.verdict is not None:
             return rb_llm_value(outcome.verdict["rating"])
         failed = judge_failure("radbench", outcome)
@@ -141,7 +142,7 @@ def conditioned(base: Callable[[Record, ItemContext, RunContext], Outcome]
 
 
 def _idk_calls(record: Record, item: ItemContext, run: RunContext) -> list[JudgeCall]:
-    return [] if _record_idk_eval(record, run) is not None else [JudgeCall(IDK, idk_request(record))]
+    return [] if _record_idk_eval(record, run) is not None else [judge_call(run.judge, IDK, record)]
 
 
 def _rl_f_calls(record: Record, item: ItemContext, run: RunContext) -> list[JudgeCall]:
@@ -152,7 +153,7 @@ def _rl_f_calls(record: Record, item: ItemContext, run: RunContext) -> list[Judg
 
 
 def _rb_llm_calls(record: Record, item: ItemContext, run: RunContext) -> list[JudgeCall]:
-    return [JudgeCall(RADBENCH, radbench_request(record))]
+    return [judge_call(run.judge, RADBENCH, record)]
 
 
 def _both(*makers: Callable[[Record, ItemContext, RunContext], list[JudgeCall]]
@@ -170,7 +171,7 @@ def _signature(*prompts: Prompt, idk: bool = False) -> Callable[[RunContext], Ma
         if idk or IDK in prompts:
             out["refusal_check"] = REFUSAL_CHECK if run.settings.check_evidence else "off"
         if idk:
-            out.update({"judge:idk": run.judge.signature(IDK), "idk_eval_source": run.settings.idk_eval_source})
+            out.update({"judge:idk": run.judge.signature(asked_prompt(run.judge, IDK)), "idk_eval_source": run.settings.idk_eval_source})
         if RADBENCH in prompts:
             unparsed = run.settings.rb_llm_unparsed
             out["rb_llm_unparsed"] = "undefined" if unparsed is None else f"{unparsed:g}"

@@ -234,7 +234,8 @@ class _IdkJudged(_Judged):
     def score(self, metrics: dict[str, Any], record: Record, scoring: _Scoring, position: int) -> None:
         super().score(metrics, record, scoring, position)
         if metrics["idk_eval"][0] is not None:
-            metrics["idk_eval_source"] = [f"judge:{scoring.judges[0].judge.signature(IDK)}"]
+            judge = scoring.judges[0].judge
+            metrics["idk_eval_source"] = [f"judge:{judge.signature(asked_prompt(judge, IDK))}"]
 
 
 class _Conditioning(Step):

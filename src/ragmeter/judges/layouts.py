@@ -1,0 +1,160 @@
+"""How a judge's calls about one item are laid out: each prompt a call of its own, or one shared item prefix.
+
+- ``calls``: every prompt is a conversation of its own: its instructions as the system message, then the
+  blocks it needs and its task (:mod:`ragmeter.judges.prompts`). A remote judge's default.
+- ``shared``: one system message holds the tasks of seed 002's calls (``prompts/shared.txt``: claims, correctness,
+  relevance); the user message starts with the *item*, the same for all of the item's calls (the last four turns
+  of history, the question, the answer, the references), then the task's one line. A score is the verdict
+  alone, without a reason: ``{"score": 4}``. The packaged local judge's default: it computes the item once and
+  takes it from a saved slot state for every other call (:mod:`ragmeter.judges.backends.prefix_states`), and
+  writes 7 tokens a score instead of about 45; an endpoint that caches prefixes (vLLM, llama.cpp's server) can
+  serve the item from its first call. Claims are split from the answer in the item (the reference's, where the
+  answer abstains). Three calls keep their own: the verifying claims call (``claims="verify"``), which reads
+  the passages, and the IDK and RADBench judges, whose verdicts without a reason failed the local judge's
+  checks (an answer called a refusal; a copy of the reference, a wrong answer and an off-topic one all rated
+  7 of 10).
+
+Prompts keep their names in both layouts (a metric asks for ``correctness`` either way); their hashes differ,
+so a verdict's signature and cache key say which layout gave it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ragmeter.core.records import Record
+from ragmeter.judges.engine import JudgeCall
+from ragmeter.judges.prompts import (
+    CLAIM_SPLIT,
+    LAYOUTS,
+    Prompt,
+    claim_split_request,
+    claim_split_schema,
+    claims_note,
+    claims_request,
+    correctness_request,
+    history_block,
+    idk_request,
+    instructions,
+    radbench_request,
+    relevance_request,
+    render_blocks,
+    whole_number,
+)
+from ragmeter.judges.protocol import ChatRequest
+from ragmeter.text.languages import Language
+
+__all__ = ["LAYOUTS", "SHARED_PROMPTS", "Layout", "item_text", "judge_call", "layout_of"]
+
+#: The token limit of a score without a reason: ``{"score": 5}`` is 7 tokens, and the grammar lets a reply put up to
+#: 20 spaces or a newline between them.
+VERDICT_TOKENS = 32
+_SHARED = instructions("shared")
+
+
+def _verdict_only(key: str, value: Mapping[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "additionalProperties": False, "required": [key], "properties": {key: value}}
+
+
+_SCORE = _verdict_only("score", {"type": "integer", "enum": [1, 2, 3, 4, 5]})
+#: The shared layout's prompts, by name: one system message, scores without a reason.
+SHARED_PROMPTS = {prompt.name: prompt for prompt in (
+    replace(CLAIM_SPLIT, instructions=_SHARED),
+    Prompt("correctness", _SHARED, _SCORE, VERDICT_TOKENS, whole_number("score", 5, reason=False)),
+    Prompt("relevance", _SHARED, _SCORE, VERDICT_TOKENS, whole_number("score", 5, reason=False)),
+)}
+#: What each score task of the shared layout asks, after the item.
+_TASKS = {
+    "correctness": "TASK correctness: grade the facts of the ANSWER against the REFERENCE.",
+    "relevance": "TASK relevance: grade how well the ANSWER addresses the QUESTION.",
+}
+_REPLY = " Reply with the JSON object only."
+
+
+def item_text(record: Record) -> str:
+    """The item every shared-layout call about ``record`` starts with: the last four turns of history, the
+    question, the answer and the references, as tagged blocks, and the blank line that ends them."""
+    blocks = [*history_block(record), ("question", record.question), ("answer", record.answer),
+              *(("reference", reference) for reference in record.references)]
+    return "\n\n".join(render_blocks(blocks)) + "\n\n"
+
+
+def _shared_request(prompt: Prompt, record: Record, task: str, *, extra: list[tuple[str, str]] | None = None,
+                    schema: Mapping[str, Any] | None = None) -> ChatRequest:
+    """``prompt``'s request about ``record``: the item, then the ``extra`` blocks, then ``task``."""
+    item = item_text(record)
+    rest = "".join(block + "\n\n" for block in render_blocks(extra or []))
+    return ChatRequest((("system", prompt.instructions), ("user", item + rest + task + _REPLY)), prompt.name,
+                       schema or prompt.schema, prompt.max_tokens, shared=len(item))
+
+
+def _shared_claims(record: Record, text: str, language: Language | None) -> ChatRequest:
+    """Split the answer (or the first reference, whose claims stand in where the answer abstains) in the item;
+    any other text comes after the item in a block of its own."""
+    extra: list[tuple[str, str]] = []
+    if text == record.answer:
+        named = "the ANSWER"
+    elif record.references and text == record.references[0]:
+        named = "the REFERENCE" if len(record.references) == 1 else "the first REFERENCE"
+    else:
+        named, extra = "the TEXT above", [("text", text)]
+    task = f"TASK claims: split {named} into its factual claims. {claims_note(language)}".rstrip()
+    return _shared_request(SHARED_PROMPTS["claim_split"], record, task, extra=extra,
+                           schema=claim_split_schema(text, language))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A layout: the prompt it asks for each prompt a metric reads, and the request for one record."""
+
+    name: str
+    prompts: Mapping[str, Prompt]
+    requests: Mapping[str, Callable[[Record, str | None, Language | None], ChatRequest]]
+
+    def prompt(self, prompt: Prompt) -> Prompt:
+        """The prompt asked where a metric reads ``prompt``'s verdicts (``prompt`` itself when this layout has
+        no version of its own)."""
+        return self.prompts.get(prompt.name, prompt)
+
+    def call(self, prompt: Prompt, record: Record, *, text: str | None = None,
+             language: Language | None = None) -> JudgeCall:
+        """The call asking ``prompt`` (as this layout asks it) about ``record``; ``text`` is the text whose
+        claims a claims prompt splits."""
+        return JudgeCall(self.prompt(prompt), self.requests[prompt.name](record, text, language),
+                         len(record.contexts))
+
+
+def _text(text: str | None) -> str:
+    if text is None:
+        raise ValueError("a claims call needs the text whose claims it asks for")
+    return text
+
+
+_CALLS = Layout("calls", {}, {
+    "claims": lambda record, text, language: claims_request(record, _text(text), language),
+    "claim_split": lambda record, text, language: claim_split_request(_text(text), language),
+    "correctness": lambda record, text, language: correctness_request(record),
+    "relevance": lambda record, text, language: relevance_request(record),
+    "idk": lambda record, text, language: idk_request(record),
+    "radbench": lambda record, text, language: radbench_request(record),
+})
+_SHARED_LAYOUT = Layout("shared", SHARED_PROMPTS, {
+    **_CALLS.requests,  # the verifying claims call, IDK and RADBench keep their own
+    "claim_split": lambda record, text, language: _shared_claims(record, _text(text), language),
+    **{name: (lambda record, text, language, name=name: _shared_request(SHARED_PROMPTS[name], record, _TASKS[name]))
+       for name in _TASKS},
+})
+_BY_NAME = {layout.name: layout for layout in (_CALLS, _SHARED_LAYOUT)}
+
+
+def layout_of(judge: Any) -> Layout:
+    """The layout of ``judge`` (its ``layout`` name; ``calls`` for a judge without one)."""
+    return _BY_NAME[getattr(judge, "layout", "calls")]
+
+
+def judge_call(judge: Any, prompt: Prompt, record: Record, *, text: str | None = None,
+               language: Language | None = None) -> JudgeCall:
+    """The call ``judge`` is asked, in its layout, for ``prompt`` about ``record`` (see :meth:`Layout.call`)."""
+    return layout_of(judge).call(prompt, record, text=text, language=language)
