@@ -4,8 +4,8 @@ llama.cpp's server keeps the last prompt of its slot and, with ``cache_prompt`` 
 the part of a new prompt after the prefix the two share. The shared part was computed in other batches than
 the same prompt computed whole, and at temperature 0 a near-tie between two tokens can then go the other way.
 
-The calls: the local judge's calls for seed 002's five metrics (claims split, correctness, relevance) on the
-first ``--records`` demo records (8), each distinct call once. Each pass replays them all through the judge (one slot,
+The calls: the local judge's calls for seed 002's five metrics (claims split, correctness, relevance), in its
+layout, on the first ``--records`` demo records (8), each distinct call once. Each pass replays them all through the judge (one slot,
 no verdict cache) and records every verdict. For each way of reusing computed prompts named by ``--reuse``
 (default: all three), on a fresh server:
 
@@ -13,7 +13,8 @@ no verdict cache) and records every verdict. For each way of reusing computed pr
   makes the calls), then order B (shuffled, seed 1) on the same warm server;
 - ``none``: every prompt computed whole (``cache_prompt: false``, issue 33's local judge): order B, then A;
 - ``states``: the local judge's (issue 34): each system message computed once, saved, and restored into the
-  slot before each call (:mod:`ragmeter.judges.backends.prefix_states`): order B, then A.
+  slot before each call (:mod:`ragmeter.judges.backends.prefix_states`); in the shared layout (issue 46) each
+  item computed once after it, saved and restored before each of the item's calls: order B, then A.
 
 Then ``fresh servers``: the first ``--fresh`` calls, each on a server of its own (nothing before it), with the
 ``states`` reuse (the first mode named when ``states`` is not). Printed and written: the verdicts that differ
@@ -23,7 +24,7 @@ prompt tokens.
     python benchmarks/bench_judge_determinism.py [--records 8] [--fresh 4] [--reuse any none states]
 
 Results: ``benchmarks/results/judge_determinism.json`` (all three modes), else
-``judge_determinism-<modes>.json``.
+``judge_determinism-<modes>.json``; ``-shared`` after it for the shared layout (issue 46).
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ def demo_calls(n_records: int) -> list[JudgeCall]:
     """The distinct judge calls of the five judged metrics on the first ``n_records`` demo records, in the
     order a run plans them."""
     records = list(read_records(demo_path()))[:n_records]
+    local = JudgeConfig(kind="local")  # the local judge's calls: claims split only, in its layout (issue 46: shared)
     planner = Judge(OpenAIBackend(base_url="http://127.0.0.1:9/v1", model="planner", api_key_env=None),
-                    claims=JudgeConfig(kind="local").claim_mode)  # the local judge's calls: claims split only
+                    claims=local.claim_mode, layout=local.call_layout)
     run = RunContext(Settings(), judge=planner)
     calls: dict[str, JudgeCall] = {}
     try:
@@ -148,7 +150,9 @@ def main() -> None:
     out = {"records": args.records, "reuse": args.reuse, "fresh_reuse": fresh_reuse, "calls": len(calls), "prompts": [c.prompt.name for c in calls],
            "fresh_calls": args.fresh, "costs": costs, "differ": pairs, "differ_from_fresh": against_fresh,
            "verdicts": verdicts, "fresh": fresh}
-    name = "judge_determinism" + ("" if set(args.reuse) == set(REUSE) else "-" + "-".join(args.reuse))
+    layout = JudgeConfig(kind="local").call_layout
+    name = ("judge_determinism" + ("" if set(args.reuse) == set(REUSE) else "-" + "-".join(args.reuse))
+            + ("" if layout == "calls" else f"-{layout}"))
     print(f"written: {write_result(name, out)}")
 
 

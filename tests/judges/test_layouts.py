@@ -172,6 +172,12 @@ def test_an_items_other_calls_wait_for_its_first_and_items_run_side_by_side() ->
         first_end = mine.index(("end", f"{n}/correctness"))
         assert [kind for kind, _ in mine[:first_end + 1]] == ["start", "end"]  # alone until it is answered
     assert [kind for kind, _ in events[:2]] == ["start", "start"]  # the two items' first calls at once
+    # one request at a time: the calls go in the order given, an item's together
+    alone = _Timed()
+    with Judge(alone, concurrency=1, layout="shared") as judge:
+        judge.run(calls)
+    assert [name for kind, name in alone.events if kind == "start"] == [
+        f"{n}/{prompt}" for n in "01" for prompt in ("correctness", "relevance", "claim_split")]
 
 
 def test_the_layout_is_the_kinds_unless_given() -> None:

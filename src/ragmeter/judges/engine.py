@@ -240,7 +240,8 @@ class Judge:
                 for key, call in calls.items():
                     if key in hits:
                         continue
-                    prefix = call.request.item_prefix
+                    # one request at a time keeps an item's calls together anyway: only several need holding back
+                    prefix = call.request.item_prefix if self.concurrency > 1 else ""
                     tasks[key] = group.create_task(self._outcome(key, call, after=firsts.get(prefix)))
                     if prefix:
                         firsts.setdefault(prefix, tasks[key])
