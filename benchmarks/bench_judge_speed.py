@@ -9,7 +9,8 @@ Three parts, each on an idle machine (the judge takes both cores; figures taken 
   verdicts alone), each on a server of its own started fresh, back to back, ``--rounds`` times alternating which
   goes first. Start-up (``open_judge``) is timed apart from the run.
 - ``remote``: the same through the remote path, ``--judge openai`` pointed at a llama.cpp server on loopback
-  (the packaged model, one slot, llama.cpp's own prompt cache, which a remote endpoint has): the engine sends an
+  (the packaged model, one slot, llama.cpp's own prompt cache, which a remote endpoint has; claims split, as the
+  local judge asks them): the engine sends an
   item's first call alone and its other calls once it is answered, so the server serves their shared start from
   its cache. One request at a time (``concurrency=1``), as one slot serves them.
 - ``first``: the README's first command, ``ragmeter run --demo --judge local --limit 6``, timed whole in a child
@@ -95,7 +96,8 @@ def remote(records: list[Any]) -> dict[str, Any]:
         with LocalServer() as server:
             assert server.base_url is not None
             judge = open_judge(JudgeConfig(kind="openai", model=server.model_id, base_url=server.base_url,
-                                           api_key_env=None, concurrency=1, layout=layout, timeout_s=600))
+                                           api_key_env=None, concurrency=1, layout=layout, timeout_s=600,
+                                           claims="split"))
             run = {"layout": layout, **_timed_run(records, judge)}
         print(run, flush=True)
         runs.append(run)
@@ -108,19 +110,28 @@ def _ratio(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def first() -> dict[str, Any]:
-    """The README's first command, whole, then its steps before the first verdict one by one."""
-    folder = tempfile.mkdtemp(prefix="ragmeter-first-")
-    try:
-        command = [sys.executable, "-m", "ragmeter", *FIRST_COMMAND, "--out", os.path.join(folder, "run")]
-        started = time.perf_counter()
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env={**os.environ, "NO_COLOR": "1"})
-        whole = time.perf_counter() - started
-        peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    steps = _steps()
-    out = {"command": "ragmeter " + " ".join(FIRST_COMMAND), "wall_s": round(whole, 1),
-           "peak_rss_mib_largest_process": round(peak_mib), "steps_s": steps}
+    """The README's first command, whole, twice: without the system-message states a run keeps for the next one
+    (the store is emptied first; a first run on a machine), then with them; then its steps before the first
+    verdict one by one."""
+    from ragmeter.core.files import cache_dir
+    from ragmeter.judges.backends.local import STATES_FOLDER
+
+    ragmeter = shutil.which("ragmeter") or sys.exit("the ragmeter command is not on PATH: activate its venv")
+    shutil.rmtree(cache_dir() / STATES_FOLDER, ignore_errors=True)
+    runs = {}
+    for name in ("without stored states", "with stored states"):
+        folder = tempfile.mkdtemp(prefix="ragmeter-first-")
+        try:
+            started = time.perf_counter()
+            subprocess.run([ragmeter, *FIRST_COMMAND, "--out", os.path.join(folder, "run")], check=True,
+                           stdout=subprocess.DEVNULL)
+            runs[name] = round(time.perf_counter() - started, 1)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        print(f"{name}: {runs[name]} s", flush=True)
+    peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    out = {"command": "ragmeter " + " ".join(FIRST_COMMAND), "wall_s": runs,
+           "peak_rss_mib_largest_process": round(peak_mib), "steps_s": _steps()}
     print(out, flush=True)
     return out
 
@@ -136,7 +147,8 @@ def _steps() -> dict[str, float]:
         steps[name] = round(now - clock, 2)
         clock = now
 
-    subprocess.run([sys.executable, "-c", "import ragmeter.cli.__main__"], check=True)
+    imports = "import ragmeter.cli.run, ragmeter.engine.evaluation, ragmeter.metrics, ragmeter.judges"
+    subprocess.run([sys.executable, "-c", imports], check=True)
     lap("imports of the command line (a fresh interpreter)")
     from ragmeter.judges.backends.local import LocalServer, packaged_model_path
     from ragmeter.judges.backends.prefix_states import LocalBackend

@@ -80,6 +80,8 @@ class FakeServer:
 
     parallel = 1
     model_id = "fake.gguf:1"
+    build = "fake.gguf:1/test"
+    states_dir = None
 
     def __init__(self) -> None:
         self.started = self.stopped = 0

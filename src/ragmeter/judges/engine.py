@@ -5,7 +5,9 @@ For every call:
 
 1. The cache is asked first (key: judge signature + prompt hash + the exact request).
 2. The call is sent under an adaptive concurrency limit: at most ``concurrency`` at once, halved on every
-   rate limit (and paused for the server's Retry-After), grown back by one after as many successes.
+   rate limit (and paused for the server's Retry-After), grown back by one after as many successes. Where
+   several run at once, the calls about one item prefix (the shared layout, :mod:`ragmeter.judges.layouts`)
+   wait until the item's first call is answered, so that an endpoint caching prefixes serves the item to them.
 3. A 429, 5xx, timeout or dropped connection is retried up to ``max_attempts`` times with exponential
    backoff and jitter, or after Retry-After when the server gives one.
 4. The reply is validated against the prompt's schema. An invalid one (bad JSON, wrong shape, cut off at
@@ -94,7 +96,7 @@ class Judge:
     called as each call of a run finishes (cached ones included), on the judge's own thread, for a progress
     display; it must return quickly and not raise. ``claims`` is how the judge is asked for claims
     (:data:`~ragmeter.judges.prompts.CLAIM_MODES`): ``verify`` or ``split``; ``layout`` how its calls about one
-    item are laid out (:data:`~ragmeter.judges.layouts.LAYOUTS`): ``calls`` or ``shared``.
+    item are laid out (:data:`~ragmeter.judges.prompts.LAYOUTS`): ``calls`` or ``shared``.
     """
 
     def __init__(self, backend: ChatBackend, *, cache: JudgeCache | None = None, concurrency: int = 8,

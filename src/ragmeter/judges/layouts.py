@@ -2,10 +2,10 @@
 
 - ``calls``: every prompt is a conversation of its own: its instructions as the system message, then the
   blocks it needs and its task (:mod:`ragmeter.judges.prompts`). A remote judge's default.
-- ``shared``: one system message holds the tasks of seed 002's calls (``prompts/shared.txt``: claims, correctness,
-  relevance); the user message starts with the *item*, the same for all of the item's calls (the last four turns
-  of history, the question, the answer, the references), then the task's one line. A score is the verdict
-  alone, without a reason: ``{"score": 4}``. The packaged local judge's default: it computes the item once and
+- ``shared``: one system message holds the tasks of seed 002's calls (``prompts/shared.txt``: claims,
+  correctness, relevance); the user message starts with the *item*, the same for all of the item's calls (the
+  last four turns of history, the question, the answer, the references), then the task's one line. A score is
+  the verdict alone, without a reason: ``{"score": 4}``. The packaged local judge's default: it computes the item once and
   takes it from a saved slot state for every other call (:mod:`ragmeter.judges.backends.prefix_states`), and
   writes 7 tokens a score instead of about 45; an endpoint that caches prefixes (vLLM, llama.cpp's server) can
   serve the item from its first call. Claims are split from the answer in the item (the reference's, where the
@@ -54,11 +54,9 @@ VERDICT_TOKENS = 32
 _SHARED = instructions("shared")
 
 
-def _verdict_only(key: str, value: Mapping[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "additionalProperties": False, "required": [key], "properties": {key: value}}
-
-
-_SCORE = _verdict_only("score", {"type": "integer", "enum": [1, 2, 3, 4, 5]})
+#: A score reply without a reason.
+_SCORE = {"type": "object", "additionalProperties": False, "required": ["score"],
+          "properties": {"score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}}}
 #: The shared layout's prompts, by name: one system message, scores without a reason.
 SHARED_PROMPTS = {prompt.name: prompt for prompt in (
     replace(CLAIM_SPLIT, instructions=_SHARED),
