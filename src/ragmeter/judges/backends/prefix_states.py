@@ -82,31 +82,36 @@ class PrefixStates:
 
     def restore(self, lead: Messages, item: str = "") -> None:
         """Put the computed tokens of ``lead`` (followed by a user message starting with ``item``) into the slot,
-        computing and saving them the first time."""
-        self._restore(self._state(lead, item))
+        computing and saving them the first time (the slot then holds them already: nothing to restore)."""
+        name, held = self._state(lead, item)
+        if not held:
+            self._restore(name)
 
     def _restore(self, name: str) -> int:
         """Restore the saved state ``name``; the number of tokens restored."""
         return int(self._post(f"/slots/{self.slot}?action=restore", {"filename": name}).get("n_restored", -1))
 
-    def _state(self, lead: Messages, item: str) -> str:
-        """The file of the state of ``lead`` and ``item``, computed and saved the first time."""
+    def _state(self, lead: Messages, item: str) -> tuple[str, bool]:
+        """The file of the state of ``lead`` and ``item``, computed and saved the first time, and whether the slot
+        holds that state now (just computed, or just restored from the store)."""
         if not item:
             name = self._files.get(lead)
-            if name is None:
-                name = self._files[lead] = self._stored(lead) or self._save(lead, "", reuse=False)
-            return name
+            if name is not None:
+                return name, False
+            name = self._files[lead] = self._stored(lead) or self._save(lead, "", reuse=False)
+            return name, True
         key = (lead, item)
         name = self._items.get(key)
-        if name is None:
-            self.restore(lead)  # the item is computed after the lead's saved state, as every call is
-            name = self._items[key] = self._save(lead, item, reuse=True)
-            while len(self._items) > ITEM_STATES:
-                _, old = self._items.popitem(last=False)
-                if self._folder is not None:
-                    (self._folder / old).unlink(missing_ok=True)
-        self._items.move_to_end(key)
-        return name
+        if name is not None:
+            self._items.move_to_end(key)
+            return name, False
+        self.restore(lead)  # the item is computed after the lead's saved state, as every call is
+        name = self._items[key] = self._save(lead, item, reuse=True)
+        while len(self._items) > ITEM_STATES:
+            _, old = self._items.popitem(last=False)
+            if self._folder is not None:
+                (self._folder / old).unlink(missing_ok=True)
+        return name, True
 
     def _name(self, lead: Messages, item: str) -> str:
         kind = "item" if item else "lead"
