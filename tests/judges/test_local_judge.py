@@ -17,6 +17,7 @@ ratings on real answers is measured in benchmarks/bench_judge_validity.py, not a
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import subprocess
@@ -253,25 +254,25 @@ def test_radbench_rates_the_reference_above_a_wrong_answer(judge: Judge) -> None
 
 def test_the_same_calls_get_the_same_verdicts_in_any_order(judge: Judge) -> None:
     """A verdict does not depend on what the server computed before (issues 33 and 34): calls of three prompts
-    that the tests above made (their verdicts come from the judge's cache when they ran), replayed without a
-    verdict cache in another order on the same warm server, get the same replies word for word. The replay
+    in the ``calls`` layout, replayed without a verdict cache in another order on the same warm server, get the
+    same replies word for word. The replay
     saves each system message's slot state afresh, so a state computed again must equal the first."""
     backend = judge.backend
     assert isinstance(backend, LocalBackend)
     uncached = Judge(LocalBackend.at(backend.base_url, model=backend.model, api_key_env=None,
                                      timeout_s=LOCAL_TIMEOUT_S, bounds=backend.bounds), timeout_s=LOCAL_TIMEOUT_S)
-    same, off = record_from_dict(_record("same", REFERENCE)), record_from_dict(_record("off", OFF_TOPIC))
-    calls = [JudgeCall(CORRECTNESS, correctness_request(same)), JudgeCall(CORRECTNESS, correctness_request(off)),
-             JudgeCall(CLAIM_SPLIT, claim_split_request(STATED)), JudgeCall(RELEVANCE, relevance_request(same))]
+    same = record_from_dict(_record("same", REFERENCE))
+    calls = [JudgeCall(CORRECTNESS, correctness_request(same)), JudgeCall(CLAIM_SPLIT, claim_split_request(STATED)),
+             JudgeCall(RELEVANCE, relevance_request(same))]
     first = judge.run(calls)
     try:
-        again = uncached.run([calls[i] for i in (3, 1, 2, 0)])
+        again = uncached.run([calls[i] for i in (2, 1, 0)])
     finally:
         uncached.close()
-    assert sum(u.requests for u in uncached.usage.values()) == 4
+    assert sum(u.requests for u in uncached.usage.values()) == 3
     assert all(o.verdict is not None for o in first)
     assert schema_problems(first[0].verdict, CORRECTNESS.schema) == []
-    assert [o.verdict for o in first] == [again[i].verdict for i in (3, 1, 2, 0)]
+    assert [o.verdict for o in first] == [again[i].verdict for i in (2, 1, 0)]
 
 
 def test_the_same_shared_layout_calls_get_the_same_verdicts_in_any_order(judge: Judge) -> None:
@@ -323,8 +324,8 @@ def test_each_call_reuses_its_system_message_and_computes_the_rest(judge: Judge)
 def test_each_shared_call_reuses_its_item_and_computes_its_task(judge: Judge) -> None:
     """In the shared layout the slot holds the system message and the item when a call starts: llama.cpp takes
     exactly those tokens from its cache and computes the task's line alone."""
-    states = PrefixStates(_server_url(judge), timeout_s=LOCAL_TIMEOUT_S)
-    record = record_from_dict(_record("same", REFERENCE))
+    states = judge.backend._states  # the judge's own: its system message is saved already, the item is not
+    record = record_from_dict(_record("item-reuse", REFERENCE))
     request = judge_call(judge, RELEVANCE, record).request
     lead = request.messages[:1]
     states.restore(lead, request.item_prefix)
@@ -338,9 +339,14 @@ def test_a_stored_system_message_state_is_restored_and_a_broken_one_computed_aga
                                                                                   tmp_path: Path) -> None:
     """A lead's state kept in the store is restored by the next states of the same build without computing it
     (no completion request), and a call after it takes exactly the lead's tokens from the cache, as after the
-    state computed; a stored file that does not restore the lead is computed afresh and replaced."""
+    state computed; a stored file whose bytes are not those saved (cut short, as a full disk leaves it) is never
+    handed to the server, which can stop on one: it is computed afresh and replaced."""
     folder = judge._on_close.__self__.states_dir  # the server's slot save folder
-    request = judge_call(judge, CORRECTNESS, record_from_dict(_record("same", REFERENCE))).request
+    # a short system message of its own: what is stored and restored does not depend on its length
+    request = dataclasses.replace(judge_call(judge, CORRECTNESS, record_from_dict(_record("same", REFERENCE))).request,
+                                  messages=(("system", "Grade the ANSWER against the REFERENCE from 1 to 5."),
+                                            ("user", f"<answer>{REFERENCE}</answer> <reference>{REFERENCE}</reference>")),
+                                  shared=0)
     lead = request.messages[:1]
 
     def states() -> tuple[PrefixStates, list[str]]:
@@ -353,19 +359,22 @@ def test_a_stored_system_message_state_is_restored_and_a_broken_one_computed_aga
 
     first, first_paths = states()
     first.restore(lead)
-    assert "/completion" in first_paths and len(list(tmp_path.iterdir())) == 1
+    assert "/completion" in first_paths and len(list(tmp_path.glob("*.bin"))) == 1
     computed = _timings(judge, request)
     again, again_paths = states()
     again.restore(lead)
     assert "/completion" not in again_paths
     restored = _timings(judge, request)
     assert restored["cache_n"] == computed["cache_n"] == len(again.lead_tokens(lead))
-    (stored,) = tmp_path.iterdir()
+    (stored,) = tmp_path.glob("*.bin")
     size = stored.stat().st_size
     stored.write_bytes(stored.read_bytes()[:1000])
     broken, broken_paths = states()
     broken.restore(lead)
     assert "/completion" in broken_paths and stored.stat().st_size == size
+    assert not any("action=restore" in path for path in broken_paths)
+    with urllib.request.urlopen(_health_url(judge), timeout=10) as response:
+        assert response.status == 200
 
 
 def test_server_listens_on_loopback_only_and_is_healthy(judge: Judge) -> None:

@@ -25,7 +25,7 @@ A lead's state is also kept across servers, in ``store`` (the local judge's: ``j
 folder, for the packaged model), under a name drawn from the lead and the ``build`` it was computed with (the
 model's checksum, llama.cpp's version, threads and context): a server started again with the same build
 restores it instead of computing the same tokens again, which are the same bytes (checked: a stored state must
-restore exactly the lead's tokens, or it is computed afresh).
+have the checksum kept beside it and restore exactly the lead's tokens, or it is computed afresh).
 
 :class:`LocalBackend` is the local judge's :class:`~ragmeter.judges.backends.openai.OpenAIBackend`: one call at a
 time (a restore and its call must not interleave with another call's), each right after its lead's restore.
@@ -61,6 +61,14 @@ ITEM_STATES = 4
 def lead(request: ChatRequest) -> Messages:
     """The messages of ``request`` before its first user message (a judge prompt's system message)."""
     return tuple(takewhile(lambda message: message[0] != "user", request.messages))
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as state:
+        while block := state.read(1 << 22):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 class PrefixStates:
@@ -119,20 +127,24 @@ class PrefixStates:
 
     def _stored(self, lead: Messages) -> str | None:
         """The name of ``lead``'s state copied from the store into the server's folder, once restored whole;
-        ``None`` when there is none (or one that does not restore the lead's tokens, which is deleted)."""
+        ``None`` when there is none, or one whose bytes are not those saved (checked against the checksum kept
+        beside it before the server reads it: a damaged state file can stop llama.cpp's server) or that does
+        not restore the lead's tokens; such a one is deleted."""
         if self._store is None or self._folder is None:
             return None
         name = self._name(lead, "")
-        stored = self._store / name
+        stored, checksum = self._store / name, self._store / f"{name}.sha256"
         if not stored.is_file():
             return None
-        shutil.copyfile(stored, self._folder / name)
-        try:
-            if self._restore(name) == len(self.lead_tokens(lead)):
-                return name
-        except JudgeError:
-            pass
+        if checksum.is_file() and checksum.read_text(encoding="ascii") == _sha256(stored):
+            shutil.copyfile(stored, self._folder / name)
+            try:
+                if self._restore(name) == len(self.lead_tokens(lead)):
+                    return name
+            except JudgeError:
+                pass
         stored.unlink(missing_ok=True)
+        checksum.unlink(missing_ok=True)
         return None
 
     def _save(self, lead: Messages, item: str, *, reuse: bool) -> str:
@@ -149,6 +161,8 @@ class PrefixStates:
         if not item and self._store is not None and self._folder is not None:
             with writing(self._store / name) as kept:
                 shutil.copyfile(self._folder / name, kept)
+            with writing(self._store / f"{name}.sha256") as checksum:
+                checksum.write_text(_sha256(self._store / name), encoding="ascii")
         return name
 
     def lead_tokens(self, lead: Messages) -> list[int]:
