@@ -1,14 +1,15 @@
 """``ragmeter run --engine ray`` (ragmeter.engine.ray.distributed) on a local Ray cluster of 2 CPUs: the same items and
-summaries as a local run, on the demo and on 8,000 synthetic records; bad records reported as the local
+summaries as a local run, on the demo and on 2,000 synthetic records in four pieces; bad records reported as the local
 reader reports them; an actor killed mid-run; a resumed run; pieces that number lines as the whole file.
 
 The runs that test what the engine does with pieces and actors (shards, a killed actor, a resumed run) score the
 lexical family only: what an actor scores is ``ragmeter.evaluate``'s work, the same for every metric, and the
 default metrics (the embedder and the store the actors share) are compared with a local run on the demo and on
-the 8,000 records."""
+the 2,000 records."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -101,15 +102,18 @@ def test_the_demo_gives_the_local_run_exactly(cluster, tmp_path: Path, capsys: p
     assert ray_report == local_report      # the printed report too
 
 
-def test_eight_thousand_records_in_shards_give_the_local_run_exactly(
-        cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_two_thousand_records_in_pieces_and_shards_give_the_local_run_exactly(
+        cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # pieces of 500 lines instead of PIECE_LINES: four pieces and four shards at a quarter of the records
+    monkeypatch.setattr(distributed, "plan_pieces", functools.partial(distributed.plan_pieces, lines=500))
     whole = tmp_path / "records.jsonl"
-    write_synthetic_records(whole, 8_000, seed=3, **POOLS)  # four pieces of PIECE_LINES
+    write_synthetic_records(whole, 2_000, seed=3, **POOLS)
     shards = tmp_path / "shards"
     shards.mkdir()
     lines = whole.read_text(encoding="utf-8").splitlines(keepends=True)
     for i in range(4):  # the same records as four shard files
-        (shards / f"part-{i}.jsonl").write_text("".join(lines[i * 2000:(i + 1) * 2000]), encoding="utf-8")
+        (shards / f"part-{i}.jsonl").write_text("".join(lines[i * 500:(i + 1) * 500]), encoding="utf-8")
+    assert len(distributed.plan_pieces([whole])) == 4
     assert _run(capsys, "run", whole, "--out", tmp_path / "local", "--no-progress")[0] == 0
     assert _run(capsys, "run", whole, "--out", tmp_path / "ray", "--engine", "ray")[0] == 0
     _same_run(tmp_path / "local", tmp_path / "ray")
@@ -119,7 +123,7 @@ def test_eight_thousand_records_in_shards_give_the_local_run_exactly(
                 "--metrics", LEXICAL)[0] == 0
     local = json.loads((tmp_path / "local-lexical" / "summary.json").read_text(encoding="utf-8"))
     sharded = json.loads((tmp_path / "sharded" / "summary.json").read_text(encoding="utf-8"))
-    assert sharded["summaries"] == local["summaries"] and sharded["n_items"] == 8_000
+    assert sharded["summaries"] == local["summaries"] and sharded["n_items"] == 2_000
     assert ((tmp_path / "sharded" / "items.jsonl").read_bytes()
             == (tmp_path / "local-lexical" / "items.jsonl").read_bytes())
 
@@ -196,9 +200,10 @@ def test_an_actor_killed_mid_run_loses_no_item(cluster, tmp_path: Path) -> None:
 
 
 def test_a_stopped_run_resumes_from_its_items_and_the_pieces_its_actors_finished(
-        cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(distributed, "plan_pieces", functools.partial(distributed.plan_pieces, lines=500))
     path = tmp_path / "records.jsonl"
-    write_synthetic_records(path, 5_000, seed=7, **POOLS)        # pieces: lines 1–2,000, 2,001–4,000, 4,001–5,000
+    write_synthetic_records(path, 1_250, seed=7, **POOLS)        # pieces: lines 1–500, 501–1,000, 1,001–1,250
     assert _run(capsys, "run", path, "--out", tmp_path / "whole", "--engine", "ray", "--metrics", LEXICAL)[0] == 0
     assert not (tmp_path / "whole" / "items.parts").exists()        # a finished run keeps items.jsonl only
     items = (tmp_path / "whole" / "items.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
@@ -207,8 +212,8 @@ def test_a_stopped_run_resumes_from_its_items_and_the_pieces_its_actors_finished
     manifest = json.loads((tmp_path / "whole" / "run.json").read_text(encoding="utf-8"))
     (stopped / "run.json").write_text(json.dumps({**manifest, "status": "running"}), encoding="utf-8")
     # stopped inside the first piece (its last line torn), after an actor had finished the third piece
-    (stopped / "items.jsonl").write_text("".join(items[:1_500]) + items[1_500][:40], encoding="utf-8")
-    third = items[4_000:]
+    (stopped / "items.jsonl").write_text("".join(items[:375]) + items[375][:40], encoding="utf-8")
+    third = items[1_000:]
     marked = json.loads(third[0])
     marked["scores"]["rouge_l"] = 0.123456              # to see that the shard is read back, not scored again
     third[0] = json.dumps(marked, ensure_ascii=False) + "\n"
@@ -217,10 +222,10 @@ def test_a_stopped_run_resumes_from_its_items_and_the_pieces_its_actors_finished
     assert code == 2 and "holds an interrupted run: pass --resume" in err
     code, _, err = _run(capsys, "run", path, "--out", stopped, "--engine", "ray", "--resume",
                         "--metrics", LEXICAL)
-    assert code == 0 and "resuming: 2500 finished item(s) kept (1000 from the piece shards in " in err
-    assert "items.parts), 2500 to score" in err
+    assert code == 0 and "resuming: 625 finished item(s) kept (250 from the piece shards in " in err
+    assert "items.parts), 625 to score" in err
     got = (stopped / "items.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
-    assert got == items[:4_000] + third and not (stopped / "items.parts").exists()
+    assert got == items[:1_000] + third and not (stopped / "items.parts").exists()
 
 
 def test_an_address_where_nothing_listens_fails_in_seconds_saying_what_to_give() -> None:

@@ -310,14 +310,14 @@ def test_spans_of_one_trace_in_two_sessions_keep_the_roots_and_say_so(traces) ->
     assert record.metadata["trace_notes"] == ["spans carry 2 session ids (web-1, web-2): the conversation is web-1"]
 
 
-def test_a_trace_of_100000_spans_is_one_record(traces) -> None:
+def test_a_trace_of_20000_spans_is_one_record(traces) -> None:
     def build(tracer: Any) -> None:
         with tracer.start_as_current_span("agent") as root:
             root.set_attribute(SpanAttributes.INPUT_VALUE, "Plan a trip?")
-            for _ in range(50_000):
+            for _ in range(10_000):
                 with tracer.start_as_current_span("step") as step:
                     step.set_attribute(KIND, OpenInferenceSpanKindValues.TOOL.value)
-            for _ in range(49_999):
+            for _ in range(9_999):
                 with tracer.start_as_current_span("llm") as llm:
                     llm.set_attribute(KIND, OpenInferenceSpanKindValues.LLM.value)
                     llm.set_attribute(SpanAttributes.LLM_TOKEN_COUNT_PROMPT, 2)
@@ -328,9 +328,9 @@ def test_a_trace_of_100000_spans_is_one_record(traces) -> None:
     start = time.perf_counter()
     [record] = ragmeter.read_records(path)
     elapsed = time.perf_counter() - start
-    assert len(record.usage) == 49_999 and sum(u.prompt_tokens for u in record.usage) == 99_998
-    assert record.metadata["trace_notes"] == ["49999 LLM calls: usage counts them all"]
-    print(f"100,000 spans in one trace read in {elapsed:.1f} s")
+    assert len(record.usage) == 9_999 and sum(u.prompt_tokens for u in record.usage) == 19_998
+    assert record.metadata["trace_notes"] == ["9999 LLM calls: usage counts them all"]
+    print(f"20,000 spans in one trace read in {elapsed:.1f} s")
 
 
 def test_open_traces_are_bounded_and_a_span_after_its_trace_is_an_error(traces) -> None:
