@@ -126,7 +126,7 @@ def test_a_forced_format_that_detection_agrees_with_lists_the_records_errors(tmp
 
 def test_map_names_only_record_fields() -> None:
     valid = ("id, question, answer, contexts, references, reference, history, answerability, labels, usage, "
-             "latency_ms, action, qrels, metadata, prompt_tokens, completion_tokens, model_id, conversation_id, "
+             "latency_ms, action, qrels, nuggets, metadata, prompt_tokens, completion_tokens, model_id, conversation_id, "
              "run_id; in RAGAS-style tables also user_input, response, retrieved_contexts, retrieved_context_ids")
     with pytest.raises(ConfigError) as caught:
         parse_column_map(["nosuchfield=x"])

@@ -15,7 +15,7 @@ import pytest
 from conftest import shared_data_file
 
 from ragmeter.core.errors import ConfigError, InputError
-from ragmeter.core.records import Answerability, Chunk, Record, Turn, Usage
+from ragmeter.core.records import Answerability, Chunk, Nugget, Record, Turn, Usage
 from ragmeter.io import check_file, detect_format, iter_records, read_records
 from ragmeter.io.formats.mtrag import record_from_mtrag
 
@@ -181,6 +181,31 @@ def test_native_unknown_keys_land_in_metadata(tmp_path: Path) -> None:
 def test_native_metadata_object_wins_over_top_level_key(tmp_path: Path) -> None:
     record = one_record(write_lines(tmp_path, minimal(model_id="top", metadata={"model_id": "inner"})))
     assert record.metadata == {"model_id": "inner"}
+
+
+def test_native_nuggets_are_strings_or_objects_with_their_importance(tmp_path: Path) -> None:
+    record = one_record(write_lines(tmp_path, minimal(nuggets=["Closes at 18:00", {"text": "On Fridays"},
+                                                               {"text": "Opens at 9", "importance": "okay"}])))
+    assert record.nuggets == (Nugget("Closes at 18:00", True), Nugget("On Fridays", True), Nugget("Opens at 9", False))
+    assert one_record(write_lines(tmp_path, minimal())).nuggets is None
+    table = write_csv(tmp_path, [["question", "answer", "nuggets", "qrels"],
+                                 ["q", "a", json.dumps(["Closes at 18:00"]), json.dumps({"d1": 2})]])
+    from_table = one_record(table)
+    assert (from_table.nuggets, from_table.qrels) == ((Nugget("Closes at 18:00", True),), {"d1": 2})
+
+
+@pytest.mark.parametrize(("nuggets", "field", "reason"), [
+    ([], "nuggets", "is an empty list: leave the field out"),
+    (["fact", "  "], "nuggets[1]", "is empty: a nugget states a fact"),
+    ([{"text": "fact", "importance": "must"}], "nuggets[0].importance", "expected vital or okay, found 'must'"),
+    ([{"importance": "vital"}], "nuggets[0].text", "missing: expected a string"),
+    ([7], "nuggets[0]", "expected an object, found"),
+    ("fact", "nuggets", "expected a list, found a string"),
+])
+def test_native_bad_nuggets_name_the_field(tmp_path: Path, nuggets: Any, field: str, reason: str) -> None:
+    error = one_error(write_lines(tmp_path, minimal(), minimal(nuggets=nuggets)))
+    assert (error.line, error.field) == (2, field)
+    assert error.reason.startswith(reason)
 
 
 def test_demo_file_reads_45_records() -> None:

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-__all__ = ["ALL_LABELS", "ANSWER_LABELS", "CHUNK_LABELS", "WHY_MISSING", "Answerability", "Chunk", "Record", "Turn",
-           "Usage"]
+__all__ = ["ALL_LABELS", "ANSWER_LABELS", "CHUNK_LABELS", "NUGGET_IMPORTANCE", "WHY_MISSING", "Answerability", "Chunk",
+           "Nugget", "Record", "Turn", "Usage"]
 
 #: The metadata key under which a reader says why a record lacks a field ({"latency_ms": "the root span's end
 #: time precedes its start time …"}); a metric undefined for want of that field gives the reason with it.
@@ -26,6 +26,9 @@ ANSWER_LABELS = ("support_present", "unsupported_claim_present", "contradicted_c
                  "fabricated_source", "proper_action", "response_on_topic", "helpful", "incomplete",
                  "unsafe_content")
 ALL_LABELS = CHUNK_LABELS + ANSWER_LABELS
+#: A nugget's importance, as TREC's assessors mark it: a good answer must state a vital one; an okay one is
+#: worth stating.
+NUGGET_IMPORTANCE = ("vital", "okay")
 
 
 class Answerability(str, Enum):
@@ -58,6 +61,14 @@ class Turn:
 
 
 @dataclass(frozen=True, slots=True)
+class Nugget:
+    """One atomic fact a good answer to the question states (TREC's nuggets), ``vital`` or not (okay)."""
+
+    text: str
+    vital: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Usage:
     """Tokens of one LLM call made by the system under test."""
 
@@ -74,7 +85,9 @@ class Record:
     different from an empty tuple (no LLM call made). ``action`` carries an explicit gate decision such
     as ``"ABSTAIN"``. ``labels`` holds the answer labels (:data:`ANSWER_LABELS`: 0, 1, or ``None`` where
     annotators tied) and any others. ``qrels`` grades the query's judged pool by doc_id (0, 1 or 2 as
-    seed 003's w), for NDCG with ``ideal=pool``; ``None`` when not given.
+    seed 003's w), for NDCG with ``ideal=pool``; ``None`` when not given. ``nuggets`` are the facts a good
+    answer states, written by people (used as given instead of the judge's from the reference); ``None``
+    when not given.
     """
 
     id: str
@@ -89,6 +102,7 @@ class Record:
     latency_ms: float | None = None
     action: str | None = None
     qrels: Mapping[str, int] | None = None
+    nuggets: tuple[Nugget, ...] | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     @property

@@ -9,7 +9,7 @@ from typing import Any
 
 from ragmeter.core.errors import InputError
 
-__all__ = ["CSV_CELL_LIMIT", "MAX_CHUNKS", "MAX_LATENCY_MS", "MAX_TEXT_CHARS", "MAX_TOKENS_PER_CALL", "FieldReader",
+__all__ = ["CSV_CELL_LIMIT", "MAX_CHUNKS", "MAX_LATENCY_MS", "MAX_NUGGETS", "MAX_TEXT_CHARS", "MAX_TOKENS_PER_CALL", "FieldReader",
            "allow_long_csv_cells", "exact_number"]
 
 # What one record may hold. Scoring keeps several copies of each text (normalised, tokenised, embedded
@@ -18,6 +18,8 @@ __all__ = ["CSV_CELL_LIMIT", "MAX_CHUNKS", "MAX_LATENCY_MS", "MAX_TEXT_CHARS", "
 # about 100,000 characters; a retriever returns tens of chunks).
 MAX_TEXT_CHARS = 1_000_000
 MAX_CHUNKS = 10_000
+# TREC's assessors wrote up to about 30 nuggets a question; a thousand is a list that is not nuggets.
+MAX_NUGGETS = 1_000
 # Numbers past these are logging bugs (an overflowed counter, a timestamp in the latency column) that
 # would print as 300-digit totals: no LLM call takes a billion tokens, and no answer a week.
 MAX_TOKENS_PER_CALL = 1_000_000_000

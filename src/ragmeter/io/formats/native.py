@@ -13,6 +13,9 @@ Fields (only ``question`` and ``answer`` are required)::
     answerability  ANSWERABLE | PARTIAL | UNANSWERABLE | CONVERSATIONAL | UNDERSPECIFIED
     labels         object of answer labels (seed 003's ten are 0, 1 or null) and any others
     qrels          object {doc_id: grade} of the query's judged pool (grades 0/1/2), for ndcg ideal=pool
+    nuggets        list of the facts a good answer states, written by people, each {text, importance: vital |
+                   okay} or a string (a vital nugget); used as given instead of the judge's nuggets of the
+                   reference (TREC's nugget evaluation)
     usage          list of {prompt_tokens, completion_tokens}, one per LLM call (or one object)
     latency_ms     number ≥ 0
     action         string, e.g. "ABSTAIN"
@@ -32,8 +35,18 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ragmeter.core.errors import InputError
-from ragmeter.core.records import ANSWER_LABELS, CHUNK_LABELS, Answerability, Chunk, Record, Turn, Usage
-from ragmeter.io.fields import MAX_CHUNKS, MAX_LATENCY_MS, MAX_TOKENS_PER_CALL, FieldReader
+from ragmeter.core.records import (
+    ANSWER_LABELS,
+    CHUNK_LABELS,
+    NUGGET_IMPORTANCE,
+    Answerability,
+    Chunk,
+    Nugget,
+    Record,
+    Turn,
+    Usage,
+)
+from ragmeter.io.fields import MAX_CHUNKS, MAX_LATENCY_MS, MAX_NUGGETS, MAX_TOKENS_PER_CALL, FieldReader
 from ragmeter.io.formats.base import InputFormat, jsonl_reader
 from ragmeter.text.languages import language_code
 
@@ -41,7 +54,7 @@ __all__ = ["FORMAT", "KNOWN_FIELDS", "content_id", "default_answerability", "par
            "real_references", "record_from_dict", "record_to_dict"]
 
 KNOWN_FIELDS = ("id", "question", "answer", "contexts", "references", "reference", "history", "answerability",
-                "labels", "usage", "latency_ms", "action", "qrels", "metadata")
+                "labels", "usage", "latency_ms", "action", "qrels", "nuggets", "metadata")
 _CHOICES = ", ".join(a.value for a in Answerability)
 
 
@@ -78,6 +91,7 @@ def record_from_dict(obj: Any, *, path: str | None = None, line: int | None = No
         latency_ms=f.number("latency_ms", minimum=0, maximum=MAX_LATENCY_MS, unit="7 days in ms"),
         action=f.text("action"),
         qrels=f.grades("qrels"),
+        nuggets=_nuggets(f),
         metadata=metadata,
     )
 
@@ -101,6 +115,8 @@ def record_to_dict(record: Record) -> dict[str, Any]:
         "latency_ms": record.latency_ms,
         "action": record.action,
         "qrels": None if record.qrels is None else dict(record.qrels),
+        "nuggets": None if record.nuggets is None else [
+            {"text": n.text, "importance": "vital" if n.vital else "okay"} for n in record.nuggets],
         "metadata": dict(record.metadata) or None,
     }
     obj.update({key: value for key, value in optional.items() if value is not None})
@@ -160,6 +176,33 @@ def _turn(f: FieldReader, obj: Any, i: int) -> Turn:
     turn = f.mapping("", value=obj, field=where)
     return Turn(role=f.text("", value=turn.get("role"), field=f"{where}.role", required=True),  # type: ignore[arg-type]
                 text=f.text("", value=turn.get("text"), field=f"{where}.text", required=True))  # type: ignore[arg-type]
+
+
+def _nuggets(f: FieldReader) -> tuple[Nugget, ...] | None:
+    """People's nuggets: each a string (vital) or {text, importance}; ``None`` when the record has none, and an
+    empty list is refused (a question with nothing to state has no nugget score: leave the field out)."""
+    if not f.has("nuggets"):
+        return None
+    raw = f.items("nuggets", most=MAX_NUGGETS, what="nuggets")
+    if not raw:
+        raise f.error("nuggets", "is an empty list: leave the field out, or list the facts a good answer states")
+    nuggets = []
+    for i, item in enumerate(raw):
+        where = f"nuggets[{i}]"
+        if isinstance(item, str):
+            text, importance = item, "vital"
+        else:
+            nugget = f.mapping("", value=item, field=where)
+            text = nugget.get("text")
+            importance = f.text("", value=nugget.get("importance", "vital"), field=f"{where}.importance")
+            if importance not in NUGGET_IMPORTANCE:
+                raise f.error(f"{where}.importance", f"expected {' or '.join(NUGGET_IMPORTANCE)}, found {importance!r}")
+            where = f"{where}.text"
+        text = f.text("", value=text, field=where, required=True)
+        if not text or not text.strip():  # type: ignore[union-attr]
+            raise f.error(where, "is empty: a nugget states a fact")
+        nuggets.append(Nugget(text, importance == "vital"))  # type: ignore[arg-type]
+    return tuple(nuggets)
 
 
 def _usage(f: FieldReader) -> tuple[Usage, ...] | None:

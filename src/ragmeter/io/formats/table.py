@@ -25,8 +25,8 @@ from ragmeter.io.rows import Span, csv_dicts, csv_rows, header_problem, parquet_
 
 __all__ = ["CSV", "MAP_FIELDS", "PARQUET", "parse_column_map", "read_csv", "read_parquet"]
 
-_STRUCTURED = ("contexts", "references", "history", "usage", "labels", "metadata", "retrieved_contexts",
-               "retrieved_context_ids")
+_STRUCTURED = ("contexts", "references", "history", "usage", "labels", "qrels", "nuggets", "metadata",
+               "retrieved_contexts", "retrieved_context_ids")
 _NUMERIC = ("latency_ms",)
 _TOKEN_COLUMNS = ("prompt_tokens", "completion_tokens")
 _KEEP_EMPTY = ("answer", "response")  # an empty answer cell is an empty answer, not a missing one
