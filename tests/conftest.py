@@ -9,7 +9,9 @@ set to ``true``, ``1`` or ``yes`` (any case), as GitHub Actions and GitLab CI se
 
 Tests use the fixtures ``shared_data`` and ``extra_module``, which return the functions below; reference
 libraries the tests compare against (rouge-score, bert-score, …) are in the ``test`` extra and are imported
-plainly, so a missing one is an error everywhere.
+plainly, so a missing one is an error everywhere. Two whose dependencies are too heavy to install (RAGChecker's
+claim metrics, TREC's nuggetizer scores) are downloaded as wheels and their metric modules imported alone
+(:func:`reference_module`); a registry that cannot be reached is missing data as above.
 """
 
 from __future__ import annotations
@@ -17,6 +19,11 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -89,3 +96,42 @@ def records_file(tmp_path: Path, n: int = 40) -> Path:
 def run_args(path: Path, out: Path, *extra: str) -> list[str]:
     return ["run", str(path), "--metrics", "lexical,efficiency", "--out", str(out), "--n-resamples", "200",
             "--no-progress", "--format", "json", *extra]
+
+
+#: Where reference implementations that are not installed (their dependencies are too heavy or conflict with
+#: ours) are unpacked from their wheels, downloaded once from the package registry.
+REFERENCE_WHEELS = Path.home() / ".cache" / "ragmeter-tests" / "wheels"
+
+
+def reference_module(requirement: str, dotted: str) -> ModuleType:
+    """The module ``dotted`` of the wheel ``requirement`` (``"ragchecker==0.1.9"``), downloaded without its
+    dependencies and imported without running its packages' ``__init__`` (which import them): a reference
+    implementation's metric code, run as its authors wrote it. When the registry cannot be reached,
+    :func:`missing`."""
+    unpacked = REFERENCE_WHEELS / requirement.replace("==", "-")
+    if not unpacked.is_dir():
+        download = REFERENCE_WHEELS / "downloads"
+        download.mkdir(parents=True, exist_ok=True)
+        command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
+                   "--dest", str(download), requirement]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        name = requirement.split("==")[0].replace("-", "_")
+        wheels = sorted(download.glob(f"{name}-{requirement.split('==')[1]}-*.whl"))
+        if done.returncode or not wheels:
+            missing(f"the reference implementation {requirement} could not be downloaded from the package "
+                    f"registry: {done.stderr.strip()[-300:]}")
+        staging = Path(tempfile.mkdtemp(dir=REFERENCE_WHEELS))
+        with zipfile.ZipFile(wheels[0]) as wheel:
+            wheel.extractall(staging)
+        try:
+            staging.rename(unpacked)
+        except OSError:  # another test process unpacked it first
+            shutil.rmtree(staging)
+    parts = dotted.split(".")
+    for depth in range(1, len(parts)):
+        package = ".".join(parts[:depth])
+        if package not in sys.modules:
+            module = ModuleType(package)
+            module.__path__ = [str(unpacked.joinpath(*parts[:depth]))]
+            sys.modules[package] = module
+    return importlib.import_module(dotted)
