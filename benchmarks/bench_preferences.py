@@ -18,8 +18,9 @@ common is left out.
     python benchmarks/bench_preferences.py --no-judge --quick
     python benchmarks/bench_preferences.py FILE.jsonl --no-judge
 
-Results go to ``results/preferences-<file stem>[-no-judge][-quick].json``; judge verdicts are cached
-(``--cache``, default ``~/.cache/ragmeter/preferences.sqlite``).
+Results go to ``results/preferences-<file stem>[-no-judge|-<layout>][-quick].json`` (``-<layout>`` where
+``--judge-layout`` names the judge's layout); judge verdicts are cached (``--cache``, default
+``~/.cache/ragmeter/preferences.sqlite``).
 """
 
 from __future__ import annotations
@@ -208,7 +209,7 @@ def main() -> None:
     judge_identity = None
     if not args.no_judge:
         judge = open_judge(judge_config(args))
-        judge_identity = judge.identity
+        judge_identity = judge.description
         try:
             judged, judged_reasons, wall = score_pairs(pairs, JUDGED, judge)
         finally:
@@ -239,7 +240,8 @@ def main() -> None:
         agreement = out["first_annotator_vs_others"]
         print(f"{'one annotator vs the others':<28}{agreement['n']:>6}{_cell(agreement['pearson']):>22}"
               f"{_cell(agreement['spearman']):>22}")
-    suffix = ("-no-judge" if args.no_judge else "") + ("-quick" if args.quick else "")
+    suffix = (("-no-judge" if args.no_judge else f"-{args.judge_layout}" if args.judge_layout else "")
+              + ("-quick" if args.quick else ""))
     target = write_result(f"preferences-{path.stem.removeprefix('preferences-')}{suffix}", out)
     print(f"written: {target}")
 
