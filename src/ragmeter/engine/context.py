@@ -71,16 +71,28 @@ class RunContext:
                               "OpenAI-compatible endpoint and a model name")
         return self._judge
 
-    def prefetch_judge(self, calls: list[list[JudgeCall]]) -> list[ItemJudging]:
+    def prefetch_judge(self, calls: list[list[JudgeCall]], *, more: bool = False) -> list[ItemJudging]:
         """Make a batch's judge calls (``calls[i]``: item i's) concurrently; keep the outcomes for
-        :meth:`judge_outcome`, and return what each item cost."""
+        :meth:`judge_outcome`, and return what each item's calls cost. ``more``: a later round of the same
+        batch, whose earlier outcomes are kept (else they are dropped: a batch's outcomes are held, no more)."""
+        judge = self.judge
+        if not more:
+            self._judge_outcomes = {}
+        new = {key: call for item_calls in calls for call in item_calls
+               if (key := judge.key(call)) not in self._judge_outcomes}
+        self._judge_outcomes.update(zip(new, judge.run(list(new.values())), strict=True))
+        return self.judge_costs(calls)
+
+    def judge_costs(self, calls: list[list[JudgeCall]]) -> list[ItemJudging]:
+        """What each item's ``calls`` (made this batch) cost, and their failures."""
         from ragmeter.judges.accounting import charge_items
 
-        judge = self.judge
-        flat = [call for item_calls in calls for call in item_calls]
-        keys = [judge.key(call) for call in flat]
-        self._judge_outcomes = dict(zip(keys, judge.run(flat), strict=True))
-        return charge_items(judge, calls, self._judge_outcomes)
+        return charge_items(self.judge, calls, self._judge_outcomes)
+
+    def known_outcome(self, call: JudgeCall) -> JudgeOutcome | None:
+        """The outcome of ``call`` when this batch has made it or the judge's verdict cache holds it, else ``None``
+        (nothing is asked)."""
+        return self._judge_outcomes.get(self.judge.key(call)) or self.judge.cached_outcome(call)
 
     def judge_outcome(self, call: JudgeCall) -> JudgeOutcome:
         """The outcome of ``call``: prefetched for the batch, else made now."""

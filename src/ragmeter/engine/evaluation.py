@@ -42,6 +42,9 @@ _ID, _MODEL_ID, _CONVERSATION_ID = attrgetter("id"), attrgetter("model_id"), att
 TOKEN_BATCH = 32
 #: Items per batch with a judge: small, so that items are written (and progress shown) every few calls.
 JUDGE_BATCH_PER_SLOT = 4
+#: The most rounds of judge calls a batch takes: a metric's calls may wait for verdicts of one round before
+#: (a question's nuggets, then an answer's grades on them); more rounds than this is a metric that never stops.
+JUDGE_ROUNDS = 4
 
 
 def evaluate(records: Iterable[Record | Mapping[str, Any]] | Any, *, metrics: Sequence[str] | None = None,
@@ -110,15 +113,41 @@ def _prefetch(batch: list[Record], items: list[ItemContext], chosen: list[Metric
     without judged metrics)."""
     costs = None
     for resource in sorted({r for m in chosen for r in m.resources}):
-        wanted = [[need for m in chosen if m.prefetch is not None and resource in m.resources
-                   and m.missing_field(record) is None for need in m.prefetch(record, item, run)]
-                  for record, item in zip(batch, items, strict=True)]
         if resource == "judge":
-            bar.judge_calls(sum(len(calls) for calls in wanted))
-            costs = run.prefetch_judge(wanted)
-        elif any(wanted):
+            costs = _judge_rounds(batch, items, [m for m in chosen if "judge" in m.resources], run, bar)
+            continue
+        wanted = _wanted(resource, batch, items, chosen, run)
+        if any(wanted):
             run.prefetch(resource, [text for texts in wanted for text in texts])
     return costs
+
+
+def _wanted(resource: str, batch: list[Record], items: list[ItemContext], chosen: list[Metric],
+            run: RunContext) -> list[list[Any]]:
+    """What each record's metrics ask of ``resource`` now."""
+    return [[need for m in chosen if m.prefetch is not None and resource in m.resources
+             and m.missing_field(record) is None for need in m.prefetch(record, item, run)]
+            for record, item in zip(batch, items, strict=True)]
+
+
+def _judge_rounds(batch: list[Record], items: list[ItemContext], chosen: list[Metric], run: RunContext,
+                  bar: _Progress) -> list[ItemJudging]:
+    """Make the batch's judge calls in rounds: every call the metrics ask for, then the calls a metric could
+    only name once verdicts of the round before were known (an answer graded on the nuggets a first call
+    wrote), until none is new; what each item cost over all its calls."""
+    asked: list[list[JudgeCall]] = [[] for _ in batch]
+    made: set[str] = set()
+    for round_number in range(JUDGE_ROUNDS):
+        wanted = [[call for call in calls if run.judge.key(call) not in made]
+                  for calls in _wanted("judge", batch, items, chosen, run)]
+        if not any(wanted):
+            return run.judge_costs(asked)
+        bar.judge_calls(sum(len(calls) for calls in wanted))
+        run.prefetch_judge(wanted, more=round_number > 0)
+        made.update(run.judge.key(call) for calls in wanted for call in calls)
+        for item_calls, new in zip(asked, wanted, strict=True):
+            item_calls.extend(new)
+    raise RuntimeError(f"the judged metrics still asked for new calls after {JUDGE_ROUNDS} rounds")
 
 
 class ItemTable:

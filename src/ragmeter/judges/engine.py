@@ -252,6 +252,12 @@ class Judge:
             raise first from first.__cause__  # the error itself, with its own cause, not the group around it
         return outcomes | {key: task.result() for key, task in tasks.items()}
 
+    def cached_outcome(self, call: JudgeCall) -> JudgeOutcome | None:
+        """The outcome of ``call`` in the verdict cache, read without asking the judge (nothing is counted in
+        :attr:`usage`), or ``None``."""
+        hit = self.cache.get(self.key(call)) if self.cache is not None else None
+        return None if hit is None else JudgeOutcome(hit.verdict, hit.failure, hit.raw, 0, 0, 0, cached=True)
+
     def _cached(self, prompt: str, hit: CachedVerdict) -> JudgeOutcome:
         usage = self.usage[prompt]
         usage.cached += 1

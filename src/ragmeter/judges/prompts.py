@@ -72,6 +72,10 @@ __all__ = [
     "VERDICTS",
     "Prompt",
     "VerdictError",
+    "defuse",
+    "instructions",
+    "render_blocks",
+    "reply_object",
 ]
 
 VERDICTS = ("supported", "contradicted", "unsupported")
@@ -90,7 +94,7 @@ IDK_VALUES = {"declines": 1.0, "partly": 0.5, "answers": 0.0}
 _HISTORY_TURNS = 4
 #: The turns of history the IDK judge sees: the exchange before the question.
 IDK_HISTORY_TURNS = 2
-_TAGS = re.compile(r"<(/?)(question|history|text|answer|reference|chunk)\b", re.IGNORECASE)
+_TAGS = re.compile(r"<(/?)(question|history|text|answer|reference|chunk|nugget)\b", re.IGNORECASE)
 
 
 class VerdictError(ValueError):
@@ -148,7 +152,8 @@ def _strip_fence(text: str) -> str:
     return stripped
 
 
-def _object(data: Any, keys: Sequence[str]) -> dict[str, Any]:
+def reply_object(data: Any, keys: Sequence[str]) -> dict[str, Any]:
+    """``data`` when it is a JSON object with exactly ``keys``; else :class:`VerdictError` saying what differs."""
     if not isinstance(data, dict):
         raise VerdictError(f"it must be a JSON object with the keys {', '.join(keys)}")
     missing = [k for k in keys if k not in data]
@@ -161,12 +166,12 @@ def _object(data: Any, keys: Sequence[str]) -> dict[str, Any]:
 
 
 def _check_claims(data: Any, n_chunks: int) -> dict[str, Any]:
-    claims = _object(data, ("claims",))["claims"]
+    claims = reply_object(data, ("claims",))["claims"]
     if not isinstance(claims, list):
         raise VerdictError('"claims" must be a list')
     checked = []
     for number, claim in enumerate(claims, start=1):
-        claim = _object(claim, ("claim", "evidence", "differences", "verdict", "chunks"))
+        claim = reply_object(claim, ("claim", "evidence", "differences", "verdict", "chunks"))
         if not isinstance(claim["claim"], str) or not claim["claim"].strip():
             raise VerdictError(f"claim {number} has no text")
         for field in ("evidence", "differences"):
@@ -189,7 +194,7 @@ def _check_claims(data: Any, n_chunks: int) -> dict[str, Any]:
 
 
 def _check_claim_split(data: Any, n_chunks: int) -> dict[str, Any]:
-    claims = _object(data, ("claims",))["claims"]
+    claims = reply_object(data, ("claims",))["claims"]
     if not isinstance(claims, list):
         raise VerdictError('"claims" must be a list of strings')
     for number, claim in enumerate(claims, start=1):
@@ -202,7 +207,7 @@ def whole_number(key: str, top: int, *, reason: bool = True) -> Callable[[Any, i
     """The checker of a ``{"reason", key}`` reply (``{key}`` alone without ``reason``) whose ``key`` is a whole
     number from 1 to ``top``."""
     def check(data: Any, n_chunks: int) -> dict[str, Any]:
-        data = _object(data, ("reason", key) if reason else (key,))
+        data = reply_object(data, ("reason", key) if reason else (key,))
         value = data[key]
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
             raise VerdictError(f'"{key}" must be a whole number from 1 to {top}, got {value!r}')
@@ -211,7 +216,7 @@ def whole_number(key: str, top: int, *, reason: bool = True) -> Callable[[Any, i
 
 
 def _check_idk(data: Any, n_chunks: int) -> dict[str, Any]:
-    data = _object(data, ("reason", "verdict"))
+    data = reply_object(data, ("reason", "verdict"))
     if data["verdict"] not in IDK_VALUES:
         raise VerdictError(f'"verdict" must be one of {", ".join(IDK_VALUES)}, got {data["verdict"]!r}')
     return {**_reason(data, True), "verdict": data["verdict"]}
@@ -291,12 +296,12 @@ def _yes(data: Mapping[str, Any], name: str, where: str) -> int:
 
 
 def _check_chunk_labels(data: Any, n_chunks: int) -> dict[str, Any]:
-    entries = _object(data, ("chunks",))["chunks"]
+    entries = reply_object(data, ("chunks",))["chunks"]
     if not isinstance(entries, list) or len(entries) != n_chunks:
         raise VerdictError(f'"chunks" must list all {n_chunks} chunks, one entry each, in order')
     out = []
     for number, entry in enumerate(entries, start=1):
-        entry = _object(entry, ("chunk", "about", *CHUNK_LABEL_NAMES))
+        entry = reply_object(entry, ("chunk", "about", *CHUNK_LABEL_NAMES))
         if entry["chunk"] != number:
             raise VerdictError(f"entry {number} is for chunk {entry['chunk']!r}: list the chunks 1 to {n_chunks} "
                                "in order")
@@ -305,7 +310,7 @@ def _check_chunk_labels(data: Any, n_chunks: int) -> dict[str, Any]:
 
 
 def _check_generation_labels(data: Any, n_chunks: int) -> dict[str, Any]:
-    data = _object(data, ("reason", *GENERATION_LABEL_NAMES))
+    data = reply_object(data, ("reason", *GENERATION_LABEL_NAMES))
     if not isinstance(data["reason"], str):
         raise VerdictError('"reason" must be a string')
     return {"reason": data["reason"], **{name: _yes(data, name, "") for name in GENERATION_LABEL_NAMES}}
