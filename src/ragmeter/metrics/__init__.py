@@ -4,6 +4,7 @@
 from ragmeter.metrics import citation, efficiency, faithfulness_offline, judged, labels, lexical  # noqa: F401, I001
 from ragmeter.metrics.mtrag import algorithmic, judged as mtrag_judged  # noqa: F401
 from ragmeter.metrics import retrieval, rouge  # noqa: F401
+from ragmeter.metrics import claim_level  # noqa: F401
 from ragmeter.metrics._registry import (
     DEFAULT_CUTOFF,
     Aggregation,

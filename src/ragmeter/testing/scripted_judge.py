@@ -17,6 +17,11 @@ The rules, applied to the tagged blocks of the user message:
   sentence, else 3; its reason quotes the answer (so an answer that writes its own rating is quoted too).
 - ``chunk_labels``: each chunk is topically relevant when it holds "museum", evidence-sufficient when it holds
   "opens", misleading when it holds "closes".
+- ``nuggets``: each sentence of each <reference> block is a nugget, vital when it is a reference's first sentence,
+  else okay (at most 10).
+- ``nugget_grades``: a nugget (final stop left out) the answer holds word for word (case-insensitive) is
+  ``support``, quoted; one whose first three words the answer holds is ``partial``, quoting them; else ``none``
+  with no quote. An answer holding "FAKE QUOTE" gets ``support`` for every nugget, quoting words it does not have.
 - ``generation_labels``: proper action always; on topic and helpful unless the answer holds "don't know"
   (helpful also needs "opens"); incomplete when it holds "don't know"; never unsafe. An answer holding "BROKEN"
   gets a reply that is not JSON, every time.
@@ -33,7 +38,8 @@ from typing import Any
 
 __all__ = ["blocks", "records", "respond", "verdict_for"]
 
-_BLOCK = re.compile(r"<(question|history|text|answer|reference|chunk)(?: id=\"(\d+)\")?>\n(.*?)\n</\1>", re.DOTALL)
+_BLOCK = re.compile(r"<(question|history|text|answer|reference|chunk|nugget)(?: (?:id|n)=\"(\d+)\")?>\n(.*?)\n</\1>",
+                    re.DOTALL)
 
 
 def blocks(user_message: str) -> list[tuple[str, str | None, str]]:
@@ -75,6 +81,12 @@ def verdict_for(body: dict[str, Any]) -> dict[str, Any]:
         named = "text" if "text" in texts else "reference" if "split the REFERENCE" in first_user or (
             "split the first REFERENCE" in first_user) else "answer"
         return {"claims": _sentences(texts[named])}
+    if name == "nuggets":
+        sentences = [(i == 0, s) for tag, _, t in parts if tag == "reference" for i, s in enumerate(_sentences(t))]
+        return {"nuggets": [{"fact": s, "importance": "vital" if first else "okay"} for first, s in sentences[:10]]}
+    if name == "nugget_grades":
+        answer = next(t for tag, _, t in parts if tag == "answer")
+        return {"grades": [{"nugget": int(i), **_grade(t, answer)} for tag, i, t in parts if tag == "nugget"]}
     if name == "chunk_labels":
         return {"chunks": [{"chunk": int(i), "about": "a museum", "topically_relevant": _yes("museum" in t),
                             "evidence_sufficient": _yes("opens" in t), "misleading": _yes("closes" in t)}
@@ -100,6 +112,20 @@ def verdict_for(body: dict[str, Any]) -> dict[str, Any]:
         references = [t.lower() for tag, _, t in parts if tag == "reference"]
         return {"reason": "scripted", "score": 5 if answer.lower() in references else 2}
     return {"reason": "scripted", "score": 1 if "don't know" in answer.lower() else 4}
+
+
+def _grade(nugget: str, answer: str) -> dict[str, str]:
+    if "FAKE QUOTE" in answer:
+        return {"quote": "words the answer never wrote", "grade": "support"}
+    plain, lowered = nugget.rstrip(".!?").lower(), answer.lower()
+    if plain in lowered:
+        start = lowered.index(plain)
+        return {"quote": answer[start:start + len(plain)], "grade": "support"}
+    opening = " ".join(plain.split()[:3])
+    if opening in lowered:
+        start = lowered.index(opening)
+        return {"quote": answer[start:start + len(opening)], "grade": "partial"}
+    return {"quote": "", "grade": "none"}
 
 
 def _yes(condition: bool) -> str:

@@ -1,0 +1,300 @@
+"""Claim-level correctness and where the pipeline failed: TREC's nugget recall and RAGChecker's diagnostics, on the judge.
+
+Per item, at most three kinds of judge call (issue 47):
+
+- the question's **nuggets** (:mod:`ragmeter.judges.nugget_prompts`): written by the judge from the reference
+  answers (or the chunks people judged relevant) once per question, the request holding nothing of the answer;
+  a record's own ``nuggets`` (people's) are used as given, with no call;
+- the answer **graded** on them, ten nuggets a call, each grade resting on a quote of the answer (a support or
+  partial grade whose quote is not words of the answer counts as none, noted);
+- the answer's **claims**, the call seed 002's faithfulness makes (the same verdict serves both).
+
+The rest of RAGChecker's matrix is the evidence check's (:mod:`ragmeter.judges.checks.evidence`: content words,
+numbers and scope, as the packaged judge's faithfulness checks claims), with no call: an answer claim is
+*correct* when a reference holds it, *in chunk k* when it is supported by the chunks and k is among the chunks it
+comes from; a nugget is *in chunk k* the same way. A nugget is *stated* by the answer when graded ``support``
+(RAGChecker's entailment is yes or no: partial support is not).
+
+The formulas are those of :mod:`ragmeter.metrics.nuggets` and :mod:`ragmeter.metrics.claim_matrix`; a value
+those leave NaN is undefined here, with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ragmeter.core.records import Nugget, Record
+from ragmeter.judges.checks.evidence import VERSION as EVIDENCE_CHECK
+from ragmeter.judges.checks.evidence import supporting_chunks, supports
+from ragmeter.judges.engine import JudgeCall
+from ragmeter.judges.nugget_prompts import (
+    NUGGET_GRADES,
+    NUGGETS,
+    grades_requests,
+    nugget_sources,
+    nuggets_request,
+    quoted_grades,
+)
+from ragmeter.judges.prompts import CLAIMS
+from ragmeter.metrics import claim_matrix, nuggets
+from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register
+from ragmeter.metrics.judged import (
+    abstains,
+    asked_prompt,
+    claims_text_call,
+    judge_failure,
+    verdict_claims,
+)
+from ragmeter.text.languages import language_signature
+
+if TYPE_CHECKING:
+    from ragmeter.engine.context import ItemContext, RunContext
+
+__all__ = ["NuggetVerdicts", "item_nuggets", "nugget_verdicts"]
+
+NO_SOURCE = "record has no reference answer, no chunk judged relevant and no nuggets"
+
+
+@dataclass(frozen=True)
+class NuggetVerdicts:
+    """One answer's verdicts: its nuggets and their grades (with how many grades the quote check changed), and
+    RAGChecker's four checks (:mod:`ragmeter.metrics.claim_matrix`)."""
+
+    nuggets: tuple[Nugget, ...]
+    grades: tuple[str, ...]
+    unquoted: int
+    answer_in_reference: tuple[bool, ...] | None  # None: the answer abstains, or the record has no reference
+    answer_in_chunks: tuple[tuple[bool, ...], ...] | None  # None: the answer abstains
+    nuggets_in_chunks: tuple[tuple[bool, ...], ...]
+
+    @property
+    def vital(self) -> tuple[bool, ...]:
+        return tuple(nugget.vital for nugget in self.nuggets)
+
+    @property
+    def stated(self) -> tuple[bool, ...]:
+        """RAGChecker's ``response2answer``: each nugget graded ``support``."""
+        return tuple(grade == "support" for grade in self.grades)
+
+
+# --- the calls, and the verdicts read from them -----------------------------------------------------------
+
+def _nuggets_call(record: Record) -> JudgeCall | None:
+    sources = nugget_sources(record)
+    return None if not sources else JudgeCall(NUGGETS, nuggets_request(record.question, sources))
+
+
+def item_nuggets(record: Record, run: RunContext, *, wait: bool = True) -> tuple[Nugget, ...] | Undefined | None:
+    """``record``'s nuggets: its own, else the judge's; undefined with the reason where there are none.
+    ``wait=False`` (while calls are planned): ``None`` where the judge's are not known yet."""
+    if record.nuggets is not None:
+        return record.nuggets
+    call = _nuggets_call(record)
+    if call is None:
+        return Undefined(NO_SOURCE)
+    outcome = run.judge_outcome(call) if wait else run.known_outcome(call)
+    if outcome is None:
+        return None
+    if outcome.verdict is None:
+        return judge_failure("nuggets", outcome)
+    if not outcome.verdict["nuggets"]:
+        return Undefined("the judge found no nugget in the reference")
+    return tuple(Nugget(n["text"], n["vital"]) for n in outcome.verdict["nuggets"])
+
+
+def _grades_calls(record: Record, found: tuple[Nugget, ...]) -> list[JudgeCall]:
+    return [JudgeCall(NUGGET_GRADES, request, n) for request, n in grades_requests(record, found)]
+
+
+def _answer_call(record: Record, run: RunContext) -> JudgeCall | None:
+    if abstains(record, run):
+        return None
+    return claims_text_call(record, record.answer, run.judge, check_evidence=run.settings.check_evidence,
+                            language=run.language(record))
+
+
+def _calls(record: Record, item: ItemContext, run: RunContext) -> list[JudgeCall]:
+    """The calls the item needs now: its nuggets (when the judge writes them) and its answer's claims first,
+    the grades once the nuggets are known."""
+    calls = [call for call in (_answer_call(record, run),) if call is not None]
+    if record.nuggets is None and (call := _nuggets_call(record)) is not None:
+        calls.append(call)
+    found = item_nuggets(record, run, wait=False)
+    if isinstance(found, tuple):
+        calls += _grades_calls(record, found)
+    return calls
+
+
+def _rows(sources: Callable[[str], tuple[int, ...]], texts: list[str], supported: list[bool],
+          n_chunks: int) -> tuple[tuple[bool, ...], ...]:
+    """A (texts × chunks) matrix: row i True at the chunks ``sources(texts[i])`` names, where supported."""
+    rows = []
+    for text, held in zip(texts, supported, strict=True):
+        named = set(sources(text)) if held else set()
+        rows.append(tuple(k + 1 in named for k in range(n_chunks)))
+    return tuple(rows)
+
+
+def nugget_verdicts(record: Record, item: ItemContext, run: RunContext) -> NuggetVerdicts | Undefined:
+    """The item's :class:`NuggetVerdicts`, or why there are none (no source of nuggets, a failed call)."""
+    def read() -> NuggetVerdicts | Undefined:
+        found = item_nuggets(record, run)
+        if isinstance(found, Undefined):
+            return found
+        assert found is not None
+        language = run.language(record)
+        grades: list[tuple[str, str | None]] = []
+        for call in _grades_calls(record, found):
+            outcome = run.judge_outcome(call)
+            if outcome.verdict is None:
+                return judge_failure("nugget_grades", outcome)
+            grades += quoted_grades(outcome.verdict["grades"], record.answer, language=language)
+        chunks = [chunk.text for chunk in record.contexts]
+        texts = [nugget.text for nugget in found]
+        held = [supports(chunks, text, language=language) for text in texts] if chunks else [False] * len(texts)
+        in_chunks = _rows(lambda text: supporting_chunks(chunks, text, language=language), texts, held, len(chunks))
+        answer = _answer_claims(record, run)
+        if isinstance(answer, Undefined):
+            return answer
+        return NuggetVerdicts(found, tuple(grade for grade, _ in grades), sum(why is not None for _, why in grades),
+                              *(answer or (None, None)), in_chunks)
+    return item.memo("judge:nugget_verdicts", read)
+
+
+def _answer_claims(record: Record, run: RunContext
+                   ) -> tuple[tuple[bool, ...] | None, tuple[tuple[bool, ...], ...]] | Undefined | None:
+    """The answer's claims: whether a reference holds each (``None`` without a reference), and the chunks each
+    comes from; ``None`` where the answer abstains."""
+    call = _answer_call(record, run)
+    if call is None:
+        return None
+    outcome = run.judge_outcome(call)
+    if outcome.verdict is None:
+        return judge_failure("claims", outcome)
+    language = run.language(record)
+    claims = verdict_claims(outcome.verdict, record, record.answer, check_evidence=run.settings.check_evidence,
+                            split=call.prompt.name != CLAIMS.name, language=language)
+    texts = [claim.text for claim in claims]
+    correct = tuple(any(supports([reference], text, language=language) for reference in record.references)
+                    for text in texts) if record.references else None
+    chunks = [chunk.text for chunk in record.contexts]
+    by_claim = {claim.text: claim.chunks for claim in claims}
+    in_chunks = _rows(lambda text: by_claim[text] or supporting_chunks(chunks, text, language=language), texts,
+                      [claim.verdict == "supported" for claim in claims], len(chunks))
+    return correct, in_chunks
+
+
+# --- the metrics ------------------------------------------------------------------------------------------
+
+def _noted(verdicts: NuggetVerdicts, value: float, undefined: str) -> Outcome:
+    if math.isnan(value):
+        return Undefined(undefined)
+    if verdicts.unquoted:
+        return Noted(value, f"{verdicts.unquoted} grade(s) quoted words the answer does not have: counted none")
+    return value
+
+
+def _nugget_metric(formula: Callable[..., float], vital: bool) -> Callable[[Record, ItemContext, RunContext], Outcome]:
+    def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
+        verdicts = nugget_verdicts(record, item, run)
+        if isinstance(verdicts, Undefined):
+            return verdicts
+        return _noted(verdicts, formula(verdicts.grades, verdicts.vital),
+                      "no vital nugget" if vital else "no nugget")
+    return compute
+
+
+def _answer_metric(read: Callable[[NuggetVerdicts], float], undefined: str, *, correctness: bool = True
+                   ) -> Callable[[Record, ItemContext, RunContext], Outcome]:
+    """A metric of the answer's claims (``correctness``: and whether a reference holds them): undefined where the
+    answer abstains or states no claim, where it needs a reference the record lacks, or with ``undefined``."""
+    def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
+        verdicts = nugget_verdicts(record, item, run)
+        if isinstance(verdicts, Undefined):
+            return verdicts
+        if verdicts.answer_in_chunks is None:
+            return Undefined("the answer abstains: no claim")
+        if not verdicts.answer_in_chunks:
+            return Undefined("the answer states no claim")
+        if correctness and verdicts.answer_in_reference is None:
+            return Undefined("record has no reference answer to check the answer's claims against")
+        return _noted(verdicts, read(verdicts), undefined)
+    return compute
+
+
+def _nuggets_metric(read: Callable[[NuggetVerdicts], float], undefined: str
+                    ) -> Callable[[Record, ItemContext, RunContext], Outcome]:
+    """A metric of the nuggets (the reference's claims) alone."""
+    def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
+        verdicts = nugget_verdicts(record, item, run)
+        return verdicts if isinstance(verdicts, Undefined) else _noted(verdicts, read(verdicts), undefined)
+    return compute
+
+
+def _signature(run: RunContext) -> Mapping[str, Any]:
+    judge = run.judge
+    return {"judge:nuggets": judge.signature(NUGGETS), "judge:nugget_grades": judge.signature(NUGGET_GRADES),
+            "judge:claims": judge.signature(asked_prompt(judge, CLAIMS)), "claims": judge.claims,
+            "evidence_check": EVIDENCE_CHECK if run.settings.check_evidence else "off",
+            "idk": run.settings.idk.version, "language": language_signature(run.settings.language),
+            "nuggets": "the record's where given, else the judge's", "partial_credit": "0.5"}
+
+
+NO_CHUNK = "record has no retrieved chunks"
+_M = claim_matrix
+#: name, what it measures, compute, aggregation, higher is better
+_SPECS: tuple[tuple[str, str, Callable[[Record, ItemContext, RunContext], Outcome], Aggregation, bool | None],
+              ...] = (
+    ("nugget_recall", "Nuggets the answer states / nuggets, partial support ½ (TREC's All score)",
+     _nugget_metric(nuggets.nugget_recall, False), Aggregation.MEAN, True),
+    ("nugget_recall_strict", "Nuggets the answer states fully / nuggets (TREC's All Strict)",
+     _nugget_metric(nuggets.nugget_recall_strict, False), Aggregation.MEAN, True),
+    ("nugget_recall_vital", "Vital nuggets the answer states / vital nuggets, partial support ½ (TREC's Vital)",
+     _nugget_metric(nuggets.nugget_recall_vital, True), Aggregation.MEAN, True),
+    ("nugget_recall_vital_strict", ("Vital nuggets the answer states fully / vital nuggets (TREC 2024 RAG's "
+     "primary score)"), _nugget_metric(nuggets.nugget_recall_vital_strict, True), Aggregation.MEAN, True),
+    ("claim_precision", "Answer claims a reference holds / answer claims (RAGChecker's precision)",
+     _answer_metric(lambda v: _M.claim_precision(v.answer_in_reference), "no claim"), Aggregation.MEAN, True),
+    ("claim_recall", "Nuggets the answer states fully / nuggets (RAGChecker's recall)",
+     _nuggets_metric(lambda v: _M.claim_recall(v.stated), "no nugget"), Aggregation.MEAN, True),
+    ("claim_f1", "Harmonic mean of claim_precision and claim_recall (RAGChecker's F1)",
+     _answer_metric(lambda v: _M.claim_f1(v.answer_in_reference, v.stated), "no claim or no nugget"),
+     Aggregation.MEAN, True),
+    ("context_claim_recall", "Nuggets the retrieved chunks state / nuggets (RAGChecker's retriever claim recall)",
+     _nuggets_metric(lambda v: _M.context_claim_recall(v.nuggets_in_chunks), NO_CHUNK), Aggregation.MEAN, True),
+    ("claim_context_precision", ("Retrieved chunks that state a nugget / retrieved chunks (RAGChecker's context "
+     "precision)"), _nuggets_metric(lambda v: _M.claim_context_precision(v.nuggets_in_chunks), NO_CHUNK),
+     Aggregation.MEAN, True),
+    ("context_utilization", "Retrieved nuggets the answer states / retrieved nuggets (RAGChecker)",
+     _nuggets_metric(lambda v: _M.context_utilization(v.nuggets_in_chunks, v.stated), "no nugget was retrieved"),
+     Aggregation.MEAN, True),
+    ("noise_sensitivity_relevant", ("Wrong answer claims a chunk holding a nugget states / answer claims "
+     "(RAGChecker)"), _answer_metric(lambda v: _M.noise_sensitivity_relevant(
+         v.answer_in_chunks, v.answer_in_reference, v.nuggets_in_chunks), NO_CHUNK), Aggregation.MEAN, False),
+    ("noise_sensitivity_irrelevant", ("Wrong answer claims only chunks holding no nugget state / answer claims "
+     "(RAGChecker)"), _answer_metric(lambda v: _M.noise_sensitivity_irrelevant(
+         v.answer_in_chunks, v.answer_in_reference, v.nuggets_in_chunks), NO_CHUNK), Aggregation.MEAN, False),
+    ("hallucination", "Wrong answer claims no chunk states / answer claims (RAGChecker)",
+     _answer_metric(lambda v: _M.hallucination(v.answer_in_chunks, v.answer_in_reference), NO_CHUNK),
+     Aggregation.MEAN, False),
+    ("self_knowledge", "Right answer claims no chunk states / answer claims (RAGChecker)",
+     _answer_metric(lambda v: _M.self_knowledge(v.answer_in_chunks, v.answer_in_reference), NO_CHUNK),
+     Aggregation.MEAN, None),
+    ("claim_faithfulness", "Answer claims a chunk states / answer claims (RAGChecker's faithfulness)",
+     _answer_metric(lambda v: _M.claim_faithfulness(v.answer_in_chunks), NO_CHUNK, correctness=False),
+     Aggregation.MEAN, True),
+    ("retrieval_failure", "The answer misses a vital nugget that no retrieved chunk states (the retriever lost it)",
+     _nuggets_metric(lambda v: _M.retrieval_failure(v.grades, v.vital, v.nuggets_in_chunks), "no vital nugget"),
+     Aggregation.RATE, False),
+    ("generation_failure", "The answer misses a vital nugget that a retrieved chunk states (the generator lost it)",
+     _nuggets_metric(lambda v: _M.generation_failure(v.grades, v.vital, v.nuggets_in_chunks), "no vital nugget"),
+     Aggregation.RATE, False),
+)
+
+for _name, _what, _compute, _aggregation, _higher in _SPECS:
+    register(Metric(name=_name, family="claim_level", description=_what, needs=("answer",),
+                    aggregation=_aggregation, value_range=(0.0, 1.0), higher_is_better=_higher, compute=_compute,
+                    signature=_signature, resources=frozenset({"judge"}), prefetch=_calls))

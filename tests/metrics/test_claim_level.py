@@ -1,0 +1,111 @@
+"""Claim-level metrics on the scripted judge (ragmeter.testing.scripted_judge): every value worked out by hand from
+its rules, the nuggets asked once per question and before the grades that need them, and the quote check."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from ragmeter import Settings, evaluate
+from ragmeter.engine.evaluation import plan_judging
+from ragmeter.judges import ChatRequest, Judge, JudgeCache, ScriptedBackend
+from ragmeter.metrics import list_metrics
+from ragmeter.metrics.claim_level import NO_SOURCE
+from ragmeter.testing.scripted_judge import respond
+
+QUESTION = "When does the museum open and close?"
+REFERENCE = "The museum opens at 9:00. It closes at 17:00. Entry is free."
+CHUNKS = [{"doc_id": "c1", "text": "The museum opens at 9:00 on weekdays."},
+          {"doc_id": "c2", "text": "Parking costs 3 dollars."}]
+# A: states the vital nugget, and a claim of the parking chunk that the reference does not hold.
+A = {"id": "A", "question": QUESTION, "answer": "The museum opens at 9:00. Parking costs 3 dollars.",
+     "references": [REFERENCE], "contexts": CHUNKS}
+# B: people's nuggets, both vital; the answer states the first, no chunk does; a chunk states the second.
+B = {"id": "B", "question": "Is entry free?", "answer": "The museum closes at 17:00.",
+     "nuggets": ["The museum closes at 17:00", "Entry is free"],
+     "contexts": [{"doc_id": "c3", "text": "Entry is free for everyone."}]}
+# C: the same question as A; the judge grades every nugget support, quoting words the answer does not have.
+C = {**A, "id": "C", "answer": "FAKE QUOTE here."}
+# D: nothing to write nuggets from.
+D = {"id": "D", "question": QUESTION, "answer": "At nine.", "contexts": CHUNKS}
+NAMES = [m.name for m in list_metrics("claim_level")]
+
+
+def _body(request: ChatRequest) -> dict:
+    return {"messages": [{"role": role, "content": content} for role, content in request.messages],
+            "response_format": {"json_schema": {"name": request.schema_name, "schema": dict(request.schema)}}}
+
+
+@pytest.fixture(scope="module")
+def scored():
+    backend = ScriptedBackend(lambda request: respond(_body(request)))
+    with Judge(backend, claims="verify") as judge:
+        result = evaluate([A, B, C, D], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
+    return result, backend.requests
+
+
+def _values(result, record: int) -> dict[str, float]:
+    return {name: float(result.scores[name][record]) for name in NAMES}
+
+
+def test_an_answer_worked_by_hand(scored) -> None:
+    result, _ = scored
+    # nuggets: "The museum opens at 9:00." (vital), "It closes at 17:00." (okay), "Entry is free." (okay)
+    # grades: support, none, none; answer claims: "The museum opens at 9:00." (reference holds it, chunk 1),
+    # "Parking costs 3 dollars." (the reference does not hold it, chunk 2); nuggets in chunks: the first in chunk 1
+    assert _values(result, 0) == pytest.approx({
+        "nugget_recall": 1 / 3, "nugget_recall_strict": 1 / 3, "nugget_recall_vital": 1.0,
+        "nugget_recall_vital_strict": 1.0,
+        "claim_precision": 1 / 2, "claim_recall": 1 / 3, "claim_f1": 2 * (1 / 2) * (1 / 3) / (1 / 2 + 1 / 3),
+        "context_claim_recall": 1 / 3, "claim_context_precision": 1 / 2, "context_utilization": 1.0,
+        "noise_sensitivity_relevant": 0.0, "noise_sensitivity_irrelevant": 1 / 2,  # the parking claim
+        "hallucination": 0.0, "self_knowledge": 0.0, "claim_faithfulness": 1.0,
+        "retrieval_failure": 0.0, "generation_failure": 0.0})
+
+
+def test_peoples_nuggets_are_used_as_given_and_the_lost_nugget_is_the_generators(scored) -> None:
+    result, requests = scored
+    values = _values(result, 1)
+    assert values["nugget_recall_vital"] == values["nugget_recall_vital_strict"] == 1 / 2
+    assert values["context_claim_recall"] == 1 / 2 and values["context_utilization"] == 0.0
+    assert (values["retrieval_failure"], values["generation_failure"]) == (0.0, 1.0)  # "Entry is free" was in c3
+    assert result.undefined["claim_precision"][1] == ("record has no reference answer to check the answer's claims "
+                                                     "against")
+    assert values["claim_faithfulness"] == 0.0  # "closes at 17:00" is in no chunk
+    assert not any("Is entry free?" in r.messages[1][1] for r in requests if r.schema_name == "nuggets")
+
+
+def test_a_grade_quoting_words_the_answer_lacks_counts_none(scored) -> None:
+    result, _ = scored
+    assert result.scores["nugget_recall"][2] == 0.0
+    assert result.notes["nugget_recall"][2] == "3 grade(s) quoted words the answer does not have: counted none"
+
+
+def test_without_a_source_of_nuggets_every_metric_says_why(scored) -> None:
+    result, _ = scored
+    assert all(math.isnan(result.scores[name][3]) and result.undefined[name][3] == NO_SOURCE for name in NAMES)
+
+
+def test_the_nuggets_are_asked_once_per_question_and_answers_graded_once_they_are_known(scored) -> None:
+    _, requests = scored
+    names = [r.schema_name for r in requests]
+    assert names.count("nuggets") == 1  # A and C share their question and reference; B's are people's
+    graded = [(i, r.messages[1][1]) for i, r in enumerate(requests) if r.schema_name == "nugget_grades"]
+    # B's nuggets are known from the start: graded in the first round; A's and C's once the judge wrote theirs
+    assert [QUESTION in user for _, user in graded] == [False, True, True]
+    assert names.index("nuggets") < graded[1][0]
+    assert [len(json.loads(respond(_body(requests[i])))["grades"]) for i, _ in graded] == [2, 3, 3]
+
+
+def test_a_dry_run_counts_the_grades_once_the_nuggets_are_cached(tmp_path) -> None:
+    backend = ScriptedBackend(lambda request: respond(_body(request)))
+    with Judge(backend, claims="verify", cache=JudgeCache(tmp_path / "verdicts.sqlite")) as judge:
+        def planned() -> dict[str, tuple[int, int]]:
+            plan = plan_judging([A, C], metrics=["claim_level"], judge=judge)
+            return {name: (counts["calls"], counts["cached"]) for name, counts in plan.by_prompt.items()}
+
+        assert planned() == {"claims": (2, 0), "nuggets": (1, 0)}  # A and C share their nuggets
+        evaluate([A, C], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
+        assert planned() == {"claims": (2, 2), "nuggets": (1, 1), "nugget_grades": (2, 2)}
