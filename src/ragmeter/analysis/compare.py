@@ -45,11 +45,12 @@ from typing import Any
 import numpy as np
 
 from ragmeter.core.errors import ConfigError, InputError
+from ragmeter.core.files import file_sha256
 from ragmeter.core.records import Record
 from ragmeter.core.settings import Settings
 from ragmeter.core.signature import Signature, diff
 from ragmeter.io.readers import object_rows, parse_column_map, read_records
-from ragmeter.io.run_folder import ITEMS, MANIFEST, SUMMARY, file_sha256, input_candidates, read_json_object
+from ragmeter.io.run_folder import ITEMS, MANIFEST, SUMMARY, input_candidates, read_json_object
 from ragmeter.metrics import get_metric
 from ragmeter.results.aggregate import Aggregation
 from ragmeter.results.paired import GateRow, gate_row

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from tqdm import tqdm
 
 from ragmeter.core.errors import ConfigError, InputError, RagmeterError
-from ragmeter.core.files import Outputs, Target
+from ragmeter.core.files import Outputs, Target, file_sha256
 from ragmeter.core.records import Record
 from ragmeter.core.settings import Settings
 from ragmeter.engine.evaluation import JudgePlan, evaluate, plan_judging
@@ -39,7 +39,6 @@ from ragmeter.io.run_folder import (
     PIECE_SHARDS,
     Manifest,
     RunFolder,
-    file_sha256,
     files_sha256,
     item_settings,
     require_parquet,

@@ -19,6 +19,7 @@ special file, and a command that fails leaves every existing file as it was.
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import math
 import os
@@ -34,7 +35,7 @@ from typing import Any
 from ragmeter.core.errors import ConfigError
 
 __all__ = ["RUN_FOLDER_FILES", "JsonlRows", "Outputs", "Target", "atomic_write_text", "cache_dir",
-           "check_folder_writable", "complete_jsonl_rows", "json_number", "move_into_place", "writing"]
+           "check_folder_writable", "complete_jsonl_rows", "file_sha256", "json_number", "move_into_place", "writing"]
 
 #: A run folder's own files (:mod:`ragmeter.io.run_folder`), its manifest first: in a folder that has the manifest,
 #: none of them is ever another command's output (only a verdict cache is shared, used in place).
@@ -310,6 +311,15 @@ def _move(temporary: Path, target: Target) -> None:
         os.replace(temporary, target.real)
     else:
         temporary.unlink()
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of the file at ``path``, in hex, read a block at a time."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def cache_dir() -> Path:

@@ -37,6 +37,7 @@ from ragmeter.core.files import (
     atomic_write_text,
     check_folder_writable,
     complete_jsonl_rows,
+    file_sha256,
     json_number,
     writing,
 )
@@ -75,14 +76,6 @@ def item_settings(settings: Settings) -> dict[str, Any]:
             "ndcg_gain": settings.ndcg_gain, "source_labels": settings.source_labels,
             "rb_llm_unparsed": settings.rb_llm_unparsed, "check_evidence": settings.check_evidence,
             "normalization": settings.normalization}
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def files_sha256(files: Sequence[Path]) -> str:

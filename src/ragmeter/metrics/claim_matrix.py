@@ -228,16 +228,18 @@ def claim_faithfulness(answer_in_chunks: VerdictMatrix) -> float:
     return _mean(matrix.any(axis=1)) if matrix.shape[1] else NAN
 
 
-def _missed_vital(grades: Sequence[str], vital: Verdicts,
-                  nuggets_in_chunks: VerdictMatrix) -> tuple[np.ndarray, np.ndarray, int] | None:
-    """Per nugget: a vital one the answer does not state; whether some chunk states it; the vital count."""
+def _missed_share(grades: Sequence[str], vital: Verdicts, nuggets_in_chunks: VerdictMatrix, *, retrieved: bool
+                  ) -> float:
+    """Vital nuggets graded ``none`` that some chunk states (``retrieved``) or that none does / vital nuggets;
+    NaN without a vital nugget."""
     is_vital = _vector(vital)
     if len(grades) != is_vital.size:
         raise ValueError(f"{len(grades)} grades for {is_vital.size} nuggets: give one grade per nugget")
     if not is_vital.any():
-        return None
+        return NAN
     missed = is_vital & (np.asarray(grades, dtype=object) == "none")
-    return missed, _matrix(nuggets_in_chunks, is_vital.size).any(axis=1), int(is_vital.sum())
+    in_chunks = _matrix(nuggets_in_chunks, is_vital.size).any(axis=1)
+    return float((missed & (in_chunks if retrieved else ~in_chunks)).sum() / is_vital.sum())
 
 
 def vital_missed_unretrieved(grades: Sequence[str], vital: Verdicts, nuggets_in_chunks: VerdictMatrix) -> float:
@@ -248,8 +250,7 @@ def vital_missed_unretrieved(grades: Sequence[str], vital: Verdicts, nuggets_in_
     ...                          [[False], [True], [True], [False]])
     0.3333333333333333
     """
-    parts = _missed_vital(grades, vital, nuggets_in_chunks)
-    return NAN if parts is None else float((parts[0] & ~parts[1]).sum() / parts[2])
+    return _missed_share(grades, vital, nuggets_in_chunks, retrieved=False)
 
 
 def vital_missed_retrieved(grades: Sequence[str], vital: Verdicts, nuggets_in_chunks: VerdictMatrix) -> float:
@@ -260,8 +261,7 @@ def vital_missed_retrieved(grades: Sequence[str], vital: Verdicts, nuggets_in_ch
     ...                        [[False], [True], [True], [False]])
     0.3333333333333333
     """
-    parts = _missed_vital(grades, vital, nuggets_in_chunks)
-    return NAN if parts is None else float((parts[0] & parts[1]).sum() / parts[2])
+    return _missed_share(grades, vital, nuggets_in_chunks, retrieved=True)
 
 
 def _any(share: float) -> float:

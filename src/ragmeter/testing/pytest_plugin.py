@@ -211,7 +211,8 @@ def _evaluate_to_folder(source: Path, out: Path, *, metrics: Sequence[str] | Non
     there)."""
     from ragmeter.engine.evaluation import evaluate
     from ragmeter.io.readers import read_records
-    from ragmeter.io.run_folder import Manifest, RunFolder, file_sha256, item_settings
+    from ragmeter.core.files import file_sha256
+    from ragmeter.io.run_folder import Manifest, RunFolder, item_settings
     from ragmeter.metrics import resolve_metrics
 
     chosen = resolve_metrics(metrics)

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.core.errors import JudgeError
-from ragmeter.core.files import writing
+from ragmeter.core.files import file_sha256, writing
 from ragmeter.judges.backends.openai import OpenAIBackend
 from ragmeter.judges.protocol import ChatReply, ChatRequest
 
@@ -61,14 +61,6 @@ ITEM_STATES = 4
 def lead(request: ChatRequest) -> Messages:
     """The messages of ``request`` before its first user message (a judge prompt's system message)."""
     return tuple(takewhile(lambda message: message[0] != "user", request.messages))
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as state:
-        while block := state.read(1 << 22):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class PrefixStates:
@@ -136,7 +128,7 @@ class PrefixStates:
         stored, checksum = self._store / name, self._store / f"{name}.sha256"
         if not stored.is_file():
             return None
-        if checksum.is_file() and checksum.read_text(encoding="ascii") == _sha256(stored):
+        if checksum.is_file() and checksum.read_text(encoding="ascii") == file_sha256(stored):
             shutil.copyfile(stored, self._folder / name)
             try:
                 if self._restore(name) == len(self.lead_tokens(lead)):
@@ -162,7 +154,7 @@ class PrefixStates:
             with writing(self._store / name) as kept:
                 shutil.copyfile(self._folder / name, kept)
             with writing(self._store / f"{name}.sha256") as checksum:
-                checksum.write_text(_sha256(self._store / name), encoding="ascii")
+                checksum.write_text(file_sha256(self._store / name), encoding="ascii")
         return name
 
     def lead_tokens(self, lead: Messages) -> list[int]:
