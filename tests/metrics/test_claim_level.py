@@ -9,6 +9,7 @@ import math
 import pytest
 
 from ragmeter import Settings, evaluate
+from ragmeter.cli.judge_options import render_plan
 from ragmeter.engine.evaluation import plan_judging
 from ragmeter.judges import ChatRequest, Judge, JudgeCache, ScriptedBackend
 from ragmeter.metrics import list_metrics
@@ -109,3 +110,12 @@ def test_a_dry_run_counts_the_grades_once_the_nuggets_are_cached(tmp_path) -> No
         assert planned() == {"claims": (2, 0), "nuggets": (1, 0)}  # A and C share their nuggets
         evaluate([A, C], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
         assert planned() == {"claims": (2, 2), "nuggets": (1, 1), "nugget_grades": (2, 2)}
+
+
+def test_the_dry_run_table_says_which_grades_it_cannot_count_yet() -> None:
+    with Judge(ScriptedBackend(lambda request: respond(_body(request))), claims="verify") as judge:
+        plan = plan_judging([A, B, C], metrics=["claim_level"], judge=judge)
+    assert plan.by_prompt["nugget_grades"]["calls"] == 1  # B's: people's nuggets are known
+    assert render_plan(plan, "scripted", None).splitlines()[-1] == (
+        "Not counted: the nugget_grades calls of the answers to the 1 question(s) whose nuggets are still to be "
+        "written (one call per ten nuggets, each answer).")

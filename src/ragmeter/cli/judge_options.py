@@ -128,6 +128,10 @@ def render_plan(plan: JudgePlan, judge: str, price: tuple[float, float] | None) 
         lines.append(f"{name:<14}{c['calls']:>8}{c['cached']:>8}{c['calls'] - c['cached']:>9}"
                      f"{c['prompt_tokens']:>14}{c['completion_tokens']:>14}")
     lines.append("Prompt tokens are estimated as characters / 4; completion tokens are each call's limit.")
+    nuggets = plan.by_prompt.get("nuggets")
+    if nuggets is not None and nuggets["calls"] > nuggets["cached"]:
+        lines.append(f"Not counted: the nugget_grades calls of the answers to the {nuggets['calls'] - nuggets['cached']} "
+                     "question(s) whose nuggets are still to be written (one call per ten nuggets, each answer).")
     if price is not None:
         totals = plan.totals()
         cost = token_cost(totals["prompt_tokens"], totals["completion_tokens"], price)

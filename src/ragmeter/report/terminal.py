@@ -45,9 +45,10 @@ _WIDTHS = (34, 10, 20, 7)
 _REPORT_WIDTH = 110
 FAMILY_TITLES = {"citation": "Citation", "lexical": "Lexical", "efficiency": "Efficiency", "mtrag": "MT-RAG",
                  "retrieval": "Retrieval", "grounding": "Grounding", "generation": "Generation",
-                 "judged": "Judged (seed 002)"}
+                 "judged": "Judged (seed 002)", "claim_level": "Claim level (nuggets, RAGChecker)"}
 #: Which metrics read each judge prompt's verdicts.
 PROMPT_USERS = {"claims": "faithfulness, precision, recall", "claim_split": "faithfulness, precision, recall",
+                "nuggets": "the question's nuggets", "nugget_grades": "nugget recall, claim recall",
                 "correctness": "correctness", "relevance": "relevance"}
 
 
