@@ -119,3 +119,15 @@ def test_the_dry_run_table_says_which_grades_it_cannot_count_yet() -> None:
     assert render_plan(plan, "scripted", None).splitlines()[-1] == (
         "Not counted: the nugget_grades calls of the answers to the 1 question(s) whose nuggets are still to be "
         "written (one call per ten nuggets, each answer).")
+
+
+def test_a_failed_claims_call_leaves_the_nugget_scores_and_says_why_for_the_rest() -> None:
+    def reply(request: ChatRequest) -> str:
+        return "this is not JSON" if request.schema_name == "claims" else respond(_body(request))
+
+    with Judge(ScriptedBackend(reply), claims="verify", max_attempts=1) as judge:
+        result = evaluate([A], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
+    assert result.scores["nugget_recall"][0] == pytest.approx(1 / 3)  # as in the hand-worked answer
+    assert result.scores["context_claim_recall"][0] == pytest.approx(1 / 3)
+    assert result.undefined["claim_precision"][0].startswith("judge failed (claims): ")
+    assert result.undefined["claim_faithfulness"][0] == result.undefined["claim_precision"][0]

@@ -66,9 +66,10 @@ class NuggetVerdicts:
     nuggets: tuple[Nugget, ...]
     grades: tuple[str, ...]
     unquoted: int
-    answer_in_reference: tuple[bool, ...] | None  # None: the answer abstains, or the record has no reference
-    answer_in_chunks: tuple[tuple[bool, ...], ...] | None  # None: the answer abstains
+    answer_in_reference: tuple[bool, ...] | None  # None: no answer claims (below), or the record has no reference
+    answer_in_chunks: tuple[tuple[bool, ...], ...] | None  # None: no answer claims: why in answer_undefined
     nuggets_in_chunks: tuple[tuple[bool, ...], ...]
+    answer_undefined: str | None = None  # the answer abstains, or its claims call failed
 
     @property
     def vital(self) -> tuple[bool, ...]:
@@ -157,10 +158,11 @@ def nugget_verdicts(record: Record, item: ItemContext, run: RunContext) -> Nugge
         held = [supports(chunks, text, language=language) for text in texts] if chunks else [False] * len(texts)
         in_chunks = _rows(lambda text: supporting_chunks(chunks, text, language=language), texts, held, len(chunks))
         answer = _answer_claims(record, run)
-        if isinstance(answer, Undefined):
-            return answer
+        failed = answer.reason if isinstance(answer, Undefined) else None
+        claims = answer if isinstance(answer, tuple) else (None, None)
         return NuggetVerdicts(found, tuple(grade for grade, _ in grades), sum(why is not None for _, why in grades),
-                              *(answer or (None, None)), in_chunks)
+                              *claims, in_chunks, answer_undefined=failed or (
+                                  "the answer abstains: no claim" if answer is None else None))
     return item.memo("judge:nugget_verdicts", read)
 
 
@@ -215,8 +217,8 @@ def _answer_metric(read: Callable[[NuggetVerdicts], float], undefined: str, *, c
         verdicts = nugget_verdicts(record, item, run)
         if isinstance(verdicts, Undefined):
             return verdicts
-        if verdicts.answer_in_chunks is None:
-            return Undefined("the answer abstains: no claim")
+        if verdicts.answer_undefined is not None:
+            return Undefined(verdicts.answer_undefined)
         if not verdicts.answer_in_chunks:
             return Undefined("the answer states no claim")
         if correctness and verdicts.answer_in_reference is None:
