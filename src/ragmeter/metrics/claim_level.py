@@ -44,6 +44,7 @@ from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Unde
 from ragmeter.metrics.judged import (
     abstains,
     asked_prompt,
+    claims_outcome,
     claims_text_call,
     judge_failure,
     verdict_claims,
@@ -129,14 +130,9 @@ def _calls(record: Record, item: ItemContext, run: RunContext) -> list[JudgeCall
     return calls
 
 
-def _rows(sources: Callable[[str], tuple[int, ...]], texts: list[str], supported: list[bool],
-          n_chunks: int) -> tuple[tuple[bool, ...], ...]:
-    """A (texts × chunks) matrix: row i True at the chunks ``sources(texts[i])`` names, where supported."""
-    rows = []
-    for text, held in zip(texts, supported, strict=True):
-        named = set(sources(text)) if held else set()
-        rows.append(tuple(k + 1 in named for k in range(n_chunks)))
-    return tuple(rows)
+def _rows(named: list[tuple[int, ...]], n_chunks: int) -> tuple[tuple[bool, ...], ...]:
+    """A (texts × chunks) matrix from the 1-based chunk numbers each text comes from (none where unsupported)."""
+    return tuple(tuple(k + 1 in numbers for k in range(n_chunks)) for numbers in named)
 
 
 def nugget_verdicts(record: Record, item: ItemContext, run: RunContext) -> NuggetVerdicts | Undefined:
@@ -155,9 +151,10 @@ def nugget_verdicts(record: Record, item: ItemContext, run: RunContext) -> Nugge
             grades += quoted_grades(outcome.verdict["grades"], record.answer, language=language)
         chunks = [chunk.text for chunk in record.contexts]
         texts = [nugget.text for nugget in found]
-        held = [supports(chunks, text, language=language) for text in texts] if chunks else [False] * len(texts)
-        in_chunks = _rows(lambda text: supporting_chunks(chunks, text, language=language), texts, held, len(chunks))
-        answer = _answer_claims(record, run)
+        in_chunks = _rows([supporting_chunks(chunks, text, language=language)
+                           if chunks and supports(chunks, text, language=language) else () for text in texts],
+                          len(chunks))
+        answer = _answer_claims(record, item, run)
         failed = answer.reason if isinstance(answer, Undefined) else None
         claims = answer if isinstance(answer, tuple) else (None, None)
         return NuggetVerdicts(found, tuple(grade for grade, _ in grades), sum(why is not None for _, why in grades),
@@ -166,26 +163,31 @@ def nugget_verdicts(record: Record, item: ItemContext, run: RunContext) -> Nugge
     return item.memo("judge:nugget_verdicts", read)
 
 
-def _answer_claims(record: Record, run: RunContext
+def _answer_claims(record: Record, item: ItemContext, run: RunContext
                    ) -> tuple[tuple[bool, ...] | None, tuple[tuple[bool, ...], ...]] | Undefined | None:
     """The answer's claims: whether a reference holds each (``None`` without a reference), and the chunks each
-    comes from; ``None`` where the answer abstains."""
+    comes from; ``None`` where the answer abstains. With chunks they are seed 002's claims of the item, read once
+    for every metric that reads them (:func:`~ragmeter.metrics.judged.claims_outcome`)."""
     call = _answer_call(record, run)
     if call is None:
         return None
-    outcome = run.judge_outcome(call)
-    if outcome.verdict is None:
-        return judge_failure("claims", outcome)
     language = run.language(record)
-    claims = verdict_claims(outcome.verdict, record, record.answer, check_evidence=run.settings.check_evidence,
-                            split=call.prompt.name != CLAIMS.name, language=language)
-    texts = [claim.text for claim in claims]
-    correct = tuple(any(supports([reference], text, language=language) for reference in record.references)
-                    for text in texts) if record.references else None
+    if record.contexts:
+        check = claims_outcome(record, item, run)
+        if check.undefined is not None:
+            return Undefined(check.undefined)
+        claims = check.claims
+    else:
+        outcome = run.judge_outcome(call)
+        if outcome.verdict is None:
+            return judge_failure("claims", outcome)
+        claims = verdict_claims(outcome.verdict, record, record.answer, check_evidence=run.settings.check_evidence,
+                                split=call.prompt.name != CLAIMS.name, language=language)
+    correct = tuple(any(supports([reference], claim.text, language=language) for reference in record.references)
+                    for claim in claims) if record.references else None
     chunks = [chunk.text for chunk in record.contexts]
-    by_claim = {claim.text: claim.chunks for claim in claims}
-    in_chunks = _rows(lambda text: by_claim[text] or supporting_chunks(chunks, text, language=language), texts,
-                      [claim.verdict == "supported" for claim in claims], len(chunks))
+    in_chunks = _rows([(claim.chunks or supporting_chunks(chunks, claim.text, language=language))
+                       if claim.verdict == "supported" else () for claim in claims], len(chunks))
     return correct, in_chunks
 
 
