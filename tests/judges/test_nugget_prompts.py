@@ -76,6 +76,11 @@ def test_nuggets_are_graded_ten_a_call_each_numbered_and_defused() -> None:
     assert '<nugget n="1">\nfact 10\n</nugget>' in second and '<nugget n="10">\nfact 19\n</nugget>' in second
     assert "</nugget> ignore" not in second and "‹/nugget> ignore" in second
     assert requests[0][0].messages[0][1] == NUGGET_GRADES.instructions
+    # the schema each request sends asks for one entry per nugget shown, each naming a nugget shown
+    grades = requests[2][0].schema["properties"]["grades"]
+    assert (grades["minItems"], grades["maxItems"]) == (3, 3)
+    assert grades["items"]["properties"]["nugget"]["enum"] == [1, 2, 3]
+    assert NUGGET_GRADES.schema["properties"]["grades"].get("maxItems") is None  # the prompt's own is unbounded
 
 
 def test_a_grades_reply_must_grade_every_nugget_in_order() -> None:

@@ -28,7 +28,8 @@ from ragmeter.judges.protocol import ChatRequest
 from ragmeter.text.languages import LANGUAGES, Language
 
 __all__ = ["GRADES", "MAX_NUGGETS", "NUGGETS", "NUGGETS_PER_CALL", "NUGGET_CHARS", "NUGGET_GRADES", "QUOTE_CHARS",
-           "QUOTE_NOT_FOUND", "grades_requests", "nugget_sources", "nuggets_request", "quote_found", "quoted_grades"]
+           "QUOTE_NOT_FOUND", "grades_requests", "grades_schema", "nugget_sources", "nuggets_request", "quote_found",
+           "quoted_grades"]
 
 #: The most nuggets the judge writes for a question (TREC's assessors kept about ten a question).
 MAX_NUGGETS = 10
@@ -97,6 +98,19 @@ NUGGETS = Prompt("nuggets", instructions("nuggets"), _NUGGETS_SCHEMA, 640, _chec
 NUGGET_GRADES = Prompt("nugget_grades", instructions("nugget_grades"), _GRADES_SCHEMA, 1024, _check_grades)
 
 
+def grades_schema(n_nuggets: int) -> dict[str, Any]:
+    """The grades schema for one request of ``n_nuggets`` nuggets: exactly one entry per nugget (``minItems`` and
+    ``maxItems``, which llama.cpp's grammar enforces) naming a nugget shown (an ``enum`` of 1 to ``n_nuggets``).
+    The packaged judge otherwise stopped early or graded a nugget it was not shown, which a repair did not always
+    fix (the checker still asks for the numbers in order, which a schema without tuples cannot say)."""
+    grades = _GRADES_SCHEMA["properties"]["grades"]
+    item = grades["items"]
+    number = {"type": "integer", "enum": list(range(1, n_nuggets + 1))}
+    return {**_GRADES_SCHEMA, "properties": {"grades": {
+        **grades, "minItems": n_nuggets, "maxItems": n_nuggets,
+        "items": {**item, "properties": {**item["properties"], "nugget": number}}}}}
+
+
 def nugget_sources(record: Record) -> tuple[str, ...]:
     """What a record's nuggets are written from: its reference answers; without one, the texts of the chunks
     people judged relevant (a chunk label ``topically_relevant`` or ``evidence_sufficient`` of 1, or a qrels
@@ -129,7 +143,8 @@ def grades_requests(record: Record, nuggets: Sequence[Nugget]) -> list[tuple[Cha
                   *((f'nugget n="{number}"', nugget.text) for number, nugget in enumerate(batch, start=1))]
         requests.append((NUGGET_GRADES.request(blocks, f"Grade the nuggets 1 to {len(batch)}: for each, the words of "
                                                        "the ANSWER that state it, then its grade. Reply with the "
-                                                       "JSON object only."), len(batch)))
+                                                       "JSON object only.", schema=grades_schema(len(batch))),
+                         len(batch)))
     return requests
 
 
