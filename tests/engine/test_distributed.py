@@ -279,14 +279,15 @@ def test_the_embedding_store_shares_the_work_and_hands_on_a_dead_actors_claims(
 def test_judged_metrics_on_the_actors_give_the_local_run(cluster, tmp_path: Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     """Each actor opens the judge with its share of the concurrency; the verdicts, tokens and summaries (with the
-    judge's usage) are those of a local run against the same scripted judge."""
+    judge's usage) are those of a local run against the same scripted judge, the claim-level family's (nuggets
+    written once per question, then the grades that need them) included."""
     from ragmeter.testing.fake_openai import FakeOpenAIServer
     from ragmeter.testing.scripted_judge import records, respond
 
     data = tmp_path / "records.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in records(12)), encoding="utf-8")
     with FakeOpenAIServer(respond) as server:
-        judge = ["--metrics", "judged", "--judge", "openai", "--judge-model", "scripted", "--judge-base-url",
+        judge = ["--metrics", "judged,claim_level", "--judge", "openai", "--judge-model", "scripted", "--judge-base-url",
                  server.base_url, "--judge-api-key-env", "", "--judge-concurrency", "4", "--no-progress"]
         assert _run(capsys, "run", data, "--out", tmp_path / "local", *judge)[0] == 0
         requests_local = len(server.requests)

@@ -45,8 +45,8 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
     return path
 
 
-def run_args(server: FakeOpenAIServer, jsonl: Path, out: Path, *extra: str) -> list[str]:
-    return ["run", str(jsonl), "--metrics", "judged", "--judge", "openai", "--judge-model", "fake-judge",
+def run_args(server: FakeOpenAIServer, jsonl: Path, out: Path, *extra: str, metrics: str = "judged") -> list[str]:
+    return ["run", str(jsonl), "--metrics", metrics, "--judge", "openai", "--judge-model", "fake-judge",
             "--judge-base-url", server.base_url, "--judge-api-key-env", "", "--judge-concurrency", "2",
             "--out", str(out), "--n-resamples", "200", "--no-progress", *extra]
 
@@ -143,20 +143,7 @@ def test_killed_run_resumes_without_repeating_a_finished_call(server, data, refe
     out = tmp_path / "out_a"
     args = run_args(server, data, out)
     start = len(server.requests)
-    target = int(0.4 * ref_calls)
-    with (tmp_path / "killed.log").open("w") as log:
-        proc = subprocess.Popen(command(*args), stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + SUBPROCESS_TIMEOUT
-        try:
-            while len(server.requests) - start < target:
-                assert proc.poll() is None, f"the run ended before it was killed: {proc.returncode}"
-                assert time.monotonic() < deadline, "the run made too few requests in time"
-                time.sleep(0.01)
-        finally:
-            if proc.poll() is None:
-                os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
-    assert proc.returncode == -signal.SIGKILL
+    kill_after(args, server, int(0.4 * ref_calls), tmp_path / "killed.log")
     assert status(out) == "running"
     finished = cache_rows(out)
     before = settle(server)
@@ -184,6 +171,46 @@ def test_killed_run_resumes_without_repeating_a_finished_call(server, data, refe
     assert resumed_scores == scores_by_id(out_ref)
     assert status(out) == "finished"
     assert cache_rows(out) == ref_calls
+
+
+def kill_after(args: list[str], server: FakeOpenAIServer, requests: int, log: Path) -> None:
+    """Run ``args`` in a subprocess and SIGKILL it once the server has seen ``requests`` more requests."""
+    start = len(server.requests)
+    with log.open("w") as handle:
+        proc = subprocess.Popen(command(*args), stdout=handle, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + SUBPROCESS_TIMEOUT
+        try:
+            while len(server.requests) - start < requests:
+                assert proc.poll() is None, f"the run ended before it was killed: {proc.returncode}"
+                assert time.monotonic() < deadline, "the run made too few requests in time"
+                time.sleep(0.01)
+        finally:
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+
+
+def test_a_killed_claim_level_run_resumes_without_repeating_a_call(server, data, tmp_path):
+    """The claim-level family's calls come in rounds (nuggets and claims, then the grades that need the nuggets):
+    a run killed between them goes on from its cache and gives the uninterrupted run's figures."""
+    start = len(server.requests)
+    reference = run_subprocess(run_args(server, data, tmp_path / "ref", metrics="claim_level"))
+    assert reference.returncode == 0, reference.stderr
+    ref_calls = settle(server) - start
+    # per record its question's nuggets and its grades; the answer's claims, but not for the 12 that abstain
+    assert ref_calls == 60 + 60 + 48
+    out = tmp_path / "killed"
+    args = run_args(server, data, out, metrics="claim_level")
+    kill_after(args, server, int(0.4 * ref_calls), tmp_path / "killed.log")
+    finished = cache_rows(out)
+    before = settle(server)
+    assert 0 < finished < ref_calls
+    done = run_subprocess([*args, "--resume"])
+    assert done.returncode == 0, done.stderr
+    assert settle(server) - before == ref_calls - finished     # no finished call made again
+    assert summary(out)["summaries"] == summary(tmp_path / "ref")["summaries"]
+    assert scores_by_id(out) == scores_by_id(tmp_path / "ref")
 
 
 def test_the_manifest_guards_resume(server, data, reference, tmp_path, capsys):

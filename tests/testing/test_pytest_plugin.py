@@ -170,9 +170,15 @@ def test_the_judge_fixture_is_overridden_with_the_fake_server(pytester: pytest.P
         def test_fails(ragmeter_eval):
             ragmeter_eval({str(data["judged"])!r}, metrics=["judge_correctness"]).require(
                 "judge_correctness >= 4", point=True)
+
+        def test_claim_level(ragmeter_eval):
+            # one vital nugget a reference; stated by shapes 0, 1 and 4, not by 2 (parking) nor 3 (abstains)
+            run = ragmeter_eval({str(data["judged"])!r}, metrics=["nugget_recall_vital"])
+            assert [float(v) for v in run.result.scores["nugget_recall_vital"]] == [1, 1, 0, 0, 1] * 2
+            run.require("nugget_recall_vital >= 0.2")
     """)
     result = pytester.runpytest()
-    result.assert_outcomes(passed=1, failed=1)
+    result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*judge_correctness*2.6*>= 4*FAIL",
                                  "*judge_correctness>=4: misses it: the estimate is 2.6",
                                  "*worst items by judge_correctness: r0 (2), r1 (2), r2 (2), r3 (2), r5 (2)"])

@@ -6,7 +6,8 @@ autoescaping on, so every text that comes from a record (question, answer, chunk
 failure) shows as text; only the figures, which ragmeter draws itself, are inserted as markup.
 
 The run report: the seeds' primary table and appendix with their intervals drawn as error bars, the other
-metrics, the paired analysis (table and scatter), each metric's distribution, the worst items of each metric
+metrics, the paired analysis (table and scatter), where the pipeline fails (retriever against generator, tables and
+error bars), each metric's distribution, the worst items of each metric
 whose direction is known (question, answer, the chunks it cites, undefined reasons), undefined and noted counts,
 the judge's calls, failures and cost, and the signatures. The comparison: per group the table of
 :func:`ragmeter.analysis.compare`, a forest plot of the differences of scores, the gate's figures, unpaired items and
@@ -33,7 +34,7 @@ from ragmeter.human.with_people import Agreement
 from ragmeter.metrics import get_metric
 from ragmeter.report import figures
 from ragmeter.report.comparison import GATE_HEADER, comparison_rows, gate_rows, header
-from ragmeter.report.tables import summary_tables
+from ragmeter.report.tables import diagnostics_tables, summary_tables
 from ragmeter.report.terminal import format_number
 from ragmeter.results.paired import CELL_READINGS, Threshold
 from ragmeter.results.run_result import EvalResult
@@ -92,6 +93,20 @@ def _score_figure(result: EvalResult) -> str | None:
              math.nan if s.ci_high is None else s.ci_high) for s in result.summaries
             if s.statistic in ("mean", "rate") and _unit_interval(s.metric) and not math.isnan(s.value)]
     return figures.error_bars(rows, confidence=result.settings.confidence) if rows else None
+
+
+def _diagnostics(result: EvalResult) -> dict[str, Any] | None:
+    """Where the pipeline fails: the stages' tables, the reading, and the figures as error bars by stage."""
+    tables = diagnostics_tables(result)
+    if tables is None:
+        return None
+    stages, reading = tables
+    by_metric = {s.metric: s for s in result.summaries if s.statistic in ("mean", "rate")}
+    points = [(f"{title.lower()}: {row['metric']}", by_metric[row["metric"]]) for title, rows in stages for row in rows]
+    drawn = [(label, s.value, math.nan if s.ci_low is None else s.ci_low, math.nan if s.ci_high is None else s.ci_high)
+             for label, s in points if not math.isnan(s.value)]
+    figure = figures.error_bars(drawn, confidence=result.settings.confidence) if drawn else None
+    return {"stages": stages, "reading": reading, "figure": _markup(figure) if figure else None}
 
 
 def _cited_chunks(record: Record) -> list[dict[str, Any]]:
@@ -167,7 +182,7 @@ def render_html(result: EvalResult, *, title: str, records: Iterable[Record] | N
         "other": other, "confidence": f"{result.settings.confidence * 100:g}%",
         "score_figure": _markup(score_figure) if score_figure else None,
         "distributions": _markup(figures.distributions(columns[:MAX_DISTRIBUTIONS])) if columns else None,
-        "quadrant": quadrant, "readings": CELL_READINGS, "scatter": scatter,
+        "quadrant": quadrant, "readings": CELL_READINGS, "scatter": scatter, "diagnostics": _diagnostics(result),
         "worst": _worst_items(result, worst, kept),
         "undefined": sorted({(s.metric, reason, count) for s in result.summaries
                              for reason, count in s.undefined_reasons.items()}),

@@ -1,5 +1,5 @@
 """The run report as Markdown (``ragmeter run --format markdown``), for pull requests and papers: the same
-tables as the terminal report (primary, appendix, other metrics, the paired analysis), then the undefined
+tables as the terminal report (primary, appendix, other metrics, the paired analysis, where the pipeline fails), then the undefined
 counts, the languages the items were read in (where a metric read one) and the signatures; ``|`` in a cell is
 escaped, and control characters anywhere are shown as escapes (:func:`~ragmeter.report.terminal.visible`)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ragmeter.report.tables import summary_tables
+from ragmeter.report.tables import diagnostics_tables, summary_tables
 from ragmeter.report.terminal import language_lines, visible
 from ragmeter.results.paired import CELL_READINGS, Quadrant, Threshold
 from ragmeter.results.run_result import EvalResult
@@ -55,6 +55,14 @@ def render_report_markdown(result: EvalResult, *, title: str,
     quadrant = result.paired_analysis(*(paired or ()))
     if quadrant is not None:
         lines += _quadrant(quadrant)
+    diagnostics = diagnostics_tables(result)
+    if diagnostics is not None:
+        stages, reading = diagnostics
+        lines += ["## Where the pipeline fails", ""]
+        for stage, rows in stages:
+            lines += [f"### {stage}", "", *_table((*header, "what it says"), [
+                (f"`{r['metric']}`", r["value"], r["interval"], r["n"], r["undefined"], r["what"]) for r in rows])]
+        lines += [reading, ""]
     undefined = sorted({(s.metric, reason, count) for s in result.summaries
                         for reason, count in s.undefined_reasons.items()})
     if undefined:

@@ -7,9 +7,10 @@ from typing import Any
 
 from ragmeter.report.terminal import APPENDIX, PRIMARY, agreement_of, format_number
 from ragmeter.results.aggregate import Summary
+from ragmeter.results.diagnostics import pipeline_diagnostics
 from ragmeter.results.run_result import EvalResult
 
-__all__ = ["summary_row", "summary_tables"]
+__all__ = ["diagnostics_tables", "summary_row", "summary_tables"]
 
 
 def summary_row(label: str, summary: Summary) -> dict[str, Any]:
@@ -22,9 +23,11 @@ def summary_row(label: str, summary: Summary) -> dict[str, Any]:
 
 
 def summary_tables(result: EvalResult) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """The rows of the primary table, the appendix and the other metrics (each figure once)."""
+    """The rows of the primary table, the appendix and the other metrics (each figure once; those of the
+    diagnostics, :func:`diagnostics_tables`, in theirs)."""
     by_key = {(s.metric, s.statistic): s for s in result.summaries}
-    shown = set()
+    diagnostics = pipeline_diagnostics(result.summaries)
+    shown = {(s.metric, s.statistic) for _, rows in diagnostics.stages for _, s in rows} if diagnostics else set()
     tables = []
     for layout in (PRIMARY, APPENDIX):
         rows = []
@@ -36,3 +39,13 @@ def summary_tables(result: EvalResult) -> tuple[list[dict[str, Any]], list[dict[
     other = [summary_row(f"{s.metric} ({s.statistic})", s) for s in result.summaries
              if (s.metric, s.statistic) not in shown]
     return tables[0], tables[1], other
+
+
+def diagnostics_tables(result: EvalResult) -> tuple[list[tuple[str, list[dict[str, Any]]]], str] | None:
+    """Where the pipeline fails (:mod:`ragmeter.results.diagnostics`): (stage title, its rows with ``what`` each
+    says) per stage, and the reading; ``None`` when the run has no claim-level diagnostics."""
+    diagnostics = pipeline_diagnostics(result.summaries)
+    if diagnostics is None:
+        return None
+    return ([(title, [{**summary_row(s.metric, s), "what": what} for what, s in rows])
+             for title, rows in diagnostics.stages], diagnostics.reading)

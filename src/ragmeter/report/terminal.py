@@ -19,13 +19,14 @@ from ragmeter.judges.accounting import JudgingReport
 from ragmeter.metrics import get_metric
 from ragmeter.metrics.citation import tau_sim_notes
 from ragmeter.results.aggregate import Summary
+from ragmeter.results.diagnostics import Diagnostics, pipeline_diagnostics
 from ragmeter.results.paired import CELL_READINGS, Quadrant, Threshold
 from ragmeter.results.run_result import EvalResult
 from ragmeter.stats.inter_annotator import LabelAgreement
 from ragmeter.text.languages import LANGUAGES, overridden_note
 
-__all__ = ["APPENDIX", "PRIMARY", "agreement_lines", "agreement_of", "format_number", "render_annotator_agreement", "render_judging", "render_quadrant",
-           "render_report", "visible"]
+__all__ = ["APPENDIX", "PRIMARY", "agreement_lines", "agreement_of", "format_number", "render_annotator_agreement",
+           "render_diagnostics", "render_judging", "render_quadrant", "render_report", "visible"]
 
 # (label, metric, statistic) in the order seeds 000/001 report them; the faithfulness that agrees with people
 # best leads (issue 27), each shown with its measured agreement (:func:`agreement_lines`).
@@ -153,6 +154,10 @@ def render_report(result: EvalResult, *, title: str, prices: tuple[float, float]
     quadrant = result.paired_analysis(*(paired or ()))
     if quadrant is not None:
         lines += render_quadrant(quadrant)
+    diagnostics = pipeline_diagnostics(result.summaries)
+    if diagnostics is not None:
+        lines += render_diagnostics(diagnostics, confidence)
+        shown.update((s.metric, s.statistic) for _, rows in diagnostics.stages for _, s in rows)
     by_family: dict[str, list[str]] = {}
     for s in result.summaries:
         if (s.metric, s.statistic) not in shown:
@@ -220,6 +225,16 @@ def render_quadrant(quadrant: Quadrant) -> list[str]:
                     (False, False): "neither"}[(grounded, correct)]
             lines.append(f"  {name}: {reading}")
     return lines
+
+
+def render_diagnostics(diagnostics: Diagnostics, confidence: float) -> list[str]:
+    """Where the pipeline fails (:mod:`ragmeter.results.diagnostics`): the retriever's figures, the generator's,
+    the answers that lost a vital nugget at each stage, each with its interval, then the reading."""
+    lines = []
+    for title, rows in diagnostics.stages:
+        lines += _section(f"Where it fails: {title.lower()}", [_row(s.metric, s) + f"   {what}" for what, s in rows],
+                          confidence)
+    return [*lines, diagnostics.reading]
 
 
 def render_judging(judging: JudgingReport, prices: tuple[float, float] | None = None) -> list[str]:
