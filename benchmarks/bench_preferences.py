@@ -18,9 +18,11 @@ common is left out.
     python benchmarks/bench_preferences.py --no-judge --quick
     python benchmarks/bench_preferences.py FILE.jsonl --no-judge
 
-Results go to ``results/preferences-<file stem>[-no-judge|-<layout>][-quick].json`` (``-<layout>`` where
-``--judge-layout`` names the judge's layout); judge verdicts are cached (``--cache``, default
-``~/.cache/ragmeter/preferences.sqlite``).
+Results go to ``results/preferences-<file stem>[-no-judge|-<layout>][-<judged>][-quick].json`` (``-<layout>``
+where ``--judge-layout`` names the judge's layout, ``-<judged>`` where ``--judged`` names other judged metrics than
+``judge_correctness``, e.g. ``--judged claim_level``); judge verdicts are cached (``--cache``, default
+``~/.cache/ragmeter/preferences.sqlite``; the verdicts of ``bench_claim_level.py``, made on the same MT-RAG dev
+answers, serve this set from its cache, ``--cache ~/.cache/ragmeter/claim_level.sqlite``).
 """
 
 from __future__ import annotations
@@ -186,7 +188,10 @@ def _cell(figures: list[float | None]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file", nargs="?", type=Path, help="a preference file (default: build the MT-RAG set)")
-    parser.add_argument("--no-judge", action="store_true", help="leave judge_correctness out")
+    parser.add_argument("--no-judge", action="store_true", help="leave the judged metrics out")
+    parser.add_argument("--judged", default=",".join(JUDGED),
+                        help=f"the judged metrics, names or families, comma-separated ({','.join(JUDGED)}; "
+                             "e.g. claim_level)")
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_PAIRS} pairs drawn with seed {SEED}")
     add_judge_arguments(parser)
     parser.set_defaults(cache=Path.home() / ".cache" / "ragmeter" / "preferences.sqlite")
@@ -211,7 +216,7 @@ def main() -> None:
         judge = open_judge(judge_config(args))
         judge_identity = judge.description
         try:
-            judged, judged_reasons, wall = score_pairs(pairs, JUDGED, judge)
+            judged, judged_reasons, wall = score_pairs(pairs, args.judged.split(","), judge)
         finally:
             judge.close()
         differences.update(judged)
@@ -241,6 +246,7 @@ def main() -> None:
         print(f"{'one annotator vs the others':<28}{agreement['n']:>6}{_cell(agreement['pearson']):>22}"
               f"{_cell(agreement['spearman']):>22}")
     suffix = (("-no-judge" if args.no_judge else f"-{args.judge_layout}" if args.judge_layout else "")
+              + ("" if args.no_judge or args.judged == ",".join(JUDGED) else f"-{args.judged.replace(',', '+')}")
               + ("-quick" if args.quick else ""))
     target = write_result(f"preferences-{path.stem.removeprefix('preferences-')}{suffix}", out)
     print(f"written: {target}")
