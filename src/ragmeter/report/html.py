@@ -179,7 +179,9 @@ def render_html(result: EvalResult, *, title: str, records: Iterable[Record] | N
     judging = result.judging
     context = {
         "title": title, "version": __version__, "n": len(result), "primary": primary, "appendix": appendix,
-        "other": other, "confidence": f"{result.settings.confidence * 100:g}%",
+        "other": other, "other_agreements": list(dict.fromkeys((r["metric"], r["agreement"]) for r in other
+                                                               if r["agreement"])),
+        "confidence": f"{result.settings.confidence * 100:g}%",
         "score_figure": _markup(score_figure) if score_figure else None,
         "distributions": _markup(figures.distributions(columns[:MAX_DISTRIBUTIONS])) if columns else None,
         "quadrant": quadrant, "readings": CELL_READINGS, "scatter": scatter, "diagnostics": _diagnostics(result),

@@ -50,7 +50,8 @@ def render_report_markdown(result: EvalResult, *, title: str,
         if rows:
             lines += [f"## {name}", "", *_table(header, [(r["label"], r["value"], r["interval"], r["n"],
                                                           r["undefined"]) for r in rows])]
-            agreements = [f"- `{r['metric']}` {r['agreement']}" for r in rows if name == "Primary" and r["agreement"]]
+            agreements = [f"- `{metric}` {agreement}" for metric, agreement in
+                          dict.fromkeys((r["metric"], r["agreement"]) for r in rows if r["agreement"])]
             lines += [*agreements, ""] if agreements else []
     quadrant = result.paired_analysis(*(paired or ()))
     if quadrant is not None:

@@ -164,6 +164,8 @@ def render_report(result: EvalResult, *, title: str, prices: tuple[float, float]
             by_family.setdefault(s.family or "other", []).append(_row(f"{s.metric} ({s.statistic})", s))
     for family, family_rows in by_family.items():
         lines += _section(FAMILY_TITLES.get(family, family.capitalize()), family_rows, confidence)
+        lines += agreement_lines(dict.fromkeys(s.metric for s in result.summaries if (s.family or "other") == family
+                                               and (s.metric, s.statistic) not in shown))
     warnings = dict.fromkeys(s.warning for s in result.summaries if s.warning is not None)
     lines += [f"* {warning}" for warning in warnings]
     if result.judging is not None:
