@@ -70,8 +70,8 @@ PARTS: tuple[Part, ...] = (
           *BASE, "io", "judges", "metrics", "stats", "text"),
     _part("analysis", "comparing runs, calibrating τ_sim, estimating people's mean from a few labels (PPI++)",
           *BASE, "engine", "human", "io", "metrics", "models", "results", "stats", "text"),
-    _part("generate", "test sets from a team's documents: the corpus as plain text, chunks with stable ids",
-          *BASE, "text"),
+    _part("generate", "test sets from a team's documents: the corpus as plain text, chunks with stable ids, the "
+          "checks of a written item", *BASE, "judges", "text"),
     _part("report", "terminal, markdown and HTML renderers of every result",
           *BASE, "analysis", "human", "judges", "metrics", "results", "stats", "text"),
     _part("app", "the commands as library functions (run, labels, mtrag): outputs checked before any work, "

@@ -1,0 +1,47 @@
+"""The checks a written item passes before any judge call checks it: lexical, free, and each with the reason a
+dropped item is counted under in the command's report.
+
+- :func:`quotes_found`: every quote the writer gave as the answer's evidence is words of the chunks it was shown
+  (the claim evidence check's coverage and numbers, :mod:`ragmeter.judges.checks.evidence`): an answer resting on
+  words the chunks do not have is not grounded in them, whatever the judge said.
+- :func:`states_its_answer`: the question holds every content word of its answer (*"Is the library open at
+  nine?"* — *"It opens at nine"*), so it can be answered from the question alone; an answer with no content word
+  (*yes*, a bare number) is judged by the later calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragmeter.judges.checks.evidence import content_words
+from ragmeter.judges.nugget_prompts import quote_found
+from ragmeter.text.languages import LANGUAGES, Language
+
+__all__ = ["QUOTE_NOT_IN_CHUNKS", "STATES_ITS_ANSWER", "quotes_found", "states_its_answer"]
+
+QUOTE_NOT_IN_CHUNKS = "a quote of the answer's evidence is not words of its chunks"
+STATES_ITS_ANSWER = "the question states its own answer"
+
+
+def quotes_found(quotes: Sequence[str], chunks: Sequence[str], *, language: Language = LANGUAGES["en"]) -> bool:
+    """Every quote is words of one of ``chunks`` (no quote: ``False``).
+
+    >>> quotes_found(["opens at 9:00"], ["The library opens at 9:00.", "It closes at 18:00."])
+    True
+    >>> quotes_found(["opens at 8:00"], ["The library opens at 9:00."])
+    False
+    """
+    return bool(quotes) and all(any(quote_found(quote, chunk, language=language) for chunk in chunks)
+                                for quote in quotes)
+
+
+def states_its_answer(question: str, answer: str, *, language: Language = LANGUAGES["en"]) -> bool:
+    """Every content word of ``answer`` is in ``question`` (an answer without one: ``False``).
+
+    >>> states_its_answer("Does the library open at nine?", "The library opens at nine.")
+    True
+    >>> states_its_answer("When does the library open?", "At nine.")
+    False
+    """
+    wanted = content_words(answer, language)
+    return bool(wanted) and wanted <= content_words(question, language)
