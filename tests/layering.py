@@ -71,7 +71,7 @@ PARTS: tuple[Part, ...] = (
     _part("analysis", "comparing runs, calibrating τ_sim, estimating people's mean from a few labels (PPI++)",
           *BASE, "engine", "human", "io", "metrics", "models", "results", "stats", "text"),
     _part("generate", "test sets from a team's documents: the corpus as plain text, chunks with stable ids, the "
-          "checks of a written item", *BASE, "judges", "text"),
+          "items planned, written, checked and kept", *BASE, "judges", "metrics", "text"),
     _part("report", "terminal, markdown and HTML renderers of every result",
           *BASE, "analysis", "human", "judges", "metrics", "results", "stats", "text"),
     _part("app", "the commands as library functions (run, labels, mtrag): outputs checked before any work, "

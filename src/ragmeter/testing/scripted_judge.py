@@ -22,6 +22,10 @@ The rules, applied to the tagged blocks of the user message:
 - ``nugget_grades``: a nugget (final stop left out) the answer holds word for word (case-insensitive) is
   ``support``, quoted; one whose first three words the answer holds is ``partial``, quoting them; else ``none``
   with no quote. An answer holding "FAKE QUOTE" gets ``support`` for every nugget, quoting words it does not have.
+- ``testset_<kind>`` (a test set's item): the answer is the first sentence of each <chunk>, joined, and so are the
+  quotes; the question "What does the text say about <its first two words>?". A chunk holding "NO QUOTE" gets a
+  quote it does not have, one holding "SAYS IT" a question that is its answer, one holding "ADD CLAIM" an answer
+  with a sentence no chunk states, one holding "BROKEN" a reply that is not JSON, every time.
 - ``generation_labels``: proper action always; on topic and helpful unless the answer holds "don't know"
   (helpful also needs "opens"); incomplete when it holds "don't know"; never unsafe. An answer holding "BROKEN"
   gets a reply that is not JSON, every time.
@@ -87,6 +91,8 @@ def verdict_for(body: dict[str, Any]) -> dict[str, Any]:
     if name == "nugget_grades":
         answer = next(t for tag, _, t in parts if tag == "answer")
         return {"grades": [{"nugget": int(i), **_grade(t, answer)} for tag, i, t in parts if tag == "nugget"]}
+    if name.startswith("testset_"):
+        return _testset_item([t for tag, _, t in parts if tag == "chunk"])
     if name == "chunk_labels":
         return {"chunks": [{"chunk": int(i), "about": "a museum", "topically_relevant": _yes("museum" in t),
                             "evidence_sufficient": _yes("opens" in t), "misleading": _yes("closes" in t)}
@@ -114,6 +120,20 @@ def verdict_for(body: dict[str, Any]) -> dict[str, Any]:
     return {"reason": "scripted", "score": 1 if "don't know" in answer.lower() else 4}
 
 
+def _testset_item(chunks: list[str]) -> dict[str, Any]:
+    firsts = [_sentences(chunk)[0] for chunk in chunks]
+    answer = " ".join(firsts)
+    subject = " ".join(firsts[0].rstrip(".!?").split()[:2]).lower()
+    question = f"What does the text say about {subject}?"
+    every = " ".join(chunks)
+    if "SAYS IT" in every:
+        question = firsts[0].rstrip(".") + "?"
+    if "ADD CLAIM" in every:
+        answer += " The library also lends laptops."
+    quotes = ["words the chunk never wrote"] if "NO QUOTE" in every else [f.rstrip(".") for f in firsts]
+    return {"question": question, "answer": answer, "quotes": quotes}
+
+
 def _grade(nugget: str, answer: str) -> dict[str, str]:
     if "FAKE QUOTE" in answer:
         return {"quote": "words the answer never wrote", "grade": "support"}
@@ -134,7 +154,8 @@ def _yes(condition: bool) -> str:
 
 def respond(body: dict[str, Any]) -> str:
     """The reply text for :class:`ragmeter.testing.FakeOpenAIServer`."""
-    if body["response_format"]["json_schema"]["name"] == "generation_labels" and "BROKEN" in json.dumps(body):
+    name = body["response_format"]["json_schema"]["name"]
+    if (name == "generation_labels" or name.startswith("testset_")) and "BROKEN" in json.dumps(body):
         return "this is not JSON"
     verdict = verdict_for(body)
     schema = body["response_format"]["json_schema"].get("schema")

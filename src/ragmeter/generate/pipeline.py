@@ -1,0 +1,215 @@
+"""Writing a test set: the items planned over a corpus, asked of the judge, checked, and kept as records.
+
+:func:`generate` takes a corpus's chunks (:func:`~ragmeter.generate.corpus.read_chunks`) and a judge, and keeps up
+to ``n`` items:
+
+1. **Plan** (:func:`plan`, seeded): the documents in a random order, each with its chunks in a random order;
+   item *i* takes kind ``kinds[i % len(kinds)]`` and the next chunk(s) of the next document in turn, so the items
+   spread over the documents before any document gives a second. A ``two_chunks`` item takes two chunks of one
+   document, shown in the document's order. At most :data:`ASKS_PER_ITEM` × ``n`` items are planned: a corpus whose chunks fail the checks ends
+   with fewer items, and says why.
+2. **Write**: one call per item (:mod:`ragmeter.judges.testset_prompts`), in the chunks' language.
+3. **Check**, each item by calls independent of the one that wrote it, in this order, the first failure being the
+   reason it is dropped: the writer's call failed; its quotes are not words of its chunks; its question states its
+   answer (:mod:`ragmeter.generate.checks`); the answer's claims, asked of the judge as a faithfulness check asks
+   them, are not all supported by its chunks (the evidence check where the judge only splits claims); the
+   judge's claims call failed; the question repeats a kept one (the same words, case and spacing aside).
+4. **Keep** each item as a record of ragmeter's input format: the question, the reference answer, ``qrels`` (the
+   chunk that holds the answer graded 2; each of a ``two_chunks`` item's graded 1, since it needs both),
+   ``answerability`` ``answerable``, the language, an empty ``answer`` for the team's system to fill, and in its
+   metadata the kind, the source documents and the generator's signature.
+
+Every call goes through the judge's verdict cache: a rerun with the same corpus, settings and seed asks nothing
+again. Only the kinds whose gold chunks are the ones shown are written here (``factoid``, ``explanation``,
+``two_chunks``); the unanswerable and follow-up kinds need the corpus searched and a first turn, and are not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ragmeter._version import __version__
+from ragmeter.core.errors import ConfigError
+from ragmeter.core.records import Answerability, Chunk, Record
+from ragmeter.generate.checks import QUOTE_NOT_IN_CHUNKS, STATES_ITS_ANSWER, quotes_found, states_its_answer
+from ragmeter.generate.chunking import Chunk as CorpusChunk
+from ragmeter.generate.corpus import CorpusChunks
+from ragmeter.judges.engine import Judge, JudgeCall, JudgeOutcome
+from ragmeter.judges.prompts import CLAIMS
+from ragmeter.judges.testset_prompts import CHUNKS_NEEDED, QUESTION_PROMPTS, question_request
+from ragmeter.metrics.judged import claims_text_call, verdict_claims
+from ragmeter.text.languages import LANGUAGES
+
+__all__ = ["ASKS_PER_ITEM", "GENERATED_KINDS", "GenerateReport", "Planned", "generate", "plan"]
+
+#: The kinds :func:`generate` writes.
+GENERATED_KINDS = ("factoid", "explanation", "two_chunks")
+#: Items planned per item wanted, at most.
+ASKS_PER_ITEM = 2
+#: Items asked of the judge at a time.
+BATCH = 8
+NOT_SUPPORTED = "the answer's claims are not all supported by its chunks"
+DUPLICATE = "the question repeats a kept one"
+
+
+@dataclass(frozen=True)
+class Planned:
+    """An item to ask for: its kind, the chunks it is written from, and their language's code."""
+
+    kind: str
+    chunks: tuple[CorpusChunk, ...]
+    language: str
+
+
+@dataclass
+class GenerateReport:
+    """What a run asked, kept and dropped, per kind (dropped: per kind and reason), and its signature."""
+
+    wanted: int
+    asked: Counter[str] = field(default_factory=Counter)
+    kept: Counter[str] = field(default_factory=Counter)
+    dropped: Counter[tuple[str, str]] = field(default_factory=Counter)
+    planned: int = 0
+    signature: str = ""
+
+    @property
+    def why_short(self) -> str | None:
+        """Why fewer items than wanted were kept, or ``None``."""
+        kept = sum(self.kept.values())
+        if kept >= self.wanted:
+            return None
+        if not self.planned:
+            return "the corpus has no chunk to write the asked kinds from (two_chunks needs a document of two)"
+        reasons: Counter[str] = Counter()
+        for (_, reason), count in self.dropped.items():
+            reasons[reason] += count
+        common = ", ".join(f"{count} × {reason}" for reason, count in reasons.most_common(3))
+        return (f"{kept} of {self.wanted} items kept after {sum(self.asked.values())} asked "
+                f"({ASKS_PER_ITEM} per item at most): dropped {common or 'none'}")
+
+
+def plan(corpus: CorpusChunks, n: int, kinds: Sequence[str], *, seed: int = 0) -> list[Planned]:
+    """At most ``ASKS_PER_ITEM × n`` items over ``corpus`` (see the module docstring), the same for the same seed."""
+    unknown = [kind for kind in kinds if kind not in GENERATED_KINDS]
+    if unknown or not kinds:
+        raise ConfigError(f"ragmeter generate writes {', '.join(GENERATED_KINDS)} questions, not "
+                          f"{', '.join(unknown) or 'none'}")
+    if n < 1:
+        raise ConfigError(f"ask for at least one item, not {n}")
+    rng = random.Random(seed)
+    by_document: dict[str, list[CorpusChunk]] = {}
+    for chunk in corpus.chunks:
+        by_document.setdefault(chunk.doc_id, []).append(chunk)
+    documents = sorted(by_document)
+    rng.shuffle(documents)
+    queues = {doc: rng.sample(chunks, len(chunks)) for doc, chunks in by_document.items()}
+    planned: list[Planned] = []
+    exhausted: set[tuple[str, str]] = set()  # (kind, document) pairs with too few chunks left
+    kind_turn = document_turn = 0
+    while len(planned) < ASKS_PER_ITEM * n:
+        live = [kind for kind in kinds if any((kind, doc) not in exhausted for doc in documents)]
+        if not live:
+            break
+        kind = kinds[kind_turn % len(kinds)]
+        if kind not in live:
+            kind_turn += 1
+            continue
+        doc = documents[document_turn % len(documents)]
+        document_turn += 1
+        needed = CHUNKS_NEEDED[kind]
+        if len(queues[doc]) < needed:
+            exhausted.add((kind, doc))
+            continue
+        taken = tuple(sorted(queues[doc][:needed], key=lambda chunk: chunk.position))  # in the document's order
+        del queues[doc][:needed]
+        planned.append(Planned(kind, taken, corpus.languages[taken[0].chunk_id]))
+        kind_turn += 1
+    return planned
+
+
+def _normalised(question: str) -> str:
+    return re.sub(r"\s+", " ", question).strip().casefold()
+
+
+def _record(item: Planned, verdict: dict[str, str], signature: str) -> Record:
+    grade = 2 if len(item.chunks) == 1 else 1
+    key = "\0".join([item.kind, *(c.chunk_id for c in item.chunks), verdict["question"]])
+    return Record(id=f"gen-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:12]}", question=verdict["question"],
+                  answer="", references=(verdict["answer"],), answerability=Answerability.ANSWERABLE,
+                  qrels={c.chunk_id: grade for c in item.chunks},
+                  metadata={"language": item.language, "question_type": item.kind,
+                            "source_documents": sorted({c.doc_id for c in item.chunks}), "generator": signature})
+
+
+def _failure(outcome: JudgeOutcome, prompt: str) -> str:
+    return f"judge failed ({prompt}): {outcome.failure}"
+
+
+def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str] = ("factoid", "explanation"),
+             seed: int = 0) -> tuple[list[Record], GenerateReport]:
+    """Up to ``n`` records written from ``corpus`` by ``judge`` (see the module docstring), and the report."""
+    planned = plan(corpus, n, kinds, seed=seed)
+    prompts = [QUESTION_PROMPTS[kind] for kind in dict.fromkeys(kinds)]
+    signature = "|".join([judge.description, *(judge.signature(p) for p in prompts), f"seed:{seed}",
+                          f"ragmeter:{__version__}"])
+    report = GenerateReport(wanted=n, planned=len(planned), signature=signature)
+    kept: list[Record] = []
+    seen: set[str] = set()
+    for start in range(0, len(planned), BATCH):
+        if len(kept) >= n:
+            break
+        batch = planned[start:start + BATCH]
+        written = judge.run([JudgeCall(QUESTION_PROMPTS[item.kind],
+                                       question_request(item.kind, [c.text for c in item.chunks],
+                                                        language=LANGUAGES[item.language]), len(item.chunks))
+                             for item in batch])
+        checked: list[tuple[Planned, dict[str, str], Record]] = []
+        for item, outcome in zip(batch, written, strict=True):
+            report.asked[item.kind] += 1
+            reason = _written_reason(item, outcome)
+            if reason is not None:
+                report.dropped[(item.kind, reason)] += 1
+                continue
+            assert outcome.verdict is not None
+            gold = Record(id="check", question=outcome.verdict["question"], answer=outcome.verdict["answer"],
+                          contexts=tuple(Chunk(doc_id=c.chunk_id, text=c.text) for c in item.chunks))
+            checked.append((item, outcome.verdict, gold))
+        calls = [claims_text_call(gold, gold.answer, judge, check_evidence=True,
+                                  language=LANGUAGES[item.language]) for item, _, gold in checked]
+        for (item, verdict, gold), call, outcome in zip(checked, calls, judge.run(calls), strict=True):
+            reason = _claims_reason(gold, call, outcome, item.language)
+            if reason is None and _normalised(verdict["question"]) in seen:
+                reason = DUPLICATE
+            if reason is not None:
+                report.dropped[(item.kind, reason)] += 1
+            elif len(kept) < n:
+                seen.add(_normalised(verdict["question"]))
+                kept.append(_record(item, verdict, signature))
+                report.kept[item.kind] += 1
+    return kept, report
+
+
+def _written_reason(item: Planned, outcome: JudgeOutcome) -> str | None:
+    """Why a written item is dropped before its claims are asked, or ``None``."""
+    if outcome.verdict is None:
+        return _failure(outcome, QUESTION_PROMPTS[item.kind].name)
+    language = LANGUAGES[item.language]
+    if not quotes_found(outcome.verdict["quotes"], [c.text for c in item.chunks], language=language):
+        return QUOTE_NOT_IN_CHUNKS
+    if states_its_answer(outcome.verdict["question"], outcome.verdict["answer"], language=language):
+        return STATES_ITS_ANSWER
+    return None
+
+
+def _claims_reason(gold: Record, call: JudgeCall, outcome: JudgeOutcome, language: str) -> str | None:
+    """Why an item is dropped by its answer's claims, or ``None``."""
+    if outcome.verdict is None:
+        return _failure(outcome, call.prompt.name)
+    claims = verdict_claims(outcome.verdict, gold, gold.answer, check_evidence=True,
+                            split=call.prompt.name != CLAIMS.name, language=LANGUAGES[language])
+    return None if claims and all(claim.verdict == "supported" for claim in claims) else NOT_SUPPORTED

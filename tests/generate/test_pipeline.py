@@ -1,0 +1,103 @@
+"""Writing a test set on the scripted judge (ragmeter.testing.scripted_judge): items planned over the documents,
+each check dropping what it should with its reason, the records ragmeter's reader takes unchanged, and a rerun
+that asks nothing again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragmeter.core.errors import ConfigError
+from ragmeter.core.records import Answerability
+from ragmeter.generate.checks import QUOTE_NOT_IN_CHUNKS, STATES_ITS_ANSWER
+from ragmeter.generate.chunking import Chunk
+from ragmeter.generate.corpus import CorpusChunks
+from ragmeter.generate.pipeline import DUPLICATE, NOT_SUPPORTED, generate, plan
+from ragmeter.io import record_from_dict
+from ragmeter.io.native import record_to_dict
+from ragmeter.judges import ChatRequest, Judge, JudgeCache, ScriptedBackend
+from ragmeter.testing.scripted_judge import respond
+
+ROWS = [("d1", "c1", "The Central Library opens at nine. It has three floors."),
+        ("d1", "c2", "Parking costs three dollars. The garage is underground."),
+        ("d2", "c3", "The museum closes at six. Entry is free."),
+        ("d2", "c4", "NO QUOTE the cafe sells tea."),
+        ("d3", "c5", "SAYS IT the pool is heated."),
+        ("d3", "c6", "ADD CLAIM the gym opens early."),
+        ("d4", "c7", "BROKEN the zoo opens at ten."),
+        ("d5", "c8", "The Central Library closes at noon on Sundays.")]  # the same question as c1's
+CORPUS = CorpusChunks(tuple(Chunk(chunk_id, doc, text, [d for d, _, _ in ROWS[:i]].count(doc))
+                            for i, (doc, chunk_id, text) in enumerate(ROWS)),
+                      {chunk_id: "en" for _, chunk_id, _ in ROWS})
+
+
+def _body(request: ChatRequest) -> dict:
+    return {"messages": [{"role": role, "content": content} for role, content in request.messages],
+            "response_format": {"json_schema": {"name": request.schema_name, "schema": dict(request.schema)}}}
+
+
+def _judge(cache: JudgeCache | None = None) -> tuple[Judge, ScriptedBackend]:
+    backend = ScriptedBackend(lambda request: respond(_body(request)))
+    return Judge(backend, claims="split", cache=cache, max_attempts=1), backend
+
+
+def test_each_check_drops_what_it_should_and_the_rest_is_kept() -> None:
+    judge, _ = _judge()
+    with judge:
+        records, report = generate(CORPUS, judge, n=10, kinds=("factoid",))
+    by_source = {tuple(r.qrels): r for r in records}
+    assert set(by_source) in ({("c1",), ("c2",), ("c3",)}, {("c8",), ("c2",), ("c3",)})  # c1 or c8: one question
+    museum = by_source[("c3",)]
+    assert (museum.question, museum.references, museum.answer) == (
+        "What does the text say about the museum?", ("The museum closes at six.",), "")
+    assert museum.qrels == {"c3": 2} and museum.answerability is Answerability.ANSWERABLE
+    assert {k: museum.metadata[k] for k in ("language", "question_type", "source_documents")} == {
+        "language": "en", "question_type": "factoid", "source_documents": ["d2"]}
+    assert museum.metadata["generator"] == report.signature and "seed:0" in report.signature
+    assert report.asked == {"factoid": 8} and report.kept == {"factoid": 3}
+    dropped = {reason: count for (_, reason), count in report.dropped.items()}
+    assert {reason: dropped.pop(reason) for reason in (QUOTE_NOT_IN_CHUNKS, STATES_ITS_ANSWER, NOT_SUPPORTED,
+                                                       DUPLICATE)} == dict.fromkeys(
+        (QUOTE_NOT_IN_CHUNKS, STATES_ITS_ANSWER, NOT_SUPPORTED, DUPLICATE), 1)
+    (failure,) = dropped                                              # the BROKEN chunk's reply, never a number
+    assert failure.startswith("judge failed (testset_factoid): ") and dropped[failure] == 1
+    assert report.why_short.startswith("3 of 10 items kept after 8 asked (2 per item at most): dropped 1 × ")
+    for record in records:                                            # ragmeter's reader takes them unchanged
+        assert record_from_dict(record_to_dict(record)) == record
+
+
+def test_a_two_chunk_item_needs_both_chunks_of_one_document() -> None:
+    rows = [chunk for chunk in CORPUS.chunks if chunk.doc_id in ("d1", "d5")]
+    judge, _ = _judge()
+    with judge:
+        records, report = generate(CorpusChunks(tuple(rows), CORPUS.languages), judge, n=1, kinds=("two_chunks",))
+    (record,) = records                                                # d5 has one chunk: never asked
+    assert record.qrels == {"c1": 1, "c2": 1} and record.metadata["source_documents"] == ["d1"]
+    assert record.references == ("The Central Library opens at nine. Parking costs three dollars.",)
+    assert report.asked == {"two_chunks": 1} and report.kept == {"two_chunks": 1}
+    assert all(len(p.chunks) == 2 and len({c.doc_id for c in p.chunks}) == 1 for p in plan(CORPUS, 5, ["two_chunks"]))
+
+
+def test_the_plan_spreads_over_documents_and_follows_its_seed() -> None:
+    first = plan(CORPUS, 5, ["factoid", "explanation"], seed=3)
+    assert [p.kind for p in first[:4]] == ["factoid", "explanation"] * 2
+    assert len({p.chunks[0].doc_id for p in first[:5]}) == 5          # five documents before any gives a second
+    assert len(first) == len(ROWS) and plan(CORPUS, 5, ["factoid", "explanation"], seed=3) == first
+    assert [p.chunks for p in plan(CORPUS, 5, ["factoid"], seed=4)] != [p.chunks for p in plan(CORPUS, 5, ["factoid"],
+                                                                                                seed=3)]
+    assert len(plan(CORPUS, 2, ["factoid"])) == 4                      # at most two asks per item wanted
+    with pytest.raises(ConfigError, match="not unanswerable"):
+        plan(CORPUS, 2, ["unanswerable"])
+
+
+def test_a_rerun_asks_nothing_again(tmp_path: Path) -> None:
+    judge, backend = _judge(JudgeCache(tmp_path / "cache.sqlite"))
+    with judge:
+        first, _ = generate(CORPUS, judge, n=3)
+    asked = len(backend.requests)
+    again, backend_again = _judge(JudgeCache(tmp_path / "cache.sqlite"))
+    with again:
+        second, _ = generate(CORPUS, again, n=3)
+    assert second == first and asked > 0 and backend_again.requests == [r for r in backend_again.requests
+                                                                           if "BROKEN" in r.messages[1][1]]
