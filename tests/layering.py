@@ -76,7 +76,8 @@ PARTS: tuple[Part, ...] = (
           *BASE, "analysis", "human", "judges", "metrics", "results", "stats", "text"),
     _part("app", "the commands as library functions (run, labels, mtrag): outputs checked before any work, "
           "input checked, work done, files written; what a person should read goes to a listener",
-          *BASE, "analysis", "engine", "human", "io", "judges", "metrics", "pipelines", "report", "results", "stats"),
+          *BASE, "analysis", "engine", "generate", "human", "io", "judges", "metrics", "pipelines", "report", "results",
+          "stats"),
     _part("cli", "argument parsing, printing and exit codes", "*"),
     _part("testing", "for tests, ragmeter's and its users': a loopback fake of an OpenAI-compatible judge server, "
           "synthetic data", "*"),

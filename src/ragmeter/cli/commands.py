@@ -10,7 +10,19 @@ import sys
 from collections.abc import Sequence
 
 from ragmeter._version import __version__
-from ragmeter.cli import agree, calibrate, compare, demo, estimate, labels, metrics, mtrag, run, validate
+from ragmeter.cli import (
+    agree,
+    calibrate,
+    compare,
+    demo,
+    estimate,
+    generate,
+    labels,
+    metrics,
+    mtrag,
+    run,
+    validate,
+)
 from ragmeter.cli.common import JUDGE_ONLY, Command, refuse_unused, shown
 from ragmeter.core.errors import RagmeterError
 
@@ -19,7 +31,8 @@ __all__ = ["COMMANDS", "main"]
 #: Every subcommand, in the order ``ragmeter --help`` lists them: a new command is a module of ``ragmeter.cli``
 #: with its ``COMMAND``, and one entry here.
 COMMANDS: tuple[Command, ...] = (run.COMMAND, validate.COMMAND, mtrag.COMMAND, compare.COMMAND, agree.COMMAND,
-                                 estimate.COMMAND, calibrate.COMMAND, metrics.COMMAND, demo.COMMAND, labels.COMMAND)
+                                 estimate.COMMAND, calibrate.COMMAND, metrics.COMMAND, demo.COMMAND, labels.COMMAND,
+                                 generate.COMMAND)
 
 
 def _parser() -> argparse.ArgumentParser:

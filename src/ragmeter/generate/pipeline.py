@@ -4,16 +4,18 @@
 to ``n`` items:
 
 1. **Plan** (:func:`plan`, seeded): the documents in a random order, each with its chunks in a random order;
-   item *i* takes kind ``kinds[i % len(kinds)]`` and the next chunk(s) of the next document in turn, so the items
-   spread over the documents before any document gives a second. A ``two_chunks`` item takes two chunks of one
-   document, shown in the document's order. At most :data:`ASKS_PER_ITEM` × ``n`` items are planned: a corpus whose chunks fail the checks ends
-   with fewer items, and says why.
+   the kinds take turns, each item the next chunk(s) of the next document in turn, so the items spread over the
+   documents before any document gives a second. A ``two_chunks`` item takes two chunks of one
+   document, shown in the document's order. Each kind gets an even share of ``n`` (:func:`quotas`) and at most
+   :data:`ASKS_PER_ITEM` asks per item of its share: a corpus whose chunks fail the checks ends with fewer items,
+   and says why.
 2. **Write**: one call per item (:mod:`ragmeter.judges.testset_prompts`), in the chunks' language.
 3. **Check**, each item by calls independent of the one that wrote it, in this order, the first failure being the
    reason it is dropped: the writer's call failed; its quotes are not words of its chunks; its question states its
-   answer (:mod:`ragmeter.generate.checks`); the answer's claims, asked of the judge as a faithfulness check asks
-   them, are not all supported by its chunks (the evidence check where the judge only splits claims); the
-   judge's claims call failed; the question repeats a kept one (the same words, case and spacing aside).
+   answer (:mod:`ragmeter.generate.checks`); the judge's claims call failed, or the answer's claims, asked as a
+   faithfulness check asks them, are not all supported by its chunks (the evidence check where the judge only
+   splits claims); the question repeats a kept one (the same words, case and spacing aside); its kind has its share
+   already.
 4. **Keep** each item as a record of ragmeter's input format: the question, the reference answer, ``qrels`` (the
    chunk that holds the answer graded 2; each of a ``two_chunks`` item's graded 1, since it needs both),
    ``answerability`` ``answerable``, the language, an empty ``answer`` for the team's system to fill, and in its
@@ -45,7 +47,7 @@ from ragmeter.judges.testset_prompts import CHUNKS_NEEDED, QUESTION_PROMPTS, que
 from ragmeter.metrics.judged import claims_text_call, verdict_claims
 from ragmeter.text.languages import LANGUAGES
 
-__all__ = ["ASKS_PER_ITEM", "GENERATED_KINDS", "GenerateReport", "Planned", "generate", "plan"]
+__all__ = ["ASKS_PER_ITEM", "GENERATED_KINDS", "GenerateReport", "Planned", "generate", "plan", "quotas"]
 
 #: The kinds :func:`generate` writes.
 GENERATED_KINDS = ("factoid", "explanation", "two_chunks")
@@ -55,6 +57,7 @@ ASKS_PER_ITEM = 2
 BATCH = 8
 NOT_SUPPORTED = "the answer's claims are not all supported by its chunks"
 DUPLICATE = "the question repeats a kept one"
+SHARE_KEPT = "its kind has its share of the items already"
 
 
 @dataclass(frozen=True)
@@ -108,11 +111,14 @@ def plan(corpus: CorpusChunks, n: int, kinds: Sequence[str], *, seed: int = 0) -
     documents = sorted(by_document)
     rng.shuffle(documents)
     queues = {doc: rng.sample(chunks, len(chunks)) for doc, chunks in by_document.items()}
+    quota = quotas(n, kinds)
+    asked: Counter[str] = Counter()
     planned: list[Planned] = []
     exhausted: set[tuple[str, str]] = set()  # (kind, document) pairs with too few chunks left
     kind_turn = document_turn = 0
-    while len(planned) < ASKS_PER_ITEM * n:
-        live = [kind for kind in kinds if any((kind, doc) not in exhausted for doc in documents)]
+    while True:
+        live = [kind for kind in kinds if asked[kind] < ASKS_PER_ITEM * quota[kind]
+                and any((kind, doc) not in exhausted for doc in documents)]
         if not live:
             break
         kind = kinds[kind_turn % len(kinds)]
@@ -128,8 +134,18 @@ def plan(corpus: CorpusChunks, n: int, kinds: Sequence[str], *, seed: int = 0) -
         taken = tuple(sorted(queues[doc][:needed], key=lambda chunk: chunk.position))  # in the document's order
         del queues[doc][:needed]
         planned.append(Planned(kind, taken, corpus.languages[taken[0].chunk_id]))
+        asked[kind] += 1
         kind_turn += 1
     return planned
+
+
+def quotas(n: int, kinds: Sequence[str]) -> dict[str, int]:
+    """How many items of each kind make ``n``: as even as can be, the first kinds taking the remainder.
+
+    >>> quotas(5, ["factoid", "explanation"])
+    {'factoid': 3, 'explanation': 2}
+    """
+    return {kind: n // len(kinds) + (i < n % len(kinds)) for i, kind in enumerate(kinds)}
 
 
 def _normalised(question: str) -> str:
@@ -154,6 +170,7 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
              seed: int = 0) -> tuple[list[Record], GenerateReport]:
     """Up to ``n`` records written from ``corpus`` by ``judge`` (see the module docstring), and the report."""
     planned = plan(corpus, n, kinds, seed=seed)
+    quota = quotas(n, kinds)
     prompts = [QUESTION_PROMPTS[kind] for kind in dict.fromkeys(kinds)]
     signature = "|".join([judge.description, *(judge.signature(p) for p in prompts), f"seed:{seed}",
                           f"ragmeter:{__version__}"])
@@ -185,12 +202,14 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
             reason = _claims_reason(gold, call, outcome, item.language)
             if reason is None and _normalised(verdict["question"]) in seen:
                 reason = DUPLICATE
+            if reason is None and report.kept[item.kind] >= quota[item.kind]:
+                reason = SHARE_KEPT
             if reason is not None:
                 report.dropped[(item.kind, reason)] += 1
-            elif len(kept) < n:
-                seen.add(_normalised(verdict["question"]))
-                kept.append(_record(item, verdict, signature))
-                report.kept[item.kind] += 1
+                continue
+            seen.add(_normalised(verdict["question"]))
+            kept.append(_record(item, verdict, signature))
+            report.kept[item.kind] += 1
     return kept, report
 
 

@@ -1,0 +1,48 @@
+"""``ragmeter generate`` as a library function: a test set written from a corpus into a JSONL file of records."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragmeter.core.files import Outputs, atomic_write_text
+from ragmeter.generate.corpus import read_chunks
+from ragmeter.generate.pipeline import GenerateReport, generate
+from ragmeter.io.native import record_to_dict
+from ragmeter.judges import JudgeConfig, open_judge
+from ragmeter.judges.cache import is_verdict_cache
+
+__all__ = ["Generated", "generate_file"]
+
+
+@dataclass(frozen=True)
+class Generated:
+    """What a run wrote: the report, how many chunks it read, the corpus files it skipped (with why), and the file
+    (``None`` when no item was kept: no empty file is written)."""
+
+    report: GenerateReport
+    chunks: int
+    skipped: tuple[tuple[str, str], ...]
+    output: Path | None
+
+
+def generate_file(corpus: Path, output: Path, config: JudgeConfig, *, n: int, kinds: Sequence[str], seed: int,
+                  max_chars: int, overlap: int, overwrite: bool) -> Generated:
+    """Write up to ``n`` items of ``kinds`` from ``corpus`` (a folder of documents, or a chunk file) to ``output``
+    (:func:`ragmeter.generate.pipeline.generate`); the output and the judge's cache are checked before any work, and
+    no file of the corpus is ever written."""
+    outputs = Outputs([corpus], overwrite=overwrite)
+    target = outputs.file(output, flag="-o")
+    if config.cache is not None:
+        outputs.file(config.cache, flag="--judge-cache", reusable=is_verdict_cache)
+    chunks = read_chunks(corpus, max_chars=max_chars, overlap=overlap)
+    judge = open_judge(config)
+    try:
+        records, report = generate(chunks, judge, n=n, kinds=kinds, seed=seed)
+    finally:
+        judge.close()
+    if records:
+        atomic_write_text(target, "".join(json.dumps(record_to_dict(r), ensure_ascii=False) + "\n" for r in records))
+    return Generated(report, len(chunks.chunks), chunks.skipped, output if records else None)

@@ -1,0 +1,73 @@
+"""``ragmeter generate`` end to end on the scripted judge behind a fake OpenAI endpoint: a folder of documents in, a
+test set out that ``validate`` and ``run`` take unchanged, the report of what was dropped, and the files it must
+never write."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragmeter.cli import main
+from ragmeter.testing.fake_openai import FakeOpenAIServer
+from ragmeter.testing.scripted_judge import respond
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeOpenAIServer(respond) as fake:
+        yield fake
+
+
+def _corpus(folder: Path) -> Path:
+    folder.mkdir()
+    (folder / "library.txt").write_text("The Central Library opens at nine. It has three floors.\n\n"
+                                        "Parking costs three dollars. The garage is underground.", "utf-8")
+    (folder / "museum.html").write_text("<p>The museum closes at six. Entry is free.</p>"
+                                        "<p>NO QUOTE the cafe sells tea.</p>", "utf-8")
+    (folder / "logo.png").write_bytes(b"\x89PNG")
+    return folder
+
+
+def _args(server: FakeOpenAIServer, corpus: Path, output: Path, *extra: str) -> list[str]:
+    return ["generate", str(corpus), "-o", str(output), "--n", "2", "--max-chars", "60", "--overlap", "0",
+            "--judge", "openai", "--judge-model", "scripted", "--judge-base-url", server.base_url,
+            "--judge-api-key-env", "", *extra]
+
+
+def test_a_folder_gives_a_test_set_that_validate_and_run_take(server, tmp_path: Path, capsys) -> None:
+    corpus = _corpus(tmp_path / "docs")
+    output = tmp_path / "testset.jsonl"
+    assert main(_args(server, corpus, output)) == 0
+    out = capsys.readouterr().out
+    assert "docs: 4 chunks; 1 file(s) skipped" in out and "skipped logo.png: not a document" in out
+    assert f"written: {output} (2 items)" in out
+    rows = [json.loads(line) for line in output.read_text("utf-8").splitlines()]
+    assert len(rows) == 2 and all(row["answer"] == "" and len(row["qrels"]) == 1 for row in rows)
+    assert {row["metadata"]["question_type"] for row in rows} == {"factoid", "explanation"}
+    assert main(["validate", str(output)]) == 0
+    assert main(["run", str(output), "--metrics", "token_f1", "--no-progress", "--format", "json"]) == 0
+    capsys.readouterr()
+    assert main(_args(server, corpus, output)) == 2                     # an existing test set is not replaced
+    assert "--overwrite" in capsys.readouterr().err
+
+
+def test_nothing_kept_writes_nothing_and_says_why(server, tmp_path: Path, capsys) -> None:
+    corpus = tmp_path / "docs"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("NO QUOTE the cafe sells tea.", "utf-8")
+    output = tmp_path / "testset.jsonl"
+    assert main(_args(server, corpus, output, "--types", "factoid")) == 1
+    out = capsys.readouterr().out
+    assert "dropped 1 factoid: a quote of the answer's evidence is not words of its chunks" in out
+    assert "fewer than asked: 0 of 2 items kept after 1 asked" in out and "nothing written" in out
+    assert not output.exists()
+
+
+def test_a_corpus_file_is_never_the_output(server, tmp_path: Path, capsys) -> None:
+    corpus = _corpus(tmp_path / "docs")
+    before = (corpus / "library.txt").read_bytes()
+    assert main(_args(server, corpus, corpus / "library.txt", "--overwrite")) == 2
+    assert "input" in capsys.readouterr().err
+    assert (corpus / "library.txt").read_bytes() == before
