@@ -47,10 +47,22 @@ def test_a_folder_gives_a_test_set_that_validate_and_run_take(server, tmp_path: 
     assert len(rows) == 2 and all(row["answer"] == "" and len(row["qrels"]) == 1 for row in rows)
     assert {row["metadata"]["question_type"] for row in rows} == {"factoid", "explanation"}
     assert main(["validate", str(output)]) == 0
-    assert main(["run", str(output), "--metrics", "token_f1", "--no-progress", "--format", "json"]) == 0
+    assert main(["run", str(output), "--metrics", "token_f1", "--out", str(tmp_path / "run"), "--no-progress",
+                 "--format", "json"]) == 0
     capsys.readouterr()
     assert main(_args(server, corpus, output)) == 2                     # an existing test set is not replaced
     assert "--overwrite" in capsys.readouterr().err
+
+
+def test_unanswerable_questions_are_written_with_no_reference_and_no_qrels(server, tmp_path: Path, capsys) -> None:
+    corpus = _corpus(tmp_path / "docs")
+    output = tmp_path / "testset.jsonl"
+    assert main(_args(server, corpus, output, "--types", "factoid,unanswerable", "--embedder", "hashing")) == 0
+    rows = [json.loads(line) for line in output.read_text("utf-8").splitlines()]
+    unanswerable = [row for row in rows if row["metadata"]["question_type"] == "unanswerable"]
+    assert len(rows) == 2 and len(unanswerable) == 1
+    assert unanswerable[0]["answerability"] == "UNANSWERABLE" and "qrels" not in unanswerable[0]
+    assert "references" not in unanswerable[0] and main(["validate", str(output)]) == 0
 
 
 def test_nothing_kept_writes_nothing_and_says_why(server, tmp_path: Path, capsys) -> None:

@@ -87,8 +87,8 @@ def test_the_plan_spreads_over_documents_and_follows_its_seed() -> None:
     assert [p.chunks for p in plan(CORPUS, 5, ["factoid"], seed=4)] != [p.chunks for p in plan(CORPUS, 5, ["factoid"],
                                                                                                 seed=3)]
     assert len(plan(CORPUS, 2, ["factoid"])) == 4                      # at most two asks per item wanted
-    with pytest.raises(ConfigError, match="not unanswerable"):
-        plan(CORPUS, 2, ["unanswerable"])
+    with pytest.raises(ConfigError, match="not follow_up"):
+        plan(CORPUS, 2, ["follow_up"])
 
 
 def test_a_rerun_asks_nothing_again(tmp_path: Path) -> None:
@@ -101,3 +101,30 @@ def test_a_rerun_asks_nothing_again(tmp_path: Path) -> None:
         second, _ = generate(CORPUS, again, n=3)
     assert second == first and asked > 0 and backend_again.requests == [r for r in backend_again.requests
                                                                            if "BROKEN" in r.messages[1][1]]
+
+
+def test_an_unanswerable_question_is_kept_only_when_its_nearest_chunks_do_not_answer_it() -> None:
+    from ragmeter.models import load_embedder
+
+    rows = [("m", "The museum closes at six."), ("m", "Museum entry is free during holidays.")] + [
+        ("p", f"Parking costs {word}.") for word in ("apply on weekdays", "are paid at machines", "rise in summer",
+                                                     "are lower for residents", "are listed online", "fund the roads",
+                                                     "go up in May")]
+    chunks = tuple(Chunk(f"u{i}", doc, text, i) for i, (doc, text) in enumerate(rows))
+    corpus = CorpusChunks(chunks, {c.chunk_id: "en" for c in chunks})
+    judge, backend = _judge()
+    with judge:
+        records, report = generate(corpus, judge, n=5, kinds=("unanswerable",),
+                                   embedder_for=lambda code: load_embedder("hashing", code))
+    # the museum's two topics ask what the museum (its entry) costs on public holidays, which a chunk answers; the
+    # parking chunks ask one question seven times, which none of its five nearest answers: one kept, six repeats
+    (record,) = records
+    assert record.question == "What does parking costs cost on public holidays?"
+    assert (record.references, record.qrels, record.answerability) == ((), None, Answerability.UNANSWERABLE)
+    assert record.metadata["source_documents"] == ["p"]
+    assert {reason: count for (_, reason), count in report.dropped.items()} == {
+        "a chunk of the corpus the question is nearest to answers it (judge: answers)": 2, DUPLICATE: 6}
+    answered = [r for r in backend.requests if r.schema_name == "testset_answered"]
+    assert len({r.messages[1][1] for r in answered}) == 3 and all(r.messages[1][1].count("<chunk") == 5 for r in answered)
+    with pytest.raises(ConfigError, match="give an embedder"):
+        generate(corpus, judge, n=1, kinds=("unanswerable",))

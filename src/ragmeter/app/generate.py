@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from ragmeter.generate.pipeline import GenerateReport, generate
 from ragmeter.io.native import record_to_dict
 from ragmeter.judges import JudgeConfig, open_judge
 from ragmeter.judges.cache import is_verdict_cache
+from ragmeter.models import load_embedder
 
 __all__ = ["Generated", "generate_file"]
 
@@ -29,10 +31,11 @@ class Generated:
 
 
 def generate_file(corpus: Path, output: Path, config: JudgeConfig, *, n: int, kinds: Sequence[str], seed: int,
-                  max_chars: int, overlap: int, overwrite: bool) -> Generated:
+                  max_chars: int, overlap: int, overwrite: bool, embedder: str = "auto") -> Generated:
     """Write up to ``n`` items of ``kinds`` from ``corpus`` (a folder of documents, or a chunk file) to ``output``
     (:func:`ragmeter.generate.pipeline.generate`); the output and the judge's cache are checked before any work, and
-    no file of the corpus is ever written."""
+    no file of the corpus is ever written. ``embedder``: the backend that finds the chunks an unanswerable question
+    is checked against (``auto``: each language's own), loaded only when one is asked for."""
     outputs = Outputs([corpus], overwrite=overwrite)
     target = outputs.file(output, flag="-o")
     if config.cache is not None:
@@ -40,7 +43,8 @@ def generate_file(corpus: Path, output: Path, config: JudgeConfig, *, n: int, ki
     chunks = read_chunks(corpus, max_chars=max_chars, overlap=overlap)
     judge = open_judge(config)
     try:
-        records, report = generate(chunks, judge, n=n, kinds=kinds, seed=seed)
+        records, report = generate(chunks, judge, n=n, kinds=kinds, seed=seed,
+                                   embedder_for=functools.cache(lambda code: load_embedder(embedder, code)))
     finally:
         judge.close()
     if records:

@@ -11,6 +11,7 @@ from ragmeter.cli.common import Command, overwrite_option, path_arg
 from ragmeter.core.errors import ConfigError
 from ragmeter.generate.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from ragmeter.generate.pipeline import GENERATED_KINDS
+from ragmeter.models import EMBEDDER_BACKENDS
 
 
 def add_arguments(generate: argparse.ArgumentParser) -> None:
@@ -27,6 +28,9 @@ def add_arguments(generate: argparse.ArgumentParser) -> None:
                           help=f"a chunk's characters at most, for a folder of documents ({DEFAULT_MAX_CHARS})")
     generate.add_argument("--overlap", type=int, default=DEFAULT_OVERLAP,
                           help=f"sentences a chunk repeats of the one before ({DEFAULT_OVERLAP})")
+    generate.add_argument("--embedder", choices=EMBEDDER_BACKENDS, default="auto",
+                          help="finds the chunks an unanswerable question is checked against (auto: each language's "
+                               "own)")
     overwrite_option(generate, "an existing OUTPUT")
     judge_options.add_judge_options(generate, title="LLM judge (writes and checks the items)",
                                     cache_beside_output=True)
@@ -40,7 +44,8 @@ def _generate(args: argparse.Namespace) -> int:
     config = judge_options.judge_config(args, args.output.with_name(args.output.name + ".judge-cache.sqlite"))
     assert config is not None
     done = generate_file(args.corpus, args.output, config, n=args.n, kinds=kinds, seed=args.seed,
-                         max_chars=args.max_chars, overlap=args.overlap, overwrite=args.overwrite)
+                         max_chars=args.max_chars, overlap=args.overlap, overwrite=args.overwrite,
+                         embedder=args.embedder)
     report = done.report
     print(f"{args.corpus}: {done.chunks} chunks" + (f"; {len(done.skipped)} file(s) skipped" if done.skipped else ""))
     for name, why in done.skipped:

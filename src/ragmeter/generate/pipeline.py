@@ -14,16 +14,18 @@ to ``n`` items:
    reason it is dropped: the writer's call failed; its quotes are not words of its chunks; its question states its
    answer (:mod:`ragmeter.generate.checks`); the judge's claims call failed, or the answer's claims, asked as a
    faithfulness check asks them, are not all supported by its chunks (the evidence check where the judge only
-   splits claims); the question repeats a kept one (the same words, case and spacing aside); its kind has its share
-   already.
+   splits claims); for an unanswerable question, the judge finds its answer, or part of it, in the corpus's
+   :data:`~ragmeter.generate.nearest.NEAREST` chunks nearest to it (by the embedder of its language: what a
+   retriever would show the system); the question repeats a kept one (the same words, case and spacing aside); its
+   kind has its share already.
 4. **Keep** each item as a record of ragmeter's input format: the question, the reference answer, ``qrels`` (the
    chunk that holds the answer graded 2; each of a ``two_chunks`` item's graded 1, since it needs both),
-   ``answerability`` ``answerable``, the language, an empty ``answer`` for the team's system to fill, and in its
-   metadata the kind, the source documents and the generator's signature.
+   ``answerability`` ``answerable`` (an unanswerable one: ``unanswerable``, with no reference and no qrels), the
+   language, an empty ``answer`` for the team's system to fill, and in its metadata the kind, the source documents
+   and the generator's signature.
 
 Every call goes through the judge's verdict cache: a rerun with the same corpus, settings and seed asks nothing
-again. Only the kinds whose gold chunks are the ones shown are written here (``factoid``, ``explanation``,
-``two_chunks``); the unanswerable and follow-up kinds need the corpus searched and a first turn, and are not.
+again. The follow-up kind (a second turn leaning on a first) is not written yet.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import hashlib
 import random
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ragmeter._version import __version__
@@ -41,21 +43,30 @@ from ragmeter.core.records import Answerability, Chunk, Record
 from ragmeter.generate.checks import QUOTE_NOT_IN_CHUNKS, STATES_ITS_ANSWER, quotes_found, states_its_answer
 from ragmeter.generate.chunking import Chunk as CorpusChunk
 from ragmeter.generate.corpus import CorpusChunks
+from ragmeter.generate.nearest import NearestChunks
 from ragmeter.judges.engine import Judge, JudgeCall, JudgeOutcome
 from ragmeter.judges.prompts import CLAIMS
-from ragmeter.judges.testset_prompts import CHUNKS_NEEDED, QUESTION_PROMPTS, question_request
+from ragmeter.judges.testset_prompts import (
+    ANSWERED,
+    CHUNKS_NEEDED,
+    QUESTION_PROMPTS,
+    answered_request,
+    question_request,
+)
 from ragmeter.metrics.judged import claims_text_call, verdict_claims
+from ragmeter.models import Embedder
 from ragmeter.text.languages import LANGUAGES
 
 __all__ = ["ASKS_PER_ITEM", "GENERATED_KINDS", "GenerateReport", "Planned", "generate", "plan", "quotas"]
 
 #: The kinds :func:`generate` writes.
-GENERATED_KINDS = ("factoid", "explanation", "two_chunks")
+GENERATED_KINDS = ("factoid", "explanation", "two_chunks", "unanswerable")
 #: Items planned per item wanted, at most.
 ASKS_PER_ITEM = 2
 #: Items asked of the judge at a time.
 BATCH = 8
 NOT_SUPPORTED = "the answer's claims are not all supported by its chunks"
+ANSWERED_BY_CORPUS = "a chunk of the corpus the question is nearest to answers it"
 DUPLICATE = "the question repeats a kept one"
 SHARE_KEPT = "its kind has its share of the items already"
 
@@ -153,13 +164,17 @@ def _normalised(question: str) -> str:
 
 
 def _record(item: Planned, verdict: dict[str, str], signature: str) -> Record:
-    grade = 2 if len(item.chunks) == 1 else 1
     key = "\0".join([item.kind, *(c.chunk_id for c in item.chunks), verdict["question"]])
-    return Record(id=f"gen-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:12]}", question=verdict["question"],
-                  answer="", references=(verdict["answer"],), answerability=Answerability.ANSWERABLE,
-                  qrels={c.chunk_id: grade for c in item.chunks},
-                  metadata={"language": item.language, "question_type": item.kind,
-                            "source_documents": sorted({c.doc_id for c in item.chunks}), "generator": signature})
+    metadata = {"language": item.language, "question_type": item.kind,
+                "source_documents": sorted({c.doc_id for c in item.chunks}), "generator": signature}
+    record_id = f"gen-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:12]}"
+    if item.kind == "unanswerable":  # no chunk holds its answer: no reference, no qrels
+        return Record(id=record_id, question=verdict["question"], answer="",
+                      answerability=Answerability.UNANSWERABLE, metadata=metadata)
+    grade = 2 if len(item.chunks) == 1 else 1
+    return Record(id=record_id, question=verdict["question"], answer="", references=(verdict["answer"],),
+                  answerability=Answerability.ANSWERABLE, qrels={c.chunk_id: grade for c in item.chunks},
+                  metadata=metadata)
 
 
 def _failure(outcome: JudgeOutcome, prompt: str) -> str:
@@ -167,10 +182,14 @@ def _failure(outcome: JudgeOutcome, prompt: str) -> str:
 
 
 def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str] = ("factoid", "explanation"),
-             seed: int = 0) -> tuple[list[Record], GenerateReport]:
-    """Up to ``n`` records written from ``corpus`` by ``judge`` (see the module docstring), and the report."""
+             seed: int = 0, embedder_for: Callable[[str], Embedder] | None = None) -> tuple[list[Record], GenerateReport]:
+    """Up to ``n`` records written from ``corpus`` by ``judge`` (see the module docstring), and the report;
+    ``embedder_for`` (a language code's embedder) finds the chunks an unanswerable question is checked against."""
+    if "unanswerable" in kinds and embedder_for is None:
+        raise ConfigError("unanswerable questions are checked against the corpus's nearest chunks: give an embedder")
     planned = plan(corpus, n, kinds, seed=seed)
     quota = quotas(n, kinds)
+    nearest = NearestChunks(corpus.chunks, embedder_for) if embedder_for is not None else None
     prompts = [QUESTION_PROMPTS[kind] for kind in dict.fromkeys(kinds)]
     signature = "|".join([judge.description, *(judge.signature(p) for p in prompts), f"seed:{seed}",
                           f"ragmeter:{__version__}"])
@@ -185,7 +204,7 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
                                        question_request(item.kind, [c.text for c in item.chunks],
                                                         language=LANGUAGES[item.language]), len(item.chunks))
                              for item in batch])
-        checked: list[tuple[Planned, dict[str, str], Record]] = []
+        checks: list[tuple[Planned, dict[str, str], JudgeCall, Callable[[JudgeOutcome], str | None]]] = []
         for item, outcome in zip(batch, written, strict=True):
             report.asked[item.kind] += 1
             reason = _written_reason(item, outcome)
@@ -193,13 +212,16 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
                 report.dropped[(item.kind, reason)] += 1
                 continue
             assert outcome.verdict is not None
-            gold = Record(id="check", question=outcome.verdict["question"], answer=outcome.verdict["answer"],
-                          contexts=tuple(Chunk(doc_id=c.chunk_id, text=c.text) for c in item.chunks))
-            checked.append((item, outcome.verdict, gold))
-        calls = [claims_text_call(gold, gold.answer, judge, check_evidence=True,
-                                  language=LANGUAGES[item.language]) for item, _, gold in checked]
-        for (item, verdict, gold), call, outcome in zip(checked, calls, judge.run(calls), strict=True):
-            reason = _claims_reason(gold, call, outcome, item.language)
+            if item.kind == "unanswerable":
+                assert nearest is not None
+                shown = nearest.top(outcome.verdict["question"], item.language)
+                checks.append((item, outcome.verdict, JudgeCall(ANSWERED, answered_request(
+                    outcome.verdict["question"], [c.text for c in shown]), len(shown)), _answered_reason))
+            else:
+                checks.append((item, outcome.verdict, *_claims_check(item, outcome.verdict, judge)))
+        outcomes = judge.run([call for _, _, call, _ in checks])
+        for (item, verdict, _, read), outcome in zip(checks, outcomes, strict=True):
+            reason = read(outcome)
             if reason is None and _normalised(verdict["question"]) in seen:
                 reason = DUPLICATE
             if reason is None and report.kept[item.kind] >= quota[item.kind]:
@@ -213,22 +235,38 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
     return kept, report
 
 
+def _claims_check(item: Planned, verdict: dict[str, str], judge: Judge
+                  ) -> tuple[JudgeCall, Callable[[JudgeOutcome], str | None]]:
+    """The claims call of an answerable item's reference against its chunks, and how its outcome is read."""
+    language = LANGUAGES[item.language]
+    gold = Record(id="check", question=verdict["question"], answer=verdict["answer"],
+                  contexts=tuple(Chunk(doc_id=c.chunk_id, text=c.text) for c in item.chunks))
+    call = claims_text_call(gold, gold.answer, judge, check_evidence=True, language=language)
+
+    def read(outcome: JudgeOutcome) -> str | None:
+        if outcome.verdict is None:
+            return _failure(outcome, call.prompt.name)
+        claims = verdict_claims(outcome.verdict, gold, gold.answer, check_evidence=True,
+                                split=call.prompt.name != CLAIMS.name, language=language)
+        return None if claims and all(claim.verdict == "supported" for claim in claims) else NOT_SUPPORTED
+    return call, read
+
+
+def _answered_reason(outcome: JudgeOutcome) -> str | None:
+    """Why an unanswerable item is dropped by its nearest chunks' verdict, or ``None``: kept only on ``no``."""
+    if outcome.verdict is None:
+        return _failure(outcome, ANSWERED.name)
+    return None if outcome.verdict["verdict"] == "no" else f"{ANSWERED_BY_CORPUS} (judge: {outcome.verdict['verdict']})"
+
+
 def _written_reason(item: Planned, outcome: JudgeOutcome) -> str | None:
     """Why a written item is dropped before its claims are asked, or ``None``."""
     if outcome.verdict is None:
         return _failure(outcome, QUESTION_PROMPTS[item.kind].name)
     language = LANGUAGES[item.language]
-    if not quotes_found(outcome.verdict["quotes"], [c.text for c in item.chunks], language=language):
+    if item.kind != "unanswerable" and not quotes_found(outcome.verdict["quotes"], [c.text for c in item.chunks],
+                                                        language=language):
         return QUOTE_NOT_IN_CHUNKS
     if states_its_answer(outcome.verdict["question"], outcome.verdict["answer"], language=language):
         return STATES_ITS_ANSWER
     return None
-
-
-def _claims_reason(gold: Record, call: JudgeCall, outcome: JudgeOutcome, language: str) -> str | None:
-    """Why an item is dropped by its answer's claims, or ``None``."""
-    if outcome.verdict is None:
-        return _failure(outcome, call.prompt.name)
-    claims = verdict_claims(outcome.verdict, gold, gold.answer, check_evidence=True,
-                            split=call.prompt.name != CLAIMS.name, language=LANGUAGES[language])
-    return None if claims and all(claim.verdict == "supported" for claim in claims) else NOT_SUPPORTED

@@ -5,7 +5,8 @@ its own (``testset_<kind>``), so that its calls are counted apart and its reply 
 the local judge keeps one saved state of the shared instructions. A request shows the chunks numbered (and, for a
 follow-up, the conversation so far) and ends with the kind's task and the language to write in. The reply: the
 question, the reference answer, and the quotes of the chunks that state it, which the generator checks lexically
-before anything else (:func:`~ragmeter.judges.nugget_prompts.quote_found`).
+before anything else (:func:`~ragmeter.judges.nugget_prompts.quote_found`). :data:`ANSWERED` checks an unanswerable question against the
+corpus's chunks nearest to it.
 
 Which chunks a kind needs: :data:`CHUNKS_NEEDED` (two for ``two_chunks``, one for the others; an unanswerable
 question is written from one chunk's topic and checked later against the whole corpus's nearest chunks).
@@ -20,7 +21,8 @@ from ragmeter.judges.prompts import Prompt, VerdictError, instructions, reply_ob
 from ragmeter.judges.protocol import ChatRequest
 from ragmeter.text.languages import LANGUAGES, Language
 
-__all__ = ["ANSWER_CHARS", "CHUNKS_NEEDED", "KINDS", "QUESTION_CHARS", "QUESTION_PROMPTS", "question_request"]
+__all__ = ["ANSWERED", "ANSWERED_VERDICTS", "ANSWER_CHARS", "CHUNKS_NEEDED", "KINDS", "QUESTION_CHARS",
+           "QUESTION_PROMPTS", "answered_request", "question_request"]
 
 #: The kinds of question, as ``--types`` names them.
 KINDS = ("factoid", "explanation", "two_chunks", "unanswerable", "follow_up")
@@ -90,3 +92,30 @@ def question_request(kind: str, chunks: Sequence[str], *, history: Sequence[tupl
         blocks.append(("history", "\n".join(f"{role}: {text}" for role, text in history)))
     task = f"KIND: {kind}. {_TASKS[kind]} Write them in {language.name}. Reply with the JSON object only."
     return QUESTION_PROMPTS[kind].request(blocks, task)
+
+
+#: Whether passages answer a question: an unanswerable item is kept only on ``no``.
+ANSWERED_VERDICTS = ("answers", "partly", "no")
+
+
+def _check_answered(data: Any, n_chunks: int) -> dict[str, Any]:
+    reply = reply_object(data, ("quote", "verdict"))
+    if not isinstance(reply["quote"], str):
+        raise VerdictError('"quote" must be a string')
+    if reply["verdict"] not in ANSWERED_VERDICTS:
+        raise VerdictError(f'"verdict" is {reply["verdict"]!r}; use one of {", ".join(ANSWERED_VERDICTS)}')
+    return {"quote": reply["quote"].strip(), "verdict": reply["verdict"]}
+
+
+ANSWERED = Prompt("testset_answered", instructions("testset_answered"), {
+    "type": "object", "additionalProperties": False, "required": ["quote", "verdict"],
+    "properties": {"quote": {"type": "string", "maxLength": _QUOTE_CHARS},
+                   "verdict": {"type": "string", "enum": list(ANSWERED_VERDICTS)}}}, 160, _check_answered)
+
+
+def answered_request(question: str, chunks: Sequence[str]) -> ChatRequest:
+    """Do ``chunks`` (a corpus's nearest to ``question``) answer it? The check of an unanswerable item, made
+    apart from the call that wrote it."""
+    blocks = [("question", question), *((f'chunk n="{n}"', text) for n, text in enumerate(chunks, start=1))]
+    return ANSWERED.request(blocks, "Do the chunks answer the QUESTION? Quote, then answer with answers, partly or "
+                                    "no. Reply with the JSON object only.")

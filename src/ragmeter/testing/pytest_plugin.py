@@ -209,9 +209,9 @@ def _evaluate_to_folder(source: Path, out: Path, *, metrics: Sequence[str] | Non
                         settings: Settings, embedder: Embedder | None, judge: Judge | None) -> EvalResult:
     """Score ``source`` into the run folder ``out`` as ``ragmeter run --out`` does (replacing what is
     there)."""
+    from ragmeter.core.files import file_sha256
     from ragmeter.engine.evaluation import evaluate
     from ragmeter.io.readers import read_records
-    from ragmeter.core.files import file_sha256
     from ragmeter.io.run_folder import Manifest, RunFolder, item_settings
     from ragmeter.metrics import resolve_metrics
 

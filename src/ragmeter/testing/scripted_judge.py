@@ -23,7 +23,9 @@ The rules, applied to the tagged blocks of the user message:
   ``support``, quoted; one whose first three words the answer holds is ``partial``, quoting them; else ``none``
   with no quote. An answer holding "FAKE QUOTE" gets ``support`` for every nugget, quoting words it does not have.
 - ``testset_<kind>`` (a test set's item): the answer is the first sentence of each <chunk>, joined, and so are the
-  quotes; the question "What does the text say about <its first two words>?". A chunk holding "NO QUOTE" gets a
+  quotes; the question "What does the text say about <its first two words>?"; an unanswerable one asks "What does
+  <its first two words> cost on public holidays?", with no answer or quote. ``testset_answered``: "answers" when a
+  <chunk> holds "holiday", quoting its first sentence, else "no". A chunk holding "NO QUOTE" gets a
   quote it does not have, one holding "SAYS IT" a question that is its answer, one holding "ADD CLAIM" an answer
   with a sentence no chunk states, one holding "BROKEN" a reply that is not JSON, every time.
 - ``generation_labels``: proper action always; on topic and helpful unless the answer holds "don't know"
@@ -91,8 +93,11 @@ def verdict_for(body: dict[str, Any]) -> dict[str, Any]:
     if name == "nugget_grades":
         answer = next(t for tag, _, t in parts if tag == "answer")
         return {"grades": [{"nugget": int(i), **_grade(t, answer)} for tag, i, t in parts if tag == "nugget"]}
+    if name == "testset_answered":
+        holding = [t for tag, _, t in parts if tag == "chunk" and "holiday" in t.lower()]
+        return {"quote": _sentences(holding[0])[0] if holding else "", "verdict": "answers" if holding else "no"}
     if name.startswith("testset_"):
-        return _testset_item([t for tag, _, t in parts if tag == "chunk"])
+        return _testset_item(name.removeprefix("testset_"), [t for tag, _, t in parts if tag == "chunk"])
     if name == "chunk_labels":
         return {"chunks": [{"chunk": int(i), "about": "a museum", "topically_relevant": _yes("museum" in t),
                             "evidence_sufficient": _yes("opens" in t), "misleading": _yes("closes" in t)}
@@ -120,10 +125,12 @@ def verdict_for(body: dict[str, Any]) -> dict[str, Any]:
     return {"reason": "scripted", "score": 1 if "don't know" in answer.lower() else 4}
 
 
-def _testset_item(chunks: list[str]) -> dict[str, Any]:
+def _testset_item(kind: str, chunks: list[str]) -> dict[str, Any]:
     firsts = [_sentences(chunk)[0] for chunk in chunks]
     answer = " ".join(firsts)
     subject = " ".join(firsts[0].rstrip(".!?").split()[:2]).lower()
+    if kind == "unanswerable":
+        return {"question": f"What does {subject} cost on public holidays?", "answer": "", "quotes": []}
     question = f"What does the text say about {subject}?"
     every = " ".join(chunks)
     if "SAYS IT" in every:
