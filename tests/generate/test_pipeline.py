@@ -87,8 +87,8 @@ def test_the_plan_spreads_over_documents_and_follows_its_seed() -> None:
     assert [p.chunks for p in plan(CORPUS, 5, ["factoid"], seed=4)] != [p.chunks for p in plan(CORPUS, 5, ["factoid"],
                                                                                                 seed=3)]
     assert len(plan(CORPUS, 2, ["factoid"])) == 4                      # at most two asks per item wanted
-    with pytest.raises(ConfigError, match="not follow_up"):
-        plan(CORPUS, 2, ["follow_up"])
+    with pytest.raises(ConfigError, match="not essay"):
+        plan(CORPUS, 2, ["essay"])
 
 
 def test_a_rerun_asks_nothing_again(tmp_path: Path) -> None:
@@ -128,3 +128,23 @@ def test_an_unanswerable_question_is_kept_only_when_its_nearest_chunks_do_not_an
     assert len({r.messages[1][1] for r in answered}) == 3 and all(r.messages[1][1].count("<chunk") == 5 for r in answered)
     with pytest.raises(ConfigError, match="give an embedder"):
         generate(corpus, judge, n=1, kinds=("unanswerable",))
+
+
+def test_a_follow_up_leans_on_a_first_turn_written_from_another_chunk_of_its_document() -> None:
+    rows = [("lib", "The Central Library opens at nine."), ("lib", "It has three floors."),
+            ("pool", "The pool is heated."), ("pool", "STANDALONE the pool has six lanes.")]
+    chunks = tuple(Chunk(f"f{i}", doc, text, i) for i, (doc, text) in enumerate(rows))
+    judge, backend = _judge()
+    with judge:
+        records, report = generate(CorpusChunks(chunks, {c.chunk_id: "en" for c in chunks}), judge, n=2,
+                                   kinds=("follow_up",))
+    (record,) = records
+    assert [(t.role, t.text) for t in record.history] == [
+        ("user", "What does the text say about the central?"), ("assistant", "The Central Library opens at nine.")]
+    assert (record.question, record.references, record.qrels) == (
+        "And what else is true of it?", ("It has three floors.",), {"f1": 2})
+    assert record.metadata["turn"] == 2 and record.conversation_id == record.id
+    # the pool's follow-up names what it asks about: it does not need its conversation
+    assert dict(report.dropped) == {("follow_up", "the follow-up can be understood without its conversation"): 1}
+    follow_ups = [r for r in backend.requests if r.schema_name == "testset_follow_up"]
+    assert all("<history>\nuser: What does the text say about the" in r.messages[1][1] for r in follow_ups)

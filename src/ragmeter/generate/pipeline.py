@@ -14,7 +14,8 @@ to ``n`` items:
    reason it is dropped: the writer's call failed; its quotes are not words of its chunks; its question states its
    answer (:mod:`ragmeter.generate.checks`); the judge's claims call failed, or the answer's claims, asked as a
    faithfulness check asks them, are not all supported by its chunks (the evidence check where the judge only
-   splits claims); for an unanswerable question, the judge finds its answer, or part of it, in the corpus's
+   splits claims); for a follow-up, the judge finds it understood without its conversation; for an unanswerable
+   question, the judge finds its answer, or part of it, in the corpus's
    :data:`~ragmeter.generate.nearest.NEAREST` chunks nearest to it (by the embedder of its language: what a
    retriever would show the system); the question repeats a kept one (the same words, case and spacing aside); its
    kind has its share already.
@@ -25,7 +26,13 @@ to ``n`` items:
    and the generator's signature.
 
 Every call goes through the judge's verdict cache: a rerun with the same corpus, settings and seed asks nothing
-again. The follow-up kind (a second turn leaning on a first) is not written yet.
+again.
+
+A ``follow_up`` item is planned with two chunks of one document: a factoid question and answer are written from the
+first (checked as a factoid's writing is) and become the conversation so far; the follow-up is written from the
+second after it, checked as any answerable item, and also kept only when the judge finds that it cannot be understood
+without that conversation. Its record carries the conversation as ``history``, a ``conversation_id`` and its
+``turn``.
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ from dataclasses import dataclass, field
 
 from ragmeter._version import __version__
 from ragmeter.core.errors import ConfigError
-from ragmeter.core.records import Answerability, Chunk, Record
+from ragmeter.core.records import Answerability, Chunk, Record, Turn
 from ragmeter.generate.checks import QUOTE_NOT_IN_CHUNKS, STATES_ITS_ANSWER, quotes_found, states_its_answer
 from ragmeter.generate.chunking import Chunk as CorpusChunk
 from ragmeter.generate.corpus import CorpusChunks
@@ -50,8 +57,10 @@ from ragmeter.judges.testset_prompts import (
     ANSWERED,
     CHUNKS_NEEDED,
     QUESTION_PROMPTS,
+    STANDALONE,
     answered_request,
     question_request,
+    standalone_request,
 )
 from ragmeter.metrics.judged import claims_text_call, verdict_claims
 from ragmeter.models import Embedder
@@ -60,13 +69,18 @@ from ragmeter.text.languages import LANGUAGES
 __all__ = ["ASKS_PER_ITEM", "GENERATED_KINDS", "GenerateReport", "Planned", "generate", "plan", "quotas"]
 
 #: The kinds :func:`generate` writes.
-GENERATED_KINDS = ("factoid", "explanation", "two_chunks", "unanswerable")
+GENERATED_KINDS = ("factoid", "explanation", "two_chunks", "unanswerable", "follow_up")
+#: Chunks an item of each kind is planned with: a follow-up's first turn is written from one chunk, the follow-up
+#: from another of the same document.
+PLANNED_CHUNKS = {**CHUNKS_NEEDED, "follow_up": 2}
 #: Items planned per item wanted, at most.
 ASKS_PER_ITEM = 2
 #: Items asked of the judge at a time.
 BATCH = 8
 NOT_SUPPORTED = "the answer's claims are not all supported by its chunks"
 ANSWERED_BY_CORPUS = "a chunk of the corpus the question is nearest to answers it"
+STANDS_ALONE = "the follow-up can be understood without its conversation"
+FIRST_TURN = "its first turn was dropped"
 DUPLICATE = "the question repeats a kept one"
 SHARE_KEPT = "its kind has its share of the items already"
 
@@ -138,7 +152,7 @@ def plan(corpus: CorpusChunks, n: int, kinds: Sequence[str], *, seed: int = 0) -
             continue
         doc = documents[document_turn % len(documents)]
         document_turn += 1
-        needed = CHUNKS_NEEDED[kind]
+        needed = PLANNED_CHUNKS[kind]
         if len(queues[doc]) < needed:
             exhausted.add((kind, doc))
             continue
@@ -163,22 +177,28 @@ def _normalised(question: str) -> str:
     return re.sub(r"\s+", " ", question).strip().casefold()
 
 
-def _record(item: Planned, verdict: dict[str, str], signature: str) -> Record:
+def _record(item: Planned, verdict: dict[str, str], history: tuple[Turn, ...], signature: str) -> Record:
     key = "\0".join([item.kind, *(c.chunk_id for c in item.chunks), verdict["question"]])
-    metadata = {"language": item.language, "question_type": item.kind,
-                "source_documents": sorted({c.doc_id for c in item.chunks}), "generator": signature}
-    record_id = f"gen-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:12]}"
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+    metadata: dict[str, object] = {"language": item.language, "question_type": item.kind,
+                                   "source_documents": sorted({c.doc_id for c in item.chunks}),
+                                   "generator": signature}
     if item.kind == "unanswerable":  # no chunk holds its answer: no reference, no qrels
-        return Record(id=record_id, question=verdict["question"], answer="",
+        return Record(id=f"gen-{digest}", question=verdict["question"], answer="",
                       answerability=Answerability.UNANSWERABLE, metadata=metadata)
-    grade = 2 if len(item.chunks) == 1 else 1
-    return Record(id=record_id, question=verdict["question"], answer="", references=(verdict["answer"],),
-                  answerability=Answerability.ANSWERABLE, qrels={c.chunk_id: grade for c in item.chunks},
-                  metadata=metadata)
+    gold = item.chunks[-1:] if item.kind == "follow_up" else item.chunks
+    if history:
+        metadata.update(conversation_id=f"gen-{digest}", turn=len(history) // 2 + 1)
+    return Record(id=f"gen-{digest}", question=verdict["question"], answer="", references=(verdict["answer"],),
+                  history=history, answerability=Answerability.ANSWERABLE,
+                  qrels={c.chunk_id: 2 if len(gold) == 1 else 1 for c in gold}, metadata=metadata)
 
 
 def _failure(outcome: JudgeOutcome, prompt: str) -> str:
     return f"judge failed ({prompt}): {outcome.failure}"
+
+
+Check = tuple[JudgeCall, Callable[[JudgeOutcome], "str | None"]]
 
 
 def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str] = ("factoid", "explanation"),
@@ -190,7 +210,8 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
     planned = plan(corpus, n, kinds, seed=seed)
     quota = quotas(n, kinds)
     nearest = NearestChunks(corpus.chunks, embedder_for) if embedder_for is not None else None
-    prompts = [QUESTION_PROMPTS[kind] for kind in dict.fromkeys(kinds)]
+    prompts = [QUESTION_PROMPTS[kind] for kind in dict.fromkeys([*kinds, *(["factoid"] if "follow_up" in kinds
+                                                                           else [])])]
     signature = "|".join([judge.description, *(judge.signature(p) for p in prompts), f"seed:{seed}",
                           f"ragmeter:{__version__}"])
     report = GenerateReport(wanted=n, planned=len(planned), signature=signature)
@@ -200,28 +221,28 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
         if len(kept) >= n:
             break
         batch = planned[start:start + BATCH]
-        written = judge.run([JudgeCall(QUESTION_PROMPTS[item.kind],
-                                       question_request(item.kind, [c.text for c in item.chunks],
-                                                        language=LANGUAGES[item.language]), len(item.chunks))
-                             for item in batch])
-        checks: list[tuple[Planned, dict[str, str], JudgeCall, Callable[[JudgeOutcome], str | None]]] = []
-        for item, outcome in zip(batch, written, strict=True):
+        histories = _first_turns(batch, judge)
+        asked = [item for item in batch if item.kind != "follow_up" or histories.get(id(item)) is not None]
+        written = judge.run([JudgeCall(QUESTION_PROMPTS[item.kind], question_request(
+            item.kind, [c.text for c in _shown(item)], history=[(t.role, t.text) for t in histories.get(id(item), ())],
+            language=LANGUAGES[item.language]), len(_shown(item))) for item in asked])
+        checked: list[tuple[Planned, dict[str, str], list[Check]]] = []
+        for item in batch:
             report.asked[item.kind] += 1
+            if item not in asked:
+                report.dropped[(item.kind, FIRST_TURN)] += 1
+        for item, outcome in zip(asked, written, strict=True):
             reason = _written_reason(item, outcome)
             if reason is not None:
                 report.dropped[(item.kind, reason)] += 1
                 continue
             assert outcome.verdict is not None
-            if item.kind == "unanswerable":
-                assert nearest is not None
-                shown = nearest.top(outcome.verdict["question"], item.language)
-                checks.append((item, outcome.verdict, JudgeCall(ANSWERED, answered_request(
-                    outcome.verdict["question"], [c.text for c in shown]), len(shown)), _answered_reason))
-            else:
-                checks.append((item, outcome.verdict, *_claims_check(item, outcome.verdict, judge)))
-        outcomes = judge.run([call for _, _, call, _ in checks])
-        for (item, verdict, _, read), outcome in zip(checks, outcomes, strict=True):
-            reason = read(outcome)
+            checked.append((item, outcome.verdict, _checks(item, outcome.verdict, histories.get(id(item), ()), judge,
+                                                           nearest)))
+        outcomes = iter(judge.run([call for _, _, checks in checked for call, _ in checks]))
+        for item, verdict, checks in checked:
+            reasons = [read(next(outcomes)) for _, read in checks]
+            reason = next((r for r in reasons if r is not None), None)
             if reason is None and _normalised(verdict["question"]) in seen:
                 reason = DUPLICATE
             if reason is None and report.kept[item.kind] >= quota[item.kind]:
@@ -230,17 +251,51 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
                 report.dropped[(item.kind, reason)] += 1
                 continue
             seen.add(_normalised(verdict["question"]))
-            kept.append(_record(item, verdict, signature))
+            kept.append(_record(item, verdict, histories.get(id(item), ()), signature))
             report.kept[item.kind] += 1
     return kept, report
 
 
-def _claims_check(item: Planned, verdict: dict[str, str], judge: Judge
-                  ) -> tuple[JudgeCall, Callable[[JudgeOutcome], str | None]]:
+def _shown(item: Planned) -> tuple[CorpusChunk, ...]:
+    """The chunks an item's question is written from: a follow-up's own, after its first turn's."""
+    return item.chunks[1:] if item.kind == "follow_up" else item.chunks
+
+
+def _first_turns(batch: Sequence[Planned], judge: Judge) -> dict[int, tuple[Turn, ...] | None]:
+    """Each follow-up's conversation so far (by ``id`` of the item): a factoid question on its first chunk and its
+    answer, written and checked as a factoid's writing is; ``None`` where that failed."""
+    firsts = [item for item in batch if item.kind == "follow_up"]
+    outcomes = judge.run([JudgeCall(QUESTION_PROMPTS["factoid"], question_request(
+        "factoid", [item.chunks[0].text], language=LANGUAGES[item.language]), 1) for item in firsts])
+    turns: dict[int, tuple[Turn, ...] | None] = {}
+    for item, outcome in zip(firsts, outcomes, strict=True):
+        opener = Planned("factoid", item.chunks[:1], item.language)
+        good = _written_reason(opener, outcome) is None and outcome.verdict is not None
+        turns[id(item)] = ((Turn("user", outcome.verdict["question"]), Turn("assistant", outcome.verdict["answer"]))
+                           if good and outcome.verdict is not None else None)
+    return turns
+
+
+def _checks(item: Planned, verdict: dict[str, str], history: tuple[Turn, ...], judge: Judge,
+            nearest: NearestChunks | None) -> list[Check]:
+    """The calls that check a written item, each with how its outcome is read (a reason to drop it, or ``None``)."""
+    if item.kind == "unanswerable":
+        assert nearest is not None
+        shown = nearest.top(verdict["question"], item.language)
+        return [(JudgeCall(ANSWERED, answered_request(verdict["question"], [c.text for c in shown]), len(shown)),
+                 _answered_reason)]
+    checks = [_claims_check(item, verdict, judge)]
+    if item.kind == "follow_up":
+        call = JudgeCall(STANDALONE, standalone_request(verdict["question"], [(t.role, t.text) for t in history]))
+        checks.append((call, _standalone_reason))
+    return checks
+
+
+def _claims_check(item: Planned, verdict: dict[str, str], judge: Judge) -> Check:
     """The claims call of an answerable item's reference against its chunks, and how its outcome is read."""
     language = LANGUAGES[item.language]
     gold = Record(id="check", question=verdict["question"], answer=verdict["answer"],
-                  contexts=tuple(Chunk(doc_id=c.chunk_id, text=c.text) for c in item.chunks))
+                  contexts=tuple(Chunk(doc_id=c.chunk_id, text=c.text) for c in _shown(item)))
     call = claims_text_call(gold, gold.answer, judge, check_evidence=True, language=language)
 
     def read(outcome: JudgeOutcome) -> str | None:
@@ -250,6 +305,12 @@ def _claims_check(item: Planned, verdict: dict[str, str], judge: Judge
                                 split=call.prompt.name != CLAIMS.name, language=language)
         return None if claims and all(claim.verdict == "supported" for claim in claims) else NOT_SUPPORTED
     return call, read
+
+
+def _standalone_reason(outcome: JudgeOutcome) -> str | None:
+    if outcome.verdict is None:
+        return _failure(outcome, STANDALONE.name)
+    return STANDS_ALONE if outcome.verdict["verdict"] == "standalone" else None
 
 
 def _answered_reason(outcome: JudgeOutcome) -> str | None:
@@ -264,7 +325,7 @@ def _written_reason(item: Planned, outcome: JudgeOutcome) -> str | None:
     if outcome.verdict is None:
         return _failure(outcome, QUESTION_PROMPTS[item.kind].name)
     language = LANGUAGES[item.language]
-    if item.kind != "unanswerable" and not quotes_found(outcome.verdict["quotes"], [c.text for c in item.chunks],
+    if item.kind != "unanswerable" and not quotes_found(outcome.verdict["quotes"], [c.text for c in _shown(item)],
                                                         language=language):
         return QUOTE_NOT_IN_CHUNKS
     if states_its_answer(outcome.verdict["question"], outcome.verdict["answer"], language=language):

@@ -6,7 +6,7 @@ the local judge keeps one saved state of the shared instructions. A request show
 follow-up, the conversation so far) and ends with the kind's task and the language to write in. The reply: the
 question, the reference answer, and the quotes of the chunks that state it, which the generator checks lexically
 before anything else (:func:`~ragmeter.judges.nugget_prompts.quote_found`). :data:`ANSWERED` checks an unanswerable question against the
-corpus's chunks nearest to it.
+corpus's chunks nearest to it, and :data:`STANDALONE` whether a follow-up needs the conversation before it.
 
 Which chunks a kind needs: :data:`CHUNKS_NEEDED` (two for ``two_chunks``, one for the others; an unanswerable
 question is written from one chunk's topic and checked later against the whole corpus's nearest chunks).
@@ -22,7 +22,7 @@ from ragmeter.judges.protocol import ChatRequest
 from ragmeter.text.languages import LANGUAGES, Language
 
 __all__ = ["ANSWERED", "ANSWERED_VERDICTS", "ANSWER_CHARS", "CHUNKS_NEEDED", "KINDS", "QUESTION_CHARS",
-           "QUESTION_PROMPTS", "answered_request", "question_request"]
+           "QUESTION_PROMPTS", "STANDALONE", "answered_request", "question_request", "standalone_request"]
 
 #: The kinds of question, as ``--types`` names them.
 KINDS = ("factoid", "explanation", "two_chunks", "unanswerable", "follow_up")
@@ -119,3 +119,23 @@ def answered_request(question: str, chunks: Sequence[str]) -> ChatRequest:
     blocks = [("question", question), *((f'chunk n="{n}"', text) for n, text in enumerate(chunks, start=1))]
     return ANSWERED.request(blocks, "Do the chunks answer the QUESTION? Quote, then answer with answers, partly or "
                                     "no. Reply with the JSON object only.")
+
+
+def _check_standalone(data: Any, n_chunks: int) -> dict[str, Any]:
+    verdict = reply_object(data, ("verdict",))["verdict"]
+    if verdict not in ("standalone", "needs_history"):
+        raise VerdictError(f'"verdict" is {verdict!r}; use standalone or needs_history')
+    return {"verdict": verdict}
+
+
+STANDALONE = Prompt("testset_standalone", instructions("testset_standalone"), {
+    "type": "object", "additionalProperties": False, "required": ["verdict"],
+    "properties": {"verdict": {"type": "string", "enum": ["standalone", "needs_history"]}}}, 32, _check_standalone)
+
+
+def standalone_request(question: str, history: Sequence[tuple[str, str]]) -> ChatRequest:
+    """Does a follow-up ``question`` need its ``history`` ((role, text) turns)? Its check, apart from the call that
+    wrote it."""
+    return STANDALONE.request([("history", "\n".join(f"{role}: {text}" for role, text in history)),
+                               ("question", question)],
+                              "Can the QUESTION be understood without the HISTORY? Reply with the JSON object only.")

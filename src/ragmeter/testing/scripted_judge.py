@@ -24,8 +24,10 @@ The rules, applied to the tagged blocks of the user message:
   with no quote. An answer holding "FAKE QUOTE" gets ``support`` for every nugget, quoting words it does not have.
 - ``testset_<kind>`` (a test set's item): the answer is the first sentence of each <chunk>, joined, and so are the
   quotes; the question "What does the text say about <its first two words>?"; an unanswerable one asks "What does
-  <its first two words> cost on public holidays?", with no answer or quote. ``testset_answered``: "answers" when a
-  <chunk> holds "holiday", quoting its first sentence, else "no". A chunk holding "NO QUOTE" gets a
+  <its first two words> cost on public holidays?", with no answer or quote, and a follow-up "And what else is true
+  of it?" (one whose chunk holds "STANDALONE": the plain question). ``testset_answered``: "answers" when a <chunk>
+  holds "holiday", quoting its first sentence, else "no". ``testset_standalone``: "needs_history" when the question
+  says "it", "its" or "they", else "standalone". A chunk holding "NO QUOTE" gets a
   quote it does not have, one holding "SAYS IT" a question that is its answer, one holding "ADD CLAIM" an answer
   with a sentence no chunk states, one holding "BROKEN" a reply that is not JSON, every time.
 - ``generation_labels``: proper action always; on topic and helpful unless the answer holds "don't know"
@@ -93,6 +95,9 @@ def verdict_for(body: dict[str, Any]) -> dict[str, Any]:
     if name == "nugget_grades":
         answer = next(t for tag, _, t in parts if tag == "answer")
         return {"grades": [{"nugget": int(i), **_grade(t, answer)} for tag, i, t in parts if tag == "nugget"]}
+    if name == "testset_standalone":
+        question = next(t for tag, _, t in parts if tag == "question")
+        return {"verdict": "needs_history" if re.search(r"\b(it|its|they)\b", question) else "standalone"}
     if name == "testset_answered":
         holding = [t for tag, _, t in parts if tag == "chunk" and "holiday" in t.lower()]
         return {"quote": _sentences(holding[0])[0] if holding else "", "verdict": "answers" if holding else "no"}
@@ -132,6 +137,8 @@ def _testset_item(kind: str, chunks: list[str]) -> dict[str, Any]:
     if kind == "unanswerable":
         return {"question": f"What does {subject} cost on public holidays?", "answer": "", "quotes": []}
     question = f"What does the text say about {subject}?"
+    if kind == "follow_up" and "STANDALONE" not in " ".join(chunks):
+        question = "And what else is true of it?"
     every = " ".join(chunks)
     if "SAYS IT" in every:
         question = firsts[0].rstrip(".") + "?"
