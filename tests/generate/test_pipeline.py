@@ -132,7 +132,8 @@ def test_an_unanswerable_question_is_kept_only_when_its_nearest_chunks_do_not_an
 
 def test_a_follow_up_leans_on_a_first_turn_written_from_another_chunk_of_its_document() -> None:
     rows = [("lib", "The Central Library opens at nine."), ("lib", "It has three floors."),
-            ("pool", "The pool is heated."), ("pool", "STANDALONE the pool has six lanes.")]
+            ("pool", "The pool is heated."), ("pool", "STANDALONE the pool has six lanes."),
+            ("zoo", "NO QUOTE the zoo opens at ten."), ("zoo", "It keeps lions.")]
     chunks = tuple(Chunk(f"f{i}", doc, text, i) for i, (doc, text) in enumerate(rows))
     judge, backend = _judge()
     with judge:
@@ -144,7 +145,9 @@ def test_a_follow_up_leans_on_a_first_turn_written_from_another_chunk_of_its_doc
     assert (record.question, record.references, record.qrels) == (
         "And what else is true of it?", ("It has three floors.",), {"f1": 2})
     assert record.metadata["turn"] == 2 and record.conversation_id == record.id
-    # the pool's follow-up names what it asks about: it does not need its conversation
-    assert dict(report.dropped) == {("follow_up", "the follow-up can be understood without its conversation"): 1}
+    # the pool's follow-up names what it asks about: it does not need its conversation; the zoo's first turn failed
+    assert dict(report.dropped) == {
+        ("follow_up", "the follow-up can be understood without its conversation"): 1,
+        ("follow_up", "its first turn was dropped: a quote of the answer's evidence is not words of its chunks"): 1}
     follow_ups = [r for r in backend.requests if r.schema_name == "testset_follow_up"]
     assert all("<history>\nuser: What does the text say about the" in r.messages[1][1] for r in follow_ups)

@@ -83,6 +83,8 @@ STANDS_ALONE = "the follow-up can be understood without its conversation"
 FIRST_TURN = "its first turn was dropped"
 DUPLICATE = "the question repeats a kept one"
 SHARE_KEPT = "its kind has its share of the items already"
+#: A call that checks a written item, and how its outcome is read: why the item is dropped, or ``None``.
+Check = tuple[JudgeCall, Callable[[JudgeOutcome], "str | None"]]
 
 
 @dataclass(frozen=True)
@@ -198,9 +200,6 @@ def _failure(outcome: JudgeOutcome, prompt: str) -> str:
     return f"judge failed ({prompt}): {outcome.failure}"
 
 
-Check = tuple[JudgeCall, Callable[[JudgeOutcome], "str | None"]]
-
-
 def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str] = ("factoid", "explanation"),
              seed: int = 0, embedder_for: Callable[[str], Embedder] | None = None) -> tuple[list[Record], GenerateReport]:
     """Up to ``n`` records written from ``corpus`` by ``judge`` (see the module docstring), and the report;
@@ -221,23 +220,24 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
         if len(kept) >= n:
             break
         batch = planned[start:start + BATCH]
-        histories = _first_turns(batch, judge)
-        asked = [item for item in batch if item.kind != "follow_up" or histories.get(id(item)) is not None]
+        first_turns = _first_turns(batch, judge)
+        histories = {item: turns for item, turns in first_turns.items() if isinstance(turns, tuple)}
+        asked = [item for item in batch if item.kind != "follow_up" or item in histories]
         written = judge.run([JudgeCall(QUESTION_PROMPTS[item.kind], question_request(
-            item.kind, [c.text for c in _shown(item)], history=[(t.role, t.text) for t in histories.get(id(item), ())],
+            item.kind, [c.text for c in _shown(item)], history=[(t.role, t.text) for t in histories.get(item, ())],
             language=LANGUAGES[item.language]), len(_shown(item))) for item in asked])
         checked: list[tuple[Planned, dict[str, str], list[Check]]] = []
         for item in batch:
             report.asked[item.kind] += 1
-            if item not in asked:
-                report.dropped[(item.kind, FIRST_TURN)] += 1
+            if isinstance(why := first_turns.get(item), str):
+                report.dropped[(item.kind, f"{FIRST_TURN}: {why}")] += 1
         for item, outcome in zip(asked, written, strict=True):
             reason = _written_reason(item, outcome)
             if reason is not None:
                 report.dropped[(item.kind, reason)] += 1
                 continue
             assert outcome.verdict is not None
-            checked.append((item, outcome.verdict, _checks(item, outcome.verdict, histories.get(id(item), ()), judge,
+            checked.append((item, outcome.verdict, _checks(item, outcome.verdict, histories.get(item, ()), judge,
                                                            nearest)))
         outcomes = iter(judge.run([call for _, _, checks in checked for call, _ in checks]))
         for item, verdict, checks in checked:
@@ -251,7 +251,7 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
                 report.dropped[(item.kind, reason)] += 1
                 continue
             seen.add(_normalised(verdict["question"]))
-            kept.append(_record(item, verdict, histories.get(id(item), ()), signature))
+            kept.append(_record(item, verdict, histories.get(item, ()), signature))
             report.kept[item.kind] += 1
     return kept, report
 
@@ -261,18 +261,17 @@ def _shown(item: Planned) -> tuple[CorpusChunk, ...]:
     return item.chunks[1:] if item.kind == "follow_up" else item.chunks
 
 
-def _first_turns(batch: Sequence[Planned], judge: Judge) -> dict[int, tuple[Turn, ...] | None]:
-    """Each follow-up's conversation so far (by ``id`` of the item): a factoid question on its first chunk and its
-    answer, written and checked as a factoid's writing is; ``None`` where that failed."""
+def _first_turns(batch: Sequence[Planned], judge: Judge) -> dict[Planned, tuple[Turn, ...] | str]:
+    """Each follow-up's conversation so far: a factoid question on its first chunk and its answer, written and checked
+    as a factoid's writing is; where that failed, why."""
     firsts = [item for item in batch if item.kind == "follow_up"]
     outcomes = judge.run([JudgeCall(QUESTION_PROMPTS["factoid"], question_request(
         "factoid", [item.chunks[0].text], language=LANGUAGES[item.language]), 1) for item in firsts])
-    turns: dict[int, tuple[Turn, ...] | None] = {}
+    turns: dict[Planned, tuple[Turn, ...] | str] = {}
     for item, outcome in zip(firsts, outcomes, strict=True):
-        opener = Planned("factoid", item.chunks[:1], item.language)
-        good = _written_reason(opener, outcome) is None and outcome.verdict is not None
-        turns[id(item)] = ((Turn("user", outcome.verdict["question"]), Turn("assistant", outcome.verdict["answer"]))
-                           if good and outcome.verdict is not None else None)
+        why = _written_reason(Planned("factoid", item.chunks[:1], item.language), outcome)
+        turns[item] = why if why is not None or outcome.verdict is None else (
+            Turn("user", outcome.verdict["question"]), Turn("assistant", outcome.verdict["answer"]))
     return turns
 
 
