@@ -83,3 +83,16 @@ def test_a_corpus_file_is_never_the_output(server, tmp_path: Path, capsys) -> No
     assert main(_args(server, corpus, corpus / "library.txt", "--overwrite")) == 2
     assert "input" in capsys.readouterr().err
     assert (corpus / "library.txt").read_bytes() == before
+
+
+def test_a_dry_run_prices_the_writing_and_calls_nothing(server, tmp_path: Path, capsys) -> None:
+    corpus = _corpus(tmp_path / "docs")
+    before = len(server.requests)
+    assert main(_args(server, corpus, tmp_path / "testset.jsonl", "--types", "factoid,follow_up", "--dry-run")) == 0
+    out = capsys.readouterr().out
+    # four chunks in two documents: the factoids take one chunk each, the follow-ups two of one document (their
+    # first turn's call counted, a factoid's); two items wanted, so at most two asks of each kind
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line.startswith("testset_")}
+    assert rows["testset_factoid"][:2] == ["3", "0"]
+    assert "Not counted: the checks of what is written" in out
+    assert len(server.requests) == before and not (tmp_path / "testset.jsonl").exists()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ragmeter.app.generate import generate_file
+from ragmeter.app.generate import generate_file, plan_generation
 from ragmeter.cli import judge_options
 from ragmeter.cli.common import Command, overwrite_option, path_arg
 from ragmeter.core.errors import ConfigError
@@ -43,6 +43,14 @@ def _generate(args: argparse.Namespace) -> int:
     kinds = [kind.strip() for kind in args.types.split(",") if kind.strip()]
     config = judge_options.judge_config(args, args.output.with_name(args.output.name + ".judge-cache.sqlite"))
     assert config is not None
+    if args.dry_run:
+        planned, identity = plan_generation(args.corpus, args.output, config, n=args.n, kinds=kinds, seed=args.seed,
+                                            max_chars=args.max_chars, overlap=args.overlap, overwrite=args.overwrite)
+        print(judge_options.render_plan(planned, identity, judge_options.prices(args)))
+        print("Counted: the writing calls of every planned item (at most two per item wanted; the run stops once it "
+              "has its items). Not counted: the checks of what is written (an answer's claims, an unanswerable "
+              "question's nearest chunks, a follow-up's own call and its two checks), about one call per written item.")
+        return 0
     done = generate_file(args.corpus, args.output, config, n=args.n, kinds=kinds, seed=args.seed,
                          max_chars=args.max_chars, overlap=args.overlap, overwrite=args.overwrite,
                          embedder=args.embedder)

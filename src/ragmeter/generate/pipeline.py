@@ -66,7 +66,8 @@ from ragmeter.metrics.judged import claims_text_call, verdict_claims
 from ragmeter.models import Embedder
 from ragmeter.text.languages import LANGUAGES
 
-__all__ = ["ASKS_PER_ITEM", "GENERATED_KINDS", "GenerateReport", "Planned", "generate", "plan", "quotas"]
+__all__ = ["ASKS_PER_ITEM", "GENERATED_KINDS", "GenerateReport", "Planned", "generate", "plan", "quotas",
+           "writing_calls"]
 
 #: The kinds :func:`generate` writes.
 GENERATED_KINDS = ("factoid", "explanation", "two_chunks", "unanswerable", "follow_up")
@@ -254,6 +255,15 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
             kept.append(_record(item, verdict, histories.get(item, ()), signature))
             report.kept[item.kind] += 1
     return kept, report
+
+
+def writing_calls(planned: Sequence[Planned]) -> list[JudgeCall]:
+    """The calls that write ``planned`` items and are known before any is answered (a dry run's): each item's, and
+    a follow-up's first turn (its own call follows that turn's answer)."""
+    return [JudgeCall(QUESTION_PROMPTS[kind], question_request(kind, [c.text for c in chunks],
+                                                               language=LANGUAGES[item.language]), len(chunks))
+            for item in planned
+            for kind, chunks in [("factoid", item.chunks[:1]) if item.kind == "follow_up" else (item.kind, item.chunks)]]
 
 
 def _shown(item: Planned) -> tuple[CorpusChunk, ...]:
