@@ -96,3 +96,20 @@ def test_a_dry_run_prices_the_writing_and_calls_nothing(server, tmp_path: Path, 
     assert rows["testset_factoid"][:2] == ["3", "0"]
     assert "Not counted: the checks of what is written" in out
     assert len(server.requests) == before and not (tmp_path / "testset.jsonl").exists()
+
+
+def test_the_demo_documents_give_a_test_set_of_each_answerable_kind(server, tmp_path: Path, capsys) -> None:
+    assert main(["demo", str(tmp_path / "demo")]) == 0
+    output = tmp_path / "testset.jsonl"
+    assert main(_args(server, tmp_path / "demo" / "demo-chunks.jsonl", output, "--n", "8", "--embedder", "hashing",
+                      "--types", "factoid,explanation,two_chunks,follow_up")) == 0
+    assert "demo-chunks.jsonl: 94 chunks" in capsys.readouterr().out
+    rows = [json.loads(line) for line in output.read_text("utf-8").splitlines()]
+    kinds = [row["metadata"]["question_type"] for row in rows]
+    assert sorted(kinds) == ["explanation"] * 2 + ["factoid"] * 2 + ["follow_up"] * 2 + ["two_chunks"] * 2
+    assert all(len(row["history"]) == 2 for row in rows if row["metadata"]["question_type"] == "follow_up")
+    assert {qrel.rsplit("-", 1)[0] for row in rows for qrel in row.get("qrels", {})} <= {
+        json.loads(line)["doc_id"] for line in (tmp_path / "demo" / "demo-chunks.jsonl").read_text("utf-8").splitlines()}
+    assert main(["validate", str(output)]) == 0
+    assert main(["run", str(output), "--metrics", "lexical", "--out", str(tmp_path / "run"), "--no-progress",
+                 "--format", "json"]) == 0

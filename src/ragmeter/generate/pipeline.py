@@ -17,8 +17,8 @@ to ``n`` items:
    splits claims); for a follow-up, the judge finds it understood without its conversation; for an unanswerable
    question, the judge finds its answer, or part of it, in the corpus's
    :data:`~ragmeter.generate.nearest.NEAREST` chunks nearest to it (by the embedder of its language: what a
-   retriever would show the system); the question repeats a kept one (the same words, case and spacing aside); its
-   kind has its share already.
+   retriever would show the system); the question repeats a kept one (the same words, case and spacing aside; a
+   follow-up, a kept one after the same conversation).
 4. **Keep** each item as a record of ragmeter's input format: the question, the reference answer, ``qrels`` (the
    chunk that holds the answer graded 2; each of a ``two_chunks`` item's graded 1, since it needs both),
    ``answerability`` ``answerable`` (an unanswerable one: ``unanswerable``, with no reference and no qrels), the
@@ -83,7 +83,6 @@ ANSWERED_BY_CORPUS = "a chunk of the corpus the question is nearest to answers i
 STANDS_ALONE = "the follow-up can be understood without its conversation"
 FIRST_TURN = "its first turn was dropped"
 DUPLICATE = "the question repeats a kept one"
-SHARE_KEPT = "its kind has its share of the items already"
 #: A call that checks a written item, and how its outcome is read: why the item is dropped, or ``None``.
 Check = tuple[JudgeCall, Callable[[JudgeOutcome], "str | None"]]
 
@@ -176,8 +175,9 @@ def quotas(n: int, kinds: Sequence[str]) -> dict[str, int]:
     return {kind: n // len(kinds) + (i < n % len(kinds)) for i, kind in enumerate(kinds)}
 
 
-def _normalised(question: str) -> str:
-    return re.sub(r"\s+", " ", question).strip().casefold()
+def _asked(question: str, history: Sequence[Turn]) -> str:
+    """What makes two items the same question: its words, case and spacing aside, after the same conversation."""
+    return "\n".join(re.sub(r"\s+", " ", text).strip().casefold() for text in (*(t.text for t in history), question))
 
 
 def _record(item: Planned, verdict: dict[str, str], history: tuple[Turn, ...], signature: str) -> Record:
@@ -217,10 +217,8 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
     report = GenerateReport(wanted=n, planned=len(planned), signature=signature)
     kept: list[Record] = []
     seen: set[str] = set()
-    for start in range(0, len(planned), BATCH):
-        if len(kept) >= n:
-            break
-        batch = planned[start:start + BATCH]
+    pending = list(planned)
+    while batch := _next_batch(pending, {kind: quota[kind] - report.kept[kind] for kind in quota}):
         first_turns = _first_turns(batch, judge)
         histories = {item: turns for item, turns in first_turns.items() if isinstance(turns, tuple)}
         asked = [item for item in batch if item.kind != "follow_up" or item in histories]
@@ -244,17 +242,29 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
         for item, verdict, checks in checked:
             reasons = [read(next(outcomes)) for _, read in checks]
             reason = next((r for r in reasons if r is not None), None)
-            if reason is None and _normalised(verdict["question"]) in seen:
+            asked_as = _asked(verdict["question"], histories.get(item, ()))
+            if reason is None and asked_as in seen:
                 reason = DUPLICATE
-            if reason is None and report.kept[item.kind] >= quota[item.kind]:
-                reason = SHARE_KEPT
             if reason is not None:
                 report.dropped[(item.kind, reason)] += 1
                 continue
-            seen.add(_normalised(verdict["question"]))
+            seen.add(asked_as)
             kept.append(_record(item, verdict, histories.get(item, ()), signature))
             report.kept[item.kind] += 1
     return kept, report
+
+
+def _next_batch(pending: list[Planned], wanted: dict[str, int]) -> list[Planned]:
+    """Up to :data:`BATCH` items taken from ``pending`` in order, no more of a kind than it still ``wanted``: an
+    item of a kind whose share is kept is never asked."""
+    batch: list[Planned] = []
+    for item in list(pending):
+        if len(batch) == BATCH:
+            break
+        if sum(other.kind == item.kind for other in batch) < wanted[item.kind]:
+            batch.append(item)
+            pending.remove(item)
+    return batch
 
 
 def writing_calls(planned: Sequence[Planned]) -> list[JudgeCall]:
