@@ -151,3 +151,15 @@ def test_a_follow_up_leans_on_a_first_turn_written_from_another_chunk_of_its_doc
         ("follow_up", "its first turn was dropped: a quote of the answer's evidence is not words of its chunks"): 1}
     follow_ups = [r for r in backend.requests if r.schema_name == "testset_follow_up"]
     assert all("<history>\nuser: What does the text say about the" in r.messages[1][1] for r in follow_ups)
+
+
+def test_an_indonesian_document_gets_an_indonesian_item() -> None:
+    chunks = (Chunk("k1", "perpus", "Perpustakaan buka pukul 08.00 setiap hari. Kartu anggota gratis.", 0),)
+    judge, backend = _judge()
+    with judge:
+        records, _ = generate(CorpusChunks(chunks, {"k1": "id"}), judge, n=1, kinds=("factoid",))
+    (written,) = [r for r in backend.requests if r.schema_name == "testset_factoid"]
+    assert written.messages[1][1].endswith("Write them in Indonesian. Reply with the JSON object only.")
+    (record,) = records
+    assert record.metadata["language"] == "id" and record.references == ("Perpustakaan buka pukul 08.00 setiap hari.",)
+    assert record_from_dict(record_to_dict(record)).metadata["language"] == "id"
