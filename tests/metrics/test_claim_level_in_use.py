@@ -67,6 +67,11 @@ def test_compare_pairs_each_stage_and_the_gate_fails_on_lost_vital_nuggets(runs,
     assert by_metric["context_claim_recall"]["difference"] == 0.0
     assert by_metric["context_utilization"]["difference"] == pytest.approx(-1.0)
     assert comparison["decision"]["passed"] is False
+    assert main(["compare", str(good), str(worse), "--n-resamples", "500"]) == 0
+    text = capsys.readouterr().out
+    stages = text[text.index("Which stage moved (claim level):"):].splitlines()[1:3]
+    assert stages == ["  retriever: no figure moved beyond its interval",
+                      "  generator: context_utilization worse (-1.000 [-1.000, -1.000])"]
     assert main(["compare", str(good), str(good), "--fail-on", "nugget_recall_vital", "--n-resamples", "500"]) == 0
 
 

@@ -6,8 +6,9 @@ import math
 
 from ragmeter.analysis.compare import NO_SIGNATURE, Comparison, MetricComparison
 from ragmeter.report.terminal import visible
+from ragmeter.results.diagnostics import FAILURES, GENERATOR, RETRIEVER
 
-__all__ = ["GATE_HEADER", "HEADER", "comparison_rows", "gate_rows", "header", "render_comparison"]
+__all__ = ["GATE_HEADER", "HEADER", "comparison_rows", "gate_rows", "header", "render_comparison", "stage_lines"]
 
 #: Unicode's bidirectional controls (embeddings, overrides, isolates and marks): in an item id or a run's name they
 #: would reorder the text a terminal shows after them (U+202E prints the rest of a line backwards).
@@ -60,6 +61,7 @@ def render_comparison(comparison: Comparison, *, markdown: bool = False) -> str:
             n = max((m.n + m.n_left_out for m in metrics), default=0)
             lines += [f"{'### ' if markdown else ''}{field} = {value} ({n} items)", ""]
         lines += [*_table(comparison_rows(metrics), markdown, header(comparison)), ""]
+    lines += stage_lines(comparison.overall)
     if comparison.gate:
         lines += _gate_table(comparison, markdown)
     if comparison.only_baseline or comparison.only_candidate:
@@ -80,6 +82,29 @@ def render_comparison(comparison: Comparison, *, markdown: bool = False) -> str:
     lines += ["Metric signatures:" if signatures else f"Metric signatures: {NO_SIGNATURE} (settings not checked)",
               *(f"  {signature}" for signature in signatures)]
     return "\n".join(map(visible, lines))
+
+
+def stage_lines(metrics: tuple[MetricComparison, ...]) -> list[str]:
+    """Which stage of the pipeline a change moved (:mod:`ragmeter.results.diagnostics`): per stage, each claim-level
+    figure whose interval leaves out 0, better or worse by its direction; a stage whose figures all stay within
+    their intervals did not move. Nothing when the runs have no claim-level diagnostics."""
+    by_metric = {m.metric: m for m in metrics}
+    lines = []
+    for title, layout in (("retriever", RETRIEVER), ("generator", GENERATOR), ("lost vital nuggets", FAILURES)):
+        present = [by_metric[name] for name, _ in layout if name in by_metric]
+        if not present:
+            continue
+        moved = [m for m in present if not math.isnan(m.ci_low) and (m.ci_low > 0 or m.ci_high < 0)]
+        changes = ", ".join(f"{m.metric} {_moved(m)} ({m.difference:+.3f} [{m.ci_low:+.3f}, {m.ci_high:+.3f}])"
+                            for m in moved)
+        lines.append(f"  {title}: {changes or 'no figure moved beyond its interval'}")
+    return ["Which stage moved (claim level):", *lines, ""] if lines else []
+
+
+def _moved(m: MetricComparison) -> str:
+    if m.higher_is_better is None:
+        return "up" if m.difference > 0 else "down"
+    return "better" if (m.difference > 0) == m.higher_is_better else "worse"
 
 
 GATE_HEADER = ("run", "abstain rate", "tokens / item", "tokens / answered item", "P50 latency answered (ms)",
