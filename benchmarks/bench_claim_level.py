@@ -36,7 +36,6 @@ from typing import Any
 import _folds
 import numpy as np
 from _common import (
-    N_BOOT,
     add_judge_arguments,
     cluster_interval,
     dev_records,
@@ -65,24 +64,6 @@ def _rho(x: np.ndarray, y: np.ndarray, clusters: list[str]) -> dict[str, Any]:
                                                                        if k])
                  if not np.isnan(value) else (np.nan, np.nan))
     return {"n": int(keep.sum()), "rho": _folds._round(value), "low": _folds._round(low), "high": _folds._round(high)}
-
-
-def _paired(x: np.ndarray, z: np.ndarray, y: np.ndarray, clusters: list[str], seed: int = 0) -> dict[str, Any]:
-    """ρ(x, y) − ρ(z, y) with a 95 % interval from resampling conversations (the same draws for both)."""
-    members: dict[str, list[int]] = {}
-    for i, cluster in enumerate(clusters):
-        members.setdefault(cluster, []).append(i)
-    groups = list(members.values())
-    rng = np.random.default_rng(seed)
-    draws = []
-    for _ in range(N_BOOT):
-        picked = [i for g in rng.integers(0, len(groups), len(groups)) for i in groups[g]]
-        difference = _folds.spearman(x[picked], y[picked]) - _folds.spearman(z[picked], y[picked])
-        if not np.isnan(difference):
-            draws.append(difference)
-    low, high = np.percentile(draws, [2.5, 97.5]) if draws else (np.nan, np.nan)
-    return {"difference": _folds._round(_folds.spearman(x, y) - _folds.spearman(z, y)),
-            "low": _folds._round(low), "high": _folds._round(high)}
 
 
 def main() -> None:
@@ -116,8 +97,8 @@ def main() -> None:
     for name, x in scores.items():
         signals[name] = {dim: _rho(x, human[dim], conversations) for dim in DIMENSIONS}
         signals[name]["common_set"] = {dim: _rho(x[common], human[dim][common], picked) for dim in DIMENSIONS}
-    paired = {f"{new} − {old}": _paired(scores[new][common], scores[old][common], human["completeness"][common],
-                                        picked)
+    paired = {f"{new} − {old}": _folds.paired_difference(_folds.spearman, scores[new][common], scores[old][common],
+                                                         human["completeness"][common], picked)
               for new in CANDIDATES for old in (*OLDER, RELEASED_RL_F)}
     protocol = {dim: _folds.held_out(list(CANDIDATES), lambda m: scores[m][common], human[dim][common],
                                      [c for c, k in zip(collections, common, strict=True) if k], picked,

@@ -35,7 +35,7 @@ from typing import Any
 
 import _folds
 import numpy as np
-from _common import N_BOOT, dev_records, human_means, mtrag_rows, released_idk, write_result
+from _common import dev_records, human_means, mtrag_rows, released_idk, write_result
 
 from ragmeter import Settings, evaluate
 from ragmeter.judges import JudgeConfig, open_judge
@@ -49,26 +49,6 @@ TARGETS = {"judge_faithfulness_idk": "faithfulness", "RL_F_idk": "faithfulness",
 def _accuracy(x: np.ndarray, y: np.ndarray) -> float:
     keep = ~(np.isnan(x) | np.isnan(y))
     return float(np.mean(x[keep] == y[keep])) if keep.any() else float("nan")
-
-
-def _paired(statistic: Any, x: dict[str, np.ndarray], y: np.ndarray, clusters: list[str],
-            seed: int = 0) -> dict[str, Any]:
-    """shared − calls of ``statistic(layout's values, y)``, with a 95 % interval from the same conversations
-    drawn for both layouts."""
-    members: dict[str, list[int]] = {}
-    for i, cluster in enumerate(clusters):
-        members.setdefault(cluster, []).append(i)
-    groups = list(members.values())
-    rng = np.random.default_rng(seed)
-    draws = []
-    for _ in range(N_BOOT):
-        picked = [i for g in rng.integers(0, len(groups), len(groups)) for i in groups[g]]
-        difference = statistic(x["shared"][picked], y[picked]) - statistic(x["calls"][picked], y[picked])
-        if not np.isnan(difference):
-            draws.append(difference)
-    low, high = np.percentile(draws, [2.5, 97.5]) if draws else (np.nan, np.nan)
-    value = statistic(x["shared"], y) - statistic(x["calls"], y)
-    return {"difference": round(value, 3), "low": round(float(low), 3), "high": round(float(high), 3)}
 
 
 def _judged(records: list[Any], layout: str, cache: Path) -> tuple[Any, float]:
@@ -116,7 +96,8 @@ def main() -> None:
         for dimension, target, statistic in figures:
             report = _folds.held_out(list(LAYOUTS), scores[metric].__getitem__, target, collections, conversations,
                                      statistic)
-            report["paired"] = _paired(statistic, scores[metric], target, conversations)
+            report["paired"] = _folds.paired_difference(statistic, scores[metric]["shared"], scores[metric]["calls"],
+                                                        target, conversations)
             report["main"] = TARGETS.get(metric, "released IDK verdict") == dimension
             rows[f"{metric} / {dimension}"] = report
     usage = {layout: {p: u.to_dict() for p, u in results[layout].judging.usage.items()} for layout in LAYOUTS}
