@@ -25,8 +25,8 @@ to ``n`` items:
    language, an empty ``answer`` for the team's system to fill, and in its metadata the kind, the source documents
    and the generator's signature.
 
-Every call goes through the judge's verdict cache: a rerun with the same corpus, settings and seed asks nothing
-again.
+Every call goes through the judge's verdict cache: a rerun with the same corpus, settings and seed (after a crash or
+a kill, say) asks again only the calls that had not been answered or had failed.
 
 A ``follow_up`` item is planned with two chunks of one document: a factoid question and answer are written from the
 first (checked as a factoid's writing is) and become the conversation so far; the follow-up is written from the
@@ -114,7 +114,8 @@ class GenerateReport:
         if kept >= self.wanted:
             return None
         if not self.planned:
-            return "the corpus has no chunk to write the asked kinds from (two_chunks needs a document of two)"
+            return ("the corpus has no chunk to write the asked kinds from (two_chunks and follow_up need a document of "
+                    "two chunks)")
         reasons: Counter[str] = Counter()
         for (_, reason), count in self.dropped.items():
             reasons[reason] += count
