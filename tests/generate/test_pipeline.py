@@ -163,3 +163,15 @@ def test_an_indonesian_document_gets_an_indonesian_item() -> None:
     (record,) = records
     assert record.metadata["language"] == "id" and record.references == ("Perpustakaan buka pukul 08.00 setiap hari.",)
     assert record_from_dict(record_to_dict(record)).metadata["language"] == "id"
+
+
+def test_every_chunk_that_holds_the_answer_is_in_the_qrels() -> None:
+    chunks = (Chunk("a", "pool", "The pool opens at seven. It is heated.", 0),
+              Chunk("b", "faq", "Early swimmers ask: the pool opens at seven. Lanes are free.", 0),
+              Chunk("c", "faq", "The gym opens at six.", 1))
+    judge, _ = _judge()
+    with judge:
+        records, _ = generate(CorpusChunks(chunks, dict.fromkeys("abc", "en")), judge, n=3, kinds=("factoid",))
+    by_question = {r.references[0]: r.qrels for r in records}
+    assert by_question["The pool opens at seven."] == {"a": 2, "b": 2}  # the FAQ's chunk holds it too
+    assert by_question["The gym opens at six."] == {"c": 2}

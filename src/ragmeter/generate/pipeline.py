@@ -19,8 +19,9 @@ to ``n`` items:
    :data:`~ragmeter.generate.nearest.NEAREST` chunks nearest to it (by the embedder of its language: what a
    retriever would show the system); the question repeats a kept one (the same words, case and spacing aside; a
    follow-up, a kept one after the same conversation).
-4. **Keep** each item as a record of ragmeter's input format: the question, the reference answer, ``qrels`` (the
-   chunk that holds the answer graded 2; each of a ``two_chunks`` item's graded 1, since it needs both),
+4. **Keep** each item as a record of ragmeter's input format: the question, the reference answer, ``qrels`` (every
+   chunk of the corpus that holds the answer's quotes, :func:`~ragmeter.generate.checks.answer_grades`: 2 for one
+   that holds them all, 1 for one that holds some, as each chunk of a ``two_chunks`` item does),
    ``answerability`` ``answerable`` (an unanswerable one: ``unanswerable``, with no reference and no qrels), the
    language, an empty ``answer`` for the team's system to fill, and in its metadata the kind, the source documents
    and the generator's signature.
@@ -47,7 +48,13 @@ from dataclasses import dataclass, field
 from ragmeter._version import __version__
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.records import Answerability, Chunk, Record, Turn
-from ragmeter.generate.checks import QUOTE_NOT_IN_CHUNKS, STATES_ITS_ANSWER, quotes_found, states_its_answer
+from ragmeter.generate.checks import (
+    QUOTE_NOT_IN_CHUNKS,
+    STATES_ITS_ANSWER,
+    answer_grades,
+    quotes_found,
+    states_its_answer,
+)
 from ragmeter.generate.chunking import Chunk as CorpusChunk
 from ragmeter.generate.corpus import CorpusChunks
 from ragmeter.generate.nearest import NearestChunks
@@ -181,7 +188,8 @@ def _asked(question: str, history: Sequence[Turn]) -> str:
     return "\n".join(re.sub(r"\s+", " ", text).strip().casefold() for text in (*(t.text for t in history), question))
 
 
-def _record(item: Planned, verdict: dict[str, str], history: tuple[Turn, ...], signature: str) -> Record:
+def _record(item: Planned, verdict: dict[str, str], history: tuple[Turn, ...], qrels: dict[str, int],
+            signature: str) -> Record:
     key = "\0".join([item.kind, *(c.chunk_id for c in item.chunks), verdict["question"]])
     digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
     metadata: dict[str, object] = {"language": item.language, "question_type": item.kind,
@@ -190,12 +198,10 @@ def _record(item: Planned, verdict: dict[str, str], history: tuple[Turn, ...], s
     if item.kind == "unanswerable":  # no chunk holds its answer: no reference, no qrels
         return Record(id=f"gen-{digest}", question=verdict["question"], answer="",
                       answerability=Answerability.UNANSWERABLE, metadata=metadata)
-    gold = item.chunks[-1:] if item.kind == "follow_up" else item.chunks
     if history:
         metadata.update(conversation_id=f"gen-{digest}", turn=len(history) // 2 + 1)
     return Record(id=f"gen-{digest}", question=verdict["question"], answer="", references=(verdict["answer"],),
-                  history=history, answerability=Answerability.ANSWERABLE,
-                  qrels={c.chunk_id: 2 if len(gold) == 1 else 1 for c in gold}, metadata=metadata)
+                  history=history, answerability=Answerability.ANSWERABLE, qrels=qrels, metadata=metadata)
 
 
 def _failure(outcome: JudgeOutcome, prompt: str) -> str:
@@ -219,6 +225,7 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
     kept: list[Record] = []
     seen: set[str] = set()
     pending = list(planned)
+    texts = [chunk.text for chunk in corpus.chunks]
     while batch := _next_batch(pending, {kind: quota[kind] - report.kept[kind] for kind in quota}):
         first_turns = _first_turns(batch, judge)
         histories = {item: turns for item, turns in first_turns.items() if isinstance(turns, tuple)}
@@ -250,7 +257,9 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
                 report.dropped[(item.kind, reason)] += 1
                 continue
             seen.add(asked_as)
-            kept.append(_record(item, verdict, histories.get(item, ()), signature))
+            grades = answer_grades(verdict["quotes"], texts, language=LANGUAGES[item.language])
+            kept.append(_record(item, verdict, histories.get(item, ()),
+                                {corpus.chunks[i].chunk_id: grade for i, grade in grades.items()}, signature))
             report.kept[item.kind] += 1
     return kept, report
 
