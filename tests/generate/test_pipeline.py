@@ -175,3 +175,13 @@ def test_every_chunk_that_holds_the_answer_is_in_the_qrels() -> None:
     by_question = {r.references[0]: r.qrels for r in records}
     assert by_question["The pool opens at seven."] == {"a": 2, "b": 2}  # the FAQ's chunk holds it too
     assert by_question["The gym opens at six."] == {"c": 2}
+
+
+def test_each_batch_reports_its_progress() -> None:
+    seen: list[tuple[int, int]] = []
+    judge, _ = _judge()
+    with judge:
+        records, report = generate(CORPUS, judge, n=10, kinds=("factoid",),
+                                   on_batch=lambda so_far: seen.append((sum(so_far.asked.values()),
+                                                                        sum(so_far.kept.values()))))
+    assert seen == [(8, 3)] and len(records) == 3                # eight chunks: one batch

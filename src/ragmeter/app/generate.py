@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,17 +55,20 @@ def plan_generation(corpus: Path, output: Path, config: JudgeConfig, *, n: int, 
 
 
 def generate_file(corpus: Path, output: Path, config: JudgeConfig, *, n: int, kinds: Sequence[str], seed: int,
-                  max_chars: int, overlap: int, overwrite: bool, embedder: str = "auto") -> Generated:
+                  max_chars: int, overlap: int, overwrite: bool, embedder: str = "auto",
+                  on_batch: Callable[[GenerateReport], None] | None = None) -> Generated:
     """Write up to ``n`` items of ``kinds`` from ``corpus`` (a folder of documents, or a chunk file) to ``output``
     (:func:`ragmeter.generate.pipeline.generate`); the output and the judge's cache are checked before any work, and
     no file of the corpus is ever written. ``embedder``: the backend that finds the chunks an unanswerable question
-    is checked against (``auto``: each language's own), loaded only when one is asked for."""
+    is checked against (``auto``: each language's own), loaded only when one is asked for; ``on_batch``: given the
+    report so far after each batch."""
     target = _targets(corpus, output, config, overwrite)
     chunks = read_chunks(corpus, max_chars=max_chars, overlap=overlap)
     judge = open_judge(config)
     try:
         records, report = generate(chunks, judge, n=n, kinds=kinds, seed=seed,
-                                   embedder_for=functools.cache(lambda code: load_embedder(embedder, code)))
+                                   embedder_for=functools.cache(lambda code: load_embedder(embedder, code)),
+                                   on_batch=on_batch)
     finally:
         judge.close()
     if records:

@@ -4,13 +4,14 @@ and why."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ragmeter.app.generate import generate_file, plan_generation
 from ragmeter.cli import judge_options
 from ragmeter.cli.common import Command, overwrite_option, path_arg
 from ragmeter.core.errors import ConfigError
 from ragmeter.generate.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
-from ragmeter.generate.pipeline import GENERATED_KINDS
+from ragmeter.generate.pipeline import GENERATED_KINDS, GenerateReport
 from ragmeter.models import EMBEDDER_BACKENDS
 
 
@@ -31,6 +32,7 @@ def add_arguments(generate: argparse.ArgumentParser) -> None:
     generate.add_argument("--embedder", choices=EMBEDDER_BACKENDS, default="auto",
                           help="finds the chunks an unanswerable question is checked against (auto: each language's "
                                "own)")
+    generate.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     overwrite_option(generate, "an existing OUTPUT")
     judge_options.add_judge_options(generate, title="LLM judge (writes and checks the items)",
                                     cache_beside_output=True)
@@ -51,9 +53,24 @@ def _generate(args: argparse.Namespace) -> int:
               "has its items). Not counted: the checks of what is written (an answer's claims, an unanswerable "
               "question's nearest chunks, a follow-up's own call and its two checks), about one call per written item.")
         return 0
-    done = generate_file(args.corpus, args.output, config, n=args.n, kinds=kinds, seed=args.seed,
-                         max_chars=args.max_chars, overlap=args.overlap, overwrite=args.overwrite,
-                         embedder=args.embedder)
+    bar = None
+    if not args.no_progress and sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=args.n, unit="item", desc="kept", leave=False)
+
+    def progress(report: GenerateReport) -> None:
+        if bar is not None:
+            bar.update(sum(report.kept.values()) - bar.n)
+            bar.set_postfix_str(f"{sum(report.asked.values())} asked")
+
+    try:
+        done = generate_file(args.corpus, args.output, config, n=args.n, kinds=kinds, seed=args.seed,
+                             max_chars=args.max_chars, overlap=args.overlap, overwrite=args.overwrite,
+                             embedder=args.embedder, on_batch=progress)
+    finally:
+        if bar is not None:
+            bar.close()
     report = done.report
     print(f"{args.corpus}: {done.chunks} chunks" + (f"; {len(done.skipped)} file(s) skipped" if done.skipped else ""))
     for name, why in done.skipped:

@@ -209,9 +209,11 @@ def _failure(outcome: JudgeOutcome, prompt: str) -> str:
 
 
 def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str] = ("factoid", "explanation"),
-             seed: int = 0, embedder_for: Callable[[str], Embedder] | None = None) -> tuple[list[Record], GenerateReport]:
+             seed: int = 0, embedder_for: Callable[[str], Embedder] | None = None,
+             on_batch: Callable[[GenerateReport], None] | None = None) -> tuple[list[Record], GenerateReport]:
     """Up to ``n`` records written from ``corpus`` by ``judge`` (see the module docstring), and the report;
-    ``embedder_for`` (a language code's embedder) finds the chunks an unanswerable question is checked against."""
+    ``embedder_for`` (a language code's embedder) finds the chunks an unanswerable question is checked against;
+    ``on_batch`` is given the report so far after each batch of items (a progress bar's)."""
     if "unanswerable" in kinds and embedder_for is None:
         raise ConfigError("unanswerable questions are checked against the corpus's nearest chunks: give an embedder")
     planned = plan(corpus, n, kinds, seed=seed)
@@ -261,6 +263,8 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
             kept.append(_record(item, verdict, histories.get(item, ()),
                                 {corpus.chunks[i].chunk_id: grade for i, grade in grades.items()}, signature))
             report.kept[item.kind] += 1
+        if on_batch is not None:
+            on_batch(report)
     return kept, report
 
 
