@@ -80,7 +80,10 @@ def test_the_terminal_report_shows_each_stage_once_with_its_interval(result) -> 
     assert f"[{summary.ci_low:.3f}, {summary.ci_high:.3f}]" in row and row.endswith("(lost by the generator)")
     rows = [line for line in text.splitlines() if line.startswith("context_claim_recall")]
     assert len(rows) == 1  # not again under the claim-level family
-    assert "nugget_recall (mean)" in text[text.index("Claim level"):]
+    family = text[text.index("Claim level"):]
+    assert "nugget_recall (mean)" in family
+    # each measured metric's agreement with people follows its family's section
+    assert "  nugget_recall follows people's completeness at Spearman 0.16" in family
     assert "this run does not tell which stage" in text
 
 

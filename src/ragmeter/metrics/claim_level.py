@@ -298,7 +298,19 @@ _SPECS: tuple[tuple[str, str, Callable[[Record, ItemContext, RunContext], Outcom
      Aggregation.RATE, False),
 )
 
+_SAME_ANSWERS = ("on 92 MT-RAG dev answers with the packaged judge, where token F1 reaches 0.40 and "
+                 "faithfulness_offline 0.49 (benchmarks/README.md, \"Claim level\"): read it with a larger judge")
+#: Measured agreement with people (bench_claim_level.py), shown after the family's section of a report.
+_AGREEMENT = {
+    "nugget_recall": f"follows people's completeness at Spearman 0.16 [-0.06, 0.38] {_SAME_ANSWERS}",
+    "nugget_recall_strict": f"follows people's completeness at Spearman 0.16 [-0.08, 0.38] {_SAME_ANSWERS}",
+    "claim_recall": f"follows people's completeness at Spearman 0.16 [-0.08, 0.38] {_SAME_ANSWERS}",
+    "claim_f1": ("follows people's completeness at Spearman 0.34 [0.12, 0.49] (0.20 cross-collection) "
+                 f"{_SAME_ANSWERS}"),
+}
+
 for _name, _what, _compute, _aggregation, _higher in _SPECS:
     register(Metric(name=_name, family="claim_level", description=_what, needs=("answer",),
                     aggregation=_aggregation, value_range=(0.0, 1.0), higher_is_better=_higher, compute=_compute,
-                    signature=_signature, resources=frozenset({"judge"}), prefetch=_calls))
+                    signature=_signature, resources=frozenset({"judge"}), prefetch=_calls,
+                    agreement=_AGREEMENT.get(_name)))
