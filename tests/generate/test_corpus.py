@@ -56,3 +56,12 @@ def test_a_parquet_file_of_chunks(tmp_path: Path) -> None:
 
     pq.write_table(pa.table({"id": ["c1", "c2"], "text": ["Opens at nine.", "Closes at six."]}), tmp_path / "c.parquet")
     assert [c.chunk_id for c in read_chunks(tmp_path / "c.parquet").chunks] == ["c1", "c2"]
+
+
+def test_a_chunk_file_saved_with_a_byte_order_mark_is_read_and_one_in_cp1252_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "chunks.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"id": "a", "text": "Opens at nine."}).encode() + b"\n")
+    assert [c.chunk_id for c in read_chunks(path).chunks] == ["a"]
+    path.write_bytes(b'{"id": "a", "text": "Opens at nine."}\n{"id": "b", "text": "Caf\xe9 au lait."}\n')
+    with pytest.raises(InputError, match=r"chunks\.jsonl:2: not UTF-8 text \(byte 24 of the line\)"):
+        read_chunks(path)

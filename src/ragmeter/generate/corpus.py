@@ -6,7 +6,8 @@ already serves, used as they are.
 - A **JSONL or Parquet file of chunks**: one chunk a line (row), its id in ``id`` (or ``chunk_id``), its text in
   ``text``, and optionally the document it comes from in ``doc_id`` (else the chunk is its own document). The ids
   are kept as they are, so that the generated ``qrels`` name the chunks the team's index holds; a missing or
-  repeated id, or a chunk without text, is an error naming the file, line and field.
+  repeated id, a chunk without text, or a line that is not UTF-8 JSON (a byte-order mark at the start is read) is
+  an error naming the file, line and field.
 """
 
 from __future__ import annotations
@@ -42,8 +43,13 @@ def _rows(path: Path) -> Iterator[tuple[int, Any]]:
             raise MissingDependencyError("pyarrow", "parquet", "reading a Parquet file of chunks") from exc
         yield from enumerate(pq.read_table(path).to_pylist(), start=1)
         return
-    with path.open(encoding="utf-8") as handle:
-        for line, text in enumerate(handle, start=1):
+    with path.open("rb") as handle:
+        for line, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8-sig" if line == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"not UTF-8 text (byte {exc.start} of the line): save the file as UTF-8",
+                                 path=str(path), line=line) from exc
             if not text.strip():
                 continue
             try:
