@@ -16,8 +16,8 @@ from ragmeter.generate.corpus import CorpusChunks
 from ragmeter.generate.pipeline import DUPLICATE, NOT_SUPPORTED, generate, plan
 from ragmeter.io import record_from_dict
 from ragmeter.io.native import record_to_dict
-from ragmeter.judges import ChatRequest, Judge, JudgeCache, ScriptedBackend
-from ragmeter.testing.scripted_judge import respond
+from ragmeter.judges import Judge, JudgeCache, ScriptedBackend
+from ragmeter.testing.scripted_judge import reply_to
 
 ROWS = [("d1", "c1", "The Central Library opens at nine. It has three floors."),
         ("d1", "c2", "Parking costs three dollars. The garage is underground."),
@@ -32,13 +32,8 @@ CORPUS = CorpusChunks(tuple(Chunk(chunk_id, doc, text, [d for d, _, _ in ROWS[:i
                       {chunk_id: "en" for _, chunk_id, _ in ROWS})
 
 
-def _body(request: ChatRequest) -> dict:
-    return {"messages": [{"role": role, "content": content} for role, content in request.messages],
-            "response_format": {"json_schema": {"name": request.schema_name, "schema": dict(request.schema)}}}
-
-
 def _judge(cache: JudgeCache | None = None) -> tuple[Judge, ScriptedBackend]:
-    backend = ScriptedBackend(lambda request: respond(_body(request)))
+    backend = ScriptedBackend(reply_to)
     return Judge(backend, claims="split", cache=cache, max_attempts=1), backend
 
 
@@ -181,7 +176,7 @@ def test_each_batch_reports_its_progress() -> None:
     seen: list[tuple[int, int]] = []
     judge, _ = _judge()
     with judge:
-        records, report = generate(CORPUS, judge, n=10, kinds=("factoid",),
-                                   on_batch=lambda so_far: seen.append((sum(so_far.asked.values()),
-                                                                        sum(so_far.kept.values()))))
+        records, _ = generate(CORPUS, judge, n=10, kinds=("factoid",),
+                              on_batch=lambda so_far: seen.append((sum(so_far.asked.values()),
+                                                                   sum(so_far.kept.values()))))
     assert seen == [(8, 3)] and len(records) == 3                # eight chunks: one batch

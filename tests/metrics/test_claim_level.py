@@ -14,7 +14,7 @@ from ragmeter.engine.evaluation import plan_judging
 from ragmeter.judges import ChatRequest, Judge, JudgeCache, ScriptedBackend
 from ragmeter.metrics import list_metrics
 from ragmeter.metrics.claim_level import NO_SOURCE
-from ragmeter.testing.scripted_judge import respond
+from ragmeter.testing.scripted_judge import reply_to
 
 QUESTION = "When does the museum open and close?"
 REFERENCE = "The museum opens at 9:00. It closes at 17:00. Entry is free."
@@ -34,14 +34,9 @@ D = {"id": "D", "question": QUESTION, "answer": "At nine.", "contexts": CHUNKS}
 NAMES = [m.name for m in list_metrics("claim_level")]
 
 
-def _body(request: ChatRequest) -> dict:
-    return {"messages": [{"role": role, "content": content} for role, content in request.messages],
-            "response_format": {"json_schema": {"name": request.schema_name, "schema": dict(request.schema)}}}
-
-
 @pytest.fixture(scope="module")
 def scored():
-    backend = ScriptedBackend(lambda request: respond(_body(request)))
+    backend = ScriptedBackend(reply_to)
     with Judge(backend, claims="verify") as judge:
         result = evaluate([A, B, C, D], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
     return result, backend.requests
@@ -97,11 +92,11 @@ def test_the_nuggets_are_asked_once_per_question_and_answers_graded_once_they_ar
     # B's nuggets are known from the start: graded in the first round; A's and C's once the judge wrote theirs
     assert [QUESTION in user for _, user in graded] == [False, True, True]
     assert names.index("nuggets") < graded[1][0]
-    assert [len(json.loads(respond(_body(requests[i])))["grades"]) for i, _ in graded] == [2, 3, 3]
+    assert [len(json.loads(reply_to(requests[i]))["grades"]) for i, _ in graded] == [2, 3, 3]
 
 
 def test_a_dry_run_counts_the_grades_once_the_nuggets_are_cached(tmp_path) -> None:
-    backend = ScriptedBackend(lambda request: respond(_body(request)))
+    backend = ScriptedBackend(reply_to)
     with Judge(backend, claims="verify", cache=JudgeCache(tmp_path / "verdicts.sqlite")) as judge:
         def planned() -> dict[str, tuple[int, int]]:
             plan = plan_judging([A, C], metrics=["claim_level"], judge=judge)
@@ -113,7 +108,7 @@ def test_a_dry_run_counts_the_grades_once_the_nuggets_are_cached(tmp_path) -> No
 
 
 def test_the_dry_run_table_says_which_grades_it_cannot_count_yet() -> None:
-    with Judge(ScriptedBackend(lambda request: respond(_body(request))), claims="verify") as judge:
+    with Judge(ScriptedBackend(reply_to), claims="verify") as judge:
         plan = plan_judging([A, B, C], metrics=["claim_level"], judge=judge)
     assert plan.by_prompt["nugget_grades"]["calls"] == 1  # B's: people's nuggets are known
     assert render_plan(plan, "scripted", None).splitlines()[-1] == (
@@ -123,7 +118,7 @@ def test_the_dry_run_table_says_which_grades_it_cannot_count_yet() -> None:
 
 def test_a_failed_claims_call_leaves_the_nugget_scores_and_says_why_for_the_rest() -> None:
     def reply(request: ChatRequest) -> str:
-        return "this is not JSON" if request.schema_name == "claims" else respond(_body(request))
+        return "this is not JSON" if request.schema_name == "claims" else reply_to(request)
 
     with Judge(ScriptedBackend(reply), claims="verify", max_attempts=1) as judge:
         result = evaluate([A], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))

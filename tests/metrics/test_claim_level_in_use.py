@@ -13,9 +13,9 @@ import pytest
 
 from ragmeter import Settings, evaluate
 from ragmeter.cli import main
-from ragmeter.judges import ChatRequest, Judge, ScriptedBackend
+from ragmeter.judges import Judge, ScriptedBackend
 from ragmeter.testing.fake_openai import FakeOpenAIServer
-from ragmeter.testing.scripted_judge import respond
+from ragmeter.testing.scripted_judge import reply_to, respond
 
 N = 12
 METRICS = "nugget_recall_vital,nugget_recall,claim_recall,context_claim_recall,context_utilization"
@@ -75,13 +75,8 @@ def test_compare_pairs_each_stage_and_the_gate_fails_on_lost_vital_nuggets(runs,
     assert main(["compare", str(good), str(good), "--fail-on", "nugget_recall_vital", "--n-resamples", "500"]) == 0
 
 
-def _body(request: ChatRequest) -> dict:
-    return {"messages": [{"role": role, "content": content} for role, content in request.messages],
-            "response_format": {"json_schema": {"name": request.schema_name, "schema": dict(request.schema)}}}
-
-
 def test_indonesian_nuggets_come_from_the_indonesian_reference_in_an_indonesian_run() -> None:
-    backend = ScriptedBackend(lambda request: respond(_body(request)))
+    backend = ScriptedBackend(reply_to)
     record = {"id": "id1", "question": "Kapan perpustakaan buka?", "answer": "Perpustakaan buka pukul 08.00.",
               "references": ["Perpustakaan buka pukul 08.00. Perpustakaan tutup pukul 16.00."],
               "contexts": [{"doc_id": "p1", "text": "Perpustakaan buka pukul 08.00 setiap hari."}]}

@@ -7,11 +7,11 @@ from dataclasses import replace
 import pytest
 
 from ragmeter import Settings, evaluate
-from ragmeter.judges import ChatRequest, Judge, ScriptedBackend
+from ragmeter.judges import Judge, ScriptedBackend
 from ragmeter.report.markdown import render_report_markdown
 from ragmeter.report.terminal import render_report
 from ragmeter.results.diagnostics import GENERATOR, RETRIEVER, pipeline_diagnostics
-from ragmeter.testing.scripted_judge import respond
+from ragmeter.testing.scripted_judge import reply_to
 
 QUESTION = "When does the museum open and close?"
 REFERENCE = "The museum opens at 9:00. It closes at 17:00. Entry is free."
@@ -34,14 +34,9 @@ RECORDS = [
 ]
 
 
-def _body(request: ChatRequest) -> dict:
-    return {"messages": [{"role": role, "content": content} for role, content in request.messages],
-            "response_format": {"json_schema": {"name": request.schema_name, "schema": dict(request.schema)}}}
-
-
 @pytest.fixture(scope="module")
 def result():
-    with Judge(ScriptedBackend(lambda request: respond(_body(request))), claims="verify") as judge:
+    with Judge(ScriptedBackend(reply_to), claims="verify") as judge:
         return evaluate(RECORDS, metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
 
 

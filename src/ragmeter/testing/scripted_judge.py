@@ -44,7 +44,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["blocks", "records", "respond", "verdict_for"]
+__all__ = ["blocks", "records", "reply_to", "respond", "verdict_for"]
 
 _BLOCK = re.compile(r"<(question|history|text|answer|reference|chunk|nugget)(?: (?:id|n)=\"(\d+)\")?>\n(.*?)\n</\1>",
                     re.DOTALL)
@@ -196,3 +196,10 @@ def records(n: int) -> list[dict[str, Any]]:
         out.append({"id": f"r{i}", "question": f"When does museum {i} open?", "answer": answer,
                     "references": [reference], "contexts": chunks if shape != 4 else []})
     return out
+
+
+def reply_to(request: Any) -> str:
+    """The reply text for a :class:`~ragmeter.judges.ChatRequest`, as :func:`respond` gives it for the same request
+    sent as an OpenAI body: the responder of a :class:`~ragmeter.judges.ScriptedBackend`."""
+    return respond({"messages": [{"role": role, "content": content} for role, content in request.messages],
+                    "response_format": {"json_schema": {"name": request.schema_name, "schema": dict(request.schema)}}})
