@@ -113,3 +113,33 @@ def test_the_demo_documents_give_a_test_set_of_each_answerable_kind(server, tmp_
     assert main(["validate", str(output)]) == 0
     assert main(["run", str(output), "--metrics", "lexical", "--out", str(tmp_path / "run"), "--no-progress",
                  "--format", "json"]) == 0
+
+
+def test_a_killed_run_goes_on_from_its_cache_and_writes_the_uninterrupted_set(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    assert main(["demo", str(tmp_path / "demo")]) == 0
+    corpus = tmp_path / "demo" / "demo-chunks.jsonl"
+    with FakeOpenAIServer(respond, latency_s=0.05) as slow:
+        assert main(_args(slow, corpus, tmp_path / "whole.jsonl", "--n", "8", "--no-progress")) == 0
+        whole = len(slow.requests)
+        killed = tmp_path / "killed.jsonl"
+        command = [sys.executable, "-m", "ragmeter.cli", *_args(slow, corpus, killed, "--n", "8", "--no-progress")]
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while len(slow.requests) < whole + 3 * whole // 4:          # in its checks
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        time.sleep(0.3)
+        before = len(slow.requests)
+        assert not killed.exists()                                   # nothing half-written
+        assert main(_args(slow, corpus, killed, "--n", "8", "--no-progress")) == 0
+        asked_again = len(slow.requests) - before
+    assert 0 < asked_again < whole                                   # the answered calls came from the cache
+    assert killed.read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
