@@ -70,14 +70,14 @@ PARTS: tuple[Part, ...] = (
           *BASE, "io", "judges", "metrics", "stats", "text"),
     _part("analysis", "comparing runs, calibrating τ_sim, estimating people's mean from a few labels (PPI++)",
           *BASE, "engine", "human", "io", "metrics", "models", "results", "stats", "text"),
-    _part("generate", "test sets from a team's documents: the corpus as plain text, chunks with stable ids, the "
+    _part("testsets", "test sets from a team's documents: the corpus as plain text, chunks with stable ids, the "
           "items planned, written, checked and kept", *BASE, "judges", "metrics", "models", "text"),
     _part("report", "terminal, markdown and HTML renderers of every result",
           *BASE, "analysis", "human", "judges", "metrics", "results", "stats", "text"),
     _part("app", "the commands as library functions (run, labels, mtrag): outputs checked before any work, "
           "input checked, work done, files written; what a person should read goes to a listener",
-          *BASE, "analysis", "engine", "generate", "human", "io", "judges", "metrics", "models", "pipelines", "report",
-          "results", "stats"),
+          *BASE, "analysis", "engine", "human", "io", "judges", "metrics", "models", "pipelines", "report",
+          "results", "stats", "testsets"),
     _part("cli", "argument parsing, printing and exit codes", "*"),
     _part("testing", "for tests, ragmeter's and its users': a loopback fake of an OpenAI-compatible judge server, "
           "synthetic data", "*"),

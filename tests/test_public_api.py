@@ -6,7 +6,7 @@ EXPECTED = {
     "Aggregation", "Answerability", "CachedEmbedder", "Chunk", "ConfigError", "Embedder", "EvalResult",
     "HashingEmbedder", "IdkDetector", "InputError", "Metric", "MissingDependencyError", "ModelError", "OnnxMiniLM",
     "RagmeterError", "Record", "Settings", "Signature", "Summary", "Turn", "Usage", "__version__", "abstained",
-    "check_file", "completion_tokens", "evaluate", "exact_match", "faithfulness_fallback", "get_metric",
+    "check_file", "completion_tokens", "evaluate", "exact_match", "faithfulness_fallback", "generate", "get_metric",
     "idk_citation_count", "iter_records", "list_metrics", "overlap", "prompt_tokens", "read_records",
     "record_from_dict", "register", "render_report", "token_f1", "total_tokens", "bert_score", "rouge_l",
     "Comparison", "compare", "agreement", "estimate",

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ragmeter.analysis.compare import Comparison, compare
+    from ragmeter.analysis.estimate import estimate
+    from ragmeter.app.generate import generate
     from ragmeter.core.errors import (
         ConfigError,
         InputError,
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
     from ragmeter.core.records import Answerability, Chunk, Record, Turn, Usage
     from ragmeter.core.settings import Settings
     from ragmeter.core.signature import Signature
-    from ragmeter.analysis.estimate import estimate
     from ragmeter.engine.evaluation import evaluate
     from ragmeter.human.with_people import agreement
     from ragmeter.io import check_file, iter_records, read_records, record_from_dict
@@ -80,6 +81,7 @@ _LAZY = {
     "completion_tokens": "ragmeter.metrics.efficiency",
     "estimate": "ragmeter.analysis.estimate",
     "evaluate": "ragmeter.engine.evaluation",
+    "generate": "ragmeter.app.generate",
     "exact_match": "ragmeter.metrics.lexical",
     "faithfulness_fallback": "ragmeter.metrics.citation",
     "get_metric": "ragmeter.metrics",
@@ -160,6 +162,7 @@ __all__ = [
     "evaluate",
     "exact_match",
     "faithfulness_fallback",
+    "generate",
     "get_metric",
     "idk_citation_count",
     "iter_records",

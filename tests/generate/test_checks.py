@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragmeter.generate.checks import quotes_found, states_its_answer
+from ragmeter.testsets.checks import quotes_found, states_its_answer
 from ragmeter.text.languages import LANGUAGES
 
 CHUNKS = ["The Central Library opens at 9:00 on weekdays.", "A library card costs 25 dollars a year."]

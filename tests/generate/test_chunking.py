@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmeter.core.errors import ConfigError
-from ragmeter.generate.chunking import chunk_document
-from ragmeter.generate.documents import Document
+from ragmeter.testsets.chunking import chunk_document
+from ragmeter.testsets.documents import Document
 from ragmeter.text.languages import LANGUAGES
 
 TEXT = "Alpha opens at nine. Beta closes at six. Gamma is free.\n\nDelta has parking. Epsilon sells tea."

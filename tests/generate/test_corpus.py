@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ragmeter.core.errors import InputError
-from ragmeter.generate.corpus import read_chunks
+from ragmeter.testsets.corpus import read_chunks
 
 
 def test_a_folder_is_cut_into_chunks_each_in_its_documents_language(tmp_path: Path) -> None:

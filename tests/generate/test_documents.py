@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ragmeter.core.errors import InputError
-from ragmeter.generate.documents import html_text, read_corpus
+from ragmeter.testsets.documents import html_text, read_corpus
 
 
 def _pdf(text: str) -> bytes:

@@ -10,14 +10,14 @@ import pytest
 
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.records import Answerability
-from ragmeter.generate.checks import QUOTE_NOT_IN_CHUNKS, STATES_ITS_ANSWER
-from ragmeter.generate.chunking import Chunk
-from ragmeter.generate.corpus import CorpusChunks
-from ragmeter.generate.pipeline import DUPLICATE, NOT_SUPPORTED, generate, plan
 from ragmeter.io import record_from_dict
 from ragmeter.io.native import record_to_dict
 from ragmeter.judges import Judge, JudgeCache, ScriptedBackend
 from ragmeter.testing.scripted_judge import reply_to
+from ragmeter.testsets.checks import QUOTE_NOT_IN_CHUNKS, STATES_ITS_ANSWER
+from ragmeter.testsets.chunking import Chunk
+from ragmeter.testsets.corpus import CorpusChunks
+from ragmeter.testsets.pipeline import DUPLICATE, NOT_SUPPORTED, generate, plan
 
 ROWS = [("d1", "c1", "The Central Library opens at nine. It has three floors."),
         ("d1", "c2", "Parking costs three dollars. The garage is underground."),

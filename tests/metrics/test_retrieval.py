@@ -22,7 +22,9 @@ from ragmeter.metrics.retrieval import dcg, grade, ndcg, reciprocal_rank, topica
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 TOY = DATA / "ir" / "toy_case.json"
 MTRAG_TASKS = DATA / "mtrag" / "human_eval_tasks.jsonl"
-SIX = ("topical_precision", "sufficiency_hit", "sufficiency_rate", "misleading_context_rate", "mrr", "ndcg")
+#: The family's metrics, in the order it lists them: seed 003's six and trec_eval's recall.
+FAMILY = ("topical_precision", "sufficiency_hit", "sufficiency_rate", "misleading_context_rate", "mrr", "ndcg",
+          "recall")
 EXPONENTIAL = {0: 0, 1: 1, 2: 3}  # 2^w − 1, the relevance trec_eval must see to use seed 003's gain
 
 
@@ -258,8 +260,29 @@ def test_agrees_with_trec_eval_on_random_queries(seed: int) -> None:
                     assert "no chunks retrieved" in labelled.notes[metric][i]
     assert mismatches == []
 
-    # where a label-less unjudged chunk sits in the top K, the label metrics are undefined, saying where
-    sparse = evaluate(records, metrics=["topical_precision@5"], settings=_settings())
+    # a label-less chunk takes its labels from its record's qrels (unjudged: not relevant, trec_eval's rule), so
+    # P@K and RR@K equal trec_eval's on the records with label-less chunks too; recall@K reads the qrels alone
+    derived = evaluate(records, metrics=["topical_precision@5", "mrr@10", "recall@5", "recall@10"],
+                       settings=_settings())
+    compare(derived, "topical_precision@5", {qid: v["P_5"] for qid, v in trec["linear"].items()}, "P (qrels)")
+    compare(derived, "mrr@10", {qid: v["recip_rank"] for qid, v in rr[10].items()}, "RR (qrels)")
+    recalls = pytrec_eval.RelevanceEvaluator(_trec_qrels(queries, None), {"recall_5", "recall_10"}).evaluate(
+        _trec_run(queries))
+    relevant = {q["id"] for q in queries if any(w >= 1 for w in q["qrels"].values())}
+    for k in (5, 10):
+        compare(derived, f"recall@{k}", {qid: v[f"recall_{k}"] for qid, v in recalls.items() if qid in relevant},
+                "recall")
+        for i, q in enumerate(queries):
+            if q["id"] not in relevant:
+                assert derived.undefined[f"recall@{k}"][i] == "the qrels judge no document relevant (grade ≥ 1)"
+            elif not q["retrieved"]:
+                assert derived.scores[f"recall@{k}"][i] == 0.0
+    assert mismatches == []
+    assert len(relevant & set(recalls)) >= 100
+
+    # without qrels, a label-less chunk in the top K leaves the label metrics undefined, saying where
+    sparse = evaluate([{key: value for key, value in record.items() if key != "qrels"} for record in records], metrics=["topical_precision@5", "recall@5"],
+                      settings=_settings())
     for i, q in enumerate(queries):
         ranks = [r for r, doc in enumerate(q["retrieved"][:5], start=1) if doc in q["unlabelled"]]
         if ranks:
@@ -268,6 +291,7 @@ def test_agrees_with_trec_eval_on_random_queries(seed: int) -> None:
         else:
             assert float(sparse.scores["topical_precision@5"][i]) == pytest.approx(
                 trec["linear"][q["id"]]["P_5"] if q["retrieved"] else 0.0, abs=1e-9)
+        assert sparse.undefined["recall@5"][i] == "recall needs the record's qrels (its judged pool); it has none"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -361,7 +385,8 @@ def test_short_list_divides_by_k_and_is_noted() -> None:
 
 
 def test_empty_list_scores_zero_everywhere_and_is_noted() -> None:
-    result = evaluate([_record([]), _record(_chunks([1]))], metrics=["retrieval@5"], settings=_settings())
+    result = evaluate([_record([], qrels={"c1": 1}), _record(_chunks([1]), qrels={"c1": 1})], metrics=["retrieval@5"],
+                      settings=_settings())
     for name in result.metrics:
         assert result.scores[name][0] == 0.0, name
         assert 0 not in result.undefined[name]
@@ -508,10 +533,10 @@ def test_cutoff_names_parse_or_raise_config_errors() -> None:
     assert get_metric("ndcg@7").name == "ndcg@7"
     assert get_metric("mrr@1").family == "retrieval"
     assert get_metric("ndcg@5") is get_metric("ndcg@5")
-    assert [m.name for m in resolve_metrics(["retrieval@5"])] == [f"{base}@5" for base in SIX]
-    assert [m.name for m in resolve_metrics(["retrieval"])] == [f"{base}@10" for base in SIX]
+    assert [m.name for m in resolve_metrics(["retrieval@5"])] == [f"{base}@5" for base in FAMILY]
+    assert [m.name for m in resolve_metrics(["retrieval"])] == [f"{base}@10" for base in FAMILY]
     assert [m.name for m in resolve_metrics(["retrieval@3", "ndcg@3", "mrr@7"])] == [
-        *(f"{base}@3" for base in SIX), "mrr@7"]
+        *(f"{base}@3" for base in FAMILY), "mrr@7"]
     with pytest.raises(ConfigError):
         resolve_metrics(["retrieval@0"])
     assert ragmeter.ConfigError is ConfigError

@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ragmeter.app.generate import generate_file, plan_generation
+from ragmeter.app.generate import generate, plan_generation
 from ragmeter.cli import judge_options
 from ragmeter.cli.common import Command, overwrite_option, path_arg
 from ragmeter.core.errors import ConfigError
-from ragmeter.generate.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
-from ragmeter.generate.pipeline import GENERATED_KINDS, GenerateReport
 from ragmeter.models import EMBEDDER_BACKENDS
+from ragmeter.testsets.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
+from ragmeter.testsets.pipeline import GENERATED_KINDS, GenerateReport
 
 
 def add_arguments(generate: argparse.ArgumentParser) -> None:
@@ -65,9 +65,9 @@ def _generate(args: argparse.Namespace) -> int:
             bar.set_postfix_str(f"{sum(report.asked.values())} asked")
 
     try:
-        done = generate_file(args.corpus, args.output, config, n=args.n, kinds=kinds, seed=args.seed,
-                             max_chars=args.max_chars, overlap=args.overlap, overwrite=args.overwrite,
-                             embedder=args.embedder, on_batch=progress)
+        done = generate(args.corpus, args.output, judge=config, n=args.n, types=kinds, seed=args.seed,
+                        max_chars=args.max_chars, overlap=args.overlap, overwrite=args.overwrite,
+                        embedder=args.embedder, on_batch=progress)
     finally:
         if bar is not None:
             bar.close()

@@ -144,7 +144,9 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
                           "(the query's judged pool: the record's qrels or --qrels, as trec_eval)")
     run.add_argument("--ndcg-gain", choices=tuple(NdcgGain), default=Settings.ndcg_gain,
                      help="NDCG gain: exponential (2^w-1, seed 003, default) or linear (w, trec_eval's)")
-    run.add_argument("--qrels", type=path_arg, help="TREC qrels file (query_id iter doc_id grade) for --ndcg-ideal pool")
+    run.add_argument("--qrels", type=path_arg,
+                     help="TREC qrels file (query_id iter doc_id grade): the judged pool of recall@K and "
+                          "--ndcg-ideal pool, and the labels of chunks that have none")
     run.add_argument("--source-labels", choices=tuple(SourceLabels), default=Settings.source_labels,
                      help="source_cited/fabricated_source: human labels, derived from [CIT:] markers, or auto "
                           "(human where given, else derived; default)")

@@ -1,4 +1,5 @@
-"""TREC qrels files: the judged pool of each query, for NDCG with ``ideal=pool``.
+"""TREC qrels files: the judged pool of each query, for ``recall@K``, NDCG with ``ideal=pool`` and the labels of
+chunks that have none (:mod:`ragmeter.metrics.retrieval`).
 
 One judgment per line, ``query_id iteration doc_id grade`` separated by spaces or tabs (trec_eval's
 format; the iteration column is ignored). Grades are whole numbers ≥ 0: seed 003's w (2 sufficient, 1

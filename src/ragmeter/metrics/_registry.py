@@ -88,6 +88,7 @@ FIELD_CHECKS: dict[str, tuple[Callable[[Record], bool], str] | None] = {
     "answerability": None,  # optional: metrics handle an unknown answerability
     "labels": None,  # labels are checked by each metric, which knows the label and the ranks it reads
     "chunk_labels": None,
+    "qrels": None,  # recall@K says itself that a record has no qrels
 }
 
 

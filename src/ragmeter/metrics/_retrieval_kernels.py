@@ -66,7 +66,9 @@ def _problem(name: str, value: object, rank: int) -> str:
 
 
 def ranked_labels(records: Sequence[Record], k: int) -> RankedLabels:
-    """Read the labels of each record's top ``k`` chunks, once for all the retrieval metrics."""
+    """Read the labels of each record's top ``k`` chunks, once for all the retrieval metrics; a chunk without
+    ``topically_relevant`` or ``evidence_sufficient`` takes them from its record's qrels, where it has some
+    (:func:`_labels_from_qrels`)."""
     n = len(records)
     lengths = np.fromiter(map(len, map(_CONTEXTS, records)), dtype=np.int64, count=n)
     if n and lengths.max() > k:
@@ -77,6 +79,8 @@ def ranked_labels(records: Sequence[Record], k: int) -> RankedLabels:
     starts = np.cumsum(top_lengths) - top_lengths
     cells = np.repeat(np.arange(n, dtype=np.int64) * k - starts, top_lengths) + np.arange(len(chunks))
     chunk_labels = list(map(_LABELS, chunks))
+    if any(map(_QRELS, records)):
+        chunk_labels = _labels_from_qrels(records, chunks, chunk_labels, top_lengths)
     values: dict[str, np.ndarray] = {}
     unread: dict[str, np.ndarray] = {}
     problems: dict[str, list[str | None]] = {}
@@ -89,6 +93,26 @@ def ranked_labels(records: Sequence[Record], k: int) -> RankedLabels:
             unread[name] = _table(state, cells, n, k)
             problems[name] = _first_problems(unread[name], name)
     return RankedLabels(k, values, unread, problems, lengths, chunks, cells)
+
+
+def _labels_from_qrels(records: Sequence[Record], chunks: list[Chunk], chunk_labels: list[Mapping[str, object]],
+                       top_lengths: np.ndarray) -> list[Mapping[str, object]]:
+    """The chunks' labels, where a chunk has neither ``topically_relevant`` nor ``evidence_sufficient`` and its
+    record has qrels, taken from its doc_id's grade w: topical when w ≥ 1, sufficient when w ≥ 2 (seed 003's
+    grades), neither when the qrels do not judge it (trec_eval: unjudged is not relevant). A chunk with one of the
+    two keeps what it has (the other stays missing)."""
+    labelled = list(chunk_labels)
+    start = 0
+    for record, size in zip(records, top_lengths.tolist(), strict=True):
+        pool = record.qrels
+        if pool is not None:
+            for j in range(start, start + size):
+                own = labelled[j]
+                if _TOPICAL not in own and _SUFFICIENT not in own:
+                    grade = pool.get(chunks[j].doc_id, 0)
+                    labelled[j] = {**own, _TOPICAL: int(grade >= 1), _SUFFICIENT: int(grade >= 2)}
+        start += size
+    return labelled
 
 
 def _read(chunk_labels: list[Mapping[str, object]], name: str) -> tuple[np.ndarray, np.ndarray | None]:

@@ -4,6 +4,11 @@ Notation (seed 003): query i, rank k = 1…K, chunk labels t_ik (``topically_rel
 (``evidence_sufficient``) and m_ik (``misleading``), each 0 or 1. The per-query functions below take the
 labels of the retrieved chunks in rank order and the cutoff K; the run figure is their mean over queries.
 
+A chunk with neither the ``topically_relevant`` nor the ``evidence_sufficient`` label whose record carries
+``qrels`` (a test set from ``ragmeter generate``, a TREC qrels file given with ``--qrels``) takes both from its
+doc_id's grade: topical when w ≥ 1, sufficient when w ≥ 2, neither when the qrels do not judge it (trec_eval's
+rule: unjudged is not relevant). ``misleading`` is never derived. :func:`recall` reads the qrels alone.
+
 Edge cases (SPEC §4): ranks past the end of a short list count as 0 and the rate denominators stay K, as
 trec_eval's P_k; an empty list scores 0 everywhere. The metric wrappers note both in the report. A chunk
 in the top K without the label a metric reads, or whose annotators tied on it, leaves the query
@@ -26,7 +31,7 @@ from ragmeter.metrics._retrieval_kernels import RankedLabels, dcg_rows, graded, 
 if TYPE_CHECKING:
     from ragmeter.engine.context import ItemContext, RunContext
 
-__all__ = ["dcg", "grade", "misleading_context_rate", "ndcg", "reciprocal_rank", "sufficiency_hit",
+__all__ = ["dcg", "grade", "misleading_context_rate", "ndcg", "recall", "reciprocal_rank", "sufficiency_hit",
            "sufficiency_rate", "topical_precision"]
 
 
@@ -69,6 +74,20 @@ def reciprocal_rank(t: Sequence[int], k: int) -> float:
         if relevant:
             return 1.0 / rank
     return 0.0
+
+
+def recall(doc_ids: Sequence[str], pool: Mapping[str, int], k: int) -> float | None:
+    """Recall@K(i) = |{d in the top K : w_d ≥ 1}| / |{d : w_d ≥ 1}|: the share of the query's relevant judged
+    documents (its qrels ``pool``, doc_id → grade w) among the top K retrieved ``doc_ids``, each counted once
+    (trec_eval's ``recall_k``). ``None`` when the qrels judge nothing relevant.
+
+    >>> recall(["c", "a", "b"], {"a": 2, "b": 1, "c": 0}, 2)
+    0.5
+    """
+    relevant = {doc for doc, w in pool.items() if w >= 1}
+    if not relevant:
+        return None
+    return len(relevant & set(doc_ids[:k])) / len(relevant)
 
 
 def grade(topical: int, sufficient: int) -> int:
@@ -212,3 +231,35 @@ def _ndcg_settings(run: RunContext) -> Mapping[str, Any]:
 
 
 register_cutoff("ndcg", "retrieval", _ndcg_metric)
+
+
+_NO_QRELS = "recall needs the record's qrels (its judged pool); it has none"
+_NONE_RELEVANT = "the qrels judge no document relevant (grade ≥ 1)"
+
+
+@cache
+def _recall_metric(k: int) -> Metric:
+    def compute_batch(records: Sequence[Record], items: list[ItemContext], run: RunContext) -> BatchOutcomes:
+        values = np.full(len(records), np.nan)
+        undefined: dict[int, str] = {}
+        notes: dict[int, str] = {}
+        for i, record in enumerate(records):
+            if record.qrels is None:
+                undefined[i] = _NO_QRELS
+                continue
+            value = recall([chunk.doc_id for chunk in record.contexts], record.qrels, k)
+            if value is None:
+                undefined[i] = _NONE_RELEVANT
+                continue
+            values[i] = value
+            if not record.contexts:
+                notes[i] = "no chunks retrieved (scored 0)"
+        return BatchOutcomes(values, undefined, notes)
+
+    return Metric(name=f"recall@{k}", family="retrieval",
+                  description=f"Share of the qrels' relevant documents (grade ≥ 1) in the top {k} chunks.",
+                  needs=("qrels",), aggregation=Aggregation.MEAN, value_range=(0.0, 1.0),
+                  higher_is_better=True, compute=_single(compute_batch), compute_batch=compute_batch)
+
+
+register_cutoff("recall", "retrieval", _recall_metric)

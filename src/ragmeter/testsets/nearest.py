@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ragmeter.generate.chunking import Chunk
 from ragmeter.models import Embedder
+from ragmeter.testsets.chunking import Chunk
 
 __all__ = ["NEAREST", "NearestChunks"]
 

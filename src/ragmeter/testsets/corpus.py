@@ -1,8 +1,8 @@
 """What ``ragmeter generate`` reads: a folder of documents, cut into chunks, or the chunks a team's retriever
 already serves, used as they are.
 
-- A **folder**: its documents (:func:`~ragmeter.generate.documents.read_corpus`), each in the language detected in
-  its text (:func:`~ragmeter.text.languages.detect_language`), cut by :func:`~ragmeter.generate.chunking.chunk_document`.
+- A **folder**: its documents (:func:`~ragmeter.testsets.documents.read_corpus`), each in the language detected in
+  its text (:func:`~ragmeter.text.languages.detect_language`), cut by :func:`~ragmeter.testsets.chunking.chunk_document`.
 - A **JSONL or Parquet file of chunks**: one chunk a line (row), its id in ``id`` (or ``chunk_id``), its text in
   ``text``, and optionally the document it comes from in ``doc_id`` (else the chunk is its own document). The ids
   are kept as they are, so that the generated ``qrels`` name the chunks the team's index holds; a missing or
@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.core.errors import InputError, MissingDependencyError
-from ragmeter.generate.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP, Chunk, chunk_document
-from ragmeter.generate.documents import read_corpus
+from ragmeter.testsets.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP, Chunk, chunk_document
+from ragmeter.testsets.documents import read_corpus
 from ragmeter.text.languages import LANGUAGES, detect_language
 
 __all__ = ["CorpusChunks", "read_chunk_file", "read_chunks"]

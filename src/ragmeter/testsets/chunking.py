@@ -24,7 +24,7 @@ import hashlib
 from dataclasses import dataclass
 
 from ragmeter.core.errors import ConfigError
-from ragmeter.generate.documents import Document
+from ragmeter.testsets.documents import Document
 from ragmeter.text.languages import LANGUAGES, Language
 from ragmeter.text.sentences import SPLITTER_ID, split_sentences
 

@@ -1,6 +1,6 @@
 """Writing a test set: the items planned over a corpus, asked of the judge, checked, and kept as records.
 
-:func:`generate` takes a corpus's chunks (:func:`~ragmeter.generate.corpus.read_chunks`) and a judge, and keeps up
+:func:`generate` takes a corpus's chunks (:func:`~ragmeter.testsets.corpus.read_chunks`) and a judge, and keeps up
 to ``n`` items:
 
 1. **Plan** (:func:`plan`, seeded): the documents in a random order, each with its chunks in a random order;
@@ -12,15 +12,16 @@ to ``n`` items:
 2. **Write**: one call per item (:mod:`ragmeter.judges.testset_prompts`), in the chunks' language.
 3. **Check**, each item by calls independent of the one that wrote it, in this order, the first failure being the
    reason it is dropped: the writer's call failed; its quotes are not words of its chunks; its question states its
-   answer (:mod:`ragmeter.generate.checks`); the judge's claims call failed, or the answer's claims, asked as a
+   answer (:mod:`ragmeter.testsets.checks`); the judge's claims call failed, or the answer's claims, asked as a
    faithfulness check asks them, are not all supported by its chunks (the evidence check where the judge only
    splits claims); for a follow-up, the judge finds it understood without its conversation; for an unanswerable
    question, the judge finds its answer, or part of it, in the corpus's
-   :data:`~ragmeter.generate.nearest.NEAREST` chunks nearest to it (by the embedder of its language: what a
-   retriever would show the system); the question repeats a kept one (the same words, case and spacing aside; a
-   follow-up, a kept one after the same conversation).
+   :data:`~ragmeter.testsets.nearest.NEAREST` chunks nearest to it (by the embedder of its language: what a
+   retriever would show the system); the question repeats a kept one after the same conversation (the same words,
+   case and spacing aside, or nearly the same question by the embedder of its language:
+   :mod:`ragmeter.testsets.duplicates`).
 4. **Keep** each item as a record of ragmeter's input format: the question, the reference answer, ``qrels`` (every
-   chunk of the corpus that holds the answer's quotes, :func:`~ragmeter.generate.checks.answer_grades`: 2 for one
+   chunk of the corpus that holds the answer's quotes, :func:`~ragmeter.testsets.checks.answer_grades`: 2 for one
    that holds them all, 1 for one that holds some, as each chunk of a ``two_chunks`` item does),
    ``answerability`` ``answerable`` (an unanswerable one: ``unanswerable``, with no reference and no qrels), the
    language, an empty ``answer`` for the team's system to fill, and in its metadata the kind, the source documents
@@ -40,7 +41,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -48,16 +48,6 @@ from dataclasses import dataclass, field
 from ragmeter._version import __version__
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.records import Answerability, Chunk, Record, Turn
-from ragmeter.generate.checks import (
-    QUOTE_NOT_IN_CHUNKS,
-    STATES_ITS_ANSWER,
-    answer_grades,
-    quotes_found,
-    states_its_answer,
-)
-from ragmeter.generate.chunking import Chunk as CorpusChunk
-from ragmeter.generate.corpus import CorpusChunks
-from ragmeter.generate.nearest import NearestChunks
 from ragmeter.judges.engine import Judge, JudgeCall, JudgeOutcome
 from ragmeter.judges.prompts import CLAIMS
 from ragmeter.judges.testset_prompts import (
@@ -71,6 +61,17 @@ from ragmeter.judges.testset_prompts import (
 )
 from ragmeter.metrics.judged import claims_text_call, verdict_claims
 from ragmeter.models import Embedder
+from ragmeter.testsets.checks import (
+    QUOTE_NOT_IN_CHUNKS,
+    STATES_ITS_ANSWER,
+    answer_grades,
+    quotes_found,
+    states_its_answer,
+)
+from ragmeter.testsets.chunking import Chunk as CorpusChunk
+from ragmeter.testsets.corpus import CorpusChunks
+from ragmeter.testsets.duplicates import KeptQuestions
+from ragmeter.testsets.nearest import NearestChunks
 from ragmeter.text.languages import LANGUAGES
 
 __all__ = ["ASKS_PER_ITEM", "GENERATED_KINDS", "GenerateReport", "Planned", "generate", "plan", "quotas",
@@ -183,11 +184,6 @@ def quotas(n: int, kinds: Sequence[str]) -> dict[str, int]:
     return {kind: n // len(kinds) + (i < n % len(kinds)) for i, kind in enumerate(kinds)}
 
 
-def _asked(question: str, history: Sequence[Turn]) -> str:
-    """What makes two items the same question: its words, case and spacing aside, after the same conversation."""
-    return "\n".join(re.sub(r"\s+", " ", text).strip().casefold() for text in (*(t.text for t in history), question))
-
-
 def _record(item: Planned, verdict: dict[str, str], history: tuple[Turn, ...], qrels: dict[str, int],
             signature: str) -> Record:
     key = "\0".join([item.kind, *(c.chunk_id for c in item.chunks), verdict["question"]])
@@ -210,10 +206,13 @@ def _failure(outcome: JudgeOutcome, prompt: str) -> str:
 
 def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str] = ("factoid", "explanation"),
              seed: int = 0, embedder_for: Callable[[str], Embedder] | None = None,
+             duplicate_cosine_for: Callable[[str], float] | None = None,
              on_batch: Callable[[GenerateReport], None] | None = None) -> tuple[list[Record], GenerateReport]:
     """Up to ``n`` records written from ``corpus`` by ``judge`` (see the module docstring), and the report;
-    ``embedder_for`` (a language code's embedder) finds the chunks an unanswerable question is checked against;
-    ``on_batch`` is given the report so far after each batch of items (a progress bar's)."""
+    ``embedder_for`` (a language code's embedder) finds the chunks an unanswerable question is checked against and,
+    with ``duplicate_cosine_for`` (a language code's near-duplicate cosine), the questions that nearly repeat a kept
+    one (without it, only the same words repeat); ``on_batch`` is given the report so far after each batch of items
+    (a progress bar's)."""
     if "unanswerable" in kinds and embedder_for is None:
         raise ConfigError("unanswerable questions are checked against the corpus's nearest chunks: give an embedder")
     planned = plan(corpus, n, kinds, seed=seed)
@@ -221,11 +220,13 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
     nearest = NearestChunks(corpus.chunks, embedder_for) if embedder_for is not None else None
     prompts = [QUESTION_PROMPTS[kind] for kind in dict.fromkeys([*kinds, *(["factoid"] if "follow_up" in kinds
                                                                            else [])])]
-    signature = "|".join([judge.description, *(judge.signature(p) for p in prompts), f"seed:{seed}",
+    near = ([f"near_duplicate.{code}:{duplicate_cosine_for(code)}" for code in sorted(set(corpus.languages.values()))]
+            if duplicate_cosine_for is not None else [])
+    signature = "|".join([judge.description, *(judge.signature(p) for p in prompts), *near, f"seed:{seed}",
                           f"ragmeter:{__version__}"])
     report = GenerateReport(wanted=n, planned=len(planned), signature=signature)
     kept: list[Record] = []
-    seen: set[str] = set()
+    seen = KeptQuestions(embedder_for if duplicate_cosine_for is not None else None, duplicate_cosine_for)
     pending = list(planned)
     texts = [chunk.text for chunk in corpus.chunks]
     while batch := _next_batch(pending, {kind: quota[kind] - report.kept[kind] for kind in quota}):
@@ -252,13 +253,13 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
         for item, verdict, checks in checked:
             reasons = [read(next(outcomes)) for _, read in checks]
             reason = next((r for r in reasons if r is not None), None)
-            asked_as = _asked(verdict["question"], histories.get(item, ()))
-            if reason is None and asked_as in seen:
+            after = [turn.text for turn in histories.get(item, ())]
+            if reason is None and seen.repeats(verdict["question"], after, item.language):
                 reason = DUPLICATE
             if reason is not None:
                 report.dropped[(item.kind, reason)] += 1
                 continue
-            seen.add(asked_as)
+            seen.add(verdict["question"], after, item.language)
             grades = answer_grades(verdict["quotes"], texts, language=LANGUAGES[item.language])
             kept.append(_record(item, verdict, histories.get(item, ()),
                                 {corpus.chunks[i].chunk_id: grade for i, grade in grades.items()}, signature))

@@ -1,3 +1,0 @@
-"""Test sets from a team's own documents (``ragmeter generate``, issue 48): the corpus read as plain text
-(:mod:`~ragmeter.generate.documents`), cut into chunks with stable ids (:mod:`~ragmeter.generate.chunking`), or a
-team's own chunk file (:mod:`~ragmeter.generate.corpus`)."""
