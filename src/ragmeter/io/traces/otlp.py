@@ -29,7 +29,7 @@ from typing import Any
 from ragmeter.core.errors import InputError
 from ragmeter.io.rows import WORDS, text_lines
 
-__all__ = ["SpanRow", "any_value", "otlp_spans", "span_id_hex"]
+__all__ = ["SpanRow", "any_value", "otlp_spans", "request_spans", "span_id_hex"]
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _ID_BYTES = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
@@ -108,7 +108,7 @@ def otlp_spans(path: Path, skip: Callable[[str], bool] | None = None) -> Iterato
         if isinstance(request, InputError):
             yield request
             continue
-        yield from _request_spans(request, path, line, skip)
+        yield from request_spans(request, path, line, skip)
 
 
 def _requests(path: Path) -> Iterator[tuple[int, Any]]:
@@ -163,8 +163,10 @@ def _document(path: Path, first: int) -> Iterator[tuple[int, Any]]:
         yield first, InputError(f"unreadable JSON: {exc}", path=str(path), line=first)
 
 
-def _request_spans(request: Any, path: Path, line: int,
-                   skip: Callable[[str], bool] | None) -> Iterator[SpanRow | InputError]:
+def request_spans(request: Any, path: Path, line: int,
+                  skip: Callable[[str], bool] | None = None) -> Iterator[SpanRow | InputError]:
+    """The spans of one decoded export request (``{"resourceSpans": [...]}``), or the :class:`InputError` of each
+    that cannot be read, named by ``path``, ``line`` and its place in the request."""
     if not isinstance(request, Mapping) or not isinstance(request.get("resourceSpans"), list):
         yield InputError('expected an OTLP export request, a JSON object {"resourceSpans": [...]}', path=str(path),
                          line=line)

@@ -1,0 +1,252 @@
+"""Where ``ragmeter serve`` keeps what it receives and scores: an embedded SQLite database (issue 49).
+
+What is stored:
+
+- ``spans``: every span received, once (its trace and span id are its key, so an exporter's retry of the same
+  request stores nothing new), as the OTLP JSON it came in (the span and its resource), decoded again by the file
+  reader's rules (:func:`ragmeter.io.traces.otlp.request_spans`) when its trace is scored;
+- ``traces``: each trace's state — ``open`` while spans arrive, ``due`` once complete (its root has ended, or it has
+  been quiet for a while), ``scored`` once its scores are stored — and when it last received a span;
+- ``scores``: each scored trace's record (or why none could be made), its scores and why any is undefined, whether
+  it was sampled for the judge, and the signature of what scored it.
+
+A request is acknowledged only once :meth:`SqliteStore.accept` has committed it (WAL, ``synchronous=FULL``: on disk
+when the call returns), so a kill at any moment loses no acknowledged span. A trace's scores and its state change
+to ``scored`` in one transaction, and only from ``due``: a trace is scored once, however often it is offered.
+
+The schema is versioned (SQLite's ``user_version``); :data:`MIGRATIONS` lists the steps from an empty file, each
+run once, in order, when a store opens a file at an older version; a file from a newer ragmeter is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Self
+
+from ragmeter.core.errors import ConfigError, InputError
+from ragmeter.io.traces.otlp import SpanRow, request_spans
+
+__all__ = ["MIGRATIONS", "Accepted", "ScoredTrace", "SqliteStore"]
+
+#: The schema's steps, from version 1 up: version ``n`` is reached by running ``MIGRATIONS[n - 1]``.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE spans (
+        trace_id TEXT NOT NULL, span_id TEXT NOT NULL, body TEXT NOT NULL, received REAL NOT NULL,
+        PRIMARY KEY (trace_id, span_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE traces (
+        trace_id TEXT PRIMARY KEY, state TEXT NOT NULL CHECK (state IN ('open', 'due', 'scored')),
+        root_ended INTEGER NOT NULL DEFAULT 0, last_received REAL NOT NULL, changed REAL NOT NULL
+    );
+    CREATE INDEX traces_by_state ON traces (state, last_received);
+    CREATE TABLE scores (
+        trace_id TEXT PRIMARY KEY REFERENCES traces (trace_id), record TEXT, problem TEXT, scores TEXT NOT NULL,
+        undefined TEXT NOT NULL, judged INTEGER NOT NULL, signature TEXT NOT NULL, scored REAL NOT NULL
+    );
+    CREATE INDEX scores_by_time ON scores (scored);
+    """,
+)
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """What one export request added: spans new to the store, spans it already had (a retry), and the spans that
+    could not be read (each with why: they are not stored)."""
+
+    new_spans: int
+    repeated_spans: int
+    problems: tuple[InputError, ...]
+
+
+@dataclass(frozen=True)
+class ScoredTrace:
+    """A trace's stored outcome: its record (the native format's dict) or why none was made, its scores (a metric's
+    value, ``None`` where undefined), why each undefined one is, whether the judge was asked, and the signature."""
+
+    trace_id: str
+    record: dict[str, Any] | None
+    problem: str | None
+    scores: dict[str, float | None]
+    undefined: dict[str, str]
+    judged: bool
+    signature: str
+    scored: float
+
+
+class SqliteStore:
+    """The store in one SQLite file (created with its folder when missing). One process writes it (``serve``'s);
+    its threads share one connection behind a lock. Use as a context manager, or call :meth:`close`."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(MIGRATIONS):
+            raise ConfigError(f"{self.path} holds a store of schema version {version}, newer than this ragmeter's "
+                              f"{len(MIGRATIONS)}: upgrade ragmeter, or give another --store")
+        for number in range(version + 1, len(MIGRATIONS) + 1):
+            with self._transaction() as db:
+                db.executescript_in_transaction(MIGRATIONS[number - 1], number)
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db, self._lock)
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def accept(self, request: Mapping[str, Any], *, source: str = "request", now: float | None = None) -> Accepted:
+        """Store the spans of one decoded OTLP export request, durably, in one transaction; ``source`` names the
+        request in the problems of spans that cannot be read."""
+        received = time.time() if now is None else now
+        rows: list[tuple[str, str, str, bool]] = []
+        problems: list[InputError] = []
+        for item, body in _spans_with_bodies(request, source):
+            if isinstance(item, InputError):
+                problems.append(item)
+            else:
+                rows.append((item.trace_id, item.span_id, body, item.parent_id is None and item.end_ns is not None))
+        new = 0
+        with self._transaction() as db:
+            for trace_id, span_id, body, ended_root in rows:
+                new += db.execute("INSERT OR IGNORE INTO spans VALUES (?, ?, ?, ?)",
+                                  (trace_id, span_id, body, received)).rowcount
+                db.execute("INSERT INTO traces (trace_id, state, root_ended, last_received, changed) "
+                           "VALUES (?, 'open', ?, ?, ?) ON CONFLICT (trace_id) DO UPDATE SET "
+                           "root_ended = max(root_ended, excluded.root_ended), last_received = excluded.last_received",
+                           (trace_id, int(ended_root), received, received))
+        return Accepted(new, len(rows) - new, tuple(problems))
+
+    def mark_due(self, *, quiet_s: float, now: float | None = None) -> int:
+        """Mark complete the open traces whose root has ended, or that received nothing for ``quiet_s`` seconds;
+        how many."""
+        moment = time.time() if now is None else now
+        with self._transaction() as db:
+            return db.execute("UPDATE traces SET state = 'due', changed = ? WHERE state = 'open' AND "
+                              "(root_ended = 1 OR last_received <= ?)", (moment, moment - quiet_s)).rowcount
+
+    def due(self, limit: int) -> list[str]:
+        """Up to ``limit`` complete traces not yet scored, the longest waiting first."""
+        rows = self._db.execute("SELECT trace_id FROM traces WHERE state = 'due' ORDER BY changed, trace_id LIMIT ?",
+                                (limit,)).fetchall()
+        return [trace_id for (trace_id,) in rows]
+
+    def spans(self, trace_id: str) -> list[SpanRow | InputError]:
+        """A trace's spans, decoded again as the file reader decodes them."""
+        bodies = self._db.execute("SELECT body FROM spans WHERE trace_id = ? ORDER BY received, span_id",
+                                  (trace_id,)).fetchall()
+        decoded: list[SpanRow | InputError] = []
+        for number, (body,) in enumerate(bodies, start=1):
+            stored = json.loads(body)
+            request = {"resourceSpans": [{"resource": stored["resource"], "scopeSpans": [{"spans": [stored["span"]]}]}]}
+            decoded.extend(request_spans(request, Path(f"store:{trace_id}"), number))
+        return decoded
+
+    def save_scores(self, outcome: ScoredTrace) -> bool:
+        """Store a due trace's outcome and mark it scored, in one transaction; ``False`` (nothing written) when
+        the trace is not due: it was scored already, or is still open."""
+        with self._transaction() as db:
+            moved = db.execute("UPDATE traces SET state = 'scored', changed = ? WHERE trace_id = ? AND state = 'due'",
+                               (outcome.scored, outcome.trace_id)).rowcount
+            if not moved:
+                return False
+            db.execute("INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                       (outcome.trace_id, None if outcome.record is None else json.dumps(outcome.record),
+                        outcome.problem, json.dumps(outcome.scores), json.dumps(outcome.undefined),
+                        int(outcome.judged), outcome.signature, outcome.scored))
+        return True
+
+    def scored(self, since: float = 0.0, until: float = float("inf")) -> Iterator[ScoredTrace]:
+        """The outcomes stored in ``[since, until)``, oldest first."""
+        rows = self._db.execute("SELECT * FROM scores WHERE scored >= ? AND scored < ? ORDER BY scored, trace_id",
+                                (since, until if until != float("inf") else 1e308)).fetchall()
+        for trace_id, record, problem, scores, undefined, judged, signature, when in rows:
+            yield ScoredTrace(trace_id, None if record is None else json.loads(record), problem, json.loads(scores),
+                              json.loads(undefined), bool(judged), signature, when)
+
+    def backlog(self) -> dict[str, int]:
+        """How many traces are in each state."""
+        counts = dict.fromkeys(("open", "due", "scored"), 0)
+        counts.update(self._db.execute("SELECT state, count(*) FROM traces GROUP BY state").fetchall())
+        return counts
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on an error) on the store's connection, behind its lock."""
+
+    def __init__(self, db: sqlite3.Connection, lock: threading.Lock) -> None:
+        self._db, self._lock = db, lock
+
+    def __enter__(self) -> Self:
+        self._lock.acquire()
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._lock.release()
+            raise
+        return self
+
+    def execute(self, sql: str, parameters: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self._db.execute(sql, parameters)
+
+    def executescript_in_transaction(self, script: str, version: int) -> None:
+        """A migration's statements, one by one (``executescript`` would commit first), then its version."""
+        for statement in filter(str.strip, script.split(";")):
+            self._db.execute(statement)
+        self._db.execute(f"PRAGMA user_version = {int(version)}")
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        try:
+            self._db.execute("ROLLBACK" if kind is not None else "COMMIT")
+        finally:
+            self._lock.release()
+
+
+def _spans_with_bodies(request: Mapping[str, Any], source: str) -> Iterator[tuple[SpanRow | InputError, str]]:
+    """Each span of ``request`` decoded (or why it cannot be), with the JSON it is stored as: the span and its
+    resource."""
+    resources = request.get("resourceSpans") if isinstance(request, Mapping) else None
+    if not isinstance(resources, list):
+        yield from ((item, "") for item in request_spans(request, Path(source), 1))
+        return
+    for resource_spans in resources:
+        single = {"resourceSpans": [resource_spans]}
+        bodies = _bodies(resource_spans)
+        yield from zip(request_spans(single, Path(source), 1), bodies, strict=True)
+
+
+def _bodies(resource_spans: Any) -> list[str]:
+    """The stored JSON of each span of one ``resourceSpans`` entry, one for each item the reader yields for it (an
+    entry that is not an object: one error, so one empty body)."""
+    if not isinstance(resource_spans, Mapping):
+        return [""]
+    resource = resource_spans.get("resource") or {}
+    scopes = resource_spans.get("scopeSpans", resource_spans.get("instrumentationLibrarySpans")) or []
+    return [json.dumps({"resource": resource, "span": span}, separators=(",", ":"))
+            for scope in (scopes if isinstance(scopes, list) else []) for span in ((scope or {}).get("spans") or [])]
+
