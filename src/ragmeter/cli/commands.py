@@ -21,6 +21,7 @@ from ragmeter.cli import (
     metrics,
     mtrag,
     run,
+    serve,
     validate,
 )
 from ragmeter.cli.common import JUDGE_ONLY, Command, refuse_unused, shown
@@ -32,7 +33,7 @@ __all__ = ["COMMANDS", "main"]
 #: with its ``COMMAND``, and one entry here.
 COMMANDS: tuple[Command, ...] = (run.COMMAND, validate.COMMAND, mtrag.COMMAND, compare.COMMAND, agree.COMMAND,
                                  estimate.COMMAND, calibrate.COMMAND, metrics.COMMAND, demo.COMMAND, labels.COMMAND,
-                                 generate.COMMAND)
+                                 generate.COMMAND, serve.COMMAND)
 
 
 def _parser() -> argparse.ArgumentParser:

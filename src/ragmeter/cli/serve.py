@@ -1,0 +1,58 @@
+"""``ragmeter serve``: an OTLP/HTTP receiver that stores production traces and scores each as it completes."""
+
+from __future__ import annotations
+
+import argparse
+from importlib import util
+
+from ragmeter.cli.common import Command, path_arg
+from ragmeter.core.errors import ConfigError, MissingDependencyError
+from ragmeter.core.settings import Settings
+from ragmeter.metrics import resolve_metrics
+from ragmeter.serve.app import MAX_BACKLOG, create_app
+from ragmeter.serve.scorer import QUIET_S, Scorer
+from ragmeter.serve.store import SqliteStore
+
+#: OTLP/HTTP's registered port: an exporter left at its default endpoint sends here.
+OTLP_HTTP_PORT = 4318
+
+
+def add_arguments(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument("--store", type=path_arg, default="ragmeter-serve.sqlite",
+                       help="the SQLite file of received traces and their scores (created if missing; "
+                            "ragmeter-serve.sqlite)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1; 0.0.0.0 for every one)")
+    serve.add_argument("--port", type=int, default=OTLP_HTTP_PORT, help=f"port ({OTLP_HTTP_PORT}, OTLP/HTTP's)")
+    serve.add_argument("--metrics", help="comma-separated metric or family names scored on every trace (default: "
+                                         "citation,lexical,efficiency)")
+    serve.add_argument("--quiet", type=float, default=QUIET_S,
+                       help=f"seconds without a new span after which a trace whose root has not ended is scored as "
+                            f"it is ({QUIET_S:g})")
+    serve.add_argument("--max-backlog", type=int, default=MAX_BACKLOG,
+                       help=f"traces waiting to be scored from which exporters are asked to retry later "
+                            f"({MAX_BACKLOG})")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    for package in ("uvicorn", "starlette"):
+        if util.find_spec(package) is None:
+            raise MissingDependencyError(package, "serve", "ragmeter serve")
+    import uvicorn
+
+    names = [name.strip() for name in args.metrics.split(",") if name.strip()] if args.metrics else None
+    if args.metrics is not None and not names:
+        raise ConfigError(f"--metrics {args.metrics!r} names no metric: give metric or family names")
+    resolve_metrics(names)  # an unknown name stops here, before the port is taken
+    if args.quiet <= 0 or args.max_backlog < 1:
+        raise ConfigError("--quiet must be above 0 seconds and --max-backlog at least 1")
+    with SqliteStore(args.store) as store:
+        scorer = Scorer(store, metrics=names, settings=Settings(n_resamples=100), quiet_s=args.quiet)
+        app = create_app(store, scorer, max_backlog=args.max_backlog)
+        print(f"ragmeter serve: receiving OTLP/HTTP traces at http://{args.host}:{args.port}/v1/traces, "
+              f"storing them in {args.store}", flush=True)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+COMMAND = Command("serve", "receive production traces over OTLP/HTTP, store them and score each as it completes",
+                  add_arguments, _serve)

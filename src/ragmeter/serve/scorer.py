@@ -1,0 +1,74 @@
+"""Scoring the stored traces as they complete: each due trace made a record by the trace reader's rules
+(:func:`ragmeter.io.traces.openinference.trace_record`), scored with the offline metrics, and its outcome stored
+once (:meth:`ragmeter.serve.store.SqliteStore.save_scores`).
+
+A trace that gives no record (no root, no question) is stored with why, never dropped. A conversation's earlier
+turns are the history of its later ones, as the file reader gives them, for the sessions seen since ``serve``
+started. The embedder and the other models load once, with the first batch.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+
+from ragmeter.core.errors import InputError
+from ragmeter.core.records import Record
+from ragmeter.core.settings import Settings
+from ragmeter.engine.evaluation import evaluate
+from ragmeter.io.native import record_to_dict
+from ragmeter.io.traces.assemble import TraceSpans
+from ragmeter.io.traces.openinference import Sessions, TraceRules, trace_record
+from ragmeter.io.traces.otlp import SpanRow
+from ragmeter.serve.store import ScoredTrace, SqliteStore
+
+__all__ = ["QUIET_S", "Scorer"]
+
+#: Seconds without a new span after which a trace whose root has not ended is scored as it is.
+QUIET_S = 30.0
+
+
+class Scorer:
+    """Scores ``store``'s due traces with ``metrics`` (the default families when ``None``) under ``settings``."""
+
+    def __init__(self, store: SqliteStore, *, metrics: Sequence[str] | None = None, settings: Settings | None = None,
+                 rules: TraceRules | None = None, quiet_s: float = QUIET_S, batch: int = 64) -> None:
+        self.store = store
+        self.metrics = list(metrics) if metrics is not None else None
+        self.settings = settings or Settings(n_resamples=100)
+        self.rules = rules or TraceRules()
+        self.quiet_s = quiet_s
+        self.batch = batch
+        self._sessions = Sessions()
+
+    def score_due(self, now: float | None = None) -> int:
+        """Mark the complete traces due and score up to one batch of them; how many were stored."""
+        self.store.mark_due(quiet_s=self.quiet_s, now=now)
+        trace_ids = self.store.due(self.batch)
+        if not trace_ids:
+            return 0
+        made = {trace_id: self._record(trace_id) for trace_id in trace_ids}
+        records = {trace_id: record for trace_id, record in made.items() if not isinstance(record, InputError)}
+        scored_at = time.time() if now is None else now
+        outcomes: dict[str, ScoredTrace] = {
+            trace_id: ScoredTrace(trace_id, None, str(problem), {}, {}, False, "", scored_at)
+            for trace_id, problem in made.items() if isinstance(problem, InputError)}
+        if records:
+            result = evaluate(list(records.values()), metrics=self.metrics, settings=self.settings)
+            signature = ";".join(f"{name}={result.signatures[name].render()}" for name in result.metrics)
+            for i, (trace_id, record) in enumerate(records.items()):
+                scores = {name: _number(result.scores[name][i]) for name in result.metrics}
+                undefined = {name: result.undefined[name][i] for name in result.metrics if i in result.undefined[name]}
+                outcomes[trace_id] = ScoredTrace(trace_id, record_to_dict(record), None, scores, undefined, False,
+                                                 signature, scored_at)
+        return sum(self.store.save_scores(outcomes[trace_id]) for trace_id in trace_ids)
+
+    def _record(self, trace_id: str) -> Record | InputError:
+        spans = [span for span in self.store.spans(trace_id) if isinstance(span, SpanRow)]
+        trace = TraceSpans(trace_id, spans, [span for span in spans if span.parent_id is None])
+        return trace_record(trace, self.rules, self._sessions, "ragmeter serve")
+
+
+def _number(value: float) -> float | None:
+    return None if math.isnan(value) else float(value)

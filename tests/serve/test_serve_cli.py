@@ -1,0 +1,96 @@
+"""``ragmeter serve`` as a user starts it: a process listening on loopback, a JSON export posted to it stored and
+scored (quiet traces too), and a SIGKILL in the middle losing nothing it acknowledged; an unknown metric stops it
+before it takes the port."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from ragmeter.cli import main
+from ragmeter.serve.store import SqliteStore
+
+ENTRY = [sys.executable, "-c", "import sys; from ragmeter._entry import main; sys.exit(main())"]
+
+
+def _port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _export(trace: int, question: str, answer: str | None) -> bytes:
+    attributes = [{"key": "openinference.span.kind", "value": {"stringValue": "CHAIN"}},
+                  {"key": "input.value", "value": {"stringValue": question}}]
+    if answer is not None:
+        attributes.append({"key": "output.value", "value": {"stringValue": answer}})
+    span = {"traceId": f"{trace:032x}", "spanId": f"{trace:016x}", "name": "rag", "startTimeUnixNano": "1000",
+            "endTimeUnixNano": "2000" if answer is not None else "", "attributes": attributes}
+    return json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [span]}]}]}).encode()
+
+
+def _start(store: Path, port: int, *extra: str) -> subprocess.Popen[str]:
+    process = subprocess.Popen([*ENTRY, "serve", "--store", str(store), "--port", str(port), *extra],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert process.stdout is not None
+    assert "receiving OTLP/HTTP traces at" in process.stdout.readline()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return process
+        time.sleep(0.05)
+    process.kill()
+    raise AssertionError("ragmeter serve did not listen within 30 s")
+
+
+def _post(port: int, body: bytes) -> int:
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/traces", data=body,
+                                     headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(request, timeout=10) as reply:
+        return reply.status
+
+
+def _scored(store: Path, n: int) -> list:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with SqliteStore(store) as opened:
+            outcomes = list(opened.scored())
+        if len(outcomes) >= n:
+            return outcomes
+        time.sleep(0.1)
+    raise AssertionError(f"fewer than {n} traces scored within 60 s")
+
+
+def test_serve_stores_and_scores_and_a_kill_loses_nothing_acknowledged(tmp_path: Path) -> None:
+    store, port = tmp_path / "serve.sqlite", _port()
+    process = _start(store, port, "--metrics", "lexical", "--quiet", "1")
+    try:
+        assert _post(port, _export(1, "When does the library open?", "At nine.")) == 200
+        assert _post(port, _export(2, "Where is it?", None)) == 200          # its root never ends: scored when quiet
+        outcomes = {o.trace_id: o for o in _scored(store, 2)}
+        assert outcomes[f"{1:032x}"].record["answer"] == "At nine."
+        assert outcomes[f"{2:032x}"].record is None and "answer" in outcomes[f"{2:032x}"].problem
+        assert _post(port, _export(3, "Is it open on Sundays?", "No.")) == 200
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    with SqliteStore(store) as opened:
+        assert len(opened.spans(f"{3:032x}")) == 1                           # acknowledged before the kill
+    process = _start(store, port, "--metrics", "lexical", "--quiet", "1")    # a restart scores it, once
+    try:
+        assert sorted(o.trace_id for o in _scored(store, 3)) == [f"{t:032x}" for t in (1, 2, 3)]
+    finally:
+        process.terminate()    # uvicorn shuts down (the scoring thread finishes its batch), then ends by the signal
+        assert process.wait(timeout=30) == -signal.SIGTERM
+
+
+def test_an_unknown_metric_stops_it_before_it_listens(tmp_path: Path, capsys) -> None:
+    assert main(["serve", "--store", str(tmp_path / "s.sqlite"), "--metrics", "nope", "--port", str(_port())]) == 2
+    assert "nope" in capsys.readouterr().err
