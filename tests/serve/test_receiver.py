@@ -22,6 +22,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from prometheus_client.parser import text_string_to_metric_families
 
 from ragmeter import read_records
 from ragmeter.io.native import record_to_dict
@@ -95,6 +96,18 @@ def test_what_the_sdk_exports_is_stored_and_scored_as_the_file_reader_reads_it(s
     assert all(o.scores["token_f1"] is None and o.undefined["token_f1"] == "record has no reference answer"
                for o in outcomes)
     assert all("token_f1=" in o.signature for o in outcomes)
+    # /metrics: the traces by state, and each metric's figures over each window, from the store
+    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as reply:
+        samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+                   for family in text_string_to_metric_families(reply.read().decode()) for s in family.samples}
+    assert samples[("ragmeter_traces", (("state", "scored"),))] == 2
+    for window in ("5m", "1h", "1d"):
+        labels = (("metric", "latency_ms"), ("model", "unknown"), ("window", window))
+        latencies = [o.scores["latency_ms"] for o in outcomes]
+        assert samples[("ragmeter_score_mean", labels)] == pytest.approx(sum(latencies) / 2)
+        assert samples[("ragmeter_scores_defined", labels)] == 2
+        f1 = (("metric", "token_f1"), ("model", "unknown"), ("window", window))
+        assert samples[("ragmeter_scores_undefined", f1)] == 2 and ("ragmeter_score_mean", f1) not in samples
 
 
 def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:

@@ -34,7 +34,7 @@ def add_arguments(serve: argparse.ArgumentParser) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    for package in ("uvicorn", "starlette"):
+    for package in ("uvicorn", "starlette", "prometheus_client"):
         if util.find_spec(package) is None:
             raise MissingDependencyError(package, "serve", "ragmeter serve")
     import uvicorn

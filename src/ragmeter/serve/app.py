@@ -1,5 +1,5 @@
-"""The HTTP side of ``ragmeter serve``: the OTLP/HTTP receiver (``POST /v1/traces``) on a Starlette app, and the
-thread that scores what it stored.
+"""The HTTP side of ``ragmeter serve``: the OTLP/HTTP receiver (``POST /v1/traces``) and Prometheus's ``/metrics``
+(:mod:`ragmeter.serve.prometheus`) on a Starlette app, and the thread that scores what it stored.
 
 A request is answered 200 only once its spans are committed to the store; spans that cannot be read are counted in
 the reply's ``partial_success`` with the first reason, never stored. When scoring falls behind (more than
@@ -15,6 +15,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -22,6 +23,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from ragmeter.serve.otlp_http import MAX_BODY_BYTES, BadExport, decode_export, export_response
+from ragmeter.serve.prometheus import StoreCollector
 from ragmeter.serve.scorer import Scorer
 from ragmeter.serve.store import SqliteStore
 
@@ -79,7 +81,7 @@ def create_app(store: SqliteStore, scorer: Scorer | None = None, *, max_backlog:
                 while not stop.is_set():
                     try:
                         busy = scorer.score_due()
-                    except Exception:  # a failing batch stays due: logged, and tried again after a pause
+                    except Exception:  # noqa: BLE001 -- a failing batch stays due: logged, tried again after a pause
                         _LOG.exception("scoring the due traces failed; trying again in %s s", RETRY_AFTER_S)
                         stop.wait(RETRY_AFTER_S)
                         continue
@@ -94,4 +96,11 @@ def create_app(store: SqliteStore, scorer: Scorer | None = None, *, max_backlog:
             if worker is not None:
                 worker.join()
 
-    return Starlette(routes=[Route("/v1/traces", traces, methods=["POST"])], lifespan=lifespan)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(StoreCollector(store))
+
+    async def metrics(request: Request) -> Response:
+        return Response(await run_in_threadpool(generate_latest, registry), media_type=CONTENT_TYPE_LATEST)
+
+    return Starlette(routes=[Route("/v1/traces", traces, methods=["POST"]), Route("/metrics", metrics)],
+                     lifespan=lifespan)

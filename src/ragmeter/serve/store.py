@@ -32,7 +32,7 @@ from typing import Any, Self
 from ragmeter.core.errors import ConfigError, InputError
 from ragmeter.io.traces.otlp import SpanRow, request_spans
 
-__all__ = ["MIGRATIONS", "Accepted", "ScoredTrace", "SqliteStore"]
+__all__ = ["MIGRATIONS", "Accepted", "ScoredTrace", "SqliteStore", "WindowFigure"]
 
 #: The schema's steps, from version 1 up: version ``n`` is reached by running ``MIGRATIONS[n - 1]``.
 MIGRATIONS: tuple[str, ...] = (
@@ -78,6 +78,18 @@ class ScoredTrace:
     judged: bool
     signature: str
     scored: float
+
+
+@dataclass(frozen=True)
+class WindowFigure:
+    """One metric's scores of one model over a window: their mean (``None`` when none is defined), how many are
+    defined, how many undefined."""
+
+    metric: str
+    model: str | None
+    mean: float | None
+    defined: int
+    undefined: int
 
 
 class SqliteStore:
@@ -178,6 +190,17 @@ class SqliteStore:
         for trace_id, record, problem, scores, undefined, judged, signature, when in rows:
             yield ScoredTrace(trace_id, None if record is None else json.loads(record), problem, json.loads(scores),
                               json.loads(undefined), bool(judged), signature, when)
+
+    def window(self, since: float, until: float | None = None) -> list[WindowFigure]:
+        """Per metric and model (the record's ``metadata.model_id``; ``None`` when it has none), the scores stored in
+        ``[since, until)``: their mean over the defined ones, how many are defined and how many undefined."""
+        rows = self._db.execute(
+            "SELECT score.key, json_extract(scores.record, '$.metadata.model_id') AS model, avg(score.value), "
+            "count(score.value), sum(score.value IS NULL) FROM scores, json_each(scores.scores) AS score "
+            "WHERE scores.scored >= ? AND scores.scored < ? GROUP BY score.key, model ORDER BY score.key, model",
+            (since, 1e308 if until is None else until)).fetchall()
+        return [WindowFigure(metric, model, mean, defined, undefined)
+                for metric, model, mean, defined, undefined in rows]
 
     def backlog(self) -> dict[str, int]:
         """How many traces are in each state."""
