@@ -16,6 +16,7 @@ from ragmeter.cli import (
     compare,
     demo,
     estimate,
+    export,
     generate,
     labels,
     metrics,
@@ -33,7 +34,7 @@ __all__ = ["COMMANDS", "main"]
 #: with its ``COMMAND``, and one entry here.
 COMMANDS: tuple[Command, ...] = (run.COMMAND, validate.COMMAND, mtrag.COMMAND, compare.COMMAND, agree.COMMAND,
                                  estimate.COMMAND, calibrate.COMMAND, metrics.COMMAND, demo.COMMAND, labels.COMMAND,
-                                 generate.COMMAND, serve.COMMAND)
+                                 generate.COMMAND, serve.COMMAND, export.COMMAND)
 
 
 def _parser() -> argparse.ArgumentParser:

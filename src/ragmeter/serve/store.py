@@ -94,12 +94,26 @@ class WindowFigure:
 
 class SqliteStore:
     """The store in one SQLite file (created with its folder when missing). One process writes it (``serve``'s);
-    its threads share one connection behind a lock. Use as a context manager, or call :meth:`close`."""
+    its threads share one connection behind a lock. ``read_only``: a command that only reads it (``export``) opens
+    an existing store of this ragmeter's schema, and never writes or migrates it. Use as a context manager, or call
+    :meth:`close`."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        if read_only:
+            if not self.path.is_file():
+                raise ConfigError(f"no store at {self.path}: give the --store file 'ragmeter serve' writes")
+            self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False,
+                                       isolation_level=None)
+            if self.schema_version != len(MIGRATIONS):
+                found = self.schema_version
+                self._db.close()
+                raise ConfigError(f"{self.path} holds a store of schema version {found}, not this ragmeter's "
+                                  f"{len(MIGRATIONS)}: run this ragmeter's 'ragmeter serve' on it once to migrate it, "
+                                  "or use the ragmeter that wrote it")
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
@@ -201,6 +215,15 @@ class SqliteStore:
             (since, 1e308 if until is None else until)).fetchall()
         return [WindowFigure(metric, model, mean, defined, undefined)
                 for metric, model, mean, defined, undefined in rows]
+
+    def records(self, since: float, until: float | None = None) -> Iterator[dict[str, Any]]:
+        """The records (native format) of the traces scored in ``[since, until)``, oldest first, each with its
+        trace id and scoring time in its metadata (``trace_id``, ``scored_at``)."""
+        for outcome in self.scored(since, float("inf") if until is None else until):
+            if outcome.record is not None:
+                metadata = {**outcome.record.get("metadata", {}), "trace_id": outcome.trace_id,
+                            "scored_at": outcome.scored}
+                yield {**outcome.record, "metadata": metadata}
 
     def backlog(self) -> dict[str, int]:
         """How many traces are in each state."""
