@@ -108,6 +108,7 @@ def test_what_the_sdk_exports_is_stored_and_scored_as_the_file_reader_reads_it(s
         assert samples[("ragmeter_scores_defined", labels)] == 2
         f1 = (("metric", "token_f1"), ("model", "unknown"), ("window", window))
         assert samples[("ragmeter_scores_undefined", f1)] == 2 and ("ragmeter_score_mean", f1) not in samples
+        assert samples[("ragmeter_judge_tokens", (("window", window),))] == 0     # no judge here
 
 
 def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from ragmeter.cli import main
 from ragmeter.serve.store import SqliteStore
+from ragmeter.testing.fake_openai import FakeOpenAIServer
+from ragmeter.testing.scripted_judge import respond
 
 ENTRY = [sys.executable, "-c", "import sys; from ragmeter._entry import main; sys.exit(main())"]
 
@@ -94,3 +96,26 @@ def test_serve_stores_and_scores_and_a_kill_loses_nothing_acknowledged(tmp_path:
 def test_an_unknown_metric_stops_it_before_it_listens(tmp_path: Path, capsys) -> None:
     assert main(["serve", "--store", str(tmp_path / "s.sqlite"), "--metrics", "nope", "--port", str(_port())]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+def test_serve_judges_its_sample_within_the_budget(tmp_path: Path) -> None:
+    store, port = tmp_path / "serve.sqlite", _port()
+    with FakeOpenAIServer(respond) as judge:
+        process = _start(store, port, "--metrics", "lexical", "--judge", "openai", "--judge-model", "scripted",
+                         "--judge-base-url", judge.base_url, "--judge-api-key-env", "", "--judge-sample", "1",
+                         "--judge-budget", "100000", "--judged", "judge_relevance")
+        try:
+            assert _post(port, _export(1, "When does the library open?", "At nine.")) == 200
+            (outcome,) = _scored(store, 1)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    assert outcome.judged and 1 <= outcome.scores["judge_relevance"] <= 5
+    with SqliteStore(store) as opened:
+        assert 0 < opened.spent_since(0) <= 100_000
+    assert (tmp_path / "serve.sqlite.judge-cache.sqlite").exists()
+
+
+def test_a_sample_without_a_judge_is_refused(tmp_path: Path, capsys) -> None:
+    assert main(["serve", "--store", str(tmp_path / "s.sqlite"), "--judge-sample", "0.1", "--port", str(_port())]) == 2
+    assert "--judge and --judge-sample go together" in capsys.readouterr().err

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from importlib import util
 
+from ragmeter.cli import judge_options
 from ragmeter.cli.common import Command, path_arg
 from ragmeter.core.errors import ConfigError, MissingDependencyError
 from ragmeter.core.settings import Settings
+from ragmeter.judges import open_judge
 from ragmeter.metrics import resolve_metrics
 from ragmeter.serve.app import MAX_BACKLOG, create_app
+from ragmeter.serve.budget import BudgetedBackend
 from ragmeter.serve.scorer import QUIET_S, Scorer
 from ragmeter.serve.store import SqliteStore
 
@@ -31,6 +35,14 @@ def add_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--max-backlog", type=int, default=MAX_BACKLOG,
                        help=f"traces waiting to be scored from which exporters are asked to retry later "
                             f"({MAX_BACKLOG})")
+    serve.add_argument("--judge-sample", type=float, default=0.0,
+                       help="share of the traces also scored with the judged metrics, drawn by trace id (needs "
+                            "--judge; 0)")
+    serve.add_argument("--judge-budget", type=int,
+                       help="the judge's tokens an hour at most, prompt and completion (no request may pass it)")
+    serve.add_argument("--judged", default="judged",
+                       help="the metrics or families scored on the judge's sample (judged)")
+    judge_options.add_judge_options(serve, title="LLM judge (scores the sample)")
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -43,13 +55,29 @@ def _serve(args: argparse.Namespace) -> int:
     if args.metrics is not None and not names:
         raise ConfigError(f"--metrics {args.metrics!r} names no metric: give metric or family names")
     resolve_metrics(names)  # an unknown name stops here, before the port is taken
+    judged = [name.strip() for name in args.judged.split(",") if name.strip()]
+    resolve_metrics(judged)
     if args.quiet <= 0 or args.max_backlog < 1:
         raise ConfigError("--quiet must be above 0 seconds and --max-backlog at least 1")
-    with SqliteStore(args.store) as store:
-        scorer = Scorer(store, metrics=names, settings=Settings(n_resamples=100), quiet_s=args.quiet)
+    if args.dry_run:
+        raise ConfigError("ragmeter serve has no dry run: its judge calls depend on the traffic")
+    if (args.judge is None) != (args.judge_sample == 0) or not 0 <= args.judge_sample <= 1:
+        raise ConfigError("--judge and --judge-sample go together: a share above 0 and at most 1 of the traces is "
+                          "judged by the judge given")
+    if args.judge_budget is not None and (args.judge is None or args.judge_budget < 1):
+        raise ConfigError("--judge-budget is the judge's tokens an hour (at least 1), with --judge")
+    config = judge_options.judge_config(args, args.store.with_name(args.store.name + ".judge-cache.sqlite"))
+    with SqliteStore(args.store) as store, contextlib.ExitStack() as stack:
+        judge = stack.enter_context(open_judge(config)) if config is not None else None
+        if judge is not None and args.judge_budget is not None:
+            judge.backend = BudgetedBackend(judge.backend, store, args.judge_budget)
+        scorer = Scorer(store, metrics=names, settings=Settings(n_resamples=100), quiet_s=args.quiet, judge=judge,
+                        judged=judged, sample=args.judge_sample)
         app = create_app(store, scorer, max_backlog=args.max_backlog)
         print(f"ragmeter serve: receiving OTLP/HTTP traces at http://{args.host}:{args.port}/v1/traces, "
-              f"storing them in {args.store}", flush=True)
+              f"storing them in {args.store}"
+              + (f"; judging {args.judge_sample:.0%} of them with {judge.description}" if judge is not None else ""),
+              flush=True)
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 

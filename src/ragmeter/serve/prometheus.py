@@ -5,7 +5,8 @@ Read from the store at each scrape, so several processes and restarts report the
 - ``ragmeter_traces{state}``: traces open (spans arriving), due (complete, waiting to be scored) and scored;
 - ``ragmeter_score_mean{metric, model, window}``, ``ragmeter_scores_defined{…}`` and ``ragmeter_scores_undefined{…}``:
   over the last 5 minutes, hour and day (:data:`WINDOWS`), per metric and model (``model_id`` of the trace's record,
-  ``unknown`` without one); a window with no defined score has no mean sample, never a made-up 0.
+  ``unknown`` without one); a window with no defined score has no mean sample, never a made-up 0;
+- ``ragmeter_judge_tokens{window}``: what the judge spent over each window (the hourly budget's own count).
 """
 
 from __future__ import annotations
@@ -52,3 +53,8 @@ class StoreCollector(Collector):
                 defined.add_metric(values, figure.defined)
                 undefined.add_metric(values, figure.undefined)
         yield from (mean, defined, undefined)
+        spent = GaugeMetricFamily("ragmeter_judge_tokens", "Tokens the judge spent over the window (prompt and "
+                                  "completion; a failed request at its most)", labels=["window"])
+        for window, seconds in WINDOWS.items():
+            spent.add_metric([window], self.store.spent_since(now - seconds))
+        yield spent

@@ -2,6 +2,13 @@
 (:func:`ragmeter.io.traces.openinference.trace_record`), scored with the offline metrics, and its outcome stored
 once (:meth:`ragmeter.serve.store.SqliteStore.save_scores`).
 
+With a judge, a random share of the traces (``sample``) is also scored with the judged metrics. Whether a trace is
+drawn depends on its trace id and the seed alone (sha256, read as a number in [0, 1)), never on its content or on
+what came before it, and is stored with its scores (``judged``), so the judged figures estimate the whole
+traffic's without bias, and people's labels of stored traces (``labels template --sample``) calibrate them. A drawn
+trace whose judge calls fail (the hourly budget spent, :mod:`ragmeter.serve.budget`, or the endpoint down) keeps
+its judged metrics undefined with the reason.
+
 A trace that gives no record (no root, no question) is stored with why, never dropped. A conversation's earlier
 turns are the history of its later ones, as the file reader gives them, for the sessions seen since ``serve``
 started. The embedder and the other models load once, with the first batch.
@@ -9,11 +16,12 @@ started. The embedder and the other models load once, with the first batch.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from collections.abc import Sequence
 
-from ragmeter.core.errors import InputError
+from ragmeter.core.errors import ConfigError, InputError
 from ragmeter.core.records import Record
 from ragmeter.core.settings import Settings
 from ragmeter.engine.evaluation import evaluate
@@ -21,6 +29,7 @@ from ragmeter.io.native import record_to_dict
 from ragmeter.io.traces.assemble import TraceSpans
 from ragmeter.io.traces.openinference import Sessions, TraceRules, trace_record
 from ragmeter.io.traces.otlp import SpanRow
+from ragmeter.judges import Judge
 from ragmeter.serve.store import ScoredTrace, SqliteStore
 
 __all__ = ["QUIET_S", "Scorer"]
@@ -33,9 +42,14 @@ class Scorer:
     """Scores ``store``'s due traces with ``metrics`` (the default families when ``None``) under ``settings``."""
 
     def __init__(self, store: SqliteStore, *, metrics: Sequence[str] | None = None, settings: Settings | None = None,
-                 rules: TraceRules | None = None, quiet_s: float = QUIET_S, batch: int = 64) -> None:
+                 rules: TraceRules | None = None, quiet_s: float = QUIET_S, batch: int = 64,
+                 judge: Judge | None = None, judged: Sequence[str] = ("judged",), sample: float = 0.0,
+                 seed: int = 0) -> None:
+        if not 0.0 <= sample <= 1.0 or (sample > 0 and judge is None):
+            raise ConfigError("a judge sample is a share from 0 to 1, and needs a judge")
         self.store = store
         self.metrics = list(metrics) if metrics is not None else None
+        self.judge, self.judged, self.sample, self.seed = judge, list(judged), sample, seed
         self.settings = settings or Settings(n_resamples=100)
         self.rules = rules or TraceRules()
         self.quiet_s = quiet_s
@@ -55,14 +69,31 @@ class Scorer:
             trace_id: ScoredTrace(trace_id, None, str(problem), {}, {}, False, "", scored_at)
             for trace_id, problem in made.items() if isinstance(problem, InputError)}
         if records:
-            result = evaluate(list(records.values()), metrics=self.metrics, settings=self.settings)
-            signature = ";".join(f"{name}={result.signatures[name].render()}" for name in result.metrics)
-            for i, (trace_id, record) in enumerate(records.items()):
-                scores = {name: _number(result.scores[name][i]) for name in result.metrics}
-                undefined = {name: result.undefined[name][i] for name in result.metrics if i in result.undefined[name]}
-                outcomes[trace_id] = ScoredTrace(trace_id, record_to_dict(record), None, scores, undefined, False,
-                                                 signature, scored_at)
+            drawn = [trace_id for trace_id in records if self.drawn(trace_id)]
+            results = [(list(records), evaluate(list(records.values()), metrics=self.metrics, settings=self.settings))]
+            if drawn:
+                results.append((drawn, evaluate([records[t] for t in drawn], metrics=self.judged,
+                                                settings=self.settings, judge=self.judge)))
+            signature = ";".join(f"{name}={result.signatures[name].render()}" for _, result in results
+                                 for name in result.metrics)
+            for trace_id, record in records.items():
+                scores: dict[str, float | None] = {}
+                undefined: dict[str, str] = {}
+                for ids, result in results:
+                    if trace_id in ids:
+                        i = ids.index(trace_id)
+                        scores.update({name: _number(result.scores[name][i]) for name in result.metrics})
+                        undefined.update({name: result.undefined[name][i] for name in result.metrics
+                                          if i in result.undefined[name]})
+                outcomes[trace_id] = ScoredTrace(trace_id, record_to_dict(record), None, scores, undefined,
+                                                 trace_id in drawn, signature, scored_at)
         return sum(self.store.save_scores(outcomes[trace_id]) for trace_id in trace_ids)
+
+    def drawn(self, trace_id: str) -> bool:
+        """Whether ``trace_id`` is in the judge's sample: sha256 of the seed and the id, as a number in [0, 1),
+        below the share."""
+        digest = hashlib.sha256(f"{self.seed}:{trace_id}".encode()).digest()
+        return self.sample > 0 and int.from_bytes(digest[:8], "big") / 2 ** 64 < self.sample
 
     def _record(self, trace_id: str) -> Record | InputError:
         spans = [span for span in self.store.spans(trace_id) if isinstance(span, SpanRow)]

@@ -8,7 +8,8 @@ What is stored:
 - ``traces``: each trace's state — ``open`` while spans arrive, ``due`` once complete (its root has ended, or it has
   been quiet for a while), ``scored`` once its scores are stored — and when it last received a span;
 - ``scores``: each scored trace's record (or why none could be made), its scores and why any is undefined, whether
-  it was sampled for the judge, and the signature of what scored it.
+  it was sampled for the judge, and the signature of what scored it;
+- ``judge_spend``: the tokens each judge request spent, and when (the hourly budget reads it, across restarts).
 
 A request is acknowledged only once :meth:`SqliteStore.accept` has committed it (WAL, ``synchronous=FULL``: on disk
 when the call returns), so a kill at any moment loses no acknowledged span. A trace's scores and its state change
@@ -51,6 +52,10 @@ MIGRATIONS: tuple[str, ...] = (
         undefined TEXT NOT NULL, judged INTEGER NOT NULL, signature TEXT NOT NULL, scored REAL NOT NULL
     );
     CREATE INDEX scores_by_time ON scores (scored);
+    """,
+    """
+    CREATE TABLE judge_spend (at REAL NOT NULL, tokens INTEGER NOT NULL);
+    CREATE INDEX judge_spend_by_time ON judge_spend (at);
     """,
 )
 
@@ -224,6 +229,16 @@ class SqliteStore:
                 metadata = {**outcome.record.get("metadata", {}), "trace_id": outcome.trace_id,
                             "scored_at": outcome.scored}
                 yield {**outcome.record, "metadata": metadata}
+
+    def add_spend(self, tokens: int, *, now: float | None = None) -> None:
+        """Count ``tokens`` the judge spent (prompt and completion) at ``now``."""
+        with self._transaction() as db:
+            db.execute("INSERT INTO judge_spend VALUES (?, ?)", (time.time() if now is None else now, tokens))
+
+    def spent_since(self, since: float) -> int:
+        """The judge's tokens counted from ``since`` on."""
+        return int(self._db.execute("SELECT coalesce(sum(tokens), 0) FROM judge_spend WHERE at >= ?",
+                                    (since,)).fetchone()[0])
 
     def backlog(self) -> dict[str, int]:
         """How many traces are in each state."""
