@@ -73,7 +73,7 @@ PARTS: tuple[Part, ...] = (
     _part("testsets", "test sets from a team's documents: the corpus as plain text, chunks with stable ids, the "
           "items planned, written, checked and kept", *BASE, "judges", "metrics", "models", "text"),
     _part("serve", "`ragmeter serve`: production traces received, stored (the store: SQLite, schema migrations) "
-          "and scored as they complete", *BASE, "engine", "io", "judges"),
+          "and scored as they complete", *BASE, "engine", "io", "judges", "metrics"),
     _part("report", "terminal, markdown and HTML renderers of every result",
           *BASE, "analysis", "human", "judges", "metrics", "results", "stats", "text"),
     _part("app", "the commands as library functions (run, labels, mtrag): outputs checked before any work, "

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.core.errors import RejectedCallError
+from ragmeter.core.errors import JudgeError, RejectedCallError
 from ragmeter.judges import ChatRequest, Judge, ScriptedBackend
 from ragmeter.serve.budget import HOUR_S, BudgetedBackend, most_tokens
 from ragmeter.serve.scorer import Scorer
@@ -102,3 +102,15 @@ def test_a_trace_the_budget_refuses_keeps_its_judged_metric_undefined_with_the_r
         assert len(judged) == 1 and len(refused) == 1 and {o.trace_id for o in outcomes} == set(traces)
         assert "tokens an hour would be passed" in refused[0].undefined["judge_relevance"]
         assert store.spent_since(0) <= allowed
+
+
+def test_a_dead_judge_leaves_the_offline_scores_and_says_why_the_judged_are_missing(tmp_path: Path) -> None:
+    def dead(request: ChatRequest) -> str:
+        raise JudgeError("connection refused at http://127.0.0.1:9/v1")
+
+    with SqliteStore(tmp_path / "s.sqlite") as store, Judge(ScriptedBackend(dead), max_attempts=1) as judge:
+        trace = _trace(store, 1)
+        assert Scorer(store, metrics=["lexical"], judge=judge, judged=["judge_relevance"], sample=1.0).score_due() == 1
+        (outcome,) = store.scored()
+    assert outcome.trace_id == trace and outcome.judged and "token_f1" in outcome.undefined  # no reference: offline
+    assert outcome.undefined["judge_relevance"].startswith("the judge could not be reached: connection refused")

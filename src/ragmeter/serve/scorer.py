@@ -7,7 +7,7 @@ drawn depends on its trace id and the seed alone (sha256, read as a number in [0
 what came before it, and is stored with its scores (``judged``), so the judged figures estimate the whole
 traffic's without bias, and people's labels of stored traces (``labels template --sample``) calibrate them. A drawn
 trace whose judge calls fail (the hourly budget spent, :mod:`ragmeter.serve.budget`, or the endpoint down) keeps
-its judged metrics undefined with the reason.
+its judged metrics undefined with the reason, and its offline scores.
 
 A trace that gives no record (no root, no question) is stored with why, never dropped. A conversation's earlier
 turns are the history of its later ones, as the file reader gives them, for the sessions seen since ``serve``
@@ -21,7 +21,7 @@ import math
 import time
 from collections.abc import Sequence
 
-from ragmeter.core.errors import ConfigError, InputError
+from ragmeter.core.errors import ConfigError, InputError, JudgeError
 from ragmeter.core.records import Record
 from ragmeter.core.settings import Settings
 from ragmeter.engine.evaluation import evaluate
@@ -30,6 +30,7 @@ from ragmeter.io.traces.assemble import TraceSpans
 from ragmeter.io.traces.openinference import Sessions, TraceRules, trace_record
 from ragmeter.io.traces.otlp import SpanRow
 from ragmeter.judges import Judge
+from ragmeter.metrics import resolve_metrics
 from ragmeter.serve.store import ScoredTrace, SqliteStore
 
 __all__ = ["QUIET_S", "Scorer"]
@@ -71,9 +72,13 @@ class Scorer:
         if records:
             drawn = [trace_id for trace_id in records if self.drawn(trace_id)]
             results = [(list(records), evaluate(list(records.values()), metrics=self.metrics, settings=self.settings))]
+            judge_down = None
             if drawn:
-                results.append((drawn, evaluate([records[t] for t in drawn], metrics=self.judged,
-                                                settings=self.settings, judge=self.judge)))
+                try:
+                    results.append((drawn, evaluate([records[t] for t in drawn], metrics=self.judged,
+                                                    settings=self.settings, judge=self.judge)))
+                except JudgeError as exc:  # the endpoint is gone: the offline scores are kept, the judged say why
+                    judge_down = f"the judge could not be reached: {exc}"
             signature = ";".join(f"{name}={result.signatures[name].render()}" for _, result in results
                                  for name in result.metrics)
             for trace_id, record in records.items():
@@ -85,6 +90,8 @@ class Scorer:
                         scores.update({name: _number(result.scores[name][i]) for name in result.metrics})
                         undefined.update({name: result.undefined[name][i] for name in result.metrics
                                           if i in result.undefined[name]})
+                if judge_down is not None and trace_id in drawn:
+                    undefined.update(dict.fromkeys((m.name for m in resolve_metrics(self.judged)), judge_down))
                 outcomes[trace_id] = ScoredTrace(trace_id, record_to_dict(record), None, scores, undefined,
                                                  trace_id in drawn, signature, scored_at)
         return sum(self.store.save_scores(outcomes[trace_id]) for trace_id in trace_ids)
