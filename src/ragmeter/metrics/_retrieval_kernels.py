@@ -66,8 +66,8 @@ def _problem(name: str, value: object, rank: int) -> str:
 
 
 def ranked_labels(records: Sequence[Record], k: int) -> RankedLabels:
-    """Read the labels of each record's top ``k`` chunks, once for all the retrieval metrics; a chunk without
-    ``topically_relevant`` or ``evidence_sufficient`` takes them from its record's qrels, where it has some
+    """Read the labels of each record's top ``k`` chunks, once for all the retrieval metrics; a chunk with neither
+    ``topically_relevant`` nor ``evidence_sufficient`` takes both from its record's qrels, where it has some
     (:func:`_labels_from_qrels`)."""
     n = len(records)
     lengths = np.fromiter(map(len, map(_CONTEXTS, records)), dtype=np.int64, count=n)
@@ -79,7 +79,7 @@ def ranked_labels(records: Sequence[Record], k: int) -> RankedLabels:
     starts = np.cumsum(top_lengths) - top_lengths
     cells = np.repeat(np.arange(n, dtype=np.int64) * k - starts, top_lengths) + np.arange(len(chunks))
     chunk_labels = list(map(_LABELS, chunks))
-    if any(map(_QRELS, records)):
+    if any(map(_QRELS, records)) and not _fully_labelled(chunk_labels):
         chunk_labels = _labels_from_qrels(records, chunks, chunk_labels, top_lengths)
     values: dict[str, np.ndarray] = {}
     unread: dict[str, np.ndarray] = {}
@@ -93,6 +93,17 @@ def ranked_labels(records: Sequence[Record], k: int) -> RankedLabels:
             unread[name] = _table(state, cells, n, k)
             problems[name] = _first_problems(unread[name], name)
     return RankedLabels(k, values, unread, problems, lengths, chunks, cells)
+
+
+def _fully_labelled(chunk_labels: list[Mapping[str, object]]) -> bool:
+    """Whether every chunk has both ``topically_relevant`` and ``evidence_sufficient`` as small whole numbers (C-level
+    passes, as :func:`_read`'s usual case), so that no label is to be taken from qrels."""
+    try:
+        for name in (_TOPICAL, _SUFFICIENT):
+            bytes(map(itemgetter(name), chunk_labels))
+    except (KeyError, TypeError, ValueError):
+        return False
+    return True
 
 
 def _labels_from_qrels(records: Sequence[Record], chunks: list[Chunk], chunk_labels: list[Mapping[str, object]],
