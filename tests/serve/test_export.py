@@ -57,6 +57,11 @@ def test_what_export_refuses(tmp_path: Path, capsys) -> None:
     assert main(["export", "--store", str(tmp_path / "none.sqlite"), "--last", "1h", "-o",
                  str(tmp_path / "a.jsonl")]) == 2
     assert "no store at" in capsys.readouterr().err and not (tmp_path / "none.sqlite").exists()
+    records = tmp_path / "records.jsonl"                                   # a file given that is not a store
+    records.write_text('{"question": "q"}\n', "utf-8")
+    assert main(["export", "--store", str(records), "--last", "1h", "-o", str(tmp_path / "a.jsonl")]) == 2
+    assert "is not a ragmeter serve store" in capsys.readouterr().err
+    assert records.read_text("utf-8") == '{"question": "q"}\n'
     assert main(["export", "--store", str(store), "--last", "1h", "-o", str(tmp_path / "a.jsonl")]) == 1
     assert "nothing written" in capsys.readouterr().out and not (tmp_path / "a.jsonl").exists()
     assert _sha(store) == before

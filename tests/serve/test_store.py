@@ -114,3 +114,15 @@ def test_a_store_from_a_newer_ragmeter_is_refused(tmp_path: Path) -> None:
         db.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
     with pytest.raises(ConfigError, match="newer than this ragmeter"):
         SqliteStore(path)
+
+
+@pytest.mark.parametrize("content", [b"", b'{"question": "q"}\n'])
+def test_a_file_that_is_not_a_store_is_refused_and_left_as_it_is(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(content)
+    for read_only in (False, True):
+        with pytest.raises(ConfigError, match="is not a ragmeter serve store"):
+            SqliteStore(path, read_only=read_only)
+    assert path.read_bytes() == content and not (tmp_path / "records.jsonl-wal").exists()
+    with pytest.raises(ConfigError, match="not a regular file"):
+        SqliteStore(tmp_path)

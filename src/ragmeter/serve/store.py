@@ -106,6 +106,7 @@ class SqliteStore:
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
+        _check_store_file(self.path)
         if read_only:
             if not self.path.is_file():
                 raise ConfigError(f"no store at {self.path}: give the --store file 'ragmeter serve' writes")
@@ -255,6 +256,25 @@ class SqliteStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+#: The first bytes of every SQLite database file.
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _check_store_file(path: Path) -> None:
+    """Refuse a path that holds something other than a store: a folder, a special file, or a file that is not a
+    SQLite database (an empty one included), which SQLite would otherwise take over and write."""
+    if not path.exists():
+        return
+    if not path.is_file():
+        raise ConfigError(f"{path} is not a regular file: give --store a file name (it is created if missing)")
+    with path.open("rb") as handle:
+        header = handle.read(len(SQLITE_HEADER))
+    if header != SQLITE_HEADER:
+        what = "an empty file" if not header else "not a SQLite database"
+        raise ConfigError(f"{path} is not a ragmeter serve store ({what}): it is left as it is; give --store a new "
+                          "file name, or the store 'ragmeter serve' made")
 
 
 class _Transaction:
