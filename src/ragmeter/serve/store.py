@@ -119,9 +119,13 @@ class SqliteStore:
                                   f"{len(MIGRATIONS)}: run this ragmeter's 'ragmeter serve' on it once to migrate it, "
                                   "or use the ragmeter that wrote it")
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(f"cannot open the store {self.path}: {exc}; give --store a file in a folder you can "
+                              "write") from exc
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._migrate()
