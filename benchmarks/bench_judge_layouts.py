@@ -15,7 +15,11 @@ released judge, for each layout:
 - the paired difference shared − calls of each figure, on the same records, with its interval (the same
   conversations drawn for both layouts);
 - the validation protocol (``_folds.held_out``): the layout chosen on three collections and measured on the
-  fourth, and chosen without each conversation; the current layout (``calls``) is listed first, so a tie keeps it.
+  fourth, and chosen without each conversation; the current layout (``calls``) is listed first, so a tie keeps it;
+- on ``bench_preferences.py``'s pairs (two answers to one dev question, people's preference between them; the pair
+  file that benchmark builds), Spearman's ρ of ``judge_correctness(A) − judge_correctness(B)`` with the overall
+  preference in each layout, the paired difference shared − calls (conversations resampled), and the share of pairs
+  the judge grades alike.
 
 The shared layout ships where no figure is worse beyond its interval. Wall time and the judge's tokens of each
 layout are reported too (the speed is ``bench_judge_timings.py``'s, on an idle machine).
@@ -36,8 +40,10 @@ from typing import Any
 import _folds
 import numpy as np
 from _common import dev_records, human_means, mtrag_rows, released_idk, write_result
+from bench_preferences import MTRAG_FILE, build_mtrag_dev, score_pairs
 
 from ragmeter import Settings, evaluate
+from ragmeter.human.preferences import read_preferences
 from ragmeter.judges import JudgeConfig, open_judge
 
 LAYOUTS = ("calls", "shared")
@@ -60,6 +66,30 @@ def _judged(records: list[Any], layout: str, cache: Path) -> tuple[Any, float]:
     finally:
         judge.close()
     return result, time.perf_counter() - started
+
+
+def _preferences(cache: Path) -> dict[str, Any]:
+    """``judge_correctness`` on the preference pairs in both layouts (see the module docstring)."""
+    if not MTRAG_FILE.is_file():
+        build_mtrag_dev()
+    pairs = read_preferences(MTRAG_FILE)
+    preference = np.array([p.preference for p in pairs])
+    clusters = [p.cluster for p in pairs]
+    differences = {}
+    for layout in LAYOUTS:
+        judge = open_judge(JudgeConfig(kind="local", layout=layout, cache=cache))
+        try:
+            differences[layout] = score_pairs(pairs, ["judge_correctness"], judge)[0]["judge_correctness"]
+        finally:
+            judge.close()
+    keep = ~(np.isnan(differences["calls"]) | np.isnan(differences["shared"]))
+    kept = [c for c, k in zip(clusters, keep, strict=True) if k]
+    return {"pairs": int(keep.sum()),
+            "spearman": {layout: _folds._round(_folds.spearman(d[keep], preference[keep]))
+                         for layout, d in differences.items()},
+            "graded_alike": {layout: round(float(np.mean(d[keep] == 0)), 3) for layout, d in differences.items()},
+            "paired": _folds.paired_difference(_folds.spearman, differences["shared"][keep],
+                                               differences["calls"][keep], preference[keep], kept)}
 
 
 def main() -> None:
@@ -105,7 +135,8 @@ def main() -> None:
     out = {"records": len(records), "collections": {c: collections.count(c) for c in sorted(set(collections))},
            "conversations": len(set(conversations)), "wall_s": {k: round(v, 1) for k, v in walls.items()},
            "rows": rows, "same_value_share": same, "usage": usage,
-           "undefined": {layout: {m: len(v) for m, v in results[layout].undefined.items() if v} for layout in LAYOUTS}}
+           "undefined": {layout: {m: len(v) for m, v in results[layout].undefined.items() if v} for layout in LAYOUTS},
+           "preferences": _preferences(args.cache)}
 
     print(f"{len(records)} dev records, {len(set(conversations))} conversations; "
           f"collections {out['collections']}")
@@ -120,6 +151,11 @@ def main() -> None:
               f"{cross['mean']!s:>12} ({','.join(str(f['chosen'])[0] for f in cross['folds'].values())})"
               f"{loco['value']!s:>8}")
     print(f"share of records with the same value in both layouts: {same}")
+    preferences = out["preferences"]
+    paired = preferences["paired"]
+    print(f"preference pairs ({preferences['pairs']}), ρ of judge_correctness(A) − (B) with the overall preference: "
+          f"calls {preferences['spearman']['calls']}, shared {preferences['spearman']['shared']}, shared − calls "
+          f"{paired['difference']} [{paired['low']}, {paired['high']}]; graded alike {preferences['graded_alike']}")
     print(f"written: {write_result('judge_layouts-mtrag-dev', out)}")
 
 
