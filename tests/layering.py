@@ -72,10 +72,11 @@ PARTS: tuple[Part, ...] = (
           *BASE, "engine", "human", "io", "metrics", "models", "results", "stats", "text"),
     _part("testsets", "test sets from a team's documents: the corpus as plain text, chunks with stable ids, the "
           "items planned, written, checked and kept", *BASE, "judges", "metrics", "models", "text"),
-    _part("serve", "`ragmeter serve`: production traces received, stored (the store: SQLite, schema migrations) "
-          "and scored as they complete", *BASE, "engine", "io", "judges", "metrics"),
     _part("report", "terminal, markdown and HTML renderers of every result",
           *BASE, "analysis", "human", "judges", "metrics", "results", "stats", "text"),
+    _part("serve", "`ragmeter serve`: production traces received, stored (the store: SQLite, schema migrations), "
+          "scored as they complete, windows checked for drops, the page", *BASE, "analysis", "engine", "io",
+          "judges", "metrics", "report", "stats"),
     _part("app", "the commands as library functions (run, labels, mtrag): outputs checked before any work, "
           "input checked, work done, files written; what a person should read goes to a listener",
           *BASE, "analysis", "engine", "human", "io", "judges", "metrics", "models", "pipelines", "report",

@@ -1,5 +1,6 @@
 """The README's metric table agrees with the registry: every metric is there, with what it needs. The commands
-of "Compare two runs", "Use it in CI" (its pytest example too), "How many labels do I need?" and "Bahasa Indonesia"
+of "Compare two runs", "Use it in CI" (its pytest example too), "How many labels do I need?", "Bahasa Indonesia" and
+"In production" (an app's traces to ``ragmeter serve``, a real Prometheus scraping it, its alert firing on the drop)
 run as shown, with the exit codes and the output the sections state."""
 
 from __future__ import annotations
@@ -7,12 +8,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from ragmeter.metrics import DEFAULT_CUTOFF, get_metric, list_metrics
+from ragmeter.serve.store import SqliteStore
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -85,11 +90,23 @@ def run_tests(body: str, folder: Path, env: dict[str, str]) -> subprocess.Comple
 
 def run_section(title: str, folder: Path) -> int:
     """Each command of the section's bash blocks runs in one empty folder, in order, and exits as its comment
-    says, printing the numbers its comment quotes; each python block of tests passes under pytest, or fails with
-    the message of the text block after it; the lines of a text block (but "…") are lines of the output of the
-    block before it, in order, spaces aside. The number of bash blocks."""
+    says, printing the numbers its comment quotes (a command ending in ``&`` runs in the background until the
+    section is done, then is stopped); each python block of tests passes under pytest, or fails with the message
+    of the text block after it; the lines of a text block (but "…") are lines of the output of the block before
+    it, in order, spaces aside. The number of bash blocks."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     blocks = re.findall(r"```(bash|text|python)\n(.*?)```", section(title), re.DOTALL)
+    background: list[subprocess.Popen[bytes]] = []
+    try:
+        return _run_blocks(blocks, folder, env, background)
+    finally:
+        for process in background:
+            process.terminate()
+            process.wait(timeout=60)
+
+
+def _run_blocks(blocks: list[tuple[str, str]], folder: Path, env: dict[str, str],
+                background: list[subprocess.Popen[bytes]]) -> int:
     output = ""
     for number, (kind, body) in enumerate(blocks):
         if kind == "text":
@@ -105,6 +122,11 @@ def run_section(title: str, folder: Path) -> int:
             continue
         output = ""
         for command, expected in shell_commands(body):
+            if command.partition("#")[0].rstrip().endswith("&"):
+                background.append(subprocess.Popen(["bash", "-c", command.partition("#")[0].rstrip()[:-1]],
+                                                   cwd=folder, env=env, stdout=subprocess.DEVNULL,
+                                                   stderr=subprocess.DEVNULL, start_new_session=True))
+                continue
             done = subprocess.run(["bash", "-c", command], cwd=folder, env=env, capture_output=True, text=True,
                                   timeout=300, check=False)
             assert done.returncode == expected, f"{command}\n{done.stderr[-3000:]}"
@@ -147,6 +169,21 @@ def test_the_indonesian_sections_commands_run_as_shown(tmp_path: Path) -> None:
 def test_the_labels_sections_commands_run_as_shown(tmp_path: Path) -> None:
     assert run_section("How many labels do I need?", tmp_path) == 1
     assert len((tmp_path / "labelled.csv").read_text(encoding="utf-8").splitlines()) == 21  # header + 20 answers
+
+
+def test_the_production_sections_commands_trip_a_real_prometheus_alert(tmp_path: Path) -> None:
+    for tool in ("prometheus", "promtool"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"no {tool} on this machine (apt-get install -y prometheus; .ci/run installs it)")
+    (tmp_path / "examples").symlink_to(README.parent / "examples")
+    assert run_section("In production: `ragmeter serve`", tmp_path) == 1
+    with SqliteStore(tmp_path / "prod.sqlite") as store:
+        checks = store.checks()
+    drops = [c for c in checks if c["status"] == "drop"]
+    assert drops and all(c["baseline"] == "baseline" for c in checks)
+    (verdict,) = drops[-1]["verdicts"]
+    assert verdict["metric"] == "faithfulness_offline" and verdict["difference"] < 0
+    assert (verdict["n_baseline"], verdict["n_window"]) == (45, 35)   # the 10 declining answers: undefined in traces
 
 
 def test_the_ci_section_points_to_examples_that_exist() -> None:

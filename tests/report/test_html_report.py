@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import close_page, open_page
 
 from ragmeter import Settings, compare, evaluate, read_records
 from ragmeter.analysis.compare import ScoredRun
@@ -59,38 +59,8 @@ def test_record_text_is_escaped_in_the_source(pages: dict[str, Path]) -> None:
     assert len(source) < 1_000_000
 
 
-def _browser() -> Any:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is in the test extra")
-    executable = shutil.which("chromium") or shutil.which("chromium-browser")
-    if executable is None:
-        pytest.skip("no chromium on this machine (apt-get install -y chromium; .ci/run installs it where it can)")
-    return sync_api, executable
-
-
-def _open(path: Path) -> tuple[Any, list[str], list[str]]:
-    sync_api, executable = _browser()
-    manager = sync_api.sync_playwright().start()
-    browser = manager.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-    page = browser.new_page(viewport={"width": 1200, "height": 900})
-    errors: list[str] = []
-    dialogs: list[str] = []
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-    page.goto(path.as_uri())
-    page.wait_for_load_state("load")
-    page.context.manager = manager  # stopped by _close
-    return page, errors, dialogs
-
-
-def _close(page: Any) -> None:
-    manager = page.context.manager
-    page.context.browser.close()
-    manager.stop()
-
-
 def test_the_run_report_in_chromium(pages: dict[str, Path]) -> None:
-    page, errors, dialogs = _open(pages["run"])
+    page, errors, dialogs = open_page(pages["run"].as_uri())
     try:
         assert errors == [] and dialogs == []
         assert page.evaluate("window.__pwned") is None
@@ -103,11 +73,11 @@ def test_the_run_report_in_chromium(pages: dict[str, Path]) -> None:
         assert SCRIPT in worst.inner_text() and IMAGE in worst.inner_text()  # shown as the text it is
         assert page.title() == f"demo {SCRIPT}"
     finally:
-        _close(page)
+        close_page(page)
 
 
 def test_the_comparison_in_chromium(pages: dict[str, Path]) -> None:
-    page, errors, dialogs = _open(pages["compare"])
+    page, errors, dialogs = open_page(pages["compare"].as_uri())
     try:
         assert errors == [] and dialogs == []
         assert page.locator("figure.forest svg").count() == 1
@@ -116,7 +86,7 @@ def test_the_comparison_in_chromium(pages: dict[str, Path]) -> None:
         rows = page.locator("table.comparison").first.locator("tbody tr").all_inner_texts()
         assert any(row.startswith("total_tokens") for row in rows)
     finally:
-        _close(page)
+        close_page(page)
 
 
 def test_the_commands_write_the_pages(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -69,11 +69,16 @@ def test_no_request_passes_the_hourly_budget(tmp_path: Path) -> None:
         assert 5 < spent <= most                               # the scripted server's count, within the bound
         with pytest.raises(RejectedCallError, match=f"budget of {most + 5} tokens an hour would be passed"):
             asyncio.run(ask(backend))
+        broken = BudgetedBackend(ScriptedBackend(lambda request: 1 / 0), store, tokens_per_hour=None)  # no limit
+        with pytest.raises(ZeroDivisionError):
+            asyncio.run(ask(broken))
+        assert store.judge_calls(time.time() - HOUR_S) == {"answered": 1, "failed": 1, "refused": 1}
+        assert store.spent_since(time.time() - HOUR_S) == spent + most   # a failed request: counted at its most
     with SqliteStore(tmp_path / "s.sqlite") as reopened:                # a restart remembers the hour
         again = BudgetedBackend(ScriptedBackend(lambda request: "{}"), reopened, tokens_per_hour=most + 5)
         with pytest.raises(RejectedCallError):
             asyncio.run(ask(again))
-        assert reopened.spent_since(time.time() - HOUR_S) == spent
+        assert reopened.spent_since(time.time() - HOUR_S) == spent + most
 
 
 def _relevance_requests(tmp_path: Path) -> list[ChatRequest]:
@@ -102,6 +107,7 @@ def test_a_trace_the_budget_refuses_keeps_its_judged_metric_undefined_with_the_r
         assert len(judged) == 1 and len(refused) == 1 and {o.trace_id for o in outcomes} == set(traces)
         assert "tokens an hour would be passed" in refused[0].undefined["judge_relevance"]
         assert store.spent_since(0) <= allowed
+        assert store.judge_calls(0) == {"answered": 1, "failed": 0, "refused": 1}   # what /metrics shows
 
 
 def test_a_dead_judge_leaves_the_offline_scores_and_says_why_the_judged_are_missing(tmp_path: Path) -> None:

@@ -5,8 +5,6 @@ oversized body 413, and a repeated export stores nothing twice."""
 from __future__ import annotations
 
 import json
-import socket
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -14,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 from google.protobuf.json_format import MessageToDict
+from loopback import running
 from openinference.semconv.trace import DocumentAttributes, OpenInferenceSpanKindValues, SpanAttributes
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -33,26 +31,13 @@ from ragmeter.serve.store import SqliteStore
 KIND = SpanAttributes.OPENINFERENCE_SPAN_KIND
 
 
-def _port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture
 def serving(tmp_path: Path) -> Iterator[tuple[str, SqliteStore]]:
     store = SqliteStore(tmp_path / "store.sqlite")
     app = create_app(store, Scorer(store, metrics=["lexical", "efficiency"], quiet_s=60.0), max_backlog=3,
                      max_body_bytes=200_000, idle_s=0.05)
-    port = _port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}", store
-    server.should_exit = True
-    thread.join()
+    with running(app) as url:
+        yield url, store
     store.close()
 
 

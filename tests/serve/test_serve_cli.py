@@ -13,18 +13,14 @@ import time
 import urllib.request
 from pathlib import Path
 
+from loopback import free_port
+
 from ragmeter.cli import main
 from ragmeter.serve.store import SqliteStore
 from ragmeter.testing.fake_openai import FakeOpenAIServer
 from ragmeter.testing.scripted_judge import respond
 
 ENTRY = [sys.executable, "-c", "import sys; from ragmeter._entry import main; sys.exit(main())"]
-
-
-def _port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _export(trace: int, question: str, answer: str | None) -> bytes:
@@ -71,7 +67,7 @@ def _scored(store: Path, n: int) -> list:
 
 
 def test_serve_stores_and_scores_and_a_kill_loses_nothing_acknowledged(tmp_path: Path) -> None:
-    store, port = tmp_path / "serve.sqlite", _port()
+    store, port = tmp_path / "serve.sqlite", free_port()
     process = _start(store, port, "--metrics", "lexical", "--quiet", "1")
     try:
         assert _post(port, _export(1, "When does the library open?", "At nine.")) == 200
@@ -94,12 +90,12 @@ def test_serve_stores_and_scores_and_a_kill_loses_nothing_acknowledged(tmp_path:
 
 
 def test_an_unknown_metric_stops_it_before_it_listens(tmp_path: Path, capsys) -> None:
-    assert main(["serve", "--store", str(tmp_path / "s.sqlite"), "--metrics", "nope", "--port", str(_port())]) == 2
+    assert main(["serve", "--store", str(tmp_path / "s.sqlite"), "--metrics", "nope", "--port", str(free_port())]) == 2
     assert "nope" in capsys.readouterr().err
 
 
 def test_serve_judges_its_sample_within_the_budget(tmp_path: Path) -> None:
-    store, port = tmp_path / "serve.sqlite", _port()
+    store, port = tmp_path / "serve.sqlite", free_port()
     with FakeOpenAIServer(respond) as judge:
         process = _start(store, port, "--metrics", "lexical", "--judge", "openai", "--judge-model", "scripted",
                          "--judge-base-url", judge.base_url, "--judge-api-key-env", "", "--judge-sample", "1",
@@ -117,5 +113,5 @@ def test_serve_judges_its_sample_within_the_budget(tmp_path: Path) -> None:
 
 
 def test_a_sample_without_a_judge_is_refused(tmp_path: Path, capsys) -> None:
-    assert main(["serve", "--store", str(tmp_path / "s.sqlite"), "--judge-sample", "0.1", "--port", str(_port())]) == 2
+    assert main(["serve", "--store", str(tmp_path / "s.sqlite"), "--judge-sample", "0.1", "--port", str(free_port())]) == 2
     assert "--judge and --judge-sample go together" in capsys.readouterr().err

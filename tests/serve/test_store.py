@@ -47,7 +47,7 @@ def test_a_span_sent_again_is_stored_once(tmp_path: Path) -> None:
         again = store.accept(_request(ROOT, CHILD), now=11.0)           # an exporter's retry
         assert (first.new_spans, first.repeated_spans, again.new_spans, again.repeated_spans) == (2, 0, 0, 2)
         assert store.backlog() == {"open": 1, "due": 0, "scored": 0}
-        assert store.schema_version == len(MIGRATIONS) == 2
+        assert store.schema_version == len(MIGRATIONS) == 3
 
 
 def test_stored_spans_decode_as_the_file_reader_decodes_them(tmp_path: Path) -> None:
@@ -126,3 +126,17 @@ def test_a_file_that_is_not_a_store_is_refused_and_left_as_it_is(tmp_path: Path,
     assert path.read_bytes() == content and not (tmp_path / "records.jsonl-wal").exists()
     with pytest.raises(ConfigError, match="not a regular file"):
         SqliteStore(tmp_path)
+
+
+def test_a_store_of_the_last_schema_is_migrated_with_what_it_holds(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite"
+    with sqlite3.connect(path) as db:  # a store as the ragmeter before drop checks wrote it (schema 2)
+        for version, script in enumerate(MIGRATIONS[:2], start=1):
+            db.executescript(script)
+            db.execute(f"PRAGMA user_version = {version}")
+        db.execute("INSERT INTO judge_spend VALUES (100.0, 1234)")
+    with SqliteStore(path) as store:
+        assert store.schema_version == len(MIGRATIONS) == 3
+        assert store.spent_since(0.0) == 1234 and store.judge_calls(0.0) == {"answered": 1, "failed": 0,
+                                                                             "refused": 0}
+        assert store.checks() == [] and store.last_check() is None

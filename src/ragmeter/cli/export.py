@@ -18,7 +18,7 @@ from ragmeter.serve.store import SqliteStore
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def seconds(text: str) -> float:
+def seconds(text: str, flag: str = "--last") -> float:
     """A duration written ``90s``, ``30m``, ``6h`` or ``7d``, in seconds.
 
     >>> seconds("30m"), seconds("2d")
@@ -26,7 +26,7 @@ def seconds(text: str) -> float:
     """
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text)
     if match is None:
-        raise ConfigError(f"--last {text!r} is not a duration: write a number and s, m, h or d (30m, 6h, 7d)")
+        raise ConfigError(f"{flag} {text!r} is not a duration: write a number and s, m, h or d (30m, 6h, 7d)")
     return float(match.group(1)) * _UNITS[match.group(2)]
 
 

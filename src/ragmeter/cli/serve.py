@@ -6,19 +6,25 @@ import argparse
 import contextlib
 from importlib import util
 
+from ragmeter.analysis.compare import ScoredRun, load_run
+from ragmeter.analysis.gate import check_gateable, parse_rule
 from ragmeter.cli import judge_options
-from ragmeter.cli.common import Command, path_arg
+from ragmeter.cli.common import Command, path_arg, refuse_unused
+from ragmeter.cli.export import seconds
 from ragmeter.core.errors import ConfigError, MissingDependencyError
 from ragmeter.core.settings import Settings
+from ragmeter.io.run_folder import files_read
 from ragmeter.judges import open_judge
 from ragmeter.metrics import resolve_metrics
 from ragmeter.serve.app import MAX_BACKLOG, create_app
 from ragmeter.serve.budget import BudgetedBackend
+from ragmeter.serve.drops import MIN_TRACES, DropWatch
 from ragmeter.serve.scorer import QUIET_S, Scorer
 from ragmeter.serve.store import SqliteStore
 
 #: OTLP/HTTP's registered port: an exporter left at its default endpoint sends here.
 OTLP_HTTP_PORT = 4318
+DEFAULT_WINDOW, DEFAULT_EVERY = "1h", "5m"
 
 
 def add_arguments(serve: argparse.ArgumentParser) -> None:
@@ -43,10 +49,25 @@ def add_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--judged", default="judged",
                        help="the metrics or families scored on the judge's sample (judged)")
     judge_options.add_judge_options(serve, title="LLM judge (scores the sample)")
+    drops = serve.add_argument_group("drops (a window of scores against a baseline, with the gate's rules)")
+    drops.add_argument("--fail-on", action="append", default=[], type=parse_rule, metavar="METRIC[:MARGIN]",
+                       help="watch METRIC for a significant drop (Holm over the watched metrics, p < --alpha), or, "
+                            "with a MARGIN, for a window not shown to be at most MARGIN worse; repeatable")
+    drops.add_argument("--window", help=f"the window checked: 30m, 1h, 1d, … ({DEFAULT_WINDOW})")
+    drops.add_argument("--check-every", help=f"the time between checks ({DEFAULT_EVERY})")
+    drops.add_argument("--baseline", type=path_arg, metavar="RUN",
+                       help="a run folder ('ragmeter run --out') the windows are checked against (default: the "
+                            "window before)")
+    drops.add_argument("--webhook", metavar="URL", help="POST each check that finds a drop, as JSON, to URL")
+    drops.add_argument("--alpha", type=float, help="the checks' significance level (0.05)")
+    drops.add_argument("--max-undefined", type=float, metavar="SHARE",
+                       help="a side with more of a metric's scores undefined is not checked (0.2)")
+    drops.add_argument("--min-traces", type=int,
+                       help=f"defined scores a side needs before a rule is checked ({MIN_TRACES})")
 
 
 def _serve(args: argparse.Namespace) -> int:
-    for package in ("uvicorn", "starlette", "prometheus_client"):
+    for package in ("uvicorn", "starlette", "prometheus_client", "jinja2", "matplotlib"):
         if util.find_spec(package) is None:
             raise MissingDependencyError(package, "serve", "ragmeter serve")
     import uvicorn
@@ -67,19 +88,50 @@ def _serve(args: argparse.Namespace) -> int:
     if args.judge_budget is not None and (args.judge is None or args.judge_budget < 1):
         raise ConfigError("--judge-budget is the judge's tokens an hour (at least 1), with --judge")
     config = judge_options.judge_config(args, args.store.with_name(args.store.name + ".judge-cache.sqlite"))
+    baseline = _baseline(args)
     with SqliteStore(args.store) as store, contextlib.ExitStack() as stack:
         judge = stack.enter_context(open_judge(config)) if config is not None else None
-        if judge is not None and args.judge_budget is not None:
+        if judge is not None:  # counted for /metrics, and held within the budget when one is given
             judge.backend = BudgetedBackend(judge.backend, store, args.judge_budget)
         scorer = Scorer(store, metrics=names, settings=Settings(n_resamples=100), quiet_s=args.quiet, judge=judge,
                         judged=judged, sample=args.judge_sample)
-        app = create_app(store, scorer, max_backlog=args.max_backlog)
+        watch = _watch(args, store, baseline)
+        app = create_app(store, scorer, watch=watch, max_backlog=args.max_backlog)
         print(f"ragmeter serve: receiving OTLP/HTTP traces at http://{args.host}:{args.port}/v1/traces, "
               f"storing them in {args.store}"
-              + (f"; judging {args.judge_sample:.0%} of them with {judge.description}" if judge is not None else ""),
-              flush=True)
+              + (f"; judging {args.judge_sample:.0%} of them with {judge.description}" if judge is not None else "")
+              + (f"; checking the last {args.window or DEFAULT_WINDOW} every {args.check_every or DEFAULT_EVERY} "
+                 f"against {'the window before' if baseline is None else baseline.name} for drops in "
+                 + ", ".join(map(str, watch.rules)) if watch is not None else "")
+              + f"; the page at http://{args.host}:{args.port}/", flush=True)
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
+
+
+def _baseline(args: argparse.Namespace) -> ScoredRun | None:
+    """The run the windows are checked against (``--baseline``); checked before the port is taken."""
+    if not args.fail_on:
+        refuse_unused(args, "without --fail-on", ("window", "check_every", "baseline", "webhook", "alpha",
+                                                  "max_undefined", "min_traces"))
+        return None
+    for rule in args.fail_on:
+        check_gateable(rule)
+    if args.baseline is None:
+        return None
+    store = args.store.resolve()
+    if any(path.resolve() == store for path in files_read(args.baseline)):
+        raise ConfigError(f"--store {args.store} is a file of the baseline run {args.baseline}: give another store")
+    return load_run(args.baseline)
+
+
+def _watch(args: argparse.Namespace, store: SqliteStore, baseline: ScoredRun | None) -> DropWatch | None:
+    if not args.fail_on:
+        return None
+    return DropWatch(store, args.fail_on, window_s=seconds(args.window or DEFAULT_WINDOW, "--window"),
+                     every_s=seconds(args.check_every or DEFAULT_EVERY, "--check-every"), baseline=baseline,
+                     webhook=args.webhook, alpha=0.05 if args.alpha is None else args.alpha,
+                     max_undefined=0.2 if args.max_undefined is None else args.max_undefined,
+                     min_traces=MIN_TRACES if args.min_traces is None else args.min_traces)
 
 
 COMMAND = Command("serve", "receive production traces over OTLP/HTTP, store them and score each as it completes",

@@ -10,7 +10,8 @@ from __future__ import annotations
 import io
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy as np
 from ragmeter.core.errors import MissingDependencyError
 
 __all__ = ["RASTER_ABOVE", "agreement_scatter", "distributions", "error_bars", "estimates", "forest",
-           "quadrant_scatter"]
+           "quadrant_scatter", "timeline"]
 
 #: Points above which a scatter's markers are drawn as one raster image inside the SVG.
 RASTER_ABOVE = 2000
@@ -141,4 +142,28 @@ def estimates(human: Sequence[tuple[str, float, float, float]], metric: tuple[st
         axes.set_title(title, fontsize=9, loc="left")
         axes.grid(axis="x", alpha=0.3)
     bottom.set_xlabel(f"value with its {confidence * 100:g}% interval")
+    return _svg(figure)
+
+
+def timeline(series: Mapping[str, Sequence[tuple[float, float, float, float]]], *, metric: str,
+             confidence: float) -> str:
+    """One metric over time, a line per group (label → points of (time in seconds since the epoch, mean, interval
+    low, high)), each point's interval as a shaded band; times shown in UTC."""
+    from matplotlib.dates import DateFormatter
+
+    figure = _figure(6.5, 2.6)
+    axes = figure.subplots()
+    for group, points in series.items():
+        times = [datetime.fromtimestamp(t, tz=UTC) for t, *_ in points]
+        means = np.array([mean for _, mean, _, _ in points], dtype=float)
+        low = np.array([lo for _, _, lo, _ in points], dtype=float)
+        high = np.array([hi for _, _, _, hi in points], dtype=float)
+        (line,) = axes.plot(times, means, marker="o", markersize=3, label=group)
+        axes.fill_between(times, low, high, alpha=0.2, color=line.get_color(), linewidth=0)
+    axes.xaxis.set_major_formatter(DateFormatter("%H:%M", tz=UTC))
+    axes.set_ylabel(metric)
+    axes.set_xlabel(f"time (UTC); bands: {confidence * 100:g}% intervals")
+    axes.grid(alpha=0.3)
+    if len(series) > 1:
+        axes.legend(fontsize=7, loc="best")
     return _svg(figure)

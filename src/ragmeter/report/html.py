@@ -41,7 +41,7 @@ from ragmeter.results.run_result import EvalResult
 from ragmeter.text.citations import find_citations
 
 __all__ = ["WORST_ITEMS", "render_agreement_html", "render_comparison_html", "render_estimate_html", "render_html",
-           "require_html"]
+           "render_serve_html", "require_html"]
 
 #: Items shown per metric among the worst.
 WORST_ITEMS = 5
@@ -234,3 +234,18 @@ def render_comparison_html(comparisons: Sequence[Comparison], *, title: str) -> 
                          "header": header(comparison), "forest": _markup(figures.forest(scores)) if scores else None})
     return environment.get_template("compare.html.j2").render(title=title, version=__version__, sections=sections,
                                                               gate_header=GATE_HEADER, no_signature=NO_SIGNATURE)
+
+
+def render_serve_html(*, title: str, panels: Sequence[Mapping[str, Any]], checks: Sequence[Mapping[str, Any]],
+                      **page: Any) -> str:
+    """``ragmeter serve``'s page at ``/``: per metric (``panels``: ``metric``, ``series`` of group → points of
+    (time, mean, low, high), ``rows`` of the span's figures per group), its figure over time and its table; the
+    drop checks' verdicts; ``page``: the header's figures (``hours``, ``until``, ``by``, ``step``, ``backlog``,
+    ``lag``, ``judge_tokens``, ``watching``, ``confidence``)."""
+    confidence = page["confidence"]
+    shown = [{**panel, "figure": _markup(figures.timeline(panel["series"], metric=panel["metric"],
+                                                          confidence=confidence)) if panel["series"] else None}
+             for panel in panels]
+    return _environment().get_template("serve.html.j2").render(
+        title=title, version=__version__, panels=shown, checks=checks, confidence_percent=f"{confidence * 100:g}",
+        **page)

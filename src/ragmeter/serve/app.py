@@ -1,5 +1,6 @@
-"""The HTTP side of ``ragmeter serve``: the OTLP/HTTP receiver (``POST /v1/traces``) and Prometheus's ``/metrics``
-(:mod:`ragmeter.serve.prometheus`) on a Starlette app, and the thread that scores what it stored.
+"""The HTTP side of ``ragmeter serve``: the OTLP/HTTP receiver (``POST /v1/traces``), Prometheus's ``/metrics``
+(:mod:`ragmeter.serve.prometheus`) and the page at ``/`` (:mod:`ragmeter.serve.page`) on a Starlette app; the thread
+that scores what it stored, and the one that checks the windows for drops (:mod:`ragmeter.serve.drops`).
 
 A request is answered 200 only once its spans are committed to the store; spans that cannot be read are counted in
 the reply's ``partial_success`` with the first reason, never stored. When scoring falls behind (more than
@@ -13,16 +14,20 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from ragmeter.core.errors import ConfigError
+from ragmeter.report.html import render_serve_html
+from ragmeter.serve.drops import DropWatch
 from ragmeter.serve.otlp_http import MAX_BODY_BYTES, BadExport, decode_export, export_response
+from ragmeter.serve.page import DEFAULT_BY, DEFAULT_HOURS, page_figures
 from ragmeter.serve.prometheus import StoreCollector
 from ragmeter.serve.scorer import Scorer
 from ragmeter.serve.store import SqliteStore
@@ -51,9 +56,29 @@ async def _body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def create_app(store: SqliteStore, scorer: Scorer | None = None, *, max_backlog: int = MAX_BACKLOG,
-               max_body_bytes: int = MAX_BODY_BYTES, idle_s: float = IDLE_S) -> Starlette:
-    """The app receiving into ``store``; with ``scorer``, a thread scores what is due while the app runs."""
+def _loop(name: str, stop: threading.Event, step: Callable[[], bool], idle_s: float) -> threading.Thread:
+    """A thread that calls ``step`` until ``stop`` is set, waiting ``idle_s`` after a call that found nothing to
+    do; a call that fails is logged and tried again after a pause (what it was doing stays to be done)."""
+    def run() -> None:
+        while not stop.is_set():
+            try:
+                busy = step()
+            except Exception:  # noqa: BLE001 -- logged, tried again: the store still holds what is to be done
+                _LOG.exception("%s failed; trying again in %s s", name, RETRY_AFTER_S)
+                stop.wait(RETRY_AFTER_S)
+                continue
+            if not busy:
+                stop.wait(idle_s)
+    thread = threading.Thread(target=run, name=f"ragmeter-{name.replace(' ', '-')}", daemon=True)
+    thread.start()
+    return thread
+
+
+def create_app(store: SqliteStore, scorer: Scorer | None = None, *, watch: DropWatch | None = None,
+               max_backlog: int = MAX_BACKLOG, max_body_bytes: int = MAX_BODY_BYTES,
+               idle_s: float = IDLE_S) -> Starlette:
+    """The app receiving into ``store``; with ``scorer``, a thread scores what is due while the app runs, and
+    with ``watch``, another checks for drops when a check is due."""
 
     async def traces(request: Request) -> Response:
         backlog = await run_in_threadpool(store.backlog)
@@ -75,26 +100,27 @@ def create_app(store: SqliteStore, scorer: Scorer | None = None, *, max_backlog:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         stop = threading.Event()
-        worker = None
+        workers = []
         if scorer is not None:
-            def score() -> None:
-                while not stop.is_set():
-                    try:
-                        busy = scorer.score_due()
-                    except Exception:  # noqa: BLE001 -- a failing batch stays due: logged, tried again after a pause
-                        _LOG.exception("scoring the due traces failed; trying again in %s s", RETRY_AFTER_S)
-                        stop.wait(RETRY_AFTER_S)
-                        continue
-                    if not busy:
-                        stop.wait(idle_s)
-            worker = threading.Thread(target=score, name="ragmeter-scorer", daemon=True)
-            worker.start()
+            workers.append(_loop("scoring the due traces", stop, lambda: bool(scorer.score_due()), idle_s))
+        if watch is not None:
+            workers.append(_loop("checking for drops", stop, lambda: watch.due() is not None, idle_s))
         try:
             yield
         finally:
             stop.set()
-            if worker is not None:
+            for worker in workers:
                 worker.join()
+
+    async def page(request: Request) -> Response:
+        by = request.query_params.get("by", DEFAULT_BY)
+        try:
+            hours = float(request.query_params.get("hours", DEFAULT_HOURS))
+            figures = await run_in_threadpool(page_figures, store, by=by, hours=hours, watching=watch is not None)
+        except (ValueError, ConfigError) as refused:
+            return PlainTextResponse(f"bad query: {refused}", status_code=400)
+        html = await run_in_threadpool(render_serve_html, title="ragmeter serve", **figures)
+        return HTMLResponse(html)
 
     registry = CollectorRegistry(auto_describe=False)
     registry.register(StoreCollector(store))
@@ -102,5 +128,5 @@ def create_app(store: SqliteStore, scorer: Scorer | None = None, *, max_backlog:
     async def metrics(request: Request) -> Response:
         return Response(await run_in_threadpool(generate_latest, registry), media_type=CONTENT_TYPE_LATEST)
 
-    return Starlette(routes=[Route("/v1/traces", traces, methods=["POST"]), Route("/metrics", metrics)],
-                     lifespan=lifespan)
+    return Starlette(routes=[Route("/v1/traces", traces, methods=["POST"]), Route("/metrics", metrics),
+                             Route("/", page)], lifespan=lifespan)

@@ -6,7 +6,8 @@ token limit: a byte-level BPE tokenizer (GPT's, Llama 3's, Qwen's) never makes m
 bound holds before the server has counted anything. What a request really spent (the server's count; a request that
 failed, its most) is what is kept, in the store (:meth:`~ragmeter.serve.store.SqliteStore.add_spend`), so a restart does not reset the hour.
 A request the budget does not allow is refused as one the endpoint rejected: the judge records that call as failed
-with the reason, and the trace's judged metrics are undefined with it, never a number.
+with the reason, and the trace's judged metrics are undefined with it, never a number. Without a budget
+(``tokens_per_hour`` ``None``) every request is sent and counted the same way, for ``/metrics``.
 """
 
 from __future__ import annotations
@@ -35,10 +36,11 @@ def most_tokens(request: ChatRequest) -> int:
 
 
 class BudgetedBackend:
-    """``backend`` within ``tokens_per_hour``, its spend kept in ``store`` (see the module docstring)."""
+    """``backend`` within ``tokens_per_hour`` (``None``: no limit), its requests and spend kept in ``store`` (see the
+    module docstring)."""
 
-    def __init__(self, backend: ChatBackend, store: SqliteStore, tokens_per_hour: int) -> None:
-        if tokens_per_hour < 1:
+    def __init__(self, backend: ChatBackend, store: SqliteStore, tokens_per_hour: int | None) -> None:
+        if tokens_per_hour is not None and tokens_per_hour < 1:
             raise ValueError("the judge's budget must be at least one token an hour")
         self.backend = backend
         self.store = store
@@ -51,16 +53,17 @@ class BudgetedBackend:
     async def complete(self, request: ChatRequest) -> ChatReply:
         most = most_tokens(request)
         async with self._lock:
-            spent = self.store.spent_since(time.time() - HOUR_S)
-            if spent + self._reserved + most > self.tokens_per_hour:
+            spent = self.store.spent_since(time.time() - HOUR_S) if self.tokens_per_hour is not None else 0
+            if self.tokens_per_hour is not None and spent + self._reserved + most > self.tokens_per_hour:
+                self.store.add_spend(0, outcome="refused")
                 raise RejectedCallError(
                     f"the judge's budget of {self.tokens_per_hour} tokens an hour would be passed ({spent} spent in "
                     f"the last hour, {self._reserved} in flight, this request up to {most})")
             self._reserved += most
         try:
             reply = await self.backend.complete(request)
-        except BaseException:
-            self.store.add_spend(most)  # the server may have spent it before failing: counted at its most
+        except BaseException:  # the server may have spent it before failing: counted at its most
+            self.store.add_spend(most, outcome="failed")
             raise
         else:
             self.store.add_spend(reply.prompt_tokens + reply.completion_tokens)

@@ -6,13 +6,20 @@ Read from the store at each scrape, so several processes and restarts report the
 - ``ragmeter_score_mean{metric, model, window}``, ``ragmeter_scores_defined{…}`` and ``ragmeter_scores_undefined{…}``:
   over the last 5 minutes, hour and day (:data:`WINDOWS`), per metric and model (``model_id`` of the trace's record,
   ``unknown`` without one); a window with no defined score has no mean sample, never a made-up 0;
-- ``ragmeter_judge_tokens{window}``: what the judge spent over each window (the hourly budget's own count).
+- ``ragmeter_judge_tokens{window}`` and ``ragmeter_judge_calls{window, outcome}``: what the judge spent over each
+  window (the hourly budget's own count) and its requests answered, failed and refused by the budget;
+- ``ragmeter_scoring_lag_seconds``: how long the longest-waiting complete trace has waited to be scored;
+- from the last drop check (:mod:`ragmeter.serve.drops`), per rule (``metric``, ``mode``):
+  ``ragmeter_drop`` (1 when the rule found a drop, else 0: what an alerting rule fires on),
+  ``ragmeter_drop_unmeasured`` (1 when the window had too few scores to tell), ``ragmeter_drop_difference`` (the
+  window's mean minus the baseline's, where measured), and ``ragmeter_drop_check_timestamp_seconds``.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
@@ -58,3 +65,33 @@ class StoreCollector(Collector):
         for window, seconds in WINDOWS.items():
             spent.add_metric([window], self.store.spent_since(now - seconds))
         yield spent
+        calls = GaugeMetricFamily("ragmeter_judge_calls", "The judge's requests over the window: answered, failed, "
+                                  "refused by the budget", labels=["window", "outcome"])
+        for window, seconds in WINDOWS.items():
+            for outcome, count in self.store.judge_calls(now - seconds).items():
+                calls.add_metric([window, outcome], count)
+        yield calls
+        yield GaugeMetricFamily("ragmeter_scoring_lag_seconds", "How long the longest-waiting complete trace has "
+                                "waited to be scored", value=self.store.lag(now))
+        yield from _drops(self.store.checks(self.store.last_check() or 0.0)[-1:])
+
+
+def _drops(last: list[dict[str, Any]]) -> Iterator[GaugeMetricFamily]:
+    """The gauges of the last drop check (none before the first)."""
+    labels = ["metric", "mode"]
+    drop = GaugeMetricFamily("ragmeter_drop", "1 when the last check found a drop by this rule, else 0", labels=labels)
+    unmeasured = GaugeMetricFamily("ragmeter_drop_unmeasured", "1 when the last check had too few scores to apply "
+                                   "this rule", labels=labels)
+    difference = GaugeMetricFamily("ragmeter_drop_difference", "The window's mean minus the baseline's at the last "
+                                   "check", labels=labels)
+    for check in last:
+        for verdict in check["verdicts"]:
+            values = [verdict["metric"], verdict["mode"]]
+            drop.add_metric(values, float(verdict["status"] == "drop"))
+            unmeasured.add_metric(values, float(verdict["status"] == "unmeasured"))
+            if verdict["difference"] is not None:
+                difference.add_metric(values, verdict["difference"])
+    yield from (drop, unmeasured, difference)
+    if last:
+        yield GaugeMetricFamily("ragmeter_drop_check_timestamp_seconds", "When the last drop check was made",
+                                value=last[0]["at"])

@@ -9,7 +9,9 @@ What is stored:
   been quiet for a while), ``scored`` once its scores are stored — and when it last received a span;
 - ``scores``: each scored trace's record (or why none could be made), its scores and why any is undefined, whether
   it was sampled for the judge, and the signature of what scored it;
-- ``judge_spend``: the tokens each judge request spent, and when (the hourly budget reads it, across restarts).
+- ``judge_spend``: the tokens each judge request spent, when, and whether it was answered, failed or refused by
+  the budget (the hourly budget reads it, across restarts);
+- ``checks``: each check of a window for a drop (:mod:`ragmeter.serve.drops`), and what came of its webhook.
 
 A request is acknowledged only once :meth:`SqliteStore.accept` has committed it (WAL, ``synchronous=FULL``: on disk
 when the call returns), so a kill at any moment loses no acknowledged span. A trace's scores and its state change
@@ -56,6 +58,11 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE TABLE judge_spend (at REAL NOT NULL, tokens INTEGER NOT NULL);
     CREATE INDEX judge_spend_by_time ON judge_spend (at);
+    """,
+    """
+    ALTER TABLE judge_spend ADD COLUMN outcome TEXT NOT NULL DEFAULT 'answered';
+    CREATE TABLE checks (at REAL NOT NULL, status TEXT NOT NULL, body TEXT NOT NULL, notified TEXT);
+    CREATE INDEX checks_by_time ON checks (at);
     """,
 )
 
@@ -235,15 +242,44 @@ class SqliteStore:
                             "scored_at": outcome.scored}
                 yield {**outcome.record, "metadata": metadata}
 
-    def add_spend(self, tokens: int, *, now: float | None = None) -> None:
-        """Count ``tokens`` the judge spent (prompt and completion) at ``now``."""
+    def add_spend(self, tokens: int, *, outcome: str = "answered", now: float | None = None) -> None:
+        """Count a judge request that spent ``tokens`` (prompt and completion) at ``now``; ``outcome``:
+        ``answered``, ``failed`` (counted at its most) or ``refused`` (by the budget, before it was sent: 0)."""
         with self._transaction() as db:
-            db.execute("INSERT INTO judge_spend VALUES (?, ?)", (time.time() if now is None else now, tokens))
+            db.execute("INSERT INTO judge_spend VALUES (?, ?, ?)",
+                       (time.time() if now is None else now, tokens, outcome))
 
     def spent_since(self, since: float) -> int:
         """The judge's tokens counted from ``since`` on."""
         return int(self._db.execute("SELECT coalesce(sum(tokens), 0) FROM judge_spend WHERE at >= ?",
                                     (since,)).fetchone()[0])
+
+    def judge_calls(self, since: float) -> dict[str, int]:
+        """The judge's requests from ``since`` on, by outcome (answered, failed, refused)."""
+        counts = dict.fromkeys(("answered", "failed", "refused"), 0)
+        counts.update(self._db.execute("SELECT outcome, count(*) FROM judge_spend WHERE at >= ? GROUP BY outcome",
+                                       (since,)).fetchall())
+        return counts
+
+    def save_check(self, check: Mapping[str, Any], *, notified: str | None = None) -> None:
+        """Store a drop check (:meth:`ragmeter.serve.drops.WindowCheck.to_dict`) and what came of its webhook."""
+        with self._transaction() as db:
+            db.execute("INSERT INTO checks VALUES (?, ?, ?, ?)",
+                       (check["at"], check["status"], json.dumps(check), notified))
+
+    def checks(self, since: float = 0.0) -> list[dict[str, Any]]:
+        """The checks made from ``since`` on, oldest first, each with ``notified``."""
+        rows = self._db.execute("SELECT body, notified FROM checks WHERE at >= ? ORDER BY at", (since,)).fetchall()
+        return [{**json.loads(body), "notified": notified} for body, notified in rows]
+
+    def last_check(self) -> float | None:
+        """When the last check was made; ``None`` before the first."""
+        return self._db.execute("SELECT max(at) FROM checks").fetchone()[0]
+
+    def lag(self, now: float | None = None) -> float:
+        """Seconds the longest-waiting due trace has waited to be scored; 0 when none waits."""
+        oldest = self._db.execute("SELECT min(changed) FROM traces WHERE state = 'due'").fetchone()[0]
+        return 0.0 if oldest is None else max(0.0, (time.time() if now is None else now) - oldest)
 
     def backlog(self) -> dict[str, int]:
         """How many traces are in each state."""
