@@ -19,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from ragmeter.analysis.gate import GateRule, parse_rule
 from ragmeter.core.errors import ConfigError
 from ragmeter.serve import drops
-from ragmeter.serve.drops import DropWatch, Sample, check_window
+from ragmeter.serve.drops import DropWatch, Sample, WatchSettings, check_window
 from ragmeter.serve.prometheus import StoreCollector
 from ragmeter.serve.store import ScoredTrace, SqliteStore
 from ragmeter.stats.paired import holm
@@ -28,6 +28,7 @@ from ragmeter.stats.unpaired import permutation_test
 RNG = np.random.default_rng(0)
 BEFORE = RNG.uniform(0.4, 0.9, size=60)
 LATENCY = RNG.uniform(800, 1200, size=60)
+RULES = (GateRule("token_f1"),)
 
 
 def _sample(label: str, **scores: np.ndarray) -> Sample:
@@ -92,7 +93,7 @@ def _fill(store: SqliteStore, start: float, values: np.ndarray, prefix: str) -> 
         store.mark_due(quiet_s=1.0, now=start + i)
         record = {"id": trace, "question": "q", "answer": "a", "conversation_id": f"{prefix}-{i // 2}",
                   "metadata": {"model_id": "m1"}}
-        store.save_scores(ScoredTrace(trace, record, None, {"token_f1": float(value)}, {}, False, "", start + i))
+        store.save_scores(ScoredTrace(trace, record, None, {"token_f1": float(value)}, {}, False, {}, start + i))
 
 
 class _Hook(BaseHTTPRequestHandler):
@@ -128,7 +129,7 @@ def test_the_watch_checks_the_window_before_stores_posts_and_exports_a_drop(tmp_
     with SqliteStore(tmp_path / "store.sqlite") as store:
         _fill(store, 1_000.0, BEFORE, "a")          # scored at 1,000 … 1,059
         _fill(store, 1_100.0, BEFORE - 0.25, "b")   # scored at 1,100 … 1,159
-        watch = DropWatch(store, [GateRule("token_f1")], window_s=100.0, every_s=50.0, webhook=webhook)
+        watch = DropWatch(store, WatchSettings(RULES, 100.0, 50.0, webhook=webhook))
         check = watch.due(now=1_200.0)
         assert check is not None and check.status == "drop" and watch.due(now=1_249.0) is None
         (verdict,) = check.verdicts
@@ -147,7 +148,7 @@ def test_the_watch_checks_the_window_before_stores_posts_and_exports_a_drop(tmp_
         assert later is not None and later.status == "unmeasured" and len(_Hook.received) == 1
         assert _gauges(store)[("ragmeter_drop", rule)] == 0.0
         # a watch started again goes on from the stored checks' times
-        assert DropWatch(store, [GateRule("token_f1")], window_s=100.0, every_s=50.0).due(now=1_299.0) is None
+        assert DropWatch(store, WatchSettings(RULES, 100.0, 50.0)).due(now=1_299.0) is None
 
 
 def test_a_stored_run_as_the_baseline(tmp_path: Path) -> None:
@@ -157,7 +158,7 @@ def test_a_stored_run_as_the_baseline(tmp_path: Path) -> None:
                     tuple(f"c{i // 3}" for i in range(60)), tuple({} for _ in range(60)))
     with SqliteStore(tmp_path / "store.sqlite") as store:
         _fill(store, 1_000.0, BEFORE, "a")
-        check = DropWatch(store, [GateRule("token_f1")], window_s=100.0, every_s=50.0, baseline=run).check(1_060.0)
+        check = DropWatch(store, WatchSettings(RULES, 100.0, 50.0, baseline=run)).check(1_060.0)
     assert check.baseline == "v1" and check.verdicts[0].difference == pytest.approx(0.0)
     assert check.status == "passed"
 
@@ -167,20 +168,18 @@ def test_a_dead_webhook_is_recorded_not_raised(tmp_path: Path, monkeypatch: pyte
     with SqliteStore(tmp_path / "store.sqlite") as store:
         _fill(store, 1_000.0, BEFORE, "a")
         _fill(store, 1_100.0, BEFORE - 0.25, "b")
-        watch = DropWatch(store, [GateRule("token_f1")], window_s=100.0, every_s=50.0,
-                          webhook="http://127.0.0.1:9/hook")  # the discard port: nothing listens
+        watch = DropWatch(store, WatchSettings(RULES, 100.0, 50.0, webhook="http://127.0.0.1:9/hook"))  # the discard port: nothing listens
         assert watch.check(1_200.0).status == "drop"
         assert store.checks()[0]["notified"].startswith("not delivered to http://127.0.0.1:9/hook after 3 tries")
 
 
-def test_what_a_watch_refuses(tmp_path: Path) -> None:
-    with SqliteStore(tmp_path / "store.sqlite") as store:
-        for rules, options, message in (
-                ([], {}, "at least one --fail-on rule"),
-                ([GateRule("abstained")], {}, "has no direction"),
-                ([GateRule("token_f1")], {"window_s": 0.0}, "positive durations"),
-                ([GateRule("token_f1")], {"alpha": 1.5}, "alpha 1.5"),
-                ([GateRule("token_f1")], {"webhook": "ftp://x"}, "http:// or https://")):
-            arguments = {"window_s": 60.0, "every_s": 60.0, **options}
-            with pytest.raises(ConfigError, match=message):
-                DropWatch(store, rules, **arguments)
+def test_what_a_watch_refuses() -> None:
+    for rules, options, message in (
+            ((), {}, "at least one --fail-on rule"),
+            ((GateRule("abstained"),), {}, "has no direction"),
+            (RULES, {"window_s": 0.0}, "positive durations"),
+            (RULES, {"alpha": 1.5}, "alpha 1.5"),
+            (RULES, {"min_traces": 1}, "at least 2 scores a side"),
+            (RULES, {"webhook": "ftp://x"}, "http:// or https://")):
+        with pytest.raises(ConfigError, match=message):
+            WatchSettings(rules, **{"window_s": 60.0, "every_s": 60.0, **options})

@@ -22,7 +22,7 @@ def _store(path: Path) -> Path:
             store.mark_due(quiet_s=1.0, now=scored)
             record = None if answer is None else {"id": trace, "question": f"question {n}", "answer": answer,
                                                   "references": ["At nine."], "metadata": {"model_id": "m1"}}
-            store.save_scores(ScoredTrace(trace, record, None if record else "no answer", {}, {}, False, "", scored))
+            store.save_scores(ScoredTrace(trace, record, None if record else "no answer", {}, {}, False, {}, scored))
     return path
 
 

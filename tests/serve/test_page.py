@@ -37,7 +37,7 @@ def page_url(tmp_path: Path) -> Iterator[str]:
             store.mark_due(quiet_s=1.0, now=now - ago)
             record = {"id": trace, "question": "q", "answer": "a", "metadata": {"model_id": model, "route": route}}
             store.save_scores(ScoredTrace(trace, record, None, {"token_f1": f1, "latency_ms": None},
-                                          {"latency_ms": "no latency"}, False, "", now - ago))
+                                          {"latency_ms": "no latency"}, False, {}, now - ago))
         verdict = WindowVerdict(GateRule("token_f1"), "drop", "0.5 → 0.3, Holm-adjusted p = 0.001 < 0.05")
         store.save_check(WindowCheck(now - 600, now - 4200, now - 600, HOSTILE, (verdict,), 0.05).to_dict())
         with running(create_app(store)) as url:

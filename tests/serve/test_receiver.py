@@ -80,7 +80,7 @@ def test_what_the_sdk_exports_is_stored_and_scored_as_the_file_reader_reads_it(s
     assert {o.trace_id: o.record for o in outcomes} == expected
     assert all(o.scores["token_f1"] is None and o.undefined["token_f1"] == "record has no reference answer"
                for o in outcomes)
-    assert all("token_f1=" in o.signature for o in outcomes)
+    assert all(o.signatures["token_f1"].startswith("token_f1|") for o in outcomes)
     # /metrics: the traces by state, and each metric's figures over each window, from the store
     with urllib.request.urlopen(f"{url}/metrics", timeout=10) as reply:
         samples = {(s.name, tuple(sorted(s.labels.items()))): s.value

@@ -115,3 +115,16 @@ def test_serve_judges_its_sample_within_the_budget(tmp_path: Path) -> None:
 def test_a_sample_without_a_judge_is_refused(tmp_path: Path, capsys) -> None:
     assert main(["serve", "--store", str(tmp_path / "s.sqlite"), "--judge-sample", "0.1", "--port", str(free_port())]) == 2
     assert "--judge and --judge-sample go together" in capsys.readouterr().err
+
+
+def test_drop_and_forward_options_are_checked_before_it_listens(tmp_path: Path, capsys) -> None:
+    store = tmp_path / "s.sqlite"
+    for options, message in ((["--window", "1h"], "--window does nothing without --fail-on"),
+                             (["--fail-on", "abstained"], "has no direction"),
+                             (["--fail-on", "token_f1", "--window", "soon"], "--window 'soon' is not a duration"),
+                             (["--forward", "collector:4318"], "give the http:// or https:// URL"),
+                             (["--fail-on", "token_f1", "--baseline", str(tmp_path / "nowhere")],
+                              "no such run folder")):
+        assert main(["serve", "--store", str(store), "--port", str(free_port()), *options]) == 2
+        assert message in capsys.readouterr().err
+    assert not store.exists()   # refused before the store was made

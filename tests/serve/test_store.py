@@ -83,8 +83,9 @@ def test_a_trace_is_due_when_its_root_ends_or_it_goes_quiet(tmp_path: Path) -> N
 
 
 def test_a_trace_is_scored_once(tmp_path: Path) -> None:
-    outcome = ScoredTrace(TRACE, {"id": TRACE, "question": "q", "answer": "a"}, None, {"token_f1": 0.5,
-                          "overlap": None}, {"overlap": "record has no retrieved chunks"}, False, "sig", 200.0)
+    outcome = ScoredTrace(TRACE, {"id": TRACE, "question": "q", "answer": "a"}, None,
+                          {"token_f1": 0.5, "overlap": None}, {"overlap": "record has no retrieved chunks"}, False,
+                          {"token_f1": "token_f1|v:1", "overlap": "overlap|v:1"}, 200.0)
     with SqliteStore(tmp_path / "store.sqlite") as store:
         store.accept(_request(ROOT, CHILD), now=100.0)
         assert not store.save_scores(outcome)                             # still open
@@ -135,8 +136,13 @@ def test_a_store_of_the_last_schema_is_migrated_with_what_it_holds(tmp_path: Pat
             db.executescript(script)
             db.execute(f"PRAGMA user_version = {version}")
         db.execute("INSERT INTO judge_spend VALUES (100.0, 1234)")
+        db.execute("INSERT INTO traces VALUES ('t1', 'scored', 1, 10.0, 11.0)")
+        db.execute("INSERT INTO scores VALUES ('t1', NULL, 'no answer', '{}', '{}', 0, "
+                   "'token_f1=token_f1|v:1;overlap=overlap|tau:0.65|v:1', 11.0)")
     with SqliteStore(path) as store:
         assert store.schema_version == len(MIGRATIONS) == 3
         assert store.spent_since(0.0) == 1234 and store.judge_calls(0.0) == {"answered": 1, "failed": 0,
                                                                              "refused": 0}
         assert store.checks() == [] and store.last_check() is None
+        (outcome,) = store.scored()   # schema 2 wrote the signatures joined by ';'
+        assert outcome.signatures == {"token_f1": "token_f1|v:1", "overlap": "overlap|tau:0.65|v:1"}

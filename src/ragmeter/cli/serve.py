@@ -6,8 +6,8 @@ import argparse
 import contextlib
 from importlib import util
 
-from ragmeter.analysis.compare import ScoredRun, load_run
-from ragmeter.analysis.gate import check_gateable, parse_rule
+from ragmeter.analysis.compare import load_run
+from ragmeter.analysis.gate import parse_rule
 from ragmeter.cli import judge_options
 from ragmeter.cli.common import Command, path_arg, refuse_unused
 from ragmeter.cli.export import seconds
@@ -18,7 +18,8 @@ from ragmeter.judges import open_judge
 from ragmeter.metrics import resolve_metrics
 from ragmeter.serve.app import MAX_BACKLOG, create_app
 from ragmeter.serve.budget import BudgetedBackend
-from ragmeter.serve.drops import MIN_TRACES, DropWatch
+from ragmeter.serve.drops import MIN_TRACES, DropWatch, WatchSettings
+from ragmeter.serve.forward import Forwarder, check_url
 from ragmeter.serve.scorer import QUIET_S, Scorer
 from ragmeter.serve.store import SqliteStore
 
@@ -48,6 +49,9 @@ def add_arguments(serve: argparse.ArgumentParser) -> None:
                        help="the judge's tokens an hour at most, prompt and completion (no request may pass it)")
     serve.add_argument("--judged", default="judged",
                        help="the metrics or families scored on the judge's sample (judged)")
+    serve.add_argument("--forward", metavar="URL",
+                       help="send each scored trace's ragmeter.evaluation span to this OTLP/HTTP traces endpoint "
+                            "(a Collector's or Phoenix's …/v1/traces), so the scores show beside the traces there")
     judge_options.add_judge_options(serve, title="LLM judge (scores the sample)")
     drops = serve.add_argument_group("drops (a window of scores against a baseline, with the gate's rules)")
     drops.add_argument("--fail-on", action="append", default=[], type=parse_rule, metavar="METRIC[:MARGIN]",
@@ -88,50 +92,47 @@ def _serve(args: argparse.Namespace) -> int:
     if args.judge_budget is not None and (args.judge is None or args.judge_budget < 1):
         raise ConfigError("--judge-budget is the judge's tokens an hour (at least 1), with --judge")
     config = judge_options.judge_config(args, args.store.with_name(args.store.name + ".judge-cache.sqlite"))
-    baseline = _baseline(args)
+    watching = _watch_settings(args)
+    if args.forward is not None:
+        check_url(args.forward)
     with SqliteStore(args.store) as store, contextlib.ExitStack() as stack:
         judge = stack.enter_context(open_judge(config)) if config is not None else None
         if judge is not None:  # counted for /metrics, and held within the budget when one is given
             judge.backend = BudgetedBackend(judge.backend, store, args.judge_budget)
         scorer = Scorer(store, metrics=names, settings=Settings(n_resamples=100), quiet_s=args.quiet, judge=judge,
                         judged=judged, sample=args.judge_sample)
-        watch = _watch(args, store, baseline)
-        app = create_app(store, scorer, watch=watch, max_backlog=args.max_backlog)
+        watch = DropWatch(store, watching) if watching is not None else None
+        forwarder = Forwarder(store, args.forward) if args.forward is not None else None
+        app = create_app(store, scorer, watch=watch, forwarder=forwarder, max_backlog=args.max_backlog)
         print(f"ragmeter serve: receiving OTLP/HTTP traces at http://{args.host}:{args.port}/v1/traces, "
               f"storing them in {args.store}"
               + (f"; judging {args.judge_sample:.0%} of them with {judge.description}" if judge is not None else "")
               + (f"; checking the last {args.window or DEFAULT_WINDOW} every {args.check_every or DEFAULT_EVERY} "
-                 f"against {'the window before' if baseline is None else baseline.name} for drops in "
-                 + ", ".join(map(str, watch.rules)) if watch is not None else "")
+                 f"against {'the window before' if watching.baseline is None else watching.baseline.name} for drops "
+                 "in " + ", ".join(map(str, watching.rules)) if watching is not None else "")
+              + (f"; forwarding the scores to {args.forward}" if forwarder is not None else "")
               + f"; the page at http://{args.host}:{args.port}/", flush=True)
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 
 
-def _baseline(args: argparse.Namespace) -> ScoredRun | None:
-    """The run the windows are checked against (``--baseline``); checked before the port is taken."""
+def _watch_settings(args: argparse.Namespace) -> WatchSettings | None:
+    """What ``--fail-on`` and its options ask to watch, checked (the baseline run read) before the port is taken."""
     if not args.fail_on:
         refuse_unused(args, "without --fail-on", ("window", "check_every", "baseline", "webhook", "alpha",
                                                   "max_undefined", "min_traces"))
         return None
-    for rule in args.fail_on:
-        check_gateable(rule)
-    if args.baseline is None:
-        return None
-    store = args.store.resolve()
-    if any(path.resolve() == store for path in files_read(args.baseline)):
-        raise ConfigError(f"--store {args.store} is a file of the baseline run {args.baseline}: give another store")
-    return load_run(args.baseline)
-
-
-def _watch(args: argparse.Namespace, store: SqliteStore, baseline: ScoredRun | None) -> DropWatch | None:
-    if not args.fail_on:
-        return None
-    return DropWatch(store, args.fail_on, window_s=seconds(args.window or DEFAULT_WINDOW, "--window"),
-                     every_s=seconds(args.check_every or DEFAULT_EVERY, "--check-every"), baseline=baseline,
-                     webhook=args.webhook, alpha=0.05 if args.alpha is None else args.alpha,
-                     max_undefined=0.2 if args.max_undefined is None else args.max_undefined,
-                     min_traces=MIN_TRACES if args.min_traces is None else args.min_traces)
+    baseline = None
+    if args.baseline is not None:
+        store = args.store.resolve()
+        if any(path.resolve() == store for path in files_read(args.baseline)):
+            raise ConfigError(f"--store {args.store} is a file of the baseline run {args.baseline}: give another "
+                              "store")
+        baseline = load_run(args.baseline)
+    given = {"alpha": args.alpha, "max_undefined": args.max_undefined, "min_traces": args.min_traces}
+    return WatchSettings(tuple(args.fail_on), seconds(args.window or DEFAULT_WINDOW, "--window"),
+                         seconds(args.check_every or DEFAULT_EVERY, "--check-every"), baseline, args.webhook,
+                         **{name: value for name, value in given.items() if value is not None})
 
 
 COMMAND = Command("serve", "receive production traces over OTLP/HTTP, store them and score each as it completes",

@@ -1,6 +1,7 @@
 """The HTTP side of ``ragmeter serve``: the OTLP/HTTP receiver (``POST /v1/traces``), Prometheus's ``/metrics``
 (:mod:`ragmeter.serve.prometheus`) and the page at ``/`` (:mod:`ragmeter.serve.page`) on a Starlette app; the thread
-that scores what it stored, and the one that checks the windows for drops (:mod:`ragmeter.serve.drops`).
+that scores what it stored, the one that checks the windows for drops (:mod:`ragmeter.serve.drops`) and the one that
+forwards the scores downstream (:mod:`ragmeter.serve.forward`).
 
 A request is answered 200 only once its spans are committed to the store; spans that cannot be read are counted in
 the reply's ``partial_success`` with the first reason, never stored. When scoring falls behind (more than
@@ -26,6 +27,7 @@ from starlette.routing import Route
 from ragmeter.core.errors import ConfigError
 from ragmeter.report.html import render_serve_html
 from ragmeter.serve.drops import DropWatch
+from ragmeter.serve.forward import Forwarder, ForwardError
 from ragmeter.serve.otlp_http import MAX_BODY_BYTES, BadExport, decode_export, export_response
 from ragmeter.serve.page import DEFAULT_BY, DEFAULT_HOURS, page_figures
 from ragmeter.serve.prometheus import StoreCollector
@@ -63,8 +65,9 @@ def _loop(name: str, stop: threading.Event, step: Callable[[], bool], idle_s: fl
         while not stop.is_set():
             try:
                 busy = step()
-            except Exception:  # noqa: BLE001 -- logged, tried again: the store still holds what is to be done
-                _LOG.exception("%s failed; trying again in %s s", name, RETRY_AFTER_S)
+            except Exception as exc:  # noqa: BLE001 -- logged, tried again: the store still holds what is to be done
+                _LOG.warning("%s failed (%s); trying again in %s s", name, exc, RETRY_AFTER_S,
+                             exc_info=not isinstance(exc, ForwardError))
                 stop.wait(RETRY_AFTER_S)
                 continue
             if not busy:
@@ -75,10 +78,10 @@ def _loop(name: str, stop: threading.Event, step: Callable[[], bool], idle_s: fl
 
 
 def create_app(store: SqliteStore, scorer: Scorer | None = None, *, watch: DropWatch | None = None,
-               max_backlog: int = MAX_BACKLOG, max_body_bytes: int = MAX_BODY_BYTES,
-               idle_s: float = IDLE_S) -> Starlette:
-    """The app receiving into ``store``; with ``scorer``, a thread scores what is due while the app runs, and
-    with ``watch``, another checks for drops when a check is due."""
+               forwarder: Forwarder | None = None, max_backlog: int = MAX_BACKLOG,
+               max_body_bytes: int = MAX_BODY_BYTES, idle_s: float = IDLE_S) -> Starlette:
+    """The app receiving into ``store``; with ``scorer``, a thread scores what is due while the app runs, with
+    ``watch`` another checks for drops when a check is due, and with ``forwarder`` another sends the scores on."""
 
     async def traces(request: Request) -> Response:
         backlog = await run_in_threadpool(store.backlog)
@@ -105,6 +108,8 @@ def create_app(store: SqliteStore, scorer: Scorer | None = None, *, watch: DropW
             workers.append(_loop("scoring the due traces", stop, lambda: bool(scorer.score_due()), idle_s))
         if watch is not None:
             workers.append(_loop("checking for drops", stop, lambda: watch.due() is not None, idle_s))
+        if forwarder is not None:
+            workers.append(_loop("forwarding the scores", stop, lambda: bool(forwarder.forward_due()), idle_s))
         try:
             yield
         finally:

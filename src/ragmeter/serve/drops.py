@@ -41,7 +41,7 @@ from ragmeter.serve.store import ScoredTrace, SqliteStore
 from ragmeter.stats.paired import holm
 from ragmeter.stats.unpaired import difference_interval, permutation_test
 
-__all__ = ["MIN_TRACES", "DropWatch", "Sample", "WindowCheck", "WindowVerdict", "check_window"]
+__all__ = ["MIN_TRACES", "DropWatch", "Sample", "WatchSettings", "WindowCheck", "WindowVerdict", "check_window"]
 
 _LOG = logging.getLogger("ragmeter.serve")
 #: Defined scores a side needs before a rule on it is checked.
@@ -196,57 +196,75 @@ def check_window(window: Sample, baseline: Sample, rules: Sequence[GateRule], *,
     return tuple(verdicts[k] for k in range(len(rules)))
 
 
-class DropWatch:
-    """Checks ``store``'s last ``window_s`` seconds every ``every_s`` seconds against ``baseline`` (the window
-    before, when ``None``); each check is stored, a drop logged and POSTed as JSON to ``webhook`` when given."""
+@dataclass(frozen=True)
+class WatchSettings:
+    """What to watch and how: the rules, the window and the time between checks (seconds), the baseline run
+    (``None``: the window before), the webhook, the significance level, the undefined share and the defined scores
+    a side needs; checked when made, so a command refuses them before it starts anything."""
 
-    def __init__(self, store: SqliteStore, rules: Sequence[GateRule], *, window_s: float, every_s: float,
-                 baseline: ScoredRun | None = None, webhook: str | None = None, alpha: float = 0.05,
-                 max_undefined: float = 0.2, min_traces: int = MIN_TRACES, seed: int = 0) -> None:
-        if not rules:
+    rules: tuple[GateRule, ...]
+    window_s: float
+    every_s: float
+    baseline: ScoredRun | None = None
+    webhook: str | None = None
+    alpha: float = 0.05
+    max_undefined: float = 0.2
+    min_traces: int = MIN_TRACES
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.rules:
             raise ConfigError("watching for drops needs at least one --fail-on rule")
-        for rule in rules:
+        for rule in self.rules:
             check_gateable(rule)
-        if not (window_s > 0 and every_s > 0):
+        object.__setattr__(self, "rules", unique_rules(self.rules))
+        if not (self.window_s > 0 and self.every_s > 0):
             raise ConfigError("a window and the time between checks are positive durations, e.g. 1h and 5m")
-        if not 0 < alpha < 1:
-            raise ConfigError(f"alpha {alpha:g}: a significance level lies in (0, 1), e.g. 0.05")
-        if not 0 <= max_undefined <= 1 or min_traces < 2:
-            raise ConfigError(f"max_undefined {max_undefined:g} and min_traces {min_traces}: a share lies in [0, 1], "
-                              "and a check needs at least 2 scores a side")
-        if webhook is not None and not webhook.startswith(("http://", "https://")):
-            raise ConfigError(f"--webhook {webhook}: give an http:// or https:// URL")
-        self.store, self.rules = store, unique_rules(rules)
-        self.window_s, self.every_s = window_s, every_s
-        self.baseline = None if baseline is None else Sample.from_run(baseline)
-        self.webhook, self.alpha, self.max_undefined, self.min_traces, self.seed = (
-            webhook, alpha, max_undefined, min_traces, seed)
+        if not 0 < self.alpha < 1:
+            raise ConfigError(f"alpha {self.alpha:g}: a significance level lies in (0, 1), e.g. 0.05")
+        if not 0 <= self.max_undefined <= 1 or self.min_traces < 2:
+            raise ConfigError(f"max_undefined {self.max_undefined:g} and min_traces {self.min_traces}: a share lies "
+                              "in [0, 1], and a check needs at least 2 scores a side")
+        if self.webhook is not None and not self.webhook.startswith(("http://", "https://")):
+            raise ConfigError(f"--webhook {self.webhook}: give an http:// or https:// URL")
+
+
+class DropWatch:
+    """Checks ``store``'s last ``settings.window_s`` seconds every ``settings.every_s`` seconds against the baseline
+    (the window before, when the settings name no run); each check is stored, a drop logged and POSTed as JSON to
+    the webhook when there is one."""
+
+    def __init__(self, store: SqliteStore, settings: WatchSettings) -> None:
+        self.store, self.settings = store, settings
+        self.baseline = None if settings.baseline is None else Sample.from_run(settings.baseline)
         last = store.last_check()
-        self._next = (last + every_s) if last is not None else 0.0
+        self._next = (last + settings.every_s) if last is not None else 0.0
 
     def due(self, now: float | None = None) -> WindowCheck | None:
         """The check, when one is due at ``now`` (stored, logged, notified); else ``None``."""
         moment = time.time() if now is None else now
         if moment < self._next:
             return None
-        self._next = moment + self.every_s
+        self._next = moment + self.settings.every_s
         return self.check(moment)
 
     def check(self, now: float) -> WindowCheck:
         """Check the window ending at ``now``."""
-        since = now - self.window_s
+        settings = self.settings
+        since = now - settings.window_s
         window = Sample.from_outcomes(_span(since, now), self.store.scored(since, now))
-        baseline = self.baseline or Sample.from_outcomes(_span(since - self.window_s, since),
-                                                         self.store.scored(since - self.window_s, since))
-        verdicts = check_window(window, baseline, self.rules, alpha=self.alpha, max_undefined=self.max_undefined,
-                                min_traces=self.min_traces, seed=self.seed)
-        result = WindowCheck(now, since, now, baseline.label, verdicts, self.alpha)
+        baseline = self.baseline or Sample.from_outcomes(_span(since - settings.window_s, since),
+                                                         self.store.scored(since - settings.window_s, since))
+        verdicts = check_window(window, baseline, settings.rules, alpha=settings.alpha,
+                                max_undefined=settings.max_undefined, min_traces=settings.min_traces,
+                                seed=settings.seed)
+        result = WindowCheck(now, since, now, baseline.label, verdicts, settings.alpha)
         notified = None
         if result.status == "drop":
             dropped = "; ".join(f"{v.rule}: {v.reason}" for v in verdicts if v.status == "drop")
             _LOG.warning("quality drop in %s against %s: %s", window.label, baseline.label, dropped)
-            if self.webhook is not None:
-                notified = _post(self.webhook, result.to_dict())
+            if settings.webhook is not None:
+                notified = _post(settings.webhook, result.to_dict())
         self.store.save_check(result.to_dict(), notified=notified)
         return result
 

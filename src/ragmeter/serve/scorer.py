@@ -67,7 +67,7 @@ class Scorer:
         records = {trace_id: record for trace_id, record in made.items() if not isinstance(record, InputError)}
         scored_at = time.time() if now is None else now
         outcomes: dict[str, ScoredTrace] = {
-            trace_id: ScoredTrace(trace_id, None, str(problem), {}, {}, False, "", scored_at)
+            trace_id: ScoredTrace(trace_id, None, str(problem), {}, {}, False, {}, scored_at)
             for trace_id, problem in made.items() if isinstance(problem, InputError)}
         if records:
             drawn = [trace_id for trace_id in records if self.drawn(trace_id)]
@@ -79,8 +79,7 @@ class Scorer:
                                                     settings=self.settings, judge=self.judge)))
                 except JudgeError as exc:  # the endpoint is gone: the offline scores are kept, the judged say why
                     judge_down = f"the judge could not be reached: {exc}"
-            signature = ";".join(f"{name}={result.signatures[name].render()}" for _, result in results
-                                 for name in result.metrics)
+            signatures = {name: result.signatures[name].render() for _, result in results for name in result.metrics}
             for trace_id, record in records.items():
                 scores: dict[str, float | None] = {}
                 undefined: dict[str, str] = {}
@@ -93,7 +92,7 @@ class Scorer:
                 if judge_down is not None and trace_id in drawn:
                     undefined.update(dict.fromkeys((m.name for m in resolve_metrics(self.judged)), judge_down))
                 outcomes[trace_id] = ScoredTrace(trace_id, record_to_dict(record), None, scores, undefined,
-                                                 trace_id in drawn, signature, scored_at)
+                                                 trace_id in drawn, signatures, scored_at)
         return sum(self.store.save_scores(outcomes[trace_id]) for trace_id in trace_ids)
 
     def drawn(self, trace_id: str) -> bool:

@@ -11,7 +11,8 @@ What is stored:
   it was sampled for the judge, and the signature of what scored it;
 - ``judge_spend``: the tokens each judge request spent, when, and whether it was answered, failed or refused by
   the budget (the hourly budget reads it, across restarts);
-- ``checks``: each check of a window for a drop (:mod:`ragmeter.serve.drops`), and what came of its webhook.
+- ``checks``: each check of a window for a drop (:mod:`ragmeter.serve.drops`), and what came of its webhook;
+- whether each scored trace's evaluation span has been forwarded downstream (:mod:`ragmeter.serve.forward`).
 
 A request is acknowledged only once :meth:`SqliteStore.accept` has committed it (WAL, ``synchronous=FULL``: on disk
 when the call returns), so a kill at any moment loses no acknowledged span. A trace's scores and its state change
@@ -27,7 +28,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
@@ -61,6 +62,8 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     """
     ALTER TABLE judge_spend ADD COLUMN outcome TEXT NOT NULL DEFAULT 'answered';
+    ALTER TABLE scores ADD COLUMN forwarded INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX scores_to_forward ON scores (forwarded, scored);
     CREATE TABLE checks (at REAL NOT NULL, status TEXT NOT NULL, body TEXT NOT NULL, notified TEXT);
     CREATE INDEX checks_by_time ON checks (at);
     """,
@@ -80,7 +83,8 @@ class Accepted:
 @dataclass(frozen=True)
 class ScoredTrace:
     """A trace's stored outcome: its record (the native format's dict) or why none was made, its scores (a metric's
-    value, ``None`` where undefined), why each undefined one is, whether the judge was asked, and the signature."""
+    value, ``None`` where undefined), why each undefined one is, whether the judge was asked, and each metric's
+    signature."""
 
     trace_id: str
     record: dict[str, Any] | None
@@ -88,7 +92,7 @@ class ScoredTrace:
     scores: dict[str, float | None]
     undefined: dict[str, str]
     judged: bool
-    signature: str
+    signatures: dict[str, str]
     scored: float
 
 
@@ -208,19 +212,29 @@ class SqliteStore:
                                (outcome.scored, outcome.trace_id)).rowcount
             if not moved:
                 return False
-            db.execute("INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            db.execute("INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
                        (outcome.trace_id, None if outcome.record is None else json.dumps(outcome.record),
                         outcome.problem, json.dumps(outcome.scores), json.dumps(outcome.undefined),
-                        int(outcome.judged), outcome.signature, outcome.scored))
+                        int(outcome.judged), json.dumps(outcome.signatures), outcome.scored))
         return True
 
     def scored(self, since: float = 0.0, until: float = float("inf")) -> Iterator[ScoredTrace]:
         """The outcomes stored in ``[since, until)``, oldest first."""
         rows = self._db.execute("SELECT * FROM scores WHERE scored >= ? AND scored < ? ORDER BY scored, trace_id",
                                 (since, until if until != float("inf") else 1e308)).fetchall()
-        for trace_id, record, problem, scores, undefined, judged, signature, when in rows:
-            yield ScoredTrace(trace_id, None if record is None else json.loads(record), problem, json.loads(scores),
-                              json.loads(undefined), bool(judged), signature, when)
+        yield from _outcomes(rows)
+
+    def unforwarded(self, limit: int) -> list[ScoredTrace]:
+        """Up to ``limit`` scored traces with a record whose evaluation span has not been forwarded, oldest first."""
+        rows = self._db.execute("SELECT * FROM scores WHERE forwarded = 0 AND record IS NOT NULL "
+                                "ORDER BY scored, trace_id LIMIT ?", (limit,)).fetchall()
+        return list(_outcomes(rows))
+
+    def mark_forwarded(self, trace_ids: Sequence[str]) -> None:
+        """Record that the evaluation spans of ``trace_ids`` were accepted downstream."""
+        with self._transaction() as db:
+            for trace_id in trace_ids:
+                db.execute("UPDATE scores SET forwarded = 1 WHERE trace_id = ?", (trace_id,))
 
     def window(self, since: float, until: float | None = None) -> list[WindowFigure]:
         """Per metric and model (the record's ``metadata.model_id``; ``None`` when it has none), the scores stored in
@@ -296,6 +310,21 @@ class SqliteStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _outcomes(rows: Iterable[Sequence[Any]]) -> Iterator[ScoredTrace]:
+    """The ``scores`` table's rows as outcomes."""
+    for trace_id, record, problem, scores, undefined, judged, signatures, when, *_ in rows:
+        yield ScoredTrace(trace_id, None if record is None else json.loads(record), problem, json.loads(scores),
+                          json.loads(undefined), bool(judged), _signatures(signatures), when)
+
+
+def _signatures(stored: str) -> dict[str, str]:
+    """A stored outcome's signatures: a JSON object; a store of schema 1 or 2 wrote ``name=signature`` parts joined
+    by ``;`` (read as they were written)."""
+    if stored.startswith("{"):
+        return json.loads(stored)
+    return dict(part.split("=", 1) for part in stored.split(";") if part)
 
 
 #: The first bytes of every SQLite database file.
