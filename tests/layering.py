@@ -74,8 +74,8 @@ PARTS: tuple[Part, ...] = (
           "items planned, written, checked and kept", *BASE, "judges", "metrics", "models", "text"),
     _part("report", "terminal, markdown and HTML renderers of every result",
           *BASE, "analysis", "human", "judges", "metrics", "results", "stats", "text"),
-    _part("serve", "`ragmeter serve`: production traces received, stored (the store: SQLite, schema migrations), "
-          "scored as they complete, windows checked for drops, the page", *BASE, "analysis", "engine", "io",
+    _part("serve", "`ragmeter serve`: production traces received, stored (one store interface: SQLite, PostgreSQL; "
+          "schema migrations), scored as they complete, windows checked for drops, scores forwarded, the page", *BASE, "analysis", "engine", "io",
           "judges", "metrics", "report", "stats"),
     _part("app", "the commands as library functions (run, labels, mtrag): outputs checked before any work, "
           "input checked, work done, files written; what a person should read goes to a listener",

@@ -41,21 +41,20 @@ ROOT = _span(TRACE, "eee19b7ec3c1b174", None, "query")
 CHILD = _span(TRACE, "eee19b7ec3c1b175", "eee19b7ec3c1b174", "retrieve")
 
 
-def test_a_span_sent_again_is_stored_once(tmp_path: Path) -> None:
-    with SqliteStore(tmp_path / "store.sqlite") as store:
+def test_a_span_sent_again_is_stored_once(any_store) -> None:
+    with any_store() as store:
         first = store.accept(_request(ROOT, CHILD), now=10.0)
         again = store.accept(_request(ROOT, CHILD), now=11.0)           # an exporter's retry
         assert (first.new_spans, first.repeated_spans, again.new_spans, again.repeated_spans) == (2, 0, 0, 2)
         assert store.backlog() == {"open": 1, "due": 0, "scored": 0}
-        assert store.schema_version == len(MIGRATIONS) == 3
 
 
-def test_stored_spans_decode_as_the_file_reader_decodes_them(tmp_path: Path) -> None:
+def test_stored_spans_decode_as_the_file_reader_decodes_them(any_store, tmp_path: Path) -> None:
     request = _request(ROOT, CHILD)
     (tmp_path / "traces.json").write_text(json.dumps(request), "utf-8")
     expected = [(s.trace_id, s.span_id, s.parent_id, s.name, s.start_ns, s.end_ns, s.attributes, dict(s.resource))
                 for s in otlp_spans(tmp_path / "traces.json")]
-    with SqliteStore(tmp_path / "store.sqlite") as store:
+    with any_store() as store:
         store.accept(request)
         got = [(s.trace_id, s.span_id, s.parent_id, s.name, s.start_ns, s.end_ns, s.attributes, dict(s.resource))
                for s in store.spans(TRACE)]
@@ -63,35 +62,36 @@ def test_stored_spans_decode_as_the_file_reader_decodes_them(tmp_path: Path) -> 
     assert got[0][6]["llm.token_count.prompt"] == 12
 
 
-def test_a_span_that_cannot_be_read_is_named_and_the_others_are_kept(tmp_path: Path) -> None:
+def test_a_span_that_cannot_be_read_is_named_and_the_others_are_kept(any_store) -> None:
     broken = {**CHILD, "traceId": "abc"}
-    with SqliteStore(tmp_path / "store.sqlite") as store:
+    with any_store() as store:
         accepted = store.accept(_request(ROOT, broken), source="POST /v1/traces")
         (problem,) = accepted.problems
         assert accepted.new_spans == 1 and problem.field == "resourceSpans[0].scopeSpans[0].spans[1].traceId"
         assert "POST /v1/traces" in str(problem)
 
 
-def test_a_trace_is_due_when_its_root_ends_or_it_goes_quiet(tmp_path: Path) -> None:
-    with SqliteStore(tmp_path / "store.sqlite") as store:
+def test_a_trace_is_due_when_its_root_ends_or_it_goes_quiet(any_store) -> None:
+    with any_store() as store:
         store.accept(_request(CHILD), now=100.0)                          # no root yet
         store.accept(_request(_span(OTHER, "aaa19b7ec3c1b174", None, "query", end=None)), now=100.0)  # root running
-        assert store.mark_due(quiet_s=30.0, now=120.0) == 0 and store.due(10) == []
+        assert store.mark_due(quiet_s=30.0, now=120.0) == 0 and store.backlog()["due"] == 0
         store.accept(_request(ROOT), now=125.0)                           # the root ends: due at once
-        assert store.mark_due(quiet_s=30.0, now=126.0) == 1 and store.due(10) == [TRACE]
-        assert store.mark_due(quiet_s=30.0, now=130.0) == 1 and store.due(10) == [TRACE, OTHER]  # quiet 30 s
+        assert store.mark_due(quiet_s=30.0, now=126.0) == 1 and store.backlog()["due"] == 1
+        assert store.mark_due(quiet_s=30.0, now=130.0) == 1                # quiet 30 s
+        assert store.due(10) == [TRACE, OTHER]                             # the longest waiting first
 
 
-def test_a_trace_is_scored_once(tmp_path: Path) -> None:
+def test_a_trace_is_scored_once(any_store) -> None:
     outcome = ScoredTrace(TRACE, {"id": TRACE, "question": "q", "answer": "a"}, None,
                           {"token_f1": 0.5, "overlap": None}, {"overlap": "record has no retrieved chunks"}, False,
                           {"token_f1": "token_f1|v:1", "overlap": "overlap|v:1"}, 200.0)
-    with SqliteStore(tmp_path / "store.sqlite") as store:
+    with any_store() as store:
         store.accept(_request(ROOT, CHILD), now=100.0)
         assert not store.save_scores(outcome)                             # still open
         store.mark_due(quiet_s=30.0, now=101.0)
         assert store.save_scores(outcome) and not store.save_scores(outcome)
-    with SqliteStore(tmp_path / "store.sqlite") as reopened:
+    with any_store() as reopened:
         assert list(reopened.scored()) == [outcome] and list(reopened.scored(since=200.5)) == []
         assert reopened.backlog() == {"open": 0, "due": 0, "scored": 1} and reopened.due(10) == []
 

@@ -9,11 +9,12 @@ import json
 import re
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 from ragmeter.cli.common import Command, overwrite_option, path_arg
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.files import Outputs, atomic_write_text
-from ragmeter.serve.store import SqliteStore
+from ragmeter.serve.store import open_store
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -30,6 +31,11 @@ def seconds(text: str, flag: str = "--last") -> float:
     return float(match.group(1)) * _UNITS[match.group(2)]
 
 
+def store_arg(text: str) -> str | Path:
+    """A ``--store``: a ``postgresql://`` URL as it is, else a file name."""
+    return text if text.startswith(("postgresql://", "postgres://")) else path_arg(text)
+
+
 def moment(text: str, flag: str) -> float:
     """An ISO 8601 time (UTC where it names no offset) as seconds since the epoch."""
     try:
@@ -41,7 +47,8 @@ def moment(text: str, flag: str) -> float:
 
 
 def add_arguments(export: argparse.ArgumentParser) -> None:
-    export.add_argument("--store", type=path_arg, required=True, help="the SQLite file 'ragmeter serve' writes")
+    export.add_argument("--store", type=store_arg, required=True,
+                        help="the SQLite file or postgresql:// URL 'ragmeter serve' writes")
     window = export.add_mutually_exclusive_group(required=True)
     window.add_argument("--last", help="the traces scored in the last 30m, 6h, 7d, …")
     window.add_argument("--since", help="the traces scored from this ISO 8601 time (UTC where it names no offset)")
@@ -56,8 +63,9 @@ def _export(args: argparse.Namespace) -> int:
     now = time.time()
     since = now - seconds(args.last) if args.last is not None else moment(args.since, "--since")
     until = moment(args.until, "--until") if args.until is not None else now
-    target = Outputs([args.store], overwrite=args.overwrite).file(args.output, flag="-o")
-    with SqliteStore(args.store, read_only=True) as store:
+    inputs = [args.store] if isinstance(args.store, Path) else []
+    target = Outputs(inputs, overwrite=args.overwrite).file(args.output, flag="-o")
+    with open_store(args.store, read_only=True) as store:
         records = list(store.records(since, until))
         without = sum(1 for outcome in store.scored(since, until) if outcome.record is None)
     start, end = datetime.fromtimestamp(since, UTC), datetime.fromtimestamp(until, UTC)

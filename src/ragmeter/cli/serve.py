@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 from importlib import util
+from pathlib import Path
 
 from ragmeter.analysis.compare import load_run
 from ragmeter.analysis.gate import parse_rule
 from ragmeter.cli import judge_options
 from ragmeter.cli.common import Command, path_arg, refuse_unused
-from ragmeter.cli.export import seconds
+from ragmeter.cli.export import seconds, store_arg
 from ragmeter.core.errors import ConfigError, MissingDependencyError
+from ragmeter.core.files import cache_dir
 from ragmeter.core.settings import Settings
 from ragmeter.io.run_folder import files_read
 from ragmeter.judges import open_judge
@@ -21,7 +23,7 @@ from ragmeter.serve.budget import BudgetedBackend
 from ragmeter.serve.drops import MIN_TRACES, DropWatch, WatchSettings
 from ragmeter.serve.forward import Forwarder, check_url
 from ragmeter.serve.scorer import QUIET_S, Scorer
-from ragmeter.serve.store import SqliteStore
+from ragmeter.serve.store import open_store
 
 #: OTLP/HTTP's registered port: an exporter left at its default endpoint sends here.
 OTLP_HTTP_PORT = 4318
@@ -29,9 +31,9 @@ DEFAULT_WINDOW, DEFAULT_EVERY = "1h", "5m"
 
 
 def add_arguments(serve: argparse.ArgumentParser) -> None:
-    serve.add_argument("--store", type=path_arg, default="ragmeter-serve.sqlite",
-                       help="the SQLite file of received traces and their scores (created if missing; "
-                            "ragmeter-serve.sqlite)")
+    serve.add_argument("--store", type=store_arg, default=Path("ragmeter-serve.sqlite"),
+                       help="where received traces and their scores are kept: a SQLite file (created if missing; "
+                            "ragmeter-serve.sqlite), or a postgresql:// URL (several serve processes may share it)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1; 0.0.0.0 for every one)")
     serve.add_argument("--port", type=int, default=OTLP_HTTP_PORT, help=f"port ({OTLP_HTTP_PORT}, OTLP/HTTP's)")
     serve.add_argument("--metrics", help="comma-separated metric or family names scored on every trace (default: "
@@ -91,11 +93,13 @@ def _serve(args: argparse.Namespace) -> int:
                           "judged by the judge given")
     if args.judge_budget is not None and (args.judge is None or args.judge_budget < 1):
         raise ConfigError("--judge-budget is the judge's tokens an hour (at least 1), with --judge")
-    config = judge_options.judge_config(args, args.store.with_name(args.store.name + ".judge-cache.sqlite"))
+    judge_cache = (args.store.with_name(args.store.name + ".judge-cache.sqlite") if isinstance(args.store, Path)
+                   else cache_dir() / "serve-judge-cache.sqlite")
+    config = judge_options.judge_config(args, judge_cache)
     watching = _watch_settings(args)
     if args.forward is not None:
         check_url(args.forward)
-    with SqliteStore(args.store) as store, contextlib.ExitStack() as stack:
+    with open_store(args.store) as store, contextlib.ExitStack() as stack:
         judge = stack.enter_context(open_judge(config)) if config is not None else None
         if judge is not None:  # counted for /metrics, and held within the budget when one is given
             judge.backend = BudgetedBackend(judge.backend, store, args.judge_budget)
@@ -124,7 +128,7 @@ def _watch_settings(args: argparse.Namespace) -> WatchSettings | None:
         return None
     baseline = None
     if args.baseline is not None:
-        store = args.store.resolve()
+        store = args.store.resolve() if isinstance(args.store, Path) else None
         if any(path.resolve() == store for path in files_read(args.baseline)):
             raise ConfigError(f"--store {args.store} is a file of the baseline run {args.baseline}: give another "
                               "store")

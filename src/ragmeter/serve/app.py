@@ -32,7 +32,7 @@ from ragmeter.serve.otlp_http import MAX_BODY_BYTES, BadExport, decode_export, e
 from ragmeter.serve.page import DEFAULT_BY, DEFAULT_HOURS, page_figures
 from ragmeter.serve.prometheus import StoreCollector
 from ragmeter.serve.scorer import Scorer
-from ragmeter.serve.store import SqliteStore
+from ragmeter.serve.store import Store
 
 __all__ = ["MAX_BACKLOG", "RETRY_AFTER_S", "create_app"]
 
@@ -77,7 +77,7 @@ def _loop(name: str, stop: threading.Event, step: Callable[[], bool], idle_s: fl
     return thread
 
 
-def create_app(store: SqliteStore, scorer: Scorer | None = None, *, watch: DropWatch | None = None,
+def create_app(store: Store, scorer: Scorer | None = None, *, watch: DropWatch | None = None,
                forwarder: Forwarder | None = None, max_backlog: int = MAX_BACKLOG,
                max_body_bytes: int = MAX_BODY_BYTES, idle_s: float = IDLE_S) -> Starlette:
     """The app receiving into ``store``; with ``scorer``, a thread scores what is due while the app runs, with

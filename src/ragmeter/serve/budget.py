@@ -4,7 +4,8 @@ hour, those of the requests in flight and this request's most possible tokens st
 A request's most possible tokens are its messages' UTF-8 bytes, 16 more per message (the chat template's), and its
 token limit: a byte-level BPE tokenizer (GPT's, Llama 3's, Qwen's) never makes more tokens than bytes, so the
 bound holds before the server has counted anything. What a request really spent (the server's count; a request that
-failed, its most) is what is kept, in the store (:meth:`~ragmeter.serve.store.SqliteStore.add_spend`), so a restart does not reset the hour.
+failed, its most) is what is kept, in the store (:meth:`~ragmeter.serve.store.Store.add_spend`), so a restart does not
+reset the hour.
 A request the budget does not allow is refused as one the endpoint rejected: the judge records that call as failed
 with the reason, and the trace's judged metrics are undefined with it, never a number. Without a budget
 (``tokens_per_hour`` ``None``) every request is sent and counted the same way, for ``/metrics``.
@@ -17,7 +18,7 @@ import time
 
 from ragmeter.core.errors import RejectedCallError
 from ragmeter.judges.protocol import ChatBackend, ChatReply, ChatRequest
-from ragmeter.serve.store import SqliteStore
+from ragmeter.serve.store import Store
 
 __all__ = ["HOUR_S", "BudgetedBackend", "most_tokens"]
 
@@ -39,7 +40,7 @@ class BudgetedBackend:
     """``backend`` within ``tokens_per_hour`` (``None``: no limit), its requests and spend kept in ``store`` (see the
     module docstring)."""
 
-    def __init__(self, backend: ChatBackend, store: SqliteStore, tokens_per_hour: int | None) -> None:
+    def __init__(self, backend: ChatBackend, store: Store, tokens_per_hour: int | None) -> None:
         if tokens_per_hour is not None and tokens_per_hour < 1:
             raise ValueError("the judge's budget must be at least one token an hour")
         self.backend = backend

@@ -37,7 +37,7 @@ from ragmeter.analysis.gate import GateRule, check_gateable, unique_rules
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.files import json_number
 from ragmeter.metrics import get_metric
-from ragmeter.serve.store import ScoredTrace, SqliteStore
+from ragmeter.serve.store import ScoredTrace, Store
 from ragmeter.stats.paired import holm
 from ragmeter.stats.unpaired import difference_interval, permutation_test
 
@@ -234,7 +234,7 @@ class DropWatch:
     (the window before, when the settings name no run); each check is stored, a drop logged and POSTed as JSON to
     the webhook when there is one."""
 
-    def __init__(self, store: SqliteStore, settings: WatchSettings) -> None:
+    def __init__(self, store: Store, settings: WatchSettings) -> None:
         self.store, self.settings = store, settings
         self.baseline = None if settings.baseline is None else Sample.from_run(settings.baseline)
         last = store.last_check()

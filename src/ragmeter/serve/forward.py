@@ -18,7 +18,7 @@ import urllib.request
 
 from ragmeter.core.errors import ConfigError
 from ragmeter.io.traces.write_back import evaluation_requests
-from ragmeter.serve.store import ScoredTrace, SqliteStore
+from ragmeter.serve.store import ScoredTrace, Store
 
 __all__ = ["BATCH", "ForwardError", "Forwarder", "check_url"]
 
@@ -41,7 +41,7 @@ def check_url(url: str) -> None:
 class Forwarder:
     """Forwards ``store``'s scored traces to the OTLP/HTTP traces endpoint ``url`` (``…/v1/traces``)."""
 
-    def __init__(self, store: SqliteStore, url: str, *, batch: int = BATCH) -> None:
+    def __init__(self, store: Store, url: str, *, batch: int = BATCH) -> None:
         check_url(url)
         self.store, self.url, self.batch = store, url, batch
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.core.errors import ConfigError
-from ragmeter.serve.store import ScoredTrace, SqliteStore
+from ragmeter.serve.store import ScoredTrace, Store
 from ragmeter.stats.intervals import bootstrap_mean_interval
 
 __all__ = ["DEFAULT_BY", "DEFAULT_HOURS", "STEPS", "page_figures"]
@@ -54,7 +54,7 @@ def _step_words(seconds: float) -> str:
     return f"{seconds / 3600:g} h" if seconds >= 3600 else f"{seconds / 60:g} min"
 
 
-def page_figures(store: SqliteStore, *, by: str = DEFAULT_BY, hours: float = DEFAULT_HOURS,
+def page_figures(store: Store, *, by: str = DEFAULT_BY, hours: float = DEFAULT_HOURS,
                  now: float | None = None, confidence: float = 0.95, watching: bool = False) -> dict[str, Any]:
     """What the page shows, as :func:`~ragmeter.report.html.render_serve_html` takes it."""
     if not (0 < hours <= MAX_HOURS) or not by.strip():

@@ -24,7 +24,7 @@ from typing import Any
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from ragmeter.serve.store import SqliteStore
+from ragmeter.serve.store import Store
 
 __all__ = ["WINDOWS", "StoreCollector"]
 
@@ -35,7 +35,7 @@ WINDOWS = {"5m": 300.0, "1h": 3600.0, "1d": 86400.0}
 class StoreCollector(Collector):
     """The store's figures for a Prometheus registry."""
 
-    def __init__(self, store: SqliteStore) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
 
     def collect(self) -> Iterator[GaugeMetricFamily]:

@@ -1,6 +1,6 @@
 """Scoring the stored traces as they complete: each due trace made a record by the trace reader's rules
 (:func:`ragmeter.io.traces.openinference.trace_record`), scored with the offline metrics, and its outcome stored
-once (:meth:`ragmeter.serve.store.SqliteStore.save_scores`).
+once (:meth:`ragmeter.serve.store.Store.save_scores`).
 
 With a judge, a random share of the traces (``sample``) is also scored with the judged metrics. Whether a trace is
 drawn depends on its trace id and the seed alone (sha256, read as a number in [0, 1)), never on its content or on
@@ -31,7 +31,7 @@ from ragmeter.io.traces.openinference import Sessions, TraceRules, trace_record
 from ragmeter.io.traces.otlp import SpanRow
 from ragmeter.judges import Judge
 from ragmeter.metrics import resolve_metrics
-from ragmeter.serve.store import ScoredTrace, SqliteStore
+from ragmeter.serve.store import ScoredTrace, Store
 
 __all__ = ["QUIET_S", "Scorer"]
 
@@ -42,7 +42,7 @@ QUIET_S = 30.0
 class Scorer:
     """Scores ``store``'s due traces with ``metrics`` (the default families when ``None``) under ``settings``."""
 
-    def __init__(self, store: SqliteStore, *, metrics: Sequence[str] | None = None, settings: Settings | None = None,
+    def __init__(self, store: Store, *, metrics: Sequence[str] | None = None, settings: Settings | None = None,
                  rules: TraceRules | None = None, quiet_s: float = QUIET_S, batch: int = 64,
                  judge: Judge | None = None, judged: Sequence[str] = ("judged",), sample: float = 0.0,
                  seed: int = 0) -> None:

@@ -36,7 +36,7 @@ from typing import Any, Self
 from ragmeter.core.errors import ConfigError, InputError
 from ragmeter.io.traces.otlp import SpanRow, request_spans
 
-__all__ = ["MIGRATIONS", "Accepted", "ScoredTrace", "SqliteStore", "WindowFigure"]
+__all__ = ["MIGRATIONS", "Accepted", "ScoredTrace", "SqliteStore", "Store", "WindowFigure", "open_store"]
 
 #: The schema's steps, from version 1 up: version ``n`` is reached by running ``MIGRATIONS[n - 1]``.
 MIGRATIONS: tuple[str, ...] = (
@@ -63,6 +63,7 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE judge_spend ADD COLUMN outcome TEXT NOT NULL DEFAULT 'answered';
     ALTER TABLE scores ADD COLUMN forwarded INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE traces ADD COLUMN claimed_until REAL NOT NULL DEFAULT 0;
     CREATE INDEX scores_to_forward ON scores (forwarded, scored);
     CREATE TABLE checks (at REAL NOT NULL, status TEXT NOT NULL, body TEXT NOT NULL, notified TEXT);
     CREATE INDEX checks_by_time ON checks (at);
@@ -108,11 +109,191 @@ class WindowFigure:
     undefined: int
 
 
-class SqliteStore:
+class Store:
+    """What ``ragmeter serve`` stores, behind one interface: :class:`SqliteStore` (a file, one process) and
+    :class:`ragmeter.serve.postgres.PostgresStore` (a server, several processes). The queries are shared, written
+    with ``?`` parameters; a backend gives :meth:`_read`, :meth:`_transaction` and its dialect's pieces. Use as a
+    context manager, or call :meth:`close`."""
+
+    #: Seconds a process holds the traces it takes to score (:meth:`due`) before another may take them.
+    lease_s = 0.0
+    #: What a backend adds to the query that takes due traces so that processes do not take the same ones.
+    _SKIP_LOCKED = ""
+    #: Per metric and model, the mean, defined and undefined count of the scores in a span of time.
+    _WINDOW: str
+
+    def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        raise NotImplementedError
+
+    def _transaction(self) -> Any:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def accept(self, request: Mapping[str, Any], *, source: str = "request", now: float | None = None) -> Accepted:
+        """Store the spans of one decoded OTLP export request, durably, in one transaction; ``source`` names the
+        request in the problems of spans that cannot be read."""
+        received = time.time() if now is None else now
+        rows: list[tuple[str, str, str, bool]] = []
+        problems: list[InputError] = []
+        for item, body in _spans_with_bodies(request, source):
+            if isinstance(item, InputError):
+                problems.append(item)
+            else:
+                rows.append((item.trace_id, item.span_id, body, item.parent_id is None and item.end_ns is not None))
+        new = 0
+        with self._transaction() as db:
+            for trace_id, span_id, body, ended_root in rows:
+                new += db.execute("INSERT INTO spans VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                                  (trace_id, span_id, body, received)).rowcount
+                db.execute("INSERT INTO traces (trace_id, state, root_ended, last_received, changed) "
+                           "VALUES (?, 'open', ?, ?, ?) ON CONFLICT (trace_id) DO UPDATE SET root_ended = CASE WHEN "
+                           "excluded.root_ended > traces.root_ended THEN excluded.root_ended ELSE traces.root_ended "
+                           "END, last_received = excluded.last_received",
+                           (trace_id, int(ended_root), received, received))
+        return Accepted(new, len(rows) - new, tuple(problems))
+
+    def mark_due(self, *, quiet_s: float, now: float | None = None) -> int:
+        """Mark complete the open traces whose root has ended, or that received nothing for ``quiet_s`` seconds;
+        how many."""
+        moment = time.time() if now is None else now
+        with self._transaction() as db:
+            return db.execute("UPDATE traces SET state = 'due', changed = ? WHERE state = 'open' AND "
+                              "(root_ended = 1 OR last_received <= ?)", (moment, moment - quiet_s)).rowcount
+
+    def due(self, limit: int, *, now: float | None = None) -> list[str]:
+        """Up to ``limit`` complete traces not yet scored, the longest waiting first, taken for this process for
+        :attr:`lease_s` seconds (another process sharing the store skips them meanwhile; a process that dies lets
+        them go when the lease ends)."""
+        moment = time.time() if now is None else now
+        with self._transaction() as db:
+            rows = db.execute("SELECT trace_id FROM traces WHERE state = 'due' AND claimed_until <= ? "
+                              "ORDER BY changed, trace_id LIMIT ?" + self._SKIP_LOCKED, (moment, limit)).fetchall()
+            if self.lease_s:
+                for (trace_id,) in rows:
+                    db.execute("UPDATE traces SET claimed_until = ? WHERE trace_id = ?", (moment + self.lease_s,
+                                                                                         trace_id))
+        return [trace_id for (trace_id,) in rows]
+
+    def spans(self, trace_id: str) -> list[SpanRow | InputError]:
+        """A trace's spans, decoded again as the file reader decodes them."""
+        bodies = self._read("SELECT body FROM spans WHERE trace_id = ? ORDER BY received, span_id", (trace_id,))
+        decoded: list[SpanRow | InputError] = []
+        for number, (body,) in enumerate(bodies, start=1):
+            stored = json.loads(body)
+            request = {"resourceSpans": [{"resource": stored["resource"], "scopeSpans": [{"spans": [stored["span"]]}]}]}
+            decoded.extend(request_spans(request, Path(f"store:{trace_id}"), number))
+        return decoded
+
+    def save_scores(self, outcome: ScoredTrace) -> bool:
+        """Store a due trace's outcome and mark it scored, in one transaction; ``False`` (nothing written) when
+        the trace is not due: it was scored already, or is still open."""
+        with self._transaction() as db:
+            moved = db.execute("UPDATE traces SET state = 'scored', changed = ? WHERE trace_id = ? AND state = 'due'",
+                               (outcome.scored, outcome.trace_id)).rowcount
+            if not moved:
+                return False
+            db.execute("INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
+                       (outcome.trace_id, None if outcome.record is None else json.dumps(outcome.record),
+                        outcome.problem, json.dumps(outcome.scores), json.dumps(outcome.undefined),
+                        int(outcome.judged), json.dumps(outcome.signatures), outcome.scored))
+        return True
+
+    def scored(self, since: float = 0.0, until: float = float("inf")) -> Iterator[ScoredTrace]:
+        """The outcomes stored in ``[since, until)``, oldest first."""
+        rows = self._read("SELECT * FROM scores WHERE scored >= ? AND scored < ? ORDER BY scored, trace_id",
+                          (since, until if until != float("inf") else 1e308))
+        yield from _outcomes(rows)
+
+    def unforwarded(self, limit: int) -> list[ScoredTrace]:
+        """Up to ``limit`` scored traces with a record whose evaluation span has not been forwarded, oldest first."""
+        rows = self._read("SELECT * FROM scores WHERE forwarded = 0 AND record IS NOT NULL "
+                          "ORDER BY scored, trace_id LIMIT ?", (limit,))
+        return list(_outcomes(rows))
+
+    def mark_forwarded(self, trace_ids: Sequence[str]) -> None:
+        """Record that the evaluation spans of ``trace_ids`` were accepted downstream."""
+        with self._transaction() as db:
+            for trace_id in trace_ids:
+                db.execute("UPDATE scores SET forwarded = 1 WHERE trace_id = ?", (trace_id,))
+
+    def window(self, since: float, until: float | None = None) -> list[WindowFigure]:
+        """Per metric and model (the record's ``metadata.model_id``; ``None`` when it has none), the scores stored in
+        ``[since, until)``: their mean over the defined ones, how many are defined and how many undefined."""
+        rows = self._read(self._WINDOW, (since, 1e308 if until is None else until))
+        return [WindowFigure(metric, model, mean, defined, undefined)
+                for metric, model, mean, defined, undefined in rows]
+
+    def records(self, since: float, until: float | None = None) -> Iterator[dict[str, Any]]:
+        """The records (native format) of the traces scored in ``[since, until)``, oldest first, each with its
+        trace id and scoring time in its metadata (``trace_id``, ``scored_at``)."""
+        for outcome in self.scored(since, float("inf") if until is None else until):
+            if outcome.record is not None:
+                metadata = {**outcome.record.get("metadata", {}), "trace_id": outcome.trace_id,
+                            "scored_at": outcome.scored}
+                yield {**outcome.record, "metadata": metadata}
+
+    def add_spend(self, tokens: int, *, outcome: str = "answered", now: float | None = None) -> None:
+        """Count a judge request that spent ``tokens`` (prompt and completion) at ``now``; ``outcome``:
+        ``answered``, ``failed`` (counted at its most) or ``refused`` (by the budget, before it was sent: 0)."""
+        with self._transaction() as db:
+            db.execute("INSERT INTO judge_spend VALUES (?, ?, ?)",
+                       (time.time() if now is None else now, tokens, outcome))
+
+    def spent_since(self, since: float) -> int:
+        """The judge's tokens counted from ``since`` on."""
+        return int(self._read("SELECT coalesce(sum(tokens), 0) FROM judge_spend WHERE at >= ?", (since,))[0][0])
+
+    def judge_calls(self, since: float) -> dict[str, int]:
+        """The judge's requests from ``since`` on, by outcome (answered, failed, refused)."""
+        counts = dict.fromkeys(("answered", "failed", "refused"), 0)
+        counts.update(self._read("SELECT outcome, count(*) FROM judge_spend WHERE at >= ? GROUP BY outcome",
+                                 (since,)))
+        return counts
+
+    def save_check(self, check: Mapping[str, Any], *, notified: str | None = None) -> None:
+        """Store a drop check (:meth:`ragmeter.serve.drops.WindowCheck.to_dict`) and what came of its webhook."""
+        with self._transaction() as db:
+            db.execute("INSERT INTO checks VALUES (?, ?, ?, ?)",
+                       (check["at"], check["status"], json.dumps(check), notified))
+
+    def checks(self, since: float = 0.0) -> list[dict[str, Any]]:
+        """The checks made from ``since`` on, oldest first, each with ``notified``."""
+        rows = self._read("SELECT body, notified FROM checks WHERE at >= ? ORDER BY at", (since,))
+        return [{**json.loads(body), "notified": notified} for body, notified in rows]
+
+    def last_check(self) -> float | None:
+        """When the last check was made; ``None`` before the first."""
+        return self._read("SELECT max(at) FROM checks")[0][0]
+
+    def lag(self, now: float | None = None) -> float:
+        """Seconds the longest-waiting due trace has waited to be scored; 0 when none waits."""
+        oldest = self._read("SELECT min(changed) FROM traces WHERE state = 'due'")[0][0]
+        return 0.0 if oldest is None else max(0.0, (time.time() if now is None else now) - oldest)
+
+    def backlog(self) -> dict[str, int]:
+        """How many traces are in each state."""
+        counts = dict.fromkeys(("open", "due", "scored"), 0)
+        counts.update(self._read("SELECT state, count(*) FROM traces GROUP BY state"))
+        return counts
+
+
+
+class SqliteStore(Store):
     """The store in one SQLite file (created with its folder when missing). One process writes it (``serve``'s);
     its threads share one connection behind a lock. ``read_only``: a command that only reads it (``export``) opens
-    an existing store of this ragmeter's schema, and never writes or migrates it. Use as a context manager, or call
-    :meth:`close`."""
+    an existing store of this ragmeter's schema, and never writes or migrates it."""
+
+    _WINDOW = ("SELECT score.key, json_extract(scores.record, '$.metadata.model_id') AS model, avg(score.value), "
+               "count(score.value), sum(score.value IS NULL) FROM scores, json_each(scores.scores) AS score "
+               "WHERE scores.scored >= ? AND scores.scored < ? GROUP BY score.key, model ORDER BY score.key, model")
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
@@ -142,7 +323,7 @@ class SqliteStore:
         self._migrate()
 
     def _migrate(self) -> None:
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        version = self.schema_version
         if version > len(MIGRATIONS):
             raise ConfigError(f"{self.path} holds a store of schema version {version}, newer than this ragmeter's "
                               f"{len(MIGRATIONS)}: upgrade ragmeter, or give another --store")
@@ -150,166 +331,30 @@ class SqliteStore:
             with self._transaction() as db:
                 db.executescript_in_transaction(MIGRATIONS[number - 1], number)
 
+    def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._db.execute(sql, parameters).fetchall()
+
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db, self._lock)
 
     @property
     def schema_version(self) -> int:
-        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
-
-    def accept(self, request: Mapping[str, Any], *, source: str = "request", now: float | None = None) -> Accepted:
-        """Store the spans of one decoded OTLP export request, durably, in one transaction; ``source`` names the
-        request in the problems of spans that cannot be read."""
-        received = time.time() if now is None else now
-        rows: list[tuple[str, str, str, bool]] = []
-        problems: list[InputError] = []
-        for item, body in _spans_with_bodies(request, source):
-            if isinstance(item, InputError):
-                problems.append(item)
-            else:
-                rows.append((item.trace_id, item.span_id, body, item.parent_id is None and item.end_ns is not None))
-        new = 0
-        with self._transaction() as db:
-            for trace_id, span_id, body, ended_root in rows:
-                new += db.execute("INSERT OR IGNORE INTO spans VALUES (?, ?, ?, ?)",
-                                  (trace_id, span_id, body, received)).rowcount
-                db.execute("INSERT INTO traces (trace_id, state, root_ended, last_received, changed) "
-                           "VALUES (?, 'open', ?, ?, ?) ON CONFLICT (trace_id) DO UPDATE SET "
-                           "root_ended = max(root_ended, excluded.root_ended), last_received = excluded.last_received",
-                           (trace_id, int(ended_root), received, received))
-        return Accepted(new, len(rows) - new, tuple(problems))
-
-    def mark_due(self, *, quiet_s: float, now: float | None = None) -> int:
-        """Mark complete the open traces whose root has ended, or that received nothing for ``quiet_s`` seconds;
-        how many."""
-        moment = time.time() if now is None else now
-        with self._transaction() as db:
-            return db.execute("UPDATE traces SET state = 'due', changed = ? WHERE state = 'open' AND "
-                              "(root_ended = 1 OR last_received <= ?)", (moment, moment - quiet_s)).rowcount
-
-    def due(self, limit: int) -> list[str]:
-        """Up to ``limit`` complete traces not yet scored, the longest waiting first."""
-        rows = self._db.execute("SELECT trace_id FROM traces WHERE state = 'due' ORDER BY changed, trace_id LIMIT ?",
-                                (limit,)).fetchall()
-        return [trace_id for (trace_id,) in rows]
-
-    def spans(self, trace_id: str) -> list[SpanRow | InputError]:
-        """A trace's spans, decoded again as the file reader decodes them."""
-        bodies = self._db.execute("SELECT body FROM spans WHERE trace_id = ? ORDER BY received, span_id",
-                                  (trace_id,)).fetchall()
-        decoded: list[SpanRow | InputError] = []
-        for number, (body,) in enumerate(bodies, start=1):
-            stored = json.loads(body)
-            request = {"resourceSpans": [{"resource": stored["resource"], "scopeSpans": [{"spans": [stored["span"]]}]}]}
-            decoded.extend(request_spans(request, Path(f"store:{trace_id}"), number))
-        return decoded
-
-    def save_scores(self, outcome: ScoredTrace) -> bool:
-        """Store a due trace's outcome and mark it scored, in one transaction; ``False`` (nothing written) when
-        the trace is not due: it was scored already, or is still open."""
-        with self._transaction() as db:
-            moved = db.execute("UPDATE traces SET state = 'scored', changed = ? WHERE trace_id = ? AND state = 'due'",
-                               (outcome.scored, outcome.trace_id)).rowcount
-            if not moved:
-                return False
-            db.execute("INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
-                       (outcome.trace_id, None if outcome.record is None else json.dumps(outcome.record),
-                        outcome.problem, json.dumps(outcome.scores), json.dumps(outcome.undefined),
-                        int(outcome.judged), json.dumps(outcome.signatures), outcome.scored))
-        return True
-
-    def scored(self, since: float = 0.0, until: float = float("inf")) -> Iterator[ScoredTrace]:
-        """The outcomes stored in ``[since, until)``, oldest first."""
-        rows = self._db.execute("SELECT * FROM scores WHERE scored >= ? AND scored < ? ORDER BY scored, trace_id",
-                                (since, until if until != float("inf") else 1e308)).fetchall()
-        yield from _outcomes(rows)
-
-    def unforwarded(self, limit: int) -> list[ScoredTrace]:
-        """Up to ``limit`` scored traces with a record whose evaluation span has not been forwarded, oldest first."""
-        rows = self._db.execute("SELECT * FROM scores WHERE forwarded = 0 AND record IS NOT NULL "
-                                "ORDER BY scored, trace_id LIMIT ?", (limit,)).fetchall()
-        return list(_outcomes(rows))
-
-    def mark_forwarded(self, trace_ids: Sequence[str]) -> None:
-        """Record that the evaluation spans of ``trace_ids`` were accepted downstream."""
-        with self._transaction() as db:
-            for trace_id in trace_ids:
-                db.execute("UPDATE scores SET forwarded = 1 WHERE trace_id = ?", (trace_id,))
-
-    def window(self, since: float, until: float | None = None) -> list[WindowFigure]:
-        """Per metric and model (the record's ``metadata.model_id``; ``None`` when it has none), the scores stored in
-        ``[since, until)``: their mean over the defined ones, how many are defined and how many undefined."""
-        rows = self._db.execute(
-            "SELECT score.key, json_extract(scores.record, '$.metadata.model_id') AS model, avg(score.value), "
-            "count(score.value), sum(score.value IS NULL) FROM scores, json_each(scores.scores) AS score "
-            "WHERE scores.scored >= ? AND scores.scored < ? GROUP BY score.key, model ORDER BY score.key, model",
-            (since, 1e308 if until is None else until)).fetchall()
-        return [WindowFigure(metric, model, mean, defined, undefined)
-                for metric, model, mean, defined, undefined in rows]
-
-    def records(self, since: float, until: float | None = None) -> Iterator[dict[str, Any]]:
-        """The records (native format) of the traces scored in ``[since, until)``, oldest first, each with its
-        trace id and scoring time in its metadata (``trace_id``, ``scored_at``)."""
-        for outcome in self.scored(since, float("inf") if until is None else until):
-            if outcome.record is not None:
-                metadata = {**outcome.record.get("metadata", {}), "trace_id": outcome.trace_id,
-                            "scored_at": outcome.scored}
-                yield {**outcome.record, "metadata": metadata}
-
-    def add_spend(self, tokens: int, *, outcome: str = "answered", now: float | None = None) -> None:
-        """Count a judge request that spent ``tokens`` (prompt and completion) at ``now``; ``outcome``:
-        ``answered``, ``failed`` (counted at its most) or ``refused`` (by the budget, before it was sent: 0)."""
-        with self._transaction() as db:
-            db.execute("INSERT INTO judge_spend VALUES (?, ?, ?)",
-                       (time.time() if now is None else now, tokens, outcome))
-
-    def spent_since(self, since: float) -> int:
-        """The judge's tokens counted from ``since`` on."""
-        return int(self._db.execute("SELECT coalesce(sum(tokens), 0) FROM judge_spend WHERE at >= ?",
-                                    (since,)).fetchone()[0])
-
-    def judge_calls(self, since: float) -> dict[str, int]:
-        """The judge's requests from ``since`` on, by outcome (answered, failed, refused)."""
-        counts = dict.fromkeys(("answered", "failed", "refused"), 0)
-        counts.update(self._db.execute("SELECT outcome, count(*) FROM judge_spend WHERE at >= ? GROUP BY outcome",
-                                       (since,)).fetchall())
-        return counts
-
-    def save_check(self, check: Mapping[str, Any], *, notified: str | None = None) -> None:
-        """Store a drop check (:meth:`ragmeter.serve.drops.WindowCheck.to_dict`) and what came of its webhook."""
-        with self._transaction() as db:
-            db.execute("INSERT INTO checks VALUES (?, ?, ?, ?)",
-                       (check["at"], check["status"], json.dumps(check), notified))
-
-    def checks(self, since: float = 0.0) -> list[dict[str, Any]]:
-        """The checks made from ``since`` on, oldest first, each with ``notified``."""
-        rows = self._db.execute("SELECT body, notified FROM checks WHERE at >= ? ORDER BY at", (since,)).fetchall()
-        return [{**json.loads(body), "notified": notified} for body, notified in rows]
-
-    def last_check(self) -> float | None:
-        """When the last check was made; ``None`` before the first."""
-        return self._db.execute("SELECT max(at) FROM checks").fetchone()[0]
-
-    def lag(self, now: float | None = None) -> float:
-        """Seconds the longest-waiting due trace has waited to be scored; 0 when none waits."""
-        oldest = self._db.execute("SELECT min(changed) FROM traces WHERE state = 'due'").fetchone()[0]
-        return 0.0 if oldest is None else max(0.0, (time.time() if now is None else now) - oldest)
-
-    def backlog(self) -> dict[str, int]:
-        """How many traces are in each state."""
-        counts = dict.fromkeys(("open", "due", "scored"), 0)
-        counts.update(self._db.execute("SELECT state, count(*) FROM traces GROUP BY state").fetchall())
-        return counts
+        return int(self._read("PRAGMA user_version")[0][0])
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
 
-    def __enter__(self) -> Self:
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+def open_store(location: str | Path, *, read_only: bool = False) -> Store:
+    """The store at ``location``: a PostgreSQL database for a ``postgresql://`` (or ``postgres://``) URL, else a
+    SQLite file."""
+    if str(location).startswith(("postgresql://", "postgres://")):
+        from ragmeter.serve.postgres import PostgresStore
+
+        return PostgresStore(str(location), read_only=read_only)
+    return SqliteStore(location, read_only=read_only)
 
 
 def _outcomes(rows: Iterable[Sequence[Any]]) -> Iterator[ScoredTrace]:
