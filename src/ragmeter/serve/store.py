@@ -1,4 +1,6 @@
-"""Where ``ragmeter serve`` keeps what it receives and scores: an embedded SQLite database (issue 49).
+"""Where ``ragmeter serve`` keeps what it receives and scores, behind one interface (:class:`Store`): an embedded
+SQLite database (:class:`SqliteStore`, here), or a PostgreSQL one (:mod:`ragmeter.serve.postgres`) with the same
+tables and queries.
 
 What is stored:
 
@@ -6,7 +8,8 @@ What is stored:
   request stores nothing new), as the OTLP JSON it came in (the span and its resource), decoded again by the file
   reader's rules (:func:`ragmeter.io.traces.otlp.request_spans`) when its trace is scored;
 - ``traces``: each trace's state — ``open`` while spans arrive, ``due`` once complete (its root has ended, or it has
-  been quiet for a while), ``scored`` once its scores are stored — and when it last received a span;
+  been quiet for a while), ``scored`` once its scores are stored — when it last received a span, and until when a
+  process has taken it to score;
 - ``scores``: each scored trace's record (or why none could be made), its scores and why any is undefined, whether
   it was sampled for the judge, and the signature of what scored it;
 - ``judge_spend``: the tokens each judge request spent, when, and whether it was answered, failed or refused by
@@ -14,7 +17,7 @@ What is stored:
 - ``checks``: each check of a window for a drop (:mod:`ragmeter.serve.drops`), and what came of its webhook;
 - whether each scored trace's evaluation span has been forwarded downstream (:mod:`ragmeter.serve.forward`).
 
-A request is acknowledged only once :meth:`SqliteStore.accept` has committed it (WAL, ``synchronous=FULL``: on disk
+A request is acknowledged only once :meth:`Store.accept` has committed it (WAL, ``synchronous=FULL``: on disk
 when the call returns), so a kill at any moment loses no acknowledged span. A trace's scores and its state change
 to ``scored`` in one transaction, and only from ``due``: a trace is scored once, however often it is offered.
 
