@@ -1,6 +1,8 @@
 """A PostgreSQL server of Debian's package, started for the tests in a temporary folder on a free loopback port
 (as the ``postgres`` user when the tests run as root: the server refuses root), with a fresh database per test.
-Skipped, with the reason, where the package or psycopg is missing (``.ci/run`` installs the package)."""
+Skipped, with the reason, where the package or psycopg is missing (``.ci/run`` installs the package). A test module
+imports the fixtures it uses (``postgres_server_fixture`` gives ``postgres_server``; ``any_store_fixture`` gives
+``any_store``, for the storage tests run on both backends)."""
 
 from __future__ import annotations
 
@@ -11,11 +13,13 @@ import shutil
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from loopback import free_port
+
+from ragmeter.serve.store import Store, open_store
 
 
 def _binary(name: str) -> str:
@@ -26,8 +30,8 @@ def _binary(name: str) -> str:
     return found
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[str]:
+@pytest.fixture(scope="session", name="postgres_server")
+def postgres_server_fixture() -> Iterator[str]:
     """The server's URL, without a database name. Its folder is made with ``tempfile`` (pytest's temporary
     folders are its user's alone, where the server's user could not reach it) and removed afterwards."""
     pytest.importorskip("psycopg", reason="psycopg is in the postgres and test extras")
@@ -67,6 +71,12 @@ def fresh_database(server: str) -> str:
     return f"{server}/{name}"
 
 
-def store_location(kind: str, server: str | None, folder: Path) -> str | Path:
-    """Where a test's store goes: a SQLite file in ``folder``, or a fresh database on ``server``."""
-    return folder / "store.sqlite" if kind == "sqlite" else fresh_database(server or "")
+@pytest.fixture(params=["sqlite", "postgres"], name="any_store")
+def any_store_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], Store]:
+    """For the storage tests that run on both backends: opens the test's store (the same one each call), a SQLite
+    file or a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        location: str | Path = tmp_path / "store.sqlite"
+    else:
+        location = fresh_database(request.getfixturevalue("postgres_server"))
+    return lambda: open_store(location)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from loopback import free_port
-from postgres_server import fresh_database
+from postgres_server import fresh_database, postgres_server_fixture  # noqa: F401 -- a fixture, used by name
 
 from ragmeter.cli import main
 from ragmeter.core.errors import ConfigError

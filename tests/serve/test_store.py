@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from postgres_server import any_store_fixture, postgres_server_fixture  # noqa: F401 -- fixtures, used by name
 
 from ragmeter.core.errors import ConfigError
 from ragmeter.io.traces.otlp import otlp_spans
