@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter.analysis.gate import GateRule
 from ragmeter.core.errors import ConfigError
 from ragmeter.serve.store import ScoredTrace, Store
 from ragmeter.stats.intervals import bootstrap_mean_interval
@@ -105,8 +106,8 @@ def _checks(checks: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     shown = []
     kept = [check for k, check in enumerate(checks) if check["status"] == "drop" or k == len(checks) - 1]
     for check in reversed(kept[-CHECKS_SHOWN:]):
-        verdicts = [{"rule": v["metric"] if v["margin"] is None else f"{v['metric']}:{v['margin']:g}",
-                     "status": v["status"], "reason": v["reason"]} for v in check["verdicts"]]
+        verdicts = [{"rule": str(GateRule(v["metric"], v["margin"])), "status": v["status"], "reason": v["reason"]}
+                    for v in check["verdicts"]]
         shown.append({"at_text": stamp(check["at"]), "window": f"{stamp(check['since'])} – {stamp(check['until'])}",
                       "baseline": check["baseline"], "verdicts": verdicts})
     return shown
