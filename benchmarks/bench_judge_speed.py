@@ -14,13 +14,14 @@ Three parts, each on an idle machine (the judge takes both cores; figures taken 
   item's first call alone and its other calls once it is answered, so the server serves their shared start from
   its cache. One request at a time (``concurrency=1``), as one slot serves them.
 - ``first``: the README's first command, ``ragmeter run --demo --judge local --limit 6``, timed whole in a child
-  process with its peak memory, and the steps before its first verdict timed one by one in this process: the
+  process with its peak memory (once on a machine without the states a run keeps, then ``--repeats`` times
+  with them: the median is the figure), and the steps before its first verdict timed one by one in this process: the
   imports, the packaged model's check, the server's start (its model loaded, then healthy), the embedder's load,
   and the first call (the system message computed and saved, the item computed, the verdict written).
 
     python benchmarks/bench_judge_speed.py layouts [--records 45] [--rounds 1]
     python benchmarks/bench_judge_speed.py remote [--records 16]
-    python benchmarks/bench_judge_speed.py first
+    python benchmarks/bench_judge_speed.py first [--repeats 3]
 
 Results: ``benchmarks/results/judge_speed-<part>.json``.
 """
@@ -31,6 +32,7 @@ import argparse
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -109,28 +111,31 @@ def _ratio(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {"items_per_min": best, "shared_over_calls": round(best["shared"] / best["calls"], 2)}
 
 
-def first() -> dict[str, Any]:
-    """The README's first command, whole, twice: without the system-message states a run keeps for the next one
-    (the store is emptied first; a first run on a machine), then with them; then its steps before the first
-    verdict one by one."""
+def first(repeats: int) -> dict[str, Any]:
+    """The README's first command, whole: once without the system-message states a run keeps for the next one
+    (the store is emptied first; a first run on a machine), then ``repeats`` times with them (a run's time
+    varies by a few seconds from run to run on an idle machine: the median is the figure); then its steps before
+    the first verdict one by one."""
     from ragmeter.core.files import cache_dir
     from ragmeter.judges.backends.local import STATES_FOLDER
 
     ragmeter = shutil.which("ragmeter") or sys.exit("the ragmeter command is not on PATH: activate its venv")
     shutil.rmtree(cache_dir() / STATES_FOLDER, ignore_errors=True)
-    runs = {}
-    for name in ("without stored states", "with stored states"):
+    runs: dict[str, list[float]] = {"without stored states": [], "with stored states": []}
+    for name in ["without stored states", *["with stored states"] * repeats]:
         folder = tempfile.mkdtemp(prefix="ragmeter-first-")
         try:
             started = time.perf_counter()
             subprocess.run([ragmeter, *FIRST_COMMAND, "--out", os.path.join(folder, "run")], check=True,
                            stdout=subprocess.DEVNULL)
-            runs[name] = round(time.perf_counter() - started, 1)
+            runs[name].append(round(time.perf_counter() - started, 1))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        print(f"{name}: {runs[name]} s", flush=True)
+        print(f"{name}: {runs[name][-1]} s", flush=True)
     peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     out = {"command": "ragmeter " + " ".join(FIRST_COMMAND), "wall_s": runs,
+           "median_with_stored_states_s": statistics.median(runs["with stored states"]),
+           "load_average_at_end": round(os.getloadavg()[0], 2),
            "peak_rss_mib_largest_process": round(peak_mib), "steps_s": _steps()}
     print(out, flush=True)
     return out
@@ -182,9 +187,10 @@ def main() -> None:
     parser.add_argument("part", choices=("layouts", "remote", "first"))
     parser.add_argument("--records", type=int)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=3, help="first: runs with the stored states (default 3)")
     args = parser.parse_args()
     if args.part == "first":
-        out = first()
+        out = first(args.repeats)
     elif args.part == "layouts":
         out = layouts(_demo(args.records or 45), args.rounds)
     else:
