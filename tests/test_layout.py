@@ -1,6 +1,6 @@
-"""The package's layering (defined once, in ``tests/layering.py``): which part may import which, and the README's
-layout table drawn from the same definition. Imports under ``TYPE_CHECKING`` are for annotations only and are
-not counted."""
+"""The package's layering (defined once, in ``tests/layering.py``): which part may import which, and the
+documentation's layout table drawn from the same definition. Imports under ``TYPE_CHECKING`` are for annotations
+only and are not counted."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from layering import ALLOWED, README, SPLIT, part_of, readme_section, readme_table
+from layering import ALLOWED, DEVELOPMENT, SPLIT, layout_section, layout_table, part_of
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "ragmeter"
 
@@ -72,9 +72,9 @@ def test_every_part_of_the_package_is_in_the_layering() -> None:
     assert parts == set(ALLOWED), f"in the package only: {parts - set(ALLOWED)}; in the map only: {set(ALLOWED) - parts}"
 
 
-def test_the_readme_layout_table_is_the_layering() -> None:
-    assert readme_section(README.read_text(encoding="utf-8")) == readme_table(), (
-        "the README's layout table differs from tests/layering.py: run `python tests/layering.py`")
+def test_the_documented_layout_table_is_the_layering() -> None:
+    assert layout_section(DEVELOPMENT.read_text(encoding="utf-8")) == layout_table(), (
+        "the layout table of docs/development.md differs from tests/layering.py: run `python tests/layering.py`")
 
 
 @pytest.mark.parametrize("module", ["ragmeter.engine.context", "ragmeter.core.settings", "ragmeter.metrics.citation",

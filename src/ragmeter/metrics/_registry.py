@@ -133,7 +133,7 @@ class Metric:
     @property
     def requirements(self) -> tuple[str, ...]:
         """What scoring needs: the record fields, and a judge for judged metrics (``ragmeter metrics``
-        and the README's metric table list these)."""
+        and the documentation's metric tables list these)."""
         return (*self.needs, "judge") if "judge" in self.resources else self.needs
 
     @property

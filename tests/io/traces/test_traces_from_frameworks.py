@@ -119,10 +119,10 @@ def test_the_written_back_scores_are_themselves_traces_ragmeter_reads(langchain_
     assert len(problems) == 3 and all("no root span" in p.reason for p in problems)  # children of roots not there
 
 
-def test_the_readmes_trace_recipes_run_as_shown(langchain_file, tmp_path: Path) -> None:
-    """"From your traces": each command of its bash block runs on a LangChain trace export named as there, and its
-    Python block runs as written."""
-    from test_readme import section, shell_commands
+def test_the_trace_guides_recipes_run_as_shown(langchain_file, tmp_path: Path) -> None:
+    """The guide "From your traces": each command of its bash block runs on a LangChain trace export named as
+    there, and its Python block runs as written."""
+    from test_docs import section, shell_commands
 
     text = section("From your traces")
     bash = text.split("```bash\n")[1].split("```")[0]
@@ -135,4 +135,4 @@ def test_the_readmes_trace_recipes_run_as_shown(langchain_file, tmp_path: Path) 
         assert done.returncode == code, (command, done.stderr)
     assert (tmp_path / "scores.otlp.json").stat().st_size > 0
     python = text.split("```python\n")[1].split("```")[0]
-    exec(compile(python, "README: From your traces", "exec"), {})  # noqa: S102 (the README's own code)
+    exec(compile(python, "docs: From your traces", "exec"), {})  # noqa: S102 (the guide's own code)

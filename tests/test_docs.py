@@ -1,7 +1,10 @@
-"""The README's metric table agrees with the registry: every metric is there, with what it needs. The commands
-of "Compare two runs", "Use it in CI" (its pytest example too), "How many labels do I need?", "Bahasa Indonesia" and
-"In production" (an app's traces to ``ragmeter serve``, a real Prometheus scraping it, its alert firing on the drop)
-run as shown, with the exit codes and the output the sections state."""
+"""The documentation (the README and the site in ``docs/``): the site builds strictly; the README is a front door
+(under 200 lines, its links into the site alive, its example output what ``ragmeter run --demo`` prints); the
+Python API page documents every public name; the Metrics page's table agrees with the registry, with what each
+metric needs. The commands of the guides "Compare two runs", "Use it in CI" (its pytest example too), "How many
+labels do I need?", "Bahasa Indonesia" and "In production" (an app's traces to ``ragmeter serve``, a real
+Prometheus scraping it, its alert firing on the drop) run as shown, with the exit codes and the output they
+state."""
 
 from __future__ import annotations
 
@@ -16,21 +19,56 @@ from pathlib import Path
 
 import pytest
 
+import ragmeter
 from ragmeter.metrics import DEFAULT_CUTOFF, get_metric, list_metrics
 from ragmeter.serve.store import SqliteStore
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 
 
 def table_rows() -> dict[str, str]:
-    """metric name (rank metrics at the default cutoff) → its 'needs' cell."""
+    """metric name (rank metrics at the default cutoff) → its 'needs' cell of the Metrics page's table."""
     rows = {}
-    for line in README.read_text(encoding="utf-8").splitlines():
+    for line in (DOCS / "metrics.md").read_text(encoding="utf-8").splitlines():
         if line.startswith("| `") and line.count(" | ") == 4:
             cells = [cell.strip(" |") for cell in line.split(" | ")]
             for name in re.findall(r"`([^`]+)`", cells[0]):
                 rows[name.replace("@K", f"@{DEFAULT_CUTOFF}")] = cells[-1]
     return rows
+
+
+def test_the_site_builds_strictly_with_the_registry_and_the_readme_in_it(tmp_path: Path) -> None:
+    pytest.importorskip("mkdocs", reason="the site needs the docs extra: pip install -e '.[docs]'")
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
+                          cwd=ROOT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    registry = (tmp_path / "reference" / "metric-registry" / "index.html").read_text(encoding="utf-8")
+    assert [m.name for m in list_metrics() if f"<code>{m.name}</code>" not in registry] == []
+    home = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert "What it prints" in home and 'href="guides/ci/"' in home  # the README, its links into the site
+
+
+def test_the_api_page_documents_every_public_name() -> None:
+    documented = re.findall(r"^::: ragmeter\.(\w+)$", (DOCS / "reference" / "api.md").read_text(encoding="utf-8"),
+                            re.MULTILINE)
+    assert sorted(documented) == sorted(set(ragmeter.__all__) - {"__version__"})
+
+
+def test_the_readme_is_a_front_door_whose_links_lead_into_the_site() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) < 200
+    links = re.findall(r"\]\((docs/[^)#]+)", text)
+    assert len(links) >= 15 and [link for link in links if not (ROOT / link).is_file()] == []
+
+
+def test_the_readme_shows_what_the_demo_run_prints(tmp_path: Path) -> None:
+    shown = re.search(r"\n## What it prints\n.*?```text\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    done = subprocess.run([str(Path(sys.executable).parent / "ragmeter"), "run", "--demo", "--out",
+                           str(tmp_path / "run")], capture_output=True, text=True, timeout=300, check=True)
+    assert shown is not None and unshown(shown.group(1), done.stdout) == []
 
 
 def test_every_registered_metric_is_in_the_table() -> None:
@@ -44,11 +82,10 @@ def test_the_needs_column_is_what_the_registry_requires() -> None:
 
 
 def section(title: str) -> str:
-    """The README's text under ``## title``, up to the next ``## `` heading."""
-    text = README.read_text(encoding="utf-8")
-    start = text.index(f"\n## {title}\n")
-    end = text.find("\n## ", start + 1)
-    return text[start:end if end != -1 else len(text)]
+    """The text of the documentation page titled ``# title``."""
+    (page,) = [text for path in DOCS.rglob("*.md")
+               if (text := path.read_text(encoding="utf-8")).startswith(f"# {title}\n")]
+    return page
 
 
 def shell_commands(block: str) -> list[tuple[str, int]]:
@@ -175,7 +212,7 @@ def test_the_production_sections_commands_trip_a_real_prometheus_alert(tmp_path:
     for tool in ("prometheus", "promtool"):
         if shutil.which(tool) is None:
             pytest.skip(f"no {tool} on this machine (apt-get install -y prometheus; .ci/run installs it)")
-    (tmp_path / "examples").symlink_to(README.parent / "examples")
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
     assert run_section("In production: `ragmeter serve`", tmp_path) == 1
     with SqliteStore(tmp_path / "prod.sqlite") as store:
         checks = store.checks()
@@ -187,5 +224,5 @@ def test_the_production_sections_commands_trip_a_real_prometheus_alert(tmp_path:
 
 
 def test_the_ci_section_points_to_examples_that_exist() -> None:
-    links = re.findall(r"\]\((examples/[^)]+)\)", section("Use it in CI"))
-    assert links and all((README.parent / link).is_file() for link in links)
+    paths = re.findall(r"`(examples/[^`]+)`", section("Use it in CI"))
+    assert paths and all((ROOT / path).is_file() for path in paths)
