@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from loopback import free_port
 
-from ragmeter.serve.store import Store, open_store
+from ragmeter.serve.store import Store
+from ragmeter.serve.stores import open_store
 
 
 def _binary(name: str) -> str:

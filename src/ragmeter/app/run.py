@@ -360,5 +360,5 @@ def _finish(request: RunRequest, result: EvalResult, folder: RunFolder, html: Ta
     quadrant = result.paired_analysis(request.grounded, request.correct)
     extra = {"input": str(request.source), **({"paired_analysis": quadrant.to_dict()} if quadrant is not None
                                              else {})}
-    folder.finish(result, extra=extra, parquet=request.parquet)
+    result.write_to(folder, extra=extra, parquet=request.parquet)
     return RunOutcome(result, folder, quadrant, extra, html, records)

@@ -14,7 +14,7 @@ from pathlib import Path
 from ragmeter.cli.common import Command, overwrite_option, path_arg
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.files import Outputs, atomic_write_text
-from ragmeter.serve.store import open_store
+from ragmeter.serve.stores import open_store
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 

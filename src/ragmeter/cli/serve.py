@@ -23,7 +23,7 @@ from ragmeter.serve.budget import BudgetedBackend
 from ragmeter.serve.drops import MIN_TRACES, DropWatch, WatchSettings
 from ragmeter.serve.forward import Forwarder, check_url
 from ragmeter.serve.scorer import QUIET_S, Scorer
-from ragmeter.serve.store import open_store
+from ragmeter.serve.stores import open_store
 
 #: OTLP/HTTP's registered port: an exporter left at its default endpoint sends here.
 OTLP_HTTP_PORT = 4318

@@ -85,9 +85,7 @@ class RunContext:
 
     def judge_costs(self, calls: list[list[JudgeCall]]) -> list[ItemJudging]:
         """What each item's ``calls`` (made this batch) cost, and their failures."""
-        from ragmeter.judges.accounting import charge_items
-
-        return charge_items(self.judge, calls, self._judge_outcomes)
+        return self.judge.charge(calls, self._judge_outcomes)
 
     def known_outcome(self, call: JudgeCall) -> JudgeOutcome | None:
         """The outcome of ``call`` when this batch has made it or the judge's verdict cache holds it, else ``None``

@@ -69,8 +69,8 @@ from ragmeter.core.records import Record
 from ragmeter.io.formats.base import parsed
 from ragmeter.io.formats.native import record_from_dict
 from ragmeter.io.formats.ragas import RAGAS_FIELDS, record_from_ragas
-from ragmeter.io.formats.table import MAP_FIELDS, _missing_columns, _records
-from ragmeter.io.readers import _unique_ids
+from ragmeter.io.formats.table import MAP_FIELDS, missing_columns, table_records
+from ragmeter.io.ids import unique_ids
 
 __all__ = ["is_framework_object", "object_records"]
 
@@ -112,7 +112,7 @@ def object_records(obj: Any, *, column_map: Mapping[str, str] | None = None) -> 
     """
     name, rows = _source_rows(obj, _checked_map(column_map or {}))
     count = 0
-    for item in _unique_ids(Path(name), rows):
+    for item in unique_ids(Path(name), rows):
         count += 1
         yield item
     if count == 0:
@@ -177,11 +177,11 @@ def _table_records(name: str, names: list[str], rows: Iterator[dict[str, Any]],
                    column_map: Mapping[str, str]) -> Iterator[tuple[int, Record | InputError]]:
     """The rows of a frame or dataset read as a table file's rows, after the checks of its columns."""
     path = Path(name)
-    problem = _repeated_columns(name, names) or _missing_columns(path, names, column_map)
+    problem = _repeated_columns(name, names) or missing_columns(path, names, column_map)
     if problem is not None:
         yield 0, problem
         return
-    yield from _records(path, enumerate(rows, start=1), column_map)
+    yield from table_records(path, enumerate(rows, start=1), column_map)
 
 
 def _repeated_columns(name: str, names: list[str]) -> InputError | None:

@@ -25,11 +25,13 @@ from ragmeter.core.errors import ConfigError, InputError
 from ragmeter.core.records import Record
 from ragmeter.io.formats import FORMATS, REGISTRY, detect_format, looks_like, resolve_options
 from ragmeter.io.formats.table import MAP_FIELDS, parse_column_map
+from ragmeter.io.ids import unique_ids
+from ragmeter.io.objects import object_records
 from ragmeter.io.rows import Span, jsonl_objects, line_spans, object_rows, text_lines
 
 __all__ = ["FORMATS", "FORMAT_PROBE", "MAP_FIELDS", "FileCheck", "Span", "check_file", "detect_format",
            "iter_records", "jsonl_objects", "line_spans", "object_rows", "parse_column_map", "raw_records",
-           "read_records", "repeated_id", "text_lines"]
+           "read_records", "text_lines"]
 
 #: Records read, all failing, before an explicit format that auto-detection disagrees with is called wrong.
 FORMAT_PROBE = 5
@@ -77,8 +79,6 @@ def iter_records(path: str | Path | Any, *, format: str = "auto", column_map: Ma
     an error on the later record (MT-RAG files hold each task once per responding model).
     """
     if not isinstance(path, (str, PathLike)):
-        from ragmeter.io.objects import object_records
-
         yield from object_records(path, column_map=column_map)
         return
     if format != "auto" and format not in REGISTRY:  # the registry, not FORMATS: a format registered later counts
@@ -98,23 +98,13 @@ def iter_records(path: str | Path | Any, *, format: str = "auto", column_map: Ma
     if wrong is not None:
         yield wrong
         return
-    items = _unique_ids(path, raw_records(path, kind, column_map or {}, options=reader_options))
+    items = unique_ids(path, raw_records(path, kind, column_map or {}, options=reader_options))
     count = 0
     for item in items if format == "auto" else _probed(path, kind, items):
         count += 1
         yield item
     if count == 0:
         yield InputError("the file holds no records", path=str(path))
-
-
-def _unique_ids(path: Path, items: Iterator[tuple[int, Record | InputError]]) -> Iterator[Record | InputError]:
-    seen: dict[tuple[str, str | None], int] = {}
-    for number, item in items:
-        if isinstance(item, Record):
-            first = seen.setdefault((item.id, item.model_id), number)
-            if first != number:
-                item = repeated_id(item.id, item.model_id, f"line {first}", path=str(path), line=number)
-        yield item
 
 
 def _probed(path: Path, kind: str, items: Iterator[Record | InputError]) -> Iterator[Record | InputError]:
@@ -136,13 +126,6 @@ def _probed(path: Path, kind: str, items: Iterator[Record | InputError]) -> Iter
         return
     yield from failed
     yield from items
-
-
-def repeated_id(item_id: str, model_id: str | None, first: str, *, path: str, line: int) -> InputError:
-    """The error of a record whose id (for its model) an earlier record, at ``first``, already has."""
-    of_model = f" for model_id {model_id!r}" if model_id is not None else ""
-    return InputError(f"repeats the id {item_id!r}{of_model} of {first}: ids must be unique per model", path=path,
-                      line=line, field="id")
 
 
 def raw_records(path: Path, kind: str, column_map: Mapping[str, str], span: Span | None = None, *,

@@ -28,7 +28,9 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import numpy as np
 
 from ragmeter.core.errors import ConfigError, MissingDependencyError
 from ragmeter.core.files import (
@@ -43,9 +45,6 @@ from ragmeter.core.files import (
 )
 from ragmeter.core.settings import Settings
 from ragmeter.io.writers import ItemsWriter
-
-if TYPE_CHECKING:
-    from ragmeter.results.run_result import EvalResult
 
 __all__ = ["CACHE_FILE", "FOLDER_FILES", "PIECE_SHARDS", "Manifest", "RunFolder", "files_read", "input_candidates",
            "item_row", "item_settings", "read_json_object", "require_parquet"]
@@ -289,18 +288,18 @@ class RunFolder:
         """The writer of ``items.jsonl``; its first rows start the run (:meth:`start`)."""
         return ItemsWriter(self.items_path, append=resume, before_first=self.start)
 
-    def finish(self, result: EvalResult, *, extra: Mapping[str, Any], parquet: bool) -> None:
-        """Write the summary, the judge's failures and (``parquet``) the items table, then mark the run
-        finished."""
+    def finish(self, summary: Mapping[str, Any], *, failures: Sequence[Mapping[str, Any]] | None = None,
+               table: Mapping[str, Any] | None = None) -> None:
+        """Write the ``summary``, the judge's ``failures`` (a judged run's, even none) and the items ``table``
+        (``--parquet``; :func:`write_parquet`), then mark the run finished."""
         self.start()
         if not self.items_path.exists():
             ItemsWriter(self.items_path).touch()  # a run of no new item still has its items file
-        atomic_write_text(self.path / SUMMARY, json.dumps({**result.to_dict(), **extra}, indent=2,
-                                                          ensure_ascii=False))
-        if result.judging is not None:
-            write_failures(self.path / FAILURES, result.judging.failures)
-        if parquet:
-            write_parquet(result, self.path / PARQUET)
+        atomic_write_text(self.path / SUMMARY, json.dumps(summary, indent=2, ensure_ascii=False))
+        if failures is not None:
+            write_failures(self.path / FAILURES, failures)
+        if table is not None:
+            write_parquet(table, self.path / PARQUET)
         if self._manifest is not None:
             self._manifest["status"] = "finished"
             atomic_write_text(self.path / MANIFEST, json.dumps(self._manifest, indent=2))
@@ -336,19 +335,15 @@ def write_failures(path: Path, failures: Sequence[Mapping[str, Any]]) -> None:
     atomic_write_text(path, "".join(json.dumps(dict(f), ensure_ascii=False) + "\n" for f in failures))
 
 
-def write_parquet(result: EvalResult, path: Path) -> None:
-    """The per-item table (one column per metric, plus ``id``, ``model_id`` and the ``undefined`` reasons)."""
+def write_parquet(table: Mapping[str, Any], path: Path) -> None:
+    """The per-item table as Parquet, its columns in order: a NumPy array is a column of floats (NaN written as
+    null), anything else a column of strings (``id``, ``model_id``, the ``undefined`` reasons)."""
     require_parquet()
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    columns: dict[str, Any] = {"id": pa.array(result.item_ids, type=pa.string())}
-    if any(m is not None for m in result.model_ids):
-        columns["model_id"] = pa.array(result.model_ids, type=pa.string())
-    for metric, values in result.scores.items():
-        columns[metric] = pa.array(values, type=pa.float64(), from_pandas=True)
-    reasons = [json.dumps({m: r[i] for m, r in result.undefined.items() if i in r}) for i in range(len(result))]
-    columns["undefined"] = pa.array(reasons, type=pa.string())
+    columns = {name: pa.array(values, type=pa.float64(), from_pandas=True) if isinstance(values, np.ndarray)
+               else pa.array(values, type=pa.string()) for name, values in table.items()}
     with writing(path) as temporary:
         pq.write_table(pa.table(columns), temporary)
 

@@ -1,5 +1,5 @@
 """What judging cost, in one place: per prompt (:class:`JudgeUsage`, counted by the engine), per item
-(:class:`ItemJudging`), and per run (:class:`JudgingReport`: usage, each item's tokens, every failed call).
+(:class:`ItemJudging`, charged by :meth:`~ragmeter.judges.engine.Judge.charge`), and per run (:class:`JudgingReport`: usage, each item's tokens, every failed call).
 
 A call shared by several items of a batch (identical requests are made once) is charged to the first
 item that asked for it; a call several metrics of one item read (claims: F, P and R) is charged once.
@@ -11,14 +11,11 @@ import copy
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from ragmeter.judges.engine import Judge, JudgeCall, JudgeOutcome
-
-__all__ = ["ItemJudging", "JudgeUsage", "JudgingLog", "JudgingReport", "charge_items", "token_cost"]
+__all__ = ["ItemJudging", "JudgeUsage", "JudgingLog", "JudgingReport", "token_cost"]
 
 def token_cost(prompt_tokens: float, completion_tokens: float, prices: tuple[float, float]) -> float:
     """What tokens cost at ``prices`` (prompt, completion) per million tokens: the one cost formula."""
@@ -63,26 +60,6 @@ class ItemJudging:
         """The item's ``judge`` entry in ``items.jsonl`` (raw replies go to the failure log instead)."""
         return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
                 "failures": [{"prompt": prompt, "reason": reason} for prompt, reason, _ in self.failures]}
-
-
-def charge_items(judge: Judge, calls: Sequence[Sequence[JudgeCall]],
-                 outcomes: Mapping[str, JudgeOutcome]) -> list[ItemJudging]:
-    """Each item's cost and failures, from the outcomes of a batch's calls (``calls[i]``: item i's)."""
-    charged: set[str] = set()
-    costs = []
-    for item_calls in calls:
-        prompt = completion = 0
-        failures = []
-        for key, call in {judge.key(call): call for call in item_calls}.items():
-            outcome = outcomes[key]
-            if outcome.failure is not None:
-                failures.append((call.prompt.name, outcome.failure, outcome.raw))
-            if key not in charged:
-                charged.add(key)
-                prompt += outcome.prompt_tokens
-                completion += outcome.completion_tokens
-        costs.append(ItemJudging(prompt, completion, tuple(failures)))
-    return costs
 
 
 @dataclass(frozen=True)

@@ -39,12 +39,12 @@ import hashlib
 import json
 import random
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ragmeter.core.errors import JudgeError, RejectedCallError, TransientJudgeError
-from ragmeter.judges.accounting import JudgeUsage
+from ragmeter.judges.accounting import ItemJudging, JudgeUsage
 from ragmeter.judges.cache import CachedVerdict, JudgeCache
 from ragmeter.judges.prompts import CLAIM_MODES, LAYOUTS, Prompt, VerdictError
 from ragmeter.judges.protocol import ChatBackend, ChatReply, ChatRequest
@@ -155,6 +155,26 @@ class Judge:
     def key(self, call: JudgeCall) -> str:
         body = json.dumps([self.signature(call.prompt), call.request.fingerprint()])
         return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+    def charge(self, calls: Sequence[Sequence[JudgeCall]],
+               outcomes: Mapping[str, JudgeOutcome]) -> list[ItemJudging]:
+        """Each item's cost and failures, from the ``outcomes`` (by :meth:`key`) of a batch's calls (``calls[i]``:
+        item i's). A call several items asked for is charged to the first; one an item asked for twice, once."""
+        charged: set[str] = set()
+        costs = []
+        for item_calls in calls:
+            prompt = completion = 0
+            failures = []
+            for key, call in {self.key(call): call for call in item_calls}.items():
+                outcome = outcomes[key]
+                if outcome.failure is not None:
+                    failures.append((call.prompt.name, outcome.failure, outcome.raw))
+                if key not in charged:
+                    charged.add(key)
+                    prompt += outcome.prompt_tokens
+                    completion += outcome.completion_tokens
+            costs.append(ItemJudging(prompt, completion, tuple(failures)))
+        return costs
 
     def run(self, calls: Sequence[JudgeCall]) -> list[JudgeOutcome]:
         """Outcomes of ``calls`` in order; identical calls are made once. Raises the first fatal

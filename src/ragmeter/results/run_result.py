@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -12,7 +13,7 @@ import numpy as np
 from ragmeter.core.errors import ConfigError, MissingDependencyError
 from ragmeter.core.settings import Settings
 from ragmeter.core.signature import Signature
-from ragmeter.io.run_folder import item_row
+from ragmeter.io.run_folder import RunFolder, item_row
 from ragmeter.judges.accounting import JudgingReport
 from ragmeter.results.aggregate import Summary
 from ragmeter.results.paired import Quadrant, Threshold, default_thresholds, grounding_quadrant
@@ -98,6 +99,24 @@ class EvalResult:
             columns["model_id"] = list(self.model_ids)
         columns.update({m: np.asarray(v) for m, v in self.scores.items()})
         return pd.DataFrame(columns, index=pd.Index(self.item_ids, name="id"))
+
+    def item_table(self) -> dict[str, Any]:
+        """The per-item table of ``--parquet``, by column: ``id``, ``model_id`` (when the input mixes systems),
+        one float array per metric (NaN where undefined) and the ``undefined`` reasons as a JSON object each."""
+        table: dict[str, Any] = {"id": list(self.item_ids)}
+        if any(m is not None for m in self.model_ids):
+            table["model_id"] = list(self.model_ids)
+        table.update({m: np.asarray(v, dtype=float) for m, v in self.scores.items()})
+        table["undefined"] = [json.dumps({m: r[i] for m, r in self.undefined.items() if i in r})
+                              for i in range(len(self))]
+        return table
+
+    def write_to(self, folder: RunFolder, *, extra: Mapping[str, Any], parquet: bool) -> None:
+        """Write this result into ``folder`` (its summary with ``extra``, the judge's failures, ``parquet``: the
+        items table) and mark the run finished."""
+        folder.finish({**self.to_dict(), **extra},
+                      failures=None if self.judging is None else self.judging.failures,
+                      table=self.item_table() if parquet else None)
 
     def to_dict(self) -> dict[str, Any]:
         """The run figures and signatures as plain JSON-ready data (items are written separately)."""

@@ -39,7 +39,7 @@ from typing import Any, Self
 from ragmeter.core.errors import ConfigError, InputError
 from ragmeter.io.traces.otlp import SpanRow, request_spans
 
-__all__ = ["MIGRATIONS", "Accepted", "ScoredTrace", "SqliteStore", "Store", "WindowFigure", "open_store"]
+__all__ = ["MIGRATIONS", "Accepted", "ScoredTrace", "SqliteStore", "Store", "WindowFigure"]
 
 #: The schema's steps, from version 1 up: version ``n`` is reached by running ``MIGRATIONS[n - 1]``.
 MIGRATIONS: tuple[str, ...] = (
@@ -348,16 +348,6 @@ class SqliteStore(Store):
     def close(self) -> None:
         with self._lock:
             self._db.close()
-
-
-def open_store(location: str | Path, *, read_only: bool = False) -> Store:
-    """The store at ``location``: a PostgreSQL database for a ``postgresql://`` (or ``postgres://``) URL, else a
-    SQLite file."""
-    if str(location).startswith(("postgresql://", "postgres://")):
-        from ragmeter.serve.postgres import PostgresStore
-
-        return PostgresStore(str(location), read_only=read_only)
-    return SqliteStore(location, read_only=read_only)
 
 
 def _outcomes(rows: Iterable[Sequence[Any]]) -> Iterator[ScoredTrace]:

@@ -225,7 +225,7 @@ def _evaluate_to_folder(source: Path, out: Path, *, metrics: Sequence[str] | Non
     with folder.items_writer(resume=False) as writer:
         result = evaluate(read_records(source, format=input_format), metrics=metrics, settings=settings,
                           embedder=embedder, judge=judge, on_items=writer)
-    folder.finish(result, extra={"input": str(source)}, parquet=False)
+    result.write_to(folder, extra={"input": str(source)}, parquet=False)
     return result
 
 

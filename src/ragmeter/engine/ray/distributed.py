@@ -46,7 +46,8 @@ from ragmeter.engine.context import RunContext
 from ragmeter.engine.evaluation import ItemTable, evaluate
 from ragmeter.engine.ray.shared_embeddings import EmbeddingStore, SharedEmbedder
 from ragmeter.io.formats import FORMATS, REGISTRY, detect_format, resolve_options
-from ragmeter.io.readers import FileCheck, raw_records, repeated_id
+from ragmeter.io.ids import repeated_id
+from ragmeter.io.readers import FileCheck, raw_records
 from ragmeter.io.rows import Span, line_spans
 from ragmeter.judges import JudgeConfig, open_judge, planning_judge
 from ragmeter.judges.accounting import USAGE_COUNTERS, JudgeUsage, JudgingLog

@@ -23,7 +23,8 @@ from ragmeter.io.formats.native import KNOWN_FIELDS, record_from_dict
 from ragmeter.io.formats.ragas import RAGAS_FIELDS, looks_like_ragas, record_from_ragas
 from ragmeter.io.rows import Span, csv_dicts, csv_rows, header_problem, parquet_rows
 
-__all__ = ["CSV", "MAP_FIELDS", "PARQUET", "parse_column_map", "read_csv", "read_parquet"]
+__all__ = ["CSV", "MAP_FIELDS", "PARQUET", "missing_columns", "parse_column_map", "read_csv", "read_parquet",
+           "table_records"]
 
 _STRUCTURED = ("contexts", "references", "history", "usage", "labels", "qrels", "nuggets", "metadata",
                "retrieved_contexts", "retrieved_context_ids")
@@ -44,26 +45,28 @@ def read_csv(path: Path, column_map: Mapping[str, str],
     header = next(rows, None)
     if header is None:  # an empty file, which iter_records reports
         return
-    problem = header_problem(path, header) or _missing_columns(path, header.cells, column_map)
+    problem = header_problem(path, header) or missing_columns(path, header.cells, column_map)
     if problem is not None:
         yield 0, problem
         return
-    yield from _records(path, csv_dicts(path, header, rows), column_map)
+    yield from table_records(path, csv_dicts(path, header, rows), column_map)
 
 
 def read_parquet(path: Path, column_map: Mapping[str, str],
                  span: Span | None = None) -> Iterator[tuple[int, Record | InputError]]:
     """(row number from 1, record or its error) of a Parquet file."""
     names, rows = parquet_rows(path)
-    problem = _missing_columns(path, names, column_map)
+    problem = missing_columns(path, names, column_map)
     if problem is not None:
         yield 0, problem
         return
-    yield from _records(path, rows, column_map)
+    yield from table_records(path, rows, column_map)
 
 
-def _records(path: Path, rows: Iterator[tuple[int, dict[str, Any] | InputError]],
-             column_map: Mapping[str, str]) -> Iterator[tuple[int, Record | InputError]]:
+def table_records(path: Path, rows: Iterator[tuple[int, dict[str, Any] | InputError]],
+                  column_map: Mapping[str, str]) -> Iterator[tuple[int, Record | InputError]]:
+    """(line, record or the error that rejects it) of numbered table rows (a CSV's, a Parquet file's, a DataFrame's),
+    their columns renamed by ``column_map``; a row with RAGAS's column names is read as RAGAS."""
     columns = {column: field for field, column in column_map.items()}
     for number, row in rows:
         if isinstance(row, InputError):
@@ -125,7 +128,7 @@ def _token_count(value: Any, column: str, where: dict[str, Any]) -> int:
     return int(number)
 
 
-def _missing_columns(path: Path, header: list[str], column_map: Mapping[str, str]) -> InputError | None:
+def missing_columns(path: Path, header: list[str], column_map: Mapping[str, str]) -> InputError | None:
     """The file-level error for mapped columns the header lacks, naming the columns it has."""
     wrong = [(name, column) for name, column in column_map.items() if column not in header]
     if not wrong:
