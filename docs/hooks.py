@@ -2,8 +2,8 @@
 page is the README and the benchmarks page ``benchmarks/README.md`` (one text for both). The metric registry
 page is ``ragmeter.metrics``'s registry: its Markdown source holds a marker that this hook replaces with one
 section per family: each metric's name, what it measures (its registered description, the formula where it has
-one), range, run figure, direction, what it needs, how far it agrees with people where that was measured, and the names of
-the values its signature carries."""
+one), range, run figure, direction, what it needs, how far it agrees with people where that was measured, and
+the names of the values its signature carries."""
 
 from __future__ import annotations
 
@@ -60,8 +60,9 @@ def registry_markdown() -> str:
     for family, metrics in families.items():
         out += [f"## {family}", "", "| metric | what it measures | range | run figure | better | needs | "
                 "agreement with people | signature fields |", "|---|---|---|---|---|---|---|---|"]
-        out += [f"| `{m.name}` | {_cell(m.description)} | {_range(m)} | {RUN_FIGURE[m.aggregation.value]} | {_direction(m)} | "
-                f"{', '.join(m.requirements) or '–'} | {_cell(m.agreement or '–')} | {_signature_fields(m, run)} |"
+        out += [f"| `{m.name}` | {_cell(m.description)} | {_range(m)} | {RUN_FIGURE[m.aggregation.value]} | "
+                f"{_direction(m)} | {', '.join(m.requirements) or '–'} | {_cell(m.agreement or '–')} | "
+                f"{_signature_fields(m, run)} |"
                 for m in metrics]
         out.append("")
     return "\n".join(out)

@@ -1,5 +1,6 @@
 """What judging cost, in one place: per prompt (:class:`JudgeUsage`, counted by the engine), per item
-(:class:`ItemJudging`, charged by :meth:`~ragmeter.judges.engine.Judge.charge`), and per run (:class:`JudgingReport`: usage, each item's tokens, every failed call).
+(:class:`ItemJudging`, charged by :meth:`~ragmeter.judges.engine.Judge.charge`), and per run
+(:class:`JudgingReport`: usage, each item's tokens, every failed call).
 
 A call shared by several items of a batch (identical requests are made once) is charged to the first
 item that asked for it; a call several metrics of one item read (claims: F, P and R) is charged once.

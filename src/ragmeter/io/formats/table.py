@@ -65,8 +65,8 @@ def read_parquet(path: Path, column_map: Mapping[str, str],
 
 def table_records(path: Path, rows: Iterator[tuple[int, dict[str, Any] | InputError]],
                   column_map: Mapping[str, str]) -> Iterator[tuple[int, Record | InputError]]:
-    """(line, record or the error that rejects it) of numbered table rows (a CSV's, a Parquet file's, a DataFrame's),
-    their columns renamed by ``column_map``; a row with RAGAS's column names is read as RAGAS."""
+    """(line, record or the error that rejects it) of numbered table rows (a CSV's, a Parquet file's, a
+    DataFrame's), their columns renamed by ``column_map``; a row with RAGAS's column names is read as RAGAS."""
     columns = {column: field for field, column in column_map.items()}
     for number, row in rows:
         if isinstance(row, InputError):
