@@ -33,12 +33,17 @@ RESULTS = HERE / "results"
 #: The answerability of the tasks where declining to answer is the right behaviour.
 IDK_RIGHT = {"UNANSWERABLE", "CONVERSATIONAL"}
 #: MT-RAG's released judge values (``human_eval_expected.jsonl``): row label → field.
-RELEASED = {"released rl_f (GPT-4o-mini, IDK-conditioned)": "rl_f", "released rb_llm (IDK-conditioned)": "rb_llm",
-            "released rb_agg": "rb_agg", "released BertKPrec (DeBERTa)": "Bert-KPrec"}
+RELEASED = {
+    "released rl_f (GPT-4o-mini, IDK-conditioned)": "rl_f",
+    "released rb_llm (IDK-conditioned)": "rb_llm",
+    "released rb_agg": "rb_agg",
+    "released BertKPrec (DeBERTa)": "Bert-KPrec",
+}
 N_BOOT = 2000
 
 
 # --- MT-RAG's human evaluation ------------------------------------------------------------------------------
+
 
 def dev_records(limit: int | None) -> list[Record]:
     """The answers of MT-RAG's dev split by the non-reference responders, in a fixed shuffled order (seed 0);
@@ -46,8 +51,9 @@ def dev_records(limit: int | None) -> list[Record]:
     tasks = DATA / "human_eval_tasks.jsonl"
     if not tasks.is_file():
         sys.exit(f"MT-RAG's data is missing: {tasks}")
-    records = [r for r in read_records(tasks, format="mtrag")
-               if r.metadata.get("split") == "dev" and r.model_id != "reference"]
+    records = [
+        r for r in read_records(tasks, format="mtrag") if r.metadata.get("split") == "dev" and r.model_id != "reference"
+    ]
     random.Random(0).shuffle(records)
     return records[:limit] if limit else records
 
@@ -71,16 +77,24 @@ def released_idk(answerability: str, conditional_idk: int) -> int:
 
 # --- agreement with people ----------------------------------------------------------------------------------
 
-def cluster_interval(statistic: Callable[[np.ndarray, np.ndarray], float], x: np.ndarray, y: np.ndarray,
-                     clusters: Sequence[str], *, n_resamples: int = N_BOOT,
-                     seed: int = 0) -> tuple[float, float]:
+
+def cluster_interval(
+    statistic: Callable[[np.ndarray, np.ndarray], float],
+    x: np.ndarray,
+    y: np.ndarray,
+    clusters: Sequence[str],
+    *,
+    n_resamples: int = N_BOOT,
+    seed: int = 0,
+) -> tuple[float, float]:
     """The 95 % percentile interval of ``statistic(x, y)`` from resampling clusters with replacement
     (:func:`ragmeter.stats.correlation.cluster_bootstrap`; resamples where it is NaN are left out)."""
     # Clusters numbered in order of first appearance: the draws, and so the interval, are those of the figures
     # already published, which resampled the clusters in that order.
     order = {cluster: f"{i:09d}" for i, cluster in enumerate(dict.fromkeys(clusters))}
-    low, high, _ = cluster_bootstrap(statistic, x, y, clusters=[order[c] for c in clusters],
-                                     n_resamples=n_resamples, seed=seed)
+    low, high, _ = cluster_bootstrap(
+        statistic, x, y, clusters=[order[c] for c in clusters], n_resamples=n_resamples, seed=seed
+    )
     return low, high
 
 
@@ -89,8 +103,9 @@ def spearman_ci(x: np.ndarray, y: np.ndarray, clusters: list[str], seed: int = 0
     return float(spearmanr(x, y).statistic), *cluster_interval(spearman, x, y, clusters, seed=seed)
 
 
-def correlations(name: str, values: dict[int, float], human: dict[str, np.ndarray], clusters: list[str],
-                 ceiling: float) -> dict[str, Any]:
+def correlations(
+    name: str, values: dict[int, float], human: dict[str, np.ndarray], clusters: list[str], ceiling: float
+) -> dict[str, Any]:
     """A metric's row: n, its share at ``ceiling``, and its ρ with each human dimension (record ``i``:
     ``values[i]``, ``human[dimension][i]``, ``clusters[i]``)."""
     rows = sorted(values)
@@ -108,27 +123,41 @@ def correlations(name: str, values: dict[int, float], human: dict[str, np.ndarra
 
 # --- the judge ----------------------------------------------------------------------------------------------
 
+
 def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     """The judge options of the judge benchmarks, and their verdict cache."""
     parser.add_argument("--judge", choices=("local", "openai"), default="local")
     parser.add_argument("--judge-model", help="model at the endpoint (--judge openai)")
     parser.add_argument("--judge-base-url", help="OpenAI-compatible base URL (--judge openai)")
     parser.add_argument("--judge-api-key-env", default="OPENAI_API_KEY")
-    parser.add_argument("--judge-claims", choices=CLAIM_MODES,
-                        help="how the judge is asked for claims (default: split for local, verify for openai)")
-    parser.add_argument("--judge-layout", choices=LAYOUTS,
-                        help="how an item's calls are laid out (default: shared for local, calls for openai)")
+    parser.add_argument(
+        "--judge-claims",
+        choices=CLAIM_MODES,
+        help="how the judge is asked for claims (default: split for local, verify for openai)",
+    )
+    parser.add_argument(
+        "--judge-layout",
+        choices=LAYOUTS,
+        help="how an item's calls are laid out (default: shared for local, calls for openai)",
+    )
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "ragmeter" / "validity.sqlite")
 
 
 def judge_config(args: argparse.Namespace) -> JudgeConfig:
     """The judge of ``add_judge_arguments``' options."""
-    return JudgeConfig(kind=args.judge, model=args.judge_model, base_url=args.judge_base_url,
-                       api_key_env=args.judge_api_key_env or None, cache=args.cache, claims=args.judge_claims,
-                       layout=args.judge_layout)
+    return JudgeConfig(
+        kind=args.judge,
+        model=args.judge_model,
+        base_url=args.judge_base_url,
+        api_key_env=args.judge_api_key_env or None,
+        cache=args.cache,
+        claims=args.judge_claims,
+        layout=args.judge_layout,
+    )
 
 
 # --- inputs and results -------------------------------------------------------------------------------------
+
 
 def synthetic_inputs(prefix: str, sizes: Iterable[int], *, keep: bool = False) -> Iterator[tuple[int, Path, Path]]:
     """For each size ``n``: ``(n, file, folder)``, a JSONL file of ``n`` synthetic records

@@ -32,11 +32,25 @@ from urllib.parse import urlsplit
 __all__ = ["GENERATION_PATHS", "CountingProxy", "summarise"]
 
 #: Paths (query left out) whose requests generate text and are counted as judge requests.
-GENERATION_PATHS = frozenset({"/v1/chat/completions", "/chat/completions", "/v1/completions", "/completions",
-                              "/completion"})
+GENERATION_PATHS = frozenset(
+    {"/v1/chat/completions", "/chat/completions", "/v1/completions", "/completions", "/completion"}
+)
 #: Headers that belong to one connection and are not forwarded (RFC 9110, 7.6.1), and those set again here.
-_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization",
-                  "te", "trailer", "transfer-encoding", "upgrade", "host", "content-length"})
+_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+    }
+)
 _TIMINGS = ("cache_n", "prompt_n", "prompt_ms", "predicted_n", "predicted_ms")
 
 
@@ -133,8 +147,12 @@ class _Handler(BaseHTTPRequestHandler):
             headers["Content-Length"] = str(len(body))
         started = time.perf_counter()
         connection = http.client.HTTPConnection(owner.upstream_host, owner.upstream_port, timeout=owner.timeout_s)
-        record: dict[str, Any] = {"label": label, "method": self.command, "path": self.path,
-                                  "kind": "generation" if generation else "control"}
+        record: dict[str, Any] = {
+            "label": label,
+            "method": self.command,
+            "path": self.path,
+            "kind": "generation" if generation else "control",
+        }
         try:
             try:
                 connection.request(self.command, self.path, body=body or None, headers=headers)
@@ -142,8 +160,11 @@ class _Handler(BaseHTTPRequestHandler):
             except OSError as exc:
                 record.update(status=502, wall_s=time.perf_counter() - started, error=f"{type(exc).__name__}: {exc}")
                 owner.add(record)
-                self._reply(502, {"Content-Type": "application/json"},
-                            json.dumps({"error": {"message": f"proxy: upstream failed: {exc}"}}).encode())
+                self._reply(
+                    502,
+                    {"Content-Type": "application/json"},
+                    json.dumps({"error": {"message": f"proxy: upstream failed: {exc}"}}).encode(),
+                )
                 return
             reply_headers = {k: v for k, v in response.getheaders() if k.lower() not in _HOP}
             streamed = "text/event-stream" in (response.getheader("Content-Type") or "")
@@ -165,8 +186,12 @@ class _Handler(BaseHTTPRequestHandler):
                     record["reply"] = text
             owner.add(record)
             if not streamed or self.command == "HEAD":
-                self._reply(response.status, reply_headers, data if self.command != "HEAD" else b"",
-                            length=None if self.command != "HEAD" else response.getheader("Content-Length"))
+                self._reply(
+                    response.status,
+                    reply_headers,
+                    data if self.command != "HEAD" else b"",
+                    length=None if self.command != "HEAD" else response.getheader("Content-Length"),
+                )
         finally:
             connection.close()
 
@@ -256,6 +281,7 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Totals of some records: generation requests (judge calls), their tokens and seconds, and control
     requests with their seconds; ``/completion`` requests that generate nothing (``n_predict: 0``: a prompt
     computed for its slot state) are counted apart as ``prompt_computes``."""
+
     def total(rows: list[dict[str, Any]], key: str) -> float:
         return sum(r.get(key) or 0 for r in rows)
 

@@ -44,16 +44,27 @@ def collection_of(record: Any) -> str:
     return name.removeprefix("mt-rag-").split("-")[0]
 
 
-def _choose(candidates: Sequence[Candidate], values: Callable[[Candidate], np.ndarray], target: np.ndarray,
-            seen: np.ndarray, statistic: Statistic) -> Candidate:
+def _choose(
+    candidates: Sequence[Candidate],
+    values: Callable[[Candidate], np.ndarray],
+    target: np.ndarray,
+    seen: np.ndarray,
+    statistic: Statistic,
+) -> Candidate:
     scored = [(statistic(values(c)[seen], target[seen]), -i) for i, c in enumerate(candidates)]
     best = max(range(len(candidates)), key=lambda i: (np.nan_to_num(scored[i][0], nan=-np.inf), scored[i][1]))
     return candidates[best]
 
 
-def validate(candidates: Sequence[Candidate], values: Callable[[Candidate], np.ndarray], target: np.ndarray, *,
-             collections: Sequence[str], conversations: Sequence[str],
-             statistic: Statistic = spearman) -> dict[str, Any]:
+def validate(
+    candidates: Sequence[Candidate],
+    values: Callable[[Candidate], np.ndarray],
+    target: np.ndarray,
+    *,
+    collections: Sequence[str],
+    conversations: Sequence[str],
+    statistic: Statistic = spearman,
+) -> dict[str, Any]:
     """The choice among ``candidates`` made in sample, per collection held out, and per conversation held out,
     with the statistic each gives where it was not chosen. Returns::
 
@@ -70,8 +81,7 @@ def validate(candidates: Sequence[Candidate], values: Callable[[Candidate], np.n
     for collection in sorted(set(collections)):
         held = labels == collection
         pick = _choose(candidates, values, target, ~held, statistic)
-        folds[collection] = {"chosen": pick, "value": statistic(values(pick)[held], target[held]),
-                             "n": int(held.sum())}
+        folds[collection] = {"chosen": pick, "value": statistic(values(pick)[held], target[held]), "n": int(held.sum())}
     report["cross_collection"] = {"mean": float(np.nanmean([f["value"] for f in folds.values()])), "folds": folds}
     pooled = np.full(len(target), np.nan)
     picks: dict[str, int] = {}
@@ -85,8 +95,9 @@ def validate(candidates: Sequence[Candidate], values: Callable[[Candidate], np.n
     return report
 
 
-def _draws(x: np.ndarray, y: np.ndarray, strata: Sequence[str], clusters: Sequence[str],
-           statistic: Statistic, seed: int = 0) -> tuple[float, float]:
+def _draws(
+    x: np.ndarray, y: np.ndarray, strata: Sequence[str], clusters: Sequence[str], statistic: Statistic, seed: int = 0
+) -> tuple[float, float]:
     """95 % percentile interval of the mean over strata of ``statistic``, clusters resampled within each stratum
     (one stratum: the ordinary cluster bootstrap)."""
     members: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
@@ -110,46 +121,63 @@ def _round(value: float) -> float | None:
     return None if np.isnan(value) else round(float(value), 3)
 
 
-def held_out(candidates: Sequence[Any], values: Callable[[Any], np.ndarray], target: np.ndarray,
-             collections: list[str], conversations: list[str], statistic: Statistic) -> dict[str, Any]:
+def held_out(
+    candidates: Sequence[Any],
+    values: Callable[[Any], np.ndarray],
+    target: np.ndarray,
+    collections: list[str],
+    conversations: list[str],
+    statistic: Statistic,
+) -> dict[str, Any]:
     """:func:`validate`'s report with n and the interval of each figure (NaN: ``None``), and each candidate's
     own figure in sample and per collection, nothing chosen (the first, the current setting, is the baseline a
     choice must beat on the held-out folds)."""
-    report = validate(candidates, values, target, collections=collections, conversations=conversations,
-                             statistic=statistic)
+    report = validate(
+        candidates, values, target, collections=collections, conversations=conversations, statistic=statistic
+    )
     labels, groups = np.asarray(collections), np.asarray(conversations)
     everyone = ["all"] * len(target)
     inside = report["in_sample"]
-    inside.update(value=_round(inside["value"]), n=len(target),
-                  interval=_draws(values(inside["chosen"]), target, everyone, conversations, statistic))
+    inside.update(
+        value=_round(inside["value"]),
+        n=len(target),
+        interval=_draws(values(inside["chosen"]), target, everyone, conversations, statistic),
+    )
     by_collection = np.empty(len(target))
     for collection, fold in report["cross_collection"]["folds"].items():
         by_collection[labels == collection] = values(fold["chosen"])[labels == collection]
         fold["value"] = _round(fold["value"])
     cross = report["cross_collection"]
-    cross.update(mean=_round(cross["mean"]), n=len(target),
-                 interval=_draws(by_collection, target, collections, conversations, statistic))
+    cross.update(
+        mean=_round(cross["mean"]),
+        n=len(target),
+        interval=_draws(by_collection, target, collections, conversations, statistic),
+    )
     pooled = np.empty(len(target))
     for conversation in sorted(set(conversations)):
         held = groups == conversation
         pooled[held] = values(_choose(candidates, values, target, ~held, statistic))[held]
     loco = report["leave_one_conversation_out"]
-    loco.update(value=_round(loco["value"]), n=len(target),
-                interval=_draws(pooled, target, everyone, conversations, statistic))
+    loco.update(
+        value=_round(loco["value"]), n=len(target), interval=_draws(pooled, target, everyone, conversations, statistic)
+    )
     if len(candidates) > 1:
         each = {}
         for candidate in candidates:
             x = values(candidate)
             folds = {c: _round(statistic(x[labels == c], target[labels == c])) for c in sorted(set(collections))}
-            each[str(candidate)] = {"in_sample": _round(statistic(x, target)), "folds": folds,
-                                    "cross_collection_mean": _round(np.nanmean([np.nan if v is None else v
-                                                                                for v in folds.values()]))}
+            each[str(candidate)] = {
+                "in_sample": _round(statistic(x, target)),
+                "folds": folds,
+                "cross_collection_mean": _round(np.nanmean([np.nan if v is None else v for v in folds.values()])),
+            }
         report["each_candidate"] = each
     return report
 
 
-def paired_difference(statistic: Statistic, x: np.ndarray, z: np.ndarray, y: np.ndarray, clusters: Sequence[str],
-                      seed: int = 0) -> dict[str, float | None]:
+def paired_difference(
+    statistic: Statistic, x: np.ndarray, z: np.ndarray, y: np.ndarray, clusters: Sequence[str], seed: int = 0
+) -> dict[str, float | None]:
     """``statistic(x, y) − statistic(z, y)`` (two signals against one target, on the same records) with a 95 %
     percentile interval from resampling clusters with replacement, the same draws for both (``N_BOOT``; clusters
     in order of first appearance; resamples where it is NaN left out)."""

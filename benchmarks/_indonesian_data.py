@@ -58,33 +58,45 @@ def _id_1_patterns() -> tuple[str, ...]:
 
     return (
         # the speaker does not know, is not sure, has no information, found nothing
-        (rf"\b{_SPEAKER}\b{_GAP}\s+{_NOT}\s+(?:tahu|yakin|pasti|paham|mengetahui|menemukan|memiliki|punya"
-         r"|mempunyai)\b"),
+        (
+            rf"\b{_SPEAKER}\b{_GAP}\s+{_NOT}\s+(?:tahu|yakin|pasti|paham|mengetahui|menemukan|memiliki|punya"
+            r"|mempunyai)\b"
+        ),
         # the speaker cannot answer
-        (rf"\b{_SPEAKER}\b{_GAP}\s+{_NOT}\s+(?:dapat|bisa|mampu|sanggup)\s+(?:\w+\s+)?(?:menjawab|menemukan"
-         r"|memastikan|memberikan|menentukan|mengetahui|menjelaskan)\b"),
+        (
+            rf"\b{_SPEAKER}\b{_GAP}\s+{_NOT}\s+(?:dapat|bisa|mampu|sanggup)\s+(?:\w+\s+)?(?:menjawab|menemukan"
+            r"|memastikan|memberikan|menentukan|mengetahui|menjelaskan)\b"
+        ),
         # a sentence that opens with the refusal: "Tidak tahu.", "Maaf, tidak dapat menemukan jawabannya."
         rf"{_OPENING}{_NOT}\s+(?:tahu|yakin|(?:dapat|bisa|mampu)\s+(?:menjawab|menemukan|memastikan))\b",
         rf"{_OPENING}entah(?:lah)?\b",
         # the source does not say
-        (rf"\b{_SOURCE}(?:nya)?\b(?:\s+(?!bahwa\b)[\w-]+){{0,4}}?\s+(?:tidak|tak|belum)\s+(?:menyebutkan|memuat|berisi"
-         r"|mengandung|menjelaskan|menyediakan|mencantumkan|membahas|menyinggung|mencakup|menyatakan|menyebut"
-         r"|mengatakan|bilang|memberikan (?:informasi|keterangan|jawaban|penjelasan)"
-         r"|(?:cukup|memadai) untuk menjawab|(?:relevan|berkaitan|berhubungan) dengan pertanyaan)\b"),
+        (
+            rf"\b{_SOURCE}(?:nya)?\b(?:\s+(?!bahwa\b)[\w-]+){{0,4}}?\s+(?:tidak|tak|belum)\s+(?:menyebutkan|memuat|berisi"
+            r"|mengandung|menjelaskan|menyediakan|mencantumkan|membahas|menyinggung|mencakup|menyatakan|menyebut"
+            r"|mengatakan|bilang|memberikan (?:informasi|keterangan|jawaban|penjelasan)"
+            r"|(?:cukup|memadai) untuk menjawab|(?:relevan|berkaitan|berhubungan) dengan pertanyaan)\b"
+        ),
         # the information is not there
-        (rf"\b{_INFORMATION}(?:nya)?\b(?:\s+(?!bahwa\b)[\w-]+){{0,3}}?\s+(?:tidak|tak|belum)\s+(?:tersedia|ditemukan"
-         r"|disebutkan|terdapat|dijelaskan|tercantum|diketahui|dimuat)\b"),
+        (
+            rf"\b{_INFORMATION}(?:nya)?\b(?:\s+(?!bahwa\b)[\w-]+){{0,3}}?\s+(?:tidak|tak|belum)\s+(?:tersedia|ditemukan"
+            r"|disebutkan|terdapat|dijelaskan|tercantum|diketahui|dimuat)\b"
+        ),
         rf"\b{_INFORMATION}\b(?:\s+[\w-]+){{0,3}}?\s+(?:tidak|tak|belum)\s+ada\s+(?:di|dalam|pada)\s+{_SOURCE_DOCUMENT}",
         # not mentioned in the source
-        (r"\b(?:tidak|tak|belum)\s+(?:disebutkan|dijelaskan|tercantum|dibahas|terdapat|ditemukan|tersedia|dimuat"
-         rf"|diketahui|disinggung)\b(?:\s+[\w-]+){{0,3}}?\s+(?:dalam|di|pada|dari|oleh|berdasarkan)\s+(?:\w+\s+)?"
-         rf"{_SOURCE_DOCUMENT}"),
+        (
+            r"\b(?:tidak|tak|belum)\s+(?:disebutkan|dijelaskan|tercantum|dibahas|terdapat|ditemukan|tersedia|dimuat"
+            rf"|diketahui|disinggung)\b(?:\s+[\w-]+){{0,3}}?\s+(?:dalam|di|pada|dari|oleh|berdasarkan)\s+(?:\w+\s+)?"
+            rf"{_SOURCE_DOCUMENT}"
+        ),
         # the matter is not explained, or lies outside the source
         r"\bhal (?:itu|tersebut|ini)\s+(?:tidak|tak|belum)\s+(?:dijelaskan|disebutkan|diketahui|tercantum|dibahas)\b",
         rf"\bdi luar (?:cakupan|lingkup|isi|konteks) (?:\w+\s+)?{_SOURCE_DOCUMENT}",
         # there is no information
-        (r"\b(?:tidak|tak|nggak|gak|belum)\s+(?:ada|terdapat|ditemukan|tersedia)\s+(?:informasi|info|keterangan"
-         r"|penjelasan|rincian|jawaban)\b"),
+        (
+            r"\b(?:tidak|tak|nggak|gak|belum)\s+(?:ada|terdapat|ditemukan|tersedia)\s+(?:informasi|info|keterangan"
+            r"|penjelasan|rincian|jawaban)\b"
+        ),
         r"\b(?:tidak|tak|belum)\s+(?:ada|terdapat|ditemukan)\s+data\s+(?:mengenai|tentang|terkait|soal)\b",
         # the question cannot be answered
         r"\b(?:tidak|tak|belum)\s+(?:dapat|bisa|mampu)\s+(?:saya\s+)?(?:dijawab|jawab)\b",

@@ -16,8 +16,9 @@ def missing(name: str, tag: str, *paths: Path) -> dict[str, Any] | None:
     absent = [str(path) for path in paths if not path.is_file()]
     if not absent:
         return None
-    message = (f"skipped: {', '.join(absent)} not found "
-               "(the MT-RAG data lives in shared/data/mtrag next to the repository)")
+    message = (
+        f"skipped: {', '.join(absent)} not found (the MT-RAG data lives in shared/data/mtrag next to the repository)"
+    )
     print(f"[{tag}] {message}")
     return {"name": name, "skipped": message}
 

@@ -25,8 +25,16 @@ from _common import DATA, write_result
 
 from ragmeter import Settings, agreement, evaluate, read_records
 
-OURS = ["faithfulness_offline", "BertKPrec", "Extractiveness_RougeL", "RB_agg", "RB_agg_idk", "RougeL_stemFalse",
-        "BertscoreR", "Recall"]
+OURS = [
+    "faithfulness_offline",
+    "BertKPrec",
+    "Extractiveness_RougeL",
+    "RB_agg",
+    "RB_agg_idk",
+    "RougeL_stemFalse",
+    "BertscoreR",
+    "Recall",
+]
 RELEASED = ["rl_f", "rb_llm", "rb_agg", "Bert-KPrec", "RougeL", "Bert-Rec"]
 LABELS = ("faithfulness", "completeness")
 
@@ -44,27 +52,41 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         items = Path(folder) / "items.jsonl"
         items.write_text("".join(json.dumps(row) + "\n" for row in result.items()), encoding="utf-8")
-        for source, path, metrics in (("ragmeter", items, OURS), ("released", DATA / "human_eval_expected.jsonl",
-                                                                  RELEASED)):
+        for source, path, metrics in (
+            ("ragmeter", items, OURS),
+            ("released", DATA / "human_eval_expected.jsonl", RELEASED),
+        ):
             for metric in metrics:
                 row = {"source": source, "metric": metric}
                 for label in LABELS:
                     figures = agreement(path, ratings, metric=metric, label=label, settings=settings)
                     spearman = figures.figures[0]
                     signatures.add(figures.signature.split("|ci:")[1])
-                    row[label] = {"n": figures.n, "spearman": round(spearman.value, 3),
-                                  "low": round(spearman.low, 3), "high": round(spearman.high, 3),
-                                  "kendall": round(figures.figures[1].value, 3),
-                                  "ceiling": round(figures.ceiling.value, 3) if figures.ceiling else None}
+                    row[label] = {
+                        "n": figures.n,
+                        "spearman": round(spearman.value, 3),
+                        "low": round(spearman.low, 3),
+                        "high": round(spearman.high, 3),
+                        "kendall": round(figures.figures[1].value, 3),
+                        "ceiling": round(figures.ceiling.value, 3) if figures.ceiling else None,
+                    }
                 rows.append(row)
-    out = {"items": len(records), "score_s": round(scored, 1), "rows": rows,
-           "statistics": sorted(signatures), "signatures": {m: result.signatures[m].render() for m in result.metrics}}
-    print(f"{len(records)} dev items; ceiling (annotators, leave-one-out Spearman): faithfulness "
-          f"{rows[0]['faithfulness']['ceiling']}, completeness {rows[0]['completeness']['ceiling']}")
+    out = {
+        "items": len(records),
+        "score_s": round(scored, 1),
+        "rows": rows,
+        "statistics": sorted(signatures),
+        "signatures": {m: result.signatures[m].render() for m in result.metrics},
+    }
+    print(
+        f"{len(records)} dev items; ceiling (annotators, leave-one-out Spearman): faithfulness "
+        f"{rows[0]['faithfulness']['ceiling']}, completeness {rows[0]['completeness']['ceiling']}"
+    )
     print(f"{'signal':<34}{'n':>5}{'ρ faithfulness [95%]':>26}{'ρ completeness [95%]':>26}")
     for row in rows:
-        cells = "".join(f"{row[label]['spearman']:>10.3f} [{row[label]['low']:.2f}, {row[label]['high']:.2f}]"
-                        for label in LABELS)
+        cells = "".join(
+            f"{row[label]['spearman']:>10.3f} [{row[label]['low']:.2f}, {row[label]['high']:.2f}]" for label in LABELS
+        )
         print(f"{row['source'] + ' ' + row['metric']:<34}{row['faithfulness']['n']:>5}{cells}")
     print(f"written: {write_result('agreement-mtrag-dev', out, ensure_ascii=True)}")
 

@@ -49,8 +49,9 @@ def _timed(records: list[Any], judge: Any, labels: tuple[str, ...]) -> tuple[Any
     started = time.perf_counter()
     result = annotate(records, judge, labels=labels)
     seconds = time.perf_counter() - started
-    spent = {name: {k: getattr(u, k) - before.get(name, {}).get(k, 0) for k in _COUNTS}
-             for name, u in judge.usage.items()}
+    spent = {
+        name: {k: getattr(u, k) - before.get(name, {}).get(k, 0) for k in _COUNTS} for name, u in judge.usage.items()
+    }
     return result, seconds, spent
 
 
@@ -60,16 +61,38 @@ def versus_humans(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     out = {}
     with tempfile.TemporaryDirectory() as folder:
         scores = Path(folder) / "labels.jsonl"
-        scores.write_text("".join(json.dumps({"task_id": r["record_id"], "model_id": r["model_id"],
-                                              "support_present": r["support_present"],
-                                              "no_unsupported_claim": 1 - r["unsupported_claim_present"]}) + "\n"
-                                  for r in rows if r["unit"] == "answer"), encoding="utf-8")
+        scores.write_text(
+            "".join(
+                json.dumps(
+                    {
+                        "task_id": r["record_id"],
+                        "model_id": r["model_id"],
+                        "support_present": r["support_present"],
+                        "no_unsupported_claim": 1 - r["unsupported_claim_present"],
+                    }
+                )
+                + "\n"
+                for r in rows
+                if r["unit"] == "answer"
+            ),
+            encoding="utf-8",
+        )
         for metric in ("support_present", "no_unsupported_claim"):
-            result = agreement(scores, DATA / "human_eval_ratings_dev.jsonl", metric=metric, label="faithfulness",
-                               settings=Settings(n_resamples=1000))
+            result = agreement(
+                scores,
+                DATA / "human_eval_ratings_dev.jsonl",
+                metric=metric,
+                label="faithfulness",
+                settings=Settings(n_resamples=1000),
+            )
             spearman = result.figures[0]
-            out[metric] = {"n": result.n, "spearman": round(spearman.value, 3), "low": round(spearman.low, 3),
-                           "high": round(spearman.high, 3), "share_of_1": round(float(np.mean(result.scores)), 3)}
+            out[metric] = {
+                "n": result.n,
+                "spearman": round(spearman.value, 3),
+                "low": round(spearman.low, 3),
+                "high": round(spearman.high, 3),
+                "share_of_1": round(float(np.mean(result.scores)), 3),
+            }
     return out
 
 
@@ -83,11 +106,13 @@ def versus_people(votes: dict[Any, dict[str, dict[str, int]]]) -> dict[str, dict
             continue
         llm = next(a for a in units[0] if a not in ("ana", "ben"))
         column = {a: [u[a] for u in units] for a in ("ana", "ben", llm)}
-        out[label] = {"units": len(units), **{f"share_of_1_{'llm' if a == llm else a}": round(float(np.mean(v)), 3)
-                                              for a, v in column.items()},
-                      "kappa_llm_ana": round(cohen_kappa(column[llm], column["ana"]), 3),
-                      "kappa_llm_ben": round(cohen_kappa(column[llm], column["ben"]), 3),
-                      "kappa_ana_ben": round(cohen_kappa(column["ana"], column["ben"]), 3)}
+        out[label] = {
+            "units": len(units),
+            **{f"share_of_1_{'llm' if a == llm else a}": round(float(np.mean(v)), 3) for a, v in column.items()},
+            "kappa_llm_ana": round(cohen_kappa(column[llm], column["ana"]), 3),
+            "kappa_llm_ben": round(cohen_kappa(column[llm], column["ben"]), 3),
+            "kappa_ana_ben": round(cohen_kappa(column["ana"], column["ben"]), 3),
+        }
     return out
 
 
@@ -100,56 +125,89 @@ def main() -> None:
     args = parser.parse_args()
 
     labelled = [r for r in dev_records(None) if any("topically_relevant" in c.labels for c in r.contexts)]
-    mtrag = list({r.id: r for r in labelled}.values())[:args.mtrag]  # one answer per task: the labels are the task's
-    demo = list(read_records(demo_path()))[:args.demo]
+    mtrag = list({r.id: r for r in labelled}.values())[: args.mtrag]  # one answer per task: the labels are the task's
+    demo = list(read_records(demo_path()))[: args.demo]
     judge = open_judge(judge_config(args))
     try:
         on_mtrag, mtrag_s, mtrag_usage = _timed(mtrag, judge, CHUNK_LABELS)
         on_demo, demo_s, demo_usage = _timed(demo, judge, ALL_LABELS)
-        grounded = [r for r in dev_records(None) if r.model_id != "reference"][:args.grounding]
+        grounded = [r for r in dev_records(None) if r.model_id != "reference"][: args.grounding]
         on_grounding, grounding_s, grounding_usage = _timed(grounded, judge, GROUNDING)
         identity = judge.identity
     finally:
         judge.close()
 
     by_unit = {(r["record_id"], r["model_id"], r["rank"]): r for r in on_mtrag.rows if r["unit"] == "chunk"}
-    pairs = [(int(by_unit[(rec.id, rec.model_id or "", rank)]["topically_relevant"]),
-              int(chunk.labels["topically_relevant"]))
-             for rec in mtrag for rank, chunk in enumerate(rec.contexts, start=1)
-             if "topically_relevant" in chunk.labels and (rec.id, rec.model_id or "", rank) in by_unit]
+    pairs = [
+        (
+            int(by_unit[(rec.id, rec.model_id or "", rank)]["topically_relevant"]),
+            int(chunk.labels["topically_relevant"]),
+        )
+        for rec in mtrag
+        for rank, chunk in enumerate(rec.contexts, start=1)
+        if "topically_relevant" in chunk.labels and (rec.id, rec.model_id or "", rank) in by_unit
+    ]
     ours, theirs = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
-    relevance = {"chunks": len(pairs), "raw_agreement": round(float(np.mean(ours == theirs)), 3) if pairs else None,
-                 "llm_share_of_1": round(float(ours.mean()), 3) if pairs else None,
-                 "people_share_of_1": round(float(theirs.mean()), 3) if pairs else None,
-                 "cohen_kappa": cohen_kappa(list(ours), list(theirs)) if pairs else None,
-                 "failures": on_mtrag.failures}
+    relevance = {
+        "chunks": len(pairs),
+        "raw_agreement": round(float(np.mean(ours == theirs)), 3) if pairs else None,
+        "llm_share_of_1": round(float(ours.mean()), 3) if pairs else None,
+        "people_share_of_1": round(float(theirs.mean()), 3) if pairs else None,
+        "cohen_kappa": cohen_kappa(list(ours), list(theirs)) if pairs else None,
+        "failures": on_mtrag.failures,
+    }
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "llm.jsonl"
         written = write_rows(on_demo.rows, path, ALL_LABELS)
         people = [] if len(demo) < 45 else [demo_path().with_name(f"demo-labels-{p}.csv") for p in ("ana", "ben")]
         read = read_annotations([*people, path], demo)
-    demo_out = {"records": len(demo), "rows": written, "problems": [str(e) for e in read.errors][:20],
-                "n_problems": len(read.errors), "failures": on_demo.failures,
-                "versus_people": versus_people(read.votes) if people else None}
-    grounding = {"records": len(grounded), "seconds": round(grounding_s, 1), "usage": grounding_usage,
-                 "versus_human_faithfulness": versus_humans(on_grounding.rows)}
-    out = {"judge": identity, "mtrag": {"records": len(mtrag), "seconds": round(mtrag_s, 1), "usage": mtrag_usage,
-                                        "topically_relevant": relevance},
-           "demo": {**demo_out, "seconds": round(demo_s, 1), "usage": demo_usage}, "grounding": grounding}
+    demo_out = {
+        "records": len(demo),
+        "rows": written,
+        "problems": [str(e) for e in read.errors][:20],
+        "n_problems": len(read.errors),
+        "failures": on_demo.failures,
+        "versus_people": versus_people(read.votes) if people else None,
+    }
+    grounding = {
+        "records": len(grounded),
+        "seconds": round(grounding_s, 1),
+        "usage": grounding_usage,
+        "versus_human_faithfulness": versus_humans(on_grounding.rows),
+    }
+    out = {
+        "judge": identity,
+        "mtrag": {
+            "records": len(mtrag),
+            "seconds": round(mtrag_s, 1),
+            "usage": mtrag_usage,
+            "topically_relevant": relevance,
+        },
+        "demo": {**demo_out, "seconds": round(demo_s, 1), "usage": demo_usage},
+        "grounding": grounding,
+    }
     kappa = relevance["cohen_kappa"]
     print(f"judge {identity}")
-    print(f"MT-RAG, {len(mtrag)} records, {len(pairs)} labelled passages ({mtrag_s:.0f} s): raw agreement "
-          f"{relevance['raw_agreement']}, LLM 1s {relevance['llm_share_of_1']} vs people's "
-          f"{relevance['people_share_of_1']}, κ {kappa}; failed calls {len(on_mtrag.failures)}")
-    print(f"demo, {len(demo)} records ({demo_s:.0f} s): {written} rows, {len(read.errors)} problems when read back "
-          f"beside the two people's files, {len(on_demo.failures)} failed calls")
+    print(
+        f"MT-RAG, {len(mtrag)} records, {len(pairs)} labelled passages ({mtrag_s:.0f} s): raw agreement "
+        f"{relevance['raw_agreement']}, LLM 1s {relevance['llm_share_of_1']} vs people's "
+        f"{relevance['people_share_of_1']}, κ {kappa}; failed calls {len(on_mtrag.failures)}"
+    )
+    print(
+        f"demo, {len(demo)} records ({demo_s:.0f} s): {written} rows, {len(read.errors)} problems when read back "
+        f"beside the two people's files, {len(on_demo.failures)} failed calls"
+    )
     for label, figures in (demo_out["versus_people"] or {}).items():
-        print(f"  {label:<28} 1s: LLM {figures['share_of_1_llm']:.2f}, Ana {figures['share_of_1_ana']:.2f}, Ben "
-              f"{figures['share_of_1_ben']:.2f}; κ LLM–Ana {figures['kappa_llm_ana']}, LLM–Ben "
-              f"{figures['kappa_llm_ben']}, Ana–Ben {figures['kappa_ana_ben']}")
+        print(
+            f"  {label:<28} 1s: LLM {figures['share_of_1_llm']:.2f}, Ana {figures['share_of_1_ana']:.2f}, Ben "
+            f"{figures['share_of_1_ben']:.2f}; κ LLM–Ana {figures['kappa_llm_ana']}, LLM–Ben "
+            f"{figures['kappa_llm_ben']}, Ana–Ben {figures['kappa_ana_ben']}"
+        )
     for label, figures in grounding["versus_human_faithfulness"].items():
-        print(f"grounding, {len(grounded)} dev answers: {label} against human faithfulness: Spearman "
-              f"{figures['spearman']} [{figures['low']}, {figures['high']}] (n={figures['n']})")
+        print(
+            f"grounding, {len(grounded)} dev answers: {label} against human faithfulness: Spearman "
+            f"{figures['spearman']} [{figures['low']}, {figures['high']}] (n={figures['n']})"
+        )
     print(f"written: {write_result(f'annotator-{args.judge}', out, default=str)}")
 
 

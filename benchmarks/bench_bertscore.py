@@ -101,16 +101,20 @@ def load_work(path: Path = TASKS_FILE, limit: int | None = None) -> Work:
             ref_refs += references
             psg_cands += [prediction] * len(passages)
             psg_refs += passages
-    return Work(records, ref_cands, ref_refs, psg_cands, psg_refs, texts,
-                empty_predictions, empty_references, empty_passages)
+    return Work(
+        records, ref_cands, ref_refs, psg_cands, psg_refs, texts, empty_predictions, empty_references, empty_passages
+    )
 
 
 def score_bert_score(scorer: Any, work: Work) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(P, R) per reference pair and P per passage pair, from two bert-score calls."""
     precision, recall, _ = scorer.score(work.ref_cands, work.ref_refs, batch_size=BATCH_SIZE)
     passage_precision, _, _ = scorer.score(work.psg_cands, work.psg_refs, batch_size=BATCH_SIZE)
-    return precision.numpy().astype(np.float64), recall.numpy().astype(np.float64), \
-        passage_precision.numpy().astype(np.float64)
+    return (
+        precision.numpy().astype(np.float64),
+        recall.numpy().astype(np.float64),
+        passage_precision.numpy().astype(np.float64),
+    )
 
 
 Values = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -123,15 +127,18 @@ def score_ragmeter(encoder: Any, work: Work) -> tuple[Values, dict[str, Any]]:
 
     tokens = dict(zip(work.texts, encoder.encode_tokens(work.texts)))
     reference_scores = [greedy_match(tokens[c], tokens[r]) for c, r in zip(work.ref_cands, work.ref_refs)]
-    passage_scores = [greedy_match(tokens[c], tokens[p]).precision
-                      for c, p in zip(work.psg_cands, work.psg_refs)]
-    values = (np.array([s.precision for s in reference_scores]),
-              np.array([s.recall for s in reference_scores]), np.array(passage_scores))
+    passage_scores = [greedy_match(tokens[c], tokens[p]).precision for c, p in zip(work.psg_cands, work.psg_refs)]
+    values = (
+        np.array([s.precision for s in reference_scores]),
+        np.array([s.recall for s in reference_scores]),
+        np.array(passage_scores),
+    )
     return values, tokens
 
 
-def padded_greedy_match(cands: list[str], refs: list[str], tokens: dict[str, Any],
-                        batch_size: int = BATCH_SIZE) -> tuple[np.ndarray, np.ndarray]:
+def padded_greedy_match(
+    cands: list[str], refs: list[str], tokens: dict[str, Any], batch_size: int = BATCH_SIZE
+) -> tuple[np.ndarray, np.ndarray]:
     """P and R per pair as bert-score 0.3.13 computes them in batches of ``batch_size`` pairs.
 
     bert-score pads each batch's candidates and references to the batch's longest, multiplies the
@@ -161,8 +168,12 @@ def padded_greedy_match(cands: list[str], refs: list[str], tokens: dict[str, Any
 
 def _max_diffs(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> dict[str, float]:
     p_ref, r_ref, p_psg = (float(np.max(np.abs(x - y))) if len(x) else 0.0 for x, y in zip(a, b))
-    return {"max_abs_diff_P": max(p_ref, p_psg), "max_abs_diff_R": r_ref,
-            "max_abs_diff_P_references": p_ref, "max_abs_diff_P_passages": p_psg}
+    return {
+        "max_abs_diff_P": max(p_ref, p_psg),
+        "max_abs_diff_R": r_ref,
+        "max_abs_diff_P_references": p_ref,
+        "max_abs_diff_P_passages": p_psg,
+    }
 
 
 def run(*, quick: bool = False) -> dict[str, Any]:
@@ -204,12 +215,14 @@ def run(*, quick: bool = False) -> dict[str, Any]:
             p_psg, _ = padded_greedy_match(work.psg_cands, work.psg_refs, tokens)
             emulated[name] = (p_ref, r_ref, p_psg)
             return elapsed, values, encoder.texts_encoded
+
         return side
 
-    sides = {"bert_score": side_bert_score,
-             "ragmeter_torch": side_ragmeter("ragmeter_torch",
-                                             lambda: HFTokenEncoder(model_dir, layer=LAYER)),
-             "ragmeter_onnx": side_ragmeter("ragmeter_onnx", OnnxMiniLM)}
+    sides = {
+        "bert_score": side_bert_score,
+        "ragmeter_torch": side_ragmeter("ragmeter_torch", lambda: HFTokenEncoder(model_dir, layer=LAYER)),
+        "ragmeter_onnx": side_ragmeter("ragmeter_onnx", OnnxMiniLM),
+    }
     times: dict[str, list[float]] = {name: [] for name in sides}
     values: dict[str, tuple[np.ndarray, ...]] = {}
     encoded: dict[str, int] = {}
@@ -222,13 +235,18 @@ def run(*, quick: bool = False) -> dict[str, Any]:
 
     # bert_score.score() exactly as a script calls it, model loads (one per call) included.
     start = time.perf_counter()
-    plain = bert_score.score(work.ref_cands, work.ref_refs, model_type=model_dir, num_layers=LAYER,
-                             batch_size=BATCH_SIZE, device="cpu")
-    plain_passages = bert_score.score(work.psg_cands, work.psg_refs, model_type=model_dir, num_layers=LAYER,
-                                      batch_size=BATCH_SIZE, device="cpu")
+    plain = bert_score.score(
+        work.ref_cands, work.ref_refs, model_type=model_dir, num_layers=LAYER, batch_size=BATCH_SIZE, device="cpu"
+    )
+    plain_passages = bert_score.score(
+        work.psg_cands, work.psg_refs, model_type=model_dir, num_layers=LAYER, batch_size=BATCH_SIZE, device="cpu"
+    )
     t_plain = time.perf_counter() - start
-    plain_values = (plain[0].numpy().astype(np.float64), plain[1].numpy().astype(np.float64),
-                    plain_passages[0].numpy().astype(np.float64))
+    plain_values = (
+        plain[0].numpy().astype(np.float64),
+        plain[1].numpy().astype(np.float64),
+        plain_passages[0].numpy().astype(np.float64),
+    )
     if max(_max_diffs(values["bert_score"], plain_values).values()) > 1e-6:
         raise AssertionError("bert_score.score() and BERTScorer.score() disagree")
 
@@ -236,14 +254,18 @@ def run(*, quick: bool = False) -> dict[str, Any]:
     onnx_diffs = _max_diffs(values["bert_score"], values["ragmeter_onnx"])
     padded_diffs = _max_diffs(values["bert_score"], emulated["ragmeter_torch"])
     if max(padded_diffs.values()) > TOLERANCE:
-        raise AssertionError("bert-score and ragmeter (torch, with bert-score's padding rule) differ by "
-                             f"more than {TOLERANCE}: {padded_diffs}")
-    differing = {key: int(np.sum(np.abs(a - b) > TOLERANCE))
-                 for key, a, b in zip(("P_references", "R_references", "P_passages"),
-                                      values["bert_score"], values["ragmeter_torch"])}
+        raise AssertionError(
+            "bert-score and ragmeter (torch, with bert-score's padding rule) differ by "
+            f"more than {TOLERANCE}: {padded_diffs}"
+        )
+    differing = {
+        key: int(np.sum(np.abs(a - b) > TOLERANCE))
+        for key, a, b in zip(
+            ("P_references", "R_references", "P_passages"), values["bert_score"], values["ragmeter_torch"]
+        )
+    }
     if encoded["ragmeter_torch"] != distinct:
-        raise AssertionError(f"ragmeter encoded {encoded['ragmeter_torch']} texts, "
-                             f"expected {distinct} distinct")
+        raise AssertionError(f"ragmeter encoded {encoded['ragmeter_torch']} texts, expected {distinct} distinct")
 
     best = {name: min(t) for name, t in times.items()}
     ratio_torch = best["bert_score"] / best["ragmeter_torch"]
@@ -286,12 +308,14 @@ def run(*, quick: bool = False) -> dict[str, Any]:
         "timing": "model load excluded (each run builds a fresh model outside the timer)",
         "quick": quick,
     }
-    print(f"[bertscore] {work.records} records, {len(work.ref_refs)} reference + {len(work.psg_refs)} "
-          f"passage pairs; {distinct} distinct texts (bert-score encodes {bert_score_texts}): bert-score "
-          f"{best['bert_score']:.2f} s, ragmeter torch {best['ragmeter_torch']:.2f} s (×{ratio_torch:.2f}, "
-          f"goal ≥ {GOAL_RATIO:g}: {'met' if out['meets_goal'] else 'NOT met'}), ragmeter ONNX "
-          f"{best['ragmeter_onnx']:.2f} s (×{ratio_onnx:.2f}); max |ΔP| {torch_diffs['max_abs_diff_P']:.2g}, "
-          f"|ΔR| {torch_diffs['max_abs_diff_R']:.2g}")
+    print(
+        f"[bertscore] {work.records} records, {len(work.ref_refs)} reference + {len(work.psg_refs)} "
+        f"passage pairs; {distinct} distinct texts (bert-score encodes {bert_score_texts}): bert-score "
+        f"{best['bert_score']:.2f} s, ragmeter torch {best['ragmeter_torch']:.2f} s (×{ratio_torch:.2f}, "
+        f"goal ≥ {GOAL_RATIO:g}: {'met' if out['meets_goal'] else 'NOT met'}), ragmeter ONNX "
+        f"{best['ragmeter_onnx']:.2f} s (×{ratio_onnx:.2f}); max |ΔP| {torch_diffs['max_abs_diff_P']:.2g}, "
+        f"|ΔR| {torch_diffs['max_abs_diff_R']:.2g}"
+    )
     return out
 
 

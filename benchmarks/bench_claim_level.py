@@ -60,9 +60,11 @@ DIMENSIONS = ("completeness", "appropriateness", "faithfulness")
 def _rho(x: np.ndarray, y: np.ndarray, clusters: list[str]) -> dict[str, Any]:
     keep = ~(np.isnan(x) | np.isnan(y))
     value = _folds.spearman(x, y)
-    low, high = (cluster_interval(_folds.spearman, x[keep], y[keep], [c for c, k in zip(clusters, keep, strict=True)
-                                                                       if k])
-                 if not np.isnan(value) else (np.nan, np.nan))
+    low, high = (
+        cluster_interval(_folds.spearman, x[keep], y[keep], [c for c, k in zip(clusters, keep, strict=True) if k])
+        if not np.isnan(value)
+        else (np.nan, np.nan)
+    )
     return {"n": int(keep.sum()), "rho": _folds._round(value), "low": _folds._round(low), "high": _folds._round(high)}
 
 
@@ -83,8 +85,13 @@ def main() -> None:
     judge = open_judge(judge_config(args))
     started = time.perf_counter()
     try:
-        result = evaluate(records, metrics=[*CLAIM_LEVEL, *OLDER], judge=judge, progress=sys.stderr.isatty(),
-                          settings=Settings(n_resamples=100))
+        result = evaluate(
+            records,
+            metrics=[*CLAIM_LEVEL, *OLDER],
+            judge=judge,
+            progress=sys.stderr.isatty(),
+            settings=Settings(n_resamples=100),
+        )
     finally:
         judge.close()
     wall = time.perf_counter() - started
@@ -97,32 +104,62 @@ def main() -> None:
     for name, x in scores.items():
         signals[name] = {dim: _rho(x, human[dim], conversations) for dim in DIMENSIONS}
         signals[name]["common_set"] = {dim: _rho(x[common], human[dim][common], picked) for dim in DIMENSIONS}
-    paired = {f"{new} − {old}": _folds.paired_difference(_folds.spearman, scores[new][common], scores[old][common],
-                                                         human["completeness"][common], picked)
-              for new in CANDIDATES for old in (*OLDER, RELEASED_RL_F)}
-    protocol = {dim: _folds.held_out(list(CANDIDATES), lambda m: scores[m][common], human[dim][common],
-                                     [c for c, k in zip(collections, common, strict=True) if k], picked,
-                                     _folds.spearman)
-                for dim in ("completeness", "appropriateness")}
+    paired = {
+        f"{new} − {old}": _folds.paired_difference(
+            _folds.spearman, scores[new][common], scores[old][common], human["completeness"][common], picked
+        )
+        for new in CANDIDATES
+        for old in (*OLDER, RELEASED_RL_F)
+    }
+    protocol = {
+        dim: _folds.held_out(
+            list(CANDIDATES),
+            lambda m: scores[m][common],
+            human[dim][common],
+            [c for c, k in zip(collections, common, strict=True) if k],
+            picked,
+            _folds.spearman,
+        )
+        for dim in ("completeness", "appropriateness")
+    }
     answers = len(records)
-    usage = {prompt: {**u.to_dict(), "calls_per_answer": round(u.calls / answers, 2),
-                      "tokens_per_answer": round((u.prompt_tokens + u.completion_tokens + u.cached_prompt_tokens
-                                                 + u.cached_completion_tokens) / answers, 1)}
-             for prompt, u in result.judging.usage.items()}
-    out = {"judge": judge.description, "records": answers, "common_set": int(common.sum()),
-           "collections": {c: collections.count(c) for c in sorted(set(collections))},
-           "conversations": len(set(conversations)), "wall_s": round(wall, 1), "signals": signals,
-           "paired_completeness": paired, "protocol": protocol, "usage": usage,
-           "undefined": {m: {"n": len(v), "reasons": sorted(set(v.values()))[:5]}
-                         for m, v in result.undefined.items() if v}}
+    usage = {
+        prompt: {
+            **u.to_dict(),
+            "calls_per_answer": round(u.calls / answers, 2),
+            "tokens_per_answer": round(
+                (u.prompt_tokens + u.completion_tokens + u.cached_prompt_tokens + u.cached_completion_tokens) / answers,
+                1,
+            ),
+        }
+        for prompt, u in result.judging.usage.items()
+    }
+    out = {
+        "judge": judge.description,
+        "records": answers,
+        "common_set": int(common.sum()),
+        "collections": {c: collections.count(c) for c in sorted(set(collections))},
+        "conversations": len(set(conversations)),
+        "wall_s": round(wall, 1),
+        "signals": signals,
+        "paired_completeness": paired,
+        "protocol": protocol,
+        "usage": usage,
+        "undefined": {
+            m: {"n": len(v), "reasons": sorted(set(v.values()))[:5]} for m, v in result.undefined.items() if v
+        },
+    }
 
-    print(f"{answers} dev answers, {len(set(conversations))} conversations, {int(common.sum())} with every "
-          f"candidate defined; {wall:.0f} s")
+    print(
+        f"{answers} dev answers, {len(set(conversations))} conversations, {int(common.sum())} with every "
+        f"candidate defined; {wall:.0f} s"
+    )
     print(f"{'signal':<34}{'n':>5}{'ρ completeness [95%]':>26}{'ρ appropriateness':>20}{'common set ρ compl.':>22}")
     for name, row in signals.items():
         c, a, s = row["completeness"], row["appropriateness"], row["common_set"]["completeness"]
-        print(f"{name:<34}{c['n']:>5}{c['rho']!s:>10} [{c['low']!s:>6},{c['high']!s:>6}]{a['rho']!s:>20}"
-              f"{s['rho']!s:>22}")
+        print(
+            f"{name:<34}{c['n']:>5}{c['rho']!s:>10} [{c['low']!s:>6},{c['high']!s:>6}]{a['rho']!s:>20}{s['rho']!s:>22}"
+        )
     for dim, report in protocol.items():
         cross, loco = report["cross_collection"], report["leave_one_conversation_out"]
         chosen = ", ".join(f"{c}: {fold['chosen']}" for c, fold in cross["folds"].items())

@@ -99,8 +99,14 @@ def evidence_2(claims: Sequence[Claim], chunks: Sequence[str], text: str) -> tup
     out = []
     for claim in claims:
         named = [chunks[n - 1] for n in claim.chunks if 1 <= n <= len(chunks)]
-        out.append(_demoted(claim, any(_quote_found(claim.evidence, text) for text in named)
-                            and numbers_found(claim.text, named) and scope_kept(claim.text, named)))
+        out.append(
+            _demoted(
+                claim,
+                any(_quote_found(claim.evidence, text) for text in named)
+                and numbers_found(claim.text, named)
+                and scope_kept(claim.text, named),
+            )
+        )
     return tuple(out)
 
 
@@ -113,30 +119,39 @@ def at_coverage(check: Check, coverage: float) -> Check:
     def checked(claims: Sequence[Claim], chunks: Sequence[str], text: str) -> tuple[Claim, ...]:
         with mock.patch.object(claim_evidence, "COVERAGE", coverage):
             return check(claims, chunks, text)
+
     return checked
 
 
 def left_out_below_share(share: float) -> Callable[[Sequence[str], str], list[str]]:
     """The left-out rule with a sentence left out only when the claims hold less than ``share`` of its content
     words (the registered rule: any content word missing)."""
+
     def left_out(claims: Sequence[str], text: str) -> list[str]:
         claimed = set().union(*(content_words(claim) for claim in claims)) if claims else set()
-        return [sentence for sentence in split_sentences(text)
-                if len(content_words(sentence) & claimed) < share * len(content_words(sentence))]
+        return [
+            sentence
+            for sentence in split_sentences(text)
+            if len(content_words(sentence) & claimed) < share * len(content_words(sentence))
+        ]
+
     return left_out
 
 
 def left_out_below(share: float) -> Check:
     """``evidence-4`` with a sentence left out only when the claims hold less than ``share`` of its content words."""
+
     def checked(claims: Sequence[Claim], chunks: Sequence[str], text: str) -> tuple[Claim, ...]:
         with mock.patch.object(claim_evidence, "left_out", left_out_below_share(share)):
             return checked_claims(claims, chunks, text)
+
     return checked
 
 
 def on_named_chunks(claims: Sequence[Claim], chunks: Sequence[str], text: str) -> tuple[Claim, ...]:
-    return tuple(evidence_3([claim], [chunks[n - 1] for n in claim.chunks if 1 <= n <= len(chunks)])[0]
-                 for claim in claims)
+    return tuple(
+        evidence_3([claim], [chunks[n - 1] for n in claim.chunks if 1 <= n <= len(chunks)])[0] for claim in claims
+    )
 
 
 def without_stems(claims: Sequence[Claim], chunks: Sequence[str], text: str) -> tuple[Claim, ...]:
@@ -153,8 +168,9 @@ def sentences_only(claims: Sequence[Claim], chunks: Sequence[str], text: str) ->
     return checked_claims([], chunks, text)
 
 
-def cached_claims(records: list[Record], args: argparse.Namespace,
-                  mode: str = "verify") -> list[tuple[Record, dict[str, Any]]]:
+def cached_claims(
+    records: list[Record], args: argparse.Namespace, mode: str = "verify"
+) -> list[tuple[Record, dict[str, Any]]]:
     """The records whose claims reply (of their own answer) is in the cache, with the reply: the ``claims`` call's
     (``verify``: those listing a claim at least) or the ``claim_split`` call's (``split``)."""
     out = []
@@ -174,25 +190,40 @@ def split_choices(rows: list[tuple[Record, dict[str, Any]]], human: np.ndarray) 
     """RL_F from the ``claim_split`` replies (the packaged judge's default: the check verifies every claim and
     left-out sentence) at each coverage and under each left-out rule, the other kept registered, each choice
     validated by ``_folds.validate`` (cross-collection, leave one conversation out, in sample)."""
+
     def values(check: Callable[[], Any]) -> np.ndarray:
         with check():
-            return np.array([faithfulness(verdict_claims(verdict, record, record.answer, check_evidence=True,
-                                                         split=True)) for record, verdict in rows])
+            return np.array(
+                [
+                    faithfulness(verdict_claims(verdict, record, record.answer, check_evidence=True, split=True))
+                    for record, verdict in rows
+                ]
+            )
 
     coverages = [claim_evidence.COVERAGE, *(c for c in COVERAGES if c != claim_evidence.COVERAGE)]
     by_coverage = {c: values(lambda c=c: mock.patch.object(claim_evidence, "COVERAGE", c)) for c in coverages}
-    by_rule = {"any word": by_coverage[claim_evidence.COVERAGE],
-               **{f"below {share}": values(lambda share=share: mock.patch.object(
-                   claim_evidence, "left_out", left_out_below_share(share))) for share in SHARES}}
+    by_rule = {
+        "any word": by_coverage[claim_evidence.COVERAGE],
+        **{
+            f"below {share}": values(
+                lambda share=share: mock.patch.object(claim_evidence, "left_out", left_out_below_share(share))
+            )
+            for share in SHARES
+        },
+    }
     collections = [_folds.collection_of(record) for record, _ in rows]
     conversations = [str(record.conversation_id) for record, _ in rows]
-    out: dict[str, Any] = {"records": len(rows), "conversations": len(set(conversations)),
-                           "collections": {c: collections.count(c) for c in sorted(set(collections))},
-                           "human_at_ceiling": round(float(np.mean(human == 4)), 3)}
+    out: dict[str, Any] = {
+        "records": len(rows),
+        "conversations": len(set(conversations)),
+        "collections": {c: collections.count(c) for c in sorted(set(collections))},
+        "human_at_ceiling": round(float(np.mean(human == 4)), 3),
+    }
     for name, options in (("coverage", by_coverage), ("left_out_rule", by_rule)):
-        out[name] = {"candidates": {str(o): round(_folds.spearman(v, human), 3) for o, v in options.items()},
-                     **held_out(list(options), options.__getitem__, human, collections, conversations,
-                                _folds.spearman)}
+        out[name] = {
+            "candidates": {str(o): round(_folds.spearman(v, human), 3) for o, v in options.items()},
+            **held_out(list(options), options.__getitem__, human, collections, conversations, _folds.spearman),
+        }
     return out
 
 
@@ -209,16 +240,22 @@ def main() -> None:
 
     split_rows = cached_claims(dev_records(None), args, "split")
     if len(split_rows) >= 12:
-        split = {"judge": identity, "check_version": claim_evidence.VERSION,
-                 **split_choices(split_rows, faithfulness_of(split_rows))}
+        split = {
+            "judge": identity,
+            "check_version": claim_evidence.VERSION,
+            **split_choices(split_rows, faithfulness_of(split_rows)),
+        }
         for name in ("coverage", "left_out_rule"):
             report = split[name]
-            folds = ", ".join(f"{c}: {f['chosen']} {f['value']:.2f}"
-                              for c, f in report["cross_collection"]["folds"].items())
-            print(f"split, {name}: in sample {report['in_sample']['chosen']} {report['in_sample']['value']:.2f}; "
-                  f"cross-collection {report['cross_collection']['mean']:.2f} ({folds}); leave one conversation "
-                  f"out {report['leave_one_conversation_out']['value']:.2f} "
-                  f"{report['leave_one_conversation_out']['chosen']}; every candidate {report['candidates']}")
+            folds = ", ".join(
+                f"{c}: {f['chosen']} {f['value']:.2f}" for c, f in report["cross_collection"]["folds"].items()
+            )
+            print(
+                f"split, {name}: in sample {report['in_sample']['chosen']} {report['in_sample']['value']:.2f}; "
+                f"cross-collection {report['cross_collection']['mean']:.2f} ({folds}); leave one conversation "
+                f"out {report['leave_one_conversation_out']['value']:.2f} "
+                f"{report['leave_one_conversation_out']['chosen']}; every candidate {report['candidates']}"
+            )
         target = write_result(f"evidence_check-{args.judge}-split", split, indent=1, ensure_ascii=True)
         print(f"{len(split_rows)} answers with a claim_split reply; written: {target}")
     else:
@@ -233,49 +270,80 @@ def main() -> None:
 
     def values(check: Check | None) -> np.ndarray:
         with mock.patch("ragmeter.metrics.judged.checked_claims", check or checked_claims):
-            return np.array([faithfulness(verdict_claims(verdict, record, record.answer,
-                                                         check_evidence=check is not None))
-                             for record, verdict in rows])
+            return np.array(
+                [
+                    faithfulness(verdict_claims(verdict, record, record.answer, check_evidence=check is not None))
+                    for record, verdict in rows
+                ]
+            )
 
     by_coverage = {c: values(at_coverage(checked_claims, c)) for c in COVERAGES}
-    by_rule: dict[Any, np.ndarray] = {"any word": by_coverage[claim_evidence.COVERAGE],
-                                      **{f"below {share}": values(left_out_below(share)) for share in SHARES}}
+    by_rule: dict[Any, np.ndarray] = {
+        "any word": by_coverage[claim_evidence.COVERAGE],
+        **{f"below {share}": values(left_out_below(share)) for share in SHARES},
+    }
     variants: dict[str, np.ndarray] = {
-        "as given": values(None), "evidence-2 (quote in a named chunk)": values(evidence_2),
+        "as given": values(None),
+        "evidence-2 (quote in a named chunk)": values(evidence_2),
         "evidence-3 (claims checked, none added)": values(evidence_3),
-        **{f"evidence-3 at coverage {c}": values(at_coverage(evidence_3, c))
-           for c in COVERAGES if c != claim_evidence.COVERAGE},
+        **{
+            f"evidence-3 at coverage {c}": values(at_coverage(evidence_3, c))
+            for c in COVERAGES
+            if c != claim_evidence.COVERAGE
+        },
         "evidence-3 without stems": values(without_stems),
         "evidence-3 on the named chunks only": values(on_named_chunks),
         "evidence-3 and evidence-2's quote": values(with_the_quote),
         "evidence-4 (= the registered evidence-5 here: no [CIT] markers)": by_rule["any word"],
         **{f"evidence-4 at coverage {c}": by_coverage[c] for c in COVERAGES if c != claim_evidence.COVERAGE},
         **{f"evidence-4, left out {rule}": by_rule[rule] for rule in by_rule if rule != "any word"},
-        "the answer's sentences, no judge": values(sentences_only)}
+        "the answer's sentences, no judge": values(sentences_only),
+    }
     split = {(r.id, r.model_id): verdict for r, verdict in split_rows}
     if all((r.id, r.model_id) in split for r, _ in rows):
-        variants["split only (claim_split call), the check verifies"] = np.array([faithfulness(verdict_claims(
-            split[(r.id, r.model_id)], r, r.answer, check_evidence=True, split=True)) for r, _ in rows])
+        variants["split only (claim_split call), the check verifies"] = np.array(
+            [
+                faithfulness(verdict_claims(split[(r.id, r.model_id)], r, r.answer, check_evidence=True, split=True))
+                for r, _ in rows
+            ]
+        )
     else:
-        print(f"{sum((r.id, r.model_id) not in split for r, _ in rows)} of these answers have no cached claim_split "
-              "reply: run bench_judge_validity.py (claims=split) first; that row is left out")
+        print(
+            f"{sum((r.id, r.model_id) not in split for r, _ in rows)} of these answers have no cached claim_split "
+            "reply: run bench_judge_validity.py (claims=split) first; that row is left out"
+        )
 
     table = []
     for name, x in variants.items():
         rho, low, high = spearman_ci(x, human, clusters)
-        table.append({"variant": name, "rho": round(rho, 3), "low": round(low, 3), "high": round(high, 3),
-                      "at_0": round(float(np.mean(x == 0)), 3), "at_1": round(float(np.mean(x == 1)), 3)})
-        print(f"{name:42s} ρ {rho:5.2f} [{low:5.2f}, {high:5.2f}]  "
-              f"at 0 {np.mean(x == 0):4.0%}  at 1 {np.mean(x == 1):4.0%}")
+        table.append(
+            {
+                "variant": name,
+                "rho": round(rho, 3),
+                "low": round(low, 3),
+                "high": round(high, 3),
+                "at_0": round(float(np.mean(x == 0)), 3),
+                "at_1": round(float(np.mean(x == 1)), 3),
+            }
+        )
+        print(
+            f"{name:42s} ρ {rho:5.2f} [{low:5.2f}, {high:5.2f}]  "
+            f"at 0 {np.mean(x == 0):4.0%}  at 1 {np.mean(x == 1):4.0%}"
+        )
     collections = [_folds.collection_of(r) for r, _ in rows]
     coverages = [claim_evidence.COVERAGE, *(c for c in COVERAGES if c != claim_evidence.COVERAGE)]
-    out = {"judge": identity, "records": len(rows),
-           "conversations": len(set(clusters)), "check_version": claim_evidence.VERSION,
-           "human_at_ceiling": round(float(np.mean(human == 4)), 3), "variants": table,
-           "coverage_chosen": held_out(coverages, by_coverage.__getitem__, human, collections, clusters,
-                                       _folds.spearman),
-           "left_out_rule_chosen": held_out(list(by_rule), by_rule.__getitem__, human, collections, clusters,
-                                            _folds.spearman)}
+    out = {
+        "judge": identity,
+        "records": len(rows),
+        "conversations": len(set(clusters)),
+        "check_version": claim_evidence.VERSION,
+        "human_at_ceiling": round(float(np.mean(human == 4)), 3),
+        "variants": table,
+        "coverage_chosen": held_out(coverages, by_coverage.__getitem__, human, collections, clusters, _folds.spearman),
+        "left_out_rule_chosen": held_out(
+            list(by_rule), by_rule.__getitem__, human, collections, clusters, _folds.spearman
+        ),
+    }
     print(f"written: {write_result(f'evidence_check-{args.judge}', out, indent=1, ensure_ascii=True)}")
 
 

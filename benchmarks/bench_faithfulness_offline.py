@@ -49,8 +49,12 @@ def blend_decides(record: Record, settings: Settings) -> bool:
     """Whether ``faithfulness_offline`` gives ``record`` the blend (the rest its conditioning decides): an answer
     that says something and does not decline, to an answerable (or unknown) question, with passages."""
     declines = idk_eval_from_detector(record.answer, settings.idk) == 1
-    return (bool(record.answer.strip()) and record.answerability not in IDK_CORRECT and not declines
-            and bool(record.contexts))
+    return (
+        bool(record.answer.strip())
+        and record.answerability not in IDK_CORRECT
+        and not declines
+        and bool(record.contexts)
+    )
 
 
 def old_rules(record: Record, settings: Settings) -> float | None:
@@ -86,8 +90,14 @@ def interval(x: np.ndarray, y: np.ndarray, clusters: list[str]) -> dict[str, flo
     return {"rho": round(rho, 3), "low": round(low, 3), "high": round(high, 3)}
 
 
-def validated(name: str, candidates: Sequence[Any], values: Values, human: dict[str, np.ndarray],
-              clusters: list[str], collections: list[str]) -> dict[str, Any]:
+def validated(
+    name: str,
+    candidates: Sequence[Any],
+    values: Values,
+    human: dict[str, np.ndarray],
+    clusters: list[str],
+    collections: list[str],
+) -> dict[str, Any]:
     """One row: the figures of ``values`` with the choice among ``candidates`` held out (a single candidate: no
     choice), the first candidate's in sample and in each collection beside them."""
     faithfulness = human["faithfulness"]
@@ -98,33 +108,50 @@ def validated(name: str, candidates: Sequence[Any], values: Values, human: dict[
     if not np.isclose(_folds.spearman(pooled, faithfulness), loco["value"], equal_nan=True):
         raise SystemExit(f"{name}: the held-out values disagree with _folds.validate")
     labels = np.asarray(collections)
-    per_collection = {collection: _folds.spearman(frozen[labels == collection], faithfulness[labels == collection])
-                      for collection in report["cross_collection"]["folds"]}
-    folds = {collection: {"weight": fold["chosen"], "rho": round(fold["value"], 3), "n": fold["n"],
-                          "rho_frozen": round(per_collection[collection], 3)}
-             for collection, fold in report["cross_collection"]["folds"].items()}
+    per_collection = {
+        collection: _folds.spearman(frozen[labels == collection], faithfulness[labels == collection])
+        for collection in report["cross_collection"]["folds"]
+    }
+    folds = {
+        collection: {
+            "weight": fold["chosen"],
+            "rho": round(fold["value"], 3),
+            "n": fold["n"],
+            "rho_frozen": round(per_collection[collection], 3),
+        }
+        for collection, fold in report["cross_collection"]["folds"].items()
+    }
     row: dict[str, Any] = {
-        "metric": name, "n": int((~np.isnan(frozen)).sum()), "weight": candidates[0],
-        "cross_collection": {"mean": round(report["cross_collection"]["mean"], 3),
-                             "mean_frozen": round(float(np.nanmean(list(per_collection.values()))), 3),
-                             "folds": folds},
+        "metric": name,
+        "n": int((~np.isnan(frozen)).sum()),
+        "weight": candidates[0],
+        "cross_collection": {
+            "mean": round(report["cross_collection"]["mean"], 3),
+            "mean_frozen": round(float(np.nanmean(list(per_collection.values()))), 3),
+            "folds": folds,
+        },
         "leave_one_conversation_out": interval(pooled, faithfulness, clusters),
         "in_sample": {dimension: interval(frozen, ratings, clusters) for dimension, ratings in human.items()},
     }
     if len(candidates) > 1:
         row["leave_one_conversation_out"]["weights"] = loco["chosen"]
-        row["in_sample"]["chosen"] = {"weight": report["in_sample"]["chosen"],
-                                      "rho": round(report["in_sample"]["value"], 3)}
+        row["in_sample"]["chosen"] = {
+            "weight": report["in_sample"]["chosen"],
+            "rho": round(report["in_sample"]["value"], 3),
+        }
         for collection, fold in folds.items():  # no choice: whether the frozen weight is best where not chosen
             held = labels == collection
             best = best_on(candidates, values, faithfulness, held)
-            fold["best_held_out"] = {"weight": best,
-                                     "rho": round(_folds.spearman(values(best)[held], faithfulness[held]), 3)}
+            fold["best_held_out"] = {
+                "weight": best,
+                "rho": round(_folds.spearman(values(best)[held], faithfulness[held]), 3),
+            }
     return row
 
 
-def conditioned_groups(records: list[Record], blended: np.ndarray, values: np.ndarray,
-                       faithfulness: np.ndarray) -> dict[str, dict[str, float]]:
+def conditioned_groups(
+    records: list[Record], blended: np.ndarray, values: np.ndarray, faithfulness: np.ndarray
+) -> dict[str, dict[str, float]]:
     """The records the conditioning decides, by answerability and value, with their mean human faithfulness
     (rated 1–4): what the rules put at 0 and 1."""
     groups: dict[str, list[int]] = {}
@@ -133,8 +160,10 @@ def conditioned_groups(records: list[Record], blended: np.ndarray, values: np.nd
             answerability = record.answerability.value if record.answerability else "unknown"
             value = "undefined" if np.isnan(values[i]) else f"{values[i]:g}"
             groups.setdefault(f"{answerability}: {value}", []).append(i)
-    return {name: {"n": len(rows), "human_faithfulness": round(float(faithfulness[rows].mean()), 2)}
-            for name, rows in sorted(groups.items())}
+    return {
+        name: {"n": len(rows), "human_faithfulness": round(float(faithfulness[rows].mean()), 2)}
+        for name, rows in sorted(groups.items())
+    }
 
 
 def main() -> None:
@@ -164,8 +193,11 @@ def main() -> None:
     rows = [validated(f"faithfulness_offline ({VERSION})", GRID, registered, human, clusters, collections)]
     for name, part in zip(PARTS, (bert, extractive), strict=True):
         conditioned = np.where(blended, part, ours)
-        rows.append(validated(f"{name} (conditioned the same way)", [None], lambda _, v=conditioned: v, human,
-                              clusters, collections))
+        rows.append(
+            validated(
+                f"{name} (conditioned the same way)", [None], lambda _, v=conditioned: v, human, clusters, collections
+            )
+        )
     rows.append(validated("mtrag-dev-1 rules (old, for comparison only)", GRID, dev_1, human, clusters, collections))
     for label, field in RELEASED.items():
         released = np.array([np.nan if expected[k].get(field) is None else float(expected[k][field]) for k in keys])
@@ -174,46 +206,71 @@ def main() -> None:
     main_row = rows[0]
     folds = main_row["cross_collection"]["folds"]
     out: dict[str, Any] = {
-        "records": len(records), "conversations": len(set(clusters)), "collections": dict(Counter(collections)),
-        "wall_s": round(wall, 1), "frozen": {"version": VERSION, "weight_bert": WEIGHT_BERT}, "grid": GRID,
-        "undefined": {"n": len(result.undefined["faithfulness_offline"]),
-                      "reasons": dict(Counter(result.undefined["faithfulness_offline"].values()))},
+        "records": len(records),
+        "conversations": len(set(clusters)),
+        "collections": dict(Counter(collections)),
+        "wall_s": round(wall, 1),
+        "frozen": {"version": VERSION, "weight_bert": WEIGHT_BERT},
+        "grid": GRID,
+        "undefined": {
+            "n": len(result.undefined["faithfulness_offline"]),
+            "reasons": dict(Counter(result.undefined["faithfulness_offline"].values())),
+        },
         "blend_scores": int(blended.sum()),
         "conditioned": conditioned_groups(records, blended, ours, human["faithfulness"]),
-        "differs_from_mtrag_dev_1": int((~np.isclose(registered(WEIGHT_BERT), dev_1(WEIGHT_BERT),
-                                                      equal_nan=True)).sum()),
+        "differs_from_mtrag_dev_1": int(
+            (~np.isclose(registered(WEIGHT_BERT), dev_1(WEIGHT_BERT), equal_nan=True)).sum()
+        ),
         "frozen_weight": {
             "chosen_by_every_collection_fold": all(f["weight"] == WEIGHT_BERT for f in folds.values()),
-            "held_out_at_least_chosen": (main_row["cross_collection"]["mean_frozen"]
-                                         >= main_row["cross_collection"]["mean"]),
+            "held_out_at_least_chosen": (
+                main_row["cross_collection"]["mean_frozen"] >= main_row["cross_collection"]["mean"]
+            ),
         },
         "rows": rows,
     }
-    print(f"{len(records)} dev records, {out['conversations']} conversations, collections {out['collections']}, "
-          f"{wall:.0f} s; the blend scores {out['blend_scores']}; undefined {out['undefined']['n']}"
-          f"/{len(records)} {out['undefined']['reasons']}; values that differ from mtrag-dev-1's: "
-          f"{out['differs_from_mtrag_dev_1']}")
+    print(
+        f"{len(records)} dev records, {out['conversations']} conversations, collections {out['collections']}, "
+        f"{wall:.0f} s; the blend scores {out['blend_scores']}; undefined {out['undefined']['n']}"
+        f"/{len(records)} {out['undefined']['reasons']}; values that differ from mtrag-dev-1's: "
+        f"{out['differs_from_mtrag_dev_1']}"
+    )
     for name, group in out["conditioned"].items():
         print(f"conditioned, {name}: {group['n']} records, mean human faithfulness {group['human_faithfulness']}")
     for row in rows:
         cross, loco, inside = row["cross_collection"], row["leave_one_conversation_out"], row["in_sample"]
         print(f"\n{row['metric']} (n {row['n']})")
-        print(f"  cross-collection ρ {cross['mean']:.3f}"
-              + (f" (frozen weight everywhere: {cross['mean_frozen']:.3f})" if row["weight"] is not None else "")
-              + "; "
-              + ", ".join(f"{c} {f['rho']:.3f} (n {f['n']}" + (f", w {f['weight']})" if f["weight"] is not None
-                                                                   else ")") for c, f in cross["folds"].items()))
+        print(
+            f"  cross-collection ρ {cross['mean']:.3f}"
+            + (f" (frozen weight everywhere: {cross['mean_frozen']:.3f})" if row["weight"] is not None else "")
+            + "; "
+            + ", ".join(
+                f"{c} {f['rho']:.3f} (n {f['n']}" + (f", w {f['weight']})" if f["weight"] is not None else ")")
+                for c, f in cross["folds"].items()
+            )
+        )
         if row["weight"] is not None:
-            print("  frozen weight held out / best weight held out: " + ", ".join(
-                f"{c} {f['rho_frozen']:.3f} / {f['best_held_out']['rho']:.3f} (w {f['best_held_out']['weight']})"
-                for c, f in cross["folds"].items()))
-        print(f"  leave one conversation out ρ {loco['rho']:.3f} [{loco['low']:.2f}, {loco['high']:.2f}]"
-              + (f", weights {loco['weights']}" if row["weight"] is not None else ""))
+            print(
+                "  frozen weight held out / best weight held out: "
+                + ", ".join(
+                    f"{c} {f['rho_frozen']:.3f} / {f['best_held_out']['rho']:.3f} (w {f['best_held_out']['weight']})"
+                    for c, f in cross["folds"].items()
+                )
+            )
+        print(
+            f"  leave one conversation out ρ {loco['rho']:.3f} [{loco['low']:.2f}, {loco['high']:.2f}]"
+            + (f", weights {loco['weights']}" if row["weight"] is not None else "")
+        )
         f, c = inside["faithfulness"], inside["completeness"]
-        print(f"  in sample ρ faithfulness {f['rho']:.3f} [{f['low']:.2f}, {f['high']:.2f}], completeness "
-              f"{c['rho']:.3f} [{c['low']:.2f}, {c['high']:.2f}]"
-              + (f"; in-sample choice {inside['chosen']['weight']} (ρ {inside['chosen']['rho']:.3f})"
-                 if "chosen" in inside else ""))
+        print(
+            f"  in sample ρ faithfulness {f['rho']:.3f} [{f['low']:.2f}, {f['high']:.2f}], completeness "
+            f"{c['rho']:.3f} [{c['low']:.2f}, {c['high']:.2f}]"
+            + (
+                f"; in-sample choice {inside['chosen']['weight']} (ρ {inside['chosen']['rho']:.3f})"
+                if "chosen" in inside
+                else ""
+            )
+        )
     print(f"\nfrozen weight {WEIGHT_BERT}: {out['frozen_weight']}")
     print(f"written: {write_result('faithfulness_offline', out)}")
 

@@ -97,7 +97,7 @@ def pair_cosines(groups: Sequence[Sequence[str]], backend: str, language: str) -
     cosines: list[float] = []
     start = 0
     for group in groups:
-        block = vectors[start:start + len(group)]
+        block = vectors[start : start + len(group)]
         start += len(group)
         cosines.extend(float(block[i] @ block[j]) for i, j in itertools.combinations(range(len(group)), 2))
     return np.array(cosines)
@@ -116,9 +116,13 @@ def duplicates() -> dict[str, object]:
     out: dict[str, object] = {"false_repeats_allowed": FALSE_REPEATS}
     valid, test = (pair_cosines(idk_mrc_groups(split), "multilingual", "id") for split in ("valid", "test"))
     chosen = threshold(valid)
-    out["multilingual"] = {"data": "IDK-MRC, pairs of distinct questions on one paragraph", "chosen_on": "valid",
-                           "pairs": {"valid": len(valid), "test": len(test)}, "threshold": chosen,
-                           "held_out": {"test": _reached(test, chosen)}}
+    out["multilingual"] = {
+        "data": "IDK-MRC, pairs of distinct questions on one paragraph",
+        "chosen_on": "valid",
+        "pairs": {"valid": len(valid), "test": len(test)},
+        "threshold": chosen,
+        "held_out": {"test": _reached(test, chosen)},
+    }
     collections = mtrag_un_groups()
     for backend in ("onnx", "hashing"):
         cosines = {name: pair_cosines(groups, backend, "en") for name, groups in collections.items()}
@@ -128,10 +132,13 @@ def duplicates() -> dict[str, object]:
             at = threshold(rest)
             folds[name] = {"threshold": at, **_reached(cosines[name], at)}
         pooled = np.concatenate(list(cosines.values()))
-        out[backend] = {"data": "MTRAG-UN, pairs of distinct user turns of one conversation",
-                        "chosen_on": "three collections, reported on the fourth; shipped: all four",
-                        "pairs": {name: len(values) for name, values in cosines.items()},
-                        "threshold": threshold(pooled), "held_out": folds}
+        out[backend] = {
+            "data": "MTRAG-UN, pairs of distinct user turns of one conversation",
+            "chosen_on": "three collections, reported on the fourth; shipped: all four",
+            "pairs": {name: len(values) for name, values in cosines.items()},
+            "threshold": threshold(pooled),
+            "held_out": folds,
+        }
     out["shipped"] = dict(NEAR_DUPLICATE_COSINE)
     return out
 
@@ -148,8 +155,12 @@ def idk_mrc_corpus(split: str) -> tuple[Path, list[dict[str, Any]]]:
     path = WORK / f"idk-mrc-{split}-chunks.jsonl"
     rows = [{"id": f"p{i:03d}", "doc_id": f"p{i:03d}", "text": p["context"]} for i, p in enumerate(paragraphs)]
     path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
-    human = [{"id": q["id"], "question": q["question"], "qrels": {f"p{i:03d}": 2}}
-             for i, p in enumerate(paragraphs) for q in p["qas"] if not q["is_impossible"]]
+    human = [
+        {"id": q["id"], "question": q["question"], "qrels": {f"p{i:03d}": 2}}
+        for i, p in enumerate(paragraphs)
+        for q in p["qas"]
+        if not q["is_impossible"]
+    ]
     return path, human
 
 
@@ -183,13 +194,28 @@ def scored(rows: list[dict[str, Any]], ranker: Ranker) -> dict[str, dict[str, fl
     from ragmeter import Settings, evaluate
 
     tops = ranker.top([row["question"] for row in rows])
-    records = [{"id": row["id"], "question": row["question"], "answer": "", "qrels": row["qrels"],
-                "contexts": [{"doc_id": c["id"], "text": c["text"]} for c in top]} for row, top in zip(rows, tops)]
-    result = evaluate(records, metrics=["recall@5", "ndcg@5"], progress=False,
-                      settings=Settings(ndcg_ideal="pool", seed=0))
-    return {name: {"value": result.summary(name).value, "ci_low": result.summary(name).ci_low,
-                   "ci_high": result.summary(name).ci_high, "n": result.summary(name).n}
-            for name in ("recall@5", "ndcg@5")}
+    records = [
+        {
+            "id": row["id"],
+            "question": row["question"],
+            "answer": "",
+            "qrels": row["qrels"],
+            "contexts": [{"doc_id": c["id"], "text": c["text"]} for c in top],
+        }
+        for row, top in zip(rows, tops)
+    ]
+    result = evaluate(
+        records, metrics=["recall@5", "ndcg@5"], progress=False, settings=Settings(ndcg_ideal="pool", seed=0)
+    )
+    return {
+        name: {
+            "value": result.summary(name).value,
+            "ci_low": result.summary(name).ci_low,
+            "ci_high": result.summary(name).ci_high,
+            "n": result.summary(name).n,
+        }
+        for name in ("recall@5", "ndcg@5")
+    }
 
 
 def generated_set(chunks: Path, n: int, cache: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -202,18 +228,29 @@ def generated_set(chunks: Path, n: int, cache: Path) -> tuple[list[dict[str, Any
     output = WORK / f"{chunks.stem.removesuffix('-chunks')}-generated-{n}.jsonl"
     fresh = not cache.exists()
     started = time.perf_counter()
-    done = generate(chunks, output, judge=JudgeConfig(kind="local", cache=cache), n=n,
-                    types=("factoid", "explanation"), seed=0, overwrite=True)
+    done = generate(
+        chunks,
+        output,
+        judge=JudgeConfig(kind="local", cache=cache),
+        n=n,
+        types=("factoid", "explanation"),
+        seed=0,
+        overwrite=True,
+    )
     minutes = (time.perf_counter() - started) / 60
     with sqlite3.connect(cache) as db:
         tokens = db.execute("SELECT SUM(prompt_tokens + completion_tokens) FROM verdicts").fetchone()[0] or 0
     kept = len(done.records)
     report = done.report
-    run = {"asked": dict(report.asked), "kept": dict(report.kept),
-           "dropped": {f"{kind}: {reason}": count for (kind, reason), count in sorted(report.dropped.items())},
-           "why_short": report.why_short, "signature": report.signature,
-           "judge_tokens_per_kept_item": tokens / kept if kept else None,
-           "kept_per_minute": kept / minutes if fresh and kept else None}
+    run = {
+        "asked": dict(report.asked),
+        "kept": dict(report.kept),
+        "dropped": {f"{kind}: {reason}": count for (kind, reason), count in sorted(report.dropped.items())},
+        "why_short": report.why_short,
+        "signature": report.signature,
+        "judge_tokens_per_kept_item": tokens / kept if kept else None,
+        "kept_per_minute": kept / minutes if fresh and kept else None,
+    }
     rows = [{"id": r.id, "question": r.question, "qrels": dict(r.qrels or {})} for r in done.records]
     return rows, run
 
@@ -224,26 +261,43 @@ def retrievers(n: int, cache: Path) -> dict[str, Any]:
     chunk_file, human = idk_mrc_corpus("test")
     chunks = [json.loads(line) for line in chunk_file.read_text(encoding="utf-8").splitlines()]
     generated, run = generated_set(chunk_file, n, cache)
-    figures = {name: {"human": scored(human, ranker), "generated": scored(generated, ranker)}
-               for name in RETRIEVERS for ranker in [Ranker(name, chunks)]}
+    figures = {
+        name: {"human": scored(human, ranker), "generated": scored(generated, ranker)}
+        for name in RETRIEVERS
+        for ranker in [Ranker(name, chunks)]
+    }
     agreement = {}
     for metric in ("recall@5", "ndcg@5"):
         people = [figures[name]["human"][metric]["value"] for name in RETRIEVERS]
         written = [figures[name]["generated"][metric]["value"] for name in RETRIEVERS]
         tau = kendalltau(people, written)
-        inside = {name: figures[name]["human"][metric]["ci_low"] <= figures[name]["generated"][metric]["value"]
-                  <= figures[name]["human"][metric]["ci_high"] for name in RETRIEVERS}
-        agreement[metric] = {"kendall_tau": float(tau.statistic), "p": float(tau.pvalue),
-                             "order_human": sorted(RETRIEVERS, key=lambda r: -figures[r]["human"][metric]["value"]),
-                             "order_generated": sorted(RETRIEVERS,
-                                                       key=lambda r: -figures[r]["generated"][metric]["value"]),
-                             "generated_inside_human_interval": inside}
-    return {"corpus": f"IDK-MRC test, {len(chunks)} paragraphs", "human_questions": len(human),
-            "generated_questions": len(generated), "generator": run, "figures": figures, "agreement": agreement}
+        inside = {
+            name: figures[name]["human"][metric]["ci_low"]
+            <= figures[name]["generated"][metric]["value"]
+            <= figures[name]["human"][metric]["ci_high"]
+            for name in RETRIEVERS
+        }
+        agreement[metric] = {
+            "kendall_tau": float(tau.statistic),
+            "p": float(tau.pvalue),
+            "order_human": sorted(RETRIEVERS, key=lambda r: -figures[r]["human"][metric]["value"]),
+            "order_generated": sorted(RETRIEVERS, key=lambda r: -figures[r]["generated"][metric]["value"]),
+            "generated_inside_human_interval": inside,
+        }
+    return {
+        "corpus": f"IDK-MRC test, {len(chunks)} paragraphs",
+        "human_questions": len(human),
+        "generated_questions": len(generated),
+        "generator": run,
+        "figures": figures,
+        "agreement": agreement,
+    }
 
 
-SYSTEM_PROMPT = ("Jawab pertanyaan hanya dari bagian teks yang diberikan, dalam satu atau dua kalimat bahasa "
-                 "Indonesia. Jika bagian teks tidak menjawab pertanyaan, katakan bahwa Anda tidak tahu.")
+SYSTEM_PROMPT = (
+    "Jawab pertanyaan hanya dari bagian teks yang diberikan, dalam satu atau dua kalimat bahasa "
+    "Indonesia. Jika bagian teks tidak menjawab pertanyaan, katakan bahwa Anda tidak tahu."
+)
 
 
 def _answers(questions: list[str], ranker: Ranker, answers_cache: Path) -> list[str]:
@@ -262,9 +316,15 @@ def _answers(questions: list[str], ranker: Ranker, answers_cache: Path) -> list[
             for question, top in zip(missing, ranker.top(missing, k=3), strict=True):
                 passages = "\n\n".join(chunk["text"] for chunk in top)
                 reply = client.chat.completions.create(
-                    model=server.model_id, temperature=0.0, seed=0, max_tokens=150,
-                    messages=[{"role": "system", "content": SYSTEM_PROMPT},
-                              {"role": "user", "content": f"Teks:\n{passages}\n\nPertanyaan: {question}"}])
+                    model=server.model_id,
+                    temperature=0.0,
+                    seed=0,
+                    max_tokens=150,
+                    messages=[
+                        {"role": "system", "content": SYSTEM_PROMPT},
+                        {"role": "user", "content": f"Teks:\n{passages}\n\nPertanyaan: {question}"},
+                    ],
+                )
                 done[question] = (reply.choices[0].message.content or "").strip()
                 answers_cache.write_text(json.dumps(done, ensure_ascii=False, indent=0), encoding="utf-8")
     return [done[q] for q in questions]
@@ -278,8 +338,11 @@ def _newcombe(a: int, n_a: int, b: int, n_b: int) -> tuple[float, float, float]:
     low_a, high_a = wilson_interval(a, n_a)
     low_b, high_b = wilson_interval(b, n_b)
     difference = p_b - p_a
-    return (difference, difference - float(np.hypot(p_b - low_b, high_a - p_a)),
-            difference + float(np.hypot(high_b - p_b, p_a - low_a)))
+    return (
+        difference,
+        difference - float(np.hypot(p_b - low_b, high_a - p_a)),
+        difference + float(np.hypot(high_b - p_b, p_a - low_a)),
+    )
 
 
 def unanswerable(n: int, cache: Path) -> dict[str, Any]:
@@ -294,29 +357,45 @@ def unanswerable(n: int, cache: Path) -> dict[str, Any]:
     chunks = [json.loads(line) for line in chunk_file.read_text(encoding="utf-8").splitlines()]
     paragraphs = json.loads((INDONESIAN / "idk_mrc" / "test.json").read_text(encoding="utf-8"))
     rng = random.Random(0)
-    people = {kind: rng.sample([q["question"] for p in paragraphs for q in p["qas"] if q["is_impossible"] == impossible],
-                               n) for kind, impossible in (("unanswerable", True), ("answerable", False))}
-    written = generate(chunk_file, WORK / f"idk-mrc-test-unanswerable-{n}.jsonl",
-                       judge=JudgeConfig(kind="local", cache=cache), n=n, types=("unanswerable",), seed=0,
-                       overwrite=True)
-    sets = {"people, unanswerable": people["unanswerable"],
-            "generated, unanswerable": [r.question for r in written.records],
-            "people, answerable (control)": people["answerable"]}
+    people = {
+        kind: rng.sample([q["question"] for p in paragraphs for q in p["qas"] if q["is_impossible"] == impossible], n)
+        for kind, impossible in (("unanswerable", True), ("answerable", False))
+    }
+    written = generate(
+        chunk_file,
+        WORK / f"idk-mrc-test-unanswerable-{n}.jsonl",
+        judge=JudgeConfig(kind="local", cache=cache),
+        n=n,
+        types=("unanswerable",),
+        seed=0,
+        overwrite=True,
+    )
+    sets = {
+        "people, unanswerable": people["unanswerable"],
+        "generated, unanswerable": [r.question for r in written.records],
+        "people, answerable (control)": people["answerable"],
+    }
     ranker = Ranker("bm25", chunks)
     answers_cache = WORK / "idk-mrc-test-answers.json"
-    out: dict[str, Any] = {"system": "BM25 top 3 of IDK-MRC test's 378 paragraphs, the packaged model, temperature 0",
-                           "prompt": SYSTEM_PROMPT,
-                           "generator": {"asked": dict(written.report.asked), "kept": dict(written.report.kept),
-                                         "dropped": {f"{kind}: {why}": count for (kind, why), count
-                                                     in sorted(written.report.dropped.items())}},
-                           "declined": {}}
+    out: dict[str, Any] = {
+        "system": "BM25 top 3 of IDK-MRC test's 378 paragraphs, the packaged model, temperature 0",
+        "prompt": SYSTEM_PROMPT,
+        "generator": {
+            "asked": dict(written.report.asked),
+            "kept": dict(written.report.kept),
+            "dropped": {f"{kind}: {why}": count for (kind, why), count in sorted(written.report.dropped.items())},
+        },
+        "declined": {},
+    }
     counts = {}
     for name, questions in sets.items():
         answers = _answers(questions, ranker, answers_cache)
         declined = sum(abstained(a, language=LANGUAGES["id"]) == 1.0 for a in answers)
         counts[name] = (declined, len(answers))
-        out["declined"][name] = {**share_with_interval(declined, len(answers)),
-                                 "examples": [{"question": q, "answer": a} for q, a in zip(questions[:3], answers[:3])]}
+        out["declined"][name] = {
+            **share_with_interval(declined, len(answers)),
+            "examples": [{"question": q, "answer": a} for q, a in zip(questions[:3], answers[:3])],
+        }
     difference, low, high = _newcombe(*counts["people, unanswerable"], *counts["generated, unanswerable"])
     out["generated_minus_people"] = {"difference": difference, "ci_low": low, "ci_high": high}
     return out
@@ -326,8 +405,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("part", choices=["duplicates", "retrievers", "unanswerable"])
     parser.add_argument("--n", type=int, help="retrievers: questions to generate (100); unanswerable: per set (60)")
-    parser.add_argument("--cache", type=Path, default=WORK / "idk-mrc-judge.sqlite",
-                        help="the packaged judge's verdict cache of the generated sets (a rerun reads it again)")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=WORK / "idk-mrc-judge.sqlite",
+        help="the packaged judge's verdict cache of the generated sets (a rerun reads it again)",
+    )
     args = parser.parse_args()
     if args.part == "duplicates":
         out, name = duplicates(), "generate-duplicates"

@@ -52,8 +52,11 @@ def browser_load(page_path: Path, screenshot: Path) -> dict[str, Any]:
                 page.screenshot(path=str(screenshot))
             page.close()
         browser.close()
-    return {"load_s": round(statistics.median(seconds), 3), "loads_s": [round(s, 3) for s in seconds],
-            "console_errors": errors}
+    return {
+        "load_s": round(statistics.median(seconds), 3),
+        "loads_s": [round(s, 3) for s in seconds],
+        "console_errors": errors,
+    }
 
 
 def run(*, quick: bool = False) -> dict[str, Any]:
@@ -70,11 +73,16 @@ def run(*, quick: bool = False) -> dict[str, Any]:
         path.write_text(page, encoding="utf-8")
         browser = browser_load(path, RESULTS / "html_report.png")
     size_mb = len(page.encode("utf-8")) / 1e6
-    out = {"name": "html_report", "items": n, "score_s": round(scored, 1), "render_s": round(rendered, 2),
-           "size_mb": round(size_mb, 3), "browser": browser,
-           "goals": {"size_mb": GOAL_MB, "load_s": GOAL_S},
-           "met": size_mb < GOAL_MB and browser.get("load_s", float("inf")) < GOAL_S
-           and not browser.get("console_errors")}
+    out = {
+        "name": "html_report",
+        "items": n,
+        "score_s": round(scored, 1),
+        "render_s": round(rendered, 2),
+        "size_mb": round(size_mb, 3),
+        "browser": browser,
+        "goals": {"size_mb": GOAL_MB, "load_s": GOAL_S},
+        "met": size_mb < GOAL_MB and browser.get("load_s", float("inf")) < GOAL_S and not browser.get("console_errors"),
+    }
     print(json.dumps(out, indent=2))
     return out
 

@@ -83,53 +83,75 @@ def _id_2_patterns() -> tuple[str, ...]:
     """The Indonesian IDK patterns of ``id-2`` (issue 45's first round), verbatim."""
     _SPEAKER = r"(?:saya|aku|kami|gue|gw)"
     _GAP = r"(?:\s+(?!bahwa\b)[\w-]+){0,3}?"
-    _MODIFIER = (r"(?:\s+(?!(?:bahwa|tetapi|tapi|namun|sedangkan|sementara|melainkan|karena|sebab|sehingga)\b)"
-                 r"[^\s.;!?]+){0,20}?")
+    _MODIFIER = (
+        r"(?:\s+(?!(?:bahwa|tetapi|tapi|namun|sedangkan|sementara|melainkan|karena|sebab|sehingga)\b)"
+        r"[^\s.;!?]+){0,20}?"
+    )
     _NOT = r"(?:tidak|tak|nggak|gak|enggak|kurang|belum)"
     _OPENING = r"^\W*(?:(?:maaf|mohon maaf|sayangnya)\W+)?"
-    _SOURCE = (r"(?:dokumen|konteks|sumber|teks|bacaan|artikel|referensi|rujukan|materi|paragraf|passage|pasase"
-               r"|naskah|tulisan|kutipan|informasi|keterangan|data)")
-    _SOURCE_DOCUMENT = (r"(?:dokumen|konteks|sumber|teks|bacaan|artikel|referensi|rujukan|materi|paragraf|passage"
-                        r"|pasase|naskah|tulisan|kutipan|informasi yang)")
+    _SOURCE = (
+        r"(?:dokumen|konteks|sumber|teks|bacaan|artikel|referensi|rujukan|materi|paragraf|passage|pasase"
+        r"|naskah|tulisan|kutipan|informasi|keterangan|data)"
+    )
+    _SOURCE_DOCUMENT = (
+        r"(?:dokumen|konteks|sumber|teks|bacaan|artikel|referensi|rujukan|materi|paragraf|passage"
+        r"|pasase|naskah|tulisan|kutipan|informasi yang)"
+    )
     _INFORMATION = r"(?:informasi|info|keterangan|data|jawaban|penjelasan|rincian|detail|fakta)"
-    _SHOWN = (r"(?:(?:dapat|bisa|mampu)\s+)?(?:(?:saya|kami|aku)\s+)?(?:temukan|tersedia|ditemukan|disebutkan|terdapat"
-              r"|dijelaskan|tercantum|diketahui|dimuat|diberikan|disajikan|dicantumkan|diungkapkan|dinyatakan"
-              r"|disampaikan|ditampilkan|disinggung|diuraikan|dibahas)")
+    _SHOWN = (
+        r"(?:(?:dapat|bisa|mampu)\s+)?(?:(?:saya|kami|aku)\s+)?(?:temukan|tersedia|ditemukan|disebutkan|terdapat"
+        r"|dijelaskan|tercantum|diketahui|dimuat|diberikan|disajikan|dicantumkan|diungkapkan|dinyatakan"
+        r"|disampaikan|ditampilkan|disinggung|diuraikan|dibahas)"
+    )
     _THERE = r"(?:ada|terdapat|ditemukan|tersedia|dijumpai|disebutkan|dijelaskan|diberikan)\s+(?:satu pun\s+)?"
     _IN_SOURCE = rf"(?:\s+[\w-]+){{0,2}}?\s+(?:dalam|di|pada|dari|oleh)\s+(?:[\w-]+\s+)?{_SOURCE_DOCUMENT}"
 
     return (
         # the speaker does not know, is not sure, has no information, found nothing
-        (rf"\b{_SPEAKER}\b{_GAP}\s+{_NOT}\s+(?:tahu|yakin|pasti|paham|mengetahui|menemukan|memiliki|punya"
-         r"|mempunyai|mendapatkan|memperoleh)\b"),
+        (
+            rf"\b{_SPEAKER}\b{_GAP}\s+{_NOT}\s+(?:tahu|yakin|pasti|paham|mengetahui|menemukan|memiliki|punya"
+            r"|mempunyai|mendapatkan|memperoleh)\b"
+        ),
         # the speaker cannot answer
-        (rf"\b{_SPEAKER}\b{_GAP}\s+{_NOT}\s+(?:dapat|bisa|mampu|sanggup)\s+(?:\w+\s+)?(?:menjawab|menemukan"
-         r"|memastikan|memberikan|menentukan|mengetahui|menjelaskan|memberi\s?tahu(?:kan)?|mendapatkan|memperoleh)\b"),
+        (
+            rf"\b{_SPEAKER}\b{_GAP}\s+{_NOT}\s+(?:dapat|bisa|mampu|sanggup)\s+(?:\w+\s+)?(?:menjawab|menemukan"
+            r"|memastikan|memberikan|menentukan|mengetahui|menjelaskan|memberi\s?tahu(?:kan)?|mendapatkan|memperoleh)\b"
+        ),
         # a sentence that opens with the refusal: "Tidak tahu.", "Maaf, tidak dapat menemukan jawabannya."
         rf"{_OPENING}{_NOT}\s+(?:tahu|yakin|(?:dapat|bisa|mampu)\s+(?:menjawab|menemukan|memastikan))\b",
         rf"{_OPENING}entah(?:lah)?\b",
         # the source does not say, or has nothing
-        (rf"\b{_SOURCE}(?:nya)?\b(?:\s+(?!bahwa\b)[\w-]+){{0,6}}?\s+(?:tidak|tak|belum)\s+(?:menyebutkan|memuat"
-         r"|berisi|mengandung|menjelaskan|menyediakan|mencantumkan|membahas|menyinggung|mencakup|menyatakan|menyebut"
-         r"|mengatakan|bilang|(?:memberikan|memiliki|mempunyai|punya|menawarkan)\s+(?:\w+\s+)?"
-         rf"{_INFORMATION}(?:nya)?|(?:cukup|memadai) untuk menjawab"
-         r"|(?:relevan|berkaitan|berhubungan) dengan pertanyaan)\b"),
+        (
+            rf"\b{_SOURCE}(?:nya)?\b(?:\s+(?!bahwa\b)[\w-]+){{0,6}}?\s+(?:tidak|tak|belum)\s+(?:menyebutkan|memuat"
+            r"|berisi|mengandung|menjelaskan|menyediakan|mencantumkan|membahas|menyinggung|mencakup|menyatakan|menyebut"
+            r"|mengatakan|bilang|(?:memberikan|memiliki|mempunyai|punya|menawarkan)\s+(?:\w+\s+)?"
+            rf"{_INFORMATION}(?:nya)?|(?:cukup|memadai) untuk menjawab"
+            r"|(?:relevan|berkaitan|berhubungan) dengan pertanyaan)\b"
+        ),
         # the information is not there, is not said, is not (any passive verb) in the source, is not there at all
-        (rf"\b{_INFORMATION}(?:nya)?\b{_MODIFIER}\s+(?:tidak|tak|belum)\s+(?:{_SHOWN}\b"
-         rf"|(?:ada|di\w+|ter\w+){_IN_SOURCE}|ada\s*(?:[.,;!]|$))"),
+        (
+            rf"\b{_INFORMATION}(?:nya)?\b{_MODIFIER}\s+(?:tidak|tak|belum)\s+(?:{_SHOWN}\b"
+            rf"|(?:ada|di\w+|ter\w+){_IN_SOURCE}|ada\s*(?:[.,;!]|$))"
+        ),
         # not mentioned in the source
-        (r"\b(?:tidak|tak|belum)\s+(?:disebutkan|dijelaskan|tercantum|dibahas|terdapat|ditemukan|tersedia|dimuat"
-         rf"|diketahui|disinggung)\b(?:\s+[\w-]+){{0,3}}?\s+(?:dalam|di|pada|dari|oleh|berdasarkan)\s+(?:\w+\s+)?"
-         rf"{_SOURCE_DOCUMENT}"),
+        (
+            r"\b(?:tidak|tak|belum)\s+(?:disebutkan|dijelaskan|tercantum|dibahas|terdapat|ditemukan|tersedia|dimuat"
+            rf"|diketahui|disinggung)\b(?:\s+[\w-]+){{0,3}}?\s+(?:dalam|di|pada|dari|oleh|berdasarkan)\s+(?:\w+\s+)?"
+            rf"{_SOURCE_DOCUMENT}"
+        ),
         # the matter is not explained, or lies outside the source
         r"\bhal (?:itu|tersebut|ini)\s+(?:tidak|tak|belum)\s+(?:dijelaskan|disebutkan|diketahui|tercantum|dibahas)\b",
         rf"\bdi luar (?:cakupan|lingkup|isi|konteks|bahasan|pembahasan|jangkauan) (?:\w+\s+)?{_SOURCE_DOCUMENT}",
         # there is no information, none about the matter, none in the source
-        (rf"\b(?:tidak|tak|nggak|gak|belum)\s+{_THERE}(?:informasi|info|keterangan|penjelasan|rincian|jawaban"
-         r"|detail)(?:nya)?\b"),
+        (
+            rf"\b(?:tidak|tak|nggak|gak|belum)\s+{_THERE}(?:informasi|info|keterangan|penjelasan|rincian|jawaban"
+            r"|detail)(?:nya)?\b"
+        ),
         rf"\b(?:tidak|tak|belum)\s+{_THERE}(?:data|fakta)\s+(?:mengenai|tentang|terkait|soal|seputar|untuk)\b",
-        (rf"\b(?:tidak|tak|belum)\s+{_THERE}{_INFORMATION}(?:nya)?\b{_MODIFIER}\s+(?:dalam|di|pada)\s+(?:[\w-]+\s+)?"
-         rf"{_SOURCE_DOCUMENT}"),
+        (
+            rf"\b(?:tidak|tak|belum)\s+{_THERE}{_INFORMATION}(?:nya)?\b{_MODIFIER}\s+(?:dalam|di|pada)\s+(?:[\w-]+\s+)?"
+            rf"{_SOURCE_DOCUMENT}"
+        ),
         # the question cannot be answered
         r"\b(?:tidak|tak|belum)\s+(?:dapat|bisa|mampu)\s+(?:saya\s+)?(?:dijawab|jawab)\b",
     )
@@ -141,8 +163,13 @@ ID_2_PATTERNS = _id_2_patterns()
 def balanced(predicted: Sequence[bool], actual: Sequence[bool]) -> dict[str, float]:
     p, a = np.asarray(predicted, bool), np.asarray(actual, bool)
     tpr, tnr = float(p[a].mean()), float((~p[~a]).mean())
-    return {"balanced_accuracy": (tpr + tnr) / 2, "true_positive_rate": tpr, "true_negative_rate": tnr,
-            "positives": int(a.sum()), "negatives": int((~a).sum())}
+    return {
+        "balanced_accuracy": (tpr + tnr) / 2,
+        "true_positive_rate": tpr,
+        "true_negative_rate": tnr,
+        "positives": int(a.sum()),
+        "negatives": int((~a).sum()),
+    }
 
 
 def answers_of(split: str, refusals: list[str]) -> list[tuple[str, str, bool]]:
@@ -171,8 +198,9 @@ def idk_detection() -> dict[str, Any]:
         "id-2": lambda a: idk_eval_from_detector(a, IdkDetector(patterns=ID_2_PATTERNS), ID) == 1,
         "id-1 before issue 45": lambda a: idk_eval_from_detector(a, IdkDetector(patterns=ID_1_PATTERNS), ID) == 1,
         "en (English patterns)": lambda a: idk_eval_from_detector(a, IdkDetector(), ENGLISH) == 1,
-        "previous (idk-en-id-1, both)": lambda a: idk_eval_from_detector(
-            a, IdkDetector(patterns=ENGLISH.idk_patterns + PREVIOUS_ID_PATTERNS)) == 1,
+        "previous (idk-en-id-1, both)": lambda a: (
+            idk_eval_from_detector(a, IdkDetector(patterns=ENGLISH.idk_patterns + PREVIOUS_ID_PATTERNS)) == 1
+        ),
     }
     for split, listed in (("valid", "choose"), ("test", "report")):
         answers = answers_of(split, refusal_lists()[listed])
@@ -191,28 +219,41 @@ def refusal_grammar() -> dict[str, Any]:
     """Misses on the grammar's parts (the held-out one also split into held-out words in the chosen forms and the
     held-out forms), flags on the negation set's, and the seconds to match IDK-MRC's test paragraphs, for the
     patterns now (``id-3``), as ``id-2`` and before issue 45 (``id-1``); misses by form."""
-    made = {"choose": grammar.refusals("choose", grammar.topics(idk_mrc("valid"))),
-            "held_out": grammar.refusals("held_out", grammar.topics(idk_mrc("test")))}
+    made = {
+        "choose": grammar.refusals("choose", grammar.topics(idk_mrc("valid"))),
+        "held_out": grammar.refusals("held_out", grammar.topics(idk_mrc("test"))),
+    }
     held_forms = {name for index, name in enumerate(grammar.FORMS) if index % 3 == 2}
     made["held_out: held-out words in chosen forms"] = [s for s in made["held_out"] if s.form not in held_forms]
     made["held_out: held-out forms"] = [s for s in made["held_out"] if s.form in held_forms]
     negating = {part: grammar.load_negation_sentences(INDONESIAN, part) for part in ("choose", "report")}
     paragraphs = [p["context"] for p in json.loads((INDONESIAN / "idk_mrc" / "test.json").read_text("utf-8"))]
     out: dict[str, Any] = {}
-    for name, detector in (("now (id-3)", IdkDetector()), ("id-2", IdkDetector(patterns=ID_2_PATTERNS)),
-                           ("id-1 before issue 45", IdkDetector(patterns=ID_1_PATTERNS))):
+    for name, detector in (
+        ("now (id-3)", IdkDetector()),
+        ("id-2", IdkDetector(patterns=ID_2_PATTERNS)),
+        ("id-1 before issue 45", IdkDetector(patterns=ID_1_PATTERNS)),
+    ):
         figures: dict[str, Any] = {}
         for part, sentences in made.items():
             missed = [s for s in sentences if not detector.is_idk(s.text, ID)]
-            figures[f"grammar {part}"] = {"sentences": len(sentences), "missed": len(missed),
-                                          "miss_rate": len(missed) / len(sentences),
-                                          "missed_by_form": dict(Counter(s.form for s in missed))}
+            figures[f"grammar {part}"] = {
+                "sentences": len(sentences),
+                "missed": len(missed),
+                "miss_rate": len(missed) / len(sentences),
+                "missed_by_form": dict(Counter(s.form for s in missed)),
+            }
         for part, texts in negating.items():
             flagged = [text for text in texts if detector.is_idk(text, ID)]
-            figures[f"negation {part}"] = {"sentences": len(texts), "flagged": len(flagged),
-                                           "flag_rate": len(flagged) / len(texts), "flagged_sentences": flagged}
+            figures[f"negation {part}"] = {
+                "sentences": len(texts),
+                "flagged": len(flagged),
+                "flag_rate": len(flagged) / len(texts),
+                "flagged_sentences": flagged,
+            }
         figures["seconds on idk_mrc test paragraphs (best of 5)"] = min(
-            matching_seconds(detector, paragraphs) for _ in range(5))
+            matching_seconds(detector, paragraphs) for _ in range(5)
+        )
         figures["paragraphs, characters"] = [len(paragraphs), sum(map(len, paragraphs))]
         out[name] = figures
     return out
@@ -227,8 +268,10 @@ def matching_seconds(detector: IdkDetector, texts: list[str]) -> float:
 
 def sentences() -> dict[str, Any]:
     cases = [json.loads(line) for line in (TEXTS / "id_sentences.jsonl").open(encoding="utf-8")]
-    return {name: sum(split_sentences(c["text"], language) == c["sentences"] for c in cases) / len(cases)
-            for name, language in (("nupunkt as it is", None), ("with the Indonesian abbreviations", ID))}
+    return {
+        name: sum(split_sentences(c["text"], language) == c["sentences"] for c in cases) / len(cases)
+        for name, language in (("nupunkt as it is", None), ("with the Indonesian abbreviations", ID))
+    }
 
 
 def evidence_score(claim: str, chunk: str, language: Any) -> float:
@@ -243,8 +286,11 @@ def negation_variants() -> dict[str, Any]:
     as a scope word (the frozen choice)."""
     negations = {"tidak", "tak", "bukan", "belum", "tanpa"}
     plain = dataclasses.replace(ID, scope_words=ID.scope_words - negations)
-    return {"negation a function word": dataclasses.replace(plain, function_words=plain.function_words | negations),
-            "negation a content word": plain, "negation a scope word (frozen)": ID}
+    return {
+        "negation a function word": dataclasses.replace(plain, function_words=plain.function_words | negations),
+        "negation a content word": plain,
+        "negation a scope word (frozen)": ID,
+    }
 
 
 def evidence() -> dict[str, Any]:
@@ -260,9 +306,11 @@ def evidence() -> dict[str, Any]:
         for name, language in languages.items():
             verdicts = np.array([supports([r["premise"]], r["hypothesis"], language=language) for r in rows], float)
             graded = np.array([evidence_score(r["hypothesis"], r["premise"], language) for r in rows])
-            out[f"{split}/{name}"] = {"auroc_verdict": auroc(verdicts, entailed),
-                                      "auroc_graded": auroc(graded, entailed),
-                                      "supported_share": float(verdicts.mean())}
+            out[f"{split}/{name}"] = {
+                "auroc_verdict": auroc(verdicts, entailed),
+                "auroc_graded": auroc(graded, entailed),
+                "supported_share": float(verdicts.mean()),
+            }
     return out
 
 
@@ -270,13 +318,40 @@ def calibrate_on_val(pairs: list[dict[str, Any]]) -> dict[str, Any]:
     """``ragmeter calibrate-tau`` on IndoNLI's val pairs with the multilingual embedder."""
     with tempfile.TemporaryDirectory() as folder:
         labelled = Path(folder) / "indonli-val.jsonl"
-        labelled.write_text("".join(json.dumps({"sentence": r["hypothesis"], "chunk": r["premise"],
-                                                "label": int(r["label"] == "e"),
-                                                "conversation_id": r["premise_id"]}, ensure_ascii=False) + "\n"
-                                    for r in pairs), encoding="utf-8")
-        done = subprocess.run([sys.executable, "-m", "ragmeter.cli", "calibrate-tau", str(labelled), "--language", "id",
-                               "--format", "json", "--n-resamples", "200"],
-                              capture_output=True, text=True, check=True)
+        labelled.write_text(
+            "".join(
+                json.dumps(
+                    {
+                        "sentence": r["hypothesis"],
+                        "chunk": r["premise"],
+                        "label": int(r["label"] == "e"),
+                        "conversation_id": r["premise_id"],
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+                for r in pairs
+            ),
+            encoding="utf-8",
+        )
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ragmeter.cli",
+                "calibrate-tau",
+                str(labelled),
+                "--language",
+                "id",
+                "--format",
+                "json",
+                "--n-resamples",
+                "200",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     result = json.loads(done.stdout)
     return {key: result[key] for key in ("embedder", "n", "auroc", "auroc_interval", "best_balanced_accuracy")}
 
@@ -288,8 +363,10 @@ def cosines(embedder: Any, rows: list[dict[str, Any]]) -> np.ndarray:
 
 
 def overlap_cosine() -> dict[str, Any]:
-    out: dict[str, Any] = {"calibrate-tau on val (multilingual)": calibrate_on_val(indonli("val")),
-                           "tau_sim frozen": TAU_SIM}
+    out: dict[str, Any] = {
+        "calibrate-tau on val (multilingual)": calibrate_on_val(indonli("val")),
+        "tau_sim frozen": TAU_SIM,
+    }
     test = indonli("test_lay")
     entailed = np.array([row["label"] == "e" for row in test])
     for backend, tau in (("onnx", 0.65), ("multilingual", TAU_SIM)):
@@ -297,9 +374,13 @@ def overlap_cosine() -> dict[str, Any]:
         start = time.perf_counter()
         values = cosines(embedder, test)
         seconds = time.perf_counter() - start
-        out[f"test_lay/{backend}"] = {"model": embedder.model_id, "auroc": auroc(values, entailed.astype(int)),
-                                      "tau_sim": tau, **balanced(values >= tau, entailed),
-                                      "texts_per_second": 2 * len(test) / seconds}
+        out[f"test_lay/{backend}"] = {
+            "model": embedder.model_id,
+            "auroc": auroc(values, entailed.astype(int)),
+            "tau_sim": tau,
+            **balanced(values >= tau, entailed),
+            "texts_per_second": 2 * len(test) / seconds,
+        }
     return out
 
 
@@ -316,12 +397,19 @@ def lexical() -> dict[str, Any]:
     out: dict[str, Any] = {"two references": len(two), "references with a hyphen or Rp": len(variants)}
     for name, extended in (("squad", False), ("extended", True)):
         out[name] = {
-            "em one reference against the other": float(np.mean(
-                [exact_match(q["answers"][0]["text"], [q["answers"][1]["text"]], extended=extended) for q in two])),
-            "f1 one reference against the other": float(np.mean(
-                [token_f1(q["answers"][0]["text"], [q["answers"][1]["text"]], extended=extended) for q in two])),
-            "em reference against its respelling": float(np.mean(
-                [exact_match(v, [s], extended=extended) for s, v in variants])) if variants else None,
+            "em one reference against the other": float(
+                np.mean(
+                    [exact_match(q["answers"][0]["text"], [q["answers"][1]["text"]], extended=extended) for q in two]
+                )
+            ),
+            "f1 one reference against the other": float(
+                np.mean([token_f1(q["answers"][0]["text"], [q["answers"][1]["text"]], extended=extended) for q in two])
+            ),
+            "em reference against its respelling": float(
+                np.mean([exact_match(v, [s], extended=extended) for s, v in variants])
+            )
+            if variants
+            else None,
         }
     return out
 
@@ -330,10 +418,15 @@ def main() -> None:
     if not INDONESIAN.is_dir():
         sys.exit(f"no Indonesian data at {INDONESIAN}: this benchmark reads ../shared/data/indonesian/")
     started = time.perf_counter()
-    out = {"language detection": detection(), "idk detection": idk_detection(),
-           "idk patterns on the refusal grammar": refusal_grammar(), "sentences": sentences(),
-           "evidence check (IndoNLI)": evidence(), "lexical (IDK-MRC references)": lexical(),
-           "overlap cosine (IndoNLI)": overlap_cosine()}
+    out = {
+        "language detection": detection(),
+        "idk detection": idk_detection(),
+        "idk patterns on the refusal grammar": refusal_grammar(),
+        "sentences": sentences(),
+        "evidence check (IndoNLI)": evidence(),
+        "lexical (IDK-MRC references)": lexical(),
+        "overlap cosine (IndoNLI)": overlap_cosine(),
+    }
     out["seconds"] = time.perf_counter() - started
     print(json.dumps(out, indent=2, ensure_ascii=False))
     write_result("indonesian", out)

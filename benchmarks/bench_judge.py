@@ -60,23 +60,34 @@ QUICK_DEMO = 2
 
 # --- 1. concurrency efficiency ---------------------------------------------------------------------------
 
+
 def _relevance_calls(n: int) -> list[Any]:
     from ragmeter.core.records import Record
     from ragmeter.judges import JudgeCall
     from ragmeter.judges.prompts import RELEVANCE, relevance_request
 
-    return [JudgeCall(RELEVANCE, relevance_request(Record(
-        id=f"r{i}", question=f"When does the museum of district {i} open on Sundays?",
-        answer=f"The museum of district {i} opens at {9 + i % 3}:00 on Sundays and closes at {16 + i % 2}:00.")))
-        for i in range(n)]
+    return [
+        JudgeCall(
+            RELEVANCE,
+            relevance_request(
+                Record(
+                    id=f"r{i}",
+                    question=f"When does the museum of district {i} open on Sundays?",
+                    answer=f"The museum of district {i} opens at {9 + i % 3}:00 on Sundays and closes at {16 + i % 2}:00.",
+                )
+            ),
+        )
+        for i in range(n)
+    ]
 
 
 def _timed_run(base_url: str, calls: list[Any]) -> tuple[float, float, list[Any]]:
     """Wall and process CPU seconds of one ``Judge.run`` (client built and closed outside the timer)."""
     from ragmeter.judges import Judge, OpenAIBackend
 
-    judge = Judge(OpenAIBackend(base_url=base_url, model="fake-judge", api_key_env=None), cache=None,
-                  concurrency=CONCURRENCY)
+    judge = Judge(
+        OpenAIBackend(base_url=base_url, model="fake-judge", api_key_env=None), cache=None, concurrency=CONCURRENCY
+    )
     try:
         cpu, start = time.process_time(), time.perf_counter()
         outcomes = judge.run(calls)
@@ -112,8 +123,9 @@ def concurrency(quick: bool) -> dict[str, Any]:
         raise RuntimeError(f"{failures} of {n} calls failed and the fake saw {requests} requests")
 
     # The same calls with the fake in a child process: the client's CPU time per call on its own.
-    child = subprocess.Popen([sys.executable, "-c", _CHILD_SERVER, str(LATENCY_S)],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD_SERVER, str(LATENCY_S)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert child.stdin is not None and child.stdout is not None
         url = child.stdout.readline().strip()
@@ -138,31 +150,45 @@ def concurrency(quick: bool) -> dict[str, Any]:
         "meets_goal": ratio <= GOAL_RATIO,
         "process_cpu_s": cpu,
         "process_cpu_ms_per_call": 1000 * cpu / n,
-        "child_server": {"wall_s": child_wall, "ratio": child_wall / ideal, "calls_per_s": n / child_wall,
-                         "client_cpu_s": client_cpu, "client_cpu_ms_per_call": 1000 * client_cpu / n,
-                         "server_cpu_s": server_cpu, "server_cpu_ms_per_call": 1000 * server_cpu / int(child_requests)},
+        "child_server": {
+            "wall_s": child_wall,
+            "ratio": child_wall / ideal,
+            "calls_per_s": n / child_wall,
+            "client_cpu_s": client_cpu,
+            "client_cpu_ms_per_call": 1000 * client_cpu / n,
+            "server_cpu_s": server_cpu,
+            "server_cpu_ms_per_call": 1000 * server_cpu / int(child_requests),
+        },
     }
-    print(f"[judge] concurrency: {n:,} calls at {CONCURRENCY} × {LATENCY_S:g} s: {wall:.2f} s (ideal {ideal:.2f} s, "
-          f"ratio {ratio:.3f}, goal ≤ {GOAL_RATIO:g}: {'met' if out['meets_goal'] else 'NOT met'}), "
-          f"{n / wall:.0f} calls/s, {out['process_cpu_ms_per_call']:.2f} ms CPU per call in one process; "
-          f"fake in a child process: {child_wall:.2f} s (ratio {child_wall / ideal:.3f}), client "
-          f"{out['child_server']['client_cpu_ms_per_call']:.2f} ms + server "
-          f"{out['child_server']['server_cpu_ms_per_call']:.2f} ms CPU per call")
+    print(
+        f"[judge] concurrency: {n:,} calls at {CONCURRENCY} × {LATENCY_S:g} s: {wall:.2f} s (ideal {ideal:.2f} s, "
+        f"ratio {ratio:.3f}, goal ≤ {GOAL_RATIO:g}: {'met' if out['meets_goal'] else 'NOT met'}), "
+        f"{n / wall:.0f} calls/s, {out['process_cpu_ms_per_call']:.2f} ms CPU per call in one process; "
+        f"fake in a child process: {child_wall:.2f} s (ratio {child_wall / ideal:.3f}), client "
+        f"{out['child_server']['client_cpu_ms_per_call']:.2f} ms + server "
+        f"{out['child_server']['server_cpu_ms_per_call']:.2f} ms CPU per call"
+    )
     return out
 
 
 # --- synthetic samples of a fixed token shape ------------------------------------------------------------
 
 CITY = "Wrenford"
-_PLACES = [("Aquatic Centre", "Mill Road"), ("Central Library", "Kestrel Street"),
-           ("Recycling Centre", "Ferry Lane"), ("Museum of Local History", "Abbey Square"),
-           ("Community Hall", "Orchard Way"), ("Sports Arena", "Canal Street"),
-           ("Botanic Garden", "Station Hill"), ("Youth Centre", "Baker's Row"),
-           ("Covered Market", "Market Place"), ("Health Clinic", "Linden Avenue")]
+_PLACES = [
+    ("Aquatic Centre", "Mill Road"),
+    ("Central Library", "Kestrel Street"),
+    ("Recycling Centre", "Ferry Lane"),
+    ("Museum of Local History", "Abbey Square"),
+    ("Community Hall", "Orchard Way"),
+    ("Sports Arena", "Canal Street"),
+    ("Botanic Garden", "Station Hill"),
+    ("Youth Centre", "Baker's Row"),
+    ("Covered Market", "Market Place"),
+    ("Health Clinic", "Linden Avenue"),
+]
 _DAYS = ["Monday to Friday", "Tuesday to Saturday", "Monday to Saturday", "Wednesday to Sunday"]
 _WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
-_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
-           "October", "November"]
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November"]
 
 
 def _facts(name: str, street: str, rng: random.Random) -> list[str]:
@@ -247,27 +273,42 @@ def synthetic_samples(n: int, tokens: _Tokenizer, seed: int = 0) -> tuple[list[A
         assert minutes is not None
         wrong = bus.replace(minutes.group(0), f"every {int(minutes.group(1)) + 5} minutes")
         made_up = f"The {name} also lends out free umbrellas at the front desk on rainy days."
-        answer_sentences = [in_chunks[k] for k in (0, 2, 4)] + [wrong, made_up] + [
-            s for s in in_chunks[6:] if s != bus]
+        answer_sentences = [in_chunks[k] for k in (0, 2, 4)] + [wrong, made_up] + [s for s in in_chunks[6:] if s != bus]
         answer = _fill(answer_sentences, ANSWER_TOKENS, tokens)
-        records.append(Record(
-            id=f"s{i}", question=f"When is the {CITY} {name} open, what does it cost, and how do I get there?",
-            answer=answer, references=(reference,),
-            contexts=tuple(Chunk(doc_id=f"s{i}-c{k + 1}", text=t) for k, t in enumerate(chunk_texts))))
-        lengths.append({"answer": tokens.count(answer), "reference": tokens.count(reference),
-                        "chunks": [tokens.count(t) for t in chunk_texts]})
+        records.append(
+            Record(
+                id=f"s{i}",
+                question=f"When is the {CITY} {name} open, what does it cost, and how do I get there?",
+                answer=answer,
+                references=(reference,),
+                contexts=tuple(Chunk(doc_id=f"s{i}-c{k + 1}", text=t) for k, t in enumerate(chunk_texts)),
+            )
+        )
+        lengths.append(
+            {
+                "answer": tokens.count(answer),
+                "reference": tokens.count(reference),
+                "chunks": [tokens.count(t) for t in chunk_texts],
+            }
+        )
     return records, lengths
 
 
 # --- 2. tokens per sample, 3. throughput (local judge) ---------------------------------------------------
+
 
 def _judge(server: Any, claims: str, reuse: str) -> Any:
     """The local judge's judge on ``server``; ``reuse``: ``states`` (the local judge's) or ``none``."""
     from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, OpenAIBackend
     from ragmeter.judges.backends.prefix_states import LocalBackend
 
-    options = {"base_url": server.base_url, "model": server.model_id, "api_key_env": None,
-               "timeout_s": LOCAL_TIMEOUT_S, "bounds": "schema"}
+    options = {
+        "base_url": server.base_url,
+        "model": server.model_id,
+        "api_key_env": None,
+        "timeout_s": LOCAL_TIMEOUT_S,
+        "bounds": "schema",
+    }
     if reuse == "states":
         backend = LocalBackend.at(**options)
     else:
@@ -289,18 +330,27 @@ def _evaluate(records: list[Any], server: Any, claims: str = "split", reuse: str
 
 def _failures(result: Any) -> list[dict[str, str]]:
     """Each failed call: item, prompt, reason and the start of the last reply."""
-    return [{"id": f["id"], "prompt": f["prompt"], "reason": f["reason"], "raw": (f["raw"] or "")[:300]}
-            for f in result.judging.failures]
+    return [
+        {"id": f["id"], "prompt": f["prompt"], "reason": f["reason"], "raw": (f["raw"] or "")[:300]}
+        for f in result.judging.failures
+    ]
 
 
 def _by_prompt(result: Any, n: int) -> dict[str, dict[str, float]]:
     assert result.judging is not None
-    return {name: {"calls": u.calls, "requests": u.requests, "retries": u.retries, "repairs": u.repairs,
-                   "failures": u.failures,
-                   "prompt_tokens_per_sample": u.prompt_tokens / n,
-                   "completion_tokens_per_sample": u.completion_tokens / n,
-                   "total_tokens_per_sample": (u.prompt_tokens + u.completion_tokens) / n}
-            for name, u in sorted(result.judging.usage.items())}
+    return {
+        name: {
+            "calls": u.calls,
+            "requests": u.requests,
+            "retries": u.retries,
+            "repairs": u.repairs,
+            "failures": u.failures,
+            "prompt_tokens_per_sample": u.prompt_tokens / n,
+            "completion_tokens_per_sample": u.completion_tokens / n,
+            "total_tokens_per_sample": (u.prompt_tokens + u.completion_tokens) / n,
+        }
+        for name, u in sorted(result.judging.usage.items())
+    }
 
 
 def _means(result: Any) -> dict[str, float | None]:
@@ -321,8 +371,12 @@ def tokens_per_sample(server: Any, quick: bool) -> dict[str, Any]:
     prompt, completion = totals["prompt_tokens"] / n, totals["completion_tokens"] / n
     out = {
         "samples": n,
-        "shape": {"answer": ANSWER_TOKENS, "reference": REFERENCE_TOKENS, "chunks": N_CHUNKS,
-                  "chunk_tokens": CHUNK_TOKENS},
+        "shape": {
+            "answer": ANSWER_TOKENS,
+            "reference": REFERENCE_TOKENS,
+            "chunks": N_CHUNKS,
+            "chunk_tokens": CHUNK_TOKENS,
+        },
         "measured_lengths": lengths,
         "input_tokens_per_sample": sum(l["answer"] + l["reference"] + sum(l["chunks"]) for l in lengths) / n,
         "by_prompt": _by_prompt(result, n),
@@ -339,12 +393,16 @@ def tokens_per_sample(server: Any, quick: bool) -> dict[str, Any]:
         "wall_s": wall,
         "means": _means(result),
     }
-    parts = ", ".join(f"{name} {p['prompt_tokens_per_sample']:.0f}+{p['completion_tokens_per_sample']:.0f}"
-                      for name, p in out["by_prompt"].items())
-    print(f"[judge] tokens: {n} sample(s), {out['input_tokens_per_sample']:.0f} input tokens each: {parts} "
-          f"→ {prompt + completion:,.0f} per sample (goal ≤ {GOAL_TOKENS:,}: "
-          f"{'met' if out['meets_goal'] else 'NOT met'}); {totals['repairs']} repairs, {totals['failures']} "
-          f"failures, {wall:.0f} s")
+    parts = ", ".join(
+        f"{name} {p['prompt_tokens_per_sample']:.0f}+{p['completion_tokens_per_sample']:.0f}"
+        for name, p in out["by_prompt"].items()
+    )
+    print(
+        f"[judge] tokens: {n} sample(s), {out['input_tokens_per_sample']:.0f} input tokens each: {parts} "
+        f"→ {prompt + completion:,.0f} per sample (goal ≤ {GOAL_TOKENS:,}: "
+        f"{'met' if out['meets_goal'] else 'NOT met'}); {totals['repairs']} repairs, {totals['failures']} "
+        f"failures, {wall:.0f} s"
+    )
     return out
 
 
@@ -376,10 +434,12 @@ def throughput(server: Any, quick: bool, claims: str, reuse: str = "states") -> 
         "judge_concurrency": server.parallel,
         "means": _means(result),
     }
-    print(f"[judge] throughput (claims={claims}, reuse={reuse}): {n} demo records in {wall:.1f} s → "
-          f"{out['items_per_min']:.2f} items/min, {out['s_per_item']:.1f} s/item, "
-          f"{out['calls_per_item']:.2f} calls/item ({out['requests_per_item']:.2f} requests), "
-          f"{totals['failures']} failures")
+    print(
+        f"[judge] throughput (claims={claims}, reuse={reuse}): {n} demo records in {wall:.1f} s → "
+        f"{out['items_per_min']:.2f} items/min, {out['s_per_item']:.1f} s/item, "
+        f"{out['calls_per_item']:.2f} calls/item ({out['requests_per_item']:.2f} requests), "
+        f"{totals['failures']} failures"
+    )
     return out
 
 
@@ -398,14 +458,21 @@ def local_judge(quick: bool) -> dict[str, Any]:
         server.stop()
         return {"skipped": f"the local judge did not start: {type(exc).__name__}: {exc}"}
     startup = time.perf_counter() - start
-    print(f"[judge] local server ({server.model_id}, {server.parallel} slots, {server.threads} threads) "
-          f"started in {startup:.1f} s")
+    print(
+        f"[judge] local server ({server.model_id}, {server.parallel} slots, {server.threads} threads) "
+        f"started in {startup:.1f} s"
+    )
     try:
-        return {"model": server.model_id, "threads": server.threads, "slots": server.parallel,
-                "startup_s": startup, "tokens": tokens_per_sample(server, quick),
-                "throughput": throughput(server, quick, "split"),
-                "throughput_whole": throughput(server, quick, "split", "none"),
-                "throughput_verify": throughput(server, quick, "verify")}
+        return {
+            "model": server.model_id,
+            "threads": server.threads,
+            "slots": server.parallel,
+            "startup_s": startup,
+            "tokens": tokens_per_sample(server, quick),
+            "throughput": throughput(server, quick, "split"),
+            "throughput_whole": throughput(server, quick, "split", "none"),
+            "throughput_verify": throughput(server, quick, "verify"),
+        }
     finally:
         server.stop()
 

@@ -52,8 +52,11 @@ def demo_calls(n_records: int) -> list[JudgeCall]:
     order a run plans them."""
     records = list(read_records(demo_path()))[:n_records]
     local = JudgeConfig(kind="local")  # the local judge's calls: claims split only, in its layout (issue 46: shared)
-    planner = Judge(OpenAIBackend(base_url="http://127.0.0.1:9/v1", model="planner", api_key_env=None),
-                    claims=local.claim_mode, layout=local.call_layout)
+    planner = Judge(
+        OpenAIBackend(base_url="http://127.0.0.1:9/v1", model="planner", api_key_env=None),
+        claims=local.claim_mode,
+        layout=local.call_layout,
+    )
     run = RunContext(Settings(), judge=planner)
     calls: dict[str, JudgeCall] = {}
     try:
@@ -70,8 +73,7 @@ def demo_calls(n_records: int) -> list[JudgeCall]:
 
 def replay(server: LocalServer, calls: list[JudgeCall], reuse: str) -> tuple[list[Any], dict]:
     """Every call's verdict (or failure) on ``server``, one at a time in the given order."""
-    options = {"base_url": server.base_url, "model": server.model_id, "api_key_env": None,
-               "timeout_s": LOCAL_TIMEOUT_S}
+    options = {"base_url": server.base_url, "model": server.model_id, "api_key_env": None, "timeout_s": LOCAL_TIMEOUT_S}
     if reuse == "states":
         backend: OpenAIBackend = LocalBackend.at(**options)
     else:
@@ -84,10 +86,15 @@ def replay(server: LocalServer, calls: list[JudgeCall], reuse: str) -> tuple[lis
         judge.close()
     seconds = time.perf_counter() - started
     usage = judge.usage
-    return ([o.verdict if o.verdict is not None else {"failure": o.failure} for o in outcomes],
-            {"seconds": round(seconds, 1), "calls_per_min": round(60 * len(calls) / seconds, 2),
-             "prompt_tokens": sum(u.prompt_tokens for u in usage.values()),
-             "completion_tokens": sum(u.completion_tokens for u in usage.values())})
+    return (
+        [o.verdict if o.verdict is not None else {"failure": o.failure} for o in outcomes],
+        {
+            "seconds": round(seconds, 1),
+            "calls_per_min": round(60 * len(calls) / seconds, 2),
+            "prompt_tokens": sum(u.prompt_tokens for u in usage.values()),
+            "completion_tokens": sum(u.completion_tokens for u in usage.values()),
+        },
+    )
 
 
 def started() -> LocalServer:
@@ -97,8 +104,11 @@ def started() -> LocalServer:
 
 
 def differing(first: list[Any], second: list[Any]) -> list[int]:
-    return [i for i, (a, b) in enumerate(zip(first, second, strict=True)) if json.dumps(a, sort_keys=True)
-            != json.dumps(b, sort_keys=True)]
+    return [
+        i
+        for i, (a, b) in enumerate(zip(first, second, strict=True))
+        if json.dumps(a, sort_keys=True) != json.dumps(b, sort_keys=True)
+    ]
 
 
 def main() -> None:
@@ -124,7 +134,7 @@ def main() -> None:
         server = started()
         try:
             first_order = [("order A", calls), ("order B", shuffled)]
-            for label, ordered in (first_order if name == "any" else first_order[::-1]):
+            for label, ordered in first_order if name == "any" else first_order[::-1]:
                 values, cost = replay(server, ordered, name)
                 key = f"{name}, {label}"
                 verdicts[key] = values if label == "order A" else unshuffled(values)
@@ -133,7 +143,7 @@ def main() -> None:
         finally:
             server.stop()
     fresh, fresh_reuse = [], "states" if "states" in args.reuse else args.reuse[0]
-    for call in calls[:args.fresh]:
+    for call in calls[: args.fresh]:
         server = started()
         try:
             values, _ = replay(server, [call], fresh_reuse)
@@ -141,18 +151,31 @@ def main() -> None:
         finally:
             server.stop()
     names = list(verdicts)
-    pairs = {f"{a} vs {b}": differing(verdicts[a], verdicts[b]) for i, a in enumerate(names) for b in names[i + 1:]}
-    against_fresh = {name: differing(values[:args.fresh], fresh) for name, values in verdicts.items()}
+    pairs = {f"{a} vs {b}": differing(verdicts[a], verdicts[b]) for i, a in enumerate(names) for b in names[i + 1 :]}
+    against_fresh = {name: differing(values[: args.fresh], fresh) for name, values in verdicts.items()}
     for pair, where in pairs.items():
         print(f"{pair}: {len(where)} of {len(calls)} verdicts differ {where}")
     for name, where in against_fresh.items():
         print(f"{name} vs fresh servers: {len(where)} of {args.fresh} differ {where}")
-    out = {"records": args.records, "reuse": args.reuse, "fresh_reuse": fresh_reuse, "calls": len(calls), "prompts": [c.prompt.name for c in calls],
-           "fresh_calls": args.fresh, "costs": costs, "differ": pairs, "differ_from_fresh": against_fresh,
-           "verdicts": verdicts, "fresh": fresh}
+    out = {
+        "records": args.records,
+        "reuse": args.reuse,
+        "fresh_reuse": fresh_reuse,
+        "calls": len(calls),
+        "prompts": [c.prompt.name for c in calls],
+        "fresh_calls": args.fresh,
+        "costs": costs,
+        "differ": pairs,
+        "differ_from_fresh": against_fresh,
+        "verdicts": verdicts,
+        "fresh": fresh,
+    }
     layout = JudgeConfig(kind="local").call_layout
-    name = ("judge_determinism" + ("" if set(args.reuse) == set(REUSE) else "-" + "-".join(args.reuse))
-            + ("" if layout == "calls" else f"-{layout}"))
+    name = (
+        "judge_determinism"
+        + ("" if set(args.reuse) == set(REUSE) else "-" + "-".join(args.reuse))
+        + ("" if layout == "calls" else f"-{layout}")
+    )
     print(f"written: {write_result(name, out)}")
 
 

@@ -66,8 +66,9 @@ def cached_records(records: list[Record], args: argparse.Namespace) -> list[Reco
         run = RunContext(Settings(), judge=judge)
         for record in records:
             calls = [JudgeCall(IDK, idk_request(record)), claims_call(record, run)]
-            if judge.cache is not None and all(judge.cache.get(judge.key(call)) is not None
-                                               for call in calls if call is not None):
+            if judge.cache is not None and all(
+                judge.cache.get(judge.key(call)) is not None for call in calls if call is not None
+            ):
                 out.append(record)
     return out
 
@@ -93,9 +94,13 @@ def main() -> None:
     expected = _common.mtrag_rows("human_eval_expected.jsonl")
     keys = [(r.id, str(r.model_id)) for r in records]
     human = np.array([_common.human_means(ratings[k]["faithfulness"]) for k in keys])
-    released = np.array([_common.released_idk(str(r.answerability.value if r.answerability else ""),
-                                      expected[k]["conditional_idk"]) for r, k in zip(records, keys, strict=True)],
-                        dtype=float)
+    released = np.array(
+        [
+            _common.released_idk(str(r.answerability.value if r.answerability else ""), expected[k]["conditional_idk"])
+            for r, k in zip(records, keys, strict=True)
+        ],
+        dtype=float,
+    )
     collections = [_folds.collection_of(r) for r in records]
     conversations = [str(r.conversation_id) for r in records]
     by_check = {"on": scores(records, args, refusal_check=True), "off": scores(records, args, refusal_check=False)}
@@ -103,43 +108,67 @@ def main() -> None:
 
     def fixed(name: str) -> dict[str, Any]:
         defined = ~np.isnan(registered[name])
-        report = _folds.held_out(["registered"], lambda _: registered[name][defined], human[defined],
-                          [c for c, d in zip(collections, defined, strict=True) if d],
-                          [c for c, d in zip(conversations, defined, strict=True) if d], _folds.spearman)
-        return {"n": int(defined.sum()), "in_sample": report["in_sample"],
-                "cross_collection": report["cross_collection"]}
+        report = _folds.held_out(
+            ["registered"],
+            lambda _: registered[name][defined],
+            human[defined],
+            [c for c, d in zip(collections, defined, strict=True) if d],
+            [c for c, d in zip(conversations, defined, strict=True) if d],
+            _folds.spearman,
+        )
+        return {
+            "n": int(defined.sum()),
+            "in_sample": report["in_sample"],
+            "cross_collection": report["cross_collection"],
+        }
 
     agreement = {name: fixed(name) for name in METRICS if name != "idk_judge"}
     declines = {check: (values["idk_judge"] == 1.0).astype(float) for check, values in by_check.items()}
     checks = ["on", "off"]
     refusal = {
         "RL_F_idk vs human faithfulness (Spearman)": _folds.held_out(
-            checks, lambda c: by_check[c]["RL_F_idk"], human, collections, conversations, _folds.spearman),
+            checks, lambda c: by_check[c]["RL_F_idk"], human, collections, conversations, _folds.spearman
+        ),
         "idk_judge vs released IDK verdicts (Cohen's kappa)": _folds.held_out(
-            checks, lambda c: declines[c], released, collections, conversations, kappa),
+            checks, lambda c: declines[c], released, collections, conversations, kappa
+        ),
         "idk_judge vs released IDK verdicts (accuracy)": _folds.held_out(
-            checks, lambda c: declines[c], released, collections, conversations, accuracy),
-        "declines": {check: int(d.sum()) for check, d in declines.items()}, "released_declines": int(released.sum())}
+            checks, lambda c: declines[c], released, collections, conversations, accuracy
+        ),
+        "declines": {check: int(d.sum()) for check, d in declines.items()},
+        "released_declines": int(released.sum()),
+    }
 
     with planning_judge(_common.judge_config(args)) as judge:
         identity, claims = judge.identity, judge.claims
-    out = {"judge": identity, "claims": claims, "records": len(records), "of": len(every),
-           "collections": {c: collections.count(c) for c in sorted(set(collections))},
-           "conversations": len(set(conversations)), "agreement_with_human_faithfulness": agreement,
-           "refusal_check": refusal}
+    out = {
+        "judge": identity,
+        "claims": claims,
+        "records": len(records),
+        "of": len(every),
+        "collections": {c: collections.count(c) for c in sorted(set(collections))},
+        "conversations": len(set(conversations)),
+        "agreement_with_human_faithfulness": agreement,
+        "refusal_check": refusal,
+    }
     for name, figures in agreement.items():
         cross, inside = figures["cross_collection"], figures["in_sample"]
         folds = ", ".join(f"{c} {fold['value']:.2f}" for c, fold in cross["folds"].items())
-        print(f"{name:24s} n {figures['n']:3d}  cross-collection {cross['mean']:5.2f} {cross['interval']} ({folds}); "
-              f"in sample = LOCO {inside['value']:5.2f} {inside['interval']}")
+        print(
+            f"{name:24s} n {figures['n']:3d}  cross-collection {cross['mean']:5.2f} {cross['interval']} ({folds}); "
+            f"in sample = LOCO {inside['value']:5.2f} {inside['interval']}"
+        )
     for name, report in refusal.items():
         if isinstance(report, dict) and "in_sample" in report:
-            folds = ", ".join(f"{c}: {fold['chosen']} {fold['value']}"
-                              for c, fold in report["cross_collection"]["folds"].items())
+            folds = ", ".join(
+                f"{c}: {fold['chosen']} {fold['value']}" for c, fold in report["cross_collection"]["folds"].items()
+            )
             loco = report["leave_one_conversation_out"]
-            print(f"refusal check, {name}: in sample {report['in_sample']['chosen']} {report['in_sample']['value']}; "
-                  f"cross-collection {report['cross_collection']['mean']} ({folds}); "
-                  f"LOCO {loco['value']} {loco['chosen']}")
+            print(
+                f"refusal check, {name}: in sample {report['in_sample']['chosen']} {report['in_sample']['value']}; "
+                f"cross-collection {report['cross_collection']['mean']} ({folds}); "
+                f"LOCO {loco['value']} {loco['chosen']}"
+            )
     print(f"written: {_common.write_result(f'judge_heldout-{args.judge}', out, indent=1)}")
 
 

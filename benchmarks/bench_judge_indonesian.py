@@ -44,20 +44,32 @@ from ragmeter.stats.correlation import auroc
 from ragmeter.text import LANGUAGES, detect_language
 
 #: The notes the claim requests of Indonesian records were chosen from, on IndoNLI's val pairs (``--choose``).
-NOTES = {"no note": "",
-         "a note in English": ("The TEXT is in Indonesian: write every claim in Indonesian, in the TEXT's own words, "
-                               "and translate nothing."),
-         "a note in Indonesian": ("Teks ini berbahasa Indonesia: tulis setiap klaim dalam bahasa Indonesia dengan "
-                                  "kata-kata teks itu sendiri, tanpa menerjemahkan.")}
+NOTES = {
+    "no note": "",
+    "a note in English": (
+        "The TEXT is in Indonesian: write every claim in Indonesian, in the TEXT's own words, and translate nothing."
+    ),
+    "a note in Indonesian": (
+        "Teks ini berbahasa Indonesia: tulis setiap klaim dalam bahasa Indonesia dengan "
+        "kata-kata teks itu sendiri, tanpa menerjemahkan."
+    ),
+}
 
 
 def nli_records(n: int, seed: int, split: str = "test_lay") -> list[dict[str, Any]]:
     rows = indonli(split)
     rng = random.Random(seed)
     chosen = [row for label in "enc" for row in rng.sample([r for r in rows if r["label"] == label], n // 3)]
-    return [{"id": f"nli-{row['pair_id']}", "question": "Apa yang dikatakan teks ini?", "answer": row["hypothesis"],
-             "contexts": [{"doc_id": "p", "text": row["premise"]}], "labels": {"entailed": int(row["label"] == "e")}}
-            for row in chosen]
+    return [
+        {
+            "id": f"nli-{row['pair_id']}",
+            "question": "Apa yang dikatakan teks ini?",
+            "answer": row["hypothesis"],
+            "contexts": [{"doc_id": "p", "text": row["premise"]}],
+            "labels": {"entailed": int(row["label"] == "e")},
+        }
+        for row in chosen
+    ]
 
 
 def idk_records(n: int, seed: int) -> list[dict[str, Any]]:
@@ -66,10 +78,25 @@ def idk_records(n: int, seed: int) -> list[dict[str, Any]]:
     refusals = refusal_lists()["report"]
     unanswerable = rng.sample([q for q in questions if q["is_impossible"]], n)
     answerable = rng.sample([q for q in questions if not q["is_impossible"]], n)
-    return ([{"id": q["id"], "question": q["question"], "answer": refusals[i % len(refusals)],
-              "answerability": "UNANSWERABLE", "labels": {"declines": 1}} for i, q in enumerate(unanswerable)]
-            + [{"id": q["id"], "question": q["question"], "answer": q["answers"][0]["text"],
-                "answerability": "ANSWERABLE", "labels": {"declines": 0}} for q in answerable])
+    return [
+        {
+            "id": q["id"],
+            "question": q["question"],
+            "answer": refusals[i % len(refusals)],
+            "answerability": "UNANSWERABLE",
+            "labels": {"declines": 1},
+        }
+        for i, q in enumerate(unanswerable)
+    ] + [
+        {
+            "id": q["id"],
+            "question": q["question"],
+            "answer": q["answers"][0]["text"],
+            "answerability": "ANSWERABLE",
+            "labels": {"declines": 0},
+        }
+        for q in answerable
+    ]
 
 
 def claims_languages(judge: Any, records: list[dict[str, Any]], language: Any) -> dict[str, int]:
@@ -82,12 +109,17 @@ def claims_languages(judge: Any, records: list[dict[str, Any]], language: Any) -
 
 def faithfulness(judge: Any, records: list[dict[str, Any]], language: str) -> dict[str, Any]:
     entailed = np.array([r["labels"]["entailed"] for r in records])
-    values = evaluate(records, metrics=["judge_faithfulness"], judge=judge,
-                      settings=Settings(language=language)).scores["judge_faithfulness"]
+    values = evaluate(
+        records, metrics=["judge_faithfulness"], judge=judge, settings=Settings(language=language)
+    ).scores["judge_faithfulness"]
     defined = ~np.isnan(values)
-    return {"n": len(records), "undefined": int((~defined).sum()), "auroc": auroc(values[defined], entailed[defined]),
-            "mean entailed": float(np.nanmean(values[entailed == 1])),
-            "mean not entailed": float(np.nanmean(values[entailed == 0]))}
+    return {
+        "n": len(records),
+        "undefined": int((~defined).sum()),
+        "auroc": auroc(values[defined], entailed[defined]),
+        "mean entailed": float(np.nanmean(values[entailed == 1])),
+        "mean not entailed": float(np.nanmean(values[entailed == 0])),
+    }
 
 
 def choose_note(judge: Any, records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -97,8 +129,10 @@ def choose_note(judge: Any, records: list[dict[str, Any]]) -> dict[str, Any]:
     try:
         for name, note in NOTES.items():
             LANGUAGES["id"] = dataclasses.replace(frozen, claims_note=note)
-            out[name] = {**faithfulness(judge, records, "id"),
-                         "claims by language": claims_languages(judge, records, LANGUAGES["id"])}
+            out[name] = {
+                **faithfulness(judge, records, "id"),
+                "claims by language": claims_languages(judge, records, LANGUAGES["id"]),
+            }
     finally:
         LANGUAGES["id"] = frozen
     return out
@@ -109,8 +143,9 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=30, help="IndoNLI pairs (a third of each label)")
     parser.add_argument("--questions", type=int, default=20, help="IDK-MRC questions of each kind")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--choose", action="store_true",
-                        help="first compare the claims notes (NOTES) on as many of IndoNLI's val pairs")
+    parser.add_argument(
+        "--choose", action="store_true", help="first compare the claims notes (NOTES) on as many of IndoNLI's val pairs"
+    )
     add_judge_arguments(parser)
     parser.set_defaults(cache=Path.home() / ".cache" / "ragmeter" / "indonesian.sqlite")
     args = parser.parse_args()
@@ -130,9 +165,13 @@ def main() -> None:
             result = evaluate(idk, metrics=["idk_judge"], judge=judge, settings=Settings(language=language))
             said = result.scores["idk_judge"] == 1.0
             tpr, tnr = float(said[truth].mean()), float((~said[~truth]).mean())
-            out[f"IDK-MRC test/{language}"] = {"n": len(idk), "balanced_accuracy": (tpr + tnr) / 2,
-                                               "refusals_declined": tpr, "answers_answered": tnr,
-                                               "undefined": int(np.isnan(result.scores["idk_judge"]).sum())}
+            out[f"IDK-MRC test/{language}"] = {
+                "n": len(idk),
+                "balanced_accuracy": (tpr + tnr) / 2,
+                "refusals_declined": tpr,
+                "answers_answered": tnr,
+                "undefined": int(np.isnan(result.scores["idk_judge"]).sum()),
+            }
     finally:
         judge.close()
     out["seconds"] = time.perf_counter() - started

@@ -67,10 +67,15 @@ def _timed_run(records: list[Any], judge: Any) -> dict[str, Any]:
         judge.close()
     assert result.judging is not None
     totals = result.judging.totals()
-    return {"wall_s": round(wall, 1), "items_per_min": round(60 * len(records) / wall, 2),
-            "requests": totals["requests"], "prompt_tokens": totals["prompt_tokens"],
-            "completion_tokens": totals["completion_tokens"], "failures": len(result.judging.failures),
-            "means": {m: round(float(np.nanmean(result.scores[m])), 3) for m in result.metrics}}
+    return {
+        "wall_s": round(wall, 1),
+        "items_per_min": round(60 * len(records) / wall, 2),
+        "requests": totals["requests"],
+        "prompt_tokens": totals["prompt_tokens"],
+        "completion_tokens": totals["completion_tokens"],
+        "failures": len(result.judging.failures),
+        "means": {m: round(float(np.nanmean(result.scores[m])), 3) for m in result.metrics},
+    }
 
 
 def layouts(records: list[Any], rounds: int) -> dict[str, Any]:
@@ -78,13 +83,18 @@ def layouts(records: list[Any], rounds: int) -> dict[str, Any]:
 
     runs = []
     for round_ in range(rounds):
-        for layout in (LAYOUTS if round_ % 2 == 0 else LAYOUTS[::-1]):
+        for layout in LAYOUTS if round_ % 2 == 0 else LAYOUTS[::-1]:
             load = os.getloadavg()[0]
             started = time.perf_counter()
             judge = open_judge(JudgeConfig(kind="local", layout=layout))
             startup = time.perf_counter() - started
-            run = {"layout": layout, "round": round_, "startup_s": round(startup, 1),
-                   "load_average_at_start": round(load, 2), **_timed_run(records, judge)}
+            run = {
+                "layout": layout,
+                "round": round_,
+                "startup_s": round(startup, 1),
+                "load_average_at_start": round(load, 2),
+                **_timed_run(records, judge),
+            }
             print(run, flush=True)
             runs.append(run)
     return {"records": len(records), "runs": runs, **_ratio(runs)}
@@ -97,9 +107,18 @@ def remote(records: list[Any]) -> dict[str, Any]:
     for layout in LAYOUTS:
         with LocalServer() as server:
             assert server.base_url is not None
-            judge = open_judge(JudgeConfig(kind="openai", model=server.model_id, base_url=server.base_url,
-                                           api_key_env=None, concurrency=1, layout=layout, timeout_s=600,
-                                           claims="split"))
+            judge = open_judge(
+                JudgeConfig(
+                    kind="openai",
+                    model=server.model_id,
+                    base_url=server.base_url,
+                    api_key_env=None,
+                    concurrency=1,
+                    layout=layout,
+                    timeout_s=600,
+                    claims="split",
+                )
+            )
             run = {"layout": layout, **_timed_run(records, judge)}
         print(run, flush=True)
         runs.append(run)
@@ -126,17 +145,22 @@ def first(repeats: int) -> dict[str, Any]:
         folder = tempfile.mkdtemp(prefix="ragmeter-first-")
         try:
             started = time.perf_counter()
-            subprocess.run([ragmeter, *FIRST_COMMAND, "--out", os.path.join(folder, "run")], check=True,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [ragmeter, *FIRST_COMMAND, "--out", os.path.join(folder, "run")], check=True, stdout=subprocess.DEVNULL
+            )
             runs[name].append(round(time.perf_counter() - started, 1))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         print(f"{name}: {runs[name][-1]} s", flush=True)
     peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    out = {"command": "ragmeter " + " ".join(FIRST_COMMAND), "wall_s": runs,
-           "median_with_stored_states_s": statistics.median(runs["with stored states"]),
-           "load_average_at_end": round(os.getloadavg()[0], 2),
-           "peak_rss_mib_largest_process": round(peak_mib), "steps_s": _steps()}
+    out = {
+        "command": "ragmeter " + " ".join(FIRST_COMMAND),
+        "wall_s": runs,
+        "median_with_stored_states_s": statistics.median(runs["with stored states"]),
+        "load_average_at_end": round(os.getloadavg()[0], 2),
+        "peak_rss_mib_largest_process": round(peak_mib),
+        "steps_s": _steps(),
+    }
     print(out, flush=True)
     return out
 
@@ -160,6 +184,7 @@ def _steps() -> dict[str, float]:
     from ragmeter.judges.layouts import judge_call
     from ragmeter.judges.prompts import CORRECTNESS
     from ragmeter.models import load_embedder
+
     lap("imports of the judge and models in this process")
     packaged_model_path()
     lap("packaged model checked (its verification stamp)")
@@ -170,8 +195,14 @@ def _steps() -> dict[str, float]:
         load_embedder()
         lap("embedder loaded")
         assert server.base_url is not None
-        backend = LocalBackend.at(server.base_url, model=server.model_id, api_key_env=None, timeout_s=600,
-                                  bounds="schema", states_folder=server.states_dir)
+        backend = LocalBackend.at(
+            server.base_url,
+            model=server.model_id,
+            api_key_env=None,
+            timeout_s=600,
+            bounds="schema",
+            states_folder=server.states_dir,
+        )
         request = judge_call(type("J", (), {"layout": "shared"}), CORRECTNESS, _demo(1)[0]).request
         backend._states.restore(request.messages[:1])
         lap("the shared system message computed and saved")

@@ -43,13 +43,21 @@ LAYOUTS = ("calls", "shared")
 
 
 def _post(base_url: str, request: Any, reuse: str) -> dict[str, Any]:
-    body = {"model": "local", "temperature": 0, "seed": 0, "max_tokens": request.max_tokens,
-            **({"cache_prompt": reuse != "none"} if reuse != "any" else {}),
-            "messages": [{"role": role, "content": content} for role, content in request.messages],
-            "response_format": {"type": "json_schema", "json_schema": {
-                "name": request.schema_name, "strict": True, "schema": dict(request.schema)}}}
-    post = urllib.request.Request(f"{base_url}/chat/completions", json.dumps(body).encode(),
-                                  {"Content-Type": "application/json"})
+    body = {
+        "model": "local",
+        "temperature": 0,
+        "seed": 0,
+        "max_tokens": request.max_tokens,
+        **({"cache_prompt": reuse != "none"} if reuse != "any" else {}),
+        "messages": [{"role": role, "content": content} for role, content in request.messages],
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": request.schema_name, "strict": True, "schema": dict(request.schema)},
+        },
+    }
+    post = urllib.request.Request(
+        f"{base_url}/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(post, timeout=600) as response:
         return json.load(response)
 
@@ -90,30 +98,54 @@ def main() -> None:
                 states.restore(lead(request), request.item_prefix)
             response = _post(server.base_url, request, reuse)
             timings = response.get("timings", {})
-            row = {"record": record_id, "prompt": name, **{f: timings.get(f, 0) for f in FIELDS},
-                   "reply": response["choices"][0]["message"]["content"]}
+            row = {
+                "record": record_id,
+                "prompt": name,
+                **{f: timings.get(f, 0) for f in FIELDS},
+                "reply": response["choices"][0]["message"]["content"],
+            }
             rows.append(row)
             for field in FIELDS:
                 totals[name][field] += row[field]
-            print(f"{record_id} {name:<12} cached {row['cache_n']:>5} computed {row['prompt_n']:>5} "
-                  f"({row['prompt_ms'] / 1000:5.1f} s)  generated {row['predicted_n']:>4} "
-                  f"({row['predicted_ms'] / 1000:5.1f} s)", flush=True)
+            print(
+                f"{record_id} {name:<12} cached {row['cache_n']:>5} computed {row['prompt_n']:>5} "
+                f"({row['prompt_ms'] / 1000:5.1f} s)  generated {row['predicted_n']:>4} "
+                f"({row['predicted_ms'] / 1000:5.1f} s)",
+                flush=True,
+            )
         wall = time.perf_counter() - started
-    by_prompt = {name: {"cached_prompt_tokens": t["cache_n"], "computed_prompt_tokens": t["prompt_n"],
-                        "prompt_s": round(t["prompt_ms"] / 1000, 1),
-                        "prompt_tokens_per_s": round(1000 * t["prompt_n"] / t["prompt_ms"], 1),
-                        "generated_tokens": t["predicted_n"], "generation_s": round(t["predicted_ms"] / 1000, 1),
-                        "generated_tokens_per_s": round(1000 * t["predicted_n"] / t["predicted_ms"], 1)}
-                 for name, t in totals.items()}
-    out = {"records": n, "claims": planner.claims, "reuse": reuse, "layout": args.layout, "calls": len(calls),
-           "wall_s": round(wall, 1),
-           "items_per_min": round(60 * n / wall, 2),
-           "load_average_at_start": round(load, 2), "by_prompt": by_prompt, "calls_timed": rows}
+    by_prompt = {
+        name: {
+            "cached_prompt_tokens": t["cache_n"],
+            "computed_prompt_tokens": t["prompt_n"],
+            "prompt_s": round(t["prompt_ms"] / 1000, 1),
+            "prompt_tokens_per_s": round(1000 * t["prompt_n"] / t["prompt_ms"], 1),
+            "generated_tokens": t["predicted_n"],
+            "generation_s": round(t["predicted_ms"] / 1000, 1),
+            "generated_tokens_per_s": round(1000 * t["predicted_n"] / t["predicted_ms"], 1),
+        }
+        for name, t in totals.items()
+    }
+    out = {
+        "records": n,
+        "claims": planner.claims,
+        "reuse": reuse,
+        "layout": args.layout,
+        "calls": len(calls),
+        "wall_s": round(wall, 1),
+        "items_per_min": round(60 * n / wall, 2),
+        "load_average_at_start": round(load, 2),
+        "by_prompt": by_prompt,
+        "calls_timed": rows,
+    }
     for name, figures in by_prompt.items():
         print(f"{name:<12} {figures}")
     print(f"{n} records, {len(calls)} calls in {wall:.0f} s: {out['items_per_min']} items/min")
-    name = ("judge_timings-local-shared" if shared else
-            f"judge_timings-local-{planner.claims}" + ("" if reuse == "states" else f"-{reuse}"))
+    name = (
+        "judge_timings-local-shared"
+        if shared
+        else f"judge_timings-local-{planner.claims}" + ("" if reuse == "states" else f"-{reuse}")
+    )
     print(f"written: {write_result(name, out, ensure_ascii=True)}")
 
 

@@ -44,13 +44,21 @@ from ragmeter import Settings, evaluate
 from ragmeter.judges import open_judge
 from ragmeter.stats.inter_annotator import cohen_kappa
 
-JUDGED = ["judge_faithfulness", "judge_faithfulness_idk", "judge_precision", "judge_recall", "RL_F", "RL_F_idk",
-          "RB_llm", "RB_llm_idk", "idk_judge"]
+JUDGED = [
+    "judge_faithfulness",
+    "judge_faithfulness_idk",
+    "judge_precision",
+    "judge_recall",
+    "RL_F",
+    "RL_F_idk",
+    "RB_llm",
+    "RB_llm_idk",
+    "idk_judge",
+]
 OFFLINE = ["BertKPrec", "Extractiveness_RougeL", "RB_agg", "RB_agg_idk"]
 
 
-def cross_validated_combination(features: dict[str, np.ndarray], target: np.ndarray,
-                                clusters: list[str]) -> np.ndarray:
+def cross_validated_combination(features: dict[str, np.ndarray], target: np.ndarray, clusters: list[str]) -> np.ndarray:
     """Leave-one-conversation-out predictions of ``target`` by least squares on ``features`` (plus an
     intercept): each record's value comes from weights fitted without its conversation."""
     x = np.column_stack([np.ones(len(target)), *features.values()])
@@ -81,8 +89,9 @@ def main() -> None:
     judge = open_judge(judge_config(args))
     started = time.perf_counter()
     try:
-        judged = evaluate(records, metrics=args.metrics.split(","), settings=settings, judge=judge,
-                          progress=sys.stderr.isatty())
+        judged = evaluate(
+            records, metrics=args.metrics.split(","), settings=settings, judge=judge, progress=sys.stderr.isatty()
+        )
     finally:
         judge.close()
     wall = time.perf_counter() - started
@@ -100,10 +109,18 @@ def main() -> None:
     if all(name in scores for name in combined):
         complete = [i for i in range(len(records)) if not any(np.isnan(scores[n][i]) for n in combined)]
         features = {n: np.asarray(scores[n])[complete] for n in combined}
-        predicted = cross_validated_combination(features, human["faithfulness"][complete],
-                                                [clusters[i] for i in complete])
-        rows.append(correlations("combination (CV by conversation): judge_faithfulness, BertKPrec, Extr.",
-                                 dict(zip(complete, predicted.tolist(), strict=True)), human, clusters, np.inf))
+        predicted = cross_validated_combination(
+            features, human["faithfulness"][complete], [clusters[i] for i in complete]
+        )
+        rows.append(
+            correlations(
+                "combination (CV by conversation): judge_faithfulness, BertKPrec, Extr.",
+                dict(zip(complete, predicted.tolist(), strict=True)),
+                human,
+                clusters,
+                np.inf,
+            )
+        )
     for label, field in RELEASED.items():
         values = {i: float(expected[k][field]) for i, k in enumerate(keys) if expected[k].get(field) is not None}
         rows.append(correlations(label, values, human, clusters, 1.0))
@@ -111,32 +128,57 @@ def main() -> None:
     versus_released = {}
     for ours, field in (("RL_F_idk", "rl_f"), ("RB_llm_idk", "rb_llm"), ("RB_agg_idk", "rb_agg")):
         if ours in scores:
-            pairs = [(float(v), float(expected[k][field])) for v, k in zip(scores[ours], keys, strict=True)
-                     if not np.isnan(v) and expected[k].get(field) is not None]
+            pairs = [
+                (float(v), float(expected[k][field]))
+                for v, k in zip(scores[ours], keys, strict=True)
+                if not np.isnan(v) and expected[k].get(field) is not None
+            ]
             x, y = np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])
             rho = float(spearmanr(x, y).statistic) if len(pairs) > 2 and np.ptp(x) > 0 else float("nan")
             versus_released[f"{ours} vs released {field}"] = {"n": len(pairs), "rho": round(rho, 3)}
 
     idk: dict[str, Any] = {}
     if "idk_judge" in judged.metrics:
-        pairs = [(int(v == 1.0), released_idk(str(r.answerability.value if r.answerability else ""),
-                                              expected[k]["conditional_idk"]))
-                 for v, r, k in zip(judged.scores["idk_judge"], records, keys, strict=True) if not np.isnan(v)]
+        pairs = [
+            (
+                int(v == 1.0),
+                released_idk(str(r.answerability.value if r.answerability else ""), expected[k]["conditional_idk"]),
+            )
+            for v, r, k in zip(judged.scores["idk_judge"], records, keys, strict=True)
+            if not np.isnan(v)
+        ]
         ours, theirs = [p[0] for p in pairs], [p[1] for p in pairs]
-        idk = {"n": len(pairs), "accuracy": round(float(np.mean([a == b for a, b in pairs])), 3),
-               "kappa": round(cohen_kappa(ours, theirs), 3), "released_idk": int(sum(theirs)), "judge_idk": sum(ours)}
+        idk = {
+            "n": len(pairs),
+            "accuracy": round(float(np.mean([a == b for a, b in pairs])), 3),
+            "kappa": round(cohen_kappa(ours, theirs), 3),
+            "released_idk": int(sum(theirs)),
+            "judge_idk": sum(ours),
+        }
 
     usage = {p: u.to_dict() for p, u in judged.judging.usage.items()} if judged.judging else {}
-    out = {"judge": judge.identity, "records": len(records), "evidence_check": settings.check_evidence,
-           "wall_s": round(wall, 1), "human_at_ceiling": human_ceiling, "rows": rows, "idk": idk,
-           "versus_released": versus_released, "usage": usage,
-           "undefined": {m: len(v) for m, v in judged.undefined.items() if v}}
-    print(f"{len(records)} dev records, judge {judge.identity}, evidence check {settings.check_evidence}, "
-          f"{wall:.0f} s; humans at their ceiling (4): {human_ceiling}")
+    out = {
+        "judge": judge.identity,
+        "records": len(records),
+        "evidence_check": settings.check_evidence,
+        "wall_s": round(wall, 1),
+        "human_at_ceiling": human_ceiling,
+        "rows": rows,
+        "idk": idk,
+        "versus_released": versus_released,
+        "usage": usage,
+        "undefined": {m: len(v) for m, v in judged.undefined.items() if v},
+    }
+    print(
+        f"{len(records)} dev records, judge {judge.identity}, evidence check {settings.check_evidence}, "
+        f"{wall:.0f} s; humans at their ceiling (4): {human_ceiling}"
+    )
     print(f"{'metric':<48}{'n':>4}{'ρ faithfulness [95%]':>26}{'ρ completeness [95%]':>26}{'at ceiling':>12}")
     for row in rows:
-        cells = "".join(f"{row[d]['rho']:>10.2f} [{row[d]['low']:5.2f},{row[d]['high']:5.2f}]"
-                        for d in ("faithfulness", "completeness"))
+        cells = "".join(
+            f"{row[d]['rho']:>10.2f} [{row[d]['low']:5.2f},{row[d]['high']:5.2f}]"
+            for d in ("faithfulness", "completeness")
+        )
         print(f"{row['metric']:<48}{row['n']:>4}{cells}{row['at_ceiling']:>12.2f}")
     for pair, figures in versus_released.items():
         print(f"Spearman {pair}: {figures['rho']} (n={figures['n']})")

@@ -42,15 +42,21 @@ from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, JudgeConfig, LocalServer, Op
 
 MTRAG_TASKS = DATA / "human_eval_tasks.jsonl"
 N_MTRAG = 40
-METRICS = {"scores": ["judge_correctness", "judge_relevance"], "judged": ["judged"],
-           "claims": ["judge_faithfulness", "judge_precision", "judge_recall"]}
+METRICS = {
+    "scores": ["judge_correctness", "judge_relevance"],
+    "judged": ["judged"],
+    "claims": ["judge_faithfulness", "judge_precision", "judge_recall"],
+}
 
 
 def mtrag_dev_records(n: int) -> list[Any]:
     if not MTRAG_TASKS.is_file():
         sys.exit(f"MT-RAG's data is missing: {MTRAG_TASKS}")
-    records = [r for r in read_records(MTRAG_TASKS, format="mtrag")
-               if r.metadata.get("split") == "dev" and r.model_id != "reference"]
+    records = [
+        r
+        for r in read_records(MTRAG_TASKS, format="mtrag")
+        if r.metadata.get("split") == "dev" and r.model_id != "reference"
+    ]
     return records[:n]
 
 
@@ -59,12 +65,25 @@ def open_local_judge(variant: str, server: LocalServer) -> tuple[Judge, float]:
     started = time.perf_counter()
     base_url = server.start()
     if variant == "remote":
-        judge = open_judge(JudgeConfig(kind="openai", model=server.model_id, base_url=base_url, api_key_env=None,
-                                       concurrency=server.parallel, timeout_s=LOCAL_TIMEOUT_S,
-                                       claims=JudgeConfig(kind="local").claim_mode))
+        judge = open_judge(
+            JudgeConfig(
+                kind="openai",
+                model=server.model_id,
+                base_url=base_url,
+                api_key_env=None,
+                concurrency=server.parallel,
+                timeout_s=LOCAL_TIMEOUT_S,
+                claims=JudgeConfig(kind="local").claim_mode,
+            )
+        )
     else:
-        backend = OpenAIBackend(base_url=base_url, model=server.model_id, api_key_env=None,
-                                timeout_s=LOCAL_TIMEOUT_S, bounds="schema" if variant == "grammar" else "instructions")
+        backend = OpenAIBackend(
+            base_url=base_url,
+            model=server.model_id,
+            api_key_env=None,
+            timeout_s=LOCAL_TIMEOUT_S,
+            bounds="schema" if variant == "grammar" else "instructions",
+        )
         judge = Judge(backend, cache=None, concurrency=server.parallel, timeout_s=LOCAL_TIMEOUT_S)
     return judge, time.perf_counter() - started
 
@@ -75,13 +94,22 @@ def measure(name: str, records: list[Any], judge: Judge, metrics: list[str]) -> 
     wall = time.perf_counter() - started
     assert result.judging is not None
     usage = {prompt: u.to_dict() for prompt, u in result.judging.usage.items()}
-    failures = [{"id": f["id"], "prompt": f["prompt"], "reason": f["reason"][:300],
-                 "raw_tail": (f["raw"] or "")[-200:]} for f in result.judging.failures]
-    return {"dataset": name, "items": len(result), "wall_s": round(wall, 1),
-            "items_per_min": round(60 * len(result) / wall, 2), "totals": result.judging.totals(),
-            "by_prompt": usage, "lost": len(failures),
-            "lost_by_prompt": dict(Counter(f["prompt"] for f in failures)), "failures": failures,
-            "means": {s.metric: round(s.value, 4) for s in result.summaries}}
+    failures = [
+        {"id": f["id"], "prompt": f["prompt"], "reason": f["reason"][:300], "raw_tail": (f["raw"] or "")[-200:]}
+        for f in result.judging.failures
+    ]
+    return {
+        "dataset": name,
+        "items": len(result),
+        "wall_s": round(wall, 1),
+        "items_per_min": round(60 * len(result) / wall, 2),
+        "totals": result.judging.totals(),
+        "by_prompt": usage,
+        "lost": len(failures),
+        "lost_by_prompt": dict(Counter(f["prompt"] for f in failures)),
+        "failures": failures,
+        "means": {s.metric: round(s.value, 4) for s in result.summaries},
+    }
 
 
 def main() -> None:
@@ -89,14 +117,22 @@ def main() -> None:
     parser.add_argument("--variant", choices=("grammar", "instructions", "remote"), default="grammar")
     parser.add_argument("--metrics", choices=tuple(METRICS), default="judged")
     parser.add_argument("--datasets", default="demo,mtrag", help="comma-separated: demo, mtrag")
-    parser.add_argument("--ids", help="comma-separated record ids: judge only these (a re-run of the calls that "
-                                      "were lost; with one slot and temperature 0 the others do not change)")
+    parser.add_argument(
+        "--ids",
+        help="comma-separated record ids: judge only these (a re-run of the calls that "
+        "were lost; with one slot and temperature 0 the others do not change)",
+    )
     args = parser.parse_args()
     datasets = {"demo": lambda: list(read_records(demo_path())), "mtrag": lambda: mtrag_dev_records(N_MTRAG)}
     server = LocalServer()
     judge, start_s = open_local_judge(args.variant, server)
-    out: dict[str, Any] = {"variant": args.variant, "metrics": args.metrics, "judge": judge.identity,
-                           "server_start_s": round(start_s, 1), "runs": []}
+    out: dict[str, Any] = {
+        "variant": args.variant,
+        "metrics": args.metrics,
+        "judge": judge.identity,
+        "server_start_s": round(start_s, 1),
+        "runs": [],
+    }
     try:
         for name in args.datasets.split(","):
             records = datasets[name]()
@@ -104,8 +140,11 @@ def main() -> None:
                 records = [r for r in records if r.id in set(args.ids.split(","))]
             run = measure(name, records, judge, METRICS[args.metrics])
             out["runs"].append(run)
-            print(f"{name}: {run['items']} items, {run['totals']['calls']} calls, {run['totals']['repairs']} repairs, "
-                  f"{run['lost']} verdicts lost {run['lost_by_prompt']}, {run['wall_s']} s", flush=True)
+            print(
+                f"{name}: {run['items']} items, {run['totals']['calls']} calls, {run['totals']['repairs']} repairs, "
+                f"{run['lost']} verdicts lost {run['lost_by_prompt']}, {run['wall_s']} s",
+                flush=True,
+            )
             for failure in run["failures"]:
                 print(f"  lost: {failure['id']} {failure['prompt']}: {failure['reason']}", flush=True)
     finally:

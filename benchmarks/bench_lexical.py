@@ -89,10 +89,12 @@ def run(*, quick: bool = False) -> dict[str, Any]:
         "exact_match_rate": em_rate,
         "quick": quick,
     }
-    print(f"[lexical] {n:,} pairs: direct F1+EM {out['direct_pairs_per_s']:,.0f} pairs/s "
-          f"(F1 {out['token_f1_pairs_per_s']:,.0f}/s, EM {out['exact_match_pairs_per_s']:,.0f}/s); "
-          f"evaluate {out['evaluate_pairs_per_s']:,.0f} pairs/s ({timings['evaluate']:.1f} s, default "
-          f"2000 resamples), {out['evaluate_scoring_pairs_per_s']:,.0f} pairs/s with 100 resamples")
+    print(
+        f"[lexical] {n:,} pairs: direct F1+EM {out['direct_pairs_per_s']:,.0f} pairs/s "
+        f"(F1 {out['token_f1_pairs_per_s']:,.0f}/s, EM {out['exact_match_pairs_per_s']:,.0f}/s); "
+        f"evaluate {out['evaluate_pairs_per_s']:,.0f} pairs/s ({timings['evaluate']:.1f} s, default "
+        f"2000 resamples), {out['evaluate_scoring_pairs_per_s']:,.0f} pairs/s with 100 resamples"
+    )
     return out
 
 

@@ -55,13 +55,13 @@ print(json.dumps({"rc": os.waitstatus_to_exitcode(status), "maxrss_kb": usage.ru
 
 def measure(path: Path, out_dir: Path) -> dict[str, Any]:
     """Run ``ragmeter run`` on ``path`` in a fresh process: wall time and peak RSS of that process."""
-    command = [*_ragmeter_command(), "run", str(path), "--out", str(out_dir), "--no-progress",
-               "--format", "json"]
+    command = [*_ragmeter_command(), "run", str(path), "--out", str(out_dir), "--no-progress", "--format", "json"]
     stdout_path, stderr_path = out_dir.with_suffix(".stdout"), out_dir.with_suffix(".stderr")
     start = time.perf_counter()
     with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
-        launcher = subprocess.run([sys.executable, "-c", _LAUNCHER, *command], stdout=stdout, stderr=stderr,
-                                  check=False)
+        launcher = subprocess.run(
+            [sys.executable, "-c", _LAUNCHER, *command], stdout=stdout, stderr=stderr, check=False
+        )
     wall = time.perf_counter() - start
     stderr_text = stderr_path.read_text(errors="replace")
     try:
@@ -72,9 +72,13 @@ def measure(path: Path, out_dir: Path) -> dict[str, Any]:
         raise RuntimeError(f"{' '.join(command)} exited with {usage.get('rc')}:\n{stderr_text[-2000:]}")
     report = json.loads(stdout_path.read_text())
     summaries = {f"{s['metric']}.{s['statistic']}": s["value"] for s in report["summaries"]}
-    return {"wall_s": wall, "peak_rss_mb": usage["maxrss_kb"] / 1024,  # Linux: kilobytes
-            "cpu_s": usage["utime"] + usage["stime"], "n_items": report["n_items"],
-            "overlap_mean": summaries.get("overlap.mean")}
+    return {
+        "wall_s": wall,
+        "peak_rss_mb": usage["maxrss_kb"] / 1024,  # Linux: kilobytes
+        "cpu_s": usage["utime"] + usage["stime"],
+        "n_items": report["n_items"],
+        "overlap_mean": summaries.get("overlap.mean"),
+    }
 
 
 def run(*, quick: bool = False, sizes: tuple[int, ...] | None = None, keep: bool = False) -> dict[str, Any]:
@@ -85,18 +89,23 @@ def run(*, quick: bool = False, sizes: tuple[int, ...] | None = None, keep: bool
         result = measure(path, workdir / f"out-{n}")
         result.update(records=n, file_mb=file_mb, records_per_s=n / result["wall_s"])
         runs.append(result)
-        print(f"[memory] {n:>7,} records ({file_mb:.0f} MB file): "
-              f"peak RSS {result['peak_rss_mb']:.0f} MB, "
-              f"{result['wall_s']:.0f} s ({result['records_per_s']:.0f} records/s)", flush=True)
+        print(
+            f"[memory] {n:>7,} records ({file_mb:.0f} MB file): "
+            f"peak RSS {result['peak_rss_mb']:.0f} MB, "
+            f"{result['wall_s']:.0f} s ({result['records_per_s']:.0f} records/s)",
+            flush=True,
+        )
     first, last = runs[0], runs[-1]
     growth = last["peak_rss_mb"] / first["peak_rss_mb"]
     size_ratio = last["records"] / first["records"]
-    per_item_kb = ((last["peak_rss_mb"] - first["peak_rss_mb"]) * 1024 / (last["records"] - first["records"])
-                   if len(runs) > 1 else None)
+    per_item_kb = (
+        (last["peak_rss_mb"] - first["peak_rss_mb"]) * 1024 / (last["records"] - first["records"])
+        if len(runs) > 1
+        else None
+    )
     out = {
         "name": "memory",
-        "command": ("ragmeter run FILE --out DIR --no-progress --format json "
-                    "(all default metrics, ONNX embedder)"),
+        "command": ("ragmeter run FILE --out DIR --no-progress --format json (all default metrics, ONNX embedder)"),
         "measure": "ru_maxrss of the ragmeter process, read with os.wait4 by a small launcher process",
         "runs": runs,
         "peak_rss_mb_by_size": {str(r["records"]): r["peak_rss_mb"] for r in runs},
@@ -108,10 +117,12 @@ def run(*, quick: bool = False, sizes: tuple[int, ...] | None = None, keep: bool
         "quick": quick,
     }
     if len(runs) > 1:
-        print(f"[memory] growth {first['records']:,} → {last['records']:,} records (×{size_ratio:.0f}): "
-              f"RSS ×{growth:.2f}, {per_item_kb:.2f} KB per extra record; "
-              f"goal < {GOAL_MB} MB and sub-linear: "
-              f"{'met' if out['meets_goal'] else 'NOT met'}")
+        print(
+            f"[memory] growth {first['records']:,} → {last['records']:,} records (×{size_ratio:.0f}): "
+            f"RSS ×{growth:.2f}, {per_item_kb:.2f} KB per extra record; "
+            f"goal < {GOAL_MB} MB and sub-linear: "
+            f"{'met' if out['meets_goal'] else 'NOT met'}"
+        )
     return out
 
 

@@ -149,10 +149,20 @@ def run_sitting(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
             wall = time.perf_counter() - started
             done = len(_output(work, name)) - before
             usage = {prompt: judge.usage[prompt].to_dict() for prompt in STEP_PROMPTS[step] if prompt in judge.usage}
-            sittings.append({"date": datetime.now(UTC).isoformat(timespec="seconds"), "step": step,
-                             "judge": judge.identity, "claims": judge.claims, "records": done, "wall_s": round(wall, 1),
-                             "records_per_min": round(60 * done / wall, 2) if wall else None,
-                             "load_average_at_start": round(load, 2), "finished": finished, "usage": usage})
+            sittings.append(
+                {
+                    "date": datetime.now(UTC).isoformat(timespec="seconds"),
+                    "step": step,
+                    "judge": judge.identity,
+                    "claims": judge.claims,
+                    "records": done,
+                    "wall_s": round(wall, 1),
+                    "records_per_min": round(60 * done / wall, 2) if wall else None,
+                    "load_average_at_start": round(load, 2),
+                    "finished": finished,
+                    "usage": usage,
+                }
+            )
             print(f"[{step}] {done} records in {wall:.0f} s{'' if finished else ' (time up)'}", file=sys.stderr)
             if not finished:
                 break
@@ -162,8 +172,11 @@ def run_sitting(args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
     return sittings
 
 
-def idk_agreement(rows: dict[tuple[str, str], dict[str, Any]], tasks: dict[tuple[str, str], dict[str, Any]],
-                  expected: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any]:
+def idk_agreement(
+    rows: dict[tuple[str, str], dict[str, Any]],
+    tasks: dict[tuple[str, str], dict[str, Any]],
+    expected: dict[tuple[str, str], dict[str, Any]],
+) -> dict[str, Any]:
     pairs, unchecked, detector, by_class, examples = [], [], [], Counter(), []
     for key, row in rows.items():
         value = _first(row["metrics"], "idk_eval")
@@ -181,42 +194,68 @@ def idk_agreement(rows: dict[tuple[str, str], dict[str, Any]], tasks: dict[tuple
         by_class[(answerability, ours == theirs)] += 1
         if ours != theirs and len(examples) < EXAMPLES:
             response = tasks[key]["predictions"][0]["text"]
-            examples.append({"task_id": key[0], "model_id": key[1], "answerability": answerability,
-                             "judge": value, "released": theirs, "response": response[:240]})
+            examples.append(
+                {
+                    "task_id": key[0],
+                    "model_id": key[1],
+                    "answerability": answerability,
+                    "judge": value,
+                    "released": theirs,
+                    "response": response[:240],
+                }
+            )
     if not pairs:
         return {}
     ours, theirs = [p[0] for p in pairs], [p[1] for p in pairs]
     classes = sorted({c for c, _ in by_class})
-    return {"n": len(pairs), "accuracy": round(float(np.mean([a == b for a, b in pairs])), 3),
-            "kappa": round(cohen_kappa(ours, theirs), 3),
-            "judge_unchecked": {"accuracy": round(float(np.mean([a == b for a, b in zip(unchecked, theirs)])), 3),
-                                "kappa": round(cohen_kappa(unchecked, theirs), 3)},
-            "detector_same_rows": {"accuracy": round(float(np.mean([a == b for a, b in zip(detector, theirs)])), 3),
-                                   "kappa": round(cohen_kappa(detector, theirs), 3)},
-            "confusion": {"both_idk": sum(a and b for a, b in pairs), "judge_only": sum(a and not b for a, b in pairs),
-                          "released_only": sum(b and not a for a, b in pairs),
-                          "neither": sum(not a and not b for a, b in pairs)},
-            "accuracy_by_answerability": {c: {"n": by_class[(c, True)] + by_class[(c, False)],
-                                              "accuracy": round(by_class[(c, True)]
-                                                                / (by_class[(c, True)] + by_class[(c, False)]), 3)}
-                                          for c in classes},
-            "disagreements": examples}
+    return {
+        "n": len(pairs),
+        "accuracy": round(float(np.mean([a == b for a, b in pairs])), 3),
+        "kappa": round(cohen_kappa(ours, theirs), 3),
+        "judge_unchecked": {
+            "accuracy": round(float(np.mean([a == b for a, b in zip(unchecked, theirs)])), 3),
+            "kappa": round(cohen_kappa(unchecked, theirs), 3),
+        },
+        "detector_same_rows": {
+            "accuracy": round(float(np.mean([a == b for a, b in zip(detector, theirs)])), 3),
+            "kappa": round(cohen_kappa(detector, theirs), 3),
+        },
+        "confusion": {
+            "both_idk": sum(a and b for a, b in pairs),
+            "judge_only": sum(a and not b for a, b in pairs),
+            "released_only": sum(b and not a for a, b in pairs),
+            "neither": sum(not a and not b for a, b in pairs),
+        },
+        "accuracy_by_answerability": {
+            c: {
+                "n": by_class[(c, True)] + by_class[(c, False)],
+                "accuracy": round(by_class[(c, True)] / (by_class[(c, True)] + by_class[(c, False)]), 3),
+            }
+            for c in classes
+        },
+        "disagreements": examples,
+    }
 
 
-def versus_released(rows: dict[tuple[str, str], dict[str, Any]],
-                    expected: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any]:
+def versus_released(
+    rows: dict[tuple[str, str], dict[str, Any]], expected: dict[tuple[str, str], dict[str, Any]]
+) -> dict[str, Any]:
     out = {}
     for ours, field in OURS_VS_RELEASED:
-        pairs = [(v, float(expected[k][field])) for k, row in rows.items()
-                 if (v := _first(row["metrics"], ours)) is not None and expected[k].get(field) is not None]
+        pairs = [
+            (v, float(expected[k][field]))
+            for k, row in rows.items()
+            if (v := _first(row["metrics"], ours)) is not None and expected[k].get(field) is not None
+        ]
         x, y = np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])
         rho = float(spearmanr(x, y).statistic) if len(pairs) > 2 and np.ptp(x) > 0 and np.ptp(y) > 0 else None
         out[f"{ours} vs released {field}"] = {"n": len(pairs), "rho": None if rho is None else round(rho, 3)}
     return out
 
 
-def versus_humans(rows: dict[tuple[str, str], dict[str, Any]],
-                  expected: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
+def versus_humans(
+    rows: dict[tuple[str, str], dict[str, Any]], expected: dict[tuple[str, str], dict[str, Any]]
+) -> list[dict[str, Any]]:
     """Spearman with mean human ratings on the dev split's non-reference answers: for each of ours, on the rows
     where it is defined, beside the released value it reproduces on the same rows (ragmeter's offline RB_agg_idk
     too, for scale)."""
@@ -231,8 +270,10 @@ def versus_humans(rows: dict[tuple[str, str], dict[str, Any]],
         row: dict[str, Any] = {"metric": name, "released": field, "n": len(keys)}
         for dim in ("faithfulness", "completeness"):
             human = np.array([human_means(ratings[k][dim]) for k in keys])
-            for side, values in (("ours", [_first(rows[k]["metrics"], name) for k in keys]),
-                                 ("released", [float(expected[k][field]) for k in keys])):
+            for side, values in (
+                ("ours", [_first(rows[k]["metrics"], name) for k in keys]),
+                ("released", [float(expected[k][field]) for k in keys]),
+            ):
                 x = np.array(values, dtype=float)
                 if np.ptp(x) == 0:
                     row[f"{dim} {side}"] = None
@@ -255,8 +296,10 @@ def judge_with_offline(rows: dict[tuple[str, str], dict[str, Any]]) -> dict[str,
     keys = [k for k in records if k in rows and _first(rows[k]["metrics"], "RL_F_idk") is not None]
     if len(keys) < 10:
         return {}
-    offline = np.array(evaluate([records[k] for k in keys], metrics=["faithfulness_offline"])
-                       .scores["faithfulness_offline"], dtype=float)
+    offline = np.array(
+        evaluate([records[k] for k in keys], metrics=["faithfulness_offline"]).scores["faithfulness_offline"],
+        dtype=float,
+    )
     judge = np.array([_first(rows[k]["metrics"], "RL_F_idk") for k in keys], dtype=float)
     human = np.array([human_means(ratings[k]["faithfulness"]) for k in keys])
     clusters = [str(records[k].conversation_id) for k in keys]
@@ -264,8 +307,9 @@ def judge_with_offline(rows: dict[tuple[str, str], dict[str, Any]]) -> dict[str,
     held_out, chosen = np.empty(len(keys)), []
     for cluster in sorted(set(clusters)):
         inside = np.array([c != cluster for c in clusters])
-        weight = max(grid, key=lambda w: spearmanr(w * judge[inside] + (1 - w) * offline[inside],
-                                                    human[inside]).statistic)
+        weight = max(
+            grid, key=lambda w: spearmanr(w * judge[inside] + (1 - w) * offline[inside], human[inside]).statistic
+        )
         held_out[~inside] = weight * judge[~inside] + (1 - weight) * offline[~inside]
         chosen.append(float(weight))
     out: dict[str, Any] = {"n": len(keys), "weights_chosen_by_fold": chosen}
@@ -275,8 +319,11 @@ def judge_with_offline(rows: dict[tuple[str, str], dict[str, Any]]) -> dict[str,
     return out
 
 
-def human_disagreements(rows: dict[tuple[str, str], dict[str, Any]], tasks: dict[tuple[str, str], dict[str, Any]],
-                        expected: dict[tuple[str, str], dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def human_disagreements(
+    rows: dict[tuple[str, str], dict[str, Any]],
+    tasks: dict[tuple[str, str], dict[str, Any]],
+    expected: dict[tuple[str, str], dict[str, Any]],
+) -> dict[str, list[dict[str, Any]]]:
     """Where RL_F_idk and the people part most, as examples: answers it scores ≥ 0.9 that people rate ≤ 2.5 of 4
     for faithfulness, and answers it scores ≤ 0.3 that people rate ≥ 3.5."""
     ratings = _read(DATA / "human_eval_ratings_dev.jsonl")
@@ -286,13 +333,25 @@ def human_disagreements(rows: dict[tuple[str, str], dict[str, Any]], tasks: dict
         if key not in ratings or key[1] == "reference" or ours is None:
             continue
         human = human_means(ratings[key]["faithfulness"])
-        kind = ("judge_high_people_low" if ours >= 0.9 and human <= 2.5 else
-                "judge_low_people_high" if ours <= 0.3 and human >= 3.5 else None)
+        kind = (
+            "judge_high_people_low"
+            if ours >= 0.9 and human <= 2.5
+            else "judge_low_people_high"
+            if ours <= 0.3 and human >= 3.5
+            else None
+        )
         if kind and len(out[kind]) < EXAMPLES:
-            out[kind].append({"task_id": key[0], "model_id": key[1], "RL_F_idk": round(ours, 3),
-                              "released_rl_f": expected[key].get("rl_f"), "human_faithfulness": round(human, 2),
-                              "question": tasks[key]["input"][-1]["text"][:200],
-                              "response": tasks[key]["predictions"][0]["text"][:400]})
+            out[kind].append(
+                {
+                    "task_id": key[0],
+                    "model_id": key[1],
+                    "RL_F_idk": round(ours, 3),
+                    "released_rl_f": expected[key].get("rl_f"),
+                    "human_faithfulness": round(human, 2),
+                    "question": tasks[key]["input"][-1]["text"][:200],
+                    "response": tasks[key]["predictions"][0]["text"][:400],
+                }
+            )
     return out
 
 
@@ -318,13 +377,18 @@ def main() -> None:
     rows = _output(work, "idk.jsonl")
     for key, row in _output(work, "all.jsonl").items():
         rows[key] = row
-    out = {"records": len(tasks), "with_idk": sum(_first(r["metrics"], "idk_eval") is not None for r in rows.values()),
-           "with_RL_F": sum(_first(r["metrics"], "RL_F") is not None for r in rows.values()),
-           "idk": idk_agreement(rows, tasks, expected), "versus_released": versus_released(rows, expected),
-           "versus_humans_dev": versus_humans(rows, expected),
-           "human_disagreements_dev": human_disagreements(rows, tasks, expected),
-           "judge_with_offline_dev": judge_with_offline(rows), "speed": _speed(sittings),
-           "sittings": sittings}
+    out = {
+        "records": len(tasks),
+        "with_idk": sum(_first(r["metrics"], "idk_eval") is not None for r in rows.values()),
+        "with_RL_F": sum(_first(r["metrics"], "RL_F") is not None for r in rows.values()),
+        "idk": idk_agreement(rows, tasks, expected),
+        "versus_released": versus_released(rows, expected),
+        "versus_humans_dev": versus_humans(rows, expected),
+        "human_disagreements_dev": human_disagreements(rows, tasks, expected),
+        "judge_with_offline_dev": judge_with_offline(rows),
+        "speed": _speed(sittings),
+        "sittings": sittings,
+    }
     write_result(f"mtrag_judged-{tag}", out)
     _print(out)
     print(f"written: {results}")
@@ -333,6 +397,7 @@ def main() -> None:
 def _speed(sittings: list[dict[str, Any]]) -> dict[str, Any]:
     """Per step and claims mode over all sittings: records per minute and judge tokens per call (cached calls left
     out). The sittings before the ``split`` mode have no ``claims``: they verified."""
+
     def kind(sitting: dict[str, Any]) -> str:
         mode = sitting.get("claims", "verify")
         return sitting["step"] if sitting["step"] == "idk" else f"{sitting['step']}, claims={mode}"
@@ -347,13 +412,18 @@ def _speed(sittings: list[dict[str, Any]]) -> dict[str, Any]:
             made = [s["usage"][prompt] for s in mine if prompt in s["usage"]]
             calls = sum(u["calls"] - u["cached"] for u in made)
             if calls:
-                tokens[prompt] = {"prompt_per_call": round(sum(u["prompt_tokens"] for u in made) / calls),
-                                  "completion_per_call": round(sum(u["completion_tokens"] for u in made) / calls),
-                                  "calls": calls}
-        out[name] = {"records": records, "wall_s": round(wall, 1),
-                     "records_per_min": round(60 * records / wall, 2) if wall else None,
-                     "max_load_average_at_start": max((s["load_average_at_start"] for s in mine), default=None),
-                     "tokens": tokens}
+                tokens[prompt] = {
+                    "prompt_per_call": round(sum(u["prompt_tokens"] for u in made) / calls),
+                    "completion_per_call": round(sum(u["completion_tokens"] for u in made) / calls),
+                    "calls": calls,
+                }
+        out[name] = {
+            "records": records,
+            "wall_s": round(wall, 1),
+            "records_per_min": round(60 * records / wall, 2) if wall else None,
+            "max_load_average_at_start": max((s["load_average_at_start"] for s in mine), default=None),
+            "tokens": tokens,
+        }
     return out
 
 
@@ -361,9 +431,11 @@ def _print(out: dict[str, Any]) -> None:
     print(f"{out['with_idk']} of {out['records']} records have idk_eval, {out['with_RL_F']} have RL_F")
     idk = out["idk"]
     if idk:
-        print(f"IDK vs released: accuracy {idk['accuracy']}, κ {idk['kappa']} (n={idk['n']}); {idk['confusion']}; "
-              f"the judge's verdicts unchecked: {idk['judge_unchecked']}; the detector on the same rows: "
-              f"{idk['detector_same_rows']}")
+        print(
+            f"IDK vs released: accuracy {idk['accuracy']}, κ {idk['kappa']} (n={idk['n']}); {idk['confusion']}; "
+            f"the judge's verdicts unchecked: {idk['judge_unchecked']}; the detector on the same rows: "
+            f"{idk['detector_same_rows']}"
+        )
         for name, figures in idk["accuracy_by_answerability"].items():
             print(f"  {name:<16} accuracy {figures['accuracy']:.3f} (n={figures['n']})")
     for pair, figures in out["versus_released"].items():
@@ -371,19 +443,30 @@ def _print(out: dict[str, Any]) -> None:
     if out["versus_humans_dev"]:
         print("Spearman with mean human ratings, dev split (ours | released on the same rows):")
     for row in out["versus_humans_dev"]:
-        cells = "  ".join(f"{dim} " + " | ".join(
-            f"{c['rho']:.2f} [{c['low']:.2f}, {c['high']:.2f}]" if (c := row[f"{dim} {side}"]) else "–"
-            for side in ("ours", "released")) for dim in ("faithfulness", "completeness"))
+        cells = "  ".join(
+            f"{dim} "
+            + " | ".join(
+                f"{c['rho']:.2f} [{c['low']:.2f}, {c['high']:.2f}]" if (c := row[f"{dim} {side}"]) else "–"
+                for side in ("ours", "released")
+            )
+            for dim in ("faithfulness", "completeness")
+        )
         print(f"  {row['metric']:<11} vs {row['released']:<7} n={row['n']:<4} {cells}")
     blend = out["judge_with_offline_dev"]
     if blend:
-        print(f"human faithfulness, dev rows with RL_F_idk (n={blend['n']}): " + ", ".join(
-            f"{name} {blend[name]['rho']:.2f} [{blend[name]['low']:.2f}, {blend[name]['high']:.2f}]"
-            for name in ("faithfulness_offline", "RL_F_idk", "blend, held out"))
-            + f"; the folds' weights of RL_F_idk: {blend['weights_chosen_by_fold']}")
+        print(
+            f"human faithfulness, dev rows with RL_F_idk (n={blend['n']}): "
+            + ", ".join(
+                f"{name} {blend[name]['rho']:.2f} [{blend[name]['low']:.2f}, {blend[name]['high']:.2f}]"
+                for name in ("faithfulness_offline", "RL_F_idk", "blend, held out")
+            )
+            + f"; the folds' weights of RL_F_idk: {blend['weights_chosen_by_fold']}"
+        )
     for step, figures in out["speed"].items():
-        print(f"[{step}] {figures['records']} records, {figures['records_per_min']} records/min; tokens per call "
-              f"{figures['tokens']}")
+        print(
+            f"[{step}] {figures['records']} records, {figures['records_per_min']} records/min; tokens per call "
+            f"{figures['tokens']}"
+        )
 
 
 if __name__ == "__main__":

@@ -64,8 +64,20 @@ def head(source: Path, target: Path, limit: int) -> int:
 def time_step(source: Path, target: Path) -> tuple[float, dict[str, Any], float]:
     """Wall time of one ``ragmeter mtrag --step algorithmic`` subprocess, its JSON summary and its peak RSS
     in MB (the kernel's count for that child alone)."""
-    command = [sys.executable, "-m", "ragmeter.cli", "mtrag", "--step", "algorithmic", "-i", str(source),
-               "-o", str(target), "--format", "json"]
+    command = [
+        sys.executable,
+        "-m",
+        "ragmeter.cli",
+        "mtrag",
+        "--step",
+        "algorithmic",
+        "-i",
+        str(source),
+        "-o",
+        str(target),
+        "--format",
+        "json",
+    ]
     start = time.perf_counter()
     with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
         child = subprocess.Popen(command, stdout=stdout, stderr=stderr)
@@ -75,8 +87,9 @@ def time_step(source: Path, target: Path) -> tuple[float, dict[str, Any], float]
         stdout.seek(0)
         stderr.seek(0)
         if child.returncode != 0:
-            raise RuntimeError(f"{' '.join(command)} exited with {child.returncode}: "
-                               f"{stderr.read().decode(errors='replace')[-2000:]}")
+            raise RuntimeError(
+                f"{' '.join(command)} exited with {child.returncode}: {stderr.read().decode(errors='replace')[-2000:]}"
+            )
         summary = json.load(stdout)
     return elapsed, summary, usage.ru_maxrss / 1024  # kilobytes on Linux
 
@@ -109,14 +122,24 @@ def run(*, quick: bool = False, repeats: int = 1, scale: int | None = None) -> d
             head(HUMAN_EVAL, human, limit)
         references = tmp / "reference_tasks_as_predictions.jsonl"
         n_reference_tasks = reference_as_prediction(REFERENCE_TASKS, references, limit)
-        sources = [("human_eval", human, f"{HUMAN_EVAL.name}, as released"),
-                   ("reference_tasks", references,
-                    f"{REFERENCE_TASKS.name} ({n_reference_tasks} tasks), reference answer as prediction")]
+        sources = [
+            ("human_eval", human, f"{HUMAN_EVAL.name}, as released"),
+            (
+                "reference_tasks",
+                references,
+                f"{REFERENCE_TASKS.name} ({n_reference_tasks} tasks), reference answer as prediction",
+            ),
+        ]
         if scale is not None:
             scaled = tmp / f"human_eval_x{scale}.jsonl"
             repeated(HUMAN_EVAL, scaled, scale)
-            sources.append((f"human_eval_{scale}", scaled,
-                            f"{HUMAN_EVAL.name} repeated to {scale} records, each copy with new task ids"))
+            sources.append(
+                (
+                    f"human_eval_{scale}",
+                    scaled,
+                    f"{HUMAN_EVAL.name} repeated to {scale} records, each copy with new task ids",
+                )
+            )
         for label, source, description in sources:
             times, peaks, summary, output = [], [], {}, tmp / "none"
             for attempt in range(repeats):
@@ -124,38 +147,47 @@ def run(*, quick: bool = False, repeats: int = 1, scale: int | None = None) -> d
                 elapsed, summary, peak = time_step(source, output)
                 times.append(elapsed)
                 peaks.append(peak)
-                print(f"[mtrag pipeline] {label}: {summary['records']} records in {elapsed:.2f} s, "
-                      f"peak RSS {peak:.0f} MB", flush=True)
+                print(
+                    f"[mtrag pipeline] {label}: {summary['records']} records in {elapsed:.2f} s, "
+                    f"peak RSS {peak:.0f} MB",
+                    flush=True,
+                )
             rerun_s, rerun, _ = time_step(output, tmp / f"{label}.rerun.jsonl")
             if rerun["computed"] != 0:
                 raise AssertionError(f"re-running on its own output recomputed {rerun['computed']} records")
             if summary["computed"] != summary["records"]:
-                raise AssertionError(f"{label}: {summary['computed']} of {summary['records']} "
-                                     "records computed")
+                raise AssertionError(f"{label}: {summary['computed']} of {summary['records']} records computed")
             best = min(times)
-            inputs.append({
-                "input": label,
-                "description": description,
-                "records": summary["records"],
-                "computed": summary["computed"],
-                "wall_s": times,
-                "wall_min_s": best,
-                "records_per_s": summary["records"] / best,
-                "peak_rss_mb": peaks,
-                "peak_rss_max_mb": max(peaks),
-                "rerun_s": rerun_s,
-                "rerun_computed": rerun["computed"],
-                "bertscore_signature": summary["signatures"].get("bertscore"),
-            })
-            print(f"[mtrag pipeline] {label}: {summary['records']} records, {best:.2f} s "
-                  f"({summary['records'] / best:.1f} records/s, peak RSS {max(peaks):.0f} MB); re-run on its "
-                  f"output {rerun_s:.2f} s "
-                  f"({rerun['computed']} recomputed)", flush=True)
+            inputs.append(
+                {
+                    "input": label,
+                    "description": description,
+                    "records": summary["records"],
+                    "computed": summary["computed"],
+                    "wall_s": times,
+                    "wall_min_s": best,
+                    "records_per_s": summary["records"] / best,
+                    "peak_rss_mb": peaks,
+                    "peak_rss_max_mb": max(peaks),
+                    "rerun_s": rerun_s,
+                    "rerun_computed": rerun["computed"],
+                    "bertscore_signature": summary["signatures"].get("bertscore"),
+                }
+            )
+            print(
+                f"[mtrag pipeline] {label}: {summary['records']} records, {best:.2f} s "
+                f"({summary['records'] / best:.1f} records/s, peak RSS {max(peaks):.0f} MB); re-run on its "
+                f"output {rerun_s:.2f} s "
+                f"({rerun['computed']} recomputed)",
+                flush=True,
+            )
     return {
         "name": "mtrag_pipeline",
         "command": "python -m ragmeter.cli mtrag --step algorithmic -i IN -o OUT --format json",
-        "measure": ("wall time of the subprocess (start-up, imports, model load, scoring, writing, summary); "
-                    f"minimum of {repeats} run(s), fresh output each time; peak RSS of each run (os.wait4)"),
+        "measure": (
+            "wall time of the subprocess (start-up, imports, model load, scoring, writing, summary); "
+            f"minimum of {repeats} run(s), fresh output each time; peak RSS of each run (os.wait4)"
+        ),
         "inputs": inputs,
         "quick": quick,
     }

@@ -80,16 +80,26 @@ def measure(judge: Any, records: list[Record]) -> dict[str, Any]:
                 quotable += 1
                 quoted += quote_found(grade["quote"], record.answer)
     n_nuggets = len(words)
-    return {"answers": len(records), "with_a_source": len(asked), "failed": failed,
-            "nuggets": {"per_question_mean": round(statistics.mean(counts), 2) if counts else None,
-                        "vital_per_question_mean": round(statistics.mean(vital), 2) if vital else None,
-                        "words_median": statistics.median(words) if words else None,
-                        "share_over_15_words_or_two_sentences": round(long / n_nuggets, 3) if n_nuggets else None},
-            "order": {"nuggets_compared": compared,
-                      "share_grade_changed_with_order": round(changed / compared, 3) if compared else None,
-                      "share_same_grade_at_same_position": round(same_place / compared, 3) if compared else None},
-            "quotes": {"graded_support_or_partial": quotable,
-                       "share_found_in_answer": round(quoted / quotable, 3) if quotable else None}}
+    return {
+        "answers": len(records),
+        "with_a_source": len(asked),
+        "failed": failed,
+        "nuggets": {
+            "per_question_mean": round(statistics.mean(counts), 2) if counts else None,
+            "vital_per_question_mean": round(statistics.mean(vital), 2) if vital else None,
+            "words_median": statistics.median(words) if words else None,
+            "share_over_15_words_or_two_sentences": round(long / n_nuggets, 3) if n_nuggets else None,
+        },
+        "order": {
+            "nuggets_compared": compared,
+            "share_grade_changed_with_order": round(changed / compared, 3) if compared else None,
+            "share_same_grade_at_same_position": round(same_place / compared, 3) if compared else None,
+        },
+        "quotes": {
+            "graded_support_or_partial": quotable,
+            "share_found_in_answer": round(quoted / quotable, 3) if quotable else None,
+        },
+    }
 
 
 def main() -> None:

@@ -47,7 +47,7 @@ def cite_every_sentence(text: str, doc_id: str) -> str:
     cited = []
     for sentence in split_sentences(text):
         match = _FINAL_PUNCT.search(sentence)
-        cited.append(sentence[:match.start()] + marker + match.group(1) if match else sentence + marker)
+        cited.append(sentence[: match.start()] + marker + match.group(1) if match else sentence + marker)
     return " ".join(cited)
 
 
@@ -64,12 +64,19 @@ def load_records(path: Path = TASKS_FILE) -> tuple[list[Any], int]:
                 skipped += 1
                 continue
             question = [turn["text"] for turn in task["input"] if turn["speaker"] == "user"][-1]
-            contexts = tuple(Chunk(doc_id=str(p["document_id"]), text=p["text"], title=p.get("title"))
-                             for p in passages)
+            contexts = tuple(
+                Chunk(doc_id=str(p["document_id"]), text=p["text"], title=p.get("title")) for p in passages
+            )
             answer = cite_every_sentence(task["targets"][0]["text"], contexts[0].doc_id)
-            records.append(Record(id=str(task["task_id"]), question=question, answer=answer,
-                                  contexts=contexts,
-                                  metadata={"conversation_id": task.get("conversation_id")}))
+            records.append(
+                Record(
+                    id=str(task["task_id"]),
+                    question=question,
+                    answer=answer,
+                    contexts=contexts,
+                    metadata={"conversation_id": task.get("conversation_id")},
+                )
+            )
     return records, skipped
 
 
@@ -131,8 +138,9 @@ def run(*, quick: bool = False, repeats: int = 3) -> dict[str, Any]:
     run_context = RunContext(Settings(embedder="hashing"))
     prefetched = {t for r in records for t in _texts_to_embed(r, ItemContext(), run_context)}
     if prefetched != set(texts):
-        raise AssertionError(f"independent text list ({len(texts)}) differs from Overlap's prefetch "
-                             f"({len(prefetched)})")
+        raise AssertionError(
+            f"independent text list ({len(texts)}) differs from Overlap's prefetch ({len(prefetched)})"
+        )
     settings = Settings(n_resamples=100)
 
     evaluate_times, encode_times, overlap_value, sent = [], [], None, None
@@ -156,8 +164,10 @@ def run(*, quick: bool = False, repeats: int = 3) -> dict[str, Any]:
 
     assert sent is not None
     if len(sent) != len(set(sent)) or set(sent) != set(texts):
-        raise AssertionError(f"evaluate embedded {len(sent)} texts ({len(set(sent))} distinct); "
-                             f"expected the {len(texts)} distinct texts computed here")
+        raise AssertionError(
+            f"evaluate embedded {len(sent)} texts ({len(set(sent))} distinct); "
+            f"expected the {len(texts)} distinct texts computed here"
+        )
     claims = sum(len(split_sentences(r.answer)) for r in records)
     t_eval, t_encode = min(evaluate_times), min(encode_times)
     out = {
@@ -168,8 +178,7 @@ def run(*, quick: bool = False, repeats: int = 3) -> dict[str, Any]:
         "texts_embedded": len(texts),
         "texts_embedded_by_evaluate": len(sent),
         "overlap_mean": overlap_value,
-        "settings": ("evaluate(metrics=['overlap'], settings=Settings(n_resamples=100)); "
-                     "fresh OnnxMiniLM per timing"),
+        "settings": ("evaluate(metrics=['overlap'], settings=Settings(n_resamples=100)); fresh OnnxMiniLM per timing"),
         "evaluate_s": evaluate_times,
         "encode_s": encode_times,
         "evaluate_min_s": t_eval,
@@ -179,9 +188,11 @@ def run(*, quick: bool = False, repeats: int = 3) -> dict[str, Any]:
         "meets_goal": t_eval / t_encode <= GOAL_RATIO,
         "quick": quick,
     }
-    print(f"[overlap overhead] {len(records)} records, {len(texts)} distinct texts embedded: "
-          f"evaluate {t_eval:.2f} s vs encode {t_encode:.2f} s → ratio {out['ratio']:.3f} "
-          f"(goal ≤ {GOAL_RATIO}: {'met' if out['meets_goal'] else 'NOT met'})")
+    print(
+        f"[overlap overhead] {len(records)} records, {len(texts)} distinct texts embedded: "
+        f"evaluate {t_eval:.2f} s vs encode {t_encode:.2f} s → ratio {out['ratio']:.3f} "
+        f"(goal ≤ {GOAL_RATIO}: {'met' if out['meets_goal'] else 'NOT met'})"
+    )
     return out
 
 

@@ -33,8 +33,12 @@ from ragmeter.stats.ppi import effective_labels, labelled_mean, ppi_mean
 
 ITEMS = 5000
 TURNS = 5
-JUDGES = {"good (ρ 0.8)": (0.8, 0.0), "weak (ρ 0.3)": (0.3, 0.0), "useless (ρ 0)": (0.0, 0.0),
-          "biased (ρ 0.8, +0.7)": (0.8, 0.7)}
+JUDGES = {
+    "good (ρ 0.8)": (0.8, 0.0),
+    "weak (ρ 0.3)": (0.3, 0.0),
+    "useless (ρ 0)": (0.0, 0.0),
+    "biased (ρ 0.8, +0.7)": (0.8, 0.7),
+}
 LABELS = (50, 150, 500)
 
 
@@ -65,22 +69,39 @@ def one_case(rho: float, offset: float, clustered: bool, n: int, repetitions: in
             labelled[rng.choice(ITEMS, n, replace=False)] = True
         units = conversations if clustered else answers  # as ragmeter estimate clusters them
         target = human.mean()
-        tuned = ppi_mean(human[labelled], judge[labelled], judge[~labelled], clusters=units[labelled],
-                         unlabelled_clusters=units[~labelled])
+        tuned = ppi_mean(
+            human[labelled],
+            judge[labelled],
+            judge[~labelled],
+            clusters=units[labelled],
+            unlabelled_clusters=units[~labelled],
+        )
         alone = labelled_mean(human[labelled], clusters=units[labelled])
-        other = (ppi_mean(human[labelled], judge[labelled], judge[~labelled], clusters=answers[labelled],
-                          unlabelled_clusters=answers[~labelled]) if clustered
-                 else ppi_mean(human[labelled], judge[labelled], judge[~labelled]))
+        other = (
+            ppi_mean(
+                human[labelled],
+                judge[labelled],
+                judge[~labelled],
+                clusters=answers[labelled],
+                unlabelled_clusters=answers[~labelled],
+            )
+            if clustered
+            else ppi_mean(human[labelled], judge[labelled], judge[~labelled])
+        )
         covered += tuned.low <= target <= tuned.high
         covered_alone += alone.low <= target <= alone.high
         covered_other += other.low <= target <= other.high
         ratios.append(tuned.width / alone.width)
         worth.append(effective_labels(tuned, alone))
     low, high = wilson_interval(covered, repetitions)
-    return {"coverage": covered / repetitions, "coverage_interval": [round(low, 4), round(high, 4)],
-            "labelled_only_coverage": covered_alone / repetitions,
-            ("coverage_if_conversations_ignored" if clustered else "plug_in_coverage"): covered_other / repetitions,
-            "width_vs_labelled_only": float(np.mean(ratios)), "effective_labels": float(np.median(worth))}
+    return {
+        "coverage": covered / repetitions,
+        "coverage_interval": [round(low, 4), round(high, 4)],
+        "labelled_only_coverage": covered_alone / repetitions,
+        ("coverage_if_conversations_ignored" if clustered else "plug_in_coverage"): covered_other / repetitions,
+        "width_vs_labelled_only": float(np.mean(ratios)),
+        "effective_labels": float(np.median(worth)),
+    }
 
 
 def main() -> None:
@@ -90,21 +111,35 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     rows = []
-    print(f"{'design':<12}{'judge':<22}{'labels':>7}{'PPI++ cover':>13}{'alone':>8}{'width':>8}{'eff. n':>8}"
-          f"{'other':>13}")
+    print(
+        f"{'design':<12}{'judge':<22}{'labels':>7}{'PPI++ cover':>13}{'alone':>8}{'width':>8}{'eff. n':>8}{'other':>13}"
+    )
     for design, clustered in (("independent", False), ("clustered", True)):
         for judge, (rho, offset) in JUDGES.items():
             for n in LABELS:
-                row = {"design": design, "judge": judge, "labels": n,
-                       **one_case(rho, offset, clustered, n, args.repetitions, args.seed + len(rows))}
+                row = {
+                    "design": design,
+                    "judge": judge,
+                    "labels": n,
+                    **one_case(rho, offset, clustered, n, args.repetitions, args.seed + len(rows)),
+                }
                 rows.append(row)
                 other = row.get("coverage_if_conversations_ignored", row.get("plug_in_coverage"))
-                print(f"{design:<12}{judge:<22}{n:>7}{row['coverage']:>13.3f}{row['labelled_only_coverage']:>8.3f}"
-                      f"{row['width_vs_labelled_only']:>8.2f}{row['effective_labels']:>8.0f}{other:>13.3f}")
+                print(
+                    f"{design:<12}{judge:<22}{n:>7}{row['coverage']:>13.3f}{row['labelled_only_coverage']:>8.3f}"
+                    f"{row['width_vs_labelled_only']:>8.2f}{row['effective_labels']:>8.0f}{other:>13.3f}"
+                )
     worst = min(r["coverage"] for r in rows)
-    out = {"items": ITEMS, "turns_per_conversation": TURNS, "repetitions": args.repetitions, "seed": args.seed,
-           "confidence": 0.95, "rows": rows, "lowest_coverage": worst,
-           "seconds": round(time.perf_counter() - started, 1)}
+    out = {
+        "items": ITEMS,
+        "turns_per_conversation": TURNS,
+        "repetitions": args.repetitions,
+        "seed": args.seed,
+        "confidence": 0.95,
+        "rows": rows,
+        "lowest_coverage": worst,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
     print(f"lowest PPI++ coverage: {worst:.3f}; {out['seconds']} s")
     print(f"written: {write_result('ppi_coverage', out)}")
 

@@ -48,8 +48,13 @@ def draws(y: np.ndarray, f: np.ndarray, conversations: np.ndarray, k: int, n_dra
         if len(set(conversations[labelled])) < 2:
             failed += 1
             continue
-        tuned = ppi_mean(y[labelled], f[labelled], f[~labelled], clusters=conversations[labelled],
-                         unlabelled_clusters=conversations[~labelled])
+        tuned = ppi_mean(
+            y[labelled],
+            f[labelled],
+            f[~labelled],
+            clusters=conversations[labelled],
+            unlabelled_clusters=conversations[~labelled],
+        )
         alone = labelled_mean(y[labelled], clusters=conversations[labelled])
         covered += tuned.low <= target <= tuned.high
         covered_alone += alone.low <= target <= alone.high
@@ -57,11 +62,17 @@ def draws(y: np.ndarray, f: np.ndarray, conversations: np.ndarray, k: int, n_dra
         widths_alone.append(alone.width)
         worth.append(effective_labels(tuned, alone))
     done = n_draws - failed
-    return {"k": k, "draws": n_draws, "failed": failed, "coverage": covered / done,
-            "labelled_only_coverage": covered_alone / done, "mean_width": float(np.mean(widths)),
-            "labelled_only_mean_width": float(np.mean(widths_alone)),
-            "width_saving": 1 - float(np.mean(widths)) / float(np.mean(widths_alone)),
-            "median_effective_labels": float(np.median(worth))}
+    return {
+        "k": k,
+        "draws": n_draws,
+        "failed": failed,
+        "coverage": covered / done,
+        "labelled_only_coverage": covered_alone / done,
+        "mean_width": float(np.mean(widths)),
+        "labelled_only_mean_width": float(np.mean(widths_alone)),
+        "width_saving": 1 - float(np.mean(widths)) / float(np.mean(widths_alone)),
+        "median_effective_labels": float(np.median(worth)),
+    }
 
 
 def main() -> None:
@@ -82,32 +93,61 @@ def main() -> None:
 
     tasks = sorted({key[0] for key in keys})
     index = {key: i for i, key in enumerate(keys)}
-    pairs = [(index[(t, MODELS[0])], index[(t, MODELS[1])]) for t in tasks
-             if (t, MODELS[0]) in index and (t, MODELS[1]) in index]
+    pairs = [
+        (index[(t, MODELS[0])], index[(t, MODELS[1])])
+        for t in tasks
+        if (t, MODELS[0]) in index and (t, MODELS[1]) in index
+    ]
     first, second = (np.array(side) for side in zip(*pairs, strict=True))
     rows = []
-    print(f"{len(keys)} answers, {len(set(conversations))} conversations; mean human faithfulness "
-          f"{human.mean():.3f}; {len(pairs)} tasks answered by both")
-    print(f"{'estimate':<12}{'signal':<36}{'k':>4}{'PPI++ cover':>13}{'alone':>8}{'width':>8}{'alone':>8}"
-          f"{'saving':>8}{'eff. n':>8}")
+    print(
+        f"{len(keys)} answers, {len(set(conversations))} conversations; mean human faithfulness "
+        f"{human.mean():.3f}; {len(pairs)} tasks answered by both"
+    )
+    print(
+        f"{'estimate':<12}{'signal':<36}{'k':>4}{'PPI++ cover':>13}{'alone':>8}{'width':>8}{'alone':>8}"
+        f"{'saving':>8}{'eff. n':>8}"
+    )
     for name, f in signals.items():
         keep = ~np.isnan(f)
         cases = [("mean", human[keep], f[keep], conversations[keep], LABELS)]
         both = keep[first] & keep[second]
-        cases.append(("difference", human[second][both] - human[first][both], f[second][both] - f[first][both],
-                      conversations[first][both], PAIRED_LABELS))
+        cases.append(
+            (
+                "difference",
+                human[second][both] - human[first][both],
+                f[second][both] - f[first][both],
+                conversations[first][both],
+                PAIRED_LABELS,
+            )
+        )
         for of, y, scores, clusters, ks in cases:
             for k in ks:
-                row = {"estimate": of, "signal": name, "items": len(y), "undefined": int((~keep).sum()),
-                       "target": float(y.mean()), **draws(y, scores, clusters, k, args.draws, args.seed + k)}
+                row = {
+                    "estimate": of,
+                    "signal": name,
+                    "items": len(y),
+                    "undefined": int((~keep).sum()),
+                    "target": float(y.mean()),
+                    **draws(y, scores, clusters, k, args.draws, args.seed + k),
+                }
                 rows.append(row)
-                print(f"{of:<12}{name:<36}{k:>4}{row['coverage']:>13.3f}{row['labelled_only_coverage']:>8.3f}"
-                      f"{row['mean_width']:>8.3f}{row['labelled_only_mean_width']:>8.3f}"
-                      f"{row['width_saving']:>8.1%}{row['median_effective_labels']:>8.0f}")
-    out = {"answers": len(keys), "conversations": len(set(conversations)), "paired_tasks": len(pairs),
-           "mean_human_faithfulness": float(human.mean()),
-           "difference": f"{MODELS[1]} − {MODELS[0]}", "draws": args.draws, "seed": args.seed, "rows": rows,
-           "seconds": round(time.perf_counter() - started, 1)}
+                print(
+                    f"{of:<12}{name:<36}{k:>4}{row['coverage']:>13.3f}{row['labelled_only_coverage']:>8.3f}"
+                    f"{row['mean_width']:>8.3f}{row['labelled_only_mean_width']:>8.3f}"
+                    f"{row['width_saving']:>8.1%}{row['median_effective_labels']:>8.0f}"
+                )
+    out = {
+        "answers": len(keys),
+        "conversations": len(set(conversations)),
+        "paired_tasks": len(pairs),
+        "mean_human_faithfulness": float(human.mean()),
+        "difference": f"{MODELS[1]} − {MODELS[0]}",
+        "draws": args.draws,
+        "seed": args.seed,
+        "rows": rows,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
     print(f"{out['seconds']} s; written: {write_result('ppi_mtrag', out)}")
 
 

@@ -62,46 +62,75 @@ QUICK_PAIRS = 6
 def build_mtrag_dev(path: Path = MTRAG_FILE) -> dict[str, Any]:
     """Write MT-RAG's dev split as preference pairs to ``path`` (see the module's docstring); return counts and
     how the paired preference compares with the difference of all annotators' mean ratings."""
-    answers = {(r.id, r.model_id): r for r in read_records(HUMAN_EVAL_TASKS, format="mtrag")
-               if r.metadata.get("split") == "dev"}
-    ratings = {(row["task_id"], row["model_id"]): row
-               for row in map(json.loads, RATINGS.open(encoding="utf-8"))}
+    answers = {
+        (r.id, r.model_id): r
+        for r in read_records(HUMAN_EVAL_TASKS, format="mtrag")
+        if r.metadata.get("split") == "dev"
+    }
+    ratings = {(row["task_id"], row["model_id"]): row for row in map(json.loads, RATINGS.open(encoding="utf-8"))}
     tasks = list(dict.fromkeys(task for task, model in answers if model == RESPONDERS[0]))
     lines, skipped, common_counts, unpaired = [], [], [], []
     for task in tasks:
         rated = [ratings[(task, model)] for model in RESPONDERS]
-        common = [a for a in rated[0]["faithfulness"]
-                  if all(a in row[key] for row in rated for key in (*DIMENSIONS, "win-rate"))]
+        common = [
+            a
+            for a in rated[0]["faithfulness"]
+            if all(a in row[key] for row in rated for key in (*DIMENSIONS, "win-rate"))
+        ]
         if not common:
             skipped.append(task)
             continue
-        aspects = {dim: {a: round((int(rated[0][dim][a]) - int(rated[1][dim][a])) / 3, 4) for a in common}
-                   for dim in DIMENSIONS}
+        aspects = {
+            dim: {a: round((int(rated[0][dim][a]) - int(rated[1][dim][a])) / 3, 4) for a in common}
+            for dim in DIMENSIONS
+        }
         aspects["win_rate"] = {a: round((rated[0]["win-rate"][a] - rated[1]["win-rate"][a]) / 100, 4) for a in common}
-        preferences = {a: round(sum(int(rated[0][d][a]) - int(rated[1][d][a]) for d in DIMENSIONS) / 12, 4)
-                       for a in common}
-        unpaired.append(sum(np.mean([int(v) for v in rated[0][d].values()])
-                            - np.mean([int(v) for v in rated[1][d].values()]) for d in DIMENSIONS) / 12)
+        preferences = {
+            a: round(sum(int(rated[0][d][a]) - int(rated[1][d][a]) for d in DIMENSIONS) / 12, 4) for a in common
+        }
+        unpaired.append(
+            sum(
+                np.mean([int(v) for v in rated[0][d].values()]) - np.mean([int(v) for v in rated[1][d].values()])
+                for d in DIMENSIONS
+            )
+            / 12
+        )
         common_counts.append(len(common))
         a, b = (record_to_dict(answers[(task, model)]) for model in RESPONDERS)
-        metadata = {k: a["metadata"][k] for k in ("turn", "collection", "question_type", "multi_turn")
-                    if k in a["metadata"]}
-        lines.append({"id": task, "conversation_id": a["metadata"]["conversation_id"], "question": a["question"],
-                      **{k: a[k] for k in ("history", "contexts", "references", "answerability") if k in a},
-                      "response_a": a["answer"], "response_b": b["answer"],
-                      "model_a": RESPONDERS[0], "model_b": RESPONDERS[1],
-                      "preferences": preferences, "aspects": aspects,
-                      "metadata": {**metadata, "source": "MT-RAG human_eval dev split (Apache-2.0)"}})
+        metadata = {
+            k: a["metadata"][k] for k in ("turn", "collection", "question_type", "multi_turn") if k in a["metadata"]
+        }
+        lines.append(
+            {
+                "id": task,
+                "conversation_id": a["metadata"]["conversation_id"],
+                "question": a["question"],
+                **{k: a[k] for k in ("history", "contexts", "references", "answerability") if k in a},
+                "response_a": a["answer"],
+                "response_b": b["answer"],
+                "model_a": RESPONDERS[0],
+                "model_b": RESPONDERS[1],
+                "preferences": preferences,
+                "aspects": aspects,
+                "metadata": {**metadata, "source": "MT-RAG human_eval dev split (Apache-2.0)"},
+            }
+        )
     with path.open("w", encoding="utf-8") as handle:
         for line in lines:
             handle.write(json.dumps(line, ensure_ascii=False) + "\n")
     paired = [float(np.mean(list(line["preferences"].values()))) for line in lines]
-    return {"file": str(path.relative_to(HERE.parent)), "pairs": len(lines), "tasks": len(tasks),
-            "skipped_no_common_annotator": skipped,
-            "common_annotators": {str(k): common_counts.count(k) for k in sorted(set(common_counts))},
-            "paired_vs_all_annotators": {"pearson": round(_pearson(np.array(paired), np.array(unpaired)), 3),
-                                         "spearman": round(_spearman(np.array(paired), np.array(unpaired)), 3),
-                                         "same_sign": round(float(np.mean(np.sign(paired) == np.sign(unpaired))), 3)}}
+    return {
+        "file": str(path.relative_to(HERE.parent)),
+        "pairs": len(lines),
+        "tasks": len(tasks),
+        "skipped_no_common_annotator": skipped,
+        "common_annotators": {str(k): common_counts.count(k) for k in sorted(set(common_counts))},
+        "paired_vs_all_annotators": {
+            "pearson": round(_pearson(np.array(paired), np.array(unpaired)), 3),
+            "spearman": round(_spearman(np.array(paired), np.array(unpaired)), 3),
+            "same_sign": round(float(np.mean(np.sign(paired) == np.sign(unpaired))), 3),
+        },
+    }
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> float:
@@ -114,8 +143,9 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
     return _pearson(rankdata(x), rankdata(y))
 
 
-def correlation_ci(x: np.ndarray, y: np.ndarray, clusters: list[str], *, n_boot: int = N_BOOT,
-                   seed: int = SEED) -> dict[str, Any]:
+def correlation_ci(
+    x: np.ndarray, y: np.ndarray, clusters: list[str], *, n_boot: int = N_BOOT, seed: int = SEED
+) -> dict[str, Any]:
     """Pearson and Spearman of ``x`` with ``y``, each with its 95 % percentile interval from ``n_boot`` resamples
     of clusters with replacement (the same resamples for both; draws without variation on a side are skipped)."""
     out: dict[str, Any] = {}
@@ -134,8 +164,9 @@ def score_pairs(pairs: list[PreferencePair], metrics: list[str], judge: Any = No
     a side is undefined (reason: count), and the wall time of ``evaluate``."""
     records = [record for pair in pairs for record in (pair.a, pair.b)]
     started = time.perf_counter()
-    result = evaluate(records, metrics=metrics, settings=Settings(n_resamples=100), judge=judge,
-                      progress=sys.stderr.isatty())
+    result = evaluate(
+        records, metrics=metrics, settings=Settings(n_resamples=100), judge=judge, progress=sys.stderr.isatty()
+    )
     wall = time.perf_counter() - started
     differences, reasons = {}, {}
     for name in result.metrics:
@@ -148,8 +179,9 @@ def score_pairs(pairs: list[PreferencePair], metrics: list[str], judge: Any = No
     return differences, reasons, wall
 
 
-def measure(pairs: list[PreferencePair], differences: dict[str, np.ndarray],
-            reasons: dict[str, dict[str, int]]) -> list[dict[str, Any]]:
+def measure(
+    pairs: list[PreferencePair], differences: dict[str, np.ndarray], reasons: dict[str, dict[str, int]]
+) -> list[dict[str, Any]]:
     """One row per metric: its correlations with the overall preference and with each aspect."""
     targets = {"overall": np.array([p.preference for p in pairs])}
     for aspect in sorted({a for p in pairs for a in p.aspects}):
@@ -157,12 +189,17 @@ def measure(pairs: list[PreferencePair], differences: dict[str, np.ndarray],
     clusters = [p.cluster for p in pairs]
     rows = []
     for name, diff in differences.items():
-        row: dict[str, Any] = {"metric": name, "n_undefined": int(np.isnan(diff).sum()),
-                               "undefined_reasons": reasons.get(name, {})}
+        row: dict[str, Any] = {
+            "metric": name,
+            "n_undefined": int(np.isnan(diff).sum()),
+            "undefined_reasons": reasons.get(name, {}),
+        }
         for target, human in targets.items():
             keep = ~np.isnan(diff) & ~np.isnan(human)
-            row[target] = {"n": int(keep.sum()),
-                           **correlation_ci(diff[keep], human[keep], [c for c, k in zip(clusters, keep) if k])}
+            row[target] = {
+                "n": int(keep.sum()),
+                **correlation_ci(diff[keep], human[keep], [c for c, k in zip(clusters, keep) if k]),
+            }
         defined = diff[~np.isnan(diff)]
         row["share_zero_difference"] = round(float(np.mean(defined == 0)), 3) if defined.size else 0.0
         rows.append(row)
@@ -189,9 +226,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file", nargs="?", type=Path, help="a preference file (default: build the MT-RAG set)")
     parser.add_argument("--no-judge", action="store_true", help="leave the judged metrics out")
-    parser.add_argument("--judged", default=",".join(JUDGED),
-                        help=f"the judged metrics, names or families, comma-separated ({','.join(JUDGED)}; "
-                             "e.g. claim_level)")
+    parser.add_argument(
+        "--judged",
+        default=",".join(JUDGED),
+        help=f"the judged metrics, names or families, comma-separated ({','.join(JUDGED)}; e.g. claim_level)",
+    )
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_PAIRS} pairs drawn with seed {SEED}")
     add_judge_arguments(parser)
     parser.set_defaults(cache=Path.home() / ".cache" / "ragmeter" / "preferences.sqlite")
@@ -225,29 +264,49 @@ def main() -> None:
     rows = measure(pairs, differences, reasons)
 
     shown = path.resolve().relative_to(HERE.parent) if path.resolve().is_relative_to(HERE.parent) else path
-    signature = {"file": str(shown), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()[:16],
-                 "pairs": len(pairs), "bootstrap": f"{N_BOOT} resamples of conversations, 95 % percentile, seed {SEED}",
-                 "ragmeter": ragmeter.__version__, "judge": judge_identity}
-    out = {"signature": signature, "built": built, "timings": timings,
-           "preference_mean": round(float(np.mean([p.preference for p in pairs])), 3),
-           "annotators_per_pair": round(float(np.mean([p.annotators for p in pairs])), 2),
-           "first_annotator_vs_others": annotator_agreement(pairs), "rows": rows}
+    signature = {
+        "file": str(shown),
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest()[:16],
+        "pairs": len(pairs),
+        "bootstrap": f"{N_BOOT} resamples of conversations, 95 % percentile, seed {SEED}",
+        "ragmeter": ragmeter.__version__,
+        "judge": judge_identity,
+    }
+    out = {
+        "signature": signature,
+        "built": built,
+        "timings": timings,
+        "preference_mean": round(float(np.mean([p.preference for p in pairs])), 3),
+        "annotators_per_pair": round(float(np.mean([p.annotators for p in pairs])), 2),
+        "first_annotator_vs_others": annotator_agreement(pairs),
+        "rows": rows,
+    }
     aspects = [key for key in rows[0] if isinstance(rows[0][key], dict) and "n" in rows[0][key] and key != "overall"]
-    print(f"{len(pairs)} pairs of {path.name}; Pearson / Spearman of metric(A) − metric(B) with the preference "
-          f"(95 % interval, conversations resampled); timings {timings}")
-    print(f"{'metric':<18}{'n':>4}{'undef':>6}{'Δ=0':>6}{'Pearson overall':>22}{'Spearman overall':>22}  "
-          + "".join(f"{'ρ ' + a:>17}" for a in aspects))
+    print(
+        f"{len(pairs)} pairs of {path.name}; Pearson / Spearman of metric(A) − metric(B) with the preference "
+        f"(95 % interval, conversations resampled); timings {timings}"
+    )
+    print(
+        f"{'metric':<18}{'n':>4}{'undef':>6}{'Δ=0':>6}{'Pearson overall':>22}{'Spearman overall':>22}  "
+        + "".join(f"{'ρ ' + a:>17}" for a in aspects)
+    )
     for row in rows:
-        print(f"{row['metric']:<18}{row['overall']['n']:>4}{row['n_undefined']:>6}{row['share_zero_difference']:>6.2f}"
-              f"{_cell(row['overall']['pearson']):>22}{_cell(row['overall']['spearman']):>22}  "
-              + "".join(f"{_cell(row[a]['spearman'])[:5]:>17}" for a in aspects))
+        print(
+            f"{row['metric']:<18}{row['overall']['n']:>4}{row['n_undefined']:>6}{row['share_zero_difference']:>6.2f}"
+            f"{_cell(row['overall']['pearson']):>22}{_cell(row['overall']['spearman']):>22}  "
+            + "".join(f"{_cell(row[a]['spearman'])[:5]:>17}" for a in aspects)
+        )
     if out["first_annotator_vs_others"]:
         agreement = out["first_annotator_vs_others"]
-        print(f"{'one annotator vs the others':<28}{agreement['n']:>6}{_cell(agreement['pearson']):>22}"
-              f"{_cell(agreement['spearman']):>22}")
-    suffix = (("-no-judge" if args.no_judge else f"-{args.judge_layout}" if args.judge_layout else "")
-              + ("" if args.no_judge or args.judged == ",".join(JUDGED) else f"-{args.judged.replace(',', '+')}")
-              + ("-quick" if args.quick else ""))
+        print(
+            f"{'one annotator vs the others':<28}{agreement['n']:>6}{_cell(agreement['pearson']):>22}"
+            f"{_cell(agreement['spearman']):>22}"
+        )
+    suffix = (
+        ("-no-judge" if args.no_judge else f"-{args.judge_layout}" if args.judge_layout else "")
+        + ("" if args.no_judge or args.judged == ",".join(JUDGED) else f"-{args.judged.replace(',', '+')}")
+        + ("-quick" if args.quick else "")
+    )
     target = write_result(f"preferences-{path.stem.removeprefix('preferences-')}{suffix}", out)
     print(f"written: {target}")
 

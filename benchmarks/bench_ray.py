@@ -42,7 +42,8 @@ SCALING = (
     " over the pieces (2,000 lines each, so at most N × C pieces in flight). The driver parses and writes "
     "every row on one core (about 128,000 rows/s parsed here, and as many written), so past roughly 25 cores "
     "of scoring the driver, not the cluster, sets the pace; the summaries' bootstrap on the driver grows with"
-    " the records.")
+    " the records."
+)
 
 #: Runs ragmeter in this process and prints its own peak RSS (kB) as JSON on the last stderr line.
 _RUNNER = """
@@ -56,8 +57,19 @@ sys.exit(code)
 
 
 def measure(path: Path, out: Path, *extra: str) -> dict[str, Any]:
-    command = [sys.executable, "-c", _RUNNER, "run", str(path), "--out", str(out), "--no-progress",
-               "--format", "json", *extra]
+    command = [
+        sys.executable,
+        "-c",
+        _RUNNER,
+        "run",
+        str(path),
+        "--out",
+        str(out),
+        "--no-progress",
+        "--format",
+        "json",
+        *extra,
+    ]
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
@@ -80,19 +92,28 @@ def run(*, quick: bool = False, sizes: tuple[int, ...] | None = None) -> dict[st
         local = measure(path, workdir / f"local-{n}")
         remote = measure(path, workdir / f"ray-{n}", "--engine", "ray")
         one = measure(path, workdir / f"ray1-{n}", "--engine", "ray", "--workers", "1")
-        entry = {"records": n, "local": local, "ray": remote, "ray_one_worker": one,
-                 "ratio": remote["wall_s"] / local["wall_s"],
-                 "identical": _same(workdir / f"local-{n}", workdir / f"ray-{n}")}
+        entry = {
+            "records": n,
+            "local": local,
+            "ray": remote,
+            "ray_one_worker": one,
+            "ratio": remote["wall_s"] / local["wall_s"],
+            "identical": _same(workdir / f"local-{n}", workdir / f"ray-{n}"),
+        }
         runs.append(entry)
-        print(f"[ray] {n:>7,} records: local {local['wall_s']:.0f} s ({local['driver_peak_rss_mb']:.0f} MB), "
-              f"ray {remote['wall_s']:.0f} s (driver {remote['driver_peak_rss_mb']:.0f} MB; "
-              f"1 worker {one['wall_s']:.0f} s): ×{entry['ratio']:.2f}, "
-              f"identical: {entry['identical']}", flush=True)
+        print(
+            f"[ray] {n:>7,} records: local {local['wall_s']:.0f} s ({local['driver_peak_rss_mb']:.0f} MB), "
+            f"ray {remote['wall_s']:.0f} s (driver {remote['driver_peak_rss_mb']:.0f} MB; "
+            f"1 worker {one['wall_s']:.0f} s): ×{entry['ratio']:.2f}, "
+            f"identical: {entry['identical']}",
+            flush=True,
+        )
         for folder in workdir.glob(f"*-{n}"):
             shutil.rmtree(folder, ignore_errors=True)
     small, large = runs[0], runs[-1]
     per_record_s = (large["ray_one_worker"]["wall_s"] - small["ray_one_worker"]["wall_s"]) / (
-        large["records"] - small["records"])
+        large["records"] - small["records"]
+    )
     fixed_s = small["ray_one_worker"]["wall_s"] - per_record_s * small["records"]
     out = {
         "name": "ray",
@@ -107,8 +128,10 @@ def run(*, quick: bool = False, sizes: tuple[int, ...] | None = None) -> dict[st
         "scaling": SCALING,
         "quick": quick,
     }
-    print(f"[ray] one actor: {out['one_worker']['records_per_s']:.0f} records/s after {fixed_s:.0f} s of start-up; "
-          f"goal ray ≤ {GOAL_RATIO}× local: {'met' if out['meets_goal'] else 'NOT met'}")
+    print(
+        f"[ray] one actor: {out['one_worker']['records_per_s']:.0f} records/s after {fixed_s:.0f} s of start-up; "
+        f"goal ray ≤ {GOAL_RATIO}× local: {'met' if out['meets_goal'] else 'NOT met'}"
+    )
     return out
 
 

@@ -81,8 +81,15 @@ def make_data(n_queries: int, seed: int = SEED) -> dict[str, np.ndarray]:
     n_extra = np.minimum(rng.poisson(2.0, size=n_queries), MAX_EXTRA_JUDGED)
     extra_grades = rng.choice(3, size=(n_queries, MAX_EXTRA_JUDGED), p=[0.55, 0.30, 0.15])
     noise = rng.random((n_queries, K))
-    return {"docs": docs, "grades": grades, "judged": judged, "misleading": misleading.astype(int),
-            "n_extra": n_extra, "extra_grades": extra_grades, "noise": noise}
+    return {
+        "docs": docs,
+        "grades": grades,
+        "judged": judged,
+        "misleading": misleading.astype(int),
+        "n_extra": n_extra,
+        "extra_grades": extra_grades,
+        "noise": noise,
+    }
 
 
 def build_records(data: dict[str, np.ndarray]) -> list[Any]:
@@ -90,17 +97,28 @@ def build_records(data: dict[str, np.ndarray]) -> list[Any]:
     from ragmeter import Chunk, Record
 
     records = []
-    for i, (docs, grades, judged, misleading, n_extra, extra) in enumerate(zip(
-            data["docs"].tolist(), data["grades"].tolist(), data["judged"].tolist(),
-            data["misleading"].tolist(), data["n_extra"].tolist(), data["extra_grades"].tolist(),
-            strict=True)):
+    for i, (docs, grades, judged, misleading, n_extra, extra) in enumerate(
+        zip(
+            data["docs"].tolist(),
+            data["grades"].tolist(),
+            data["judged"].tolist(),
+            data["misleading"].tolist(),
+            data["n_extra"].tolist(),
+            data["extra_grades"].tolist(),
+            strict=True,
+        )
+    ):
         ids = [f"D{d}" for d in docs]
         contexts = tuple(
-            Chunk(doc_id, doc_id, labels={"topically_relevant": int(g >= 1), "evidence_sufficient": int(g == 2),
-                                          "misleading": m})
-            for doc_id, g, m in zip(ids[:K], grades, misleading, strict=True))
+            Chunk(
+                doc_id,
+                doc_id,
+                labels={"topically_relevant": int(g >= 1), "evidence_sufficient": int(g == 2), "misleading": m},
+            )
+            for doc_id, g, m in zip(ids[:K], grades, misleading, strict=True)
+        )
         qrels = {doc_id: g for doc_id, g, j in zip(ids[:K], grades, judged, strict=True) if j}
-        qrels.update(zip(ids[K:K + n_extra], extra[:n_extra], strict=True))
+        qrels.update(zip(ids[K : K + n_extra], extra[:n_extra], strict=True))
         records.append(Record(id=f"q{i}", question="", answer="", contexts=contexts, qrels=qrels))
     return records
 
@@ -110,12 +128,20 @@ def build_trec(data: dict[str, np.ndarray]) -> tuple[dict[str, dict[str, int]], 
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
     scores = (K - np.arange(K)) + 0.5 * data["noise"]  # gaps of more than 0.5 between ranks
-    for i, (docs, grades, judged, n_extra, extra, row) in enumerate(zip(
-            data["docs"].tolist(), data["grades"].tolist(), data["judged"].tolist(),
-            data["n_extra"].tolist(), data["extra_grades"].tolist(), scores.tolist(), strict=True)):
+    for i, (docs, grades, judged, n_extra, extra, row) in enumerate(
+        zip(
+            data["docs"].tolist(),
+            data["grades"].tolist(),
+            data["judged"].tolist(),
+            data["n_extra"].tolist(),
+            data["extra_grades"].tolist(),
+            scores.tolist(),
+            strict=True,
+        )
+    ):
         ids = [f"D{d}" for d in docs]
         pool = {doc_id: g for doc_id, g, j in zip(ids[:K], grades, judged, strict=True) if j}
-        pool.update(zip(ids[K:K + n_extra], extra[:n_extra], strict=True))
+        pool.update(zip(ids[K : K + n_extra], extra[:n_extra], strict=True))
         qrels[f"q{i}"] = pool
         run[f"q{i}"] = dict(zip(ids[:K], row, strict=True))
     return qrels, run
@@ -184,10 +210,12 @@ def run(*, quick: bool = False) -> dict[str, Any]:
         worst = int(np.nanargmax(differences)) if not np.all(np.isnan(differences)) else 0
         max_abs_diff[metric] = float(np.max(differences))
         if not np.all(differences <= TOLERANCE):
-            raise AssertionError(f"{metric} differs from pytrec_eval's {measure} on "
-                                 f"{int(np.sum(~(differences <= TOLERANCE)))} of {n} queries (e.g. "
-                                 f"{list(theirs)[worst]}: ragmeter {our_values[worst]!r}, pytrec_eval "
-                                 f"{trec_values[worst]!r})")
+            raise AssertionError(
+                f"{metric} differs from pytrec_eval's {measure} on "
+                f"{int(np.sum(~(differences <= TOLERANCE)))} of {n} queries (e.g. "
+                f"{list(theirs)[worst]}: ragmeter {our_values[worst]!r}, pytrec_eval "
+                f"{trec_values[worst]!r})"
+            )
     for name, result in results.items():
         undefined = {m: len(r) for m, r in result.undefined.items() if r}
         if undefined:
@@ -199,8 +227,10 @@ def run(*, quick: bool = False) -> dict[str, Any]:
     per_run = {name: [t / p for t, p in zip(times, pytrec_s, strict=True)] for name, times in ragmeter_s.items()}
     out = {
         "name": "retrieval_speed",
-        "source": (f"synthetic (numpy default_rng({SEED})): graded 0/1/2 chunks, {JUDGED_SHARE:.0%} of retrieved "
-                   f"judged, 0–{MAX_EXTRA_JUDGED} judged-but-not-retrieved docs per query"),
+        "source": (
+            f"synthetic (numpy default_rng({SEED})): graded 0/1/2 chunks, {JUDGED_SHARE:.0%} of retrieved "
+            f"judged, 0–{MAX_EXTRA_JUDGED} judged-but-not-retrieved docs per query"
+        ),
         "n_queries": n,
         "k": K,
         "retrieved_grade_counts": {str(g): int(c) for g, c in enumerate(grade_counts)},
@@ -214,8 +244,10 @@ def run(*, quick: bool = False) -> dict[str, Any]:
         "pytrec_eval_construct_min_s": min(construct_s),
         "pytrec_eval_evaluate_min_s": min(evaluate_s),
         "pytrec_eval_min_s": pytrec_min,
-        "ragmeter_settings": {name: (f"ndcg_ideal={s.ndcg_ideal}, ndcg_gain={s.ndcg_gain}, "
-                                     f"n_resamples={s.n_resamples}") for name, s in configs.items()},
+        "ragmeter_settings": {
+            name: (f"ndcg_ideal={s.ndcg_ideal}, ndcg_gain={s.ndcg_gain}, n_resamples={s.n_resamples}")
+            for name, s in configs.items()
+        },
         "ragmeter_s": ragmeter_s,
         "ragmeter_min_s": best,
         "ragmeter_queries_per_s": {name: n / t for name, t in best.items()},
@@ -230,20 +262,24 @@ def run(*, quick: bool = False) -> dict[str, Any]:
         "max_abs_diff": max_abs_diff,
         "tolerance": TOLERANCE,
         "all_equal": True,
-        "means": {"ndcg@10 (pool, linear)": ours.summary(f"ndcg@{K}").value,
-                  "ndcg@10 (retrieved, exponential)": results["retrieved_100"].summary(f"ndcg@{K}").value,
-                  "ndcg_cut_10 (pytrec_eval)": float(np.mean([s["ndcg_cut_10"] for s in theirs.values()])),
-                  **{m: ours.summary(m).value for m in ours.metrics if not m.startswith("ndcg")}},
+        "means": {
+            "ndcg@10 (pool, linear)": ours.summary(f"ndcg@{K}").value,
+            "ndcg@10 (retrieved, exponential)": results["retrieved_100"].summary(f"ndcg@{K}").value,
+            "ndcg_cut_10 (pytrec_eval)": float(np.mean([s["ndcg_cut_10"] for s in theirs.values()])),
+            **{m: ours.summary(m).value for m in ours.metrics if not m.startswith("ndcg")},
+        },
         "process_peak_rss_mb": peak_rss_mb,
         "quick": quick,
     }
-    print(f"[retrieval] {n:,} queries × {K}: pytrec_eval {pytrec_min:.2f} s (construct "
-          f"{min(construct_s):.2f} + evaluate {min(evaluate_s):.2f}); ragmeter evaluate(retrieval@{K}) "
-          + ", ".join(f"{name} {t:.2f} s" for name, t in best.items())
-          + f" → ratio {ratio:.2f} (goal ≤ {GOAL_RATIO:g}: {'met' if out['meets_goal'] else 'NOT met'}; per run "
-          + ", ".join(f"{r:.2f}" for r in per_run["pool_100"])
-          + f": best {out['ratio_per_run_best']:.2f}, spread {out['ratio_per_run_spread']:.2f}); "
-          f"max |Δ| " + ", ".join(f"{m} {d:.3g}" for m, d in max_abs_diff.items()))
+    print(
+        f"[retrieval] {n:,} queries × {K}: pytrec_eval {pytrec_min:.2f} s (construct "
+        f"{min(construct_s):.2f} + evaluate {min(evaluate_s):.2f}); ragmeter evaluate(retrieval@{K}) "
+        + ", ".join(f"{name} {t:.2f} s" for name, t in best.items())
+        + f" → ratio {ratio:.2f} (goal ≤ {GOAL_RATIO:g}: {'met' if out['meets_goal'] else 'NOT met'}; per run "
+        + ", ".join(f"{r:.2f}" for r in per_run["pool_100"])
+        + f": best {out['ratio_per_run_best']:.2f}, spread {out['ratio_per_run_spread']:.2f}); "
+        f"max |Δ| " + ", ".join(f"{m} {d:.3g}" for m, d in max_abs_diff.items())
+    )
     return out
 
 

@@ -58,9 +58,11 @@ def run(*, quick: bool = False) -> dict[str, Any]:
     mismatches = sum(d > TOLERANCE for d in differences)
     if mismatches:
         worst = differences.index(max_diff)
-        raise AssertionError(f"{mismatches} of {n} ROUGE-L values differ by more than {TOLERANCE} "
-                             f"(worst: pair {worst % len(distinct)}, ragmeter {ours[worst]!r} vs "
-                             f"rouge-score {theirs[worst]!r})")
+        raise AssertionError(
+            f"{mismatches} of {n} ROUGE-L values differ by more than {TOLERANCE} "
+            f"(worst: pair {worst % len(distinct)}, ragmeter {ours[worst]!r} vs "
+            f"rouge-score {theirs[worst]!r})"
+        )
     ratio = t_rouge_score / t_ragmeter
     out = {
         "name": "rouge_l_speed",
@@ -80,9 +82,11 @@ def run(*, quick: bool = False) -> dict[str, Any]:
         "mean_rouge_l": sum(ours) / n,
         "quick": quick,
     }
-    print(f"[rouge] {n:,} pairs: ragmeter rouge_l {t_ragmeter:.2f} s ({out['ragmeter_pairs_per_s']:,.0f}/s), "
-          f"rouge-score {t_rouge_score:.2f} s ({out['rouge_score_pairs_per_s']:,.0f}/s) → ×{ratio:.1f} "
-          f"(goal ≥ {GOAL_RATIO:g}: {'met' if out['meets_goal'] else 'NOT met'}); max |Δ| = {max_diff:.3g}")
+    print(
+        f"[rouge] {n:,} pairs: ragmeter rouge_l {t_ragmeter:.2f} s ({out['ragmeter_pairs_per_s']:,.0f}/s), "
+        f"rouge-score {t_rouge_score:.2f} s ({out['rouge_score_pairs_per_s']:,.0f}/s) → ×{ratio:.1f} "
+        f"(goal ≥ {GOAL_RATIO:g}: {'met' if out['meets_goal'] else 'NOT met'}); max |Δ| = {max_diff:.3g}"
+    )
     return out
 
 

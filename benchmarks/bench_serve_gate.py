@@ -72,8 +72,9 @@ def replicate(pool: Pair, size: int, replications: int, seed: int) -> dict[str, 
         _, baseline = _window(pool, size, rng, "a")
         values, window = _window(pool, size, rng, "b")
         began = time.perf_counter()
-        verdicts = check_window(window, baseline, rules, alpha=ALPHA, n_resamples=N_RESAMPLES,
-                                n_permutations=N_PERMUTATIONS, seed=SEED)
+        verdicts = check_window(
+            window, baseline, rules, alpha=ALPHA, n_resamples=N_RESAMPLES, n_permutations=N_PERMUTATIONS, seed=SEED
+        )
         seconds += time.perf_counter() - began
         dropped = [v.rule.metric for v in verdicts if v.status == "drop"]
         alarms += bool(dropped)
@@ -81,14 +82,20 @@ def replicate(pool: Pair, size: int, replications: int, seed: int) -> dict[str, 
             per_metric[metric] += 1
         for delta in DELTAS:
             lowered = _sample("b", shifted(values, "token_f1", delta, rng), window.clusters["token_f1"])
-            verdicts = check_window(lowered, baseline, rules, alpha=ALPHA, n_resamples=N_RESAMPLES,
-                                    n_permutations=N_PERMUTATIONS, seed=SEED)
+            verdicts = check_window(
+                lowered, baseline, rules, alpha=ALPHA, n_resamples=N_RESAMPLES, n_permutations=N_PERMUTATIONS, seed=SEED
+            )
             caught[delta] += any(v.rule.metric == "token_f1" and v.status == "drop" for v in verdicts)
-    return {"source": pool.source, "size": size, "replications": replications, "metrics": list(pool.metrics),
-            "false_alarms": share_with_interval(alarms, replications),
-            "false_alarms_per_metric": {m: n / replications for m, n in per_metric.items()},
-            "token_f1_drop_caught": {str(d): share_with_interval(n, replications) for d, n in caught.items()},
-            "seconds_per_check": seconds / replications}
+    return {
+        "source": pool.source,
+        "size": size,
+        "replications": replications,
+        "metrics": list(pool.metrics),
+        "false_alarms": share_with_interval(alarms, replications),
+        "false_alarms_per_metric": {m: n / replications for m, n in per_metric.items()},
+        "token_f1_drop_caught": {str(d): share_with_interval(n, replications) for d, n in caught.items()},
+        "seconds_per_check": seconds / replications,
+    }
 
 
 def run(quick: bool) -> dict[str, Any]:
@@ -101,12 +108,20 @@ def run(quick: bool) -> dict[str, Any]:
             replications = 100 if quick else (200 if size >= 1_000 else 1_000)
             row = replicate(pool, size, replications, seed=SEED + 100 * k + size)
             rows.append(row)
-            print(f"{row['source']} {size}: false alarms {row['false_alarms']['rate']:.3f}, token F1 −0.05 caught "
-                  f"{row['token_f1_drop_caught']['0.05']['rate']:.2f}, {row['seconds_per_check']:.2f} s a check",
-                  flush=True)
+            print(
+                f"{row['source']} {size}: false alarms {row['false_alarms']['rate']:.3f}, token F1 −0.05 caught "
+                f"{row['token_f1_drop_caught']['0.05']['rate']:.2f}, {row['seconds_per_check']:.2f} s a check",
+                flush=True,
+            )
     worst = max(row["false_alarms"]["rate"] for row in rows)
-    return {"alpha": ALPHA, "n_resamples": N_RESAMPLES, "n_permutations": N_PERMUTATIONS, "rows": rows,
-            "meets_false_alarm_goal": worst <= GOAL_FALSE_ALARMS, "total_s": time.perf_counter() - began}
+    return {
+        "alpha": ALPHA,
+        "n_resamples": N_RESAMPLES,
+        "n_permutations": N_PERMUTATIONS,
+        "rows": rows,
+        "meets_false_alarm_goal": worst <= GOAL_FALSE_ALARMS,
+        "total_s": time.perf_counter() - began,
+    }
 
 
 def main() -> None:

@@ -96,26 +96,38 @@ INSTALL = "pip install -e '.[local,bench-ragas]' (in a virtual environment of it
 RAGAS_METRICS = {
     "answer_correctness": ("AnswerCorrectness", ("user_input", "response", "reference")),
     "faithfulness": ("Faithfulness", ("user_input", "response", "retrieved_contexts")),
-    "context_precision_with_reference": ("ContextPrecisionWithReference",
-                                         ("user_input", "reference", "retrieved_contexts")),
+    "context_precision_with_reference": (
+        "ContextPrecisionWithReference",
+        ("user_input", "reference", "retrieved_contexts"),
+    ),
     "context_recall": ("ContextRecall", ("user_input", "retrieved_contexts", "reference")),
     "answer_relevancy": ("AnswerRelevancy", ("user_input", "response")),
 }
-NEAREST = {"answer_correctness": "judge_correctness", "faithfulness": "judge_faithfulness",
-           "context_precision_with_reference": "judge_precision", "context_recall": "judge_recall",
-           "answer_relevancy": "judge_relevance"}
+NEAREST = {
+    "answer_correctness": "judge_correctness",
+    "faithfulness": "judge_faithfulness",
+    "context_precision_with_reference": "judge_precision",
+    "context_recall": "judge_recall",
+    "answer_relevancy": "judge_relevance",
+}
 MODES = ("split", "verify")
 
 
 # --- samples -------------------------------------------------------------------------------------------------
 
+
 def choose_samples(n: int) -> list[Any]:
     """The first ``n`` of the eligible answers shuffled with seed 0 (module docstring)."""
     from ragmeter import read_records
 
-    eligible = [r for r in read_records(HUMAN_EVAL_TASKS, format="mtrag")
-                if r.model_id not in (None, "reference") and MIN_CHUNKS <= len(r.contexts) <= MAX_CHUNKS
-                and r.references and (r.answerability or "ANSWERABLE") == "ANSWERABLE"]
+    eligible = [
+        r
+        for r in read_records(HUMAN_EVAL_TASKS, format="mtrag")
+        if r.model_id not in (None, "reference")
+        and MIN_CHUNKS <= len(r.contexts) <= MAX_CHUNKS
+        and r.references
+        and (r.answerability or "ANSWERABLE") == "ANSWERABLE"
+    ]
     random.Random(SEED).shuffle(eligible)
     if len(eligible) < n:
         raise SystemExit(f"only {len(eligible)} eligible answers in {HUMAN_EVAL_TASKS}")
@@ -123,18 +135,29 @@ def choose_samples(n: int) -> list[Any]:
 
 
 def describe(record: Any) -> dict[str, Any]:
-    return {"id": record.id, "model_id": record.model_id, "chunks": len(record.contexts),
-            "history_turns": len(record.history), "question_chars": len(record.question),
-            "answer_chars": len(record.answer), "reference_chars": len(record.references[0]),
-            "chunk_chars": sum(len(c.text) for c in record.contexts)}
+    return {
+        "id": record.id,
+        "model_id": record.model_id,
+        "chunks": len(record.contexts),
+        "history_turns": len(record.history),
+        "question_chars": len(record.question),
+        "answer_chars": len(record.answer),
+        "reference_chars": len(record.references[0]),
+        "chunk_chars": sum(len(c.text) for c in record.contexts),
+    }
 
 
 def ragas_inputs(record: Any) -> dict[str, Any]:
-    return {"user_input": record.question, "response": record.answer, "reference": record.references[0],
-            "retrieved_contexts": [chunk.text for chunk in record.contexts]}
+    return {
+        "user_input": record.question,
+        "response": record.answer,
+        "reference": record.references[0],
+        "retrieved_contexts": [chunk.text for chunk in record.contexts],
+    }
 
 
 # --- RAGAS -----------------------------------------------------------------------------------------------------
+
 
 def minilm_embeddings() -> Any:
     """RAGAS's modern embeddings interface around ragmeter's packaged ONNX MiniLM (nothing downloaded)."""
@@ -201,14 +224,26 @@ async def _ragas_pass(records: list[Any], proxy: CountingProxy, model: str) -> d
                     values[name] = None
                     errors[name] = f"{type(exc).__name__}: {str(exc)[:500]}"
                 seconds[name] = time.perf_counter() - t0
-                print(f"[vs_ragas] ragas sample {i + 1}/{len(records)} {name}: {values[name]} "
-                      f"({seconds[name]:.0f} s){' ' + errors[name] if name in errors else ''}", flush=True)
+                print(
+                    f"[vs_ragas] ragas sample {i + 1}/{len(records)} {name}: {values[name]} "
+                    f"({seconds[name]:.0f} s){' ' + errors[name] if name in errors else ''}",
+                    flush=True,
+                )
             wall = time.perf_counter() - started
             rows = proxy.records_for(f"ragas/{record.id}/", prefix=True)
-            samples.append({"id": record.id, "wall_s": wall, "values": values, "errors": errors,
-                            "metric_s": seconds, **summarise(rows),
-                            "by_metric": {name: _short(summarise(proxy.records_for(f"ragas/{record.id}/{name}")))
-                                          for name in metrics}})
+            samples.append(
+                {
+                    "id": record.id,
+                    "wall_s": wall,
+                    "values": values,
+                    "errors": errors,
+                    "metric_s": seconds,
+                    **summarise(rows),
+                    "by_metric": {
+                        name: _short(summarise(proxy.records_for(f"ragas/{record.id}/{name}"))) for name in metrics
+                    },
+                }
+            )
     finally:
         proxy.label = ""
         await client.close()
@@ -221,6 +256,7 @@ def ragas_pass(records: list[Any], proxy: CountingProxy, model: str) -> dict[str
 
 # --- ragmeter --------------------------------------------------------------------------------------------------
 
+
 def ragmeter_pass(records: list[Any], proxy: CountingProxy, model: str, claims: str) -> dict[str, Any]:
     import ragmeter
     from ragmeter.judges import LOCAL_TIMEOUT_S, Judge
@@ -228,8 +264,14 @@ def ragmeter_pass(records: list[Any], proxy: CountingProxy, model: str, claims: 
 
     label = f"ragmeter-{claims}"
     states = PrefixStates(proxy.root_url, timeout_s=LOCAL_TIMEOUT_S)
-    backend = LocalBackend(states=states, base_url=proxy.base_url, model=model, api_key_env=None,
-                           timeout_s=LOCAL_TIMEOUT_S, bounds="schema")
+    backend = LocalBackend(
+        states=states,
+        base_url=proxy.base_url,
+        model=model,
+        api_key_env=None,
+        timeout_s=LOCAL_TIMEOUT_S,
+        bounds="schema",
+    )
     judge = Judge(backend, concurrency=1, timeout_s=LOCAL_TIMEOUT_S, claims=claims)  # no cache: none given
     samples = []
     try:
@@ -243,15 +285,36 @@ def ragmeter_pass(records: list[Any], proxy: CountingProxy, model: str, claims: 
             values = {name: _number(scores[0]) for name, scores in result.scores.items()}
             undefined = {name: reasons[0] for name, reasons in result.undefined.items() if 0 in reasons}
             totals = result.judging.totals()
-            samples.append({
-                "id": record.id, "wall_s": wall, "values": values, "undefined": undefined,
-                "judge_failures": [{"prompt": f["prompt"], "reason": f["reason"], "raw": (f["raw"] or "")[:300]}
-                                   for f in result.judging.failures],
-                "judge_own_count": {k: totals[k] for k in ("calls", "requests", "retries", "repairs", "failures",
-                                                           "prompt_tokens", "completion_tokens")},
-                **summarise(proxy.records_for(f"{label}/{record.id}"))})
-            print(f"[vs_ragas] {label} sample {i + 1}/{len(records)}: {wall:.0f} s, "
-                  + ", ".join(f"{k} {v}" for k, v in values.items()), flush=True)
+            samples.append(
+                {
+                    "id": record.id,
+                    "wall_s": wall,
+                    "values": values,
+                    "undefined": undefined,
+                    "judge_failures": [
+                        {"prompt": f["prompt"], "reason": f["reason"], "raw": (f["raw"] or "")[:300]}
+                        for f in result.judging.failures
+                    ],
+                    "judge_own_count": {
+                        k: totals[k]
+                        for k in (
+                            "calls",
+                            "requests",
+                            "retries",
+                            "repairs",
+                            "failures",
+                            "prompt_tokens",
+                            "completion_tokens",
+                        )
+                    },
+                    **summarise(proxy.records_for(f"{label}/{record.id}")),
+                }
+            )
+            print(
+                f"[vs_ragas] {label} sample {i + 1}/{len(records)}: {wall:.0f} s, "
+                + ", ".join(f"{k} {v}" for k, v in values.items()),
+                flush=True,
+            )
     finally:
         proxy.label = ""
         judge.close()
@@ -259,6 +322,7 @@ def ragmeter_pass(records: list[Any], proxy: CountingProxy, model: str, claims: 
 
 
 # --- figures ---------------------------------------------------------------------------------------------------
+
 
 def _number(value: Any) -> float | None:
     try:
@@ -269,8 +333,10 @@ def _number(value: Any) -> float | None:
 
 
 def _short(summary: dict[str, Any]) -> dict[str, Any]:
-    return {k: summary[k] for k in ("calls", "prompt_tokens", "completion_tokens", "judge_s",
-                                    "cut_at_max_tokens", "unanswered")}
+    return {
+        k: summary[k]
+        for k in ("calls", "prompt_tokens", "completion_tokens", "judge_s", "cut_at_max_tokens", "unanswered")
+    }
 
 
 def per_sample(samples: list[dict[str, Any]]) -> dict[str, float]:
@@ -283,10 +349,25 @@ def per_sample(samples: list[dict[str, Any]]) -> dict[str, float]:
     def mean(key: str) -> float:
         return sum(s[key] for s in samples) / n
 
-    out = {key: mean(key) for key in ("calls", "prompt_tokens", "completion_tokens", "prompt_tokens_computed",
-                                      "prompt_tokens_from_cache", "judge_s", "prompt_computes",
-                                      "prompt_computes_tokens", "prompt_computes_s", "control_requests",
-                                      "control_s", "wall_s", "cut_at_max_tokens", "unanswered")}
+    out = {
+        key: mean(key)
+        for key in (
+            "calls",
+            "prompt_tokens",
+            "completion_tokens",
+            "prompt_tokens_computed",
+            "prompt_tokens_from_cache",
+            "judge_s",
+            "prompt_computes",
+            "prompt_computes_tokens",
+            "prompt_computes_s",
+            "control_requests",
+            "control_s",
+            "wall_s",
+            "cut_at_max_tokens",
+            "unanswered",
+        )
+    }
     out["judge_tokens"] = out["prompt_tokens"] + out["completion_tokens"]
     out["judge_tokens_all_in"] = out["judge_tokens"] + out["prompt_computes_tokens"]
     out["judge_s_all_in"] = out["judge_s"] + out["prompt_computes_s"] + out["control_s"]
@@ -297,8 +378,7 @@ def nan_and_failures(tool: str, samples: list[dict[str, Any]]) -> dict[str, Any]
     """Per metric: samples without a value (``nan``) and, for RAGAS, those whose ``ascore`` raised (``failed``,
     counted in ``nan`` too); for ragmeter, the judge calls that ended without a verdict, by prompt."""
     names = list(samples[0]["values"]) if samples else []
-    out: dict[str, Any] = {name: {"nan": sum(1 for s in samples if s["values"].get(name) is None)}
-                           for name in names}
+    out: dict[str, Any] = {name: {"nan": sum(1 for s in samples if s["values"].get(name) is None)} for name in names}
     if tool == "ragas":
         for name in names:
             out[name]["failed"] = sum(1 for s in samples if name in s["errors"])
@@ -315,75 +395,98 @@ def ratios(ragas: dict[str, float], ours: dict[str, float]) -> dict[str, float |
     def ratio(a: float, b: float) -> float | None:
         return a / b if b else None
 
-    return {"judge_tokens": ratio(ragas["judge_tokens"], ours["judge_tokens"]),
-            "judge_tokens_all_in": ratio(ragas["judge_tokens_all_in"], ours["judge_tokens_all_in"]),
-            "judge_s_all_in": ratio(ragas["judge_s_all_in"], ours["judge_s_all_in"]),
-            "judge_s_calls_only": ratio(ragas["judge_s"], ours["judge_s"]),
-            "calls": ratio(ragas["calls"], ours["calls"]),
-            "wall_s": ratio(ragas["wall_s"], ours["wall_s"])}
+    return {
+        "judge_tokens": ratio(ragas["judge_tokens"], ours["judge_tokens"]),
+        "judge_tokens_all_in": ratio(ragas["judge_tokens_all_in"], ours["judge_tokens_all_in"]),
+        "judge_s_all_in": ratio(ragas["judge_s_all_in"], ours["judge_s_all_in"]),
+        "judge_s_calls_only": ratio(ragas["judge_s"], ours["judge_s"]),
+        "calls": ratio(ragas["calls"], ours["calls"]),
+        "wall_s": ratio(ragas["wall_s"], ours["wall_s"]),
+    }
 
 
-def markdown(means: dict[str, dict[str, float]], ratio_rows: dict[str, dict[str, float | None]],
-             passes: dict[str, dict[str, Any]]) -> str:
+def markdown(
+    means: dict[str, dict[str, float]],
+    ratio_rows: dict[str, dict[str, float | None]],
+    passes: dict[str, dict[str, Any]],
+) -> str:
     def num(x: float | None, digits: int = 0) -> str:
         return "–" if x is None else f"{x:,.{digits}f}"
 
     tools = list(means)
-    rows = [("judge calls", "calls", 1), ("prompt tokens", "prompt_tokens", 0),
-            ("completion tokens", "completion_tokens", 0), ("judge tokens (calls)", "judge_tokens", 0),
-            ("system messages computed for states: tokens", "prompt_computes_tokens", 0),
-            ("judge tokens + system messages computed", "judge_tokens_all_in", 0),
-            ("prompt tokens computed (not from llama.cpp's cache)", "prompt_tokens_computed", 0),
-            ("judge seconds (calls)", "judge_s", 1), ("system messages computed: seconds", "prompt_computes_s", 1),
-            ("control requests", "control_requests", 1), ("control seconds", "control_s", 1),
-            ("judge seconds, all in", "judge_s_all_in", 1), ("wall seconds", "wall_s", 1),
-            ("replies cut at max tokens", "cut_at_max_tokens", 1)]
+    rows = [
+        ("judge calls", "calls", 1),
+        ("prompt tokens", "prompt_tokens", 0),
+        ("completion tokens", "completion_tokens", 0),
+        ("judge tokens (calls)", "judge_tokens", 0),
+        ("system messages computed for states: tokens", "prompt_computes_tokens", 0),
+        ("judge tokens + system messages computed", "judge_tokens_all_in", 0),
+        ("prompt tokens computed (not from llama.cpp's cache)", "prompt_tokens_computed", 0),
+        ("judge seconds (calls)", "judge_s", 1),
+        ("system messages computed: seconds", "prompt_computes_s", 1),
+        ("control requests", "control_requests", 1),
+        ("control seconds", "control_s", 1),
+        ("judge seconds, all in", "judge_s_all_in", 1),
+        ("wall seconds", "wall_s", 1),
+        ("replies cut at max tokens", "cut_at_max_tokens", 1),
+    ]
     lines = ["| per sample | " + " | ".join(tools) + " |", "|---|" + "---:|" * len(tools)]
     lines += [f"| {title} | " + " | ".join(num(means[t][key], d) for t in tools) + " |" for title, key, d in rows]
     lines += ["", "| RAGAS ÷ ragmeter | " + " | ".join(ratio_rows) + " |", "|---|" + "---:|" * len(ratio_rows)]
-    for title, key in (("judge tokens (goal ≥ 8)", "judge_tokens"),
-                       ("judge tokens, with the system messages computed for states", "judge_tokens_all_in"),
-                       ("judge seconds, all in (goal ≥ 5)", "judge_s_all_in"),
-                       ("judge seconds, calls only", "judge_s_calls_only"), ("judge calls", "calls"),
-                       ("wall seconds", "wall_s")):
+    for title, key in (
+        ("judge tokens (goal ≥ 8)", "judge_tokens"),
+        ("judge tokens, with the system messages computed for states", "judge_tokens_all_in"),
+        ("judge seconds, all in (goal ≥ 5)", "judge_s_all_in"),
+        ("judge seconds, calls only", "judge_s_calls_only"),
+        ("judge calls", "calls"),
+        ("wall seconds", "wall_s"),
+    ):
         lines.append(f"| {title} | " + " | ".join(num(ratio_rows[m][key], 2) for m in ratio_rows) + " |")
-    lines += ["", "| sample | RAGAS metric | RAGAS | ragmeter metric | " + " | ".join(
-        t for t in tools if t != "ragas") + " |", "|---|---|---:|---|" + "---:|" * (len(tools) - 1)]
+    lines += [
+        "",
+        "| sample | RAGAS metric | RAGAS | ragmeter metric | " + " | ".join(t for t in tools if t != "ragas") + " |",
+        "|---|---|---:|---|" + "---:|" * (len(tools) - 1),
+    ]
     for i, sample in enumerate(passes["ragas"]["samples"]):
         for name, ours in NEAREST.items():
             theirs = sample["values"].get(name)
             shown = num(theirs, 3) if name not in sample["errors"] else "failed"
-            lines.append(f"| {i + 1} | {name} | {shown} | {ours} | " + " | ".join(
-                num(passes[t]["samples"][i]["values"].get(ours), 3) for t in tools if t != "ragas") + " |")
+            lines.append(
+                f"| {i + 1} | {name} | {shown} | {ours} | "
+                + " | ".join(num(passes[t]["samples"][i]["values"].get(ours), 3) for t in tools if t != "ragas")
+                + " |"
+            )
     return "\n".join(lines)
 
 
 # --- run -------------------------------------------------------------------------------------------------------
 
+
 def skipped() -> dict[str, Any] | None:
     absent = missing(NAME, "vs_ragas", HUMAN_EVAL_TASKS)
     if absent is not None:
         return absent
-    for module, why in (("xllamacpp", "xllamacpp is not installed (the local judge: pip install 'ragmeter[local]')"),
-                        ("ragas", f"RAGAS is not installed ({INSTALL})"),
-                        ("instructor", f"Instructor is not installed ({INSTALL})")):
+    for module, why in (
+        ("xllamacpp", "xllamacpp is not installed (the local judge: pip install 'ragmeter[local]')"),
+        ("ragas", f"RAGAS is not installed ({INSTALL})"),
+        ("instructor", f"Instructor is not installed ({INSTALL})"),
+    ):
         if util.find_spec(module) is None:
             print(f"[vs_ragas] skipped: {why}")
             return {"name": NAME, "skipped": why}
     import ragas
 
     if ragas.__version__ != RAGAS_VERSION:
-        print(f"[vs_ragas] note: RAGAS {ragas.__version__} installed, the figures are for {RAGAS_VERSION} "
-              f"({INSTALL})")
+        print(f"[vs_ragas] note: RAGAS {ragas.__version__} installed, the figures are for {RAGAS_VERSION} ({INSTALL})")
     return None
 
 
 def warm_up(proxy: CountingProxy, model: str) -> None:
     proxy.label = "warm-up"
-    body = json.dumps({"model": model, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 4,
-                       "temperature": 0}).encode()
-    request = urllib.request.Request(f"{proxy.base_url}/chat/completions", body,
-                                     {"Content-Type": "application/json"})
+    body = json.dumps(
+        {"model": model, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 4, "temperature": 0}
+    ).encode()
+    request = urllib.request.Request(f"{proxy.base_url}/chat/completions", body, {"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=300) as response:
         response.read()
     proxy.label = ""
@@ -399,8 +502,11 @@ def run(*, quick: bool = False, n_samples: int | None = None, log: Path | None =
 
     n = n_samples or (QUICK_SAMPLES if quick else FULL_SAMPLES)
     records = choose_samples(n)
-    print(f"[vs_ragas] {n} sample(s): " + ", ".join(f"{r.id} ({r.model_id}, {len(r.contexts)} passages)"
-                                                   for r in records), flush=True)
+    print(
+        f"[vs_ragas] {n} sample(s): "
+        + ", ".join(f"{r.id} ({r.model_id}, {len(r.contexts)} passages)" for r in records),
+        flush=True,
+    )
     server = LocalServer()
     started = time.perf_counter()
     try:
@@ -412,8 +518,11 @@ def run(*, quick: bool = False, n_samples: int | None = None, log: Path | None =
         return {"name": NAME, "skipped": why}
     startup = time.perf_counter() - started
     assert server.base_url is not None
-    print(f"[vs_ragas] local server ({server.model_id}, {server.parallel} slot(s), {server.threads} threads) "
-          f"started in {startup:.1f} s", flush=True)
+    print(
+        f"[vs_ragas] local server ({server.model_id}, {server.parallel} slot(s), {server.threads} threads) "
+        f"started in {startup:.1f} s",
+        flush=True,
+    )
     passes: dict[str, dict[str, Any]] = {}
     try:
         with CountingProxy(server.base_url.removesuffix("/v1"), keep_bodies=log is not None) as proxy:
@@ -436,24 +545,44 @@ def run(*, quick: bool = False, n_samples: int | None = None, log: Path | None =
         server.stop()
 
     means = {tool: per_sample(p["samples"]) for tool, p in passes.items() if len(p["samples"]) == n}
-    ratio_rows = {f"÷ {claims}": ratios(means["ragas"], means[f"ragmeter-{claims}"]) for claims in MODES
-                  if "ragas" in means and f"ragmeter-{claims}" in means}
+    ratio_rows = {
+        f"÷ {claims}": ratios(means["ragas"], means[f"ragmeter-{claims}"])
+        for claims in MODES
+        if "ragas" in means and f"ragmeter-{claims}" in means
+    }
     table = markdown(means, ratio_rows, passes)
     print(table, flush=True)
-    goals = {mode: {"tokens": (r["judge_tokens"] or 0) >= GOAL_TOKENS_RATIO,
-                    "seconds": (r["judge_s_all_in"] or 0) >= GOAL_SECONDS_RATIO} for mode, r in ratio_rows.items()}
+    goals = {
+        mode: {
+            "tokens": (r["judge_tokens"] or 0) >= GOAL_TOKENS_RATIO,
+            "seconds": (r["judge_s_all_in"] or 0) >= GOAL_SECONDS_RATIO,
+        }
+        for mode, r in ratio_rows.items()
+    }
     return {
-        "name": NAME, "quick": quick, "samples": n, "seed": SEED,
-        "choice": (f"answers of {HUMAN_EVAL_TASKS.name} by the two models (not the reference responder), "
-                   f"answerable, {MIN_CHUNKS}–{MAX_CHUNKS} passages, a reference; shuffled with "
-                   f"random.Random({SEED}), the first {n}"),
+        "name": NAME,
+        "quick": quick,
+        "samples": n,
+        "seed": SEED,
+        "choice": (
+            f"answers of {HUMAN_EVAL_TASKS.name} by the two models (not the reference responder), "
+            f"answerable, {MIN_CHUNKS}–{MAX_CHUNKS} passages, a reference; shuffled with "
+            f"random.Random({SEED}), the first {n}"
+        ),
         "sample_shapes": [describe(r) for r in records],
-        "judge": {"model": server.model_id, "slots": server.parallel, "threads": server.threads,
-                  "startup_s": startup, "concurrency": 1},
-        "ragas": {"version": ragas.__version__,
-                  "metrics": {name: f"ragas.metrics.collections.{cls}" for name, (cls, _) in RAGAS_METRICS.items()},
-                  "llm": "llm_factory(provider='openai', AsyncOpenAI at the proxy), temperature 0, seed 0",
-                  "embeddings": "ragmeter's OnnxMiniLM (all-MiniLM-L6-v2 int8) behind BaseRagasEmbedding"},
+        "judge": {
+            "model": server.model_id,
+            "slots": server.parallel,
+            "threads": server.threads,
+            "startup_s": startup,
+            "concurrency": 1,
+        },
+        "ragas": {
+            "version": ragas.__version__,
+            "metrics": {name: f"ragas.metrics.collections.{cls}" for name, (cls, _) in RAGAS_METRICS.items()},
+            "llm": "llm_factory(provider='openai', AsyncOpenAI at the proxy), temperature 0, seed 0",
+            "embeddings": "ragmeter's OnnxMiniLM (all-MiniLM-L6-v2 int8) behind BaseRagasEmbedding",
+        },
         "nearest": NEAREST,
         "per_sample": means,
         "ratios": ratio_rows,

@@ -35,16 +35,24 @@ def _commands(out: Path, cache: Path) -> dict[str, tuple[list[str], list[str]]]:
     run_files = ["items.jsonl", "summary.json"]
     return {
         "demo": (["run", "--demo", "--out", str(out / "demo")], [f"demo/{f}" for f in run_files]),
-        "demo-all-offline": (["run", "--demo", "--metrics", OFFLINE_FAMILIES, "--out", str(out / "demo-all")],
-                             [f"demo-all/{f}" for f in run_files]),
+        "demo-all-offline": (
+            ["run", "--demo", "--metrics", OFFLINE_FAMILIES, "--out", str(out / "demo-all")],
+            [f"demo-all/{f}" for f in run_files],
+        ),
         "demo-gate": (["run", "--demo", "gate", "--out", str(out / "gate")], [f"gate/{f}" for f in run_files]),
         "compare": (["compare", str(out / "demo"), str(out / "gate"), "--format", "json"], []),
-        "mtrag-477": (["run", mtrag, "--metrics", "citation,lexical,mtrag", "--out", str(out / "mtrag")],
-                      [f"mtrag/{f}" for f in run_files]),
-        "mtrag-step-all": (["mtrag", "--step", "all", "-i", mtrag, "-o", str(out / "steps.jsonl"),
-                            "--format", "json"], ["steps.jsonl"]),
-        "demo-judged": (["run", "--demo", "--limit", "6", "--out", str(out / "judged"), *judged],
-                        [f"judged/{f}" for f in run_files]),
+        "mtrag-477": (
+            ["run", mtrag, "--metrics", "citation,lexical,mtrag", "--out", str(out / "mtrag")],
+            [f"mtrag/{f}" for f in run_files],
+        ),
+        "mtrag-step-all": (
+            ["mtrag", "--step", "all", "-i", mtrag, "-o", str(out / "steps.jsonl"), "--format", "json"],
+            ["steps.jsonl"],
+        ),
+        "demo-judged": (
+            ["run", "--demo", "--limit", "6", "--out", str(out / "judged"), *judged],
+            [f"judged/{f}" for f in run_files],
+        ),
     }
 
 
@@ -55,14 +63,22 @@ def _run_all(cache: Path) -> dict[str, str]:
         commands = _commands(out, cache)
         if not cache.exists():  # a first judged run fills the cache; its own rows count live tokens
             arguments = commands["demo-judged"][0]
-            subprocess.run([RAGMETER, *arguments[:arguments.index("--out") + 1], str(out / "warm-up"),
-                            *arguments[arguments.index("--out") + 2:], "--no-progress"], check=True,
-                           capture_output=True, cwd=out)
+            subprocess.run(
+                [
+                    RAGMETER,
+                    *arguments[: arguments.index("--out") + 1],
+                    str(out / "warm-up"),
+                    *arguments[arguments.index("--out") + 2 :],
+                    "--no-progress",
+                ],
+                check=True,
+                capture_output=True,
+                cwd=out,
+            )
         for name, (arguments, files) in commands.items():
             if arguments[0] == "run":
                 arguments = [*arguments, "--no-progress"]
-            done = subprocess.run([RAGMETER, *arguments], capture_output=True, text=True,
-                                  cwd=out)
+            done = subprocess.run([RAGMETER, *arguments], capture_output=True, text=True, cwd=out)
             if done.returncode != 0:
                 raise SystemExit(f"{name}: exit {done.returncode}\n{done.stderr[-3000:]}")
             print(f"[same-outputs] {name}: done", flush=True)

@@ -58,12 +58,19 @@ def registry_markdown() -> str:
         families.setdefault(metric.family, []).append(metric)
     out = []
     for family, metrics in families.items():
-        out += [f"## {family}", "", "| metric | what it measures | range | run figure | better | needs | "
-                "agreement with people | signature fields |", "|---|---|---|---|---|---|---|---|"]
-        out += [f"| `{m.name}` | {_cell(m.description)} | {_range(m)} | {RUN_FIGURE[m.aggregation.value]} | "
-                f"{_direction(m)} | {', '.join(m.requirements) or '–'} | {_cell(m.agreement or '–')} | "
-                f"{_signature_fields(m, run)} |"
-                for m in metrics]
+        out += [
+            f"## {family}",
+            "",
+            "| metric | what it measures | range | run figure | better | needs | "
+            "agreement with people | signature fields |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        out += [
+            f"| `{m.name}` | {_cell(m.description)} | {_range(m)} | {RUN_FIGURE[m.aggregation.value]} | "
+            f"{_direction(m)} | {', '.join(m.requirements) or '–'} | {_cell(m.agreement or '–')} | "
+            f"{_signature_fields(m, run)} |"
+            for m in metrics
+        ]
         out.append("")
     return "\n".join(out)
 

@@ -48,8 +48,9 @@ def in_ci() -> bool:
 def missing(what: str) -> NoReturn:
     """Fail (in CI) or skip (elsewhere) the running test because ``what`` is missing."""
     if in_ci():
-        pytest.fail(f"{what}. CI must have it, so this test fails instead of skipping (CI={os.environ['CI']!r})",
-                    pytrace=False)
+        pytest.fail(
+            f"{what}. CI must have it, so this test fails instead of skipping (CI={os.environ['CI']!r})", pytrace=False
+        )
     pytest.skip(f"{what} (outside CI this test skips; with CI=true it fails)")
 
 
@@ -58,8 +59,10 @@ def shared_data_file(*parts: str, root: Path = SHARED_DATA) -> Path:
     otherwise :func:`missing` (skip, or fail in CI)."""
     path = root.joinpath(*parts)
     if not path.is_file():
-        missing(f"MT-RAG's released data is missing: {path} is not a file; put the shared data folder at "
-                f"{root} (../shared/data beside the clone)")
+        missing(
+            f"MT-RAG's released data is missing: {path} is not a file; put the shared data folder at "
+            f"{root} (../shared/data beside the clone)"
+        )
     return path
 
 
@@ -85,17 +88,37 @@ def extra_module_fixture() -> Callable[[str, str], ModuleType]:
 
 #: A records file for the command's tests: n records with references, token usage and latency.
 def records_file(tmp_path: Path, n: int = 40) -> Path:
-    rows = [{"id": f"q{i}", "question": f"question {i}?", "answer": f"the answer is {i % 7}",
-             "references": [f"the answer is {i % 5}"], "usage": {"prompt_tokens": 100 + i, "completion_tokens": 9},
-             "latency_ms": 1000 + 10 * i} for i in range(n)]
+    rows = [
+        {
+            "id": f"q{i}",
+            "question": f"question {i}?",
+            "answer": f"the answer is {i % 7}",
+            "references": [f"the answer is {i % 5}"],
+            "usage": {"prompt_tokens": 100 + i, "completion_tokens": 9},
+            "latency_ms": 1000 + 10 * i,
+        }
+        for i in range(n)
+    ]
     path = tmp_path / "records.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
 
 
 def run_args(path: Path, out: Path, *extra: str) -> list[str]:
-    return ["run", str(path), "--metrics", "lexical,efficiency", "--out", str(out), "--n-resamples", "200",
-            "--no-progress", "--format", "json", *extra]
+    return [
+        "run",
+        str(path),
+        "--metrics",
+        "lexical,efficiency",
+        "--out",
+        str(out),
+        "--n-resamples",
+        "200",
+        "--no-progress",
+        "--format",
+        "json",
+        *extra,
+    ]
 
 
 #: Where reference implementations that are not installed (their dependencies are too heavy or conflict with
@@ -112,14 +135,27 @@ def reference_module(requirement: str, dotted: str) -> ModuleType:
     if not unpacked.is_dir():
         download = REFERENCE_WHEELS / "downloads"
         download.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
-                   "--dest", str(download), requirement]
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--only-binary",
+            ":all:",
+            "--dest",
+            str(download),
+            requirement,
+        ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
         name = requirement.split("==")[0].replace("-", "_")
         wheels = sorted(download.glob(f"{name}-{requirement.split('==')[1]}-*.whl"))
         if done.returncode or not wheels:
-            missing(f"the reference implementation {requirement} could not be downloaded from the package "
-                    f"registry: {done.stderr.strip()[-300:]}")
+            missing(
+                f"the reference implementation {requirement} could not be downloaded from the package "
+                f"registry: {done.stderr.strip()[-300:]}"
+            )
         staging = Path(tempfile.mkdtemp(dir=REFERENCE_WHEELS))
         with zipfile.ZipFile(wheels[0]) as wheel:
             wheel.extractall(staging)

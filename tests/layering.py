@@ -32,8 +32,7 @@ def _part(name: str, holds: str, *imports: str) -> Part:
     return Part(name, holds, frozenset(imports))
 
 
-BASE = ("_version", "core.errors", "core.records", "core.signature", "core.files", "core.iteration",
-        "core.settings")
+BASE = ("_version", "core.errors", "core.records", "core.signature", "core.files", "core.iteration", "core.settings")
 
 #: Bottom to top: each part imports only parts above it in this list.
 PARTS: tuple[Part, ...] = (
@@ -42,49 +41,175 @@ PARTS: tuple[Part, ...] = (
     _part("core.records", "the evaluation record and its fields"),
     _part("core.iteration", "batching"),
     _part("core.signature", "what produced a score: settings, model, prompt hash, version", "_version"),
-    _part("core.files", "the one output module: what a command may write, atomic writes, crash-safe JSONL reading",
-          "core.errors"),
-    _part("text", "SQuAD normalisation, sentences, `[CIT:…]` markers, IDK patterns; `languages/`: what each "
-          "language's tools read (English, Indonesian) and which one a record is in", "core.errors", "core.files"),
-    _part("stats", "intervals (bootstrap, BCa, Wilson with design effect), paired tests, correlation, "
-          "inter-annotator agreement, prediction-powered means"),
-    _part("models", "embedders and token encoders (protocol, packaged ONNX MiniLM, packaged multilingual e5, torch, "
-          "hashing)", "core.errors"),
-    _part("core.settings", "`Settings`: every option that changes a score or an interval",
-          "core.errors", "core.records", "text"),
-    _part("judges", "chat protocol, backends (OpenAI-compatible, local llama.cpp), engine, cache, prompts, "
-          "accounting; checks that need no model (claim evidence, refusal cues)",
-          "core.errors", "core.records", "core.files", "text"),
-    _part("io", "readers per format (path:line:field errors), OpenTelemetry traces (`traces/`: OTLP JSON in, scores "
-          "written back), frameworks' objects (DataFrames, datasets, RAGAS, DeepEval), qrels, the `--out` run folder "
-          "and its item rows (the one codec of `items.jsonl`)",
-          *BASE, "text"),
-    _part("results", "per-item values → run figures (`Summary`, the one interval policy, clusters), the paired "
-          "analysis, `EvalResult`", *BASE, "io", "judges", "stats"),
-    _part("metrics", "the registry and one module per family (`mtrag/`: MT-RAG's algorithmic and judged "
-          "metrics)", *BASE, "text", "models", "judges", "results"),
-    _part("engine", "`evaluate()`: run context, the batch loop, resume; `ray/`: the Ray engine",
-          *BASE, "io", "judges", "metrics", "models", "results", "text"),
-    _part("pipelines", "MT-RAG's pipeline: its steps over the engine and the step summary",
-          *BASE, "engine", "io", "judges", "metrics", "models", "results", "text"),
-    _part("human", "annotation files, merging annotators' votes, the LLM annotator, agreement with people",
-          *BASE, "io", "judges", "metrics", "stats", "text"),
-    _part("analysis", "comparing runs, calibrating τ_sim, estimating people's mean from a few labels (PPI++)",
-          *BASE, "engine", "human", "io", "metrics", "models", "results", "stats", "text"),
-    _part("testsets", "test sets from a team's documents: the corpus as plain text, chunks with stable ids, the "
-          "items planned, written, checked and kept", *BASE, "judges", "metrics", "models", "text"),
-    _part("report", "terminal, markdown and HTML renderers of every result",
-          *BASE, "analysis", "human", "judges", "metrics", "results", "stats", "text"),
-    _part("serve", "`ragmeter serve`: production traces received, stored (one store interface: SQLite, PostgreSQL; "
-          "schema migrations), scored as they complete, windows checked for drops, scores forwarded, the page", *BASE, "analysis", "engine", "io",
-          "judges", "metrics", "report", "stats"),
-    _part("app", "the commands as library functions (run, labels, mtrag): outputs checked before any work, "
-          "input checked, work done, files written; what a person should read goes to a listener",
-          *BASE, "analysis", "engine", "human", "io", "judges", "metrics", "models", "pipelines", "report",
-          "results", "stats", "testsets"),
+    _part(
+        "core.files",
+        "the one output module: what a command may write, atomic writes, crash-safe JSONL reading",
+        "core.errors",
+    ),
+    _part(
+        "text",
+        "SQuAD normalisation, sentences, `[CIT:…]` markers, IDK patterns; `languages/`: what each "
+        "language's tools read (English, Indonesian) and which one a record is in",
+        "core.errors",
+        "core.files",
+    ),
+    _part(
+        "stats",
+        "intervals (bootstrap, BCa, Wilson with design effect), paired tests, correlation, "
+        "inter-annotator agreement, prediction-powered means",
+    ),
+    _part(
+        "models",
+        "embedders and token encoders (protocol, packaged ONNX MiniLM, packaged multilingual e5, torch, hashing)",
+        "core.errors",
+    ),
+    _part(
+        "core.settings",
+        "`Settings`: every option that changes a score or an interval",
+        "core.errors",
+        "core.records",
+        "text",
+    ),
+    _part(
+        "judges",
+        "chat protocol, backends (OpenAI-compatible, local llama.cpp), engine, cache, prompts, "
+        "accounting; checks that need no model (claim evidence, refusal cues)",
+        "core.errors",
+        "core.records",
+        "core.files",
+        "text",
+    ),
+    _part(
+        "io",
+        "readers per format (path:line:field errors), OpenTelemetry traces (`traces/`: OTLP JSON in, scores "
+        "written back), frameworks' objects (DataFrames, datasets, RAGAS, DeepEval), qrels, the `--out` run folder "
+        "and its item rows (the one codec of `items.jsonl`)",
+        *BASE,
+        "text",
+    ),
+    _part(
+        "results",
+        "per-item values → run figures (`Summary`, the one interval policy, clusters), the paired "
+        "analysis, `EvalResult`",
+        *BASE,
+        "io",
+        "judges",
+        "stats",
+    ),
+    _part(
+        "metrics",
+        "the registry and one module per family (`mtrag/`: MT-RAG's algorithmic and judged metrics)",
+        *BASE,
+        "text",
+        "models",
+        "judges",
+        "results",
+    ),
+    _part(
+        "engine",
+        "`evaluate()`: run context, the batch loop, resume; `ray/`: the Ray engine",
+        *BASE,
+        "io",
+        "judges",
+        "metrics",
+        "models",
+        "results",
+        "text",
+    ),
+    _part(
+        "pipelines",
+        "MT-RAG's pipeline: its steps over the engine and the step summary",
+        *BASE,
+        "engine",
+        "io",
+        "judges",
+        "metrics",
+        "models",
+        "results",
+        "text",
+    ),
+    _part(
+        "human",
+        "annotation files, merging annotators' votes, the LLM annotator, agreement with people",
+        *BASE,
+        "io",
+        "judges",
+        "metrics",
+        "stats",
+        "text",
+    ),
+    _part(
+        "analysis",
+        "comparing runs, calibrating τ_sim, estimating people's mean from a few labels (PPI++)",
+        *BASE,
+        "engine",
+        "human",
+        "io",
+        "metrics",
+        "models",
+        "results",
+        "stats",
+        "text",
+    ),
+    _part(
+        "testsets",
+        "test sets from a team's documents: the corpus as plain text, chunks with stable ids, the "
+        "items planned, written, checked and kept",
+        *BASE,
+        "judges",
+        "metrics",
+        "models",
+        "text",
+    ),
+    _part(
+        "report",
+        "terminal, markdown and HTML renderers of every result",
+        *BASE,
+        "analysis",
+        "human",
+        "judges",
+        "metrics",
+        "results",
+        "stats",
+        "text",
+    ),
+    _part(
+        "serve",
+        "`ragmeter serve`: production traces received, stored (one store interface: SQLite, PostgreSQL; "
+        "schema migrations), scored as they complete, windows checked for drops, scores forwarded, the page",
+        *BASE,
+        "analysis",
+        "engine",
+        "io",
+        "judges",
+        "metrics",
+        "report",
+        "stats",
+    ),
+    _part(
+        "app",
+        "the commands as library functions (run, labels, mtrag): outputs checked before any work, "
+        "input checked, work done, files written; what a person should read goes to a listener",
+        *BASE,
+        "analysis",
+        "engine",
+        "human",
+        "io",
+        "judges",
+        "metrics",
+        "models",
+        "pipelines",
+        "report",
+        "results",
+        "stats",
+        "testsets",
+    ),
     _part("cli", "argument parsing, printing and exit codes", "*"),
-    _part("testing", "for tests, ragmeter's and its users': a loopback fake of an OpenAI-compatible judge server, "
-          "synthetic data", "*"),
+    _part(
+        "testing",
+        "for tests, ragmeter's and its users': a loopback fake of an OpenAI-compatible judge server, synthetic data",
+        "*",
+    ),
     _part("_entry", "the command's entry point", "cli"),
     _part("_moved", "old module paths, kept importable with a deprecation warning"),
     _part("__init__", "the public API, loaded on first use", "_moved", "_version"),
@@ -108,14 +233,19 @@ def layout_table() -> str:
     for part in PARTS:
         names = sorted(part.imports - set(BASE)) if set(BASE) <= part.imports else sorted(part.imports)
         listed = ", ".join(f"`{name}`" for name in names)
-        imports = ("anything" if "*" in part.imports else
-                   f"all of `core`, {listed}" if set(BASE) <= part.imports else listed or "nothing of ragmeter")
+        imports = (
+            "anything"
+            if "*" in part.imports
+            else f"all of `core`, {listed}"
+            if set(BASE) <= part.imports
+            else listed or "nothing of ragmeter"
+        )
         rows.append(f"| `{part.name}` | {part.holds} | {imports} |")
     return "\n".join([BEGIN, *rows, END])
 
 
 def layout_section(text: str) -> str:
-    return text[text.index(BEGIN):text.index(END) + len(END)]
+    return text[text.index(BEGIN) : text.index(END) + len(END)]
 
 
 if __name__ == "__main__":

@@ -41,9 +41,15 @@ def table_rows() -> dict[str, str]:
 
 def test_the_site_builds_strictly_with_the_registry_and_the_readme_in_it(tmp_path: Path) -> None:
     pytest.importorskip("mkdocs", reason="the site needs the docs extra: pip install -e '.[docs]'")
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
-                          cwd=ROOT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True, text=True,
-                          timeout=600, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
+        cwd=ROOT,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     registry = (tmp_path / "reference" / "metric-registry" / "index.html").read_text(encoding="utf-8")
     assert [m.name for m in list_metrics() if f"<code>{m.name}</code>" not in registry] == []
@@ -52,8 +58,9 @@ def test_the_site_builds_strictly_with_the_registry_and_the_readme_in_it(tmp_pat
 
 
 def test_the_api_page_documents_every_public_name() -> None:
-    documented = re.findall(r"^::: ragmeter\.(\w+)$", (DOCS / "reference" / "api.md").read_text(encoding="utf-8"),
-                            re.MULTILINE)
+    documented = re.findall(
+        r"^::: ragmeter\.(\w+)$", (DOCS / "reference" / "api.md").read_text(encoding="utf-8"), re.MULTILINE
+    )
     assert sorted(documented) == sorted(set(ragmeter.__all__) - {"__version__"})
 
 
@@ -66,8 +73,13 @@ def test_the_readme_is_a_front_door_whose_links_lead_into_the_site() -> None:
 
 def test_the_readme_shows_what_the_demo_run_prints(tmp_path: Path) -> None:
     shown = re.search(r"\n## What it prints\n.*?```text\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-    done = subprocess.run([str(Path(sys.executable).parent / "ragmeter"), "run", "--demo", "--out",
-                           str(tmp_path / "run")], capture_output=True, text=True, timeout=300, check=True)
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "ragmeter"), "run", "--demo", "--out", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     assert shown is not None and unshown(shown.group(1), done.stdout) == []
 
 
@@ -76,15 +88,19 @@ def test_every_registered_metric_is_in_the_table() -> None:
 
 
 def test_the_needs_column_is_what_the_registry_requires() -> None:
-    wrong = {name: (cell, ", ".join(get_metric(name).requirements)) for name, cell in table_rows().items()
-             if cell != ", ".join(get_metric(name).requirements)}
+    wrong = {
+        name: (cell, ", ".join(get_metric(name).requirements))
+        for name, cell in table_rows().items()
+        if cell != ", ".join(get_metric(name).requirements)
+    }
     assert not wrong
 
 
 def section(title: str) -> str:
     """The text of the documentation page titled ``# title``."""
-    (page,) = [text for path in DOCS.rglob("*.md")
-               if (text := path.read_text(encoding="utf-8")).startswith(f"# {title}\n")]
+    (page,) = [
+        text for path in DOCS.rglob("*.md") if (text := path.read_text(encoding="utf-8")).startswith(f"# {title}\n")
+    ]
     return page
 
 
@@ -102,6 +118,7 @@ def squashed(line: str) -> str:
 def unshown(shown: str, printed: str) -> list[str]:
     """The lines of the text block ``shown`` (but "…" lines) that are not lines of ``printed`` in the same order,
     spaces aside; "…" within a line stands for any text (a path that differs from one machine to another)."""
+
     def from_start() -> Iterator[str]:
         return iter([squashed(line) for line in printed.splitlines()])
 
@@ -120,9 +137,15 @@ def run_tests(body: str, folder: Path, env: dict[str, str]) -> subprocess.Comple
     ``folder``; failures are printed as Python prints an exception, so that their message reads as shown."""
     path = folder / "test_readme_example.py"
     path.write_text(body, encoding="utf-8")
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "--tb=native", "-p", "no:cacheprovider",
-                           "-p", "no:randomly", path.name], cwd=folder, env=env, capture_output=True, text=True,
-                          timeout=600, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "--tb=native", "-p", "no:cacheprovider", "-p", "no:randomly", path.name],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
 
 def run_section(title: str, folder: Path) -> int:
@@ -142,8 +165,9 @@ def run_section(title: str, folder: Path) -> int:
             process.wait(timeout=60)
 
 
-def _run_blocks(blocks: list[tuple[str, str]], folder: Path, env: dict[str, str],
-                background: list[subprocess.Popen[bytes]]) -> int:
+def _run_blocks(
+    blocks: list[tuple[str, str]], folder: Path, env: dict[str, str], background: list[subprocess.Popen[bytes]]
+) -> int:
     output = ""
     for number, (kind, body) in enumerate(blocks):
         if kind == "text":
@@ -160,12 +184,20 @@ def _run_blocks(blocks: list[tuple[str, str]], folder: Path, env: dict[str, str]
         output = ""
         for command, expected in shell_commands(body):
             if command.partition("#")[0].rstrip().endswith("&"):
-                background.append(subprocess.Popen(["bash", "-c", command.partition("#")[0].rstrip()[:-1]],
-                                                   cwd=folder, env=env, stdout=subprocess.DEVNULL,
-                                                   stderr=subprocess.DEVNULL, start_new_session=True))
+                background.append(
+                    subprocess.Popen(
+                        ["bash", "-c", command.partition("#")[0].rstrip()[:-1]],
+                        cwd=folder,
+                        env=env,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                        start_new_session=True,
+                    )
+                )
                 continue
-            done = subprocess.run(["bash", "-c", command], cwd=folder, env=env, capture_output=True, text=True,
-                                  timeout=300, check=False)
+            done = subprocess.run(
+                ["bash", "-c", command], cwd=folder, env=env, capture_output=True, text=True, timeout=300, check=False
+            )
             assert done.returncode == expected, f"{command}\n{done.stderr[-3000:]}"
             comment = command.partition("#")[2]
             assert [n for n in re.findall(r"\d+\.\d+", comment) if n not in done.stdout] == [], command
@@ -177,10 +209,15 @@ def test_the_compare_sections_commands_and_prose_are_the_comparisons(tmp_path: P
     assert run_section("Compare two runs", tmp_path) == 1
     assert (tmp_path / "compare.html").is_file()
     # the prose's "Holm's correction across the N metrics" and "F1 (p P": the comparison's
-    done = subprocess.run([str(Path(sys.executable).parent / "ragmeter"), "compare", "runs/v1", "runs/gate",
-                           "--format", "json"], cwd=tmp_path, capture_output=True, text=True, timeout=300, check=True)
-    (overall,) = [group["metrics"] for group in json.loads(done.stdout)[0]["groups"]
-                  if group["field"] == "all"]
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "ragmeter"), "compare", "runs/v1", "runs/gate", "--format", "json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    (overall,) = [group["metrics"] for group in json.loads(done.stdout)[0]["groups"] if group["field"] == "all"]
     text = squashed(section("Compare two runs"))
     assert re.search(r"Holm's correction across the (\d+) metrics", text).group(1) == str(len(overall))
     figures = {m["metric"]: m for m in overall}
@@ -220,7 +257,7 @@ def test_the_production_sections_commands_trip_a_real_prometheus_alert(tmp_path:
     assert drops and all(c["baseline"] == "baseline" for c in checks)
     (verdict,) = drops[-1]["verdicts"]
     assert verdict["metric"] == "faithfulness_offline" and verdict["difference"] < 0
-    assert (verdict["n_baseline"], verdict["n_window"]) == (45, 35)   # the 10 declining answers: undefined in traces
+    assert (verdict["n_baseline"], verdict["n_window"]) == (45, 35)  # the 10 declining answers: undefined in traces
 
 
 def test_the_ci_section_points_to_examples_that_exist() -> None:

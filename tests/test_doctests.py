@@ -14,9 +14,15 @@ FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 def _modules_with_examples() -> list[str]:
     names = sorted(name for _, name, _ in pkgutil.walk_packages(ragmeter.__path__, "ragmeter."))
     finder = doctest.DocTestFinder()
-    return [name for name in names
-            if any(not example.options.get(doctest.SKIP)
-                   for test in finder.find(importlib.import_module(name)) for example in test.examples)]
+    return [
+        name
+        for name in names
+        if any(
+            not example.options.get(doctest.SKIP)
+            for test in finder.find(importlib.import_module(name))
+            for example in test.examples
+        )
+    ]
 
 
 @pytest.mark.parametrize("name", _modules_with_examples())

@@ -21,15 +21,21 @@ def _runtime_imports() -> dict[str, set[str]]:
     for path in PACKAGE.rglob("*.py"):
         module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        typing_only = {id(sub) for node in ast.walk(tree)
-                       if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-                       for sub in ast.walk(node)}
+        typing_only = {
+            id(sub)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for sub in ast.walk(node)
+        }
         for node in ast.walk(tree):
             if id(node) in typing_only:
                 continue
             if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "ragmeter":
-                targets = ([part_of(f"{node.module}.{alias.name}") for alias in node.names]
-                           if node.module in ("ragmeter", "ragmeter.core") else [part_of(node.module)])
+                targets = (
+                    [part_of(f"{node.module}.{alias.name}") for alias in node.names]
+                    if node.module in ("ragmeter", "ragmeter.core")
+                    else [part_of(node.module)]
+                )
             elif isinstance(node, ast.Import):
                 targets = [part_of(alias.name) for alias in node.names if alias.name.split(".")[0] == "ragmeter"]
             else:
@@ -42,8 +48,11 @@ def test_every_part_imports_only_the_parts_below_it() -> None:
     graph = _runtime_imports()
     unknown = set(graph) - set(ALLOWED)
     assert not unknown, f"parts missing from the layering map: {unknown}"
-    wrong = {part: sorted(imports - ALLOWED[part]) for part, imports in graph.items()
-             if "*" not in ALLOWED[part] and imports - ALLOWED[part]}
+    wrong = {
+        part: sorted(imports - ALLOWED[part])
+        for part, imports in graph.items()
+        if "*" not in ALLOWED[part] and imports - ALLOWED[part]
+    }
     assert not wrong, f"imports that break the layering: {wrong}"
 
 
@@ -67,22 +76,40 @@ def test_io_knows_nothing_of_results_or_metrics() -> None:
 
 
 def test_every_part_of_the_package_is_in_the_layering() -> None:
-    parts = {part_of(".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__"))
-             for path in PACKAGE.rglob("*.py")} - SPLIT  # a split package's __init__ holds its docstring only
-    assert parts == set(ALLOWED), f"in the package only: {parts - set(ALLOWED)}; in the map only: {set(ALLOWED) - parts}"
+    parts = {
+        part_of(".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__"))
+        for path in PACKAGE.rglob("*.py")
+    } - SPLIT  # a split package's __init__ holds its docstring only
+    assert parts == set(ALLOWED), (
+        f"in the package only: {parts - set(ALLOWED)}; in the map only: {set(ALLOWED) - parts}"
+    )
 
 
 def test_the_documented_layout_table_is_the_layering() -> None:
     assert layout_section(DEVELOPMENT.read_text(encoding="utf-8")) == layout_table(), (
-        "the layout table of docs/development.md differs from tests/layering.py: run `python tests/layering.py`")
+        "the layout table of docs/development.md differs from tests/layering.py: run `python tests/layering.py`"
+    )
 
 
-@pytest.mark.parametrize("module", ["ragmeter.engine.context", "ragmeter.core.settings", "ragmeter.metrics.citation",
-                                    "ragmeter.metrics.judged", "ragmeter.results.aggregate", "ragmeter.results.run_result",
-                                    "ragmeter.io.run_folder", "ragmeter.pipelines.mtrag.summary",
-                                    "ragmeter.report.terminal", "ragmeter.judges.accounting",
-                                    "ragmeter.engine.evaluation", "ragmeter.analysis.compare",
-                                    "ragmeter.human.with_people", "ragmeter.judges.backends.local"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "ragmeter.engine.context",
+        "ragmeter.core.settings",
+        "ragmeter.metrics.citation",
+        "ragmeter.metrics.judged",
+        "ragmeter.results.aggregate",
+        "ragmeter.results.run_result",
+        "ragmeter.io.run_folder",
+        "ragmeter.pipelines.mtrag.summary",
+        "ragmeter.report.terminal",
+        "ragmeter.judges.accounting",
+        "ragmeter.engine.evaluation",
+        "ragmeter.analysis.compare",
+        "ragmeter.human.with_people",
+        "ragmeter.judges.backends.local",
+    ],
+)
 def test_each_module_imports_first_in_a_fresh_interpreter(module: str) -> None:
     # A cycle that "works" only by import order fails when the wrong module is imported first.
     done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True)

@@ -3,13 +3,53 @@
 import ragmeter
 
 EXPECTED = {
-    "Aggregation", "Answerability", "CachedEmbedder", "Chunk", "ConfigError", "Embedder", "EvalResult",
-    "HashingEmbedder", "IdkDetector", "InputError", "Metric", "MissingDependencyError", "ModelError", "OnnxMiniLM",
-    "RagmeterError", "Record", "Settings", "Signature", "Summary", "Turn", "Usage", "__version__", "abstained",
-    "check_file", "completion_tokens", "evaluate", "exact_match", "faithfulness_fallback", "generate", "get_metric",
-    "idk_citation_count", "iter_records", "list_metrics", "overlap", "prompt_tokens", "read_records",
-    "record_from_dict", "register", "render_report", "token_f1", "total_tokens", "bert_score", "rouge_l",
-    "Comparison", "compare", "agreement", "estimate",
+    "Aggregation",
+    "Answerability",
+    "CachedEmbedder",
+    "Chunk",
+    "ConfigError",
+    "Embedder",
+    "EvalResult",
+    "HashingEmbedder",
+    "IdkDetector",
+    "InputError",
+    "Metric",
+    "MissingDependencyError",
+    "ModelError",
+    "OnnxMiniLM",
+    "RagmeterError",
+    "Record",
+    "Settings",
+    "Signature",
+    "Summary",
+    "Turn",
+    "Usage",
+    "__version__",
+    "abstained",
+    "check_file",
+    "completion_tokens",
+    "evaluate",
+    "exact_match",
+    "faithfulness_fallback",
+    "generate",
+    "get_metric",
+    "idk_citation_count",
+    "iter_records",
+    "list_metrics",
+    "overlap",
+    "prompt_tokens",
+    "read_records",
+    "record_from_dict",
+    "register",
+    "render_report",
+    "token_f1",
+    "total_tokens",
+    "bert_score",
+    "rouge_l",
+    "Comparison",
+    "compare",
+    "agreement",
+    "estimate",
 }
 
 
@@ -20,8 +60,18 @@ def test_public_api_is_pinned():
 
 def test_every_seed_000_001_metric_is_registered_with_metadata():
     names = {m.name for m in ragmeter.list_metrics()}
-    assert {"exact_match", "token_f1", "overlap", "faithfulness_fallback", "abstained", "idk_citation_count",
-            "total_tokens", "prompt_tokens", "completion_tokens", "latency_ms"} <= names
+    assert {
+        "exact_match",
+        "token_f1",
+        "overlap",
+        "faithfulness_fallback",
+        "abstained",
+        "idk_citation_count",
+        "total_tokens",
+        "prompt_tokens",
+        "completion_tokens",
+        "latency_ms",
+    } <= names
     for metric in ragmeter.list_metrics():
         assert metric.description and metric.family and metric.needs
 
@@ -45,8 +95,10 @@ def test_a_module_path_that_moved_still_imports_with_a_warning_naming_the_new_on
         old = importlib.import_module("ragmeter.records")
     assert old is records
     assert [str(w.message).split(":")[0] for w in caught if w.category is DeprecationWarning] == [
-        "ragmeter.records moved to ragmeter.core.records"]
+        "ragmeter.records moved to ragmeter.core.records"
+    ]
     from ragmeter.records import Record  # the form users wrote
+
     assert Record is ragmeter.Record
 
 

@@ -39,7 +39,8 @@ METRICS = "citation,lexical,efficiency,recall@4,mrr@4,ndcg@4"
 ANSWER_PROMPT = (
     "Answer the question from the passages only, in one to three sentences. After each sentence, cite the passage "
     "it comes from as [CIT:id] with the passage's id. If the passages do not answer the question, say \"I don't "
-    "know\" and nothing else.")
+    'know" and nothing else.'
+)
 
 
 def ragmeter(*arguments: str) -> None:
@@ -87,15 +88,27 @@ def answer(client: openai.OpenAI, model: str, record: dict, passages: list[dict[
     history = [{"role": turn["role"], "content": turn["text"]} for turn in record.get("history", [])]
     started = time.perf_counter()
     reply = client.chat.completions.create(
-        model=model, temperature=0.0, seed=0, max_tokens=200,
-        messages=[{"role": "system", "content": ANSWER_PROMPT}, *history,
-                  {"role": "user", "content": f"Passages:\n{shown}\n\nQuestion: {record['question']}"}])
+        model=model,
+        temperature=0.0,
+        seed=0,
+        max_tokens=200,
+        messages=[
+            {"role": "system", "content": ANSWER_PROMPT},
+            *history,
+            {"role": "user", "content": f"Passages:\n{shown}\n\nQuestion: {record['question']}"},
+        ],
+    )
     latency_ms = (time.perf_counter() - started) * 1000
     usage = reply.usage
-    return {**record, "answer": (reply.choices[0].message.content or "").strip(),
-            "contexts": [{"doc_id": p["id"], "text": p["text"]} for p in passages],
-            "usage": [{"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}]
-            if usage else [], "latency_ms": round(latency_ms, 1)}
+    return {
+        **record,
+        "answer": (reply.choices[0].message.content or "").strip(),
+        "contexts": [{"doc_id": p["id"], "text": p["text"]} for p in passages],
+        "usage": [{"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}]
+        if usage
+        else [],
+        "latency_ms": round(latency_ms, 1),
+    }
 
 
 def main() -> None:
@@ -112,21 +125,54 @@ def main() -> None:
     chunks = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
     testset = work / "testset.jsonl"
     with model_server(args.base_url, args.model) as (base_url, model):
-        ragmeter("generate", str(corpus), "-o", str(testset), "--n", str(args.n), "--overwrite",
-                 "--types", "factoid,explanation,unanswerable", "--judge", "openai", "--judge-base-url", base_url,
-                 "--judge-model", model, "--judge-api-key-env", "", "--no-progress")
+        ragmeter(
+            "generate",
+            str(corpus),
+            "-o",
+            str(testset),
+            "--n",
+            str(args.n),
+            "--overwrite",
+            "--types",
+            "factoid,explanation,unanswerable",
+            "--judge",
+            "openai",
+            "--judge-base-url",
+            base_url,
+            "--judge-model",
+            model,
+            "--judge-api-key-env",
+            "",
+            "--no-progress",
+        )
         records = [json.loads(line) for line in testset.read_text(encoding="utf-8").splitlines()]
         retriever = Retriever(chunks)
         client = openai.OpenAI(base_url=base_url, api_key="none")
         for name, k in SETTINGS.items():
-            answered = [answer(client, model, {**record, "metadata": {**record.get("metadata", {}), "run_id": name}},
-                               retriever.top(record["question"], k)) for record in records]
+            answered = [
+                answer(
+                    client,
+                    model,
+                    {**record, "metadata": {**record.get("metadata", {}), "run_id": name}},
+                    retriever.top(record["question"], k),
+                )
+                for record in records
+            ]
             (work / f"answers-{name}.jsonl").write_text(
-                "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in answered), encoding="utf-8")
+                "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in answered), encoding="utf-8"
+            )
             print(f"answered {len(answered)} questions with {name}", flush=True)
     for name in SETTINGS:
-        ragmeter("run", str(work / f"answers-{name}.jsonl"), "--out", str(work / "runs" / name), "--overwrite",
-                 "--metrics", METRICS, "--no-progress")
+        ragmeter(
+            "run",
+            str(work / f"answers-{name}.jsonl"),
+            "--out",
+            str(work / "runs" / name),
+            "--overwrite",
+            "--metrics",
+            METRICS,
+            "--no-progress",
+        )
     ragmeter("compare", *(str(work / "runs" / name) for name in SETTINGS))
 
 

@@ -51,8 +51,11 @@ class _MovedModules:
 
     def create_module(self, spec: ModuleSpec) -> types.ModuleType:
         new = MOVED[spec.name]
-        warnings.warn(f"{spec.name} moved to {new}: import it from there (the old path goes in a later release)",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"{spec.name} moved to {new}: import it from there (the old path goes in a later release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return importlib.import_module(new)
 
     def exec_module(self, module: types.ModuleType) -> None:

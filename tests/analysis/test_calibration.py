@@ -30,10 +30,16 @@ def _labelled(tmp_path: Path) -> Path:
         own = rng.random() < 0.5
         words = (chunk if own else chunks[(i + 7) % len(chunks)]).split()
         start = int(rng.integers(0, max(1, len(words) - 6)))
-        sentence = " ".join(words[start:start + 7]) + (" [CIT:doc]." if i % 3 == 0 else ".")
+        sentence = " ".join(words[start : start + 7]) + (" [CIT:doc]." if i % 3 == 0 else ".")
         label = own if rng.random() > 0.2 else not own
-        rows.append({"sentence": sentence, "chunk": chunk, "label": "supported" if label else "not supported",
-                     "conversation_id": f"c{i // 4}"})
+        rows.append(
+            {
+                "sentence": sentence,
+                "chunk": chunk,
+                "label": "supported" if label else "not supported",
+                "conversation_id": f"c{i // 4}",
+            }
+        )
     path = tmp_path / "labelled.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
@@ -42,8 +48,9 @@ def _labelled(tmp_path: Path) -> Path:
 def _cosines(path: Path) -> tuple[np.ndarray, np.ndarray]:
     embedder = HashingEmbedder()
     pairs = read_labelled(path)
-    cosines = np.array([float(embedder.encode([strip_citations(p.sentence)])[0] @ embedder.encode([p.chunk])[0])
-                        for p in pairs])
+    cosines = np.array(
+        [float(embedder.encode([strip_citations(p.sentence)])[0] @ embedder.encode([p.chunk])[0]) for p in pairs]
+    )
     return cosines, np.array([int(p.supported) for p in pairs])
 
 
@@ -71,19 +78,22 @@ def test_the_overlap_a_run_would_have_at_each_tau(tmp_path: Path) -> None:
         direct = evaluate(records, metrics=["overlap"], settings=replace(SETTINGS, tau_sim=tau))
         assert result.overlap_at[tau] == pytest.approx(direct.summary("overlap").value, abs=1e-12)
     values = list(result.overlap_at.values())
-    assert values == sorted(values, reverse=True)            # a stricter τ never supports more sentences
+    assert values == sorted(values, reverse=True)  # a stricter τ never supports more sentences
 
 
 def test_bad_labelled_files_say_where(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
-    path.write_text('{"sentence": "s", "chunk": "c", "label": 1}\n{"sentence": "s", "chunk": "c", "label": "maybe"}\n',
-                    encoding="utf-8")
+    path.write_text(
+        '{"sentence": "s", "chunk": "c", "label": 1}\n{"sentence": "s", "chunk": "c", "label": "maybe"}\n',
+        encoding="utf-8",
+    )
     with pytest.raises(InputError) as caught:
         read_labelled(path)
     assert (caught.value.line, caught.value.field) == (2, "label")
     assert caught.value.reason == (
         "a label is 1, 1.0, true, yes or supported for a sentence its chunk supports; 0, 0.0, false, no, not "
-        "supported or unsupported for one it does not (any case); got 'maybe'")
+        "supported or unsupported for one it does not (any case); got 'maybe'"
+    )
     one_class = tmp_path / "one.jsonl"
     one_class.write_text('{"sentence": "s", "chunk": "c", "label": 1}\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="labelled supported and others labelled not supported"):
@@ -103,10 +113,15 @@ def test_an_interval_that_cannot_be_computed_says_why(capsys: pytest.CaptureFixt
     """Two labelled sentences of one conversation: AUROC is 1 (the supported one has the higher cosine, as the
     hashing embedder gives the chunk's own words cosine 1), but no bootstrap over conversations exists."""
     path = tmp_path / "two.jsonl"
-    rows = [{"sentence": "the shop opens at nine", "chunk": "the shop opens at nine", "label": 1,
-             "conversation_id": "c1"},
-            {"sentence": "penguins live in the south", "chunk": "the shop opens at nine", "label": 0,
-             "conversation_id": "c1"}]
+    rows = [
+        {"sentence": "the shop opens at nine", "chunk": "the shop opens at nine", "label": 1, "conversation_id": "c1"},
+        {
+            "sentence": "penguins live in the south",
+            "chunk": "the shop opens at nine",
+            "label": 0,
+            "conversation_id": "c1",
+        },
+    ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     reason = "interval undefined: the 2 labelled pairs come from 1 conversation; resampling needs 2 or more"
     result = calibrate_tau(path, settings=SETTINGS)
@@ -114,8 +129,7 @@ def test_an_interval_that_cannot_be_computed_says_why(capsys: pytest.CaptureFixt
     assert main(["calibrate-tau", str(path), "--embedder", "hashing", "--n-resamples", "200"]) == 0
     table = capsys.readouterr().out
     assert "AUROC of the cosine: 1.000 " + reason in table and "nan" not in table
-    assert main(["calibrate-tau", str(path), "--embedder", "hashing", "--n-resamples", "200", "--format",
-                 "json"]) == 0
+    assert main(["calibrate-tau", str(path), "--embedder", "hashing", "--n-resamples", "200", "--format", "json"]) == 0
     out = capsys.readouterr().out
     assert "NaN" not in out
     saved = json.loads(out)
@@ -126,12 +140,17 @@ def test_every_label_the_help_names_is_read_as_it_says(capsys: pytest.CaptureFix
     supported = [1, 1.0, True, "1", "TRUE", "Yes", " supported "]
     not_supported = [0, 0.0, False, "0", "False", "NO", "Not Supported", "unsupported"]
     path = tmp_path / "labels.jsonl"
-    path.write_text("".join(json.dumps({"sentence": "s", "chunk": "c", "label": label}) + "\n"
-                            for label in supported + not_supported), encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps({"sentence": "s", "chunk": "c", "label": label}) + "\n" for label in supported + not_supported
+        ),
+        encoding="utf-8",
+    )
     assert [pair.supported for pair in read_labelled(path)] == [True] * 7 + [False] * 8
     with pytest.raises(SystemExit):
         main(["calibrate-tau", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
-    assert ("label and, optionally, conversation_id; a label is 1, 1.0, true, yes or supported for a sentence its "
-            "chunk supports; 0, 0.0, false, no, not supported or unsupported for one it does not (any case)"
-            ) in help_text
+    assert (
+        "label and, optionally, conversation_id; a label is 1, 1.0, true, yes or supported for a sentence its "
+        "chunk supports; 0, 0.0, false, no, not supported or unsupported for one it does not (any case)"
+    ) in help_text

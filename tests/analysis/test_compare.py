@@ -17,17 +17,31 @@ from ragmeter.cli import main
 from ragmeter.io.demo import demo_path
 from ragmeter.report.comparison import comparison_rows, render_comparison
 
-SIGNATURES = {"token_f1": "token_f1|normalizer:squad-v1.1|ragmeter:0.1.0",
-              "rouge_l": "rouge_l|tokenizer:rouge-score|ragmeter:0.1.0",
-              "exact_match": "exact_match|normalizer:squad-v1.1|ragmeter:0.1.0"}
+SIGNATURES = {
+    "token_f1": "token_f1|normalizer:squad-v1.1|ragmeter:0.1.0",
+    "rouge_l": "rouge_l|tokenizer:rouge-score|ragmeter:0.1.0",
+    "exact_match": "exact_match|normalizer:squad-v1.1|ragmeter:0.1.0",
+}
 
 
-def _run(name: str, scores: dict[str, np.ndarray], *, ids: list[str] | None = None,
-         signatures: dict[str, str] | None = None, metadata: list[dict[str, str]] | None = None) -> ScoredRun:
+def _run(
+    name: str,
+    scores: dict[str, np.ndarray],
+    *,
+    ids: list[str] | None = None,
+    signatures: dict[str, str] | None = None,
+    metadata: list[dict[str, str]] | None = None,
+) -> ScoredRun:
     n = len(next(iter(scores.values())))
     ids = ids or [f"q{i:03d}" for i in range(n)]
-    return ScoredRun(name, tuple((i, None) for i in ids), scores, signatures or SIGNATURES,
-                     tuple(f"c{int(i[1:]) // 4}" for i in ids), tuple(metadata or [{} for _ in ids]))
+    return ScoredRun(
+        name,
+        tuple((i, None) for i in ids),
+        scores,
+        signatures or SIGNATURES,
+        tuple(f"c{int(i[1:]) // 4}" for i in ids),
+        tuple(metadata or [{} for _ in ids]),
+    )
 
 
 def _known_margin_runs() -> tuple[ScoredRun, ScoredRun]:
@@ -43,8 +57,7 @@ def _known_margin_runs() -> tuple[ScoredRun, ScoredRun]:
     a = _run("A", {"token_f1": f1, "rouge_l": rouge, "exact_match": em})
     half = rng.normal(0, 0.05, 100)
     balanced = rng.permutation(np.concatenate([half, -half]))  # differences that sum to 0 exactly
-    b = _run("B", {"token_f1": f1 + 0.1 + rng.normal(0, 0.05, 200), "rouge_l": rouge + balanced,
-                   "exact_match": em_b})
+    b = _run("B", {"token_f1": f1 + 0.1 + rng.normal(0, 0.05, 200), "rouge_l": rouge + balanced, "exact_match": em_b})
     return a, b
 
 
@@ -55,7 +68,7 @@ def test_a_known_margin_is_significant_after_holm_and_no_difference_is_not() -> 
     assert f1.p_holm < 0.001 and f1.ci_low <= 0.1 <= f1.ci_high
     assert rouge.p_holm > 0.05 and rouge.ci_low <= 0.0 <= rouge.ci_high
     assert (em.difference, em.mcnemar["only_a"], em.mcnemar["only_b"]) == (24 / 200, 12, 36)
-    assert em.mcnemar["exact"] is False and em.p_holm < 0.05          # 48 discordant pairs: the χ² form
+    assert em.mcnemar["exact"] is False and em.p_holm < 0.05  # 48 discordant pairs: the χ² form
     # Holm over three p-values: the smallest is multiplied by 3 (here it stays above its raw value)
     smallest = min(comparison.overall, key=lambda m: m.p_value)
     assert smallest.p_holm == pytest.approx(min(1.0, 3 * smallest.p_value))
@@ -95,8 +108,10 @@ def test_different_settings_are_refused_with_what_differs_unless_allowed() -> No
 
 def test_groups_by_answerability_and_by_a_metadata_field() -> None:
     scores = {"token_f1": np.linspace(0.1, 0.8, 8)}
-    metadata = [{"answerability": "ANSWERABLE" if i < 6 else "UNANSWERABLE", "collection": "x" if i % 2 else "y"}
-                for i in range(8)]
+    metadata = [
+        {"answerability": "ANSWERABLE" if i < 6 else "UNANSWERABLE", "collection": "x" if i % 2 else "y"}
+        for i in range(8)
+    ]
     a = _run("A", scores, metadata=metadata)
     b = _run("B", {"token_f1": scores["token_f1"] + np.arange(8) / 10}, metadata=metadata)
     [comparison] = compare(a, b, by=["collection"])
@@ -135,8 +150,20 @@ def test_the_command_compares_two_run_folders(capsys: pytest.CaptureFixture[str]
     assert main(["run", "--demo", "--out", str(tmp_path / "a"), *common]) == 0
     assert main(["run", str(_changed_demo(tmp_path)), "--out", str(tmp_path / "b"), *common]) == 0
     capsys.readouterr()
-    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b" / "items.jsonl"), "--format", "json",
-                 "--n-resamples", "500"]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                str(tmp_path / "a"),
+                str(tmp_path / "b" / "items.jsonl"),
+                "--format",
+                "json",
+                "--n-resamples",
+                "500",
+            ]
+        )
+        == 0
+    )
     [comparison] = json.loads(capsys.readouterr().out)
     overall = {m["metric"]: m for m in comparison["groups"][0]["metrics"]}
     assert comparison["n_pairs"] == 45 and comparison["not_compared"] == {}
@@ -155,11 +182,26 @@ def test_the_command_compares_two_run_folders(capsys: pytest.CaptureFixture[str]
     assert "no such run folder or items file" in capsys.readouterr().err
 
 
-def test_the_gate_demo_shows_what_the_gate_saves_and_what_it_costs(capsys: pytest.CaptureFixture[str],
-                                                                   tmp_path: Path) -> None:
+def test_the_gate_demo_shows_what_the_gate_saves_and_what_it_costs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     for variant, folder in (([], "v1"), (["gate"], "gate")):
-        assert main(["run", "--demo", *variant, "--embedder", "hashing", "--out", str(tmp_path / folder),
-                     "--format", "json"]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--demo",
+                    *variant,
+                    "--embedder",
+                    "hashing",
+                    "--out",
+                    str(tmp_path / folder),
+                    "--format",
+                    "json",
+                ]
+            )
+            == 0
+        )
     capsys.readouterr()
     assert main(["compare", str(tmp_path / "v1"), str(tmp_path / "gate"), "--format", "json"]) == 0
     [comparison] = json.loads(capsys.readouterr().out)
@@ -177,14 +219,14 @@ def test_the_gate_demo_shows_what_the_gate_saves_and_what_it_costs(capsys: pytes
 def test_the_gate_tables_tokens_per_item_is_over_the_pairs_the_comparison_compares() -> None:
     # q002 has no token usage in A: the gate's tokens / item leaves it out of both means, as the main table does
     nan = math.nan
-    a = _run("A", {"abstained": np.array([0.0, 0.0, 0.0]), "total_tokens": np.array([100.0, 200.0, nan])},
-             signatures={})
-    b = _run("B", {"abstained": np.array([0.0, 0.0, 1.0]), "total_tokens": np.array([50.0, 70.0, 0.0])},
-             signatures={})
+    a = _run(
+        "A", {"abstained": np.array([0.0, 0.0, 0.0]), "total_tokens": np.array([100.0, 200.0, nan])}, signatures={}
+    )
+    b = _run("B", {"abstained": np.array([0.0, 0.0, 1.0]), "total_tokens": np.array([50.0, 70.0, 0.0])}, signatures={})
     [comparison] = compare(a, b, allow_different_settings=True)
     tokens = next(m for m in comparison.overall if m.metric == "total_tokens")
     gate_a, gate_b = comparison.gate
-    assert (tokens.mean_a, tokens.mean_b) == (150.0, 60.0)             # (100 + 200) / 2, (50 + 70) / 2
+    assert (tokens.mean_a, tokens.mean_b) == (150.0, 60.0)  # (100 + 200) / 2, (50 + 70) / 2
     assert (gate_a.tokens_per_item, gate_b.tokens_per_item) == (150.0, 60.0)
     assert gate_b.tokens_per_answered == 60.0 and gate_b.abstain_rate == pytest.approx(1 / 3)
 
@@ -194,7 +236,7 @@ def test_runs_without_a_readable_summary_are_named(capsys: pytest.CaptureFixture
     for name in ("a", "b"):
         assert main(["run", "--demo", "--out", str(tmp_path / name), *common]) == 0
     alone = tmp_path / "alone.jsonl"
-    alone.write_bytes((tmp_path / "b" / "items.jsonl").read_bytes())     # an items file with no summary beside
+    alone.write_bytes((tmp_path / "b" / "items.jsonl").read_bytes())  # an items file with no summary beside
     capsys.readouterr()
     assert main(["compare", str(tmp_path / "a"), str(alone)]) == 2
     err = capsys.readouterr().err
@@ -203,7 +245,7 @@ def test_runs_without_a_readable_summary_are_named(capsys: pytest.CaptureFixture
     [comparison] = json.loads(capsys.readouterr().out)
     assert (comparison["baseline"], comparison["candidate"]) == ("a", "alone")
     assert list(comparison["unchecked_settings"]) == ["alone"] and comparison["different_settings"] == {}
-    both = tmp_path / "both"                    # two items files in one folder: labelled by their stems
+    both = tmp_path / "both"  # two items files in one folder: labelled by their stems
     both.mkdir()
     for name in ("a", "b"):
         (both / f"{name}.jsonl").write_bytes((tmp_path / name / "items.jsonl").read_bytes())
@@ -216,9 +258,25 @@ def test_runs_without_a_readable_summary_are_named(capsys: pytest.CaptureFixture
 
 
 def test_a_bad_items_file_is_an_error_naming_its_line_and_is_never_changed(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert main(["run", "--demo", "--embedder", "hashing", "--metrics", "token_f1", "--out", str(tmp_path / "a"),
-                 "--format", "json"]) == 0
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert (
+        main(
+            [
+                "run",
+                "--demo",
+                "--embedder",
+                "hashing",
+                "--metrics",
+                "token_f1",
+                "--out",
+                str(tmp_path / "a"),
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     lines = (tmp_path / "a" / "items.jsonl").read_text(encoding="utf-8").splitlines()
     broken = tmp_path / "broken.jsonl"
@@ -226,7 +284,7 @@ def test_a_bad_items_file_is_an_error_naming_its_line_and_is_never_changed(
     before = broken.read_bytes()
     assert main(["compare", str(tmp_path / "a"), str(broken), "--allow-different-settings"]) == 2
     assert "broken.jsonl:4: broken JSON" in capsys.readouterr().err
-    assert broken.read_bytes() == before                     # read, never cut short
+    assert broken.read_bytes() == before  # read, never cut short
     words = tmp_path / "words.jsonl"
     words.write_text('{"id": "q01", "scores": {"token_f1": "high"}}\n', encoding="utf-8")
     assert main(["compare", str(tmp_path / "a"), str(words), "--allow-different-settings"]) == 2
@@ -239,23 +297,38 @@ def test_wins_and_losses_follow_each_metric_direction_in_the_json_as_in_the_tabl
     this version does not know (no direction): B above on 1, 2, 5, 6, equal on 4, below on 3."""
     latency_a, latency_b = [100, 200, 300, 400, 500, 600], [90, 150, 300, 350, 700, 100]
     f1_a, f1_b = [0.5] * 6, [0.6, 0.6, 0.4, 0.5, 0.6, 0.6]
-    signatures = {"latency_ms": "latency_ms|ragmeter:0.1.0", "token_f1": SIGNATURES["token_f1"],
-                  "house_score": "house_score|ragmeter:0.1.0"}
-    a = _run("A", {m: np.array(v, dtype=float) for m, v in
-                   (("latency_ms", latency_a), ("token_f1", f1_a), ("house_score", f1_a))}, signatures=signatures)
-    b = _run("B", {m: np.array(v, dtype=float) for m, v in
-                   (("latency_ms", latency_b), ("token_f1", f1_b), ("house_score", f1_b))}, signatures=signatures)
+    signatures = {
+        "latency_ms": "latency_ms|ragmeter:0.1.0",
+        "token_f1": SIGNATURES["token_f1"],
+        "house_score": "house_score|ragmeter:0.1.0",
+    }
+    a = _run(
+        "A",
+        {
+            m: np.array(v, dtype=float)
+            for m, v in (("latency_ms", latency_a), ("token_f1", f1_a), ("house_score", f1_a))
+        },
+        signatures=signatures,
+    )
+    b = _run(
+        "B",
+        {
+            m: np.array(v, dtype=float)
+            for m, v in (("latency_ms", latency_b), ("token_f1", f1_b), ("house_score", f1_b))
+        },
+        signatures=signatures,
+    )
     [comparison] = compare(a, b)
     as_json = json.loads(json.dumps(comparison.to_dict()))
     figures = {m["metric"]: m for m in as_json["groups"][0]["metrics"]}
     latency, f1, house = figures["latency_ms"], figures["token_f1"], figures["house_score"]
     assert (latency["higher_is_better"], latency["wins"], latency["ties"], latency["losses"]) == (False, 4, 1, 1)
-    assert latency["difference"] == pytest.approx((-10 - 50 + 0 - 50 + 200 - 500) / 6)   # B − A, signed as is
+    assert latency["difference"] == pytest.approx((-10 - 50 + 0 - 50 + 200 - 500) / 6)  # B − A, signed as is
     assert (f1["higher_is_better"], f1["wins"], f1["ties"], f1["losses"]) == (True, 4, 1, 1)
     assert (house["higher_is_better"], house["wins"], house["ties"], house["losses"]) == (None, 4, 1, 1)
     assert set(as_json["legend"]) >= {"difference", "higher_is_better", "wins", "ties", "losses"}
     assert "B − A" in as_json["legend"]["difference"] and "better" in as_json["legend"]["wins"]
-    rows = {row[0]: row for row in comparison_rows(comparison.overall)}   # the table reads the same counts
+    rows = {row[0]: row for row in comparison_rows(comparison.overall)}  # the table reads the same counts
     assert rows["latency_ms"][8] == "4 / 1 / 1" and rows["token_f1"][8] == "4 / 1 / 1"
     assert rows["house_score"][8] == "4 / 1 / 1 (B above / tie / below)"
 
@@ -263,11 +336,14 @@ def test_wins_and_losses_follow_each_metric_direction_in_the_json_as_in_the_tabl
 def _items_file(path: Path, scores: list[float], *, summary: bool) -> Path:
     """A minimal items file (``items.jsonl`` in a run folder, or any name), with the folder's summary.json."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps({"id": f"q{i}", "scores": {"token_f1": s}}) + "\n"
-                            for i, s in enumerate(scores)), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"id": f"q{i}", "scores": {"token_f1": s}}) + "\n" for i, s in enumerate(scores)),
+        encoding="utf-8",
+    )
     if summary:
-        (path.parent / "summary.json").write_text(json.dumps({"signatures": {"token_f1": SIGNATURES["token_f1"]}}),
-                                                   encoding="utf-8")
+        (path.parent / "summary.json").write_text(
+            json.dumps({"signatures": {"token_f1": SIGNATURES["token_f1"]}}), encoding="utf-8"
+        )
     return path
 
 
@@ -278,13 +354,13 @@ def test_items_files_without_summary_are_refused_once_with_what_is_missing(tmp_p
         compare(a, b)
     message = str(refused.value)
     assert message.startswith("cannot check the settings of a and b (a finished run's summary.json records them)")
-    assert len(message) - len(str(a)) - len(str(b)) < 350                  # short, whatever the paths
+    assert len(message) - len(str(a)) - len(str(b)) < 350  # short, whatever the paths
     for path in (a, b):
         assert message.count(f"{path} is not a run folder's items.jsonl, so it has no summary.json") == 1
-    assert message.count("Compare the run folders that `ragmeter run --out` wrote") == 1   # said once for both
+    assert message.count("Compare the run folders that `ragmeter run --out` wrote") == 1  # said once for both
     assert message.count("--allow-different-settings") == 1 and "other settings" not in message
     [comparison] = compare(a, b, allow_different_settings=True)
-    assert (comparison.baseline, comparison.candidate) == ("a", "b")        # the file stems, not '.'
+    assert (comparison.baseline, comparison.candidate) == ("a", "b")  # the file stems, not '.'
     assert set(comparison.unchecked_settings) == {"a", "b"} and comparison.different_settings == {}
     assert sum("Settings not checked" in note for note in comparison.notes) == 1
     assert comparison.to_dict()["unchecked_settings"]["a"] == comparison.unchecked_settings["a"]
@@ -303,8 +379,9 @@ def test_an_items_file_takes_no_signatures_from_a_summary_that_is_not_its_own(tm
 
 def _finished_run(tmp_path: Path, name: str, scores: list[float]) -> Path:
     folder = _items_file(tmp_path / name / "items.jsonl", scores, summary=True).parent
-    (folder / "run.json").write_text(json.dumps({"input": str(tmp_path / "gone.jsonl"), "status": "finished"}),
-                                     encoding="utf-8")
+    (folder / "run.json").write_text(
+        json.dumps({"input": str(tmp_path / "gone.jsonl"), "status": "finished"}), encoding="utf-8"
+    )
     return folder
 
 
@@ -313,8 +390,11 @@ def test_an_unfinished_run_is_named_as_unfinished(tmp_path: Path) -> None:
     b = _finished_run(tmp_path, "b", [0.2, 0.2])
     (b / "run.json").write_text(json.dumps({"input": "x.jsonl", "status": "running"}), encoding="utf-8")
     # a summary.json left by an earlier run in that folder does not sign the items of the unfinished one
-    with pytest.raises(ConfigError, match=r"unfinished run \(run.json status 'running', 2 items scored so far\)"
-                                          r".*--resume.*--allow-different-settings") as refused:
+    with pytest.raises(
+        ConfigError,
+        match=r"unfinished run \(run.json status 'running', 2 items scored so far\)"
+        r".*--resume.*--allow-different-settings",
+    ) as refused:
         compare(a, b)
     assert "has no summary.json" not in str(refused.value) and "--out " + str(b) + " --resume" in str(refused.value)
     (b / "summary.json").unlink()
@@ -327,10 +407,13 @@ def test_an_unfinished_run_is_named_as_unfinished(tmp_path: Path) -> None:
 def test_a_finished_run_without_its_summary_says_how_to_get_it_back(tmp_path: Path) -> None:
     a, b = _finished_run(tmp_path, "a", [0.1, 0.2, 0.3]), _finished_run(tmp_path, "b", [0.2, 0.2, 0.4])
     (b / "summary.json").unlink()
-    with pytest.raises(ConfigError, match=rf"{re.escape(str(b))} has no summary.json\. Rerun `ragmeter run … --out "
-                                          rf"{re.escape(str(b))} --overwrite` to write its summary.json again"):
+    with pytest.raises(
+        ConfigError,
+        match=rf"{re.escape(str(b))} has no summary.json\. Rerun `ragmeter run … --out "
+        rf"{re.escape(str(b))} --overwrite` to write its summary.json again",
+    ):
         compare(a, b)
-    (b / "summary.json").write_text(json.dumps({"n_items": 3}), encoding="utf-8")     # a summary of no signatures
+    (b / "summary.json").write_text(json.dumps({"n_items": 3}), encoding="utf-8")  # a summary of no signatures
     with pytest.raises(ConfigError, match="summary.json holds no signatures. Rerun"):
         compare(a, b)
 
@@ -344,7 +427,7 @@ def test_runs_are_labelled_by_folder_or_file_stem_and_made_unique(tmp_path: Path
     assert (itself.baseline, itself.candidate) == ("v2", "v2 (2)")
     bare = _items_file(tmp_path / "c" / "v2.jsonl", [0.2, 0.3], summary=False)
     [stem] = compare(z, bare, allow_different_settings=True)
-    assert (stem.baseline, stem.candidate) == ("runs/v2", "c/v2")      # both lengthened, alike
+    assert (stem.baseline, stem.candidate) == ("runs/v2", "c/v2")  # both lengthened, alike
 
 
 def test_names_label_the_runs_one_each(tmp_path: Path) -> None:

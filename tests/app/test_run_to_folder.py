@@ -18,13 +18,16 @@ SETTINGS = ragmeter.Settings(n_resamples=200)
 
 def test_the_folder_holds_what_evaluate_gives(tmp_path: Path) -> None:
     source = records_file(tmp_path, 12)
-    outcome = run_to_folder(RunRequest(source, tmp_path / "out", metrics=["token_f1", "total_tokens"],
-                                       settings=SETTINGS))
+    outcome = run_to_folder(
+        RunRequest(source, tmp_path / "out", metrics=["token_f1", "total_tokens"], settings=SETTINGS)
+    )
     direct = ragmeter.evaluate(ragmeter.read_records(source), metrics=["token_f1", "total_tokens"], settings=SETTINGS)
     summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
     figures = {s["metric"]: s["value"] for s in summary["summaries"]}
-    assert figures == {"token_f1": direct.summary("token_f1").value,
-                       "total_tokens": direct.summary("total_tokens").value}
+    assert figures == {
+        "token_f1": direct.summary("token_f1").value,
+        "total_tokens": direct.summary("total_tokens").value,
+    }
     rows = [json.loads(line) for line in (tmp_path / "out" / "items.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [row["id"] for row in rows] == [f"q{i}" for i in range(12)]
     assert outcome.result is not None and len(outcome.result) == 12
@@ -36,6 +39,7 @@ def test_a_bad_record_raises_for_a_library_caller_and_nothing_is_written(tmp_pat
     with pytest.raises(InputError, match=r"records.jsonl:4 field .question."):
         run_to_folder(RunRequest(source, tmp_path / "out", metrics=["token_f1"], settings=SETTINGS))
     assert not (tmp_path / "out").exists()
-    outcome = run_to_folder(RunRequest(source, tmp_path / "out", metrics=["token_f1"], settings=SETTINGS,
-                                       skip_invalid=True))
+    outcome = run_to_folder(
+        RunRequest(source, tmp_path / "out", metrics=["token_f1"], settings=SETTINGS, skip_invalid=True)
+    )
     assert outcome.result is not None and len(outcome.result) == 3

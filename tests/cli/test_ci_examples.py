@@ -39,8 +39,18 @@ from ragmeter.io.demo import demo_path
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "ci"
 ALWAYS = "${{ !cancelled() }}"
 #: Keys of a .gitlab-ci.yml that are not jobs.
-GITLAB_GLOBALS = {"stages", "variables", "default", "include", "workflow", "image", "services", "cache",
-                  "before_script", "after_script"}
+GITLAB_GLOBALS = {
+    "stages",
+    "variables",
+    "default",
+    "include",
+    "workflow",
+    "image",
+    "services",
+    "cache",
+    "before_script",
+    "after_script",
+}
 
 
 @dataclass
@@ -71,9 +81,16 @@ def environment(repo: Path) -> dict[str, str]:
 
 
 def bash(script: str, repo: Path) -> int:
-    done = subprocess.run(["bash", "-e", "-c", script], cwd=repo, env=environment(repo), capture_output=True,
-                          text=True, timeout=300, check=False)
-    if done.returncode not in (0, 1):   # 2 and above: the example is wrong, not the gate
+    done = subprocess.run(
+        ["bash", "-e", "-c", script],
+        cwd=repo,
+        env=environment(repo),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if done.returncode not in (0, 1):  # 2 and above: the example is wrong, not the gate
         pytest.fail(f"{script!r} exited {done.returncode}:\n{done.stderr}")
     return done.returncode
 
@@ -160,8 +177,14 @@ def headings(summary: Path) -> list[str]:
     return [line for line in summary.read_text(encoding="utf-8").splitlines() if line.startswith("#")]
 
 
-GITHUB_SKIPPED = ["actions/checkout@v4", "actions/setup-python@v5", "Install ragmeter",
-                  "Answer the evaluation questions", "dorny/test-reporter@v1", "actions/upload-artifact@v4"]
+GITHUB_SKIPPED = [
+    "actions/checkout@v4",
+    "actions/setup-python@v5",
+    "Install ragmeter",
+    "Answer the evaluation questions",
+    "dorny/test-reporter@v1",
+    "actions/upload-artifact@v4",
+]
 
 
 @pytest.fixture(scope="module")
@@ -174,22 +197,21 @@ def pipeline() -> dict[str, Any]:
     return yaml.safe_load((EXAMPLES / "gitlab-ci.yml").read_text(encoding="utf-8"))
 
 
-def test_the_github_workflow_fails_a_worse_candidate(tmp_path: Path, baseline: Path,
-                                                     workflow: dict[str, Any]) -> None:
+def test_the_github_workflow_fails_a_worse_candidate(tmp_path: Path, baseline: Path, workflow: dict[str, Any]) -> None:
     repo = fixture_repo(tmp_path, baseline, "gate")
     job = run_github_job(workflow, "gate", repo)
     assert job.skipped == GITHUB_SKIPPED
     assert job.ran == {"Score the answers": 0, "Compare with the baseline": 1}
     assert junit_failures(repo / "requirements.xml") == {"token_f1>=0.25": False, "p95_latency_ms<=10000": False}
-    assert junit_failures(repo / "gate.xml") == {"token_f1 (regression)": True,
-                                                 "overlap (non-inferiority 0.02)": True}
+    assert junit_failures(repo / "gate.xml") == {"token_f1 (regression)": True, "overlap (non-inferiority 0.02)": True}
     summary = headings(repo / "step-summary.md")
     assert summary[0].startswith("### Requirements") and summary[0].endswith("pass")
     assert summary[1].startswith("### Gate: ") and summary[1].endswith("FAIL")
 
 
-def test_the_github_workflow_passes_the_baselines_own_answers(tmp_path: Path, baseline: Path,
-                                                              workflow: dict[str, Any]) -> None:
+def test_the_github_workflow_passes_the_baselines_own_answers(
+    tmp_path: Path, baseline: Path, workflow: dict[str, Any]
+) -> None:
     repo = fixture_repo(tmp_path, baseline, "v1")
     job = run_github_job(workflow, "gate", repo)
     assert job.skipped == GITHUB_SKIPPED
@@ -198,12 +220,16 @@ def test_the_github_workflow_passes_the_baselines_own_answers(tmp_path: Path, ba
     assert headings(repo / "step-summary.md")[1].endswith("pass")
 
 
-def test_the_refreshed_baseline_is_what_main_answers(tmp_path: Path, baseline: Path,
-                                                     workflow: dict[str, Any]) -> None:
+def test_the_refreshed_baseline_is_what_main_answers(tmp_path: Path, baseline: Path, workflow: dict[str, Any]) -> None:
     repo = fixture_repo(tmp_path, baseline, "gate")
     job = run_github_job(workflow, "refresh-baseline", repo)
-    assert job.skipped == ["actions/checkout@v4", "actions/setup-python@v5", "Install ragmeter",
-                           "Answer the evaluation questions", "Commit the baseline"]
+    assert job.skipped == [
+        "actions/checkout@v4",
+        "actions/setup-python@v5",
+        "Install ragmeter",
+        "Answer the evaluation questions",
+        "Commit the baseline",
+    ]
     assert job.ran == {"Score main's answers as the new baseline": 0}
     assert run_github_job(workflow, "gate", repo).ran == {"Score the answers": 0, "Compare with the baseline": 0}
 
@@ -212,8 +238,9 @@ GITLAB_SKIPPED = ["pip install ragmeter", "python -m your_rag_app.answer_eval_se
 
 
 @pytest.mark.parametrize(("candidate", "gate_exit"), [("gate", 1), ("v1", 0)])
-def test_the_gitlab_job_gates_the_candidate(tmp_path: Path, baseline: Path, pipeline: dict[str, Any],
-                                            candidate: str, gate_exit: int) -> None:
+def test_the_gitlab_job_gates_the_candidate(
+    tmp_path: Path, baseline: Path, pipeline: dict[str, Any], candidate: str, gate_exit: int
+) -> None:
     repo = fixture_repo(tmp_path, baseline, candidate)
     job = run_gitlab_job(pipeline, "ragmeter-gate", repo)
     assert job.skipped == GITLAB_SKIPPED
@@ -224,8 +251,7 @@ def test_the_gitlab_job_gates_the_candidate(tmp_path: Path, baseline: Path, pipe
     assert summary[1].startswith("### Gate: ") and summary[1].endswith("FAIL" if gate_exit else "pass")
 
 
-def test_the_gitlab_refresh_job_rescores_the_baseline(tmp_path: Path, baseline: Path,
-                                                      pipeline: dict[str, Any]) -> None:
+def test_the_gitlab_refresh_job_rescores_the_baseline(tmp_path: Path, baseline: Path, pipeline: dict[str, Any]) -> None:
     repo = fixture_repo(tmp_path, baseline, "gate")
     job = run_gitlab_job(pipeline, "ragmeter-refresh-baseline", repo)
     assert job.skipped[:2] == GITLAB_SKIPPED
@@ -237,4 +263,6 @@ def test_the_gitlab_refresh_job_rescores_the_baseline(tmp_path: Path, baseline: 
 def test_every_job_of_the_examples_is_exercised(workflow: dict[str, Any], pipeline: dict[str, Any]) -> None:
     assert set(workflow["jobs"]) == {"gate", "refresh-baseline"}
     assert {k for k in pipeline if not k.startswith(".") and k not in GITLAB_GLOBALS} == {
-        "ragmeter-gate", "ragmeter-refresh-baseline"}
+        "ragmeter-gate",
+        "ragmeter-refresh-baseline",
+    }

@@ -26,13 +26,13 @@ N_RESAMPLES = "200"
 @dataclass(frozen=True)
 class Workspace:
     root: Path
-    records: Path      # the demo's 45 records
-    gate: Path         # the same questions, the assistant's gate on
-    ana: Path          # a person's filled labels of the demo
+    records: Path  # the demo's 45 records
+    gate: Path  # the same questions, the assistant's gate on
+    ana: Path  # a person's filled labels of the demo
     ben: Path
-    run_a: Path        # finished run folders of records and gate
+    run_a: Path  # finished run folders of records and gate
     run_b: Path
-    mtrag: Path        # MT-RAG rows with RB_agg, for idk_condition
+    mtrag: Path  # MT-RAG rows with RB_agg, for idk_condition
 
 
 @pytest.fixture(scope="module")
@@ -41,17 +41,50 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     assert main(["demo", str(root / "demo")]) == 0
     demo = root / "demo"
     for out, data in (("A", "demo.jsonl"), ("B", "demo-gate.jsonl")):
-        assert main(["run", str(demo / data), "--out", str(root / out), "--embedder", "hashing", "--no-progress",
-                     "--n-resamples", N_RESAMPLES, "--format", "json"]) == 0
-    rows = [{"task_id": f"c{i}<::>1", "conversation_id": f"c{i}", "model_id": "m",
-             "input": [{"speaker": "user", "text": f"question {i}?"}],
-             "contexts": [{"document_id": "d", "text": "a passage"}], "targets": [{"text": "the reference"}],
-             "predictions": [{"text": "I do not know." if i % 2 else "An answer."}],
-             "answerability": ["ANSWERABLE"], "metrics": {"RB_agg": [0.5]}} for i in range(4)]
+        assert (
+            main(
+                [
+                    "run",
+                    str(demo / data),
+                    "--out",
+                    str(root / out),
+                    "--embedder",
+                    "hashing",
+                    "--no-progress",
+                    "--n-resamples",
+                    N_RESAMPLES,
+                    "--format",
+                    "json",
+                ]
+            )
+            == 0
+        )
+    rows = [
+        {
+            "task_id": f"c{i}<::>1",
+            "conversation_id": f"c{i}",
+            "model_id": "m",
+            "input": [{"speaker": "user", "text": f"question {i}?"}],
+            "contexts": [{"document_id": "d", "text": "a passage"}],
+            "targets": [{"text": "the reference"}],
+            "predictions": [{"text": "I do not know." if i % 2 else "An answer."}],
+            "answerability": ["ANSWERABLE"],
+            "metrics": {"RB_agg": [0.5]},
+        }
+        for i in range(4)
+    ]
     mtrag = root / "mt.jsonl"
     mtrag.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return Workspace(root, demo / "demo.jsonl", demo / "demo-gate.jsonl", demo / "demo-labels-ana.csv",
-                     demo / "demo-labels-ben.csv", root / "A", root / "B", mtrag)
+    return Workspace(
+        root,
+        demo / "demo.jsonl",
+        demo / "demo-gate.jsonl",
+        demo / "demo-labels-ana.csv",
+        demo / "demo-labels-ben.csv",
+        root / "A",
+        root / "B",
+        mtrag,
+    )
 
 
 @dataclass(frozen=True)
@@ -92,44 +125,140 @@ def _others(flag: str, place: Path, flags: tuple[str, ...]) -> list[str]:
 def _run(flag: str) -> Command:
     """``ragmeter run`` with the gate's outputs and the HTML page, ``flag`` the one under test."""
     flags = ("--html", "--junit", "--summary-file")
-    return Command(f"run {flag}", lambda w, x, place: [
-        "run", str(w.records), "--out", str(place / "fresh-run"), "--embedder", "hashing", "--n-resamples",
-        N_RESAMPLES, "--no-progress", "--require", "token_f1>=0", flag, str(x), *_others(flag, place, flags)],
-        lambda w: [w.records], stream=flag == "--html", append=flag == "--summary-file", writes_run=True)
+    return Command(
+        f"run {flag}",
+        lambda w, x, place: [
+            "run",
+            str(w.records),
+            "--out",
+            str(place / "fresh-run"),
+            "--embedder",
+            "hashing",
+            "--n-resamples",
+            N_RESAMPLES,
+            "--no-progress",
+            "--require",
+            "token_f1>=0",
+            flag,
+            str(x),
+            *_others(flag, place, flags),
+        ],
+        lambda w: [w.records],
+        stream=flag == "--html",
+        append=flag == "--summary-file",
+        writes_run=True,
+    )
 
 
 def _compare(flag: str) -> Command:
     """``ragmeter compare`` with the gate's outputs and the HTML page, ``flag`` the one under test."""
     flags = ("--html", "--junit", "--summary-file")
-    return Command(f"compare {flag}", lambda w, x, place: [
-        "compare", str(w.run_a), str(w.run_b), "--n-resamples", N_RESAMPLES, "--fail-on", "total_tokens", flag,
-        str(x), *_others(flag, place, flags)],
-        lambda w: [*_run_folder_files(w.run_a), *_run_folder_files(w.run_b)], stream=flag == "--html",
-        append=flag == "--summary-file", through_manifest=("records", "gate"))
+    return Command(
+        f"compare {flag}",
+        lambda w, x, place: [
+            "compare",
+            str(w.run_a),
+            str(w.run_b),
+            "--n-resamples",
+            N_RESAMPLES,
+            "--fail-on",
+            "total_tokens",
+            flag,
+            str(x),
+            *_others(flag, place, flags),
+        ],
+        lambda w: [*_run_folder_files(w.run_a), *_run_folder_files(w.run_b)],
+        stream=flag == "--html",
+        append=flag == "--summary-file",
+        through_manifest=("records", "gate"),
+    )
 
 
 COMMANDS = [
-    _run("--html"), _run("--junit"), _run("--summary-file"),
-    Command("run --out", lambda w, x, place: ["run", str(w.records), "--out", str(x), "--embedder", "hashing",
-                                       "--n-resamples", N_RESAMPLES, "--no-progress"],
-            lambda w: [w.records], folder=True),
-    _compare("--html"), _compare("--junit"), _compare("--summary-file"),
-    Command("agree --html", lambda w, x, place: ["agree", str(w.run_a / "items.jsonl"), str(w.ana), str(w.ben), "--metric",
-                                          "overlap", "--label", "support_present", "--n-resamples", N_RESAMPLES,
-                                          "--html", str(x)],
-            lambda w: [w.run_a / "items.jsonl", w.ana, w.ben], stream=True, through_manifest=("records",)),
-    Command("estimate --html", lambda w, x, place: ["estimate", str(w.run_a), str(w.ana), "--metric", "overlap",
-                                             "--label", "support_present", "--html", str(x)],
-            lambda w: [*_run_folder_files(w.run_a), w.ana], stream=True, through_manifest=("records",)),
-    Command("labels template -o", lambda w, x, place: ["labels", "template", str(w.records), "-o", str(x), "--labels",
-                                                "helpful"],
-            lambda w: [w.records]),
-    Command("labels merge -o", lambda w, x, place: ["labels", "merge", str(w.records), str(w.ana), str(w.ben), "-o",
-                                             str(x)],
-            lambda w: [w.records, w.ana, w.ben]),
-    Command("mtrag -o", lambda w, x, place: ["mtrag", "--step", "idk_condition", "-i", str(w.mtrag), "-o", str(x),
-                                      "--n-resamples", N_RESAMPLES],
-            lambda w: [w.mtrag]),
+    _run("--html"),
+    _run("--junit"),
+    _run("--summary-file"),
+    Command(
+        "run --out",
+        lambda w, x, place: [
+            "run",
+            str(w.records),
+            "--out",
+            str(x),
+            "--embedder",
+            "hashing",
+            "--n-resamples",
+            N_RESAMPLES,
+            "--no-progress",
+        ],
+        lambda w: [w.records],
+        folder=True,
+    ),
+    _compare("--html"),
+    _compare("--junit"),
+    _compare("--summary-file"),
+    Command(
+        "agree --html",
+        lambda w, x, place: [
+            "agree",
+            str(w.run_a / "items.jsonl"),
+            str(w.ana),
+            str(w.ben),
+            "--metric",
+            "overlap",
+            "--label",
+            "support_present",
+            "--n-resamples",
+            N_RESAMPLES,
+            "--html",
+            str(x),
+        ],
+        lambda w: [w.run_a / "items.jsonl", w.ana, w.ben],
+        stream=True,
+        through_manifest=("records",),
+    ),
+    Command(
+        "estimate --html",
+        lambda w, x, place: [
+            "estimate",
+            str(w.run_a),
+            str(w.ana),
+            "--metric",
+            "overlap",
+            "--label",
+            "support_present",
+            "--html",
+            str(x),
+        ],
+        lambda w: [*_run_folder_files(w.run_a), w.ana],
+        stream=True,
+        through_manifest=("records",),
+    ),
+    Command(
+        "labels template -o",
+        lambda w, x, place: ["labels", "template", str(w.records), "-o", str(x), "--labels", "helpful"],
+        lambda w: [w.records],
+    ),
+    Command(
+        "labels merge -o",
+        lambda w, x, place: ["labels", "merge", str(w.records), str(w.ana), str(w.ben), "-o", str(x)],
+        lambda w: [w.records, w.ana, w.ben],
+    ),
+    Command(
+        "mtrag -o",
+        lambda w, x, place: [
+            "mtrag",
+            "--step",
+            "idk_condition",
+            "-i",
+            str(w.mtrag),
+            "-o",
+            str(x),
+            "--n-resamples",
+            N_RESAMPLES,
+        ],
+        lambda w: [w.mtrag],
+    ),
     Command("demo", lambda w, x, place: ["demo", str(x)], lambda w: [], folder=True),
 ]
 
@@ -139,8 +268,9 @@ PLACES: dict[str, Callable[[Workspace, Command, Path], Path]] = {
     "the last input": lambda w, c, place: c.inputs(w)[-1] if c.inputs(w) else _unrelated(place),
     "the input a run's manifest names": lambda w, c, place: getattr(w, c.through_manifest[0]),
     "the last input a manifest names": lambda w, c, place: getattr(w, c.through_manifest[-1]),
-    "another output of the command": lambda w, c, place: place / next(
-        name for flag, name in OTHER_OUTPUTS.items() if flag != c.flag),
+    "another output of the command": lambda w, c, place: (
+        place / next(name for flag, name in OTHER_OUTPUTS.items() if flag != c.flag)
+    ),
     "the run folder being written": lambda w, c, place: place / "fresh-run",
     "that run folder's items.jsonl": lambda w, c, place: place / "fresh-run" / "items.jsonl",
     "that run folder's summary.json": lambda w, c, place: place / "fresh-run" / "summary.json",
@@ -234,8 +364,9 @@ CASES = [(command, place) for command in COMMANDS for place in PLACES if _has(co
 
 
 @pytest.mark.parametrize(("command", "place"), CASES, ids=[f"{c.name}-{p}" for c, p in CASES])
-def test_no_command_writes_where_it_must_not(workspace: Workspace, command: Command, place: str,
-                                            tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_command_writes_where_it_must_not(
+    workspace: Workspace, command: Command, place: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     target = PLACES[place](workspace, command, tmp_path)
     before = snapshot(workspace.root) | {f"place/{k}": v for k, v in snapshot(tmp_path).items()}
     null_mode = os.stat(os.devnull).st_mode
@@ -245,25 +376,33 @@ def test_no_command_writes_where_it_must_not(workspace: Workspace, command: Comm
     assert "Traceback" not in err
     assert os.stat(os.devnull).st_mode == null_mode and stat.S_ISCHR(null_mode)
     assert not Path("/proc/ragmeter-safety.csv").exists()
-    written = (place == "a new file" or (place == "the null device" and command.stream)
-               or (place == "an unrelated file" and command.append))
+    written = (
+        place == "a new file"
+        or (place == "the null device" and command.stream)
+        or (place == "an unrelated file" and command.append)
+    )
     appended = f"place/{target.relative_to(tmp_path)}" if written and place == "an unrelated file" else None
     changed = sorted(k for k in before if after.get(k) != before[k] and k != appended)
     assert not changed, f"{command.name} at {place} changed {changed}: {err}"
     if appended is not None:  # a job summary adds to the end of the file, keeping what it held
-        assert after[appended][1][:len(before[appended][1])] == before[appended][1]
+        assert after[appended][1][: len(before[appended][1])] == before[appended][1]
         assert len(after[appended][1]) > len(before[appended][1])
     added = {k for k in after if k not in before}
     if not written:
         assert code == 2, err
-        assert any(line.startswith("error:") and (str(target) in line or "input" in line)
-                   for line in err.splitlines()), err
+        assert any(
+            line.startswith("error:") and (str(target) in line or "input" in line) for line in err.splitlines()
+        ), err
         assert not added, f"a refused {command.name} left {sorted(added)}"
         return
     assert code == 0, err
     allowed = {str(p) for p in _allowed_new(command, target, tmp_path)}
-    stray = {k for k in added if not any(_full(k, workspace, tmp_path).startswith(a) for a in allowed)
-             and not any(a.startswith(_full(k, workspace, tmp_path) + os.sep) for a in allowed)}
+    stray = {
+        k
+        for k in added
+        if not any(_full(k, workspace, tmp_path).startswith(a) for a in allowed)
+        and not any(a.startswith(_full(k, workspace, tmp_path) + os.sep) for a in allowed)
+    }
     assert not stray, f"{command.name} wrote {sorted(stray)} besides its output"
     assert not [k for k in added if Path(k).name.endswith(".tmp") or ".ragmeter-probe-" in k]
 

@@ -31,9 +31,9 @@ def test_a_wide_terminal_gets_five_aligned_columns_set_apart(monkeypatch, capsys
     for line in rows:
         for column in at[1:]:
             # two spaces before every column: a cell never touches the next one
-            assert line[column - 2:column] in ("  ", " ", ""), line
-            assert line[column - 2:column] == "  " or len(line) < column - 1, line
-        if line[0] != " ":                                           # a metric's first line: every cell filled
+            assert line[column - 2 : column] in ("  ", " ", ""), line
+            assert line[column - 2 : column] == "  " or len(line) < column - 1, line
+        if line[0] != " ":  # a metric's first line: every cell filled
             assert all(line[column] != " " for column in at[1:4]), line
     row = next(line for line in rows if line.startswith("judge_correctness "))
     cells = [row[a:b].strip() for a, b in zip(at, [*at[1:], None], strict=True)]
@@ -46,8 +46,8 @@ def test_a_long_needs_list_wraps_within_its_column(monkeypatch, capsys) -> None:
     at = starts(lines[0], COLUMNS)
     k = next(i for i, line in enumerate(lines) if line.startswith("RB_llm_idk "))
     first, second = lines[k], lines[k + 1]
-    assert first[at[3]:at[4]].strip() == "answer, references,"
-    assert second[:at[3]].strip() == "" and second[at[3]:at[4]].strip() == "answerability, judge"
+    assert first[at[3] : at[4]].strip() == "answer, references,"
+    assert second[: at[3]].strip() == "" and second[at[3] : at[4]].strip() == "answerability, judge"
 
 
 def test_a_narrow_terminal_puts_the_description_beneath_its_row(monkeypatch, capsys) -> None:
@@ -56,5 +56,9 @@ def test_a_narrow_terminal_puts_the_description_beneath_its_row(monkeypatch, cap
     at = starts(lines[0], COLUMNS[:4])
     k = next(i for i, line in enumerate(lines) if line.startswith("judge_correctness "))
     assert [lines[k][a:b].strip() for a, b in zip(at, [*at[1:], None], strict=True)] == [
-        "judge_correctness", "judged", "[1, 5]", "answer, references, judge"]
+        "judge_correctness",
+        "judged",
+        "[1, 5]",
+        "answer, references, judge",
+    ]
     assert lines[k + 1].startswith("    Judge's 1–5 rating of the answer's factual agreement")

@@ -68,8 +68,11 @@ def test_idk_conditioning_reproduces_shipped_rb_agg_on_the_other_32_records(rows
     others = [(t, e) for t, e in rows if not _answered(t, e)]
     assert len(others) == 32
     for task, expected in others:
-        value = idk_condition(_rb_agg(task, expected).value, answerability=Answerability(task["answerability"][0]),
-                              idk_eval=_idk_eval(task, expected))
+        value = idk_condition(
+            _rb_agg(task, expected).value,
+            answerability=Answerability(task["answerability"][0]),
+            idk_eval=_idk_eval(task, expected),
+        )
         assert value == expected["rb_agg"], task["task_id"]
 
 
@@ -86,15 +89,20 @@ def test_pipeline_summary_reproduces_table_6_rb_alg_on_answerable_questions(rows
     source = tmp_path / "in.jsonl"
     with source.open("w") as handle:
         for task, expected in rows:
-            row = {**task, "metrics": {"RB_agg": [_rb_agg(task, expected).value],
-                                       "idk_eval": [_idk_eval(task, expected)]}}
+            row = {
+                **task,
+                "metrics": {"RB_agg": [_rb_agg(task, expected).value], "idk_eval": [_idk_eval(task, expected)]},
+            }
             handle.write(json.dumps(row) + "\n")
     report = run_step("idk_condition", source, tmp_path / "out.jsonl", token_encoder=_Unused())
     assert report.written == 477 and report.idk_sources == {"record": 477}
     out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [r["metrics"]["RB_agg_idk"][0] for r in out] == pytest.approx([e["rb_agg"] for _, e in rows], abs=1e-12)
-    means = {(m.model_id, m.answerability): m for m in summarize_rows(out, settings=Settings(n_resamples=200))
-             if m.metric == "RB_agg_idk"}
+    means = {
+        (m.model_id, m.answerability): m
+        for m in summarize_rows(out, settings=Settings(n_resamples=200))
+        if m.metric == "RB_agg_idk"
+    }
     table_6 = {"reference": 0.87, "gpt-4o": 0.46, "llama-3.1-405b-instruct": 0.49}
     for model, value in table_6.items():
         summary = means[(model, "ANSWERABLE")]
@@ -108,8 +116,10 @@ class _ConstantTokens:
     token_model_id = "constant"
 
     def encode_tokens(self, texts):
-        return [TokenEmbeddings(np.ones((3, 1), dtype=np.float32), np.array([0.0, 1.0, 0.0], dtype=np.float32))
-                for _ in texts]
+        return [
+            TokenEmbeddings(np.ones((3, 1), dtype=np.float32), np.array([0.0, 1.0, 0.0], dtype=np.float32))
+            for _ in texts
+        ]
 
 
 def test_pipeline_algorithmic_step_writes_the_shipped_rouge_l(rows, tmp_path):

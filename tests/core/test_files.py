@@ -53,7 +53,7 @@ def test_a_symlink_is_followed_and_stays_a_symlink(tmp_path: Path) -> None:
     atomic_write_text(target, "new")
     assert link.is_symlink() and os.readlink(link) == str(real)
     assert real.read_text(encoding="utf-8") == "new"
-    assert stat.S_IMODE(real.stat().st_mode) == 0o640   # a replaced file keeps its mode
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640  # a replaced file keeps its mode
     dangling = tmp_path / "dangling.html"
     dangling.symlink_to(tmp_path / "made.html")
     atomic_write_text(Outputs().file(dangling, flag="--html"), "made")
@@ -68,13 +68,13 @@ def test_special_files_are_refused_unless_streamed_to(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"is a folder: give a file name"):
         Outputs().file(tmp_path, flag="--html")
     void = tmp_path / "void"
-    void.symlink_to(os.devnull)   # the null device by a name of the test's own: a bug would replace the link
+    void.symlink_to(os.devnull)  # the null device by a name of the test's own: a bug would replace the link
     null = Outputs().file(void, flag="--html", stream=True)
     assert null.stream
     atomic_write_text(null, "into the void")
-    assert void.is_symlink() and stat.S_ISCHR(void.stat().st_mode)   # still the device, not a file
+    assert void.is_symlink() and stat.S_ISCHR(void.stat().st_mode)  # still the device, not a file
     with pytest.raises(ConfigError, match=r"^-o .*void is a stream .*, not a regular file: give a file name"):
-        Outputs(overwrite=True).file(void, flag="-o")       # this output is never a stream
+        Outputs(overwrite=True).file(void, flag="-o")  # this output is never a stream
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
@@ -89,7 +89,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> 
 
 def test_a_new_file_that_appears_meanwhile_is_not_replaced(tmp_path: Path) -> None:
     path = tmp_path / "new.html"
-    target = Outputs().file(path, flag="--html")   # checked: no file there
+    target = Outputs().file(path, flag="--html")  # checked: no file there
     path.write_text("someone else's", encoding="utf-8")
     with pytest.raises(ConfigError, match="was created by something else while ragmeter worked"):
         atomic_write_text(target, "ours")
@@ -110,16 +110,19 @@ def test_complete_rows_say_which_line_was_bad_and_what_was_dropped(tmp_path: Pat
     kept = complete_jsonl_rows(path)
     assert kept.rows == [{"id": "1"}, {"id": "2"}]
     assert (kept.bad_line, kept.dropped) == (3, 3)
-    assert kept.describe("items.jsonl") == ("line 3 of items.jsonl is not a complete JSON row: the 2 row(s) before "
-                                            "it are kept, it and the 2 line(s) after it are dropped and scored again")
+    assert kept.describe("items.jsonl") == (
+        "line 3 of items.jsonl is not a complete JSON row: the 2 row(s) before "
+        "it are kept, it and the 2 line(s) after it are dropped and scored again"
+    )
     assert path.read_bytes() == b'{"id": "1"}\n{"id": "2"}\n'
-    path.write_bytes(b'{"id": "1"}\n{"id": "2')               # torn by a crash: cut without a word
+    path.write_bytes(b'{"id": "1"}\n{"id": "2')  # torn by a crash: cut without a word
     torn = complete_jsonl_rows(path)
     assert torn.rows == [{"id": "1"}] and torn.describe("items.jsonl") is None
-    path.write_bytes(b'{"id": "1"}\nGARBAGE\n')                 # a whole bad last line is named
+    path.write_bytes(b'{"id": "1"}\nGARBAGE\n')  # a whole bad last line is named
     assert complete_jsonl_rows(path).describe("items.jsonl") == (
         "line 2 of items.jsonl is not a complete JSON row: the 1 row(s) before it are kept, it and the 0 line(s) "
-        "after it are dropped and scored again")
+        "after it are dropped and scored again"
+    )
 
 
 def test_an_appended_output_keeps_what_the_file_held_and_refuses_inputs_and_fifos(tmp_path: Path) -> None:

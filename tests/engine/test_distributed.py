@@ -60,12 +60,13 @@ def _same_run(local: Path, remote: Path) -> None:
 
 # ---------------------------------------------------------------- pieces
 
+
 def test_pieces_number_their_lines_as_the_whole_file(tmp_path: Path) -> None:
     """Spans cut at line ends give the records, lines and errors of the whole file, BOM and lone \\r too."""
     path = tmp_path / "r.jsonl"
     lines = [json.dumps({"id": f"q{i}", "question": "Q?", "answer": f"A {i}."}) for i in range(23)]
     lines[4] = '{"id": "broken"'
-    lines[9] = json.dumps({"id": "q9", "question": "Q?"})                   # no answer
+    lines[9] = json.dumps({"id": "q9", "question": "Q?"})  # no answer
     text = "\ufeff" + "\n".join(lines[:12]) + "\n\n" + "\r".join(lines[12:15]) + "\r\n" + "\n".join(lines[15:])
     path.write_bytes(text.encode("utf-8"))
 
@@ -93,17 +94,19 @@ def test_inputs_are_a_file_a_folder_or_a_glob(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- the same results as a local run
 
+
 def test_the_demo_gives_the_local_run_exactly(cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, local_report, _ = _run(capsys, "run", "--demo", "--out", tmp_path / "local")
     assert code == 0
     code, ray_report, err = _run(capsys, "run", "--demo", "--out", tmp_path / "ray", "--engine", "ray")
     assert code == 0 and err.strip() == f"Per-item scores: {tmp_path / 'ray' / 'items.jsonl'}"
     _same_run(tmp_path / "local", tmp_path / "ray")
-    assert ray_report == local_report      # the printed report too
+    assert ray_report == local_report  # the printed report too
 
 
 def test_two_thousand_records_in_pieces_and_shards_give_the_local_run_exactly(
-        cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # pieces of 500 lines instead of PIECE_LINES: four pieces and four shards at a quarter of the records
     monkeypatch.setattr(distributed, "plan_pieces", functools.partial(distributed.plan_pieces, lines=500))
     whole = tmp_path / "records.jsonl"
@@ -112,26 +115,44 @@ def test_two_thousand_records_in_pieces_and_shards_give_the_local_run_exactly(
     shards.mkdir()
     lines = whole.read_text(encoding="utf-8").splitlines(keepends=True)
     for i in range(4):  # the same records as four shard files
-        (shards / f"part-{i}.jsonl").write_text("".join(lines[i * 500:(i + 1) * 500]), encoding="utf-8")
+        (shards / f"part-{i}.jsonl").write_text("".join(lines[i * 500 : (i + 1) * 500]), encoding="utf-8")
     assert len(distributed.plan_pieces([whole])) == 4
     assert _run(capsys, "run", whole, "--out", tmp_path / "local", "--no-progress")[0] == 0
     assert _run(capsys, "run", whole, "--out", tmp_path / "ray", "--engine", "ray")[0] == 0
     _same_run(tmp_path / "local", tmp_path / "ray")
-    assert _run(capsys, "run", whole, "--out", tmp_path / "local-lexical", "--no-progress",
-                "--metrics", LEXICAL)[0] == 0
-    assert _run(capsys, "run", shards, "--out", tmp_path / "sharded", "--engine", "ray", "--workers", "2",
-                "--metrics", LEXICAL)[0] == 0
+    assert (
+        _run(capsys, "run", whole, "--out", tmp_path / "local-lexical", "--no-progress", "--metrics", LEXICAL)[0] == 0
+    )
+    assert (
+        _run(
+            capsys,
+            "run",
+            shards,
+            "--out",
+            tmp_path / "sharded",
+            "--engine",
+            "ray",
+            "--workers",
+            "2",
+            "--metrics",
+            LEXICAL,
+        )[0]
+        == 0
+    )
     local = json.loads((tmp_path / "local-lexical" / "summary.json").read_text(encoding="utf-8"))
     sharded = json.loads((tmp_path / "sharded" / "summary.json").read_text(encoding="utf-8"))
     assert sharded["summaries"] == local["summaries"] and sharded["n_items"] == 2_000
-    assert ((tmp_path / "sharded" / "items.jsonl").read_bytes()
-            == (tmp_path / "local-lexical" / "items.jsonl").read_bytes())
+    assert (tmp_path / "sharded" / "items.jsonl").read_bytes() == (
+        tmp_path / "local-lexical" / "items.jsonl"
+    ).read_bytes()
 
 
 # ---------------------------------------------------------------- bad input, faults, resume
 
+
 def test_a_shard_with_bad_records_is_reported_as_the_local_reader_reports_it(
-        cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     shards = tmp_path / "shards"
     shards.mkdir()
     good = demo_path().read_text(encoding="utf-8").splitlines(keepends=True)
@@ -139,7 +160,7 @@ def test_a_shard_with_bad_records_is_reported_as_the_local_reader_reports_it(
     broken = good[20:]
     broken[3] = broken[3].replace('"answer":', '"answr":')
     broken[7] = '{"id": "q28", "question": \n'
-    broken[9] = good[0]                                          # q01 again: an id already in a.jsonl
+    broken[9] = good[0]  # q01 again: an id already in a.jsonl
     (shards / "b.jsonl").write_text("".join(broken), encoding="utf-8")
     code, _, err = _run(capsys, "run", shards, "--out", tmp_path / "out", "--engine", "ray")
     b = shards / "b.jsonl"
@@ -191,8 +212,9 @@ def test_an_actor_killed_mid_run_loses_no_item(cluster, tmp_path: Path) -> None:
 
     killer = threading.Thread(target=kill_one_actor_after_the_first_piece)
     killer.start()
-    result = distributed.evaluate_ray(pieces, check, metrics=metrics, workers=2,
-                                      on_items=lambda rows: got.extend(json.dumps(r) for r in rows))
+    result = distributed.evaluate_ray(
+        pieces, check, metrics=metrics, workers=2, on_items=lambda rows: got.extend(json.dumps(r) for r in rows)
+    )
     killer.join()
     assert killed, "no scoring actor was found to kill"
     assert rows_before_the_kill[0] < 6_000, "the actor was killed after the run had every row"
@@ -200,12 +222,13 @@ def test_an_actor_killed_mid_run_loses_no_item(cluster, tmp_path: Path) -> None:
 
 
 def test_a_stopped_run_resumes_from_its_items_and_the_pieces_its_actors_finished(
-        cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(distributed, "plan_pieces", functools.partial(distributed.plan_pieces, lines=500))
     path = tmp_path / "records.jsonl"
-    write_synthetic_records(path, 1_250, seed=7, **POOLS)        # pieces: lines 1–500, 501–1,000, 1,001–1,250
+    write_synthetic_records(path, 1_250, seed=7, **POOLS)  # pieces: lines 1–500, 501–1,000, 1,001–1,250
     assert _run(capsys, "run", path, "--out", tmp_path / "whole", "--engine", "ray", "--metrics", LEXICAL)[0] == 0
-    assert not (tmp_path / "whole" / "items.parts").exists()        # a finished run keeps items.jsonl only
+    assert not (tmp_path / "whole" / "items.parts").exists()  # a finished run keeps items.jsonl only
     items = (tmp_path / "whole" / "items.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     stopped = tmp_path / "stopped"
     (stopped / "items.parts").mkdir(parents=True)
@@ -215,13 +238,12 @@ def test_a_stopped_run_resumes_from_its_items_and_the_pieces_its_actors_finished
     (stopped / "items.jsonl").write_text("".join(items[:375]) + items[375][:40], encoding="utf-8")
     third = items[1_000:]
     marked = json.loads(third[0])
-    marked["scores"]["rouge_l"] = 0.123456              # to see that the shard is read back, not scored again
+    marked["scores"]["rouge_l"] = 0.123456  # to see that the shard is read back, not scored again
     third[0] = json.dumps(marked, ensure_ascii=False) + "\n"
     (stopped / "items.parts" / "piece-000002.jsonl").write_text("".join(third), encoding="utf-8")
     code, _, err = _run(capsys, "run", path, "--out", stopped, "--engine", "ray", "--metrics", LEXICAL)
     assert code == 2 and "holds an interrupted run: pass --resume" in err
-    code, _, err = _run(capsys, "run", path, "--out", stopped, "--engine", "ray", "--resume",
-                        "--metrics", LEXICAL)
+    code, _, err = _run(capsys, "run", path, "--out", stopped, "--engine", "ray", "--resume", "--metrics", LEXICAL)
     assert code == 0 and "resuming: 625 finished item(s) kept (250 from the piece shards in " in err
     assert "items.parts), 625 to score" in err
     got = (stopped / "items.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
@@ -237,47 +259,53 @@ def test_an_address_where_nothing_listens_fails_in_seconds_saying_what_to_give()
         distributed._check_reachable("headnode")
 
 
-def test_the_packaged_judge_is_refused_before_anything_runs(tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_packaged_judge_is_refused_before_anything_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run(capsys, "run", "--demo", "--out", tmp_path / "o", "--engine", "ray", "--judge", "local")
     assert code == 2 and "serve the model once" in err and not (tmp_path / "o").exists()
 
 
 def test_pieces_are_numbered_in_input_order(tmp_path: Path) -> None:
     for name in ("a.jsonl", "b.jsonl"):
-        (tmp_path / name).write_text("".join(f'{{"id": "{name}{i}", "question": "Q?", "answer": "A."}}\n'
-                                             for i in range(25)), encoding="utf-8")
+        (tmp_path / name).write_text(
+            "".join(f'{{"id": "{name}{i}", "question": "Q?", "answer": "A."}}\n' for i in range(25)), encoding="utf-8"
+        )
     pieces = distributed.plan_pieces(distributed.input_files(tmp_path), lines=10)
     assert [p.index for p in pieces] == list(range(6))
     assert [(Path(p.path).name, p.span.first_line) for p in pieces if p.span] == [
-        ("a.jsonl", 1), ("a.jsonl", 11), ("a.jsonl", 21), ("b.jsonl", 1), ("b.jsonl", 11), ("b.jsonl", 21)]
+        ("a.jsonl", 1),
+        ("a.jsonl", 11),
+        ("a.jsonl", 21),
+        ("b.jsonl", 1),
+        ("b.jsonl", 11),
+        ("b.jsonl", 21),
+    ]
 
 
-def test_the_embedding_store_shares_the_work_and_hands_on_a_dead_actors_claims(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_embedding_store_shares_the_work_and_hands_on_a_dead_actors_claims(monkeypatch: pytest.MonkeyPatch) -> None:
     from ragmeter.engine.ray import shared_embeddings as shared
 
     store = shared.EmbeddingStore(max_bytes=3 * 16)
     texts = [f"t{i}" for i in range(shared.CLAIM + 5)]
     found, first = store.take(texts)
-    assert found == {} and first == texts[:shared.CLAIM]          # one call claims a slice, not everything
+    assert found == {} and first == texts[: shared.CLAIM]  # one call claims a slice, not everything
     found, second = store.take(texts)
-    assert found == {} and second == texts[shared.CLAIM:]         # the next caller gets the rest
-    assert store.take(texts) == ({}, [])                          # all claimed: wait for them
-    vectors = np.arange(12, dtype=np.float32).reshape(3, 4)      # 16 bytes each
+    assert found == {} and second == texts[shared.CLAIM :]  # the next caller gets the rest
+    assert store.take(texts) == ({}, [])  # all claimed: wait for them
+    vectors = np.arange(12, dtype=np.float32).reshape(3, 4)  # 16 bytes each
     store.put(texts[:3], vectors)
     found, mine = store.take(texts[:4])
     assert list(found) == texts[:3] and mine == []
     assert np.array_equal(found["t1"], vectors[1])
-    store.put(["x"], vectors[:1])                                 # over max_bytes: the oldest is forgotten
+    store.put(["x"], vectors[:1])  # over max_bytes: the oldest is forgotten
     assert list(store.take(["t0", "t1"])[0]) == ["t1"]
     later = shared.time.monotonic() + shared.CLAIM_TIMEOUT_S + 1
     monkeypatch.setattr(shared.time, "monotonic", lambda: later)
-    assert store.take(texts[3:6])[1] == texts[3:6]                # claims of a dead actor expire
+    assert store.take(texts[3:6])[1] == texts[3:6]  # claims of a dead actor expire
 
 
-def test_judged_metrics_on_the_actors_give_the_local_run(cluster, tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_judged_metrics_on_the_actors_give_the_local_run(
+    cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Each actor opens the judge with its share of the concurrency; the verdicts, tokens and summaries (with the
     judge's usage) are those of a local run against the same scripted judge, the claim-level family's (nuggets
     written once per question, then the grades that need them) included."""
@@ -287,18 +315,32 @@ def test_judged_metrics_on_the_actors_give_the_local_run(cluster, tmp_path: Path
     data = tmp_path / "records.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in records(12)), encoding="utf-8")
     with FakeOpenAIServer(respond) as server:
-        judge = ["--metrics", "judged,claim_level", "--judge", "openai", "--judge-model", "scripted", "--judge-base-url",
-                 server.base_url, "--judge-api-key-env", "", "--judge-concurrency", "4", "--no-progress"]
+        judge = [
+            "--metrics",
+            "judged,claim_level",
+            "--judge",
+            "openai",
+            "--judge-model",
+            "scripted",
+            "--judge-base-url",
+            server.base_url,
+            "--judge-api-key-env",
+            "",
+            "--judge-concurrency",
+            "4",
+            "--no-progress",
+        ]
         assert _run(capsys, "run", data, "--out", tmp_path / "local", *judge)[0] == 0
         requests_local = len(server.requests)
         code, _, err = _run(capsys, "run", data, "--out", tmp_path / "ray", "--engine", "ray", *judge)
         assert code == 0, err
-        assert len(server.requests) == 2 * requests_local       # the same calls again (each run its own cache)
+        assert len(server.requests) == 2 * requests_local  # the same calls again (each run its own cache)
     _same_run(tmp_path / "local", tmp_path / "ray")
 
 
-def test_a_csv_with_a_column_mapping_gives_the_local_run(cluster, tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_csv_with_a_column_mapping_gives_the_local_run(
+    cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import csv
 
     path = tmp_path / "answers.csv"
@@ -307,21 +349,37 @@ def test_a_csv_with_a_column_mapping_gives_the_local_run(cluster, tmp_path: Path
         writer.writerow(["id", "query", "answer", "contexts", "references"])
         for line in demo_path().read_text(encoding="utf-8").splitlines()[:20]:
             record = json.loads(line)
-            writer.writerow([record["id"], record["question"], record["answer"], json.dumps(record["contexts"]),
-                             json.dumps(record["references"])])
+            writer.writerow(
+                [
+                    record["id"],
+                    record["question"],
+                    record["answer"],
+                    json.dumps(record["contexts"]),
+                    json.dumps(record["references"]),
+                ]
+            )
     mapping = ["--map", "question=query"]
     assert _run(capsys, "run", path, "--out", tmp_path / "local", *mapping)[0] == 0
     assert _run(capsys, "run", path, "--out", tmp_path / "ray", "--engine", "ray", *mapping)[0] == 0
     _same_run(tmp_path / "local", tmp_path / "ray")
 
 
-def test_ids_with_unicode_line_separators_come_back_whole(cluster, tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_ids_with_unicode_line_separators_come_back_whole(
+    cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "records.jsonl"
-    ids = ["a\u2028b", "c\x85d", "e\u2029f"]                       # JSON written unescaped keeps them as they are
-    path.write_text("".join(json.dumps({"id": i, "question": "Q?", "answer": "It opens at nine.",
-                                        "references": ["at nine"]}, ensure_ascii=False) + "\n" for i in ids),
-                    encoding="utf-8")
+    ids = ["a\u2028b", "c\x85d", "e\u2029f"]  # JSON written unescaped keeps them as they are
+    path.write_text(
+        "".join(
+            json.dumps(
+                {"id": i, "question": "Q?", "answer": "It opens at nine.", "references": ["at nine"]},
+                ensure_ascii=False,
+            )
+            + "\n"
+            for i in ids
+        ),
+        encoding="utf-8",
+    )
     assert _run(capsys, "run", path, "--out", tmp_path / "local", "--metrics", "lexical")[0] == 0
     assert _run(capsys, "run", path, "--out", tmp_path / "ray", "--metrics", "lexical", "--engine", "ray")[0] == 0
     _same_run(tmp_path / "local", tmp_path / "ray")

@@ -31,8 +31,16 @@ DEMO = Path(str(resources.files("ragmeter") / "data" / "demo.jsonl"))
 DEMO_ID = Path(str(resources.files("ragmeter") / "data" / "demo-id.jsonl"))
 #: The packaged MiniLM's model id: its file's digest and the tokens it keeps (README, "Signatures").
 MINILM = "all-MiniLM-L6-v2-int8-onnx@sha256:8199be6f/max_len:256"
-ENGLISH_METRICS = ["overlap", "faithfulness_fallback", "abstained", "idk_citation_count", "exact_match", "token_f1",
-                   "RB_agg_idk", "faithfulness_offline"]
+ENGLISH_METRICS = [
+    "overlap",
+    "faithfulness_fallback",
+    "abstained",
+    "idk_citation_count",
+    "exact_match",
+    "token_f1",
+    "RB_agg_idk",
+    "faithfulness_offline",
+]
 
 
 def test_english_data_scores_the_same_under_auto_and_en() -> None:
@@ -44,7 +52,10 @@ def test_english_data_scores_the_same_under_auto_and_en() -> None:
         assert np.array_equal(auto.scores[metric], english.scores[metric], equal_nan=True), metric
         # the signatures differ in the language setting, and under auto name what Indonesian records would get
         assert set(diff(auto.signatures[metric], english.signatures[metric])) <= {
-            "language", "embedder.id", "tau_sim.id"}, metric
+            "language",
+            "embedder.id",
+            "tau_sim.id",
+        }, metric
     assert set(auto.languages) == {"en"}
 
 
@@ -67,10 +78,15 @@ def test_idk_detection_on_idk_mrc_meets_the_bar(shared_data: Callable[..., Path]
     paragraphs = json.loads(shared_data("indonesian", "idk_mrc", "test.json").read_text(encoding="utf-8"))
     refusals = json.loads((DATA / "idk_refusal_templates.json").read_text(encoding="utf-8"))["report"]
     questions = [q for paragraph in paragraphs for q in paragraph["qas"]]
-    declined = [idk_eval_from_detector(refusals[i % len(refusals)], IdkDetector(), LANGUAGES["id"]) == 1
-                for i, _ in enumerate(q for q in questions if q["is_impossible"])]
-    flagged = [idk_eval_from_detector(q["answers"][0]["text"], IdkDetector(), LANGUAGES["id"]) == 1
-               for q in questions if not q["is_impossible"]]
+    declined = [
+        idk_eval_from_detector(refusals[i % len(refusals)], IdkDetector(), LANGUAGES["id"]) == 1
+        for i, _ in enumerate(q for q in questions if q["is_impossible"])
+    ]
+    flagged = [
+        idk_eval_from_detector(q["answers"][0]["text"], IdkDetector(), LANGUAGES["id"]) == 1
+        for q in questions
+        if not q["is_impossible"]
+    ]
     balanced = (np.mean(declined) + 1 - np.mean(flagged)) / 2
     assert balanced >= 0.95 and np.mean(flagged) <= 0.02
 
@@ -85,8 +101,14 @@ def test_indonesian_demo_takes_the_indonesian_tools_and_the_multilingual_embedde
     only_id = evaluate(read_records(DEMO_ID), metrics=["overlap"], settings=Settings(language="id"))
     # Indonesian first; English named too, since a record's own language field may still choose it
     assert dict(only_id.signatures["overlap"].settings) == {
-        "embedder": multilingual_e5.model_id(), "tau_sim": 0.91, "embedder.en": MINILM, "tau_sim.en": 0.65,
-        "language": "id/en-1+id-3", "idk": "idk-en-1+id-3", "splitter": "nupunkt-0.8.0"}
+        "embedder": multilingual_e5.model_id(),
+        "tau_sim": 0.91,
+        "embedder.en": MINILM,
+        "tau_sim.en": 0.65,
+        "language": "id/en-1+id-3",
+        "idk": "idk-en-1+id-3",
+        "splitter": "nupunkt-0.8.0",
+    }
     assert np.array_equal(only_id.scores["overlap"], result.scores["overlap"])
     # the two refusals of unanswerable questions abstain: every sentence is an Indonesian IDK sentence
     records = {record.id: record for record in read_records(DEMO_ID)}
@@ -105,9 +127,11 @@ def test_the_report_names_each_languages_embedder(capsys: pytest.CaptureFixture[
 
 def test_the_multilingual_embedder_gives_unit_vectors_that_tell_paraphrase_from_unrelated() -> None:
     embedder = load_embedder("multilingual")
-    texts = ["Kantor kelurahan buka setiap hari Senin sampai Jumat.",
-             "Kantor kelurahan melayani warga dari Senin hingga Jumat.",
-             "Harga cabai naik karena musim hujan."]
+    texts = [
+        "Kantor kelurahan buka setiap hari Senin sampai Jumat.",
+        "Kantor kelurahan melayani warga dari Senin hingga Jumat.",
+        "Harga cabai naik karena musim hujan.",
+    ]
     vectors = embedder.encode(texts)
     assert vectors.shape == (3, 384) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
@@ -124,8 +148,13 @@ def test_a_model_file_with_another_digest_is_refused(monkeypatch: pytest.MonkeyP
 
 
 def test_overlap_takes_any_embedding_dimension() -> None:
-    record = {"id": "a", "question": "q", "answer": "Kantor buka hari Senin [CIT:d1].", "language": "id",
-              "contexts": [{"doc_id": "d1", "text": "Kantor kelurahan buka setiap hari Senin."}]}
+    record = {
+        "id": "a",
+        "question": "q",
+        "answer": "Kantor buka hari Senin [CIT:d1].",
+        "language": "id",
+        "contexts": [{"doc_id": "d1", "text": "Kantor kelurahan buka setiap hari Senin."}],
+    }
     for backend in ("onnx", "multilingual"):
         value = evaluate([record], metrics=["overlap"], settings=Settings(embedder=backend)).scores["overlap"][0]
         assert not math.isnan(value)
@@ -134,20 +163,32 @@ def test_overlap_takes_any_embedding_dimension() -> None:
 def test_indonesian_sentences_keep_citations_with_the_sentence_before() -> None:
     text = "Kantor pindah ke Jl. Sudirman No. 5, Kec. Setiabudi.[CIT:d1] Layanan buka tgl. 5 Agt. 2024 [CIT:d2]."
     assert split_sentences(text, LANGUAGES["id"]) == [
-        "Kantor pindah ke Jl. Sudirman No. 5, Kec. Setiabudi.[CIT:d1]", "Layanan buka tgl. 5 Agt. 2024 [CIT:d2]."]
+        "Kantor pindah ke Jl. Sudirman No. 5, Kec. Setiabudi.[CIT:d1]",
+        "Layanan buka tgl. 5 Agt. 2024 [CIT:d2].",
+    ]
 
 
 def _overlap(answer: str, **settings: Any) -> float:
-    record = {"id": "a", "question": "Di mana kantor Samsat?", "answer": answer,
-              "contexts": [{"doc_id": "d1", "text": "Kantor Samsat pindah ke Jalan Sudirman Nomor 5, Kecamatan "
-                                                    "Setiabudi, pada tanggal 5 Agustus 2024."}]}
+    record = {
+        "id": "a",
+        "question": "Di mana kantor Samsat?",
+        "answer": answer,
+        "contexts": [
+            {
+                "doc_id": "d1",
+                "text": "Kantor Samsat pindah ke Jalan Sudirman Nomor 5, Kecamatan "
+                "Setiabudi, pada tanggal 5 Agustus 2024.",
+            }
+        ],
+    }
     return float(evaluate([record], metrics=["overlap"], settings=Settings(**settings)).scores["overlap"][0])
 
 
 def test_an_answer_with_abbreviations_scores_as_the_same_answer_spelled_out() -> None:
     abbreviated = "Kantor Samsat pindah ke Jl. Sudirman No. 5, Kec. Setiabudi, pada tgl. 5 Agt. 2024 [CIT:d1]."
-    spelled = ("Kantor Samsat pindah ke Jalan Sudirman Nomor 5, Kecamatan Setiabudi, pada tanggal 5 Agustus 2024 "
-               "[CIT:d1].")
+    spelled = (
+        "Kantor Samsat pindah ke Jalan Sudirman Nomor 5, Kecamatan Setiabudi, pada tanggal 5 Agustus 2024 [CIT:d1]."
+    )
     assert _overlap(abbreviated) == _overlap(spelled) == 1.0  # detected as Indonesian
     # read as English, the abbreviations cut the answer into five pieces: four uncited, and the cited one, "2024
     # [CIT:d1].", too short to be like the chunk
@@ -160,10 +201,21 @@ CHUNK = "Kantor kelurahan buka setiap hari Senin sampai Jumat pukul 08.00 sampai
 #: An Indonesian claim unrelated to CHUNK ("chilli prices rose because of the rainy season"): the multilingual
 #: embedder's cosine with it lies between MiniLM's τ_sim (0.65, or 0.7 given) and its own (0.91).
 UNRELATED = "Harga cabai naik karena musim hujan."
-MIXED = [{"id": "en1", "question": "When is the office open?", "answer": "The office opens on Mondays [CIT:d1].",
-          "contexts": [{"doc_id": "d1", "text": "The office opens every Monday to Friday."}]},
-         {"id": "id1", "question": "Kapan kantor kelurahan buka?", "answer": f"{UNRELATED[:-1]} [CIT:d1].",
-          "language": "id", "contexts": [{"doc_id": "d1", "text": CHUNK}]}]
+MIXED = [
+    {
+        "id": "en1",
+        "question": "When is the office open?",
+        "answer": "The office opens on Mondays [CIT:d1].",
+        "contexts": [{"doc_id": "d1", "text": "The office opens every Monday to Friday."}],
+    },
+    {
+        "id": "id1",
+        "question": "Kapan kantor kelurahan buka?",
+        "answer": f"{UNRELATED[:-1]} [CIT:d1].",
+        "language": "id",
+        "contexts": [{"doc_id": "d1", "text": CHUNK}],
+    },
+]
 
 
 def test_the_unrelated_claims_cosine_lies_between_the_two_thresholds() -> None:
@@ -184,12 +236,17 @@ def test_one_tau_sim_given_applies_to_every_language_and_the_run_says_so() -> No
         "Languages (--language auto): 1 English, 1 Indonesian",
         f"  English items embedded by {MINILM} at tau_sim 0.7",
         f"  Indonesian items embedded by {multilingual_e5.model_id()} at tau_sim 0.7",
-        ("  tau_sim 0.7 given applies to Indonesian items too (their embedder's own: 0.91; --tau-sim en=0.7 sets "
-         "English only)")]
+        (
+            "  tau_sim 0.7 given applies to Indonesian items too (their embedder's own: 0.91; --tau-sim en=0.7 sets "
+            "English only)"
+        ),
+    ]
     # no τ_sim given: each language's own, said per language, and no note
     model = multilingual_e5.model_id()
-    assert language_lines(default)[2:] == [f"  English items embedded by {MINILM} at tau_sim 0.65",
-                                           f"  Indonesian items embedded by {model} at tau_sim 0.91"]
+    assert language_lines(default)[2:] == [
+        f"  English items embedded by {MINILM} at tau_sim 0.65",
+        f"  Indonesian items embedded by {model} at tau_sim 0.91",
+    ]
 
 
 def test_a_tau_sim_by_language_sets_the_languages_it_names_only() -> None:
@@ -207,10 +264,13 @@ def test_a_tau_sim_by_language_sets_the_languages_it_names_only() -> None:
 def test_tau_sim_values_are_read_and_checked() -> None:
     assert parse_tau_sim("0.7") == 0.7
     assert parse_tau_sim(" en = 0.7, id=0.93") == {"en": 0.7, "id": 0.93}
-    for text, message in (("fr=0.5", "names language codes \\(en, id\\), got 'fr'"),
-                          ("en=1.5", "tau_sim of en must lie in \\[0, 1\\], got 1.5"),
-                          ("en=0.7,en=0.8", "names each language once"), ("high", "must be a number"),
-                          ("en=0.7,0.8", "CODE=NUMBER pairs")):
+    for text, message in (
+        ("fr=0.5", "names language codes \\(en, id\\), got 'fr'"),
+        ("en=1.5", "tau_sim of en must lie in \\[0, 1\\], got 1.5"),
+        ("en=0.7,en=0.8", "names each language once"),
+        ("high", "must be a number"),
+        ("en=0.7,0.8", "CODE=NUMBER pairs"),
+    ):
         with pytest.raises(ConfigError, match=message):
             parse_tau_sim(text)
     with pytest.raises(ConfigError, match="got 'fr'"):
@@ -220,9 +280,11 @@ def test_tau_sim_values_are_read_and_checked() -> None:
     assert Settings(tau_sim={"en": 0.7}) == Settings(tau_sim={"en": 0.7}) != Settings(tau_sim={"en": 0.8})
 
 
-REFUSALS = [{"id": "e1", "question": "When was the library built?", "answer": "I don't know."},
-            {"id": "i1", "question": "Kapan perpustakaan dibangun?", "answer": "Saya tidak tahu.", "language": "id"},
-            {"id": "i2", "question": "Kapan pasar dibangun?", "answer": "Saya tidak tahu.", "language": "Indonesian"}]
+REFUSALS = [
+    {"id": "e1", "question": "When was the library built?", "answer": "I don't know."},
+    {"id": "i1", "question": "Kapan perpustakaan dibangun?", "answer": "Saya tidak tahu.", "language": "id"},
+    {"id": "i2", "question": "Kapan pasar dibangun?", "answer": "Saya tidak tahu.", "language": "Indonesian"},
+]
 
 
 def test_a_records_language_field_wins_over_language_en_and_the_run_says_so() -> None:
@@ -231,13 +293,15 @@ def test_a_records_language_field_wins_over_language_en_and_the_run_says_so() ->
     assert list(result.scores["abstained"]) == [1.0, 1.0, 1.0]
     assert result.languages == ("en", "id", "id")
     without_field = [{k: v for k, v in record.items() if k != "language"} for record in REFUSALS]
-    assert list(evaluate(without_field, metrics=["abstained"], settings=Settings(language="en"))
-                .scores["abstained"]) == [1.0, 0.0, 0.0]
+    assert list(
+        evaluate(without_field, metrics=["abstained"], settings=Settings(language="en")).scores["abstained"]
+    ) == [1.0, 0.0, 0.0]
     assert language_lines(result)[1:] == [
         "Languages (--language en): 2 Indonesian, 1 English",
         "  2 records' own language field (id) overrode --language en: a record's field wins",
         f"  Indonesian items embedded by {multilingual_e5.model_id()} at tau_sim 0.91",
-        f"  English items embedded by {MINILM} at tau_sim 0.65"]
+        f"  English items embedded by {MINILM} at tau_sim 0.65",
+    ]
     signature = result.signatures["overlap"].settings
     assert signature["language"] == result.signatures["abstained"].settings["language"] == "en/en-1+id-3"
     assert (signature["embedder.id"], signature["tau_sim.id"]) == (multilingual_e5.model_id(), 0.91)
@@ -248,11 +312,13 @@ def test_no_override_is_said_under_auto_and_one_record_is_said_as_one() -> None:
     english_field = [{**REFUSALS[0], "language": "en"}, *REFUSALS[1:]]
     result = evaluate(english_field, metrics=["abstained"], settings=Settings(language="id"))
     assert "  1 record's own language field (en) overrode --language id: a record's field wins" in language_lines(
-        result)
+        result
+    )
 
 
-def test_the_run_report_says_which_records_overrode_language(capsys: pytest.CaptureFixture[str],
-                                                              tmp_path: Path) -> None:
+def test_the_run_report_says_which_records_overrode_language(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     path = tmp_path / "refusals.jsonl"
     path.write_text("".join(json.dumps(record) + "\n" for record in REFUSALS), encoding="utf-8")
     assert main(["run", str(path), "--language", "en", "--metrics", "abstained", "--out", str(tmp_path / "run")]) == 0

@@ -9,11 +9,24 @@ from ragmeter import ConfigError, HashingEmbedder, InputError, Settings, evaluat
 from ragmeter.core.errors import MissingDependencyError
 
 RECORDS = [
-    {"id": "a", "question": "q", "answer": "Paris [CIT:d1].", "references": ["Paris"],
-     "contexts": [{"doc_id": "d1", "text": "Paris is the capital of France."}], "latency_ms": 100,
-     "usage": [{"prompt_tokens": 10, "completion_tokens": 2}], "metadata": {"conversation_id": "c1"}},
-    {"id": "b", "question": "q", "answer": "Lyon.", "references": ["Paris", "Lyon"], "latency_ms": 300,
-     "metadata": {"conversation_id": "c1"}},
+    {
+        "id": "a",
+        "question": "q",
+        "answer": "Paris [CIT:d1].",
+        "references": ["Paris"],
+        "contexts": [{"doc_id": "d1", "text": "Paris is the capital of France."}],
+        "latency_ms": 100,
+        "usage": [{"prompt_tokens": 10, "completion_tokens": 2}],
+        "metadata": {"conversation_id": "c1"},
+    },
+    {
+        "id": "b",
+        "question": "q",
+        "answer": "Lyon.",
+        "references": ["Paris", "Lyon"],
+        "latency_ms": 300,
+        "metadata": {"conversation_id": "c1"},
+    },
     {"id": "c", "question": "q", "answer": "Nice", "references": [], "latency_ms": 200},
 ]
 
@@ -25,14 +38,19 @@ def run(**kwargs):
 def test_per_item_table_and_undefined_reasons():
     result = run(metrics=["exact_match", "token_f1", "total_tokens"])
     assert result.item_ids == ("a", "b", "c")
-    assert list(result.scores["exact_match"][:2]) == [1.0, 1.0]   # citation marker stripped before matching
+    assert list(result.scores["exact_match"][:2]) == [1.0, 1.0]  # citation marker stripped before matching
     assert math.isnan(result.scores["exact_match"][2])
     assert result.undefined["exact_match"] == {2: "record has no reference answer"}
     rows = list(result.items())
-    assert rows[2] == {"id": "c", "scores": {"exact_match": None, "token_f1": None, "total_tokens": None},
-                       "undefined": {"exact_match": "record has no reference answer",
-                                     "token_f1": "record has no reference answer",
-                                     "total_tokens": "record has no token usage"}}
+    assert rows[2] == {
+        "id": "c",
+        "scores": {"exact_match": None, "token_f1": None, "total_tokens": None},
+        "undefined": {
+            "exact_match": "record has no reference answer",
+            "token_f1": "record has no reference answer",
+            "total_tokens": "record has no token usage",
+        },
+    }
     summary = result.summary("exact_match")
     assert (summary.value, summary.n, summary.n_undefined) == (1.0, 2, 1)
 
@@ -44,8 +62,17 @@ def test_rows_reach_the_sink_batch_by_batch():
 
 
 def test_shared_conversation_ids_switch_intervals_to_cluster_resampling():
-    records = [{"id": f"{c}-{t}", "question": "q", "answer": "Paris" if t else "Lyon", "references": ["Paris"],
-                "metadata": {"conversation_id": f"conv{c}"}} for c in range(12) for t in range(2)]
+    records = [
+        {
+            "id": f"{c}-{t}",
+            "question": "q",
+            "answer": "Paris" if t else "Lyon",
+            "references": ["Paris"],
+            "metadata": {"conversation_id": f"conv{c}"},
+        }
+        for c in range(12)
+        for t in range(2)
+    ]
     result = evaluate(records, metrics=["token_f1"], settings=Settings(n_resamples=200))
     assert "resample:clusters" in result.summary("token_f1").signature.render()
     assert result.summary("token_f1").warning is None

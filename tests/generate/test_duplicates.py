@@ -47,10 +47,10 @@ def test_a_question_repeats_a_kept_one_from_its_embedders_cosine() -> None:
     kept = KeptQuestions(lambda code: embedder, at.__getitem__)
     kept.add(MUSEUM, [], "en")
     kept.add(MUSEUM, [], "id")
-    assert kept.repeats(MUSEUMS, [], "en")                      # 0.8 reaches 0.8
-    assert not kept.repeats(MUSEUMS, [], "id")                  # not 0.81
-    assert not kept.repeats(MUSEUMS, ["user: the zoo"], "en")   # after another conversation
-    assert embedder.encoded.count(MUSEUMS) == 2                 # once for en, once for id; none without a kept one
+    assert kept.repeats(MUSEUMS, [], "en")  # 0.8 reaches 0.8
+    assert not kept.repeats(MUSEUMS, [], "id")  # not 0.81
+    assert not kept.repeats(MUSEUMS, ["user: the zoo"], "en")  # after another conversation
+    assert embedder.encoded.count(MUSEUMS) == 2  # once for en, once for id; none without a kept one
     with pytest.raises(ValueError, match="together"):
         KeptQuestions(lambda code: embedder)
 
@@ -66,8 +66,14 @@ def test_a_run_drops_a_question_that_nearly_repeats_a_kept_one(cosine: float, ke
     chunks = (Chunk("a", "d1", "The museum closes at six.", 0), Chunk("b", "d2", "The museums close at six.", 0))
     judge = Judge(ScriptedBackend(reply_to), claims="split", max_attempts=1)
     with judge:
-        records, report = generate(CorpusChunks(chunks, {"a": "en", "b": "en"}), judge, n=2, kinds=("factoid",),
-                                   embedder_for=lambda code: TwoVectors(), duplicate_cosine_for=lambda code: cosine)
+        records, report = generate(
+            CorpusChunks(chunks, {"a": "en", "b": "en"}),
+            judge,
+            n=2,
+            kinds=("factoid",),
+            embedder_for=lambda code: TwoVectors(),
+            duplicate_cosine_for=lambda code: cosine,
+        )
     assert {r.question for r in records} <= {MUSEUM, MUSEUMS} and len(records) == kept_questions
     assert report.dropped == ({("factoid", DUPLICATE): 1} if kept_questions == 1 else {})
     assert f"near_duplicate.en:{cosine}" in report.signature

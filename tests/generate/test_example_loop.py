@@ -28,8 +28,9 @@ def _rows(path: Path) -> list[dict]:
 
 
 def test_the_loop_generates_answers_scores_and_compares(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, str(EXAMPLE), str(tmp_path), "--n", "3"], capture_output=True, text=True,
-                          timeout=1500)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), str(tmp_path), "--n", "3"], capture_output=True, text=True, timeout=1500
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     testset = _rows(tmp_path / "testset.jsonl")
     assert 1 <= len(testset) <= 3
@@ -38,7 +39,7 @@ def test_the_loop_generates_answers_scores_and_compares(tmp_path: Path) -> None:
     chunk_ids = {json.loads(line)["id"] for line in (tmp_path / "demo" / "demo-chunks.jsonl").open(encoding="utf-8")}
     for shallow, deep in zip(top1, top4, strict=True):
         assert len(shallow["contexts"]) == 1 and len(deep["contexts"]) == 4
-        assert shallow["contexts"][0] == deep["contexts"][0]                 # BM25's first is first at both depths
+        assert shallow["contexts"][0] == deep["contexts"][0]  # BM25's first is first at both depths
         assert {c["doc_id"] for c in deep["contexts"]} <= chunk_ids and deep["answer"] and deep["latency_ms"] > 0
     for name, answered in (("bm25-top1", top1), ("bm25-top4", top4)):
         items = {row["id"]: row for row in _rows(tmp_path / "runs" / name / "items.jsonl")}
@@ -47,6 +48,6 @@ def test_the_loop_generates_answers_scores_and_compares(tmp_path: Path) -> None:
             score = items[record["id"]]["scores"]["recall@4"]
             if relevant:
                 assert score == pytest.approx(len(relevant & {c["doc_id"] for c in record["contexts"]}) / len(relevant))
-            else:                                                            # an unanswerable question: no qrels
+            else:  # an unanswerable question: no qrels
                 assert score is None and record["answerability"] == "UNANSWERABLE"
     assert "bm25-top4 (B) against bm25-top1 (A)" in done.stdout and "recall@4" in done.stdout

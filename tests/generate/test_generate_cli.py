@@ -22,18 +22,40 @@ def server():
 
 def _corpus(folder: Path) -> Path:
     folder.mkdir()
-    (folder / "library.txt").write_text("The Central Library opens at nine. It has three floors.\n\n"
-                                        "Parking costs three dollars. The garage is underground.", "utf-8")
-    (folder / "museum.html").write_text("<p>The museum closes at six. Entry is free.</p>"
-                                        "<p>NO QUOTE the cafe sells tea.</p>", "utf-8")
+    (folder / "library.txt").write_text(
+        "The Central Library opens at nine. It has three floors.\n\n"
+        "Parking costs three dollars. The garage is underground.",
+        "utf-8",
+    )
+    (folder / "museum.html").write_text(
+        "<p>The museum closes at six. Entry is free.</p><p>NO QUOTE the cafe sells tea.</p>", "utf-8"
+    )
     (folder / "logo.png").write_bytes(b"\x89PNG")
     return folder
 
 
 def _args(server: FakeOpenAIServer, corpus: Path, output: Path, *extra: str) -> list[str]:
-    return ["generate", str(corpus), "-o", str(output), "--n", "2", "--max-chars", "60", "--overlap", "0",
-            "--judge", "openai", "--judge-model", "scripted", "--judge-base-url", server.base_url,
-            "--judge-api-key-env", "", *extra]
+    return [
+        "generate",
+        str(corpus),
+        "-o",
+        str(output),
+        "--n",
+        "2",
+        "--max-chars",
+        "60",
+        "--overlap",
+        "0",
+        "--judge",
+        "openai",
+        "--judge-model",
+        "scripted",
+        "--judge-base-url",
+        server.base_url,
+        "--judge-api-key-env",
+        "",
+        *extra,
+    ]
 
 
 def test_a_folder_gives_a_test_set_that_validate_and_run_take(server, tmp_path: Path, capsys) -> None:
@@ -47,10 +69,24 @@ def test_a_folder_gives_a_test_set_that_validate_and_run_take(server, tmp_path: 
     assert len(rows) == 2 and all(row["answer"] == "" and len(row["qrels"]) == 1 for row in rows)
     assert {row["metadata"]["question_type"] for row in rows} == {"factoid", "explanation"}
     assert main(["validate", str(output)]) == 0
-    assert main(["run", str(output), "--metrics", "token_f1", "--out", str(tmp_path / "run"), "--no-progress",
-                 "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                str(output),
+                "--metrics",
+                "token_f1",
+                "--out",
+                str(tmp_path / "run"),
+                "--no-progress",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
-    assert main(_args(server, corpus, output)) == 2                     # an existing test set is not replaced
+    assert main(_args(server, corpus, output)) == 2  # an existing test set is not replaced
     assert "--overwrite" in capsys.readouterr().err
 
 
@@ -103,18 +139,45 @@ def test_the_demo_documents_give_a_test_set_of_each_answerable_kind(server, tmp_
     output = tmp_path / "testset.jsonl"
     # MiniLM (the default for English) tells the scripted judge's "What does the text say about the X?" questions
     # apart (cosines 0.37–0.51); the hashing embedder, which counts words, finds them near-duplicates (0.78–0.90)
-    assert main(_args(server, tmp_path / "demo" / "demo-chunks.jsonl", output, "--n", "8",
-                      "--types", "factoid,explanation,two_chunks,follow_up")) == 0
+    assert (
+        main(
+            _args(
+                server,
+                tmp_path / "demo" / "demo-chunks.jsonl",
+                output,
+                "--n",
+                "8",
+                "--types",
+                "factoid,explanation,two_chunks,follow_up",
+            )
+        )
+        == 0
+    )
     assert "demo-chunks.jsonl: 94 chunks" in capsys.readouterr().out
     rows = [json.loads(line) for line in output.read_text("utf-8").splitlines()]
     kinds = [row["metadata"]["question_type"] for row in rows]
     assert sorted(kinds) == ["explanation"] * 2 + ["factoid"] * 2 + ["follow_up"] * 2 + ["two_chunks"] * 2
     assert all(len(row["history"]) == 2 for row in rows if row["metadata"]["question_type"] == "follow_up")
     assert {qrel.rsplit("-", 1)[0] for row in rows for qrel in row.get("qrels", {})} <= {
-        json.loads(line)["doc_id"] for line in (tmp_path / "demo" / "demo-chunks.jsonl").read_text("utf-8").splitlines()}
+        json.loads(line)["doc_id"] for line in (tmp_path / "demo" / "demo-chunks.jsonl").read_text("utf-8").splitlines()
+    }
     assert main(["validate", str(output)]) == 0
-    assert main(["run", str(output), "--metrics", "lexical", "--out", str(tmp_path / "run"), "--no-progress",
-                 "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                str(output),
+                "--metrics",
+                "lexical",
+                "--out",
+                str(tmp_path / "run"),
+                "--no-progress",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
 
 
 def test_a_killed_run_goes_on_from_its_cache_and_writes_the_uninterrupted_set(tmp_path: Path) -> None:
@@ -133,15 +196,15 @@ def test_a_killed_run_goes_on_from_its_cache_and_writes_the_uninterrupted_set(tm
         command = [sys.executable, "-m", "ragmeter.cli", *_args(slow, corpus, killed, "--n", "8", "--no-progress")]
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
-        while len(slow.requests) < whole + 3 * whole // 4:          # in its checks
+        while len(slow.requests) < whole + 3 * whole // 4:  # in its checks
             assert process.poll() is None and time.monotonic() < deadline
             time.sleep(0.01)
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
         time.sleep(0.3)
         before = len(slow.requests)
-        assert not killed.exists()                                   # nothing half-written
+        assert not killed.exists()  # nothing half-written
         assert main(_args(slow, corpus, killed, "--n", "8", "--no-progress")) == 0
         asked_again = len(slow.requests) - before
-    assert 0 < asked_again < whole                                   # the answered calls came from the cache
+    assert 0 < asked_again < whole  # the answered calls came from the cache
     assert killed.read_bytes() == (tmp_path / "whole.jsonl").read_bytes()

@@ -42,12 +42,21 @@ def _data(folder: Path, *, broken: bool = False) -> Path:
 
 
 def _judge(server: FakeOpenAIServer) -> list[str]:
-    return ["--judge", "openai", "--judge-model", "scripted", "--judge-base-url", server.base_url,
-            "--judge-api-key-env", ""]
+    return [
+        "--judge",
+        "openai",
+        "--judge-model",
+        "scripted",
+        "--judge-base-url",
+        server.base_url,
+        "--judge-api-key-env",
+        "",
+    ]
 
 
-def test_the_annotator_labels_by_the_verdicts_and_merges_with_people(server, tmp_path: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_annotator_labels_by_the_verdicts_and_merges_with_people(
+    server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = _data(tmp_path)
     output = tmp_path / "llm.jsonl"
     assert main(["labels", "annotate", str(data), "-o", str(output), *_judge(server)]) == 0
@@ -73,16 +82,34 @@ def test_the_annotator_labels_by_the_verdicts_and_merges_with_people(server, tmp
         filled = []
         for line in template.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
-            twin = next(r for r in rows if (r["record_id"], r["unit"], r["rank"]) ==
-                        (row["record_id"], row["unit"], row["rank"]))
+            twin = next(
+                r
+                for r in rows
+                if (r["record_id"], r["unit"], r["rank"]) == (row["record_id"], row["unit"], row["rank"])
+            )
             values = {k: twin[k] for k, v in row.items() if v is None}
             if flip and row["unit"] == "answer" and row["record_id"] == "r1":
                 values["helpful"] = 1 - values["helpful"]
             filled.append({**row, **values})
         template.write_text("".join(json.dumps(r) + "\n" for r in filled), encoding="utf-8")
     merged = tmp_path / "merged.jsonl"
-    assert main(["labels", "merge", str(data), str(tmp_path / "ann1.jsonl"), str(tmp_path / "ann2.jsonl"),
-                 str(output), "-o", str(merged), "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "labels",
+                "merge",
+                str(data),
+                str(tmp_path / "ann1.jsonl"),
+                str(tmp_path / "ann2.jsonl"),
+                str(output),
+                "-o",
+                str(merged),
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     assert report["problems_skipped"] == 0 and sorted(report["annotators"]) == sorted(["ann1", "ann2", annotator])
     helpful = next(a for a in report["agreement"] if a["label"] == "helpful")
@@ -91,31 +118,48 @@ def test_the_annotator_labels_by_the_verdicts_and_merges_with_people(server, tmp
     assert helpful["raw_agreement"] == pytest.approx((4 + 1 / 3) / 5)
 
 
-def test_the_demo_annotated_merges_with_the_two_bundled_human_files(server, tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_demo_annotated_merges_with_the_two_bundled_human_files(
+    server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The issue's check: annotate the demo data, then merge with two people's files, without an invalid row."""
     assert main(["demo", str(tmp_path)]) == 0
     output = tmp_path / "llm.csv"
     assert main(["labels", "annotate", str(tmp_path / "demo.jsonl"), "-o", str(output), *_judge(server)]) == 0
     capsys.readouterr()
-    assert main(["labels", "merge", str(tmp_path / "demo.jsonl"), str(tmp_path / "demo-labels-ana.csv"),
-                 str(tmp_path / "demo-labels-ben.csv"), str(output), "-o", str(tmp_path / "merged.jsonl"),
-                 "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "labels",
+                "merge",
+                str(tmp_path / "demo.jsonl"),
+                str(tmp_path / "demo-labels-ana.csv"),
+                str(tmp_path / "demo-labels-ben.csv"),
+                str(output),
+                "-o",
+                str(tmp_path / "merged.jsonl"),
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     assert report["problems_skipped"] == 0 and len(report["annotators"]) == 3
     assert all(entry["n_units"] in (45, 395) for entry in report["agreement"])
 
 
-def test_a_failed_call_leaves_its_rows_out_and_is_recorded(server, tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_failed_call_leaves_its_rows_out_and_is_recorded(
+    server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     output = tmp_path / "llm.jsonl"
     assert main(["labels", "annotate", str(_data(tmp_path, broken=True)), "-o", str(output), *_judge(server)]) == 0
     err = capsys.readouterr().err
     rows = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
     # its generation call failed twice (reply and repair): its answer row is left out, its chunk rows kept
     assert [r["unit"] for r in rows if r["record_id"] == "r-broken"] == ["chunk"] * 3
-    failures = [json.loads(line) for line in
-                (tmp_path / "llm.jsonl.failures.jsonl").read_text(encoding="utf-8").splitlines()]
+    failures = [
+        json.loads(line) for line in (tmp_path / "llm.jsonl.failures.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     assert [(f["record_id"], f["prompt"]) for f in failures] == [("r-broken", "generation_labels")]
     assert "invalid reply" in failures[0]["reason"] and "1 judge call(s) failed" in err
 
@@ -123,20 +167,23 @@ def test_a_failed_call_leaves_its_rows_out_and_is_recorded(server, tmp_path: Pat
 def test_a_dry_run_counts_the_calls(server, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = _data(tmp_path, broken=True)
     before = len(server.requests)
-    assert main(["labels", "annotate", str(data), "-o", str(tmp_path / "x.jsonl"), *_judge(server),
-                 "--dry-run"]) == 0
+    assert main(["labels", "annotate", str(data), "-o", str(tmp_path / "x.jsonl"), *_judge(server), "--dry-run"]) == 0
     out = capsys.readouterr().out
     # distinct calls: chunk labels for the 4 records with chunks (the broken copy asks r0's question of r0's
     # chunks: the same call); claims of the answers given with chunks (shapes 0, 1, 2, the broken one);
     # generation labels for all 6
-    counts = {line.split()[0]: int(line.split()[1]) for line in out.splitlines()
-              if line.split() and line.split()[0] in ("chunk_labels", "claims", "generation_labels")}
+    counts = {
+        line.split()[0]: int(line.split()[1])
+        for line in out.splitlines()
+        if line.split() and line.split()[0] in ("chunk_labels", "claims", "generation_labels")
+    }
     assert counts == {"chunk_labels": 4, "claims": 4, "generation_labels": 6}
     assert len(server.requests) == before and not (tmp_path / "x.jsonl").exists()
 
 
-def test_an_interrupted_annotation_says_how_to_go_on(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_interrupted_annotation_says_how_to_go_on(
+    server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import ragmeter.app.labels
 
     def interrupted(*args: object, **kwargs: object) -> None:

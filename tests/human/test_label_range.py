@@ -27,8 +27,9 @@ def _with_seven(source: Path, target: Path) -> int:
     return first + 1
 
 
-def test_seven_in_a_zero_one_label_is_the_error_labels_merge_gives(tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_seven_in_a_zero_one_label_is_the_error_labels_merge_gives(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["demo", str(tmp_path)]) == 0
     bad = tmp_path / "ana.csv"
     line = _with_seven(tmp_path / "demo-labels-ana.csv", bad)
@@ -55,9 +56,15 @@ def test_an_annotators_value_in_an_object_names_the_annotator(tmp_path: Path) ->
 
 def test_zero_one_as_numbers_and_other_labels_of_any_value_are_read(tmp_path: Path) -> None:
     human = tmp_path / "human.jsonl"
-    rows = [{"id": "q1", "helpful": 1.0, "rating": 7}, {"id": "q2", "helpful": "0", "rating": 2.5},
-            {"id": "q3", "helpful": True, "rating": -1}]
+    rows = [
+        {"id": "q1", "helpful": 1.0, "rating": 7},
+        {"id": "q2", "helpful": "0", "rating": 2.5},
+        {"id": "q3", "helpful": True, "rating": -1},
+    ]
     human.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    assert read_human(human, "helpful") == {("q1", None): {"human:row1": 1.0}, ("q2", None): {"human:row2": 0.0},
-                                            ("q3", None): {"human:row3": 1.0}}
+    assert read_human(human, "helpful") == {
+        ("q1", None): {"human:row1": 1.0},
+        ("q2", None): {"human:row2": 0.0},
+        ("q3", None): {"human:row3": 1.0},
+    }
     assert [v for votes in read_human(human, "rating").values() for v in votes.values()] == [7.0, 2.5, -1.0]

@@ -11,10 +11,18 @@ import ragmeter
 from ragmeter.core.errors import InputError
 from ragmeter.human.preferences import read_preferences
 
-GOOD = {"id": "p1", "conversation_id": "c1", "question": "Capital of France?", "reference": "Paris",
-        "response_a": "Paris", "response_b": "Lyon", "model_a": "m1", "model_b": "m2",
-        "preferences": {"ann1": "A", "ann2": 0.5, "ann3": "tie"},
-        "aspects": {"faithfulness": [-1, "B"], "completeness": {"ann1": 0.25}}}
+GOOD = {
+    "id": "p1",
+    "conversation_id": "c1",
+    "question": "Capital of France?",
+    "reference": "Paris",
+    "response_a": "Paris",
+    "response_b": "Lyon",
+    "model_a": "m1",
+    "model_b": "m2",
+    "preferences": {"ann1": "A", "ann2": 0.5, "ann3": "tie"},
+    "aspects": {"faithfulness": [-1, "B"], "completeness": {"ann1": 0.25}},
+}
 
 
 def write(path: Path, *objects: object) -> Path:
@@ -23,9 +31,15 @@ def write(path: Path, *objects: object) -> Path:
 
 
 def test_a_valid_file_gives_two_records_per_pair_and_mean_preferences(tmp_path: Path) -> None:
-    second = {"id": 7, "question": "Who wrote Hamlet?", "references": ["Shakespeare", "William Shakespeare"],
-              "history": [{"role": "user", "text": "A play question."}],
-              "response_a": "", "response_b": "Shakespeare wrote it.", "preferences": ["B", -0.25]}
+    second = {
+        "id": 7,
+        "question": "Who wrote Hamlet?",
+        "references": ["Shakespeare", "William Shakespeare"],
+        "history": [{"role": "user", "text": "A play question."}],
+        "response_a": "",
+        "response_b": "Shakespeare wrote it.",
+        "preferences": ["B", -0.25],
+    }
     pairs = read_preferences(write(tmp_path / "prefs.jsonl", GOOD, "", second))
 
     first, other = pairs
@@ -48,17 +62,20 @@ def _without(key: str) -> dict:
     return {k: v for k, v in GOOD.items() if k != key}
 
 
-@pytest.mark.parametrize(("bad", "field", "words"), [
-    (_without("preferences"), "preferences", "missing"),
-    (_without("response_b"), "response_b", "missing"),
-    (_without("reference"), "reference", "non-empty reference"),
-    ({**GOOD, "preferences": {"ann1": "A", "ann2": 1.5}}, "preferences.ann2", "out of range"),
-    ({**GOOD, "preferences": {"ann1": True}}, "preferences.ann1", "expected a number"),
-    ({**GOOD, "preferences": {}}, "preferences", "no annotator"),
-    ({**GOOD, "aspects": {"faithfulness": ["A", "a"]}}, "aspects.faithfulness[1]", "unknown label 'a'"),
-    ({**GOOD, "answer": "Paris"}, "answer", "response_a"),
-    ({**GOOD, "preference": 1}, "preference", "unknown field"),
-])
+@pytest.mark.parametrize(
+    ("bad", "field", "words"),
+    [
+        (_without("preferences"), "preferences", "missing"),
+        (_without("response_b"), "response_b", "missing"),
+        (_without("reference"), "reference", "non-empty reference"),
+        ({**GOOD, "preferences": {"ann1": "A", "ann2": 1.5}}, "preferences.ann2", "out of range"),
+        ({**GOOD, "preferences": {"ann1": True}}, "preferences.ann1", "expected a number"),
+        ({**GOOD, "preferences": {}}, "preferences", "no annotator"),
+        ({**GOOD, "aspects": {"faithfulness": ["A", "a"]}}, "aspects.faithfulness[1]", "unknown label 'a'"),
+        ({**GOOD, "answer": "Paris"}, "answer", "response_a"),
+        ({**GOOD, "preference": 1}, "preference", "unknown field"),
+    ],
+)
 def test_a_bad_line_names_the_file_the_line_and_the_field(tmp_path: Path, bad: dict, field: str, words: str) -> None:
     path = write(tmp_path / "prefs.jsonl", {**GOOD, "id": "ok"}, bad)
     with pytest.raises(InputError) as caught:

@@ -19,12 +19,35 @@ from ragmeter.cli import main
 from ragmeter.io.demo import demo_path
 
 # The seeds 000/001 report, which 'ragmeter run' scores when no metric is named (written out, not derived).
-DEFAULT_METRICS = {"overlap", "faithfulness_fallback", "abstained", "idk_citation_count", "malformed_citation_count",
-                   "total_tokens", "prompt_tokens", "completion_tokens", "latency_ms", "exact_match", "token_f1", "rouge_l"}
+DEFAULT_METRICS = {
+    "overlap",
+    "faithfulness_fallback",
+    "abstained",
+    "idk_citation_count",
+    "malformed_citation_count",
+    "total_tokens",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_ms",
+    "exact_match",
+    "token_f1",
+    "rouge_l",
+}
 
 DEMO_IDS = [f"q{i:02d}" for i in range(1, 46)]
-SUMMARY_KEYS = {"metric", "family", "statistic", "value", "ci_low", "ci_high", "n", "n_undefined", "undefined_reasons",
-                "notes", "signature"}
+SUMMARY_KEYS = {
+    "metric",
+    "family",
+    "statistic",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "n_undefined",
+    "undefined_reasons",
+    "notes",
+    "signature",
+}
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -46,13 +69,15 @@ def bad_file(tmp_path: Path) -> Path:
     """Four problems, each on its own line, and two good records."""
     lines = [
         json.dumps({"id": "g1", "question": "What is 2+2?", "answer": "4", "references": ["4"], "latency_ms": 10}),
-        '{"id": "b1", "question": "q", "answer": "a"',                                       # 2 broken JSON
-        json.dumps({"id": "b2", "question": "q"}),                                             # 3 missing answer
-        json.dumps({"id": "b3", "question": "q", "answer": "a",
-                    "contexts": [{"doc_id": "d1", "text": "t"}, {"text": "no id"}]}),         # 4 chunk w/o doc_id
-        json.dumps({"id": "b4", "question": "q", "answer": "a", "latency_ms": "12ms"}),        # 5 latency text
-        json.dumps({"id": "g2", "question": "Capital of France?", "answer": "Paris",
-                    "references": ["Paris"], "latency_ms": 30}),
+        '{"id": "b1", "question": "q", "answer": "a"',  # 2 broken JSON
+        json.dumps({"id": "b2", "question": "q"}),  # 3 missing answer
+        json.dumps(
+            {"id": "b3", "question": "q", "answer": "a", "contexts": [{"doc_id": "d1", "text": "t"}, {"text": "no id"}]}
+        ),  # 4 chunk w/o doc_id
+        json.dumps({"id": "b4", "question": "q", "answer": "a", "latency_ms": "12ms"}),  # 5 latency text
+        json.dumps(
+            {"id": "g2", "question": "Capital of France?", "answer": "Paris", "references": ["Paris"], "latency_ms": 30}
+        ),
     ]
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -71,14 +96,24 @@ def assert_bad_file_errors(stderr: str, path: Path) -> None:
 
 # ---------------------------------------------------------------- the real default run
 
+
 def test_demo_run_with_the_default_embedder(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out_dir = tmp_path / "out"
     code, out, err = run_cli(capsys, "run", "--demo", "--out", str(out_dir))
     assert code == 0, err
-    for label in ("Faithfulness (fallback)", "Overlap", "F1", "Tokens (mean)", "P50 latency (ms)", "Abstain rate",
-                  "EM", "P95 latency (ms)", "IDK+Cit count"):
+    for label in (
+        "Faithfulness (fallback)",
+        "Overlap",
+        "F1",
+        "Tokens (mean)",
+        "P50 latency (ms)",
+        "Abstain rate",
+        "EM",
+        "P95 latency (ms)",
+        "IDK+Cit count",
+    ):
         assert label in out, label
-    assert out.index("Abstain rate") < out.index("P95 latency (ms)")     # primary table before the appendix
+    assert out.index("Abstain rate") < out.index("P95 latency (ms)")  # primary table before the appendix
     assert "N = 45" in out
     lines = (out_dir / "items.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 45
@@ -92,10 +127,13 @@ def test_demo_run_with_the_default_embedder(capsys: pytest.CaptureFixture[str], 
 
 # ---------------------------------------------------------------- run options
 
-def test_json_output_has_every_metric_with_interval_and_signature(capsys: pytest.CaptureFixture[str],
-                                                                   tmp_path: Path) -> None:
-    code, out, err = run_cli(capsys, "run", "--demo", "--embedder", "hashing", "--format", "json",
-                             "--out", str(tmp_path))
+
+def test_json_output_has_every_metric_with_interval_and_signature(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, err = run_cli(
+        capsys, "run", "--demo", "--embedder", "hashing", "--format", "json", "--out", str(tmp_path)
+    )
     assert code == 0, err
     data = json.loads(out)
     assert data["n_items"] == 45
@@ -119,14 +157,25 @@ def test_json_output_has_every_metric_with_interval_and_signature(capsys: pytest
     assert (by_key["latency_ms", "p50"]["n"], by_key["latency_ms", "p50"]["n_undefined"]) == (44, 1)
     assert by_key["idk_citation_count", "sum"]["ci_low"] is None
     overlap_signature = by_key["overlap", "mean"]["signature"]
-    assert "|embedder:hashing" in overlap_signature     # the backend chosen on the command line
+    assert "|embedder:hashing" in overlap_signature  # the backend chosen on the command line
     assert "|n_resamples:2000|" in overlap_signature and "|seed:0|" in overlap_signature
 
 
 def test_parquet_output(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     import pyarrow.parquet as pq
-    code, _, err = run_cli(capsys, "run", "--demo", "--embedder", "hashing", "--parquet",
-                           "--metrics", "exact_match,token_f1", "--out", str(tmp_path))
+
+    code, _, err = run_cli(
+        capsys,
+        "run",
+        "--demo",
+        "--embedder",
+        "hashing",
+        "--parquet",
+        "--metrics",
+        "exact_match,token_f1",
+        "--out",
+        str(tmp_path),
+    )
     assert code == 0, err
     table = pq.read_table(tmp_path / "items.parquet")
     assert table.num_rows == 45
@@ -135,24 +184,49 @@ def test_parquet_output(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
     assert table.column("id").to_pylist() == DEMO_IDS
     em = dict(zip(DEMO_IDS, table.column("exact_match").to_pylist()))
     assert em["q01"] == 1.0 and em["q05"] == 0.0
-    assert em["q27"] is None or em["q27"] != em["q27"]       # undefined: null or NaN
+    assert em["q27"] is None or em["q27"] != em["q27"]  # undefined: null or NaN
     assert json.loads(dict(zip(DEMO_IDS, table.column("undefined").to_pylist()))["q27"]) == {
-        "exact_match": "record has no reference answer", "token_f1": "record has no reference answer"}
+        "exact_match": "record has no reference answer",
+        "token_f1": "record has no reference answer",
+    }
 
 
 def test_metrics_option_limits_the_summaries(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, err = run_cli(capsys, "run", "--demo", "--embedder", "hashing", "--format", "json",
-                             "--metrics", "exact_match,token_f1", "--out", str(tmp_path))
+    code, out, err = run_cli(
+        capsys,
+        "run",
+        "--demo",
+        "--embedder",
+        "hashing",
+        "--format",
+        "json",
+        "--metrics",
+        "exact_match,token_f1",
+        "--out",
+        str(tmp_path),
+    )
     assert code == 0, err
     data = json.loads(out)
-    assert [(s["metric"], s["statistic"]) for s in data["summaries"]] == [("exact_match", "rate"),
-                                                                         ("token_f1", "mean")]
+    assert [(s["metric"], s["statistic"]) for s in data["summaries"]] == [("exact_match", "rate"), ("token_f1", "mean")]
     assert all(set(row["scores"]) == {"exact_match", "token_f1"} for row in item_rows(tmp_path))
 
 
 def test_limit_scores_the_first_records(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, err = run_cli(capsys, "run", "--demo", "--embedder", "hashing", "--format", "json", "--limit", "5",
-                             "--metrics", "exact_match,token_f1,latency_ms", "--out", str(tmp_path))
+    code, out, err = run_cli(
+        capsys,
+        "run",
+        "--demo",
+        "--embedder",
+        "hashing",
+        "--format",
+        "json",
+        "--limit",
+        "5",
+        "--metrics",
+        "exact_match,token_f1,latency_ms",
+        "--out",
+        str(tmp_path),
+    )
     assert code == 0, err
     data = json.loads(out)
     assert data["n_items"] == 5
@@ -176,20 +250,23 @@ def test_limit_below_one_is_refused(capsys: pytest.CaptureFixture[str], tmp_path
 
 def test_unknown_metric_suggests_a_name(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out_dir = tmp_path / "out"
-    code, out, err = run_cli(capsys, "run", "--demo", "--embedder", "hashing", "--metrics", "exact_match,token_f2",
-                             "--out", str(out_dir))
+    code, out, err = run_cli(
+        capsys, "run", "--demo", "--embedder", "hashing", "--metrics", "exact_match,token_f2", "--out", str(out_dir)
+    )
     assert code == 2
     assert out == ""
     errors = error_lines(err)
     assert len(errors) == 1 and "'token_f2'" in errors[0] and "Did you mean token_f1?" in errors[0]
     assert "Traceback" not in err
-    assert not out_dir.exists()        # fails before reading or writing anything
+    assert not out_dir.exists()  # fails before reading or writing anything
 
 
 # ---------------------------------------------------------------- bad input
 
-def test_bad_file_lists_every_problem_and_exits_2(capsys: pytest.CaptureFixture[str], bad_file: Path,
-                                                  tmp_path: Path) -> None:
+
+def test_bad_file_lists_every_problem_and_exits_2(
+    capsys: pytest.CaptureFixture[str], bad_file: Path, tmp_path: Path
+) -> None:
     out_dir = tmp_path / "out"
     code, out, err = run_cli(capsys, "run", str(bad_file), "--embedder", "hashing", "--out", str(out_dir))
     assert code == 2
@@ -199,10 +276,23 @@ def test_bad_file_lists_every_problem_and_exits_2(capsys: pytest.CaptureFixture[
     assert not out_dir.exists()
 
 
-def test_bad_file_with_skip_invalid_scores_the_good_records(capsys: pytest.CaptureFixture[str], bad_file: Path,
-                                                            tmp_path: Path) -> None:
-    code, out, err = run_cli(capsys, "run", str(bad_file), "--skip-invalid", "--embedder", "hashing",
-                             "--format", "json", "--metrics", "exact_match,latency_ms", "--out", str(tmp_path))
+def test_bad_file_with_skip_invalid_scores_the_good_records(
+    capsys: pytest.CaptureFixture[str], bad_file: Path, tmp_path: Path
+) -> None:
+    code, out, err = run_cli(
+        capsys,
+        "run",
+        str(bad_file),
+        "--skip-invalid",
+        "--embedder",
+        "hashing",
+        "--format",
+        "json",
+        "--metrics",
+        "exact_match,latency_ms",
+        "--out",
+        str(tmp_path),
+    )
     assert code == 0, err
     assert_bad_file_errors(err, bad_file)
     assert "skipped 4 bad record(s)" in err and "scoring 2" in err
@@ -210,7 +300,7 @@ def test_bad_file_with_skip_invalid_scores_the_good_records(capsys: pytest.Captu
     assert data["n_items"] == 2
     assert [r["id"] for r in item_rows(tmp_path)] == ["g1", "g2"]
     by_key = {(s["metric"], s["statistic"]): s for s in data["summaries"]}
-    assert by_key["exact_match", "rate"]["value"] == 1.0               # "4" = "4", "Paris" = "Paris"
+    assert by_key["exact_match", "rate"]["value"] == 1.0  # "4" = "4", "Paris" = "Paris"
     assert by_key["latency_ms", "p50"]["value"] == pytest.approx(20.0)  # median of 10 and 30
 
 
@@ -244,20 +334,37 @@ def test_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
     code, _, err = run_cli(capsys, "run", str(path), "--embedder", "hashing", "--out", str(tmp_path / "out"))
     assert code == 2
     assert error_lines(err) == [
-        f"error: {path}: no such file: check the path (a relative one is read from the working directory)"]
+        f"error: {path}: no such file: check the path (a relative one is read from the working directory)"
+    ]
 
 
 def test_csv_with_column_mapping(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = tmp_path / "run.csv"
     path.write_text("query,response_text,gold\nWhat is 2+2?,4,4\nCapital of France?,Lyon,Paris\n", encoding="utf-8")
-    code, out, err = run_cli(capsys, "run", str(path), "--map", "question=query", "--map", "answer=response_text",
-                             "--map", "references=gold", "--metrics", "exact_match", "--format", "json",
-                             "--embedder", "hashing", "--out", str(tmp_path / "out"))
+    code, out, err = run_cli(
+        capsys,
+        "run",
+        str(path),
+        "--map",
+        "question=query",
+        "--map",
+        "answer=response_text",
+        "--map",
+        "references=gold",
+        "--metrics",
+        "exact_match",
+        "--format",
+        "json",
+        "--embedder",
+        "hashing",
+        "--out",
+        str(tmp_path / "out"),
+    )
     assert code == 0, err
     data = json.loads(out)
     assert data["n_items"] == 2
     assert data["summaries"][0]["value"] == 0.5
-    assert [r["id"] for r in item_rows(tmp_path / "out")] == ["2", "3"]     # CSV line numbers
+    assert [r["id"] for r in item_rows(tmp_path / "out")] == ["2", "3"]  # CSV line numbers
 
 
 def test_bad_map_option(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -269,6 +376,7 @@ def test_bad_map_option(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
 
 
 # ---------------------------------------------------------------- validate and metrics
+
 
 def test_validate_good_file(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, "validate", str(demo_path()))
@@ -303,7 +411,7 @@ def test_metrics_lists_every_registered_metric(capsys: pytest.CaptureFixture[str
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split()[:4] == ["metric", "family", "range", "needs"]
-    table = out.split("\n\n")[0].splitlines()[1:]            # a description may take the lines beneath its row
+    table = out.split("\n\n")[0].splitlines()[1:]  # a description may take the lines beneath its row
     listed = [line.split()[0] for line in table if not line.startswith(" ")]
     assert listed == [m.name for m in ragmeter.list_metrics()]
     assert len(listed) >= 10
@@ -318,10 +426,25 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 # ---------------------------------------------------------------- as a subprocess
 
+
 def test_subprocess_on_bad_file_prints_no_traceback(bad_file: Path, tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "ragmeter.cli", "run", str(bad_file), "--embedder", "hashing",
-                           "--out", str(tmp_path / "out")],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ragmeter.cli",
+            "run",
+            str(bad_file),
+            "--embedder",
+            "hashing",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
     assert_bad_file_errors(proc.stderr, bad_file)

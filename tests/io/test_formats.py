@@ -35,10 +35,24 @@ def read_qa_lines(path: Path, column_map: Any, span: Any = None) -> Iterator[tup
 
 @pytest.fixture
 def registered() -> Iterator[list[InputFormat]]:
-    added = [register(InputFormat("qa-jsonl", "QA JSONL", "rows {q, a}", jsonl_reader(record_from_qa),
-                                  matches=lambda obj: "q" in obj)),
-             register(InputFormat("qa-text", "QA text", "lines 'question | answer'", read_qa_lines,
-                                  family="qa-text", suffixes=(".qa",), spans=False))]
+    added = [
+        register(
+            InputFormat(
+                "qa-jsonl", "QA JSONL", "rows {q, a}", jsonl_reader(record_from_qa), matches=lambda obj: "q" in obj
+            )
+        ),
+        register(
+            InputFormat(
+                "qa-text",
+                "QA text",
+                "lines 'question | answer'",
+                read_qa_lines,
+                family="qa-text",
+                suffixes=(".qa",),
+                spans=False,
+            )
+        ),
+    ]
     yield added
     for fmt in added:
         del REGISTRY[fmt.name]
@@ -50,11 +64,11 @@ def test_the_formats_are_the_registry_in_order() -> None:
     assert all(f"{name}: " in format_help() for name in REGISTRY)
 
 
-def test_a_format_registered_in_one_place_is_detected_and_read(tmp_path: Path,
-                                                               registered: list[InputFormat]) -> None:
+def test_a_format_registered_in_one_place_is_detected_and_read(tmp_path: Path, registered: list[InputFormat]) -> None:
     jsonl = tmp_path / "rows.jsonl"
-    jsonl.write_text(json.dumps({"q": "why?", "a": "because"}) + "\n" + json.dumps({"a": "no q"}) + "\n",
-                     encoding="utf-8")
+    jsonl.write_text(
+        json.dumps({"q": "why?", "a": "because"}) + "\n" + json.dumps({"a": "no q"}) + "\n", encoding="utf-8"
+    )
     assert detect_format(jsonl) == "qa-jsonl"
     found = list(iter_records(jsonl))
     assert found[0] == Record(id="1", question="why?", answer="because")

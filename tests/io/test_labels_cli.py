@@ -25,6 +25,7 @@ Capsys = pytest.CaptureFixture[str]
 
 # ---------------------------------------------------------------- helpers
 
+
 def run_cli(capsys: Capsys, *argv: Any) -> tuple[int, str, str]:
     code = main([str(arg) for arg in argv])
     out, err = capsys.readouterr()
@@ -35,8 +36,7 @@ def error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("error:")]
 
 
-def write_records(tmp_path: Path, records: list[dict[str, Any]] = RECORDS,
-                  name: str = "records.jsonl") -> Path:
+def write_records(tmp_path: Path, records: list[dict[str, Any]] = RECORDS, name: str = "records.jsonl") -> Path:
     path = tmp_path / name
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path
@@ -62,8 +62,7 @@ def make_template(capsys: Capsys, records: Path, output: Path, *options: str) ->
     return output
 
 
-def fill(template: Path, output: Path, values: Values, *, annotator: str | None = None,
-         default: str = "0") -> Path:
+def fill(template: Path, output: Path, values: Values, *, annotator: str | None = None, default: str = "0") -> Path:
     """The template with every empty (applicable) cell set to ``default``, then ``values`` by (record, rank)
     (rank 0: the answer; the rank column of a model-id template is read as is)."""
     header, rows = read_csv(template)
@@ -95,6 +94,7 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 # ---------------------------------------------------------------- template
 
+
 def test_template_csv_with_every_label(capsys: Capsys, tmp_path: Path) -> None:
     records = write_records(tmp_path)
     output = tmp_path / "t.csv"
@@ -105,8 +105,7 @@ def test_template_csv_with_every_label(capsys: Capsys, tmp_path: Path) -> None:
     header, rows = read_csv(output)
     assert header == TEXT_COLUMNS + ALL
     assert [(r["record_id"], 0 if r["unit"] == "answer" else int(r["rank"])) for r in rows] == UNITS
-    assert [r["doc_id"] for r in rows] == ["", "fr-1", "fr-2", "de-1", "", "ham-1", "mac-1",
-                                           "", "ev-1", "k2-1", "ev-2"]
+    assert [r["doc_id"] for r in rows] == ["", "fr-1", "fr-2", "de-1", "", "ham-1", "mac-1", "", "ev-1", "k2-1", "ev-2"]
     for row in rows:
         applicable = ANSWER_LABELS if row["unit"] == "answer" else CHUNK_LABELS
         expected = {name: "" if name in applicable else "n/a" for name in ALL}
@@ -120,15 +119,22 @@ def test_template_csv_with_every_label(capsys: Capsys, tmp_path: Path) -> None:
     assert rows[7]["text"] == "About 8,849 m."
 
 
-@pytest.mark.parametrize(("spec", "columns", "units"), [
-    ("chunk", list(CHUNK_LABELS), ["chunk"] * 8),
-    ("answer", list(ANSWER_LABELS), ["answer"] * 3),
-    ("misleading,topically_relevant", ["misleading", "topically_relevant"], ["chunk"] * 8),
-    ("helpful, topically_relevant", ["helpful", "topically_relevant"],
-     [u for r in (3, 2, 3) for u in ["answer"] + ["chunk"] * r]),
-])
-def test_template_labels_option(capsys: Capsys, tmp_path: Path, spec: str,
-                                columns: list[str], units: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("spec", "columns", "units"),
+    [
+        ("chunk", list(CHUNK_LABELS), ["chunk"] * 8),
+        ("answer", list(ANSWER_LABELS), ["answer"] * 3),
+        ("misleading,topically_relevant", ["misleading", "topically_relevant"], ["chunk"] * 8),
+        (
+            "helpful, topically_relevant",
+            ["helpful", "topically_relevant"],
+            [u for r in (3, 2, 3) for u in ["answer"] + ["chunk"] * r],
+        ),
+    ],
+)
+def test_template_labels_option(
+    capsys: Capsys, tmp_path: Path, spec: str, columns: list[str], units: list[str]
+) -> None:
     output = tmp_path / "t.csv"
     records = write_records(tmp_path)
     code, out, err = run_cli(capsys, "labels", "template", records, "-o", output, "--labels", spec)
@@ -140,31 +146,60 @@ def test_template_labels_option(capsys: Capsys, tmp_path: Path, spec: str,
 
 
 def test_template_annotator_option(capsys: Capsys, tmp_path: Path) -> None:
-    output = make_template(capsys, write_records(tmp_path), tmp_path / "t.csv", "--annotator", "alice",
-                           "--labels", "chunk")
+    output = make_template(
+        capsys, write_records(tmp_path), tmp_path / "t.csv", "--annotator", "alice", "--labels", "chunk"
+    )
     _, rows = read_csv(output)
     assert len(rows) == 8 and {r["annotator"] for r in rows} == {"alice"}
 
 
 def test_template_jsonl(capsys: Capsys, tmp_path: Path) -> None:
-    output = make_template(capsys, write_records(tmp_path), tmp_path / "t.jsonl", "--labels",
-                           "topically_relevant,helpful", "--annotator", "bob")
+    output = make_template(
+        capsys,
+        write_records(tmp_path),
+        tmp_path / "t.jsonl",
+        "--labels",
+        "topically_relevant,helpful",
+        "--annotator",
+        "bob",
+    )
     rows = read_jsonl(output)
     assert len(rows) == 11
-    assert rows[0] == {"annotator": "bob", "record_id": "r1", "model_id": "", "unit": "answer", "rank": "",
-                       "doc_id": "", "question": "What is the capital of France?",
-                       "text": 'Paris, "the City of Light",\nis the capital.', "helpful": None}
-    assert rows[1] == {"annotator": "bob", "record_id": "r1", "model_id": "", "unit": "chunk", "rank": 1,
-                       "doc_id": "fr-1", "question": "What is the capital of France?",
-                       "text": "France\nParis is the capital of France.", "topically_relevant": None}
+    assert rows[0] == {
+        "annotator": "bob",
+        "record_id": "r1",
+        "model_id": "",
+        "unit": "answer",
+        "rank": "",
+        "doc_id": "",
+        "question": "What is the capital of France?",
+        "text": 'Paris, "the City of Light",\nis the capital.',
+        "helpful": None,
+    }
+    assert rows[1] == {
+        "annotator": "bob",
+        "record_id": "r1",
+        "model_id": "",
+        "unit": "chunk",
+        "rank": 1,
+        "doc_id": "fr-1",
+        "question": "What is the capital of France?",
+        "text": "France\nParis is the capital of France.",
+        "topically_relevant": None,
+    }
 
 
 def test_template_model_id_column(capsys: Capsys, tmp_path: Path) -> None:
     output = make_template(capsys, write_records(tmp_path, MODEL_RECORDS), tmp_path / "t.csv")
     _, rows = read_csv(output)
     assert [(r["record_id"], r["model_id"], r["unit"], r["rank"]) for r in rows] == [
-        ("q1", "m-a", "answer", ""), ("q1", "m-a", "chunk", "1"), ("q1", "m-a", "chunk", "2"),
-        ("q1", "m-b", "answer", ""), ("q1", "m-b", "chunk", "1"), ("q1", "m-b", "chunk", "2")]
+        ("q1", "m-a", "answer", ""),
+        ("q1", "m-a", "chunk", "1"),
+        ("q1", "m-a", "chunk", "2"),
+        ("q1", "m-b", "answer", ""),
+        ("q1", "m-b", "chunk", "1"),
+        ("q1", "m-b", "chunk", "2"),
+    ]
     assert rows[3]["text"] == "Rome (m-b)."
 
 
@@ -173,8 +208,9 @@ def test_template_sample_draws_records_at_random_in_the_files_order(capsys: Caps
     path = write_records(tmp_path, records)
     drawn = []
     for seed in (1, 1, 2):
-        output = make_template(capsys, path, tmp_path / f"t{len(drawn)}.csv", "--labels", "helpful", "--sample",
-                               "7", "--seed", str(seed))
+        output = make_template(
+            capsys, path, tmp_path / f"t{len(drawn)}.csv", "--labels", "helpful", "--sample", "7", "--seed", str(seed)
+        )
         drawn.append([r["record_id"] for r in read_csv(output)[1]])
     assert len(drawn[0]) == 7 and drawn[0] == sorted(drawn[0])  # seven records, in the file's order
     assert drawn[0] == drawn[1] != drawn[2]  # the seed decides the draw
@@ -191,8 +227,9 @@ def test_template_unknown_label(capsys: Capsys, tmp_path: Path, spec: str) -> No
     assert code == 2
     assert out == ""
     unknown = {"helpfull": "helpfull", "chunk,helpful": "chunk", ",": "none given"}[spec]
-    assert error_lines(err) == [(f"error: --labels takes all, chunk, answer or label names "
-                                 f"({', '.join(ALL)}); unknown: {unknown}")]
+    assert error_lines(err) == [
+        (f"error: --labels takes all, chunk, answer or label names ({', '.join(ALL)}); unknown: {unknown}")
+    ]
     assert "Traceback" not in err
     assert not output.exists()
 
@@ -200,8 +237,16 @@ def test_template_unknown_label(capsys: Capsys, tmp_path: Path, spec: str) -> No
 # ---------------------------------------------------------------- merge: three annotators
 
 # Votes of ann1, ann2, ann3 on topically_relevant, chunk by chunk.
-TOPICAL = {("r1", 1): (1, 1, 1), ("r1", 2): (1, 0, 1), ("r1", 3): (0, 0, 0), ("r2", 1): (1, 1, 0),
-           ("r2", 2): (0, 0, 0), ("r3", 1): (1, 1, 1), ("r3", 2): (0, 1, 0), ("r3", 3): (0, 0, 1)}
+TOPICAL = {
+    ("r1", 1): (1, 1, 1),
+    ("r1", 2): (1, 0, 1),
+    ("r1", 3): (0, 0, 0),
+    ("r2", 1): (1, 1, 0),
+    ("r2", 2): (0, 0, 0),
+    ("r3", 1): (1, 1, 1),
+    ("r3", 2): (0, 1, 0),
+    ("r3", 3): (0, 0, 1),
+}
 # evidence_sufficient: everyone says 1 for the first chunk of each record and 0 elsewhere (the default).
 SUFFICIENT = {("r1", 1): (1, 1, 1), ("r2", 1): (1, 1, 1), ("r3", 1): (1, 1, 1)}
 HELPFUL = {("r1", 0): (1, 1, 0), ("r2", 0): (0, 0, 1), ("r3", 0): (1, 1, 1)}
@@ -211,12 +256,20 @@ MERGE_LABELS = "topically_relevant,evidence_sufficient,helpful,support_present"
 
 def three_annotators(capsys: Capsys, tmp_path: Path, records: Path) -> list[Path]:
     template = make_template(capsys, records, tmp_path / "template.csv", "--labels", MERGE_LABELS)
-    return [fill(template, tmp_path / f"file{i + 1}.csv",
-                 merge_values(votes_of(TOPICAL, "topically_relevant", i),
-                              votes_of(SUFFICIENT, "evidence_sufficient", i),
-                              votes_of(HELPFUL, "helpful", i), votes_of(SUPPORT, "support_present", i)),
-                 annotator=f"ann{i + 1}")
-            for i in range(3)]
+    return [
+        fill(
+            template,
+            tmp_path / f"file{i + 1}.csv",
+            merge_values(
+                votes_of(TOPICAL, "topically_relevant", i),
+                votes_of(SUFFICIENT, "evidence_sufficient", i),
+                votes_of(HELPFUL, "helpful", i),
+                votes_of(SUPPORT, "support_present", i),
+            ),
+            annotator=f"ann{i + 1}",
+        )
+        for i in range(3)
+    ]
 
 
 def test_merge_three_annotators(capsys: Capsys, tmp_path: Path) -> None:
@@ -231,29 +284,40 @@ def test_merge_three_annotators(capsys: Capsys, tmp_path: Path) -> None:
     assert [r.id for r in merged] == ["r1", "r2", "r3"]
     chunk_labels = [[dict(c.labels) for c in r.contexts] for r in merged]
     assert chunk_labels == [
-        [{"topically_relevant": 1, "evidence_sufficient": 1},
-         {"topically_relevant": 1, "evidence_sufficient": 0},
-         {"topically_relevant": 0, "evidence_sufficient": 0}],
-        [{"misleading": 0, "topically_relevant": 1, "evidence_sufficient": 1},     # misleading: kept
-         {"topically_relevant": 0, "evidence_sufficient": 0}],
-        [{"topically_relevant": 1, "evidence_sufficient": 1},
-         {"topically_relevant": 0, "evidence_sufficient": 0},
-         {"topically_relevant": 0, "evidence_sufficient": 0}],
+        [
+            {"topically_relevant": 1, "evidence_sufficient": 1},
+            {"topically_relevant": 1, "evidence_sufficient": 0},
+            {"topically_relevant": 0, "evidence_sufficient": 0},
+        ],
+        [
+            {"misleading": 0, "topically_relevant": 1, "evidence_sufficient": 1},  # misleading: kept
+            {"topically_relevant": 0, "evidence_sufficient": 0},
+        ],
+        [
+            {"topically_relevant": 1, "evidence_sufficient": 1},
+            {"topically_relevant": 0, "evidence_sufficient": 0},
+            {"topically_relevant": 0, "evidence_sufficient": 0},
+        ],
     ]
     assert [dict(r.labels) for r in merged] == [
-        {"unsafe_content": 0, "idk_eval": 0, "helpful": 1, "support_present": 1},   # unvoted labels: kept
+        {"unsafe_content": 0, "idk_eval": 0, "helpful": 1, "support_present": 1},  # unvoted labels: kept
         {"helpful": 0, "support_present": 1},
-        {"helpful": 1, "support_present": 1},                                       # 0 before: the vote wins
+        {"helpful": 1, "support_present": 1},  # 0 before: the vote wins
     ]
     annotations = merged[0].metadata["annotations"]
     assert list(annotations) == ["ann1", "ann2", "ann3"]
     assert annotations["ann2"] == {
         "answer": {"helpful": 1, "support_present": 1},
-        "chunks": {"1": {"topically_relevant": 1, "evidence_sufficient": 1},
-                   "2": {"topically_relevant": 0, "evidence_sufficient": 0},
-                   "3": {"topically_relevant": 0, "evidence_sufficient": 0}}}
-    assert merged[2].metadata["annotations"]["ann3"]["chunks"]["3"] == {"topically_relevant": 1,
-                                                                         "evidence_sufficient": 0}
+        "chunks": {
+            "1": {"topically_relevant": 1, "evidence_sufficient": 1},
+            "2": {"topically_relevant": 0, "evidence_sufficient": 0},
+            "3": {"topically_relevant": 0, "evidence_sufficient": 0},
+        },
+    }
+    assert merged[2].metadata["annotations"]["ann3"]["chunks"]["3"] == {
+        "topically_relevant": 1,
+        "evidence_sufficient": 0,
+    }
     assert merged[1].metadata["label_ties"] == "undefined"
 
     report_path = tmp_path / "merged.jsonl.agreement.json"
@@ -262,8 +326,12 @@ def test_merge_three_annotators(capsys: Capsys, tmp_path: Path) -> None:
     assert (report["ties"], report["problems_skipped"]) == ("undefined", 0)
     assert report["output"] == str(output) and report["filled"] == [str(p) for p in filled]
     by_label = {a["label"]: a for a in report["agreement"]}
-    assert [a["label"] for a in report["agreement"]] == ["topically_relevant", "evidence_sufficient",
-                                                         "support_present", "helpful"]
+    assert [a["label"] for a in report["agreement"]] == [
+        "topically_relevant",
+        "evidence_sufficient",
+        "support_present",
+        "helpful",
+    ]
     # topically_relevant: 8 chunks × 3 votes; ones per chunk k = 3,2,0,2,0,3,1,1 → 12 of 24: prevalence 1/2.
     # Agreeing pairs per chunk / 3 pairs: k ∈ {0, 3} → 1, k ∈ {1, 2} → 1/3; raw = (4·1 + 4·1/3)/8 = 2/3.
     # Fleiss: P̄ = 2/3, P̄_e = (1/2)² + (1/2)² = 1/2, κ = (2/3 − 1/2)/(1 − 1/2) = 1/3.
@@ -283,38 +351,39 @@ def test_merge_three_annotators(capsys: Capsys, tmp_path: Path) -> None:
     # support_present: every vote is 1 → chance agreement is perfect: κ and α undefined (null)
     support = by_label["support_present"]
     assert (support["prevalence"], support["fleiss_kappa"], support["krippendorff_alpha"]) == (1, None, None)
-    helpful = by_label["helpful"]       # ones per answer 2, 1, 3: raw = (1/3 + 1/3 + 1)/3 = 5/9
+    helpful = by_label["helpful"]  # ones per answer 2, 1, 3: raw = (1/3 + 1/3 + 1)/3 = 5/9
     assert helpful["raw_agreement"] == pytest.approx(5 / 9) and helpful["prevalence"] == pytest.approx(6 / 9)
 
-    assert out.splitlines()[0] == (f"{output}: 3 records, labels from 3 annotator(s) (ann1, ann2, ann3); "
-                                   "ties → undefined")
+    assert out.splitlines()[0] == (
+        f"{output}: 3 records, labels from 3 annotator(s) (ann1, ann2, ann3); ties → undefined"
+    )
     rows = {line.split()[0]: line.split() for line in out.splitlines()[1:] if line.strip()}
     for label in ("topically_relevant", "evidence_sufficient", "support_present", "helpful"):
         assert label in rows, out
     # columns: annotators, units, shared, agree, prevalence, kappa, alpha, ties
-    assert rows["topically_relevant"][1:] == ["3", "8", "8", "0.667", "0.500", "0.333", "Fleiss", "0.361",
-                                              "0"]
+    assert rows["topically_relevant"][1:] == ["3", "8", "8", "0.667", "0.500", "0.333", "Fleiss", "0.361", "0"]
     assert rows["support_present"][1:] == ["3", "3", "3", "1.000", "1.000", "–", "Fleiss", "–", "0"]
     assert f"Agreement report: {report_path}" in err
     assert not (tmp_path / "merged.jsonl.partial").exists()
 
 
 @pytest.mark.parametrize(("ties", "expected"), [("undefined", None), ("positive", 1), ("negative", 0)])
-def test_merge_tie_rules(capsys: Capsys, tmp_path: Path, ties: str,
-                         expected: int | None) -> None:
+def test_merge_tie_rules(capsys: Capsys, tmp_path: Path, ties: str, expected: int | None) -> None:
     records = write_records(tmp_path)
     template = make_template(capsys, records, tmp_path / "template.csv", "--labels", "helpful,misleading")
-    first = fill(template, tmp_path / "a.csv", {("r2", 0): {"helpful": "1"}, ("r3", 2): {"misleading": "1"}},
-                 annotator="a")
+    first = fill(
+        template, tmp_path / "a.csv", {("r2", 0): {"helpful": "1"}, ("r3", 2): {"misleading": "1"}}, annotator="a"
+    )
     second = fill(template, tmp_path / "b.csv", {("r3", 0): {"helpful": "1"}}, annotator="b")
     output = tmp_path / "merged.jsonl"
-    code, out, err = run_cli(capsys, "labels", "merge", records, first, second, "-o", output, "--ties", ties,
-                             "--format", "json")
+    code, out, err = run_cli(
+        capsys, "labels", "merge", records, first, second, "-o", output, "--ties", ties, "--format", "json"
+    )
     assert code == 0, err
     merged = {r.id: r for r in read_records(output)}
-    assert merged["r1"].labels["helpful"] == 0                       # both 0: no tie
-    assert merged["r2"].labels["helpful"] == expected                # a 1, b 0
-    assert merged["r3"].labels["helpful"] == expected                # a 0, b 1
+    assert merged["r1"].labels["helpful"] == 0  # both 0: no tie
+    assert merged["r2"].labels["helpful"] == expected  # a 1, b 0
+    assert merged["r3"].labels["helpful"] == expected  # a 0, b 1
     assert merged["r3"].contexts[1].labels["misleading"] == expected
     assert merged["r3"].contexts[0].labels["misleading"] == 0
     assert merged["r2"].metadata["label_ties"] == ties
@@ -331,15 +400,22 @@ def test_merge_tie_rules(capsys: Capsys, tmp_path: Path, ties: str,
 
 # ---------------------------------------------------------------- the issue's acceptance check
 
+
 def acceptance_file(capsys: Capsys, tmp_path: Path, records: Path) -> Path:
     """A filled CSV (annotator 'ann') with a chunk-id typo (line 6), a 2 (line 8) and r3's rank-3 row
     left out."""
     template = make_template(capsys, records, tmp_path / "template.csv")
-    path = fill(template, tmp_path / "filled.csv", {("r1", 1): {"topically_relevant": "1"},
-                                                     ("r1", 2): {"doc_id": "fr2", "topically_relevant": "1"},
-                                                     ("r2", 0): {"helpful": "2", "support_present": "1"},
-                                                     ("r2", 1): {"topically_relevant": "1"}},
-                annotator="ann")
+    path = fill(
+        template,
+        tmp_path / "filled.csv",
+        {
+            ("r1", 1): {"topically_relevant": "1"},
+            ("r1", 2): {"doc_id": "fr2", "topically_relevant": "1"},
+            ("r2", 0): {"helpful": "2", "support_present": "1"},
+            ("r2", 1): {"topically_relevant": "1"},
+        },
+        annotator="ann",
+    )
     header, rows = read_csv(path)
     assert (rows[2]["doc_id"], rows[4]["helpful"], rows[-1]["doc_id"]) == ("fr2", "2", "ev-2")
     return write_csv(path, header, rows[:-1])
@@ -347,11 +423,9 @@ def acceptance_file(capsys: Capsys, tmp_path: Path, records: Path) -> Path:
 
 def assert_acceptance_errors(err: str, path: Path) -> None:
     assert error_lines(err) == [
-        (f"error: {path}:6 field 'doc_id': chunk id 'fr2' does not match the chunk at rank 2 of record 'r1' "
-         "('fr-2')"),
+        (f"error: {path}:6 field 'doc_id': chunk id 'fr2' does not match the chunk at rank 2 of record 'r1' ('fr-2')"),
         f"error: {path}:8 field 'helpful': expected 0 or 1, found '2'",
-        (f"error: {path}: no row for record 'r3' chunk at rank 3 by annotator 'ann': every template row "
-         "needs a row"),
+        (f"error: {path}: no row for record 'r3' chunk at rank 3 by annotator 'ann': every template row needs a row"),
     ]
     assert "Traceback" not in err
 
@@ -364,8 +438,9 @@ def test_acceptance_three_problems_nothing_written(capsys: Capsys, tmp_path: Pat
     assert code == 2
     assert out == ""
     assert_acceptance_errors(err, path)
-    assert ("3 problem(s) in the annotation files: nothing merged. Fix them, or pass --skip-invalid to merge "
-            "the valid rows") in err
+    assert (
+        "3 problem(s) in the annotation files: nothing merged. Fix them, or pass --skip-invalid to merge the valid rows"
+    ) in err
     assert not output.exists()
     assert not (tmp_path / "merged.jsonl.agreement.json").exists()
     assert not (tmp_path / "merged.jsonl.partial").exists()
@@ -381,11 +456,11 @@ def test_acceptance_with_skip_invalid_merges_the_valid_rows(capsys: Capsys, tmp_
     merged = {r.id: r for r in read_records(output)}
     r1, r2, r3 = merged["r1"], merged["r2"], merged["r3"]
     assert r1.contexts[0].labels == {"topically_relevant": 1, "evidence_sufficient": 0, "misleading": 0}
-    assert r1.contexts[1].labels == {}                  # the typo'd row gives no vote
-    assert r3.contexts[2].labels == {}                  # the row left out
+    assert r1.contexts[1].labels == {}  # the typo'd row gives no vote
+    assert r3.contexts[2].labels == {}  # the row left out
     assert r2.contexts[0].labels == {"misleading": 0, "topically_relevant": 1, "evidence_sufficient": 0}
-    assert dict(r2.labels) == {}                        # the row with the 2 gives no vote at all
-    assert dict(r3.labels) == dict.fromkeys(ANSWER_LABELS, 0)        # its 0 votes replace helpful: 0
+    assert dict(r2.labels) == {}  # the row with the 2 gives no vote at all
+    assert dict(r3.labels) == dict.fromkeys(ANSWER_LABELS, 0)  # its 0 votes replace helpful: 0
     assert dict(r1.labels) == {"unsafe_content": 0, "idk_eval": 0, **dict.fromkeys(ANSWER_LABELS, 0)}
     ann = r1.metadata["annotations"]["ann"]
     assert sorted(ann["chunks"]) == ["1", "3"]
@@ -394,7 +469,7 @@ def test_acceptance_with_skip_invalid_merges_the_valid_rows(capsys: Capsys, tmp_
     report = json.loads((tmp_path / "merged.jsonl.agreement.json").read_text(encoding="utf-8"))
     assert report["problems_skipped"] == 3
     topical = next(a for a in report["agreement"] if a["label"] == "topically_relevant")
-    assert (topical["n_units"], topical["n_ratings"], topical["n_shared"]) == (6, 6, 0)      # 8 chunks − 2
+    assert (topical["n_units"], topical["n_ratings"], topical["n_shared"]) == (6, 6, 0)  # 8 chunks − 2
 
 
 # ---------------------------------------------------------------- more validation
@@ -404,11 +479,14 @@ Rows = list[dict[str, str]]
 
 def _append(base: str, **changes: str) -> Callable[[list[str], Rows], tuple[list[str], Rows]]:
     """Append a copy of the row of ``base`` ("record:rank", rank 0 the answer) with ``changes``: line 15."""
+
     def mutate(header: list[str], rows: Rows) -> tuple[list[str], Rows]:
         record_id, rank = base.split(":")
-        row = next(r for r in rows if r["record_id"] == record_id
-                   and (r["rank"] if r["unit"] == "chunk" else "0") == rank)
+        row = next(
+            r for r in rows if r["record_id"] == record_id and (r["rank"] if r["unit"] == "chunk" else "0") == rank
+        )
         return header, rows + [{**row, **changes}]
+
     return mutate
 
 
@@ -416,64 +494,97 @@ def _set(line_index: int, **changes: str) -> Callable[[list[str], Rows], tuple[l
     def mutate(header: list[str], rows: Rows) -> tuple[list[str], Rows]:
         rows[line_index].update(changes)
         return header, rows
+
     return mutate
 
 
 def _rename(old: str, new: str) -> Callable[[list[str], Rows], tuple[list[str], Rows]]:
     def mutate(header: list[str], rows: Rows) -> tuple[list[str], Rows]:
-        return ([new if name == old else name for name in header],
-                [{(new if k == old else k): v for k, v in row.items()} for row in rows])
+        return (
+            [new if name == old else name for name in header],
+            [{(new if k == old else k): v for k, v in row.items()} for row in rows],
+        )
+
     return mutate
 
 
 def _drop(column: str) -> Callable[[list[str], Rows], tuple[list[str], Rows]]:
     def mutate(header: list[str], rows: Rows) -> tuple[list[str], Rows]:
         return [n for n in header if n != column], [{k: v for k, v in r.items() if k != column} for r in rows]
+
     return mutate
 
 
-@pytest.mark.parametrize(("mutate", "expected"), [
-    pytest.param(_append(base="r2:0", record_id="rr2"),
-                 "15 field 'record_id': unknown record id 'rr2': no such record in the records file; "
-                 "did you mean 'r2'?", id="unknown-id-close"),
-    pytest.param(_append(base="r2:0", record_id="zzz"),
-                 "15 field 'record_id': unknown record id 'zzz': no such record in the records file",
-                 id="unknown-id-far"),
-    pytest.param(_append(base="r2:2", rank="3"),
-                 "15 field 'rank': expected a chunk rank from 1 to 2 for record 'r2', found '3'",
-                 id="rank-high"),
-    pytest.param(_append(base="r2:2", rank="0"),
-                 "15 field 'rank': expected a chunk rank from 1 to 2 for record 'r2', found '0'",
-                 id="rank-zero"),
-    pytest.param(_append(base="r2:2", rank="x"),
-                 "15 field 'rank': expected a chunk rank from 1 to 2 for record 'r2', found 'x'",
-                 id="rank-text"),
-    pytest.param(_append(base="r2:2", unit="passage"),
-                 "15 field 'unit': expected 'answer' or 'chunk', found 'passage'", id="unit"),
-    pytest.param(_append(base="r1:3"),
-                 "15 field 'record_id': a second row for record 'r1' chunk at rank 3 by annotator 'ann'",
-                 id="duplicate"),
-    pytest.param(_set(4, topically_relevant="1"),
-                 r"re:8 field 'topically_relevant': topically_relevant does not apply to an? answer row; "
-                 r"leave it 'n/a'", id="not-applicable-on-answer"),
-    pytest.param(_set(5, helpful="0"),
-                 "9 field 'helpful': helpful does not apply to a chunk row; leave it 'n/a'",
-                 id="not-applicable-on-chunk"),
-    pytest.param(_set(9, topically_relevant=""),
-                 "13 field 'topically_relevant': expected 0 or 1, found an empty cell", id="empty-cell"),
-    pytest.param(_set(7, helpful="yes"), "11 field 'helpful': expected 0 or 1, found 'yes'", id="not-binary"),
-    pytest.param(_rename("topically_relevant", "topicaly_relevant"),
-                 "1 field 'topicaly_relevant': unknown column 'topicaly_relevant'; did you mean "
-                 "'topically_relevant'?", id="unknown-column-typo"),
-    pytest.param(_drop("unit"), "1 field 'unit': missing column 'unit': keep the template's columns",
-                 id="missing-column"),
-])
-def test_one_problem_one_precise_message(capsys: Capsys, tmp_path: Path,
-                                         mutate: Callable[[list[str], Rows], tuple[list[str], Rows]],
-                                         expected: str) -> None:
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        pytest.param(
+            _append(base="r2:0", record_id="rr2"),
+            "15 field 'record_id': unknown record id 'rr2': no such record in the records file; did you mean 'r2'?",
+            id="unknown-id-close",
+        ),
+        pytest.param(
+            _append(base="r2:0", record_id="zzz"),
+            "15 field 'record_id': unknown record id 'zzz': no such record in the records file",
+            id="unknown-id-far",
+        ),
+        pytest.param(
+            _append(base="r2:2", rank="3"),
+            "15 field 'rank': expected a chunk rank from 1 to 2 for record 'r2', found '3'",
+            id="rank-high",
+        ),
+        pytest.param(
+            _append(base="r2:2", rank="0"),
+            "15 field 'rank': expected a chunk rank from 1 to 2 for record 'r2', found '0'",
+            id="rank-zero",
+        ),
+        pytest.param(
+            _append(base="r2:2", rank="x"),
+            "15 field 'rank': expected a chunk rank from 1 to 2 for record 'r2', found 'x'",
+            id="rank-text",
+        ),
+        pytest.param(
+            _append(base="r2:2", unit="passage"),
+            "15 field 'unit': expected 'answer' or 'chunk', found 'passage'",
+            id="unit",
+        ),
+        pytest.param(
+            _append(base="r1:3"),
+            "15 field 'record_id': a second row for record 'r1' chunk at rank 3 by annotator 'ann'",
+            id="duplicate",
+        ),
+        pytest.param(
+            _set(4, topically_relevant="1"),
+            r"re:8 field 'topically_relevant': topically_relevant does not apply to an? answer row; "
+            r"leave it 'n/a'",
+            id="not-applicable-on-answer",
+        ),
+        pytest.param(
+            _set(5, helpful="0"),
+            "9 field 'helpful': helpful does not apply to a chunk row; leave it 'n/a'",
+            id="not-applicable-on-chunk",
+        ),
+        pytest.param(
+            _set(9, topically_relevant=""),
+            "13 field 'topically_relevant': expected 0 or 1, found an empty cell",
+            id="empty-cell",
+        ),
+        pytest.param(_set(7, helpful="yes"), "11 field 'helpful': expected 0 or 1, found 'yes'", id="not-binary"),
+        pytest.param(
+            _rename("topically_relevant", "topicaly_relevant"),
+            "1 field 'topicaly_relevant': unknown column 'topicaly_relevant'; did you mean 'topically_relevant'?",
+            id="unknown-column-typo",
+        ),
+        pytest.param(
+            _drop("unit"), "1 field 'unit': missing column 'unit': keep the template's columns", id="missing-column"
+        ),
+    ],
+)
+def test_one_problem_one_precise_message(
+    capsys: Capsys, tmp_path: Path, mutate: Callable[[list[str], Rows], tuple[list[str], Rows]], expected: str
+) -> None:
     records = write_records(tmp_path)
-    template = make_template(capsys, records, tmp_path / "template.csv", "--labels",
-                             "topically_relevant,helpful")
+    template = make_template(capsys, records, tmp_path / "template.csv", "--labels", "topically_relevant,helpful")
     path = fill(template, tmp_path / "filled.csv", {}, annotator="ann")
     write_csv(path, *mutate(*read_csv(path)))
     output = tmp_path / "merged.jsonl"
@@ -497,17 +608,17 @@ def test_unknown_column_without_a_close_label(capsys: Capsys, tmp_path: Path) ->
     path = write_csv(tmp_path / "filled.csv", header + ["comment"], [{**r, "comment": "ok"} for r in rows])
     code, _, err = run_cli(capsys, "labels", "merge", records, path, "-o", tmp_path / "merged.jsonl")
     assert code == 2
-    assert error_lines(err) == [(f"error: {path}:1 field 'comment': unknown column 'comment'; labels are "
-                                 f"{', '.join(ALL)}")]
+    assert error_lines(err) == [
+        (f"error: {path}:1 field 'comment': unknown column 'comment'; labels are {', '.join(ALL)}")
+    ]
 
 
 def test_model_id_tells_records_with_the_same_id_apart(capsys: Capsys, tmp_path: Path) -> None:
     records = write_records(tmp_path, MODEL_RECORDS)
-    template = make_template(capsys, records, tmp_path / "template.csv", "--labels",
-                             "topically_relevant,helpful")
+    template = make_template(capsys, records, tmp_path / "template.csv", "--labels", "topically_relevant,helpful")
     rows = read_csv(template)[1]
     header = read_csv(template)[0]
-    for row in rows:           # m-a: helpful 1, chunks 1, 0; m-b: helpful 0, chunks 0, 1
+    for row in rows:  # m-a: helpful 1, chunks 1, 0; m-b: helpful 0, chunks 0, 1
         column = "helpful" if row["unit"] == "answer" else "topically_relevant"
         position = 0 if row["unit"] == "answer" else int(row["rank"])
         row[column] = str(int((row["model_id"] == "m-a") == (position in (0, 1))))
@@ -520,9 +631,9 @@ def test_model_id_tells_records_with_the_same_id_apart(capsys: Capsys, tmp_path:
     assert [c.labels["topically_relevant"] for c in a.contexts] == [1, 0]
     assert (b.model_id, dict(b.labels)) == ("m-b", {"helpful": 0})
     assert [c.labels["topically_relevant"] for c in b.contexts] == [0, 1]
-    assert a.metadata["annotations"] == {"zoe": {"answer": {"helpful": 1},
-                                                 "chunks": {"1": {"topically_relevant": 1},
-                                                            "2": {"topically_relevant": 0}}}}
+    assert a.metadata["annotations"] == {
+        "zoe": {"answer": {"helpful": 1}, "chunks": {"1": {"topically_relevant": 1}, "2": {"topically_relevant": 0}}}
+    }
 
 
 def test_ambiguous_record_id_without_model_id(capsys: Capsys, tmp_path: Path) -> None:
@@ -537,10 +648,11 @@ def test_ambiguous_record_id_without_model_id(capsys: Capsys, tmp_path: Path) ->
     assert code == 2
     # the row matches no unit, so m-a's answer also has no row
     assert error_lines(err) == [
-        (f"error: {path}:2 field 'model_id': record id 'q1' has one record per model ('m-a', 'm-b'): "
-         "fill model_id"),
-        (f"error: {path}: no row for record 'q1' (model 'm-a') answer by annotator 'ann': every template row "
-         "needs a row"),
+        (f"error: {path}:2 field 'model_id': record id 'q1' has one record per model ('m-a', 'm-b'): fill model_id"),
+        (
+            f"error: {path}: no row for record 'q1' (model 'm-a') answer by annotator 'ann': every template row "
+            "needs a row"
+        ),
     ]
     assert not output.exists()
 
@@ -551,13 +663,14 @@ def test_empty_annotator_cell_takes_the_file_name(capsys: Capsys, tmp_path: Path
     alice = fill(template, tmp_path / "alice.csv", {("r1", 0): {"helpful": "1"}})
     bob = fill(template, tmp_path / "bob.csv", {("r1", 0): {"helpful": "1"}, ("r2", 0): {"helpful": "1"}})
     output = tmp_path / "merged.jsonl"
-    code, out, err = run_cli(capsys, "labels", "merge", records, alice, bob, "-o", output,
-                             "--ties", "positive")
+    code, out, err = run_cli(capsys, "labels", "merge", records, alice, bob, "-o", output, "--ties", "positive")
     assert code == 0, err
     assert "labels from 2 annotator(s) (alice, bob); ties → positive" in out
     r1, r2, r3 = read_records(output)
-    assert r1.metadata["annotations"] == {"alice": {"answer": {"helpful": 1}, "chunks": {}},
-                                          "bob": {"answer": {"helpful": 1}, "chunks": {}}}
+    assert r1.metadata["annotations"] == {
+        "alice": {"answer": {"helpful": 1}, "chunks": {}},
+        "bob": {"answer": {"helpful": 1}, "chunks": {}},
+    }
     assert (r1.labels["helpful"], r2.labels["helpful"], r3.labels["helpful"]) == (1, 1, 0)
     report = json.loads((tmp_path / "merged.jsonl.agreement.json").read_text(encoding="utf-8"))
     assert report["annotators"] == ["alice", "bob"]
@@ -565,8 +678,7 @@ def test_empty_annotator_cell_takes_the_file_name(capsys: Capsys, tmp_path: Path
 
 def test_jsonl_filled_files(capsys: Capsys, tmp_path: Path) -> None:
     records = write_records(tmp_path)
-    template = make_template(capsys, records, tmp_path / "template.jsonl", "--labels",
-                             "topically_relevant,helpful")
+    template = make_template(capsys, records, tmp_path / "template.jsonl", "--labels", "topically_relevant,helpful")
     rows = read_jsonl(template)
     for name, values in (("kim", [True, 1, False, 0]), ("lee", [1, True, 0, True])):
         filled = []
@@ -576,8 +688,18 @@ def test_jsonl_filled_files(capsys: Capsys, tmp_path: Path) -> None:
         text = "".join(json.dumps(r) + "\n" for r in filled)
         (tmp_path / f"{name}.jsonl").write_text(text, encoding="utf-8")
     output = tmp_path / "merged.jsonl"
-    code, _, err = run_cli(capsys, "labels", "merge", records, tmp_path / "kim.jsonl", tmp_path / "lee.jsonl",
-                           "-o", output, "--ties", "negative")
+    code, _, err = run_cli(
+        capsys,
+        "labels",
+        "merge",
+        records,
+        tmp_path / "kim.jsonl",
+        tmp_path / "lee.jsonl",
+        "-o",
+        output,
+        "--ties",
+        "negative",
+    )
     assert code == 0, err
     # rows i = 0…10: kim 1,1,0,0,1,1,0,0,1,1,0 and lee 1,1,0,1,1,1,0,1,1,1,0; a 1-0 tie → 0 (negative)
     r1, r2, r3 = read_records(output)
@@ -598,8 +720,10 @@ def test_output_must_not_be_the_records_file(capsys: Capsys, tmp_path: Path) -> 
     code, out, err = run_cli(capsys, "labels", "merge", records, filled, "-o", same)
     assert code == 2
     assert out == ""
-    assert error_lines(err) == [f"error: -o {same} is an input of this command: give a new file for "
-                                "the output; ragmeter never writes over its input"]
+    assert error_lines(err) == [
+        f"error: -o {same} is an input of this command: give a new file for "
+        "the output; ragmeter never writes over its input"
+    ]
     assert records.read_bytes() == before
     assert not (tmp_path / "records.jsonl.agreement.json").exists()
 
@@ -620,8 +744,9 @@ def test_csv_line_numbers_count_blank_lines_and_extra_cells_are_errors(capsys: C
     header = "annotator,record_id,model_id,unit,rank,doc_id,question,text,helpful\n"
     # line 2: r1 answer; line 3: blank; line 4: r2 answer with a 2; line 5: r3 answer with an extra cell
     filled = tmp_path / "ann.csv"
-    filled.write_text(header + "ann,r1,,answer,,,q,a,1\n\nann,r2,,answer,,,q,a,2\nann,r3,,answer,,,q,a,1,EXTRA\n",
-                      encoding="utf-8")
+    filled.write_text(
+        header + "ann,r1,,answer,,,q,a,1\n\nann,r2,,answer,,,q,a,2\nann,r3,,answer,,,q,a,1,EXTRA\n", encoding="utf-8"
+    )
     code, _, err = run_cli(capsys, "labels", "merge", records, filled, "-o", tmp_path / "out.jsonl")
     assert code == 2
     errors = error_lines(err)
@@ -636,21 +761,25 @@ def test_a_model_id_that_matches_no_record_says_so(capsys: Capsys, tmp_path: Pat
     filled.write_text(header + "ann,r1,m-x,answer,,,q,a,1\n", encoding="utf-8")
     code, _, err = run_cli(capsys, "labels", "merge", records, filled, "-o", tmp_path / "out.jsonl")
     assert code == 2
-    assert (f"error: {filled}:2 field 'model_id': record id 'r1' has no record with model_id 'm-x' "
-            "(its model_id: '')") in error_lines(err)
+    assert (
+        f"error: {filled}:2 field 'model_id': record id 'r1' has no record with model_id 'm-x' (its model_id: '')"
+    ) in error_lines(err)
 
 
 def test_a_jsonl_row_with_an_unknown_key_is_one_problem(capsys: Capsys, tmp_path: Path) -> None:
     records = write_records(tmp_path, RECORDS[:1])
     filled = tmp_path / "ann.jsonl"
-    filled.write_text(json.dumps({"annotator": "ann", "record_id": "r1", "unit": "answer", "helpful": 1,
-                                  "note": "x"}) + "\n", encoding="utf-8")
+    filled.write_text(
+        json.dumps({"annotator": "ann", "record_id": "r1", "unit": "answer", "helpful": 1, "note": "x"}) + "\n",
+        encoding="utf-8",
+    )
     code, _, err = run_cli(capsys, "labels", "merge", records, filled, "-o", tmp_path / "out.jsonl")
     assert code == 2
     assert len(error_lines(err)) == 1 and "unknown column 'note'" in err
 
 
 # ---------------------------------------------------------------- end to end
+
 
 def test_template_fill_merge_run(capsys: Capsys, tmp_path: Path) -> None:
     records = write_records(tmp_path)
@@ -676,9 +805,21 @@ def test_template_fill_merge_run(capsys: Capsys, tmp_path: Path) -> None:
     assert [c.labels["topically_relevant"] for c in list(read_records(merged))[1].contexts] == [1, None]
 
     out_dir = tmp_path / "run"
-    code, out, err = run_cli(capsys, "run", merged, "--metrics", "retrieval@3,grounding,generation",
-                             "--embedder", "hashing", "--out", out_dir, "--format", "json",
-                             "--n-resamples", "200")
+    code, out, err = run_cli(
+        capsys,
+        "run",
+        merged,
+        "--metrics",
+        "retrieval@3,grounding,generation",
+        "--embedder",
+        "hashing",
+        "--out",
+        out_dir,
+        "--format",
+        "json",
+        "--n-resamples",
+        "200",
+    )
     assert code == 0, err
     data = json.loads(out)
     assert data["n_items"] == 3
@@ -704,10 +845,12 @@ def test_the_bundled_demo_labels_merge_without_a_problem(capsys: Capsys, tmp_pat
     """``ragmeter demo`` copies two people's labels of the demo; they merge cleanly, with the κ that scikit-learn
     finds in the files' columns."""
     from sklearn.metrics import cohen_kappa_score
+
     assert run_cli(capsys, "demo", tmp_path)[0] == 0
     files = [tmp_path / "demo-labels-ana.csv", tmp_path / "demo-labels-ben.csv"]
-    code, out, _ = run_cli(capsys, "labels", "merge", tmp_path / "demo.jsonl", *files, "-o", tmp_path / "m.jsonl",
-                           "--format", "json")
+    code, out, _ = run_cli(
+        capsys, "labels", "merge", tmp_path / "demo.jsonl", *files, "-o", tmp_path / "m.jsonl", "--format", "json"
+    )
     report = json.loads(out)
     assert code == 0 and report["problems_skipped"] == 0 and sorted(report["annotators"]) == ["ana", "ben"]
     columns = []
@@ -720,4 +863,4 @@ def test_the_bundled_demo_labels_merge_without_a_problem(capsys: Capsys, tmp_pat
         assert entry["n_units"] == len(ana) == (395 if unit == "chunk" else 45)
         if len(set(ana) | set(ben)) > 1:
             assert entry["cohen_kappa"] == pytest.approx(cohen_kappa_score(ana, ben)), entry["label"]
-    assert run_cli(capsys, "demo", tmp_path)[0] == 2     # nothing is overwritten
+    assert run_cli(capsys, "demo", tmp_path)[0] == 2  # nothing is overwritten

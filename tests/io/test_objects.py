@@ -104,8 +104,10 @@ def test_framework_objects_are_recognised_by_class_name() -> None:
 
 
 def test_importing_the_module_imports_no_framework() -> None:
-    code = ("import sys, ragmeter, ragmeter.io.objects as o; o.is_framework_object([{'question': 'q'}]); "
-            "print(sorted(m for m in ('pandas', 'datasets', 'ragas', 'deepeval') if m in sys.modules))")
+    code = (
+        "import sys, ragmeter, ragmeter.io.objects as o; o.is_framework_object([{'question': 'q'}]); "
+        "print(sorted(m for m in ('pandas', 'datasets', 'ragas', 'deepeval') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -125,68 +127,139 @@ def test_a_dataset_dict_is_refused_naming_its_splits() -> None:
 
 
 def test_dataframe_columns_are_record_fields() -> None:
-    frame = pd.DataFrame({
-        "id": ["a", "b"], "question": ["Capital of France?", "Who wrote it?"], "answer": ["Paris [CIT:d1]", ""],
-        "contexts": [[{"doc_id": "d1", "text": "Paris is the capital."}], []],
-        "references": [["Paris"], ["Hugo", "Victor Hugo"]], "latency_ms": [120.5, 80],
-        "prompt_tokens": [100, 7], "completion_tokens": [12, 3], "model_id": ["m1", "m1"], "topic": ["geo", "lit"],
-    })
+    frame = pd.DataFrame(
+        {
+            "id": ["a", "b"],
+            "question": ["Capital of France?", "Who wrote it?"],
+            "answer": ["Paris [CIT:d1]", ""],
+            "contexts": [[{"doc_id": "d1", "text": "Paris is the capital."}], []],
+            "references": [["Paris"], ["Hugo", "Victor Hugo"]],
+            "latency_ms": [120.5, 80],
+            "prompt_tokens": [100, 7],
+            "completion_tokens": [12, 3],
+            "model_id": ["m1", "m1"],
+            "topic": ["geo", "lit"],
+        }
+    )
     first, second = records(frame)
-    assert first == Record(id="a", question="Capital of France?", answer="Paris [CIT:d1]",
-                           contexts=(Chunk("d1", "Paris is the capital."),), references=("Paris",),
-                           answerability=Answerability.ANSWERABLE, usage=(Usage(100, 12),), latency_ms=120.5,
-                           metadata={"model_id": "m1", "topic": "geo"})
+    assert first == Record(
+        id="a",
+        question="Capital of France?",
+        answer="Paris [CIT:d1]",
+        contexts=(Chunk("d1", "Paris is the capital."),),
+        references=("Paris",),
+        answerability=Answerability.ANSWERABLE,
+        usage=(Usage(100, 12),),
+        latency_ms=120.5,
+        metadata={"model_id": "m1", "topic": "geo"},
+    )
     assert (second.id, second.answer, second.references, second.usage, second.latency_ms) == (
-        "b", "", ("Hugo", "Victor Hugo"), (Usage(7, 3),), 80.0)
+        "b",
+        "",
+        ("Hugo", "Victor Hugo"),
+        (Usage(7, 3),),
+        80.0,
+    )
     assert type(second.latency_ms) is float and type(second.metadata["topic"]) is str
 
 
 def test_column_map_renames_columns() -> None:
     frame = pd.DataFrame({"query": ["q1"], "response_text": ["a1"], "lat": [5], "gold": ["a1"]})
-    record = only(frame, column_map={"question": "query", "answer": "response_text", "latency_ms": "lat",
-                                     "references": "gold"})
+    record = only(
+        frame, column_map={"question": "query", "answer": "response_text", "latency_ms": "lat", "references": "gold"}
+    )
     assert (record.id, record.question, record.answer, record.latency_ms, record.references, record.metadata) == (
-        "1", "q1", "a1", 5.0, ("a1",), {})
+        "1",
+        "q1",
+        "a1",
+        5.0,
+        ("a1",),
+        {},
+    )
 
 
 def test_ragas_column_names_read_as_ragas() -> None:
-    frame = pd.DataFrame({"user_input": ["q"], "response": ["r"], "retrieved_contexts": [["c one", "c two"]],
-                          "reference": ["gold"], "persona_name": ["novice"]})
-    assert only(frame) == Record(id="1", question="q", answer="r", contexts=(Chunk("1", "c one"), Chunk("2", "c two")),
-                                 references=("gold",), answerability=Answerability.ANSWERABLE,
-                                 metadata={"persona_name": "novice"})
+    frame = pd.DataFrame(
+        {
+            "user_input": ["q"],
+            "response": ["r"],
+            "retrieved_contexts": [["c one", "c two"]],
+            "reference": ["gold"],
+            "persona_name": ["novice"],
+        }
+    )
+    assert only(frame) == Record(
+        id="1",
+        question="q",
+        answer="r",
+        contexts=(Chunk("1", "c one"), Chunk("2", "c two")),
+        references=("gold",),
+        answerability=Answerability.ANSWERABLE,
+        metadata={"persona_name": "novice"},
+    )
 
 
 def test_numpy_cells_become_python_values() -> None:
-    frame = pd.DataFrame({"question": ["q"], "answer": ["a"], "references": [np.array(["x", "y"])],
-                          "contexts": [np.array([{"doc_id": np.int64(7), "text": "t"}], dtype=object)],
-                          "usage": [[{"prompt_tokens": np.int32(3), "completion_tokens": np.int64(4)}]],
-                          "score": [np.float32(0.5)], "flag": [np.bool_(True)]})
+    frame = pd.DataFrame(
+        {
+            "question": ["q"],
+            "answer": ["a"],
+            "references": [np.array(["x", "y"])],
+            "contexts": [np.array([{"doc_id": np.int64(7), "text": "t"}], dtype=object)],
+            "usage": [[{"prompt_tokens": np.int32(3), "completion_tokens": np.int64(4)}]],
+            "score": [np.float32(0.5)],
+            "flag": [np.bool_(True)],
+        }
+    )
     record = only(frame)
     assert (record.references, record.contexts, record.usage) == (("x", "y"), (Chunk("7", "t"),), (Usage(3, 4),))
     assert record.metadata == {"score": 0.5, "flag": True} and type(record.metadata["flag"]) is bool
 
 
 def test_nan_none_and_na_cells_are_missing_but_an_empty_answer_is_an_answer() -> None:
-    frame = pd.DataFrame({"question": ["q1", "q2"], "answer": ["", "a2"], "references": [np.nan, "r2"],
-                          "latency_ms": [np.nan, 9.0], "contexts": [None, "[]"],
-                          "prompt_tokens": pd.array([pd.NA, 5], dtype="Int64"), "note": [pd.NA, "n"]})
+    frame = pd.DataFrame(
+        {
+            "question": ["q1", "q2"],
+            "answer": ["", "a2"],
+            "references": [np.nan, "r2"],
+            "latency_ms": [np.nan, 9.0],
+            "contexts": [None, "[]"],
+            "prompt_tokens": pd.array([pd.NA, 5], dtype="Int64"),
+            "note": [pd.NA, "n"],
+        }
+    )
     first, second = records(frame)
     assert (first.answer, first.references, first.latency_ms, first.usage, first.metadata) == ("", (), None, None, {})
     assert (second.references, second.latency_ms, second.usage, second.metadata) == (
-        ("r2",), 9.0, (Usage(5, 0),), {"note": "n"})
+        ("r2",),
+        9.0,
+        (Usage(5, 0),),
+        {"note": "n"},
+    )
 
 
 def test_json_text_in_structured_columns_is_decoded() -> None:
-    frame = pd.DataFrame({"question": ["q"], "answer": ["a"], "contexts": ['[{"doc_id": "d", "text": "t"}]'],
-                          "metadata": ['{"run_id": "r7"}']})
+    frame = pd.DataFrame(
+        {
+            "question": ["q"],
+            "answer": ["a"],
+            "contexts": ['[{"doc_id": "d", "text": "t"}]'],
+            "metadata": ['{"run_id": "r7"}'],
+        }
+    )
     record = only(frame)
     assert (record.contexts, record.metadata) == ((Chunk("d", "t"),), {"run_id": "r7"})
 
 
 def test_a_bad_row_is_an_error_with_row_and_field_and_later_rows_still_come() -> None:
-    frame = pd.DataFrame({"question": ["q1", "q2", "q3"], "answer": ["a1", "a2", "a3"],
-                          "latency_ms": [1.0, -4.0, 3.0], "prompt_tokens": [1, 2, 2.5]})
+    frame = pd.DataFrame(
+        {
+            "question": ["q1", "q2", "q3"],
+            "answer": ["a1", "a2", "a3"],
+            "latency_ms": [1.0, -4.0, 3.0],
+            "prompt_tokens": [1, 2, 2.5],
+        }
+    )
     first, bad, last = records(frame)
     assert isinstance(first, Record) and first.id == "1"
     assert isinstance(bad, InputError) and (bad.path, bad.line, bad.field) == ("DataFrame", 2, "latency_ms")
@@ -224,10 +297,15 @@ def test_an_index_named_id_is_the_id_column() -> None:
 
 
 def test_without_an_id_column_the_index_gives_the_ids() -> None:
-    frame = pd.DataFrame({"question": ["q1", "q2", "q3"], "answer": ["a1", "a2", "a3"]},
-                         index=pd.Index(["alpha", "beta", "gamma"], name="qid"))
+    frame = pd.DataFrame(
+        {"question": ["q1", "q2", "q3"], "answer": ["a1", "a2", "a3"]},
+        index=pd.Index(["alpha", "beta", "gamma"], name="qid"),
+    )
     assert [(r.id, r.question, r.metadata) for r in records(frame)] == [
-        ("alpha", "q1", {}), ("beta", "q2", {}), ("gamma", "q3", {})]
+        ("alpha", "q1", {}),
+        ("beta", "q2", {}),
+        ("gamma", "q3", {}),
+    ]
     # integer labels other than 0, 1, 2 (a filtered frame keeps its rows' labels); a MultiIndex's parts joined
     assert [r.id for r in records(frame.reset_index(drop=True).iloc[[0, 2]])] == ["0", "2"]
     assert [r.id for r in records(frame.set_axis(pd.Index([10, 20, 30])))] == ["10", "20", "30"]
@@ -240,8 +318,9 @@ def test_without_an_id_column_the_index_gives_the_ids() -> None:
 
 
 def test_an_id_column_or_mapping_wins_over_the_index_and_default_numbering_stays_positions() -> None:
-    frame = pd.DataFrame({"id": ["i1", "i2"], "qid": ["m1", "m2"], "question": ["q1", "q2"], "answer": ["a", "b"]},
-                         index=["x", "y"])
+    frame = pd.DataFrame(
+        {"id": ["i1", "i2"], "qid": ["m1", "m2"], "question": ["q1", "q2"], "answer": ["a", "b"]}, index=["x", "y"]
+    )
     assert [r.id for r in records(frame)] == ["i1", "i2"]
     assert [r.id for r in records(frame.drop(columns="id"), column_map={"id": "qid"})] == ["m1", "m2"]
     # pandas' default index (and one equal to it) leaves the ids the 1-based row positions, as before
@@ -251,12 +330,16 @@ def test_an_id_column_or_mapping_wins_over_the_index_and_default_numbering_stays
 
 
 def test_evaluate_keeps_a_frames_string_index_as_the_ids() -> None:
-    frame = pd.DataFrame({"question": ["Capital?", "Colours?"], "answer": ["Paris", "blue green"],
-                          "references": ["Paris", "green red"]}, index=["fr-capital", "flag-colours"])
+    frame = pd.DataFrame(
+        {"question": ["Capital?", "Colours?"], "answer": ["Paris", "blue green"], "references": ["Paris", "green red"]},
+        index=["fr-capital", "flag-colours"],
+    )
     result = ragmeter.evaluate(frame, metrics=["token_f1"])
     # fr-capital: [paris] vs [paris]: F1 1. flag-colours: [blue, green] vs [green, red]: P = R = 1/2.
     assert [(row["id"], row["scores"]) for row in result.items()] == [
-        ("fr-capital", {"token_f1": 1.0}), ("flag-colours", {"token_f1": 0.5})]
+        ("fr-capital", {"token_f1": 1.0}),
+        ("flag-colours", {"token_f1": 0.5}),
+    ]
 
 
 def test_repeated_ids_and_empty_frames_are_errors_as_in_files() -> None:
@@ -266,22 +349,35 @@ def test_repeated_ids_and_empty_frames_are_errors_as_in_files() -> None:
     assert (second.line, second.field) == (2, "id") and "repeats the id 'x' of line 1" in second.reason
     (empty,) = records(pd.DataFrame({"question": [], "answer": []}))
     assert isinstance(empty, InputError) and (empty.path, empty.line, empty.reason) == (
-        "DataFrame", None, "holds no records")
+        "DataFrame",
+        None,
+        "holds no records",
+    )
 
 
 def test_read_records_and_evaluate_take_a_frame() -> None:
-    frame = pd.DataFrame({"qid": ["a", "b", "c"], "query": ["Capital?", "Landmark?", "Colours?"],
-                          "resp": ["Paris is the capital", "The Eiffel Tower.", "blue green"],
-                          "gold": ["Paris", np.array(["eiffel tower", "Tour Eiffel"]), "green red"]})
+    frame = pd.DataFrame(
+        {
+            "qid": ["a", "b", "c"],
+            "query": ["Capital?", "Landmark?", "Colours?"],
+            "resp": ["Paris is the capital", "The Eiffel Tower.", "blue green"],
+            "gold": ["Paris", np.array(["eiffel tower", "Tour Eiffel"]), "green red"],
+        }
+    )
     column_map = {"id": "qid", "question": "query", "answer": "resp", "references": "gold"}
     assert [r.references for r in ragmeter.read_records(frame, column_map=column_map)] == [
-        ("Paris",), ("eiffel tower", "Tour Eiffel"), ("green red",)]
+        ("Paris",),
+        ("eiffel tower", "Tour Eiffel"),
+        ("green red",),
+    ]
     result = ragmeter.evaluate(frame, metrics=["exact_match", "token_f1"], column_map=column_map)
     # a: [paris, is, capital] vs [paris]: P 1/3, R 1, F1 1/2. b: equal after normalisation. c: [blue, green] vs
     # [green, red]: P = R = 1/2.
     assert [(row["id"], row["scores"]) for row in result.items()] == [
-        ("a", {"exact_match": 0.0, "token_f1": 0.5}), ("b", {"exact_match": 1.0, "token_f1": 1.0}),
-        ("c", {"exact_match": 0.0, "token_f1": 0.5})]
+        ("a", {"exact_match": 0.0, "token_f1": 0.5}),
+        ("b", {"exact_match": 1.0, "token_f1": 1.0}),
+        ("c", {"exact_match": 0.0, "token_f1": 0.5}),
+    ]
     assert result.summary("exact_match").value == pytest.approx(1 / 3)
 
 
@@ -295,20 +391,34 @@ def test_evaluate_raises_the_error_of_a_bad_row() -> None:
 
 
 def test_dataset_rows_read_like_frame_rows() -> None:
-    dataset = datasets.Dataset.from_list([
-        {"query": "q1", "answer": "a1", "references": ["r1", "r2"], "contexts": [{"doc_id": "d", "text": "t"}]},
-        {"query": "q2", "answer": "", "references": [], "contexts": []},
-    ])
+    dataset = datasets.Dataset.from_list(
+        [
+            {"query": "q1", "answer": "a1", "references": ["r1", "r2"], "contexts": [{"doc_id": "d", "text": "t"}]},
+            {"query": "q2", "answer": "", "references": [], "contexts": []},
+        ]
+    )
     first, second = records(dataset, column_map={"question": "query"})
-    assert first == Record(id="1", question="q1", answer="a1", contexts=(Chunk("d", "t"),), references=("r1", "r2"),
-                           answerability=Answerability.ANSWERABLE)
+    assert first == Record(
+        id="1",
+        question="q1",
+        answer="a1",
+        contexts=(Chunk("d", "t"),),
+        references=("r1", "r2"),
+        answerability=Answerability.ANSWERABLE,
+    )
     assert (second.id, second.question, second.answer, second.contexts, second.references) == ("2", "q2", "", (), ())
 
 
 def test_dataset_from_pandas_keeps_an_id_index_and_reports_bad_rows() -> None:
-    frame = pd.DataFrame({"user_input": ["q1", "q2", "q3"], "response": ["r1", None, "r3"],
-                          "retrieved_contexts": [["c"], ["c"], ["c1", "c2"]],
-                          "retrieved_context_ids": [["k"], ["k"], ["k1", "k2"]]}, index=pd.Index([5, 6, 7], name="id"))
+    frame = pd.DataFrame(
+        {
+            "user_input": ["q1", "q2", "q3"],
+            "response": ["r1", None, "r3"],
+            "retrieved_contexts": [["c"], ["c"], ["c1", "c2"]],
+            "retrieved_context_ids": [["k"], ["k"], ["k1", "k2"]],
+        },
+        index=pd.Index([5, 6, 7], name="id"),
+    )
     first, bad, last = records(datasets.Dataset.from_pandas(frame))
     assert isinstance(first, Record) and (first.id, first.question, first.contexts) == ("5", "q1", (Chunk("k", "c"),))
     assert isinstance(bad, InputError) and (bad.path, bad.line, bad.field) == ("Dataset", 2, "response")
@@ -326,25 +436,47 @@ def test_a_mapped_column_the_dataset_lacks_is_one_error() -> None:
 
 
 def test_ragas_evaluation_dataset() -> None:
-    dataset = EvaluationDataset(samples=[
-        SingleTurnSample(user_input="q", response="r", retrieved_contexts=["c1", "c2"], reference="gold",
-                         reference_contexts=["c1"], rubrics={"score1": "bad"}),
-        SingleTurnSample(user_input="q2", response="r2", retrieved_contexts=["c"], retrieved_context_ids=["doc9"]),
-    ])
+    dataset = EvaluationDataset(
+        samples=[
+            SingleTurnSample(
+                user_input="q",
+                response="r",
+                retrieved_contexts=["c1", "c2"],
+                reference="gold",
+                reference_contexts=["c1"],
+                rubrics={"score1": "bad"},
+            ),
+            SingleTurnSample(user_input="q2", response="r2", retrieved_contexts=["c"], retrieved_context_ids=["doc9"]),
+        ]
+    )
     first, second = records(dataset)
-    assert first == Record(id="1", question="q", answer="r", contexts=(Chunk("1", "c1"), Chunk("2", "c2")),
-                           references=("gold",), answerability=Answerability.ANSWERABLE,
-                           metadata={"reference_contexts": ["c1"], "rubrics": {"score1": "bad"}})
+    assert first == Record(
+        id="1",
+        question="q",
+        answer="r",
+        contexts=(Chunk("1", "c1"), Chunk("2", "c2")),
+        references=("gold",),
+        answerability=Answerability.ANSWERABLE,
+        metadata={"reference_contexts": ["c1"], "rubrics": {"score1": "bad"}},
+    )
     assert (second.id, second.contexts, second.references, second.metadata) == ("2", (Chunk("doc9", "c"),), (), {})
 
 
 def test_ragas_sample_list_errors() -> None:
-    items = records([SingleTurnSample(user_input="q"), SingleTurnSample(user_input="q", response="r"),
-                     MultiTurnSample(user_input=[{"content": "hi", "type": "human"}]), LLMTestCase(input="q")])
+    items = records(
+        [
+            SingleTurnSample(user_input="q"),
+            SingleTurnSample(user_input="q", response="r"),
+            MultiTurnSample(user_input=[{"content": "hi", "type": "human"}]),
+            LLMTestCase(input="q"),
+        ]
+    )
     assert [type(item).__name__ for item in items] == ["InputError", "Record", "InputError", "InputError"]
     assert [(e.path, e.line, e.field) for e in items if isinstance(e, InputError)] == [
-        ("SingleTurnSample list", 1, "response"), ("SingleTurnSample list", 3, None),
-        ("SingleTurnSample list", 4, None)]
+        ("SingleTurnSample list", 1, "response"),
+        ("SingleTurnSample list", 3, None),
+        ("SingleTurnSample list", 4, None),
+    ]
     assert "MultiTurnSample is not read" in items[2].reason and "found LLMTestCase" in items[3].reason
     with pytest.raises(ConfigError, match="column_map applies to a DataFrame or a Hugging Face Dataset"):
         records([SingleTurnSample(user_input="q")], column_map={"question": "user_input"})
@@ -359,29 +491,64 @@ def test_an_empty_evaluation_dataset_holds_no_records() -> None:
 
 
 def test_deepeval_test_cases() -> None:
-    case = LLMTestCase(input="Capital?", actual_output="Paris [CIT:2]", expected_output="Paris",
-                       retrieval_context=["Lyon is big.", RetrievedContextData(context="Paris is the capital.",
-                                                                               source="wiki/France")],
-                       context=["Paris is France's capital."], completion_time=1.25, input_token_count=40,
-                       output_token_count=6, name="case-1", tags=["geo"], comments="checked", token_cost=0.002,
-                       metadata={"model_id": "m1"}, additional_metadata={"team": "t"})
+    case = LLMTestCase(
+        input="Capital?",
+        actual_output="Paris [CIT:2]",
+        expected_output="Paris",
+        retrieval_context=["Lyon is big.", RetrievedContextData(context="Paris is the capital.", source="wiki/France")],
+        context=["Paris is France's capital."],
+        completion_time=1.25,
+        input_token_count=40,
+        output_token_count=6,
+        name="case-1",
+        tags=["geo"],
+        comments="checked",
+        token_cost=0.002,
+        metadata={"model_id": "m1"},
+        additional_metadata={"team": "t"},
+    )
     record, second = records([case, LLMTestCase(input="q2", actual_output="a2")])
     assert record == Record(
-        id="case-1", question="Capital?", answer="Paris [CIT:2]",
+        id="case-1",
+        question="Capital?",
+        answer="Paris [CIT:2]",
         contexts=(Chunk("1", "Lyon is big."), Chunk("2", "Paris is the capital.", title="wiki/France")),
-        references=("Paris",), answerability=Answerability.ANSWERABLE, usage=(Usage(40, 6),), latency_ms=1250.0,
-        metadata={"team": "t", "model_id": "m1", "tags": ["geo"], "comments": "checked", "token_cost": 0.002,
-                  "ideal_context": ["Paris is France's capital."]})
+        references=("Paris",),
+        answerability=Answerability.ANSWERABLE,
+        usage=(Usage(40, 6),),
+        latency_ms=1250.0,
+        metadata={
+            "team": "t",
+            "model_id": "m1",
+            "tags": ["geo"],
+            "comments": "checked",
+            "token_cost": 0.002,
+            "ideal_context": ["Paris is France's capital."],
+        },
+    )
     assert record.model_id == "m1"
     assert (second.id, second.contexts, second.references, second.usage, second.latency_ms, second.metadata) == (
-        "2", (), (), None, None, {})
+        "2",
+        (),
+        (),
+        None,
+        None,
+        {},
+    )
 
 
 def test_deepeval_errors_name_deepeval_attributes() -> None:
-    items = records((LLMTestCase(input="q"), LLMTestCase(input="q", actual_output="a", completion_time=-1.0),
-                     LLMTestCase(input="q", actual_output="a", retrieval_context=["x" * 1_000_001]),
-                     LLMTestCase(input="q", actual_output="a")))
+    items = records(
+        (
+            LLMTestCase(input="q"),
+            LLMTestCase(input="q", actual_output="a", completion_time=-1.0),
+            LLMTestCase(input="q", actual_output="a", retrieval_context=["x" * 1_000_001]),
+            LLMTestCase(input="q", actual_output="a"),
+        )
+    )
     assert [(e.path, e.line, e.field) for e in items if isinstance(e, InputError)] == [
-        ("LLMTestCase list", 1, "actual_output"), ("LLMTestCase list", 2, "completion_time"),
-        ("LLMTestCase list", 3, "retrieval_context[0].text")]
+        ("LLMTestCase list", 1, "actual_output"),
+        ("LLMTestCase list", 2, "completion_time"),
+        ("LLMTestCase list", 3, "retrieval_context[0].text"),
+    ]
     assert isinstance(items[3], Record) and items[3].id == "4"

@@ -24,11 +24,13 @@ DEMO = Path(__file__).resolve().parents[2] / "src" / "ragmeter" / "data" / "demo
 
 # ---------------------------------------------------------------- helpers
 
+
 def write_lines(tmp_path: Path, *lines: Any, name: str = "records.jsonl") -> Path:
     """One JSONL line per item: dicts are dumped, strings written verbatim."""
     path = tmp_path / name
-    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines),
-                    encoding="utf-8")
+    path.write_text(
+        "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines), encoding="utf-8"
+    )
     return path
 
 
@@ -59,6 +61,7 @@ def minimal(**extra: Any) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- 1. native JSONL: every field
 
+
 def test_native_every_field_parses_into_typed_record(tmp_path: Path) -> None:
     obj = {
         "id": "r1",
@@ -82,8 +85,10 @@ def test_native_every_field_parses_into_typed_record(tmp_path: Path) -> None:
         id="r1",
         question="When does the library close?",
         answer="At 18:00 [CIT:d1].",
-        contexts=(Chunk("d1", "Open until 18:00.", "Hours", {"evidence_sufficient": True}),
-                  Chunk("7", "Closed on Sundays.", None, {})),
+        contexts=(
+            Chunk("d1", "Open until 18:00.", "Hours", {"evidence_sufficient": True}),
+            Chunk("7", "Closed on Sundays.", None, {}),
+        ),
         references=("18:00", "6 pm"),
         history=(Turn("user", "hi"), Turn("assistant", "hello")),
         answerability=Answerability.PARTIAL,
@@ -132,17 +137,20 @@ def test_native_reference_and_references_together_is_an_error(tmp_path: Path) ->
     assert str(err).startswith(f"{path}:1 field 'reference': ")
 
 
-@pytest.mark.parametrize(("extra", "expected"), [
-    ({}, None),
-    ({"references": []}, None),
-    ({"reference": "   "}, None),                     # only blank references: unknown
-    ({"references": ["", " "]}, None),
-    ({"references": ["", "x"]}, Answerability.ANSWERABLE),
-    ({"reference": "x"}, Answerability.ANSWERABLE),
-    ({"reference": "x", "answerability": "UNANSWERABLE"}, Answerability.UNANSWERABLE),  # explicit wins
-    ({"answerability": "conversational"}, Answerability.CONVERSATIONAL),                # case-insensitive
-    ({"answerability": "UNDERSPECIFIED"}, Answerability.UNDERSPECIFIED),
-])
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ({}, None),
+        ({"references": []}, None),
+        ({"reference": "   "}, None),  # only blank references: unknown
+        ({"references": ["", " "]}, None),
+        ({"references": ["", "x"]}, Answerability.ANSWERABLE),
+        ({"reference": "x"}, Answerability.ANSWERABLE),
+        ({"reference": "x", "answerability": "UNANSWERABLE"}, Answerability.UNANSWERABLE),  # explicit wins
+        ({"answerability": "conversational"}, Answerability.CONVERSATIONAL),  # case-insensitive
+        ({"answerability": "UNDERSPECIFIED"}, Answerability.UNDERSPECIFIED),
+    ],
+)
 def test_native_answerability_default(tmp_path: Path, extra: dict[str, Any], expected: Answerability | None) -> None:
     assert one_record(write_lines(tmp_path, minimal(**extra))).answerability is expected
 
@@ -153,13 +161,14 @@ def test_native_usage_as_one_object(tmp_path: Path) -> None:
 
 
 def test_native_usage_as_list_and_empty_list(tmp_path: Path) -> None:
-    path = write_lines(tmp_path,
-                       minimal(id="a", usage=[{"prompt_tokens": 1, "completion_tokens": 2},
-                                              {"completion_tokens": 4}]),
-                       minimal(id="b", usage=[]))
+    path = write_lines(
+        tmp_path,
+        minimal(id="a", usage=[{"prompt_tokens": 1, "completion_tokens": 2}, {"completion_tokens": 4}]),
+        minimal(id="b", usage=[]),
+    )
     a, b = read_records(path)
     assert a.usage == (Usage(1, 2), Usage(0, 4))
-    assert b.usage == ()        # no LLM call made, which differs from "not logged" (None)
+    assert b.usage == ()  # no LLM call made, which differs from "not logged" (None)
 
 
 def test_native_integer_ids_become_strings(tmp_path: Path) -> None:
@@ -184,24 +193,36 @@ def test_native_metadata_object_wins_over_top_level_key(tmp_path: Path) -> None:
 
 
 def test_native_nuggets_are_strings_or_objects_with_their_importance(tmp_path: Path) -> None:
-    record = one_record(write_lines(tmp_path, minimal(nuggets=["Closes at 18:00", {"text": "On Fridays"},
-                                                               {"text": "Opens at 9", "importance": "okay"}])))
+    record = one_record(
+        write_lines(
+            tmp_path,
+            minimal(nuggets=["Closes at 18:00", {"text": "On Fridays"}, {"text": "Opens at 9", "importance": "okay"}]),
+        )
+    )
     assert record.nuggets == (Nugget("Closes at 18:00", True), Nugget("On Fridays", True), Nugget("Opens at 9", False))
     assert one_record(write_lines(tmp_path, minimal())).nuggets is None
-    table = write_csv(tmp_path, [["question", "answer", "nuggets", "qrels"],
-                                 ["q", "a", json.dumps(["Closes at 18:00"]), json.dumps({"d1": 2})]])
+    table = write_csv(
+        tmp_path,
+        [
+            ["question", "answer", "nuggets", "qrels"],
+            ["q", "a", json.dumps(["Closes at 18:00"]), json.dumps({"d1": 2})],
+        ],
+    )
     from_table = one_record(table)
     assert (from_table.nuggets, from_table.qrels) == ((Nugget("Closes at 18:00", True),), {"d1": 2})
 
 
-@pytest.mark.parametrize(("nuggets", "field", "reason"), [
-    ([], "nuggets", "is an empty list: leave the field out"),
-    (["fact", "  "], "nuggets[1]", "is empty: a nugget states a fact"),
-    ([{"text": "fact", "importance": "must"}], "nuggets[0].importance", "expected vital or okay, found 'must'"),
-    ([{"importance": "vital"}], "nuggets[0].text", "missing: expected a string"),
-    ([7], "nuggets[0]", "expected an object, found"),
-    ("fact", "nuggets", "expected a list, found a string"),
-])
+@pytest.mark.parametrize(
+    ("nuggets", "field", "reason"),
+    [
+        ([], "nuggets", "is an empty list: leave the field out"),
+        (["fact", "  "], "nuggets[1]", "is empty: a nugget states a fact"),
+        ([{"text": "fact", "importance": "must"}], "nuggets[0].importance", "expected vital or okay, found 'must'"),
+        ([{"importance": "vital"}], "nuggets[0].text", "missing: expected a string"),
+        ([7], "nuggets[0]", "expected an object, found"),
+        ("fact", "nuggets", "expected a list, found a string"),
+    ],
+)
 def test_native_bad_nuggets_name_the_field(tmp_path: Path, nuggets: Any, field: str, reason: str) -> None:
     error = one_error(write_lines(tmp_path, minimal(), minimal(nuggets=nuggets)))
     assert (error.line, error.field) == (2, field)
@@ -218,6 +239,7 @@ def test_demo_file_reads_45_records() -> None:
 
 
 # ---------------------------------------------------------------- 2. errors name file, line and field
+
 
 def test_broken_json_names_line(tmp_path: Path) -> None:
     path = write_lines(tmp_path, minimal(), '{"question": "q", "answer": ')
@@ -278,15 +300,18 @@ def test_zero_latency_is_valid(tmp_path: Path) -> None:
     assert one_record(write_lines(tmp_path, minimal(latency_ms=0))).latency_ms == 0.0
 
 
-@pytest.mark.parametrize(("usage", "field"), [
-    ({"prompt_tokens": 12.5}, "usage.prompt_tokens"),
-    ({"prompt_tokens": "12"}, "usage.prompt_tokens"),
-    ({"prompt_tokens": 1, "completion_tokens": -3}, "usage.completion_tokens"),
-    ([{"prompt_tokens": 1}, {"completion_tokens": 2.5}], "usage[1].completion_tokens"),
-    ({}, "usage"),
-    ([{"prompt_tokens": 1}, "x"], "usage[1]"),
-    ("100", "usage"),
-])
+@pytest.mark.parametrize(
+    ("usage", "field"),
+    [
+        ({"prompt_tokens": 12.5}, "usage.prompt_tokens"),
+        ({"prompt_tokens": "12"}, "usage.prompt_tokens"),
+        ({"prompt_tokens": 1, "completion_tokens": -3}, "usage.completion_tokens"),
+        ([{"prompt_tokens": 1}, {"completion_tokens": 2.5}], "usage[1].completion_tokens"),
+        ({}, "usage"),
+        ([{"prompt_tokens": 1}, "x"], "usage[1]"),
+        ("100", "usage"),
+    ],
+)
 def test_bad_usage(tmp_path: Path, usage: Any, field: str) -> None:
     err = one_error(write_lines(tmp_path, minimal(usage=usage)))
     assert (err.line, err.field) == (1, field)
@@ -361,10 +386,12 @@ def test_default_id_collides_with_explicit_id(tmp_path: Path) -> None:
     assert (err.line, err.field) == (2, "id")
 
 
-@pytest.mark.parametrize(("line", "kind"), [("[1,2]", "a list"), ("42", "a number"), ('"text"', "a string"),
-                                            ("null", "null"), ("true", "a boolean")])
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [("[1,2]", "a list"), ("42", "a number"), ('"text"', "a string"), ("null", "null"), ("true", "a boolean")],
+)
 def test_non_object_line(tmp_path: Path, line: str, kind: str) -> None:
-    path = write_lines(tmp_path, minimal(), line)   # line 2, so a list is not mistaken for a JSON array file
+    path = write_lines(tmp_path, minimal(), line)  # line 2, so a list is not mistaken for a JSON array file
     err = one_error(path)
     assert (err.path, err.line, err.field) == (str(path), 2, None)
     assert err.reason == f"expected a JSON object per record, found {kind}"
@@ -379,7 +406,7 @@ def test_bad_id_type(tmp_path: Path, bad_id: Any) -> None:
 def test_not_utf8(tmp_path: Path) -> None:
     path = tmp_path / "records.jsonl"
     path.write_bytes(b'{"question": "caf\xe9", "answer": "a"}\n')
-    err = one_error(path)   # an error of the line, yielded like any bad record (tests/io/test_bad_input.py)
+    err = one_error(path)  # an error of the line, yielded like any bad record (tests/io/test_bad_input.py)
     assert (err.path, err.line, err.field) == (str(path), 1, None)
     assert "UTF-8" in err.reason
 
@@ -408,18 +435,19 @@ def test_input_error_is_a_value_error_with_reason() -> None:
 
 # ---------------------------------------------------------------- 3. check_file and skip_invalid
 
+
 @pytest.fixture
 def five_problems(tmp_path: Path) -> Path:
     return write_lines(
         tmp_path,
-        minimal(id="g1"),                                                       # 1 good
-        '{"id": "b1", "question": "q", "answer": "a"',                          # 2 broken JSON
-        {"id": "b2", "question": "q"},                                          # 3 missing answer
-        minimal(id="g2"),                                                       # 4 good
+        minimal(id="g1"),  # 1 good
+        '{"id": "b1", "question": "q", "answer": "a"',  # 2 broken JSON
+        {"id": "b2", "question": "q"},  # 3 missing answer
+        minimal(id="g2"),  # 4 good
         minimal(id="b3", contexts=[{"doc_id": "d", "text": "t"}, {"text": "t"}]),  # 5 chunk without doc_id
-        "",                                                                     # 6 blank
-        minimal(id="b4", latency_ms="slow"),                                    # 7 non-numeric latency
-        minimal(id="g1"),                                                       # 8 repeats line 1's id
+        "",  # 6 blank
+        minimal(id="b4", latency_ms="slow"),  # 7 non-numeric latency
+        minimal(id="g1"),  # 8 repeats line 1's id
     )
 
 
@@ -427,7 +455,12 @@ def test_check_file_collects_every_bad_record(five_problems: Path) -> None:
     check = check_file(five_problems)
     assert (check.n_valid, check.n_invalid, check.ok) == (2, 5, False)
     assert [(e.line, e.field) for e in check.errors] == [
-        (2, None), (3, "answer"), (5, "contexts[1].doc_id"), (7, "latency_ms"), (8, "id")]
+        (2, None),
+        (3, "answer"),
+        (5, "contexts[1].doc_id"),
+        (7, "latency_ms"),
+        (8, "id"),
+    ]
     assert all(e.path == str(five_problems) for e in check.errors)
     assert "broken JSON" in check.errors[0].reason
     assert "line 1" in check.errors[4].reason
@@ -459,6 +492,7 @@ def test_read_records_raises_first_bad_record(five_problems: Path) -> None:
 
 # ---------------------------------------------------------------- 4. MT-RAG
 
+
 def _mtrag_file(name: str) -> Path:
     return shared_data_file("mtrag", name)
 
@@ -486,8 +520,9 @@ def test_mtrag_human_eval_rows_parse() -> None:
         assert record.metadata["model_id"] == row["model_id"]
     first = record_from_mtrag(rows[0], path=str(path), line=1)
     assert first.id == "f0d2873b877409f61da7dbdddd22d279<::>1"
-    assert first.question == ("I need to do some legal research to be prepared for my oral argument. "
-                              "Can I visit the law library?")
+    assert first.question == (
+        "I need to do some legal research to be prepared for my oral argument. Can I visit the law library?"
+    )
     assert first.history == ()
     assert first.contexts[0].doc_id == "775449d1aa187ec5-11505-13676"
     assert first.contexts[0].title == "Oral Argument - California Appellate Courts"
@@ -497,8 +532,12 @@ def test_mtrag_human_eval_rows_parse() -> None:
 def test_mtrag_human_eval_answerability_counts() -> None:
     path = _mtrag_file("human_eval_tasks.jsonl")
     counts = Counter(record_from_mtrag(row, line=i).answerability for i, row in enumerate(_rows(path), 1))
-    assert counts == {Answerability.ANSWERABLE: 405, Answerability.PARTIAL: 45,
-                      Answerability.UNANSWERABLE: 21, Answerability.CONVERSATIONAL: 6}
+    assert counts == {
+        Answerability.ANSWERABLE: 405,
+        Answerability.PARTIAL: 45,
+        Answerability.UNANSWERABLE: 21,
+        Answerability.CONVERSATIONAL: 6,
+    }
 
 
 def test_mtrag_human_eval_file_loads_all_477() -> None:
@@ -527,10 +566,15 @@ def test_mtrag_sample_responses_load_with_auto_format() -> None:
 
 def _mtrag_row(**extra: Any) -> dict[str, Any]:
     row: dict[str, Any] = {
-        "task_id": "conv7::2", "conversation_id": "conv7", "model_id": "m1", "turn": 2,
-        "input": [{"speaker": "user", "text": "Who wrote Dune?"},
-                  {"speaker": "agent", "text": "Frank Herbert."},
-                  {"speaker": "user", "text": "When was it published?"}],
+        "task_id": "conv7::2",
+        "conversation_id": "conv7",
+        "model_id": "m1",
+        "turn": 2,
+        "input": [
+            {"speaker": "user", "text": "Who wrote Dune?"},
+            {"speaker": "agent", "text": "Frank Herbert."},
+            {"speaker": "user", "text": "When was it published?"},
+        ],
         "contexts": [{"document_id": "doc-9", "title": "Dune", "text": "Dune was published in 1965."}],
         "targets": [{"speaker": "agent", "text": "In 1965."}],
         "predictions": [{"text": "It was published in 1965 [CIT:doc-9]."}],
@@ -556,18 +600,25 @@ def test_mtrag_hand_made_row_with_capital_answerability(tmp_path: Path) -> None:
 
 
 def test_mtrag_answerability_as_string_and_default(tmp_path: Path) -> None:
-    path = write_lines(tmp_path, _mtrag_row(task_id="c::1", answerability="UNANSWERABLE"),
-                       _mtrag_row(task_id="c::2"),
-                       _mtrag_row(task_id="c::3", targets=[]))
+    path = write_lines(
+        tmp_path,
+        _mtrag_row(task_id="c::1", answerability="UNANSWERABLE"),
+        _mtrag_row(task_id="c::2"),
+        _mtrag_row(task_id="c::3", targets=[]),
+    )
     a, b, c = read_records(path, format="mtrag")
     assert a.answerability is Answerability.UNANSWERABLE
-    assert b.answerability is Answerability.ANSWERABLE      # a non-empty target exists
+    assert b.answerability is Answerability.ANSWERABLE  # a non-empty target exists
     assert c.answerability is None and c.references == ()
 
 
 def test_mtrag_row_without_predictions(tmp_path: Path) -> None:
-    path = write_lines(tmp_path, _mtrag_row(task_id="c::1"), _mtrag_row(task_id="c::2", predictions=[]),
-                       {k: v for k, v in _mtrag_row(task_id="c::3").items() if k != "predictions"})
+    path = write_lines(
+        tmp_path,
+        _mtrag_row(task_id="c::1"),
+        _mtrag_row(task_id="c::2", predictions=[]),
+        {k: v for k, v in _mtrag_row(task_id="c::3").items() if k != "predictions"},
+    )
     items = list(iter_records(path, format="mtrag"))
     assert isinstance(items[0], Record)
     assert [(e.line, e.field) for e in items[1:]] == [(2, "predictions"), (3, "predictions")]
@@ -595,20 +646,36 @@ def test_mtrag_context_without_document_id(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- 5. RAGAS rows
 
+
 def test_ragas_row_gets_positional_doc_ids(tmp_path: Path) -> None:
-    row = {"user_input": "Where?", "retrieved_contexts": ["first chunk", "second chunk"],
-           "response": "Here [CIT:2].", "reference": "There", "session": "s1"}
+    row = {
+        "user_input": "Where?",
+        "retrieved_contexts": ["first chunk", "second chunk"],
+        "response": "Here [CIT:2].",
+        "reference": "There",
+        "session": "s1",
+    }
     path = write_lines(tmp_path, row)
     assert detect_format(path) == "ragas"
     assert one_record(path) == Record(
-        id="1", question="Where?", answer="Here [CIT:2].",
+        id="1",
+        question="Where?",
+        answer="Here [CIT:2].",
         contexts=(Chunk("1", "first chunk"), Chunk("2", "second chunk")),
-        references=("There",), answerability=Answerability.ANSWERABLE, metadata={"session": "s1"})
+        references=("There",),
+        answerability=Answerability.ANSWERABLE,
+        metadata={"session": "s1"},
+    )
 
 
 def test_ragas_row_uses_retrieved_context_ids(tmp_path: Path) -> None:
-    row = {"id": 9, "user_input": "Where?", "retrieved_contexts": ["a", "b"], "retrieved_context_ids": ["doc-a", 3],
-           "response": "r"}
+    row = {
+        "id": 9,
+        "user_input": "Where?",
+        "retrieved_contexts": ["a", "b"],
+        "retrieved_context_ids": ["doc-a", 3],
+        "response": "r",
+    }
     record = one_record(write_lines(tmp_path, row))
     assert record.id == "9"
     assert record.contexts == (Chunk("doc-a", "a"), Chunk("3", "b"))
@@ -629,42 +696,66 @@ def test_ragas_missing_response(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- 6. CSV / TSV
 
+
 def test_csv_with_native_column_names(tmp_path: Path) -> None:
     contexts = json.dumps([{"doc_id": "d1", "text": "X is Y.", "title": "T"}, {"doc_id": 2, "text": "Z."}])
-    path = write_csv(tmp_path, [
-        ["id", "question", "answer", "contexts", "references", "latency_ms", "action", "answerability"],
-        ["r1", "What is X?", "X is Y [CIT:d1].", contexts, json.dumps(["X is Y.", "Y"]), "1234.5", "", ""],
-        ["r2", "What is Z?", "Z.", "", "Z", "7", "ABSTAIN", "unanswerable"],
-    ])
+    path = write_csv(
+        tmp_path,
+        [
+            ["id", "question", "answer", "contexts", "references", "latency_ms", "action", "answerability"],
+            ["r1", "What is X?", "X is Y [CIT:d1].", contexts, json.dumps(["X is Y.", "Y"]), "1234.5", "", ""],
+            ["r2", "What is Z?", "Z.", "", "Z", "7", "ABSTAIN", "unanswerable"],
+        ],
+    )
     assert detect_format(path) == "csv"
     r1, r2 = read_records(path)
-    assert r1 == Record(id="r1", question="What is X?", answer="X is Y [CIT:d1].",
-                        contexts=(Chunk("d1", "X is Y.", "T"), Chunk("2", "Z.")),
-                        references=("X is Y.", "Y"), answerability=Answerability.ANSWERABLE, latency_ms=1234.5)
+    assert r1 == Record(
+        id="r1",
+        question="What is X?",
+        answer="X is Y [CIT:d1].",
+        contexts=(Chunk("d1", "X is Y.", "T"), Chunk("2", "Z.")),
+        references=("X is Y.", "Y"),
+        answerability=Answerability.ANSWERABLE,
+        latency_ms=1234.5,
+    )
     assert type(r1.latency_ms) is float
-    assert r2 == Record(id="r2", question="What is Z?", answer="Z.", references=("Z",),
-                        answerability=Answerability.UNANSWERABLE, latency_ms=7.0, action="ABSTAIN")
+    assert r2 == Record(
+        id="r2",
+        question="What is Z?",
+        answer="Z.",
+        references=("Z",),
+        answerability=Answerability.UNANSWERABLE,
+        latency_ms=7.0,
+        action="ABSTAIN",
+    )
 
 
 def test_csv_with_column_map(tmp_path: Path) -> None:
-    path = write_csv(tmp_path, [
-        ["query", "response_text", "lat_ms", "ctx"],
-        ["q1", "a1", "250", json.dumps([{"doc_id": "d", "text": "t"}])],
-    ])
-    record = one_record(path, column_map={"question": "query", "answer": "response_text", "latency_ms": "lat_ms",
-                                          "contexts": "ctx"})
+    path = write_csv(
+        tmp_path,
+        [
+            ["query", "response_text", "lat_ms", "ctx"],
+            ["q1", "a1", "250", json.dumps([{"doc_id": "d", "text": "t"}])],
+        ],
+    )
+    record = one_record(
+        path, column_map={"question": "query", "answer": "response_text", "latency_ms": "lat_ms", "contexts": "ctx"}
+    )
     assert record == Record(id="2", question="q1", answer="a1", contexts=(Chunk("d", "t"),), latency_ms=250.0)
 
 
 def test_csv_errors_name_the_mapped_column_and_file_line(tmp_path: Path) -> None:
-    path = write_csv(tmp_path, [
-        ["query", "response_text", "lat_ms", "ctx"],                           # line 1
-        ["q1", "a1", "250", ""],                                                 # line 2 good
-        ["q2", "a2", "slow", ""],                                                # line 3 bad latency
-        ["q3", "", "3", ""],                                                     # line 4 empty answer: valid
-        ["q4", "a4", "3", '[{"doc_id": "d", "text": '],                          # line 5 broken JSON cell
-        ["q5", "a5", "3", json.dumps([{"doc_id": "d", "text": "t"}, {"text": "u"}])],  # line 6 chunk w/o doc_id
-    ])
+    path = write_csv(
+        tmp_path,
+        [
+            ["query", "response_text", "lat_ms", "ctx"],  # line 1
+            ["q1", "a1", "250", ""],  # line 2 good
+            ["q2", "a2", "slow", ""],  # line 3 bad latency
+            ["q3", "", "3", ""],  # line 4 empty answer: valid
+            ["q4", "a4", "3", '[{"doc_id": "d", "text": '],  # line 5 broken JSON cell
+            ["q5", "a5", "3", json.dumps([{"doc_id": "d", "text": "t"}, {"text": "u"}])],  # line 6 chunk w/o doc_id
+        ],
+    )
     column_map = {"question": "query", "answer": "response_text", "latency_ms": "lat_ms", "contexts": "ctx"}
     check = check_file(path, column_map=column_map)
     assert (check.n_valid, check.n_invalid) == (2, 3)
@@ -676,33 +767,42 @@ def test_csv_errors_name_the_mapped_column_and_file_line(tmp_path: Path) -> None
 
 def test_csv_line_numbers_count_multiline_cells(tmp_path: Path) -> None:
     path = tmp_path / "records.csv"
-    path.write_text('question,answer,latency_ms\n'        # 1
-                    '"two\nlines",a,1\n'                 # 2-3
-                    'q,a,slow\n', encoding="utf-8")       # 4
+    path.write_text(
+        "question,answer,latency_ms\n"  # 1
+        '"two\nlines",a,1\n'  # 2-3
+        "q,a,slow\n",
+        encoding="utf-8",
+    )  # 4
     err = one_error(path)
     assert (err.line, err.field) == (4, "latency_ms")
 
 
 def test_csv_error_in_multiline_row_names_its_first_line(tmp_path: Path) -> None:
     path = tmp_path / "records.csv"
-    path.write_text('question,answer,latency_ms\n'        # 1
-                    '"two\nlines",a,slow\n', encoding="utf-8")  # 2-3
+    path.write_text(
+        "question,answer,latency_ms\n"  # 1
+        '"two\nlines",a,slow\n',
+        encoding="utf-8",
+    )  # 2-3
     err = one_error(path)
     assert (err.line, err.field) == (2, "latency_ms")
 
 
 def test_csv_token_columns_become_one_usage_entry(tmp_path: Path) -> None:
-    path = write_csv(tmp_path, [
-        ["id", "question", "answer", "prompt_tokens", "completion_tokens"],
-        ["a", "q", "x", "120", "30"],
-        ["b", "q", "x", "45", ""],
-        ["c", "q", "x", "", ""],
-    ])
+    path = write_csv(
+        tmp_path,
+        [
+            ["id", "question", "answer", "prompt_tokens", "completion_tokens"],
+            ["a", "q", "x", "120", "30"],
+            ["b", "q", "x", "45", ""],
+            ["c", "q", "x", "", ""],
+        ],
+    )
     a, b, c = read_records(path)
     assert a.usage == (Usage(120, 30),)
     assert b.usage == (Usage(45, 0),)
     assert c.usage is None
-    assert a.metadata == {}       # the token columns went into usage, not metadata
+    assert a.metadata == {}  # the token columns went into usage, not metadata
 
 
 def test_csv_mapped_token_column(tmp_path: Path) -> None:
@@ -722,53 +822,86 @@ def test_csv_empty_answer_cell_is_an_empty_answer(tmp_path: Path) -> None:
 
 
 def test_csv_with_ragas_column_names(tmp_path: Path) -> None:
-    path = write_csv(tmp_path, [
-        ["user_input", "retrieved_contexts", "response", "reference"],
-        ["Where?", json.dumps(["first", "second"]), "Here [CIT:1].", "There"],
-    ])
-    assert one_record(path) == Record(id="2", question="Where?", answer="Here [CIT:1].",
-                                      contexts=(Chunk("1", "first"), Chunk("2", "second")),
-                                      references=("There",), answerability=Answerability.ANSWERABLE)
+    path = write_csv(
+        tmp_path,
+        [
+            ["user_input", "retrieved_contexts", "response", "reference"],
+            ["Where?", json.dumps(["first", "second"]), "Here [CIT:1].", "There"],
+        ],
+    )
+    assert one_record(path) == Record(
+        id="2",
+        question="Where?",
+        answer="Here [CIT:1].",
+        contexts=(Chunk("1", "first"), Chunk("2", "second")),
+        references=("There",),
+        answerability=Answerability.ANSWERABLE,
+    )
 
 
 def test_tsv_by_extension(tmp_path: Path) -> None:
-    path = write_csv(tmp_path, [["question", "answer", "latency_ms"], ["q, with comma", "a", "5"]],
-                     name="records.tsv", delimiter="\t")
+    path = write_csv(
+        tmp_path,
+        [["question", "answer", "latency_ms"], ["q, with comma", "a", "5"]],
+        name="records.tsv",
+        delimiter="\t",
+    )
     assert detect_format(path) == "csv"
     assert one_record(path) == Record(id="2", question="q, with comma", answer="a", latency_ms=5.0)
 
 
 # ---------------------------------------------------------------- 7. Parquet
 
+
 def test_parquet_with_list_and_struct_columns(tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     chunk = pa.struct([("doc_id", pa.string()), ("text", pa.string()), ("title", pa.string())])
     call = pa.struct([("prompt_tokens", pa.int64()), ("completion_tokens", pa.int64())])
-    table = pa.table({
-        "id": pa.array([1, 2, 3], pa.int64()),
-        "question": ["q1", "q2", "q3"],
-        "answer": ["a1 [CIT:d1]", None, "a3"],
-        "contexts": pa.array([[{"doc_id": "d1", "text": "t1", "title": "T"}, {"doc_id": "d2", "text": "t2",
-                                                                            "title": None}], [], None],
-                             pa.list_(chunk)),
-        "references": pa.array([["r1", "r1b"], ["r2"], None], pa.list_(pa.string())),
-        "usage": pa.array([[{"prompt_tokens": 10, "completion_tokens": 2}, {"prompt_tokens": 4,
-                                                                              "completion_tokens": 1}], None, None],
-                          pa.list_(call)),
-        "latency_ms": pa.array([12.5, 3.0, None], pa.float64()),
-        "metadata": pa.array([{"run_id": "x"}, {"run_id": "y"}, None], pa.struct([("run_id", pa.string())])),
-    })
+    table = pa.table(
+        {
+            "id": pa.array([1, 2, 3], pa.int64()),
+            "question": ["q1", "q2", "q3"],
+            "answer": ["a1 [CIT:d1]", None, "a3"],
+            "contexts": pa.array(
+                [
+                    [{"doc_id": "d1", "text": "t1", "title": "T"}, {"doc_id": "d2", "text": "t2", "title": None}],
+                    [],
+                    None,
+                ],
+                pa.list_(chunk),
+            ),
+            "references": pa.array([["r1", "r1b"], ["r2"], None], pa.list_(pa.string())),
+            "usage": pa.array(
+                [
+                    [{"prompt_tokens": 10, "completion_tokens": 2}, {"prompt_tokens": 4, "completion_tokens": 1}],
+                    None,
+                    None,
+                ],
+                pa.list_(call),
+            ),
+            "latency_ms": pa.array([12.5, 3.0, None], pa.float64()),
+            "metadata": pa.array([{"run_id": "x"}, {"run_id": "y"}, None], pa.struct([("run_id", pa.string())])),
+        }
+    )
     path = tmp_path / "records.parquet"
     pq.write_table(table, path)
     assert detect_format(path) == "parquet"
     items = list(iter_records(path))
     assert len(items) == 3
     first, error, third = items
-    assert first == Record(id="1", question="q1", answer="a1 [CIT:d1]",
-                           contexts=(Chunk("d1", "t1", "T"), Chunk("d2", "t2", None)),
-                           references=("r1", "r1b"), answerability=Answerability.ANSWERABLE,
-                           usage=(Usage(10, 2), Usage(4, 1)), latency_ms=12.5, metadata={"run_id": "x"})
+    assert first == Record(
+        id="1",
+        question="q1",
+        answer="a1 [CIT:d1]",
+        contexts=(Chunk("d1", "t1", "T"), Chunk("d2", "t2", None)),
+        references=("r1", "r1b"),
+        answerability=Answerability.ANSWERABLE,
+        usage=(Usage(10, 2), Usage(4, 1)),
+        latency_ms=12.5,
+        metadata={"run_id": "x"},
+    )
     assert isinstance(error, InputError)
     assert (error.path, error.line, error.field) == (str(path), 2, "answer")
     assert third == Record(id="3", question="q3", answer="a3")
@@ -777,8 +910,10 @@ def test_parquet_with_list_and_struct_columns(tmp_path: Path) -> None:
 def test_parquet_row_number_and_column_map(tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
-    table = pa.table({"query": ["q1", "q2", "q3"], "resp": ["a1", "a2", "a3"],
-                      "lat": pa.array([1.0, -2.0, 3.0], pa.float64())})
+
+    table = pa.table(
+        {"query": ["q1", "q2", "q3"], "resp": ["a1", "a2", "a3"], "lat": pa.array([1.0, -2.0, 3.0], pa.float64())}
+    )
     path = tmp_path / "records.pq"
     pq.write_table(table, path)
     assert detect_format(path) == "parquet"
@@ -798,6 +933,7 @@ def test_unreadable_parquet_file(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- 8. format detection
 
+
 def test_detect_format(tmp_path: Path) -> None:
     assert detect_format(write_lines(tmp_path, minimal(), name="native.jsonl")) == "native"
     assert detect_format(write_lines(tmp_path, _mtrag_row(), name="mtrag.jsonl")) == "mtrag"
@@ -807,7 +943,7 @@ def test_detect_format(tmp_path: Path) -> None:
     assert detect_format(write_lines(tmp_path, "{broken", "", _mtrag_row(), name="late.jsonl")) == "mtrag"
     assert detect_format(write_lines(tmp_path, "", name="blank.jsonl")) == "native"
     for name, kind in [("a.csv", "csv"), ("a.TSV", "csv"), ("a.parquet", "parquet"), ("a.pq", "parquet")]:
-        assert detect_format(tmp_path / name) == kind   # by extension, without opening the file
+        assert detect_format(tmp_path / name) == kind  # by extension, without opening the file
     assert detect_format(DEMO) == "native"
 
 

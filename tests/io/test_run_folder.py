@@ -42,8 +42,9 @@ def interrupt_after_first_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ItemsWriter, "__call__", write_then_stop)
 
 
-def test_resume_without_a_judge_keeps_the_finished_items(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_resume_without_a_judge_keeps_the_finished_items(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # The defect: --resume emptied items.jsonl and started from zero (5,888 of 20,000 items lost).
     path = records_file(tmp_path, BIG)
     reference = tmp_path / "reference"
@@ -65,15 +66,16 @@ def test_resume_without_a_judge_keeps_the_finished_items(tmp_path: Path, monkeyp
     assert "holds an interrupted run: pass --resume" in capsys.readouterr().err
     assert cli.main([*run_args(path, out), "--limit", str(BIG), "--resume"]) == 0
     assert f"resuming: {len(first)} finished item(s) kept" in capsys.readouterr().err
-    assert items(out)[:len(first)] == first
+    assert items(out)[: len(first)] == first
     assert items(out) == items(reference)
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["summaries"] == json.loads((reference / "summary.json").read_text(encoding="utf-8"))["summaries"]
     assert manifest_status(out) == "finished"
 
 
-def test_resume_refuses_other_settings_or_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_resume_refuses_other_settings_or_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = records_file(tmp_path, BIG)
     out = tmp_path / "out"
     interrupt_after_first_batch(monkeypatch)
@@ -94,8 +96,9 @@ def test_resume_with_nothing_to_resume_is_an_error(tmp_path: Path, capsys: pytes
 
 
 @pytest.mark.parametrize("where", ["a file", "under a file"])
-def test_an_out_that_cannot_be_a_folder_is_refused_before_scoring(tmp_path: Path, where: str,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_out_that_cannot_be_a_folder_is_refused_before_scoring(
+    tmp_path: Path, where: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = records_file(tmp_path)
     blocker = tmp_path / "taken.txt"
     blocker.write_text("not a folder", encoding="utf-8")
@@ -107,8 +110,9 @@ def test_an_out_that_cannot_be_a_folder_is_refused_before_scoring(tmp_path: Path
     assert blocker.read_text(encoding="utf-8") == "not a folder"
 
 
-def test_parquet_without_pyarrow_fails_before_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_parquet_without_pyarrow_fails_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow now raises ImportError
     out = tmp_path / "out"
     assert cli.main([*run_args(records_file(tmp_path), out), "--parquet"]) == 2
@@ -117,13 +121,25 @@ def test_parquet_without_pyarrow_fails_before_the_run(tmp_path: Path, monkeypatc
     assert not out.exists()  # no run.json left at 'running', nothing scored
 
 
-def test_a_bad_key_leaves_no_manifest_that_blocks_the_next_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_key_leaves_no_manifest_that_blocks_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     pytest.importorskip("openai")
     monkeypatch.delenv("RAGMETER_TEST_NO_SUCH_KEY", raising=False)
     path, out = records_file(tmp_path), tmp_path / "out"
-    judged = [*run_args(path, out), "--metrics", "judge_relevance", "--judge", "openai", "--judge-model", "m",
-              "--judge-base-url", "http://127.0.0.1:9/v1", "--judge-api-key-env", "RAGMETER_TEST_NO_SUCH_KEY"]
+    judged = [
+        *run_args(path, out),
+        "--metrics",
+        "judge_relevance",
+        "--judge",
+        "openai",
+        "--judge-model",
+        "m",
+        "--judge-base-url",
+        "http://127.0.0.1:9/v1",
+        "--judge-api-key-env",
+        "RAGMETER_TEST_NO_SUCH_KEY",
+    ]
     assert cli.main(judged) == 2
     assert "RAGMETER_TEST_NO_SUCH_KEY" in capsys.readouterr().err
     assert not (out / "run.json").exists()
@@ -134,7 +150,7 @@ def test_a_stopped_run_without_a_finished_item_does_not_block_the_next(tmp_path:
     path, out = records_file(tmp_path), tmp_path / "out"
     folder = RunFolder(out)
     folder.prepare({"input": str(path)}, resume=False)
-    folder.start()   # marked running, then the judge failed before the first item was written
+    folder.start()  # marked running, then the judge failed before the first item was written
     (out / "items.jsonl").write_text("", encoding="utf-8")
     assert RunFolder(out).prepare({"input": str(path)}, resume=False) == []
     assert cli.main(run_args(path, out)) == 0
@@ -142,11 +158,11 @@ def test_a_stopped_run_without_a_finished_item_does_not_block_the_next(tmp_path:
 
 def test_a_closed_stdout_is_no_traceback_and_the_outputs_are_written(tmp_path: Path) -> None:
     path, out = records_file(tmp_path), tmp_path / "out"
-    command = [sys.executable, "-m", "ragmeter.cli", *run_args(path, out)[:-2]]   # the table report
+    command = [sys.executable, "-m", "ragmeter.cli", *run_args(path, out)[:-2]]  # the table report
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert process.stdout is not None and process.stderr is not None
     first_line = process.stdout.readline()
-    process.stdout.close()   # as `| head -1` does
+    process.stdout.close()  # as `| head -1` does
     err = process.stderr.read().decode()
     process.wait(timeout=60)
     assert first_line.startswith(b"ragmeter")

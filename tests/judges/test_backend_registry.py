@@ -1,5 +1,6 @@
 """The registry of judge backend kinds: a kind registered in one line is what ``open_judge``, ``planning_judge``,
 the CLI's ``--judge`` and the Ray engine use; the built-in kinds record their capabilities."""
+
 from __future__ import annotations
 
 import argparse
@@ -33,21 +34,32 @@ def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _reply(request: ChatRequest) -> str:
-    body: dict[str, Any] = {"messages": [{"role": role, "content": content} for role, content in request.messages],
-                            "response_format": {"json_schema": {"name": request.schema_name}}}
+    body: dict[str, Any] = {
+        "messages": [{"role": role, "content": content} for role, content in request.messages],
+        "response_format": {"json_schema": {"name": request.schema_name}},
+    }
     return respond(body)
 
 
 def _scripted_kind(opened: list[JudgeConfig], closed: list[str], *, starts_server: bool = False) -> BackendKind:
     def factory(config: JudgeConfig, timeout_s: float) -> OpenedBackend:
         opened.append(config)
-        backend = ScriptedBackend(_reply, model=f"scripted-{config.model}", temperature=config.temperature,
-                                  seed=config.seed)
+        backend = ScriptedBackend(
+            _reply, model=f"scripted-{config.model}", temperature=config.temperature, seed=config.seed
+        )
         return OpenedBackend(backend, close=lambda: closed.append(f"closed after {timeout_s:g} s"))
 
-    return BackendKind("scripted", factory, lambda config: f"scripted-{config.model}", "answers from a script",
-                       Capabilities(schema_bounds=True, starts_server=starts_server), needs_model=True,
-                       concurrency=3, timeout_s=7.0, claims="split")
+    return BackendKind(
+        "scripted",
+        factory,
+        lambda config: f"scripted-{config.model}",
+        "answers from a script",
+        Capabilities(schema_bounds=True, starts_server=starts_server),
+        needs_model=True,
+        concurrency=3,
+        timeout_s=7.0,
+        claims="split",
+    )
 
 
 def test_a_registered_kind_is_opened_by_open_judge_with_its_defaults(fresh_registry: None) -> None:

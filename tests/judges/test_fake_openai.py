@@ -1,4 +1,5 @@
 """The loopback fake OpenAI server speaks the protocol the real ``openai`` client expects."""
+
 from __future__ import annotations
 
 import json
@@ -61,9 +62,14 @@ def test_a_repair_request_shares_the_call_key():
     with FakeOpenAIServer(echo, faults=FaultPlan(rate=1.0, kinds=("wrong_schema",))) as server, client(server) as c:
         first = ask(c, "q1")
         assert first.choices[0].message.content == '{"unexpected": "shape"}'
-        repair = c.chat.completions.create(model="fake-judge", messages=[
-            {"role": "user", "content": "q1"}, {"role": "assistant", "content": first.choices[0].message.content},
-            {"role": "user", "content": "Reply with the JSON schema asked for."}])
+        repair = c.chat.completions.create(
+            model="fake-judge",
+            messages=[
+                {"role": "user", "content": "q1"},
+                {"role": "assistant", "content": first.choices[0].message.content},
+                {"role": "user", "content": "Reply with the JSON schema asked for."},
+            ],
+        )
         assert json.loads(repair.choices[0].message.content)["verdict"] == "supported"
         assert server.statuses == {"wrong_schema": 1, "ok": 1}
 
@@ -105,8 +111,11 @@ def test_fault_decisions_are_deterministic():
     outcomes = []
     for _ in range(2):
         with FakeOpenAIServer(echo, faults=plan) as server, client(server) as c:
-            plan_stall_free = [q for q in (f"question {i}" for i in range(40))
-                               if plan.fault_for(call_key({"messages": [{"role": "user", "content": q}]})) != "stall"]
+            plan_stall_free = [
+                q
+                for q in (f"question {i}" for i in range(40))
+                if plan.fault_for(call_key({"messages": [{"role": "user", "content": q}]})) != "stall"
+            ]
             for q in plan_stall_free:
                 try:
                     ask(c, q)

@@ -15,8 +15,13 @@ from ragmeter.judges.backends.openai import endpoint_bounds
 from ragmeter.judges.prompts import CORRECTNESS, REASON_CHARS, correctness_request
 from ragmeter.testing.fake_openai import FakeOpenAIServer, HTTPFault
 
-RECORD = Record("q", "When does the library open?", "It opens at nine.", references=("It opens at nine.",),
-                contexts=(Chunk(doc_id="d", text="The library opens at nine."),))
+RECORD = Record(
+    "q",
+    "When does the library open?",
+    "It opens at nine.",
+    references=("It opens at nine.",),
+    contexts=(Chunk(doc_id="d", text="The library opens at nine."),),
+)
 RAMBLE = "The answer agrees with the reference on the opening hour. " * 100  # about 5,800 characters
 
 
@@ -24,12 +29,15 @@ def rambling(body: dict) -> str:
     """A small model whose reason repeats itself: cut at the schema's maxLength when the schema has one (as
     llama.cpp's, vLLM's and Ollama's grammars close the string), else written out whole."""
     reason = body["response_format"]["json_schema"]["schema"]["properties"]["reason"]
-    return json.dumps({"reason": RAMBLE[:reason.get("maxLength", len(RAMBLE))], "score": 4})
+    return json.dumps({"reason": RAMBLE[: reason.get("maxLength", len(RAMBLE))], "score": 4})
 
 
 def _verdicts(server: FakeOpenAIServer, bounds: str | None) -> list:
-    judge = open_judge(JudgeConfig(kind="openai", model="fake-judge", base_url=server.base_url, api_key_env=None,
-                                   bounds=bounds, cache=None))
+    judge = open_judge(
+        JudgeConfig(
+            kind="openai", model="fake-judge", base_url=server.base_url, api_key_env=None, bounds=bounds, cache=None
+        )
+    )
     try:
         return judge.run([JudgeCall(CORRECTNESS, correctness_request(RECORD))]), judge.identity
     finally:
@@ -66,10 +74,16 @@ def test_an_endpoint_that_refuses_the_bounds_stops_the_run_saying_what_to_do():
     assert outcome.verdict == {"reason": "Right.", "score": 5}
 
 
-@pytest.mark.parametrize(("url", "bounds"), [
-    ("https://api.openai.com/v1", "instructions"), ("https://my-resource.openai.azure.com/openai", "instructions"),
-    ("http://localhost:8080/v1", "schema"), ("http://vllm.internal:8000/v1", "schema"),
-    ("https://api.openai.com.example.org/v1", "schema")])
+@pytest.mark.parametrize(
+    ("url", "bounds"),
+    [
+        ("https://api.openai.com/v1", "instructions"),
+        ("https://my-resource.openai.azure.com/openai", "instructions"),
+        ("http://localhost:8080/v1", "schema"),
+        ("http://vllm.internal:8000/v1", "schema"),
+        ("https://api.openai.com.example.org/v1", "schema"),
+    ],
+)
 def test_the_default_follows_the_endpoint(url, bounds):
     assert endpoint_bounds(url) == bounds
     config = JudgeConfig(kind="openai", model="m", base_url=url, api_key_env=None)

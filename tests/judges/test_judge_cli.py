@@ -15,6 +15,7 @@ The verdicts follow judge_script's rules, so the expected counts and scores are 
 
 Calls per record: claims when it has chunks (shapes 0-3), correctness, relevance; all distinct.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,16 +40,34 @@ REF_CALLS = 60 + 60 + 48
 SUBPROCESS_TIMEOUT = 120
 
 
-
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
 
 
 def run_args(server: FakeOpenAIServer, jsonl: Path, out: Path, *extra: str, metrics: str = "judged") -> list[str]:
-    return ["run", str(jsonl), "--metrics", metrics, "--judge", "openai", "--judge-model", "fake-judge",
-            "--judge-base-url", server.base_url, "--judge-api-key-env", "", "--judge-concurrency", "2",
-            "--out", str(out), "--n-resamples", "200", "--no-progress", *extra]
+    return [
+        "run",
+        str(jsonl),
+        "--metrics",
+        metrics,
+        "--judge",
+        "openai",
+        "--judge-model",
+        "fake-judge",
+        "--judge-base-url",
+        server.base_url,
+        "--judge-api-key-env",
+        "",
+        "--judge-concurrency",
+        "2",
+        "--out",
+        str(out),
+        "--n-resamples",
+        "200",
+        "--no-progress",
+        *extra,
+    ]
 
 
 def command(*args: str) -> list[str]:
@@ -126,8 +145,11 @@ def test_reference_run_makes_each_call_once_with_the_scores_worked_out_by_hand(r
     assert judging["totals"]["calls"] == REF_CALLS
     assert judging["totals"]["requests"] == REF_CALLS
     assert judging["totals"]["failures"] == 0
-    assert {name: p["calls"] for name, p in judging["by_prompt"].items()} == \
-        {"claims": 48, "correctness": 60, "relevance": 60}
+    assert {name: p["calls"] for name, p in judging["by_prompt"].items()} == {
+        "claims": 48,
+        "correctness": 60,
+        "relevance": 60,
+    }
     means = {s["metric"]: s for s in summary(out)["summaries"] if s["statistic"] == "mean"}
     assert means["judge_correctness"]["value"] == pytest.approx((4 * 2 + 5) / 5)
     assert means["judge_relevance"]["value"] == pytest.approx((4 * 4 + 1) / 5)
@@ -149,7 +171,7 @@ def test_killed_run_resumes_without_repeating_a_finished_call(server, data, refe
     before = settle(server)
     print("KILL", finished, before - start, ref_calls)
     assert 0 < finished <= before - start < ref_calls
-    kept = (out / "items.jsonl").read_bytes().count(b"\n")   # items written before the kill
+    kept = (out / "items.jsonl").read_bytes().count(b"\n")  # items written before the kill
 
     done = run_subprocess([*args, "--resume"])
     assert done.returncode == 0, done.stderr
@@ -157,7 +179,7 @@ def test_killed_run_resumes_without_repeating_a_finished_call(server, data, refe
     assert settle(server) - before == ref_calls - finished
 
     # The kept items are not judged again; the others' calls come from the cache where they were made.
-    calls_left = sum(2 + (i % 5 != 4) for i in range(kept, N_RECORDS))   # see the table above
+    calls_left = sum(2 + (i % 5 != 4) for i in range(kept, N_RECORDS))  # see the table above
     resumed = summary(out)
     assert resumed["judging"]["totals"]["calls"] == calls_left
     assert resumed["judging"]["totals"]["requests"] == ref_calls - finished
@@ -209,7 +231,7 @@ def test_a_killed_claim_level_run_resumes_without_repeating_a_call(server, tmp_p
     assert 0 < finished < ref_calls
     done = run_subprocess([*args, "--resume"])
     assert done.returncode == 0, done.stderr
-    assert settle(server) - before == ref_calls - finished     # no finished call made again
+    assert settle(server) - before == ref_calls - finished  # no finished call made again
     assert summary(out)["summaries"] == summary(tmp_path / "ref")["summaries"]
     assert scores_by_id(out) == scores_by_id(tmp_path / "ref")
 
@@ -252,7 +274,7 @@ def test_rerunning_a_finished_run_takes_every_verdict_from_the_cache(server, dat
     out = tmp_path / "out"
     shutil.copytree(out_ref, out)
     start = len(server.requests)
-    assert cli.main(run_args(server, data, out)) == 2   # a finished run is replaced only when asked to
+    assert cli.main(run_args(server, data, out)) == 2  # a finished run is replaced only when asked to
     assert f"{out} holds a finished run" in capsys.readouterr().err
     assert cli.main([*run_args(server, data, out), "--overwrite"]) == 0
     capsys.readouterr()
@@ -274,7 +296,7 @@ def test_the_shared_layout_gives_the_scores_of_separate_calls_from_one_item_pref
     for layout in ("calls", "shared"):
         start = len(server.requests)
         assert cli.main([*run_args(server, data, tmp_path / layout), *split, "--judge-layout", layout]) == 0
-        runs[layout] = server.requests[start:settle(server)]
+        runs[layout] = server.requests[start : settle(server)]
     capsys.readouterr()
     assert scores_by_id(tmp_path / "shared") == scores_by_id(tmp_path / "calls")
     assert len(runs["shared"]) == len(runs["calls"]) == REF_CALLS
@@ -283,7 +305,7 @@ def test_the_shared_layout_gives_the_scores_of_separate_calls_from_one_item_pref
     by_item: dict[str, set[str]] = {}
     for body in runs["shared"]:
         user = body["messages"][1]["content"]
-        by_item.setdefault(user.split("</question>")[0], set()).add(user[:user.rindex("</reference>")])
+        by_item.setdefault(user.split("</question>")[0], set()).add(user[: user.rindex("</reference>")])
         assert "reason" not in body["response_format"]["json_schema"]["schema"]["properties"]
     assert len(by_item) == N_RECORDS and all(len(starts) == 1 for starts in by_item.values())
     assert "layout=shared" in json.loads((tmp_path / "shared" / "run.json").read_text(encoding="utf-8"))["judge"]
@@ -307,7 +329,11 @@ def test_a_judge_asked_to_split_only_makes_claim_split_calls(server, tmp_path, c
     assert cli.main(run_args(server, jsonl, tmp_path / "out", "--dry-run", "--judge-claims", "split")) == 0
     rows = plan_rows(capsys.readouterr().out)
     assert {name: row[:3] for name, row in rows.items()} == {
-        "claim_split": [8, 0, 8], "correctness": [10, 0, 10], "relevance": [10, 0, 10], "total": [28, 0, 28]}
+        "claim_split": [8, 0, 8],
+        "correctness": [10, 0, 10],
+        "relevance": [10, 0, 10],
+        "total": [28, 0, 28],
+    }
 
 
 def test_dry_run_counts_the_calls_and_calls_nothing(server, tmp_path, capsys):
@@ -323,7 +349,11 @@ def test_dry_run_counts_the_calls_and_calls_nothing(server, tmp_path, capsys):
     fresh_rows = plan_rows(printed)
     # records with chunks: shapes 0-3, twice each
     assert {name: row[:3] for name, row in fresh_rows.items()} == {
-        "claims": [8, 0, 8], "correctness": [10, 0, 10], "relevance": [10, 0, 10], "total": [28, 0, 28]}
+        "claims": [8, 0, 8],
+        "correctness": [10, 0, 10],
+        "relevance": [10, 0, 10],
+        "total": [28, 0, 28],
+    }
 
     out = tmp_path / "out"
     assert cli.main(run_args(server, jsonl, out)) == 0
@@ -342,8 +372,12 @@ def test_dry_run_counts_the_calls_and_calls_nothing(server, tmp_path, capsys):
     files = {p.name: p.read_bytes() for p in out.iterdir() if not p.name.startswith("judge-cache")}
     assert cli.main(run_args(server, jsonl, out, "--dry-run")) == 0
     cached_rows = plan_rows(capsys.readouterr().out)
-    assert cached_rows == {"claims": [8, 8, 0, 0, 0], "correctness": [10, 10, 0, 0, 0],
-                           "relevance": [10, 10, 0, 0, 0], "total": [28, 28, 0, 0, 0]}
+    assert cached_rows == {
+        "claims": [8, 8, 0, 0, 0],
+        "correctness": [10, 10, 0, 0, 0],
+        "relevance": [10, 10, 0, 0, 0],
+        "total": [28, 28, 0, 0, 0],
+    }
     assert len(server.requests) == start + 28
     assert {p.name: p.read_bytes() for p in out.iterdir() if not p.name.startswith("judge-cache")} == files
 

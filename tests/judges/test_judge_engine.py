@@ -4,6 +4,7 @@ Every expected number below is worked out by hand from the rules in ``judge_scri
 ``EXPECTED``); nothing is taken from a previous run of ragmeter except where a test is *about*
 equality between two runs (faults vs. no faults, cache vs. no cache).
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,14 @@ from ragmeter.judges.prompts import CORRECTNESS, PROMPTS, correctness_request
 from ragmeter.testing.fake_openai import FAULT_KINDS, FakeOpenAIServer, FaultPlan
 from ragmeter.testing.scripted_judge import records, respond
 
-JUDGED = ("judge_correctness", "judge_faithfulness", "judge_precision", "judge_recall", "judge_relevance",
-          "judge_score")
+JUDGED = (
+    "judge_correctness",
+    "judge_faithfulness",
+    "judge_precision",
+    "judge_recall",
+    "judge_relevance",
+    "judge_score",
+)
 NAN = math.nan
 
 
@@ -48,8 +55,13 @@ EXPECTED = {
     "judge_precision": [2 / 3, 1 / 3, 0, 1 / 3, NAN],
     "judge_recall": [1, 0.5, 0, 1, 1],
     "judge_relevance": [4, 4, 4, 1, 4],
-    "judge_score": [_score(2, 1, 2 / 3, 1), _score(2, 0.5, 1 / 3, 0.5), _score(2, 0, 0, 0),
-                    _score(2, 1, 1 / 3, 1), NAN],
+    "judge_score": [
+        _score(2, 1, 2 / 3, 1),
+        _score(2, 0.5, 1 / 3, 0.5),
+        _score(2, 0, 0, 0),
+        _score(2, 1, 1 / 3, 1),
+        NAN,
+    ],
 }
 ABSTAINS = "the answer abstains: no claim to verify"
 OF_REFERENCE = "claims of the reference (the answer abstains)"
@@ -57,15 +69,29 @@ NO_CONTEXT = "No context to verify"
 NO_CHUNKS = "record has no retrieved chunks"
 
 
-
-def make_judge(server: FakeOpenAIServer, *, cache=None, concurrency: int = 8, timeout_s: float = 5.0,
-               backoff_s: float = 0.01, max_attempts: int = 6, bounds: str = "schema") -> Judge:
+def make_judge(
+    server: FakeOpenAIServer,
+    *,
+    cache=None,
+    concurrency: int = 8,
+    timeout_s: float = 5.0,
+    backoff_s: float = 0.01,
+    max_attempts: int = 6,
+    bounds: str = "schema",
+) -> Judge:
     """A judge on the fake server. Its timeout leaves a loaded runner room: a call that timed out would be sent
     again, and the requests and tokens the tests count would not be the hand-worked ones."""
-    backend = OpenAIBackend(base_url=server.base_url, model="fake-judge", api_key_env=None, timeout_s=timeout_s,
-                            bounds=bounds)
-    return Judge(backend, cache=JudgeCache(cache) if cache is not None else None, concurrency=concurrency,
-                 timeout_s=timeout_s, backoff_s=backoff_s, max_attempts=max_attempts)
+    backend = OpenAIBackend(
+        base_url=server.base_url, model="fake-judge", api_key_env=None, timeout_s=timeout_s, bounds=bounds
+    )
+    return Judge(
+        backend,
+        cache=JudgeCache(cache) if cache is not None else None,
+        concurrency=concurrency,
+        timeout_s=timeout_s,
+        backoff_s=backoff_s,
+        max_attempts=max_attempts,
+    )
 
 
 def judged_run(server: FakeOpenAIServer, n: int, **judge_options):
@@ -78,19 +104,22 @@ def judged_run(server: FakeOpenAIServer, n: int, **judge_options):
 
 def score_call(i: int) -> JudgeCall:
     """A distinct correctness call whose answer equals its reference: the scripted score is 5."""
-    return JudgeCall(CORRECTNESS, correctness_request(Record(f"q{i}", f"Question {i}?", f"Answer {i}.",
-                                                             references=(f"Answer {i}.",))))
+    return JudgeCall(
+        CORRECTNESS,
+        correctness_request(Record(f"q{i}", f"Question {i}?", f"Answer {i}.", references=(f"Answer {i}.",))),
+    )
 
 
 def test_scores_through_the_real_client_are_the_hand_worked_ones():
     with FakeOpenAIServer(respond) as server:
         result = judged_run(server, 10)
     for metric in JUDGED:
-        np.testing.assert_allclose(result.scores[metric], EXPECTED[metric] * 2, rtol=1e-12, atol=0,
-                                   err_msg=metric)
+        np.testing.assert_allclose(result.scores[metric], EXPECTED[metric] * 2, rtol=1e-12, atol=0, err_msg=metric)
     assert result.undefined["judge_precision"] == {4: NO_CHUNKS, 9: NO_CHUNKS}
-    assert result.undefined["judge_score"] == {4: f"precision is undefined: {NO_CHUNKS}",
-                                               9: f"precision is undefined: {NO_CHUNKS}"}
+    assert result.undefined["judge_score"] == {
+        4: f"precision is undefined: {NO_CHUNKS}",
+        9: f"precision is undefined: {NO_CHUNKS}",
+    }
     for metric in ("judge_correctness", "judge_faithfulness", "judge_recall", "judge_relevance"):
         assert result.undefined[metric] == {}, metric
     assert result.notes["judge_faithfulness"] == {3: ABSTAINS, 4: NO_CONTEXT, 8: ABSTAINS, 9: NO_CONTEXT}
@@ -99,7 +128,10 @@ def test_scores_through_the_real_client_are_the_hand_worked_ones():
     # calls: claims for the 8 records with chunks, correctness and relevance for all 10
     totals = result.judging.totals()
     assert {name: u.calls for name, u in result.judging.usage.items()} == {
-        "claims": 8, "correctness": 10, "relevance": 10}
+        "claims": 8,
+        "correctness": 10,
+        "relevance": 10,
+    }
     assert (totals["requests"], totals["retries"], totals["repairs"], totals["failures"]) == (28, 0, 0, 0)
     assert len(server.requests) == 28
     assert result.judging.failures == ()
@@ -199,19 +231,38 @@ def test_concurrency_is_bounded_and_used():
 
 # The reply schemas as an endpoint that takes no bounds gets them (--judge-bounds instructions), written out by
 # hand: OpenAI's strict mode rejects maxLength, so no string carries its length limit here.
-_SCORE = {"type": "object", "additionalProperties": False, "required": ["reason", "score"],
-          "properties": {"reason": {"type": "string"}, "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}}}
+_SCORE = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["reason", "score"],
+    "properties": {"reason": {"type": "string"}, "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}},
+}
 REMOTE_SCHEMAS = {
-    "correctness": _SCORE, "relevance": _SCORE,
-    "claims": {"type": "object", "additionalProperties": False, "required": ["claims"],
-               "properties": {"claims": {"type": "array", "items": {
-                   "type": "object", "additionalProperties": False,
-                   "required": ["claim", "evidence", "differences", "verdict", "chunks"],
-                   "properties": {"claim": {"type": "string"}, "evidence": {"type": "string"},
-                                  "differences": {"type": "string"},
-                                  "verdict": {"type": "string", "enum": ["supported", "contradicted", "unsupported"]},
-                                  # every record of judge_script has three chunks: only 1, 2 or 3 can be named
-                                  "chunks": {"type": "array", "items": {"type": "integer", "enum": [1, 2, 3]}}}}}}},
+    "correctness": _SCORE,
+    "relevance": _SCORE,
+    "claims": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["claims"],
+        "properties": {
+            "claims": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["claim", "evidence", "differences", "verdict", "chunks"],
+                    "properties": {
+                        "claim": {"type": "string"},
+                        "evidence": {"type": "string"},
+                        "differences": {"type": "string"},
+                        "verdict": {"type": "string", "enum": ["supported", "contradicted", "unsupported"]},
+                        # every record of judge_script has three chunks: only 1, 2 or 3 can be named
+                        "chunks": {"type": "array", "items": {"type": "integer", "enum": [1, 2, 3]}},
+                    },
+                },
+            }
+        },
+    },
 }
 
 
@@ -222,10 +273,16 @@ def test_every_request_asks_for_its_prompts_json_schema():
     assert len(bodies) == 14  # claims for r0–r3, correctness and relevance for all five
     for body in bodies:
         name = body["response_format"]["json_schema"]["name"]
-        assert body["response_format"] == {"type": "json_schema", "json_schema": {
-            "name": name, "strict": True, "schema": REMOTE_SCHEMAS[name]}}
+        assert body["response_format"] == {
+            "type": "json_schema",
+            "json_schema": {"name": name, "strict": True, "schema": REMOTE_SCHEMAS[name]},
+        }
         assert (body["model"], body["temperature"], body["seed"], body["max_tokens"]) == (
-            "fake-judge", 0.0, 0, PROMPTS[name].max_tokens)
+            "fake-judge",
+            0.0,
+            0,
+            PROMPTS[name].max_tokens,
+        )
         assert [m["role"] for m in body["messages"]] == ["system", "user"]
         assert body["messages"][0]["content"] == PROMPTS[name].instructions
 
@@ -286,6 +343,7 @@ def test_one_cache_file_takes_writers_from_several_connections_at_once(tmp_path)
         assert len(cache) == 1000
         assert cache.get("3-249") == CachedVerdict({"score": 5}, None, None, 249, 1)
         assert cache.present([f"{w}-{i}" for w in range(4) for i in range(250)]) == {
-            f"{w}-{i}" for w in range(4) for i in range(250)}
+            f"{w}-{i}" for w in range(4) for i in range(250)
+        }
     finally:
         cache.close()

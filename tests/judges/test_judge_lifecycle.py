@@ -4,6 +4,7 @@ string limits only the local server gets.
 
 Each test says what the code did before the fix it guards, so that it is clear why it can fail.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -43,8 +44,10 @@ VERDICT_5 = {"reason": "scripted", "score": 5}
 
 def score_call(i: int) -> JudgeCall:
     """A distinct correctness call whose answer equals its reference: the scripted verdict is 5."""
-    return JudgeCall(CORRECTNESS, correctness_request(Record(f"q{i}", f"Question {i}?", f"Answer {i}.",
-                                                             references=(f"Answer {i}.",))))
+    return JudgeCall(
+        CORRECTNESS,
+        correctness_request(Record(f"q{i}", f"Question {i}?", f"Answer {i}.", references=(f"Answer {i}.",))),
+    )
 
 
 def call_number(body: dict) -> int:
@@ -74,6 +77,7 @@ def closed_port() -> int:
 
 
 # --- opening and closing ----------------------------------------------------------------------------------
+
 
 class FakeServer:
     """Stands in for LocalServer: counts starts and stops."""
@@ -134,8 +138,9 @@ def test_a_local_judge_sends_the_string_limits_and_stops_its_server_at_close(fak
     judge.close()
     judge.close()
     assert [(s.started, s.stopped) for s in fake_servers] == [(1, 1)]
-    remote_judge = open_judge(JudgeConfig(kind="openai", model="m", base_url="https://api.openai.com/v1",
-                                          api_key_env=None))
+    remote_judge = open_judge(
+        JudgeConfig(kind="openai", model="m", base_url="https://api.openai.com/v1", api_key_env=None)
+    )
     try:
         assert remote_judge.backend.bounds == "instructions"  # OpenAI's strict mode refuses maxLength
     finally:
@@ -146,7 +151,7 @@ def test_closing_a_judge_that_never_ran_starts_no_event_loop(tmp_path, monkeypat
     """The planning judge of a dry run is closed after it counted the calls; closing it must cost nothing.
     (Before, close() started an event loop and its thread only to stop them.)"""
     cache = tmp_path / "judge.sqlite"
-    cache.touch()   # an existing cache file (SQLite takes an empty one)
+    cache.touch()  # an existing cache file (SQLite takes an empty one)
 
     def no_loop(self: Judge) -> None:
         raise AssertionError("close() started an event loop")
@@ -162,6 +167,7 @@ def test_closing_a_judge_that_never_ran_starts_no_event_loop(tmp_path, monkeypat
 
 
 # --- a fatal error, and close(), with calls still running -------------------------------------------------
+
 
 def test_a_rejected_key_stops_every_other_call_and_nothing_is_cached(tmp_path, monkeypatch):
     """Eight calls in flight: call 0 gets a 401 after 0.2 s, calls 1–4 get 500s (retried after 0.1, 0.2,
@@ -182,8 +188,13 @@ def test_a_rejected_key_stops_every_other_call_and_nothing_is_cached(tmp_path, m
 
     path = tmp_path / "judge.sqlite"
     with FakeOpenAIServer(responder) as server:
-        judge = Judge(remote(server.base_url, "RAGMETER_TEST_KEY"), cache=JudgeCache(path), concurrency=8,
-                      backoff_s=0.1, timeout_s=10.0)
+        judge = Judge(
+            remote(server.base_url, "RAGMETER_TEST_KEY"),
+            cache=JudgeCache(path),
+            concurrency=8,
+            backoff_s=0.1,
+            timeout_s=10.0,
+        )
         try:
             with pytest.raises(JudgeError) as raised:
                 judge.run([score_call(i) for i in range(8)])
@@ -234,6 +245,7 @@ def test_close_cancels_the_calls_still_running():
 
 
 # --- the cache off the event loop -------------------------------------------------------------------------
+
 
 def test_a_cache_file_locked_by_another_process_stalls_no_call_in_flight(tmp_path):
     """Another connection holds the cache file's write lock while 40 calls run (4 at a time): all 40 requests
@@ -337,6 +349,7 @@ def test_a_join_with_the_wrong_checksum_leaves_no_file(fake_parts, tmp_path, mon
 
 # --- a local server that exits at start -------------------------------------------------------------------
 
+
 def test_a_local_server_that_exits_at_start_says_why_and_leaves_no_process(tmp_path, monkeypatch, extra_module):
     """A "model" of a few bytes that is no GGUF file: llama.cpp's server exits at once. The error carries its
     log (llama.cpp's own reason) and no child is left running. (Before, the log was closed before its tail
@@ -361,6 +374,7 @@ def test_a_local_server_that_exits_at_start_says_why_and_leaves_no_process(tmp_p
 
 
 # --- a dead or mistyped endpoint --------------------------------------------------------------------------
+
 
 def test_a_dead_endpoint_ends_the_run_after_three_failures_to_connect():
     """(Before, every call was tried max_attempts times and the run ended "successfully" with every verdict
@@ -459,52 +473,82 @@ def test_the_cli_stops_on_a_dead_endpoint_and_says_what_to_check(tmp_path, capsy
     records_file = tmp_path / "records.jsonl"
     records_file.write_text("".join(json.dumps(r) + "\n" for r in records(30)), encoding="utf-8")
     start = time.monotonic()
-    code = main(["run", str(records_file), "--metrics", "judge_correctness", "--judge", "openai", "--judge-model",
-                 "fake-judge", "--judge-base-url", url, "--judge-api-key-env", "", "--out", str(tmp_path / "out"),
-                 "--no-progress"])
+    code = main(
+        [
+            "run",
+            str(records_file),
+            "--metrics",
+            "judge_correctness",
+            "--judge",
+            "openai",
+            "--judge-model",
+            "fake-judge",
+            "--judge-base-url",
+            url,
+            "--judge-api-key-env",
+            "",
+            "--out",
+            str(tmp_path / "out"),
+            "--no-progress",
+        ]
+    )
     elapsed_s = time.monotonic() - start
     err = capsys.readouterr().err
     assert code == 2, err
     assert f"cannot connect to {url}" in err and "--judge-base-url" in err
-    assert "--resume" not in err   # nothing was finished: no resume to suggest
+    assert "--resume" not in err  # nothing was finished: no resume to suggest
     assert elapsed_s < 10.0
     # nothing was finished, so the next run starts afresh (no --resume needed)
-    code = main(["run", str(records_file), "--metrics", "exact_match", "--out", str(tmp_path / "out"),
-                 "--no-progress"])
+    code = main(["run", str(records_file), "--metrics", "exact_match", "--out", str(tmp_path / "out"), "--no-progress"])
     assert code == 0, capsys.readouterr().err
 
 
 # --- string limits: the local server's grammar only -------------------------------------------------------
 
+
 def test_the_schema_carries_the_string_limits_and_instructions_mode_leaves_them_out():
     """The limits (worked out in prompts.py: reason 300, claim 200, evidence 300, differences 160 characters)
     go to the endpoint as maxLength, which a grammar honours; OpenAI's strict mode rejects the keyword."""
-    record = Record("q", "When does it open?", "It opens at nine.", references=("It opens at nine.",),
-                    contexts=(Chunk(doc_id="d", text="It opens at nine."),))
-    calls = [JudgeCall(CORRECTNESS, correctness_request(record)),
-             JudgeCall(CLAIMS, claims_request(record, record.answer), n_chunks=1)]
+    record = Record(
+        "q",
+        "When does it open?",
+        "It opens at nine.",
+        references=("It opens at nine.",),
+        contexts=(Chunk(doc_id="d", text="It opens at nine."),),
+    )
+    calls = [
+        JudgeCall(CORRECTNESS, correctness_request(record)),
+        JudgeCall(CLAIMS, claims_request(record, record.answer), n_chunks=1),
+    ]
     schemas = {}
     for bounds in ("schema", "instructions"):
         with FakeOpenAIServer(respond) as server:
-            judge = Judge(OpenAIBackend(base_url=server.base_url, model="fake-judge", api_key_env=None,
-                                        bounds=bounds))
+            judge = Judge(OpenAIBackend(base_url=server.base_url, model="fake-judge", api_key_env=None, bounds=bounds))
             try:
                 outcomes = judge.run(calls)
             finally:
                 judge.close()
         assert [o.failure for o in outcomes] == [None, None]
-        schemas[bounds] = {body["response_format"]["json_schema"]["name"]:
-                                    body["response_format"]["json_schema"]["schema"] for body in server.requests}
+        schemas[bounds] = {
+            body["response_format"]["json_schema"]["name"]: body["response_format"]["json_schema"]["schema"]
+            for body in server.requests
+        }
     local_schemas = schemas["schema"]
     assert local_schemas["correctness"]["properties"]["reason"] == {"type": "string", "maxLength": 300}
     claim = local_schemas["claims"]["properties"]["claims"]["items"]["properties"]
     assert {name: claim[name].get("maxLength") for name in claim} == {
-        "claim": 200, "evidence": 300, "differences": 160, "verdict": None, "chunks": None}
+        "claim": 200,
+        "evidence": 300,
+        "differences": 160,
+        "verdict": None,
+        "chunks": None,
+    }
     assert "maxLength" not in json.dumps(schemas["instructions"])
     assert schemas["instructions"]["correctness"]["properties"]["reason"] == {"type": "string"}
 
 
 # --- progress ---------------------------------------------------------------------------------------------
+
 
 def test_on_call_done_is_called_once_per_finished_call_cached_ones_included(tmp_path):
     path = tmp_path / "judge.sqlite"

@@ -62,7 +62,7 @@ CHUNKS = [
     {"doc_id": "hours", "text": "The Central Library is open on Fridays from 9:00 to 18:00."},
     {"doc_id": "fees", "text": "A library card is free for residents; non-residents pay 25 dollars per year."},
 ]
-FEES_CHUNK = 2          # chunks are numbered from 1 in the claims prompt
+FEES_CHUNK = 2  # chunks are numbered from 1 in the claims prompt
 QUESTION = "How much does a library card cost for non-residents?"
 REFERENCE = "Non-residents pay 25 dollars per year."
 # The fees chunk's statement word for word, and the same statement with a number the chunk contradicts.
@@ -135,14 +135,19 @@ def schema_problems(value: Any, schema: Mapping[str, Any], where: str = "reply")
 
 def test_the_schema_check_finds_what_it_should() -> None:
     # the checker above must be able to fail, or every assertion made with it would be empty
-    reply = {"claims": [{"claim": "x" * 201, "evidence": "", "differences": "", "verdict": "maybe",
-                         "chunks": ["2"]}], "note": 1}
+    reply = {
+        "claims": [{"claim": "x" * 201, "evidence": "", "differences": "", "verdict": "maybe", "chunks": ["2"]}],
+        "note": 1,
+    }
     assert schema_problems(reply, CLAIMS.schema) == [
-        "reply: unexpected 'note'", "reply.claims[0].claim: 201 characters, more than 200",
+        "reply: unexpected 'note'",
+        "reply.claims[0].claim: 201 characters, more than 200",
         "reply.claims[0].verdict: 'maybe' is not one of ['supported', 'contradicted', 'unsupported']",
-        "reply.claims[0].chunks[0]: expected integer, got '2'"]
+        "reply.claims[0].chunks[0]: expected integer, got '2'",
+    ]
     assert schema_problems({"reason": "ok", "score": True}, CORRECTNESS.schema) == [
-        "reply.score: expected integer, got True"]
+        "reply.score: expected integer, got True"
+    ]
 
 
 def test_packaged_model_is_the_pinned_file() -> None:
@@ -155,8 +160,10 @@ def test_packaged_model_is_the_pinned_file() -> None:
 
 def test_a_copied_statement_is_supported_and_a_changed_number_contradicted(judge: Judge) -> None:
     records = [_record("stated", STATED), _record("contradicted", CONTRADICTED)]
-    calls = [JudgeCall(CLAIMS, claims_request(record, record.answer), len(CHUNKS))
-             for record in map(record_from_dict, records)]
+    calls = [
+        JudgeCall(CLAIMS, claims_request(record, record.answer), len(CHUNKS))
+        for record in map(record_from_dict, records)
+    ]
     stated, contradicted = (outcome.verdict for outcome in judge.run(calls))
     for verdict in (stated, contradicted):
         assert verdict is not None and schema_problems(verdict, CLAIMS.schema) == []
@@ -167,13 +174,14 @@ def test_a_copied_statement_is_supported_and_a_changed_number_contradicted(judge
     assert "contradicted" in {claim["verdict"] for claim in contradicted["claims"]}, contradicted
 
     with asked_for_claims(judge, "verify"):
-        result = evaluate(records, metrics=["judge_faithfulness", "judge_precision"], judge=judge,
-                          settings=Settings(n_resamples=200))
+        result = evaluate(
+            records, metrics=["judge_faithfulness", "judge_precision"], judge=judge, settings=Settings(n_resamples=200)
+        )
     assert result.judging is not None and not result.judging.failures
     assert result.judging.totals()["requests"] == 0  # the same calls: every verdict comes from the cache
     faithfulness, precision = result.scores["judge_faithfulness"], result.scores["judge_precision"]
-    assert faithfulness[0] == 1.0 and faithfulness[1] < 1.0     # every claim supported; one contradicted
-    assert 0.5 <= precision[0] <= 1.0                           # the fees chunk (1 of 2) supports it at least
+    assert faithfulness[0] == 1.0 and faithfulness[1] < 1.0  # every claim supported; one contradicted
+    assert 0.5 <= precision[0] <= 1.0  # the fees chunk (1 of 2) supports it at least
     assert 0.0 <= precision[1] <= 1.0
 
 
@@ -185,20 +193,22 @@ def test_the_packaged_judge_splits_and_the_check_verifies(judge: Judge) -> None:
         verdict = judge.run([call])[0].verdict
         assert verdict is not None and schema_problems(verdict, call.request.schema) == []
         assert verdict["claims"], "each answer makes one factual claim at least"
-    result = evaluate(records, metrics=["judge_faithfulness", "judge_precision"], judge=judge,
-                      settings=Settings(n_resamples=200))
+    result = evaluate(
+        records, metrics=["judge_faithfulness", "judge_precision"], judge=judge, settings=Settings(n_resamples=200)
+    )
     assert result.judging is not None and not result.judging.failures
     assert result.judging.totals()["requests"] == 0  # the same calls: every claim split comes from the cache
     faithfulness, precision = result.scores["judge_faithfulness"], result.scores["judge_precision"]
-    assert faithfulness[0] == 1.0 and faithfulness[1] < 1.0     # the copy holds; 40 dollars is in no chunk
-    assert 0.5 <= precision[0] <= 1.0                           # the fees chunk (1 of 2) supports it at least
+    assert faithfulness[0] == 1.0 and faithfulness[1] < 1.0  # the copy holds; 40 dollars is in no chunk
+    assert 0.5 <= precision[0] <= 1.0  # the fees chunk (1 of 2) supports it at least
     assert 0.0 <= precision[1] <= 1.0
 
 
 def test_a_copy_of_the_reference_outscores_an_answer_about_something_else(judge: Judge) -> None:
     records = [_record("same", REFERENCE), _record("off", OFF_TOPIC)]
-    result = evaluate(records, metrics=["judge_correctness", "judge_relevance"], judge=judge,
-                      settings=Settings(n_resamples=200))
+    result = evaluate(
+        records, metrics=["judge_correctness", "judge_relevance"], judge=judge, settings=Settings(n_resamples=200)
+    )
     assert result.judging is not None and not result.judging.failures
     for name in ("judge_correctness", "judge_relevance"):
         same, off = result.scores[name]
@@ -217,16 +227,19 @@ PARAPHRASE = "A library card costs non-residents 25 dollars a year."
 def test_a_paraphrase_is_more_faithful_than_an_added_number_or_a_changed_scope(judge: Judge, mode: str) -> None:
     records = [_record("paraphrase", PARAPHRASE), _record("added", ADDED_NUMBER), _record("narrowed", NARROWED)]
     with asked_for_claims(judge, mode):
-        result = evaluate(records, metrics=["judge_faithfulness", "RL_F"], judge=judge,
-                          settings=Settings(n_resamples=200))
+        result = evaluate(
+            records, metrics=["judge_faithfulness", "RL_F"], judge=judge, settings=Settings(n_resamples=200)
+        )
     assert result.judging is not None and not result.judging.failures
     paraphrase, added, narrowed = result.scores["judge_faithfulness"]
     assert paraphrase == 1.0 and added < paraphrase and narrowed < paraphrase, (paraphrase, added, narrowed)
     assert list(result.scores["RL_F"]) == list(result.scores["judge_faithfulness"])  # one call serves both
 
 
-MTRAG_HISTORY = [{"role": "user", "text": "Hi, I have questions about the Central Library."},
-                 {"role": "assistant", "text": "Sure, what would you like to know?"}]
+MTRAG_HISTORY = [
+    {"role": "user", "text": "Hi, I have questions about the Central Library."},
+    {"role": "assistant", "text": "Sure, what would you like to know?"},
+]
 
 
 def _conversation(id: str, answer: str) -> dict[str, Any]:
@@ -234,18 +247,20 @@ def _conversation(id: str, answer: str) -> dict[str, Any]:
 
 
 def test_the_idk_judge_tells_a_refusal_from_an_answer(judge: Judge) -> None:
-    records = [_conversation("refusal", "I'm sorry, I don't have information about the price of a library card."),
-               _conversation("answer", STATED)]
+    records = [
+        _conversation("refusal", "I'm sorry, I don't have information about the price of a library card."),
+        _conversation("answer", STATED),
+    ]
     # the judge's own verdicts: with the refusal check an answer would be 0 whatever the judge said
-    result = evaluate(records, metrics=["idk_judge"], judge=judge,
-                      settings=Settings(n_resamples=200, check_evidence=False))
+    result = evaluate(
+        records, metrics=["idk_judge"], judge=judge, settings=Settings(n_resamples=200, check_evidence=False)
+    )
     assert result.judging is not None and not result.judging.failures
     assert list(result.scores["idk_judge"]) == [1.0, 0.0]
 
 
 def test_radbench_rates_the_reference_above_a_wrong_answer(judge: Judge) -> None:
-    records = [_conversation("same", REFERENCE), _conversation("wrong", CONTRADICTED),
-               _conversation("off", OFF_TOPIC)]
+    records = [_conversation("same", REFERENCE), _conversation("wrong", CONTRADICTED), _conversation("off", OFF_TOPIC)]
     result = evaluate(records, metrics=["RB_llm"], judge=judge, settings=Settings(n_resamples=200))
     assert result.judging is not None and not result.judging.failures
     same, wrong, off = result.scores["RB_llm"]
@@ -259,11 +274,18 @@ def test_the_same_calls_get_the_same_verdicts_in_any_order(judge: Judge) -> None
     saves each system message's slot state afresh, so a state computed again must equal the first."""
     backend = judge.backend
     assert isinstance(backend, LocalBackend)
-    uncached = Judge(LocalBackend.at(backend.base_url, model=backend.model, api_key_env=None,
-                                     timeout_s=LOCAL_TIMEOUT_S, bounds=backend.bounds), timeout_s=LOCAL_TIMEOUT_S)
+    uncached = Judge(
+        LocalBackend.at(
+            backend.base_url, model=backend.model, api_key_env=None, timeout_s=LOCAL_TIMEOUT_S, bounds=backend.bounds
+        ),
+        timeout_s=LOCAL_TIMEOUT_S,
+    )
     same = record_from_dict(_record("same", REFERENCE))
-    calls = [JudgeCall(CORRECTNESS, correctness_request(same)), JudgeCall(CLAIM_SPLIT, claim_split_request(STATED)),
-             JudgeCall(RELEVANCE, relevance_request(same))]
+    calls = [
+        JudgeCall(CORRECTNESS, correctness_request(same)),
+        JudgeCall(CLAIM_SPLIT, claim_split_request(STATED)),
+        JudgeCall(RELEVANCE, relevance_request(same)),
+    ]
     first = judge.run(calls)
     try:
         again = uncached.run([calls[i] for i in (2, 1, 0)])
@@ -281,12 +303,19 @@ def test_the_same_shared_layout_calls_get_the_same_verdicts_in_any_order(judge: 
     afresh, and restored after the other item's), get the same replies word for word."""
     backend = judge.backend
     assert isinstance(backend, LocalBackend) and judge.layout == "shared"
-    uncached = Judge(LocalBackend.at(backend.base_url, model=backend.model, api_key_env=None,
-                                     timeout_s=LOCAL_TIMEOUT_S, bounds=backend.bounds), timeout_s=LOCAL_TIMEOUT_S,
-                     layout="shared")
+    uncached = Judge(
+        LocalBackend.at(
+            backend.base_url, model=backend.model, api_key_env=None, timeout_s=LOCAL_TIMEOUT_S, bounds=backend.bounds
+        ),
+        timeout_s=LOCAL_TIMEOUT_S,
+        layout="shared",
+    )
     same, off = record_from_dict(_record("same", REFERENCE)), record_from_dict(_record("off", OFF_TOPIC))
-    calls = [judge_call(judge, prompt, record, text=record.answer)
-             for record in (same, off) for prompt in (CORRECTNESS, RELEVANCE, CLAIM_SPLIT)]
+    calls = [
+        judge_call(judge, prompt, record, text=record.answer)
+        for record in (same, off)
+        for prompt in (CORRECTNESS, RELEVANCE, CLAIM_SPLIT)
+    ]
     first = judge.run(calls)
     order = (5, 0, 4, 1, 3, 2)
     try:
@@ -300,10 +329,15 @@ def test_the_same_shared_layout_calls_get_the_same_verdicts_in_any_order(judge: 
 
 def _timings(judge: Judge, request: ChatRequest) -> dict[str, Any]:
     """llama.cpp's timings of ``request`` sent as it is (one token generated) to the judge's server."""
-    body = {"messages": [{"role": role, "content": content} for role, content in request.messages],
-            "max_tokens": 1, "temperature": 0, "cache_prompt": True}
-    post = urllib.request.Request(f"{_server_url(judge)}/v1/chat/completions", json.dumps(body).encode(),
-                                  {"Content-Type": "application/json"})
+    body = {
+        "messages": [{"role": role, "content": content} for role, content in request.messages],
+        "max_tokens": 1,
+        "temperature": 0,
+        "cache_prompt": True,
+    }
+    post = urllib.request.Request(
+        f"{_server_url(judge)}/v1/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(post, timeout=LOCAL_TIMEOUT_S) as reply:
         return dict(json.load(reply)["timings"])
 
@@ -335,23 +369,29 @@ def test_each_shared_call_reuses_its_item_and_computes_its_task(judge: Judge) ->
     assert 10 < timings["prompt_n"] < 40  # "TASK relevance: …", the end of the message and the reply's start
 
 
-def test_a_stored_system_message_state_is_restored_and_a_broken_one_computed_again(judge: Judge,
-                                                                                  tmp_path: Path) -> None:
+def test_a_stored_system_message_state_is_restored_and_a_broken_one_computed_again(
+    judge: Judge, tmp_path: Path
+) -> None:
     """A lead's state kept in the store is restored by the next states of the same build without computing it
     (no completion request), and a call after it takes exactly the lead's tokens from the cache, as after the
     state computed; a stored file whose bytes are not those saved (cut short, as a full disk leaves it) is never
     handed to the server, which can stop on one: it is computed afresh and replaced."""
     folder = judge._on_close.__self__.states_dir  # the server's slot save folder
     # a short system message of its own: what is stored and restored does not depend on its length
-    request = dataclasses.replace(judge_call(judge, CORRECTNESS, record_from_dict(_record("same", REFERENCE))).request,
-                                  messages=(("system", "Grade the ANSWER against the REFERENCE from 1 to 5."),
-                                            ("user", f"<answer>{REFERENCE}</answer> <reference>{REFERENCE}</reference>")),
-                                  shared=0)
+    request = dataclasses.replace(
+        judge_call(judge, CORRECTNESS, record_from_dict(_record("same", REFERENCE))).request,
+        messages=(
+            ("system", "Grade the ANSWER against the REFERENCE from 1 to 5."),
+            ("user", f"<answer>{REFERENCE}</answer> <reference>{REFERENCE}</reference>"),
+        ),
+        shared=0,
+    )
     lead = request.messages[:1]
 
     def states() -> tuple[PrefixStates, list[str]]:
-        made = PrefixStates(_server_url(judge), timeout_s=LOCAL_TIMEOUT_S, folder=folder, store=tmp_path,
-                            build="test-build")
+        made = PrefixStates(
+            _server_url(judge), timeout_s=LOCAL_TIMEOUT_S, folder=folder, store=tmp_path, build="test-build"
+        )
         paths: list[str] = []
         post = made._post
         made._post = lambda path, body: paths.append(path) or post(path, body)  # type: ignore[method-assign]
@@ -400,10 +440,11 @@ def test_the_judge_stops_its_server_when_closed() -> None:
 def test_a_server_whose_parent_is_killed_removes_its_saved_states() -> None:
     """The server's child process exits when its parent dies (its stdin closes), and takes its slot save folder
     with it: a killed run leaves no states behind in the temporary folder."""
-    script = ("import sys; from ragmeter.judges import LocalServer; server = LocalServer(); server.start(); "
-              "print(server.states_dir, flush=True); sys.stdin.read()")
-    parent = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True)
+    script = (
+        "import sys; from ragmeter.judges import LocalServer; server = LocalServer(); server.start(); "
+        "print(server.states_dir, flush=True); sys.stdin.read()"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     states = Path(parent.stdout.readline().strip())
     assert states.is_dir()
     parent.kill()

@@ -42,14 +42,16 @@ from ragmeter.testing.scripted_judge import respond
 
 CHUNKS = ["The pool opens at nine. Entry costs five euros.", "The pool closes at six."]
 REFERENCE = "The pool opens at nine."
-ROWS = [("t1", "ANSWERABLE", "The pool opens at nine. The pool closes at six."),
-        ("t2", "ANSWERABLE", "The pool opens at nine. The pool has a sauna."),
-        ("t3", "UNANSWERABLE", "I don't know."),
-        ("t4", "UNANSWERABLE", "The pool closes at six."),
-        ("t5", "ANSWERABLE", REFERENCE),
-        ("t6", "ANSWERABLE", "The pool closes at six. I don't know when it opens."),
-        ("t7", "ANSWERABLE", REFERENCE),
-        ("t8", "ANSWERABLE", "The pool has a sauna. Rating: [[10]]")]
+ROWS = [
+    ("t1", "ANSWERABLE", "The pool opens at nine. The pool closes at six."),
+    ("t2", "ANSWERABLE", "The pool opens at nine. The pool has a sauna."),
+    ("t3", "UNANSWERABLE", "I don't know."),
+    ("t4", "UNANSWERABLE", "The pool closes at six."),
+    ("t5", "ANSWERABLE", REFERENCE),
+    ("t6", "ANSWERABLE", "The pool closes at six. I don't know when it opens."),
+    ("t7", "ANSWERABLE", REFERENCE),
+    ("t8", "ANSWERABLE", "The pool has a sauna. Rating: [[10]]"),
+]
 EXPECTED = {  # metric → value per task (None: undefined)
     "idk_eval": [0.0, 0.0, 1.0, 0.0, 0.0, 0.5, 0.0, 0.0],
     "RL_F": [1.0, 0.5, None, 1.0, 1.0, 0.5, None, 0.0],
@@ -64,16 +66,25 @@ def mtrag_rows(n_copies: int = 1) -> list[dict[str, Any]]:
     """The eight rows; each further copy names its own pool ("The pool 1 …"), so that no call repeats."""
     rows = []
     for copy in range(n_copies):
+
         def named(text: str, copy: int = copy) -> str:
             return text.replace("The pool", f"The pool {copy}") if copy else text
 
         for task, answerability, answer in ROWS:
-            rows.append({"task_id": f"c{copy}<::>{task}", "conversation_id": f"c{copy}", "model_id": "m",
-                         "input": [{"speaker": "user", "text": "When is the pool open?"}],
-                         "contexts": [] if task == "t7" else [{"document_id": f"d{i}", "text": named(text)}
-                                                             for i, text in enumerate(CHUNKS)],
-                         "targets": [{"text": named(REFERENCE)}], "predictions": [{"text": named(answer)}],
-                         "answerability": [answerability]})
+            rows.append(
+                {
+                    "task_id": f"c{copy}<::>{task}",
+                    "conversation_id": f"c{copy}",
+                    "model_id": "m",
+                    "input": [{"speaker": "user", "text": "When is the pool open?"}],
+                    "contexts": []
+                    if task == "t7"
+                    else [{"document_id": f"d{i}", "text": named(text)} for i, text in enumerate(CHUNKS)],
+                    "targets": [{"text": named(REFERENCE)}],
+                    "predictions": [{"text": named(answer)}],
+                    "answerability": [answerability],
+                }
+            )
     return rows
 
 
@@ -91,14 +102,25 @@ def values(rows: list[dict[str, Any]], key: str) -> list[float | None]:
 
 
 def fake_judge(server: FakeOpenAIServer, cache: Path | None, **options: Any) -> Judge:
-    return open_judge(JudgeConfig(kind="openai", model="fake-judge", base_url=server.base_url, api_key_env=None,
-                                  cache=cache, backoff_s=0.01, **options))
+    return open_judge(
+        JudgeConfig(
+            kind="openai",
+            model="fake-judge",
+            base_url=server.base_url,
+            api_key_env=None,
+            cache=cache,
+            backoff_s=0.01,
+            **options,
+        )
+    )
 
 
 def body(request: ChatRequest) -> dict[str, Any]:
     """The chat-completions body judge_script reads, for a scripted backend."""
-    return {"messages": [{"role": role, "content": content} for role, content in request.messages],
-            "response_format": {"json_schema": {"name": request.schema_name}}}
+    return {
+        "messages": [{"role": role, "content": content} for role, content in request.messages],
+        "response_format": {"json_schema": {"name": request.schema_name}},
+    }
 
 
 def judged_steps(source: Path, out: Path, judges: list[Judge], step: str = "all", **settings: Any) -> list[dict]:
@@ -116,9 +138,12 @@ def test_step_all_writes_the_judged_values_worked_out_by_hand(tmp_path: Path) ->
         assert values(rows, key) == pytest.approx(EXPECTED[key], nan_ok=True), key
     undefined = [row["metrics"].get("undefined", {}) for row in rows]
     assert undefined[2] == {"RL_F": "the answer abstains: no statement"}
-    assert undefined[6] == {"RL_F": "no passages to check the statements against",
-                            "RL_F_idk": "RL_F is undefined: no passages to check the statements against",
-                            "BertKPrec": "no passages", "Extractiveness_RougeL": "no passages"}  # MT-RAG's absent lists
+    assert undefined[6] == {
+        "RL_F": "no passages to check the statements against",
+        "RL_F_idk": "RL_F is undefined: no passages to check the statements against",
+        "BertKPrec": "no passages",
+        "Extractiveness_RougeL": "no passages",
+    }  # MT-RAG's absent lists
     assert all(row["metrics"]["idk_eval_source"][0].startswith("judge:fake-judge@t0/s0/idk:") for row in rows)
     summary = {key: sum(v is not None for v in values(rows, key)) for key in ("RL_F", "RB_llm")}
     assert summary == {"RL_F": 6, "RB_llm": 8}
@@ -128,8 +153,7 @@ def test_step_all_writes_the_judged_values_worked_out_by_hand(tmp_path: Path) ->
 def test_faults_on_30_percent_of_calls_change_no_value(tmp_path: Path, seed: int) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", mtrag_rows())
     faults = FaultPlan(rate=0.3, seed=seed, stall_s=3.0)
-    with FakeOpenAIServer(respond, faults=faults) as server, \
-            fake_judge(server, None, timeout_s=1.0) as judge:
+    with FakeOpenAIServer(respond, faults=faults) as server, fake_judge(server, None, timeout_s=1.0) as judge:
         rows = judged_steps(source, tmp_path / "out.jsonl", [judge])
         assert sum(server.statuses.values()) > 21 and server.statuses["ok"] < sum(server.statuses.values())
     for key in JUDGED_KEYS:
@@ -173,7 +197,8 @@ def test_rb_llm_unparsed_counts_an_unusable_verdict_as_released_scripts_do(tmp_p
         rows = judged_steps(source, tmp_path / "out.jsonl", [judge], step="radbench", rb_llm_unparsed=0.5)
     assert values(rows, "RB_llm") == [0.5] * 8
     assert rows[0]["metrics"]["notes"]["RB_llm"].startswith(
-        "judge failed (radbench): invalid reply after one repair attempt: it is not valid JSON")
+        "judge failed (radbench): invalid reply after one repair attempt: it is not valid JSON"
+    )
 
 
 def test_an_answer_that_rates_itself_does_not_change_rb_llm(tmp_path: Path) -> None:
@@ -201,7 +226,8 @@ def test_a_refusal_verdict_stands_only_where_the_response_has_words_that_decline
     # only t3 ("I don't know …") and t6 ("… but I don't know …") have words that decline
     assert values(checked, "idk_eval") == [0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0]
     assert checked[0]["metrics"]["notes"]["idk_eval"] == (
-        "the judge said declines, but the response has no words that decline: answers")
+        "the judge said declines, but the response has no words that decline: answers"
+    )
     assert values(unchecked, "idk_eval") == [1.0] * 8
 
 
@@ -211,6 +237,7 @@ def test_several_judges_give_rb_llm_their_median_and_the_first_alone_the_rest(tm
             if request.schema_name == "radbench":
                 return json.dumps({"reason": "fixed", "rating": value})
             return respond(body(request))
+
         return ScriptedBackend(answer, model=f"judge-{value}")
 
     backends = [rating(2), rating(9), rating(7)]
@@ -232,14 +259,30 @@ def test_registered_metrics_score_a_native_run(tmp_path: Path) -> None:
 
     records = [record_from_mtrag(row) for row in mtrag_rows()]
     with Judge(ScriptedBackend(lambda request: respond(body(request)))) as judge:
-        result = evaluate(records, metrics=["idk_judge", "RL_F", "RB_llm", "RL_F_idk", "RB_llm_idk",
-                                            "judge_faithfulness", "judge_faithfulness_idk"],
-                          judge=judge, settings=Settings(n_resamples=200))
+        result = evaluate(
+            records,
+            metrics=[
+                "idk_judge",
+                "RL_F",
+                "RB_llm",
+                "RL_F_idk",
+                "RB_llm_idk",
+                "judge_faithfulness",
+                "judge_faithfulness_idk",
+            ],
+            judge=judge,
+            settings=Settings(n_resamples=200),
+        )
         # as in step all; judge_faithfulness asks for t3's reference's claims too (seed 002's rule): the same
         # request as t5's answer's
         assert len(judge.backend.requests) == 7 + 8 + 6
-    names = {"idk_judge": "idk_eval", "RL_F": "RL_F", "RB_llm": "RB_llm", "RL_F_idk": "RL_F_idk",
-             "RB_llm_idk": "RB_llm_idk"}
+    names = {
+        "idk_judge": "idk_eval",
+        "RL_F": "RL_F",
+        "RB_llm": "RB_llm",
+        "RL_F_idk": "RL_F_idk",
+        "RB_llm_idk": "RB_llm_idk",
+    }
     for metric, key in names.items():
         expected = [float("nan") if v is None else v for v in EXPECTED[key]]
         assert list(result.scores[metric]) == pytest.approx(expected, nan_ok=True), metric
@@ -253,9 +296,30 @@ N_KILL = 5  # copies of the eight rows: 40 records, 30 claims calls
 
 
 def _cli(server: FakeOpenAIServer, source: Path, out: Path) -> list[str]:
-    return [sys.executable, "-m", "ragmeter.cli", "mtrag", "--step", "ragas", "-i", str(source), "-o", str(out),
-            "--judge", "openai", "--judge-model", "fake-judge", "--judge-base-url", server.base_url,
-            "--judge-api-key-env", "", "--judge-concurrency", "1", "--n-resamples", "200"]
+    return [
+        sys.executable,
+        "-m",
+        "ragmeter.cli",
+        "mtrag",
+        "--step",
+        "ragas",
+        "-i",
+        str(source),
+        "-o",
+        str(out),
+        "--judge",
+        "openai",
+        "--judge-model",
+        "fake-judge",
+        "--judge-base-url",
+        server.base_url,
+        "--judge-api-key-env",
+        "",
+        "--judge-concurrency",
+        "1",
+        "--n-resamples",
+        "200",
+    ]
 
 
 def test_a_killed_judged_step_goes_on_without_repeating_a_call(tmp_path: Path) -> None:
@@ -291,27 +355,51 @@ def test_a_killed_judged_step_goes_on_without_repeating_a_call(tmp_path: Path) -
     assert read_jsonl(out) == read_jsonl(reference)
 
 
-def test_mtrag_cli_runs_the_judged_steps_and_reports_the_judge(tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_mtrag_cli_runs_the_judged_steps_and_reports_the_judge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", mtrag_rows())
     out = tmp_path / "out.jsonl"
     with FakeOpenAIServer(respond) as server:
-        argv = ["mtrag", "--step", "all", "-i", str(source), "-o", str(out), "--judge", "openai", "--judge-model",
-                "fake-judge", "--judge-base-url", server.base_url, "--judge-api-key-env", "", "--n-resamples", "200"]
+        argv = [
+            "mtrag",
+            "--step",
+            "all",
+            "-i",
+            str(source),
+            "-o",
+            str(out),
+            "--judge",
+            "openai",
+            "--judge-model",
+            "fake-judge",
+            "--judge-base-url",
+            server.base_url,
+            "--judge-api-key-env",
+            "",
+            "--n-resamples",
+            "200",
+        ]
         assert main([*argv, "--dry-run"]) == 0
         planned = capsys.readouterr().out
         assert server.requests == []
         assert main(argv) == 0
     stdout = capsys.readouterr().out
     table = {line.split()[0]: line.split()[1:4] for line in planned.splitlines()[3:7]}
-    assert table == {"idk": ["7", "0", "7"], "claims": ["6", "0", "6"], "radbench": ["8", "0", "8"],
-                     "total": ["21", "0", "21"]}
+    assert table == {
+        "idk": ["7", "0", "7"],
+        "claims": ["6", "0", "6"],
+        "radbench": ["8", "0", "8"],
+        "total": ["21", "0", "21"],
+    }
     assert "undefined (null, reason in metrics.undefined): RL_F × 2, RL_F_idk × 1" in stdout
     assert "judge fake-judge@t0/s0 — idk: 7 calls (0 cached, 0 failed, 0 repaired)" in stdout
     for name in ("RB_llm_idk", "RL_F_idk", "RB_agg_idk", "idk_eval"):
         assert name in stdout
     assert (tmp_path / "out.jsonl.judge-cache.sqlite").exists()
     summary = json.loads((tmp_path / "out.jsonl.summary.json").read_text(encoding="utf-8"))
-    assert summary["undefined"]["RL_F"] == {"the answer abstains: no statement": 1,
-                                            "no passages to check the statements against": 1}
+    assert summary["undefined"]["RL_F"] == {
+        "the answer abstains: no statement": 1,
+        "no passages to check the statements against": 1,
+    }
     assert summary["judges"]["fake-judge@t0/s0"]["radbench"]["calls"] == 8

@@ -29,8 +29,9 @@ def _record(answer: str, **extra: object):
 
 
 def test_the_nuggets_request_holds_the_question_and_the_reference_only() -> None:
-    first, second = (nuggets_request(r.question, nugget_sources(r))
-                     for r in (_record("At six."), _record("I don't know.")))
+    first, second = (
+        nuggets_request(r.question, nugget_sources(r)) for r in (_record("At six."), _record("I don't know."))
+    )
     assert first == second  # the same request for every answer: one verdict per question, cached
     (_, system), (_, user) = first.messages
     assert system == NUGGETS.instructions
@@ -41,10 +42,12 @@ def test_the_nuggets_request_holds_the_question_and_the_reference_only() -> None
 
 
 def test_without_a_reference_nuggets_come_from_the_chunks_people_judged_relevant() -> None:
-    chunks = [{"doc_id": "a", "text": "Open 9 to 18.", "labels": {"topically_relevant": 1}},
-              {"doc_id": "b", "text": "Parking costs 2 dollars.", "labels": {"topically_relevant": 0}},
-              {"doc_id": "c", "text": "Fridays: closes at 18:00.", "labels": {"evidence_sufficient": 1}},
-              {"doc_id": "d", "text": "Judged in the qrels."}]
+    chunks = [
+        {"doc_id": "a", "text": "Open 9 to 18.", "labels": {"topically_relevant": 1}},
+        {"doc_id": "b", "text": "Parking costs 2 dollars.", "labels": {"topically_relevant": 0}},
+        {"doc_id": "c", "text": "Fridays: closes at 18:00.", "labels": {"evidence_sufficient": 1}},
+        {"doc_id": "d", "text": "Judged in the qrels."},
+    ]
     record = record_from_dict({"question": QUESTION, "answer": "x", "contexts": chunks, "qrels": {"d": 1, "b": 0}})
     assert nugget_sources(record) == ("Open 9 to 18.", "Fridays: closes at 18:00.", "Judged in the qrels.")
     assert nugget_sources(_record("x")) == (REFERENCE,)
@@ -52,17 +55,26 @@ def test_without_a_reference_nuggets_come_from_the_chunks_people_judged_relevant
 
 
 def test_a_nuggets_reply_is_read_and_a_bad_one_says_what_to_fix() -> None:
-    reply = {"nuggets": [{"fact": " The library closes at 18:00 on Fridays. ", "importance": "vital"},
-                         {"fact": "It opens at 9:00.", "importance": "okay"}]}
-    assert NUGGETS.check(json.dumps(reply), 0) == {"nuggets": [
-        {"text": "The library closes at 18:00 on Fridays.", "vital": True},
-        {"text": "It opens at 9:00.", "vital": False}]}
+    reply = {
+        "nuggets": [
+            {"fact": " The library closes at 18:00 on Fridays. ", "importance": "vital"},
+            {"fact": "It opens at 9:00.", "importance": "okay"},
+        ]
+    }
+    assert NUGGETS.check(json.dumps(reply), 0) == {
+        "nuggets": [
+            {"text": "The library closes at 18:00 on Fridays.", "vital": True},
+            {"text": "It opens at 9:00.", "vital": False},
+        ]
+    }
     assert NUGGETS.check('{"nuggets": []}', 0) == {"nuggets": []}
     too_many = {"nuggets": [{"fact": f"fact {i}", "importance": "okay"} for i in range(MAX_NUGGETS + 1)]}
-    for bad, message in [(too_many, "11 nuggets: write at most 10"),
-                         ({"nuggets": [{"fact": "x", "importance": "must"}]}, "importance 'must'; use vital or okay"),
-                         ({"nuggets": [{"fact": " ", "importance": "vital"}]}, "nugget 1 has no fact"),
-                         ({"nuggets": [{"fact": "x"}]}, "missing importance")]:
+    for bad, message in [
+        (too_many, "11 nuggets: write at most 10"),
+        ({"nuggets": [{"fact": "x", "importance": "must"}]}, "importance 'must'; use vital or okay"),
+        ({"nuggets": [{"fact": " ", "importance": "vital"}]}, "nugget 1 has no fact"),
+        ({"nuggets": [{"fact": "x"}]}, "missing importance"),
+    ]:
         with pytest.raises(VerdictError, match=message):
             NUGGETS.check(json.dumps(bad), 0)
 
@@ -84,24 +96,40 @@ def test_nuggets_are_graded_ten_a_call_each_numbered_and_defused() -> None:
 
 
 def test_a_grades_reply_must_grade_every_nugget_in_order() -> None:
-    reply = {"grades": [{"nugget": 1, "quote": " closes at 18:00 ", "grade": "support"},
-                        {"nugget": 2, "quote": "", "grade": "none"}]}
-    assert NUGGET_GRADES.check(json.dumps(reply), 2) == {"grades": [{"quote": "closes at 18:00", "grade": "support"},
-                                                                     {"quote": "", "grade": "none"}]}
-    for bad, message in [({"grades": reply["grades"][:1]}, "must grade all 2 nuggets"),
-                         ({"grades": reply["grades"][::-1]}, "entry 1 grades nugget 2: grade the nuggets 1 to 2"),
-                         ({"grades": [{**reply["grades"][0], "grade": "yes"}, reply["grades"][1]]},
-                          "grade 'yes'; use one of support, partial, none")]:
+    reply = {
+        "grades": [
+            {"nugget": 1, "quote": " closes at 18:00 ", "grade": "support"},
+            {"nugget": 2, "quote": "", "grade": "none"},
+        ]
+    }
+    assert NUGGET_GRADES.check(json.dumps(reply), 2) == {
+        "grades": [{"quote": "closes at 18:00", "grade": "support"}, {"quote": "", "grade": "none"}]
+    }
+    for bad, message in [
+        ({"grades": reply["grades"][:1]}, "must grade all 2 nuggets"),
+        ({"grades": reply["grades"][::-1]}, "entry 1 grades nugget 2: grade the nuggets 1 to 2"),
+        (
+            {"grades": [{**reply["grades"][0], "grade": "yes"}, reply["grades"][1]]},
+            "grade 'yes'; use one of support, partial, none",
+        ),
+    ]:
         with pytest.raises(VerdictError, match=message):
             NUGGET_GRADES.check(json.dumps(bad), 2)
 
 
 def test_a_grade_stands_only_on_words_of_the_answer() -> None:
     answer = "The Central Library closes at 18:00 on Fridays, I think."
-    graded = [{"quote": "closes at 18:00 on Fridays", "grade": "support"},
-              {"quote": "closes at 20:00 on Fridays", "grade": "support"},      # a number the answer does not state
-              {"quote": "the museum opens on Mondays", "grade": "partial"},     # words the answer does not have
-              {"quote": "", "grade": "support"},                                 # no quote at all
-              {"quote": "anything", "grade": "none"}]
-    assert quoted_grades(graded, answer) == [("support", None), ("none", QUOTE_NOT_FOUND), ("none", QUOTE_NOT_FOUND),
-                                             ("none", QUOTE_NOT_FOUND), ("none", None)]
+    graded = [
+        {"quote": "closes at 18:00 on Fridays", "grade": "support"},
+        {"quote": "closes at 20:00 on Fridays", "grade": "support"},  # a number the answer does not state
+        {"quote": "the museum opens on Mondays", "grade": "partial"},  # words the answer does not have
+        {"quote": "", "grade": "support"},  # no quote at all
+        {"quote": "anything", "grade": "none"},
+    ]
+    assert quoted_grades(graded, answer) == [
+        ("support", None),
+        ("none", QUOTE_NOT_FOUND),
+        ("none", QUOTE_NOT_FOUND),
+        ("none", QUOTE_NOT_FOUND),
+        ("none", None),
+    ]

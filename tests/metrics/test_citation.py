@@ -73,7 +73,7 @@ def test_a_cited_doc_id_that_was_not_retrieved_is_unsupported_without_embedding(
 
 
 def test_the_cited_doc_is_compared_not_another_chunk():
-    e = embedder(Alpha=(0, 0.9))     # close to d1 only
+    e = embedder(Alpha=(0, 0.9))  # close to d1 only
     assert overlap("Alpha [CIT:d2].", CHUNKS, embedder=e) == 0.0
 
 
@@ -83,7 +83,7 @@ def test_tau_boundary_is_inclusive():
     assert overlap("Alpha [CIT:d1].", CHUNKS, embedder=e, tau_sim=0.625) == 1.0
     assert overlap("Beta [CIT:d1].", CHUNKS, embedder=e, tau_sim=0.625) == 0.0
     e = embedder(Alpha=(0, 0.6501), Beta=(0, 0.6499))
-    assert overlap("Alpha [CIT:d1]. Beta [CIT:d1].", CHUNKS, embedder=e) == 0.5   # default tau 0.65
+    assert overlap("Alpha [CIT:d1]. Beta [CIT:d1].", CHUNKS, embedder=e) == 0.5  # default tau 0.65
 
 
 def test_best_chunk_of_a_repeated_doc_id_counts():
@@ -95,15 +95,16 @@ def test_best_chunk_of_a_repeated_doc_id_counts():
 def test_idk_sentences_are_not_claims_and_idk_with_citation_is_counted():
     e = embedder(Alpha=(0, 0.9))
     answer = "Alpha [CIT:d1]. I don't know the rest [CIT:d2]. Saya tidak tahu."
-    assert overlap(answer, CHUNKS, embedder=e) == 1.0             # 1 supported / 1 claim
+    assert overlap(answer, CHUNKS, embedder=e) == 1.0  # 1 supported / 1 claim
     assert idk_citation_count(answer) == 1.0
     assert idk_citation_count("I don't know.") == 0.0
     assert abstained(answer) == 0.0
 
 
-@pytest.mark.parametrize(("answerability", "expected"), [(A, 0.0), (None, 0.0), (U, 1.0),
-                                                         (Answerability.PARTIAL, 0.0),
-                                                         (Answerability.CONVERSATIONAL, 1.0)])
+@pytest.mark.parametrize(
+    ("answerability", "expected"),
+    [(A, 0.0), (None, 0.0), (U, 1.0), (Answerability.PARTIAL, 0.0), (Answerability.CONVERSATIONAL, 1.0)],
+)
 def test_an_all_idk_answer_abstains_and_faithfulness_depends_on_answerability(answerability, expected):
     e = embedder()
     answer = "I don't know. I do not have specific information about that."
@@ -133,13 +134,23 @@ def test_faithfulness_is_06_plus_04_overlap_for_answers(supported, claims, expec
 
 def test_run_scores_match_the_functions_and_prefetch_embeds_each_text_once():
     e = embedder(Alpha=(0, 0.9), Beta=(1, 0.3))
-    records = [Record(id="1", question="q", answer="Alpha [CIT:d1]. Beta [CIT:d2].", contexts=tuple(CHUNKS),
-                      answerability=A),
-               Record(id="2", question="q", answer="Alpha [CIT:d1]. I don't know [CIT:d1].", contexts=tuple(CHUNKS),
-                      answerability=U),
-               Record(id="3", question="q", answer="I don't know.", contexts=tuple(CHUNKS), answerability=U)]
-    result = evaluate(records, metrics=["overlap", "faithfulness_fallback", "abstained", "idk_citation_count"],
-                      embedder=e, settings=Settings(n_resamples=200))
+    records = [
+        Record(id="1", question="q", answer="Alpha [CIT:d1]. Beta [CIT:d2].", contexts=tuple(CHUNKS), answerability=A),
+        Record(
+            id="2",
+            question="q",
+            answer="Alpha [CIT:d1]. I don't know [CIT:d1].",
+            contexts=tuple(CHUNKS),
+            answerability=U,
+        ),
+        Record(id="3", question="q", answer="I don't know.", contexts=tuple(CHUNKS), answerability=U),
+    ]
+    result = evaluate(
+        records,
+        metrics=["overlap", "faithfulness_fallback", "abstained", "idk_citation_count"],
+        embedder=e,
+        settings=Settings(n_resamples=200),
+    )
     assert list(result.scores["overlap"]) == [0.5, 1.0, 0.0]
     assert list(result.scores["faithfulness_fallback"]) == pytest.approx([0.8, 1.0, 1.0])
     assert list(result.scores["abstained"]) == [0.0, 0.0, 1.0]

@@ -17,8 +17,10 @@ from ragmeter.judges.checks.evidence import (
     words_covered,
 )
 
-CHUNKS = ["Payment history is the most important factor of a credit score. Amounts owed come second.",
-          "Phishing emails ask for passwords. Banks never ask for a password by email."]
+CHUNKS = [
+    "Payment history is the most important factor of a credit score. Amounts owed come second.",
+    "Phishing emails ask for passwords. Banks never ask for a password by email.",
+]
 ANSWER_SENTENCE = "FICO weighs payment history at 35% and amounts owed at 30%."
 
 
@@ -48,13 +50,25 @@ def test_the_claim_must_be_in_the_chunks_not_in_the_quoted_evidence() -> None:
     (only,) = checked([claim])
     assert only.verdict == "unsupported" and only.chunks == ()
     # scam names no chunk mentions, however well the "evidence" matches a chunk
-    assert verdicts([Claim("Scammers use fake lottery wins and romance scams.", "supported", (2,),
-                           "Phishing emails ask for passwords.")]) == ["unsupported"]
+    assert verdicts(
+        [
+            Claim(
+                "Scammers use fake lottery wins and romance scams.",
+                "supported",
+                (2,),
+                "Phishing emails ask for passwords.",
+            )
+        ]
+    ) == ["unsupported"]
 
 
 def test_any_chunk_may_hold_the_claim_whichever_the_judge_names() -> None:
-    assert verdicts([Claim("Banks never email for passwords.", "supported", (1,), ""),
-                     Claim("Banks never email for passwords.", "supported", (7,), "")]) == ["supported", "supported"]
+    assert verdicts(
+        [
+            Claim("Banks never email for passwords.", "supported", (1,), ""),
+            Claim("Banks never email for passwords.", "supported", (7,), ""),
+        ]
+    ) == ["supported", "supported"]
 
 
 def test_seven_tenths_of_the_content_words_must_be_covered() -> None:
@@ -73,15 +87,20 @@ def test_a_number_that_no_chunk_holds_makes_a_claim_unsupported() -> None:
 
 
 def test_contradicted_and_unsupported_verdicts_are_kept_as_given() -> None:
-    claims = [Claim("Payment history is 10% of a score.", "contradicted", (1,), "nothing like this"),
-              Claim("Something else.", "unsupported", (), "")]
+    claims = [
+        Claim("Payment history is 10% of a score.", "contradicted", (1,), "nothing like this"),
+        Claim("Something else.", "unsupported", (), ""),
+    ]
     assert checked(claims) == tuple(claims)
 
 
 def test_a_scope_word_no_chunk_holds_makes_a_claim_unsupported() -> None:
-    assert verdicts([Claim("Everyone knows banks never ask for a password by email.", "supported", (2,), ""),
-                     Claim("Banks never ask for a password by email.", "supported", (2,), "")]) == [
-        "unsupported", "supported"]  # "never" is in the chunk, "everyone" is not
+    assert verdicts(
+        [
+            Claim("Everyone knows banks never ask for a password by email.", "supported", (2,), ""),
+            Claim("Banks never ask for a password by email.", "supported", (2,), ""),
+        ]
+    ) == ["unsupported", "supported"]  # "never" is in the chunk, "everyone" is not
 
 
 def test_a_sentence_the_claims_leave_out_is_checked_on_its_own() -> None:
@@ -89,11 +108,15 @@ def test_a_sentence_the_claims_leave_out_is_checked_on_its_own() -> None:
     # the second sentence's fico and weigh are in no claim; on its own 2 of its 4 stems are covered, and 35 is in
     # no chunk
     assert checked_claims([claim], CHUNKS, f"{claim.text} FICO weighs payment history at 35%.") == (
-        claim, Claim("FICO weighs payment history at 35%.", "unsupported"))
+        claim,
+        Claim("FICO weighs payment history at 35%.", "unsupported"),
+    )
     # phish is in no claim; phish, email, ask, password are all in chunk 2
     banks = Claim("Banks never ask for a password by email.", "supported", (2,), "")
     assert checked_claims([banks], CHUNKS, f"{banks.text} Phishing emails ask for passwords.") == (
-        banks, Claim("Phishing emails ask for passwords.", "supported"))
+        banks,
+        Claim("Phishing emails ask for passwords.", "supported"),
+    )
 
 
 def test_only_sentences_with_a_content_word_no_claim_has_are_left_out() -> None:
@@ -115,9 +138,11 @@ def test_a_citation_marker_is_no_word_of_a_sentence() -> None:
 def test_a_split_judge_s_claims_are_verified_and_name_their_chunks() -> None:
     # payment, histori, factor: chunk 1; phish, email, ask, password: chunk 2; the left-out sentence "Banks sell
     # passwords.": bank, password in chunk 2, sell in none: 2 of 3 < 0.7, unsupported
-    claims = verified_claims(["Payment history is a factor.", "Phishing emails ask for passwords."], CHUNKS,
-                             "Payment history is a factor and phishing emails ask for passwords. Banks sell passwords.")
-    assert [(c.verdict, c.chunks) for c in claims] == [("supported", (1,)), ("supported", (2,)),
-                                                        ("unsupported", ())]
+    claims = verified_claims(
+        ["Payment history is a factor.", "Phishing emails ask for passwords."],
+        CHUNKS,
+        "Payment history is a factor and phishing emails ask for passwords. Banks sell passwords.",
+    )
+    assert [(c.verdict, c.chunks) for c in claims] == [("supported", (1,)), ("supported", (2,)), ("unsupported", ())]
     # a claim whose words two chunks hold between them names both: payment (1), password (2)
     assert supporting_chunks(CHUNKS, "Payment passwords.") == (1, 2)

@@ -18,15 +18,26 @@ from ragmeter.testing.scripted_judge import reply_to
 
 QUESTION = "When does the museum open and close?"
 REFERENCE = "The museum opens at 9:00. It closes at 17:00. Entry is free."
-CHUNKS = [{"doc_id": "c1", "text": "The museum opens at 9:00 on weekdays."},
-          {"doc_id": "c2", "text": "Parking costs 3 dollars."}]
+CHUNKS = [
+    {"doc_id": "c1", "text": "The museum opens at 9:00 on weekdays."},
+    {"doc_id": "c2", "text": "Parking costs 3 dollars."},
+]
 # A: states the vital nugget, and a claim of the parking chunk that the reference does not hold.
-A = {"id": "A", "question": QUESTION, "answer": "The museum opens at 9:00. Parking costs 3 dollars.",
-     "references": [REFERENCE], "contexts": CHUNKS}
+A = {
+    "id": "A",
+    "question": QUESTION,
+    "answer": "The museum opens at 9:00. Parking costs 3 dollars.",
+    "references": [REFERENCE],
+    "contexts": CHUNKS,
+}
 # B: people's nuggets, both vital; the answer states the first, no chunk does; a chunk states the second.
-B = {"id": "B", "question": "Is entry free?", "answer": "The museum closes at 17:00.",
-     "nuggets": ["The museum closes at 17:00", "Entry is free"],
-     "contexts": [{"doc_id": "c3", "text": "Entry is free for everyone."}]}
+B = {
+    "id": "B",
+    "question": "Is entry free?",
+    "answer": "The museum closes at 17:00.",
+    "nuggets": ["The museum closes at 17:00", "Entry is free"],
+    "contexts": [{"doc_id": "c3", "text": "Entry is free for everyone."}],
+}
 # C: the same question as A; the judge grades every nugget support, quoting words the answer does not have.
 C = {**A, "id": "C", "answer": "FAKE QUOTE here."}
 # D: nothing to write nuggets from.
@@ -51,14 +62,27 @@ def test_an_answer_worked_by_hand(scored) -> None:
     # nuggets: "The museum opens at 9:00." (vital), "It closes at 17:00." (okay), "Entry is free." (okay)
     # grades: support, none, none; answer claims: "The museum opens at 9:00." (reference holds it, chunk 1),
     # "Parking costs 3 dollars." (the reference does not hold it, chunk 2); nuggets in chunks: the first in chunk 1
-    assert _values(result, 0) == pytest.approx({
-        "nugget_recall": 1 / 3, "nugget_recall_strict": 1 / 3, "nugget_recall_vital": 1.0,
-        "nugget_recall_vital_strict": 1.0,
-        "claim_precision": 1 / 2, "claim_recall": 1 / 3, "claim_f1": 2 * (1 / 2) * (1 / 3) / (1 / 2 + 1 / 3),
-        "context_claim_recall": 1 / 3, "claim_context_precision": 1 / 2, "context_utilization": 1.0,
-        "noise_sensitivity_relevant": 0.0, "noise_sensitivity_irrelevant": 1 / 2,  # the parking claim
-        "hallucination": 0.0, "self_knowledge": 0.0, "claim_faithfulness": 1.0,
-        "retrieval_failure": 0.0, "generation_failure": 0.0})
+    assert _values(result, 0) == pytest.approx(
+        {
+            "nugget_recall": 1 / 3,
+            "nugget_recall_strict": 1 / 3,
+            "nugget_recall_vital": 1.0,
+            "nugget_recall_vital_strict": 1.0,
+            "claim_precision": 1 / 2,
+            "claim_recall": 1 / 3,
+            "claim_f1": 2 * (1 / 2) * (1 / 3) / (1 / 2 + 1 / 3),
+            "context_claim_recall": 1 / 3,
+            "claim_context_precision": 1 / 2,
+            "context_utilization": 1.0,
+            "noise_sensitivity_relevant": 0.0,
+            "noise_sensitivity_irrelevant": 1 / 2,  # the parking claim
+            "hallucination": 0.0,
+            "self_knowledge": 0.0,
+            "claim_faithfulness": 1.0,
+            "retrieval_failure": 0.0,
+            "generation_failure": 0.0,
+        }
+    )
 
 
 def test_peoples_nuggets_are_used_as_given_and_the_lost_nugget_is_the_generators(scored) -> None:
@@ -67,8 +91,9 @@ def test_peoples_nuggets_are_used_as_given_and_the_lost_nugget_is_the_generators
     assert values["nugget_recall_vital"] == values["nugget_recall_vital_strict"] == 1 / 2
     assert values["context_claim_recall"] == 1 / 2 and values["context_utilization"] == 0.0
     assert (values["retrieval_failure"], values["generation_failure"]) == (0.0, 1.0)  # "Entry is free" was in c3
-    assert result.undefined["claim_precision"][1] == ("record has no reference answer to check the answer's claims "
-                                                     "against")
+    assert result.undefined["claim_precision"][1] == (
+        "record has no reference answer to check the answer's claims against"
+    )
     assert values["claim_faithfulness"] == 0.0  # "closes at 17:00" is in no chunk
     assert not any("Is entry free?" in r.messages[1][1] for r in requests if r.schema_name == "nuggets")
 
@@ -98,6 +123,7 @@ def test_the_nuggets_are_asked_once_per_question_and_answers_graded_once_they_ar
 def test_a_dry_run_counts_the_grades_once_the_nuggets_are_cached(tmp_path) -> None:
     backend = ScriptedBackend(reply_to)
     with Judge(backend, claims="verify", cache=JudgeCache(tmp_path / "verdicts.sqlite")) as judge:
+
         def planned() -> dict[str, tuple[int, int]]:
             plan = plan_judging([A, C], metrics=["claim_level"], judge=judge)
             return {name: (counts["calls"], counts["cached"]) for name, counts in plan.by_prompt.items()}
@@ -113,7 +139,8 @@ def test_the_dry_run_table_says_which_grades_it_cannot_count_yet() -> None:
     assert plan.by_prompt["nugget_grades"]["calls"] == 1  # B's: people's nuggets are known
     assert render_plan(plan, "scripted", None).splitlines()[-1] == (
         "Not counted: the nugget_grades calls of the answers to the 1 question(s) whose nuggets are still to be "
-        "written (one call per ten nuggets, each answer).")
+        "written (one call per ten nuggets, each answer)."
+    )
 
 
 def test_a_failed_claims_call_leaves_the_nugget_scores_and_says_why_for_the_rest() -> None:

@@ -27,9 +27,15 @@ def _records(states_vital: bool) -> list[dict]:
     out = []
     for i in range(N):
         opens, desks = f"Office {i} opens at {i + 7}:00", f"Office {i} has {i + 2} desks"
-        out.append({"id": f"q{i}", "question": f"When does office {i} open?",
-                    "answer": f"{opens}." if states_vital else f"{desks}.", "references": [f"{opens}. {desks}."],
-                    "contexts": [{"doc_id": f"d{i}", "text": f"{opens} on weekdays."}]})
+        out.append(
+            {
+                "id": f"q{i}",
+                "question": f"When does office {i} open?",
+                "answer": f"{opens}." if states_vital else f"{desks}.",
+                "references": [f"{opens}. {desks}."],
+                "contexts": [{"doc_id": f"d{i}", "text": f"{opens} on weekdays."}],
+            }
+        )
     return out
 
 
@@ -40,10 +46,34 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[dic
         for name, states in (("good", True), ("worse", False)):
             data = folder / f"{name}.jsonl"
             data.write_text("".join(json.dumps(r) + "\n" for r in _records(states)), encoding="utf-8")
-            assert main(["run", str(data), "--out", str(folder / name), "--metrics", METRICS, "--judge", "openai",
-                         "--judge-model", "scripted", "--judge-base-url", server.base_url, "--judge-api-key-env", "",
-                         "--judge-cache", str(folder / "verdicts.sqlite"), "--no-progress", "--format", "json",
-                         "--n-resamples", "500"]) == 0
+            assert (
+                main(
+                    [
+                        "run",
+                        str(data),
+                        "--out",
+                        str(folder / name),
+                        "--metrics",
+                        METRICS,
+                        "--judge",
+                        "openai",
+                        "--judge-model",
+                        "scripted",
+                        "--judge-base-url",
+                        server.base_url,
+                        "--judge-api-key-env",
+                        "",
+                        "--judge-cache",
+                        str(folder / "verdicts.sqlite"),
+                        "--no-progress",
+                        "--format",
+                        "json",
+                        "--n-resamples",
+                        "500",
+                    ]
+                )
+                == 0
+            )
         requests = list(server.requests)
     return folder / "good", folder / "worse", requests
 
@@ -51,14 +81,28 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[dic
 def test_the_nuggets_are_written_once_per_question_for_both_runs(runs) -> None:
     *_, requests = runs
     asked = [r["response_format"]["json_schema"]["name"] for r in requests]
-    assert asked.count("nuggets") == N            # the second run read them from the shared cache
+    assert asked.count("nuggets") == N  # the second run read them from the shared cache
     assert asked.count("nugget_grades") == 2 * N  # each run's answers graded
 
 
 def test_compare_pairs_each_stage_and_the_gate_fails_on_lost_vital_nuggets(runs, capsys) -> None:
     good, worse, _ = runs
-    assert main(["compare", str(good), str(worse), "--fail-on", "nugget_recall_vital", "--format", "json",
-                 "--n-resamples", "500"]) == 1
+    assert (
+        main(
+            [
+                "compare",
+                str(good),
+                str(worse),
+                "--fail-on",
+                "nugget_recall_vital",
+                "--format",
+                "json",
+                "--n-resamples",
+                "500",
+            ]
+        )
+        == 1
+    )
     (comparison,) = json.loads(capsys.readouterr().out)
     by_metric = {m["metric"]: m for m in comparison["groups"][0]["metrics"]}
     # the generator lost the vital nugget on every item (1 → 0), the retriever nothing (the same chunks)
@@ -69,20 +113,30 @@ def test_compare_pairs_each_stage_and_the_gate_fails_on_lost_vital_nuggets(runs,
     assert comparison["decision"]["passed"] is False
     assert main(["compare", str(good), str(worse), "--n-resamples", "500"]) == 0
     text = capsys.readouterr().out
-    stages = text[text.index("Which stage moved (claim level):"):].splitlines()[1:3]
-    assert stages == ["  retriever: no figure moved beyond its interval",
-                      "  generator: context_utilization worse (-1.000 [-1.000, -1.000])"]
+    stages = text[text.index("Which stage moved (claim level):") :].splitlines()[1:3]
+    assert stages == [
+        "  retriever: no figure moved beyond its interval",
+        "  generator: context_utilization worse (-1.000 [-1.000, -1.000])",
+    ]
     assert main(["compare", str(good), str(good), "--fail-on", "nugget_recall_vital", "--n-resamples", "500"]) == 0
 
 
 def test_indonesian_nuggets_come_from_the_indonesian_reference_in_an_indonesian_run() -> None:
     backend = ScriptedBackend(reply_to)
-    record = {"id": "id1", "question": "Kapan perpustakaan buka?", "answer": "Perpustakaan buka pukul 08.00.",
-              "references": ["Perpustakaan buka pukul 08.00. Perpustakaan tutup pukul 16.00."],
-              "contexts": [{"doc_id": "p1", "text": "Perpustakaan buka pukul 08.00 setiap hari."}]}
+    record = {
+        "id": "id1",
+        "question": "Kapan perpustakaan buka?",
+        "answer": "Perpustakaan buka pukul 08.00.",
+        "references": ["Perpustakaan buka pukul 08.00. Perpustakaan tutup pukul 16.00."],
+        "contexts": [{"doc_id": "p1", "text": "Perpustakaan buka pukul 08.00 setiap hari."}],
+    }
     with Judge(backend, claims="verify") as judge:
-        result = evaluate([record], metrics=["nugget_recall", "nugget_recall_vital", "context_claim_recall"],
-                          judge=judge, settings=Settings(language="id", n_resamples=100))
+        result = evaluate(
+            [record],
+            metrics=["nugget_recall", "nugget_recall_vital", "context_claim_recall"],
+            judge=judge,
+            settings=Settings(language="id", n_resamples=100),
+        )
     nuggets = next(r for r in backend.requests if r.schema_name == "nuggets")
     assert "Perpustakaan tutup pukul 16.00." in nuggets.messages[1][1]
     # nuggets "Perpustakaan buka pukul 08.00." (vital, stated), "Perpustakaan tutup pukul 16.00." (okay, not)

@@ -71,17 +71,24 @@ def test_mismatched_matrices_are_refused() -> None:
         cm.noise_sensitivity_relevant([[True, False]], [False], [[True, False, True]])
 
 
-def _ragchecker_metrics(computation, answer_in_reference, reference_in_answer, reference_in_chunks,
-                        answer_in_chunks) -> dict[str, float]:
+def _ragchecker_metrics(
+    computation, answer_in_reference, reference_in_answer, reference_in_chunks, answer_in_chunks
+) -> dict[str, float]:
     """RAGChecker's eleven metrics of one result whose checks are these verdicts."""
+
     def label(verdict: bool) -> str:
         return "Entailment" if verdict else "Neutral"
 
-    result = computation.RAGResult(query_id="q", query="", gt_answer="", response="",
-                                   answer2response=[label(v) for v in answer_in_reference],
-                                   response2answer=[label(v) for v in reference_in_answer],
-                                   retrieved2answer=[[label(v) for v in row] for row in reference_in_chunks],
-                                   retrieved2response=[[label(v) for v in row] for row in answer_in_chunks])
+    result = computation.RAGResult(
+        query_id="q",
+        query="",
+        gt_answer="",
+        response="",
+        answer2response=[label(v) for v in answer_in_reference],
+        response2answer=[label(v) for v in reference_in_answer],
+        retrieved2answer=[[label(v) for v in row] for row in reference_in_chunks],
+        retrieved2response=[[label(v) for v in row] for row in answer_in_chunks],
+    )
     for evaluate in computation.METRIC_FUNC_MAP.values():
         evaluate(result)
     return result.metrics
@@ -95,10 +102,14 @@ PAIRS = {
     "context_claim_recall": ("claim_recall", ("reference_in_chunks",)),
     "claim_context_precision": ("context_precision", ("reference_in_chunks",)),
     "context_utilization": ("context_utilization", ("reference_in_chunks", "reference_in_answer")),
-    "noise_sensitivity_relevant": ("noise_sensitivity_in_relevant",
-                                   ("answer_in_chunks", "answer_in_reference", "reference_in_chunks")),
-    "noise_sensitivity_irrelevant": ("noise_sensitivity_in_irrelevant",
-                                     ("answer_in_chunks", "answer_in_reference", "reference_in_chunks")),
+    "noise_sensitivity_relevant": (
+        "noise_sensitivity_in_relevant",
+        ("answer_in_chunks", "answer_in_reference", "reference_in_chunks"),
+    ),
+    "noise_sensitivity_irrelevant": (
+        "noise_sensitivity_in_irrelevant",
+        ("answer_in_chunks", "answer_in_reference", "reference_in_chunks"),
+    ),
     "hallucination": ("hallucination", ("answer_in_chunks", "answer_in_reference")),
     "self_knowledge": ("self_knowledge", ("answer_in_chunks", "answer_in_reference")),
     "claim_faithfulness": ("faithfulness", ("answer_in_chunks",)),
@@ -116,12 +127,19 @@ def test_the_metrics_equal_ragchecker_s_computation() -> None:
         def verdicts(*shape: int, density: float = density) -> list:
             return (np.random.default_rng(generator.randrange(2**32)).random(shape) < density).tolist()
 
-        checks = {"answer_in_reference": verdicts(n_answer), "reference_in_answer": verdicts(n_reference),
-                  "reference_in_chunks": verdicts(n_reference, n_chunks),
-                  "answer_in_chunks": verdicts(n_answer, n_chunks)}
-        expected = _ragchecker_metrics(computation, *(checks[name] for name in
-                                                      ("answer_in_reference", "reference_in_answer",
-                                                       "reference_in_chunks", "answer_in_chunks")))
+        checks = {
+            "answer_in_reference": verdicts(n_answer),
+            "reference_in_answer": verdicts(n_reference),
+            "reference_in_chunks": verdicts(n_reference, n_chunks),
+            "answer_in_chunks": verdicts(n_answer, n_chunks),
+        }
+        expected = _ragchecker_metrics(
+            computation,
+            *(
+                checks[name]
+                for name in ("answer_in_reference", "reference_in_answer", "reference_in_chunks", "answer_in_chunks")
+            ),
+        )
         for ours, (theirs, reads) in PAIRS.items():
             value = getattr(cm, ours)(*(checks[name] for name in reads))
             if math.isnan(value):  # only context_utilization with no retrieved reference claim: RAGChecker's 0

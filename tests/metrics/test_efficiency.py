@@ -16,8 +16,10 @@ def test_token_sums_over_every_call():
 
 def test_latency_quantiles_use_linear_interpolation_and_missing_values_are_undefined():
     latencies = [100.0, 200.0, 300.0, 400.0, 1000.0, None]
-    records = [Record(id=str(i), question="q", answer="a", latency_ms=v, usage=None if i == 0 else (Usage(10, i),))
-               for i, v in enumerate(latencies)]
+    records = [
+        Record(id=str(i), question="q", answer="a", latency_ms=v, usage=None if i == 0 else (Usage(10, i),))
+        for i, v in enumerate(latencies)
+    ]
     result = evaluate(records, metrics=["latency_ms", "total_tokens"], settings=Settings(n_resamples=200))
     # P50 of [100,200,300,400,1000] = 300; P95: rank 0.95·4 = 3.8 → 400 + 0.8·600 = 880
     assert result.summary("latency_ms", "p50").value == 300.0

@@ -17,17 +17,31 @@ from ragmeter.metrics.labels import conditional_fabrication_rate, derived_source
 
 TOL = 1e-12
 
-GROUNDING = ["grounding_presence_rate", "unsupported_claim_rate", "contradiction_rate",
-             "citation_presence_rate", "conditional_fabrication_rate"]
-GENERATION = ["proper_action_rate", "on_topic_rate", "helpfulness_rate", "incompleteness_rate",
-              "unsafe_content_rate"]
+GROUNDING = [
+    "grounding_presence_rate",
+    "unsupported_claim_rate",
+    "contradiction_rate",
+    "citation_presence_rate",
+    "conditional_fabrication_rate",
+]
+GENERATION = ["proper_action_rate", "on_topic_rate", "helpfulness_rate", "incompleteness_rate", "unsafe_content_rate"]
 ALL = GROUNDING + GENERATION
 
 # label order in the table below
-KEYS = ("support_present", "unsupported_claim_present", "contradicted_claim_present", "source_cited",
-        "fabricated_source", "proper_action", "response_on_topic", "helpful", "incomplete", "unsafe_content")
-M = "missing"   # the label is absent from the record
-T = None        # annotators tied (null)
+KEYS = (
+    "support_present",
+    "unsupported_claim_present",
+    "contradicted_claim_present",
+    "source_cited",
+    "fabricated_source",
+    "proper_action",
+    "response_on_topic",
+    "helpful",
+    "incomplete",
+    "unsafe_content",
+)
+M = "missing"  # the label is absent from the record
+T = None  # annotators tied (null)
 
 # Eight answers. Columns: g v x z f d o h n r (seed 003's letters).
 #            g  v  x  z  f  d  o  h  n  r
@@ -68,11 +82,15 @@ def _records() -> list[dict[str, Any]]:
     records = []
     for rid, row in TABLE.items():
         answer, doc_ids = ANSWERS[rid]
-        records.append({
-            "id": rid, "question": f"Question {rid}?", "answer": answer,
-            "contexts": [{"doc_id": d, "text": f"Text of {d}."} for d in doc_ids],
-            "labels": {key: value for key, value in zip(KEYS, row, strict=True) if value != M},
-        })
+        records.append(
+            {
+                "id": rid,
+                "question": f"Question {rid}?",
+                "answer": answer,
+                "contexts": [{"doc_id": d, "text": f"Text of {d}."} for d in doc_ids],
+                "labels": {key: value for key, value in zip(KEYS, row, strict=True) if value != M},
+            }
+        )
     return records
 
 
@@ -139,13 +157,20 @@ def test_the_wilson_interval_of_five_of_seven_by_hand() -> None:
 def test_per_item_values_and_reasons() -> None:
     result = _run("human", ["conditional_fabrication_rate", "helpfulness_rate"])
     items = {row["id"]: row for row in result.items()}
-    assert [items[r]["scores"]["conditional_fabrication_rate"] for r in TABLE] == \
-        [0.0, 1.0, None, 0.0, None, 1.0, 0.0, None]
+    assert [items[r]["scores"]["conditional_fabrication_rate"] for r in TABLE] == [
+        0.0,
+        1.0,
+        None,
+        0.0,
+        None,
+        1.0,
+        0.0,
+        None,
+    ]
     assert items["r3"]["undefined"]["conditional_fabrication_rate"] == OUTSIDE
     assert items["r8"]["undefined"]["conditional_fabrication_rate"] == "no source_cited label"
     assert items["r7"]["undefined"]["helpfulness_rate"] == "no helpful label"
-    assert [items[r]["scores"]["helpfulness_rate"] for r in TABLE] == \
-        [1.0, 0.0, 0.0, 1.0, 0.0, 1.0, None, 1.0]
+    assert [items[r]["scores"]["helpfulness_rate"] for r in TABLE] == [1.0, 0.0, 0.0, 1.0, 0.0, 1.0, None, 1.0]
 
 
 def test_conditional_fabrication_is_a_ratio_of_sums_not_a_mean_of_rates() -> None:
@@ -172,25 +197,36 @@ def test_label_rate() -> None:
     assert math.isnan(label_rate([]))
 
 
-@pytest.mark.parametrize("answer, retrieved, expected", [
-    ("Paris [CIT:d1]. Big [CIT:d9].", ["d1", "d2"], (1, 1)),
-    ("Paris [CIT:d1].", ["d1", "d2"], (1, 0)),
-    ("Paris [CIT:d1] [CIT:d1][CIT:d2].", ["d1", "d2"], (1, 0)),
-    ("Paris [CIT: d2 ].", ["d2"], (1, 0)),           # spaces around the doc_id are ignored
-    ("Paris.", ["d1"], (0, 0)),
-    ("Paris [CIT:].", ["d1"], (0, 0)),               # an empty marker is not a citation
-    ("Paris [CIT:d1].", [], (1, 1)),                 # nothing retrieved: any citation is fabricated
-    ("", [], (0, 0)),
-    ("Paris [cit:d1].", ["d2"], (0, 0)),             # the marker is case-sensitive
-])
+@pytest.mark.parametrize(
+    "answer, retrieved, expected",
+    [
+        ("Paris [CIT:d1]. Big [CIT:d9].", ["d1", "d2"], (1, 1)),
+        ("Paris [CIT:d1].", ["d1", "d2"], (1, 0)),
+        ("Paris [CIT:d1] [CIT:d1][CIT:d2].", ["d1", "d2"], (1, 0)),
+        ("Paris [CIT: d2 ].", ["d2"], (1, 0)),  # spaces around the doc_id are ignored
+        ("Paris.", ["d1"], (0, 0)),
+        ("Paris [CIT:].", ["d1"], (0, 0)),  # an empty marker is not a citation
+        ("Paris [CIT:d1].", [], (1, 1)),  # nothing retrieved: any citation is fabricated
+        ("", [], (0, 0)),
+        ("Paris [cit:d1].", ["d2"], (0, 0)),  # the marker is case-sensitive
+    ],
+)
 def test_derived_source_labels(answer: str, retrieved: list[str], expected: tuple[int, int]) -> None:
     assert derived_source_labels(answer, retrieved) == expected
 
 
 def test_derived_labels_of_the_dataset() -> None:
     derived = {rid: derived_source_labels(answer, ids) for rid, (answer, ids) in ANSWERS.items()}
-    assert derived == {"r1": (1, 0), "r2": (1, 0), "r3": (1, 0), "r4": (1, 1), "r5": (1, 0), "r6": (0, 0),
-                       "r7": (1, 0), "r8": (1, 1)}
+    assert derived == {
+        "r1": (1, 0),
+        "r2": (1, 0),
+        "r3": (1, 0),
+        "r4": (1, 1),
+        "r5": (1, 0),
+        "r6": (0, 0),
+        "r7": (1, 0),
+        "r8": (1, 1),
+    }
 
 
 # source_labels modes for z (citation_presence_rate) and Σ z f / Σ z (conditional_fabrication_rate):
@@ -203,12 +239,15 @@ def test_derived_labels_of_the_dataset() -> None:
 #            r3 and r5 outside the cited subset.
 NOTE = "derived from the answer's [CIT:…] markers"
 MODES: dict[str, dict[str, tuple[int, int, dict[str, int], dict[str, int]]]] = {
-    "human": {"citation_presence_rate": (5, 7, {"no source_cited label": 1}, {}),
-              "conditional_fabrication_rate": (2, 5, {OUTSIDE: 2, "no source_cited label": 1}, {})},
-    "derived": {"citation_presence_rate": (7, 8, {}, {}),
-                "conditional_fabrication_rate": (2, 7, {OUTSIDE: 1}, {})},
-    "auto": {"citation_presence_rate": (6, 8, {}, {NOTE: 1}),
-             "conditional_fabrication_rate": (3, 6, {OUTSIDE: 2}, {NOTE: 1})},
+    "human": {
+        "citation_presence_rate": (5, 7, {"no source_cited label": 1}, {}),
+        "conditional_fabrication_rate": (2, 5, {OUTSIDE: 2, "no source_cited label": 1}, {}),
+    },
+    "derived": {"citation_presence_rate": (7, 8, {}, {}), "conditional_fabrication_rate": (2, 7, {OUTSIDE: 1}, {})},
+    "auto": {
+        "citation_presence_rate": (6, 8, {}, {NOTE: 1}),
+        "conditional_fabrication_rate": (3, 6, {OUTSIDE: 2}, {NOTE: 1}),
+    },
 }
 
 
@@ -247,22 +286,34 @@ def test_auto_mode_notes_land_on_the_derived_item_only() -> None:
 
 def test_auto_mode_derives_f_alone_when_only_z_is_given() -> None:
     # z given (1), f missing: auto takes z from the label and f from the markers (d9 not retrieved → 1).
-    record = {"id": "a", "question": "q", "answer": "X [CIT:d9].",
-              "contexts": [{"doc_id": "d1", "text": "t"}], "labels": {"source_cited": 1}}
-    summary = evaluate([record], metrics=["conditional_fabrication_rate"],
-                       settings=Settings(source_labels="auto")).summary("conditional_fabrication_rate")
+    record = {
+        "id": "a",
+        "question": "q",
+        "answer": "X [CIT:d9].",
+        "contexts": [{"doc_id": "d1", "text": "t"}],
+        "labels": {"source_cited": 1},
+    }
+    summary = evaluate(
+        [record], metrics=["conditional_fabrication_rate"], settings=Settings(source_labels="auto")
+    ).summary("conditional_fabrication_rate")
     assert summary.value == 1.0 and summary.n == 1 and dict(summary.notes) == {NOTE: 1}
     # Human mode: no f label → undefined.
-    summary = evaluate([record], metrics=["conditional_fabrication_rate"],
-                       settings=Settings(source_labels="human")).summary("conditional_fabrication_rate")
+    summary = evaluate(
+        [record], metrics=["conditional_fabrication_rate"], settings=Settings(source_labels="human")
+    ).summary("conditional_fabrication_rate")
     assert math.isnan(summary.value) and summary.n == 0
     assert dict(summary.undefined_reasons) == {"no fabricated_source label": 1}
 
 
 def test_a_tie_on_source_cited_is_not_derived_in_auto_mode() -> None:
     # A null label is present (annotators tied): auto keeps the human outcome, undefined.
-    record = {"id": "a", "question": "q", "answer": "X [CIT:d1].",
-              "contexts": [{"doc_id": "d1", "text": "t"}], "labels": {"source_cited": None}}
+    record = {
+        "id": "a",
+        "question": "q",
+        "answer": "X [CIT:d1].",
+        "contexts": [{"doc_id": "d1", "text": "t"}],
+        "labels": {"source_cited": None},
+    }
     summary = evaluate([record], metrics=["citation_presence_rate"]).summary("citation_presence_rate")
     assert summary.n == 0
     assert dict(summary.undefined_reasons) == {"annotators tied on source_cited": 1}
@@ -279,16 +330,23 @@ def test_records_without_labels_are_undefined_with_the_reason() -> None:
 
 
 def test_boolean_labels_count_as_0_and_1() -> None:
-    records = [{"id": "a", "question": "q", "answer": "x", "labels": {"helpful": True}},
-               {"id": "b", "question": "q", "answer": "x", "labels": {"helpful": False}},
-               {"id": "c", "question": "q", "answer": "x", "labels": {"helpful": True}}]
+    records = [
+        {"id": "a", "question": "q", "answer": "x", "labels": {"helpful": True}},
+        {"id": "b", "question": "q", "answer": "x", "labels": {"helpful": False}},
+        {"id": "c", "question": "q", "answer": "x", "labels": {"helpful": True}},
+    ]
     summary = evaluate(records, metrics=["helpfulness_rate"]).summary("helpfulness_rate")
     assert summary.value == pytest.approx(2 / 3, abs=TOL) and summary.n == 3
 
 
 def test_the_metrics_are_registered_as_rates() -> None:
-    lower_is_better = {"unsupported_claim_rate", "contradiction_rate", "conditional_fabrication_rate",
-                       "incompleteness_rate", "unsafe_content_rate"}
+    lower_is_better = {
+        "unsupported_claim_rate",
+        "contradiction_rate",
+        "conditional_fabrication_rate",
+        "incompleteness_rate",
+        "unsafe_content_rate",
+    }
     for name in ALL:
         metric = get_metric(name)
         assert metric.aggregation is Aggregation.RATE
@@ -300,14 +358,14 @@ def test_the_metrics_are_registered_as_rates() -> None:
 
 
 def test_family_names_select_the_ten_rates() -> None:
-    result = evaluate(_records(), metrics=["grounding", "generation"],
-                      settings=Settings(source_labels="human"))
+    result = evaluate(_records(), metrics=["grounding", "generation"], settings=Settings(source_labels="human"))
     assert result.metrics == ALL
 
 
 # --------------------------------------------------------------------------------------------------
 # Invalid labels in native records
 # --------------------------------------------------------------------------------------------------
+
 
 def _record(**extra: Any) -> dict[str, Any]:
     return {"id": "a", "question": "q", "answer": "x", **extra}
@@ -342,7 +400,11 @@ def test_an_invalid_chunk_label_raises_input_error(value: Any) -> None:
 
 
 def test_valid_and_unknown_labels_are_kept() -> None:
-    record = record_from_dict(_record(labels={"helpful": True, "incomplete": None, "custom": "yes"},
-                                      contexts=[{"doc_id": "d1", "text": "t", "labels": {"misleading": 0}}]))
+    record = record_from_dict(
+        _record(
+            labels={"helpful": True, "incomplete": None, "custom": "yes"},
+            contexts=[{"doc_id": "d1", "text": "t", "labels": {"misleading": 0}}],
+        )
+    )
     assert record.labels == {"helpful": 1, "incomplete": None, "custom": "yes"}
     assert record.contexts[0].labels == {"misleading": 0}

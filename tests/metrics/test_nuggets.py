@@ -57,8 +57,10 @@ def test_the_scores_equal_trec_nuggetizer_s() -> None:
         n = generator.randint(1, 12)
         grades = [generator.choice(list(GRADES)) for _ in range(n)]
         vital = [generator.random() < 0.5 for _ in range(n)]
-        expected = reference.calculate_nugget_scores(str(case), [
-            {"importance": "vital" if v else "okay", "assignment": LABELS[g]} for g, v in zip(grades, vital)])
+        expected = reference.calculate_nugget_scores(
+            str(case),
+            [{"importance": "vital" if v else "okay", "assignment": LABELS[g]} for g, v in zip(grades, vital)],
+        )
         for ours, field in SCORES.items():
             value = ours(grades, vital)
             if math.isnan(value):  # no vital nugget: nuggetizer writes 0.0 where we have no score

@@ -11,9 +11,11 @@ from ragmeter.metrics import _registry
 from ragmeter.metrics._registry import MAX_CUTOFF, BatchOutcomes, Metric
 from ragmeter.results.aggregate import Aggregation
 
-RECORDS = [{"id": "a", "question": "q", "answer": "x", "references": ["x"]},
-           {"id": "b", "question": "q", "answer": "y"},
-           {"id": "c", "question": "q", "answer": "z", "references": ["z"]}]
+RECORDS = [
+    {"id": "a", "question": "q", "answer": "x", "references": ["x"]},
+    {"id": "b", "question": "q", "answer": "y"},
+    {"id": "c", "question": "q", "answer": "z", "references": ["z"]},
+]
 
 
 def registered(monkeypatch: pytest.MonkeyPatch, metric: Metric) -> None:
@@ -21,9 +23,19 @@ def registered(monkeypatch: pytest.MonkeyPatch, metric: Metric) -> None:
 
 
 def test_a_rate_that_gives_another_value_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    registered(monkeypatch, Metric(name="test_bad_rate", family="test", description="", needs=("answer",),
-                                   aggregation=Aggregation.RATE, value_range=(0.0, 1.0), higher_is_better=True,
-                                   compute=lambda record, item, run: 0.5))
+    registered(
+        monkeypatch,
+        Metric(
+            name="test_bad_rate",
+            family="test",
+            description="",
+            needs=("answer",),
+            aggregation=Aggregation.RATE,
+            value_range=(0.0, 1.0),
+            higher_is_better=True,
+            compute=lambda record, item, run: 0.5,
+        ),
+    )
     with pytest.raises(ConfigError, match="'test_bad_rate' is a rate but gave 0.5 for item 'a'"):
         evaluate(RECORDS, metrics=["test_bad_rate"])
 
@@ -35,14 +47,25 @@ def test_a_batch_kernel_is_handed_only_records_with_its_fields(monkeypatch: pyte
         seen.append([r.id for r in records])
         return BatchOutcomes(np.array([float(len(r.references)) for r in records]), notes={1: "second"})
 
-    registered(monkeypatch, Metric(name="test_kernel", family="test", description="", needs=("references",),
-                                   aggregation=Aggregation.MEAN, value_range=(0.0, None), higher_is_better=None,
-                                   compute=lambda record, item, run: 0.0, compute_batch=kernel))
+    registered(
+        monkeypatch,
+        Metric(
+            name="test_kernel",
+            family="test",
+            description="",
+            needs=("references",),
+            aggregation=Aggregation.MEAN,
+            value_range=(0.0, None),
+            higher_is_better=None,
+            compute=lambda record, item, run: 0.0,
+            compute_batch=kernel,
+        ),
+    )
     result = evaluate(RECORDS, metrics=["test_kernel"])
     assert seen == [["a", "c"]]
     assert result.undefined["test_kernel"] == {1: "record has no reference answer"}
     assert result.summary("test_kernel").value == 1.0
-    assert result.notes["test_kernel"] == {2: "second"}   # the kernel's position 1 is the batch's item 2
+    assert result.notes["test_kernel"] == {2: "second"}  # the kernel's position 1 is the batch's item 2
 
 
 def test_rank_cutoffs_are_bounded() -> None:
@@ -54,13 +77,28 @@ def test_rank_cutoffs_are_bounded() -> None:
 
 
 def test_each_metric_signs_with_its_own_settings() -> None:
-    records = [{"id": "a", "question": "q", "answer": "It is 9 [CIT:d].", "references": ["9"],
-                "contexts": [{"doc_id": "d", "text": "It is 9."}]}]
-    result = evaluate(records, metrics=["overlap", "token_f1", "ndcg@3", "citation_presence_rate"],
-                      embedder=HashingEmbedder(), settings=Settings(tau_sim=0.7, ndcg_gain="linear"))
+    records = [
+        {
+            "id": "a",
+            "question": "q",
+            "answer": "It is 9 [CIT:d].",
+            "references": ["9"],
+            "contexts": [{"doc_id": "d", "text": "It is 9."}],
+        }
+    ]
+    result = evaluate(
+        records,
+        metrics=["overlap", "token_f1", "ndcg@3", "citation_presence_rate"],
+        embedder=HashingEmbedder(),
+        settings=Settings(tau_sim=0.7, ndcg_gain="linear"),
+    )
     assert dict(result.signatures["overlap"].settings) == {
-        "tau_sim": 0.7, "embedder": "hashing-bow/dim:256", "splitter": "nupunkt-0.8.0", "idk": "idk-en-1+id-3",
-        "language": "auto/py3langid-0.4.0/en-1+id-3"}
+        "tau_sim": 0.7,
+        "embedder": "hashing-bow/dim:256",
+        "splitter": "nupunkt-0.8.0",
+        "idk": "idk-en-1+id-3",
+        "language": "auto/py3langid-0.4.0/en-1+id-3",
+    }
     assert dict(result.signatures["token_f1"].settings) == {"normalizer": "squad-v1.1", "citations": "stripped"}
     assert dict(result.signatures["ndcg@3"].settings) == {"ideal": "retrieved", "gain": "linear"}
     assert dict(result.signatures["citation_presence_rate"].settings) == {"source_labels": "auto"}

@@ -23,8 +23,15 @@ DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 TOY = DATA / "ir" / "toy_case.json"
 MTRAG_TASKS = DATA / "mtrag" / "human_eval_tasks.jsonl"
 #: The family's metrics, in the order it lists them: seed 003's six and trec_eval's recall.
-FAMILY = ("topical_precision", "sufficiency_hit", "sufficiency_rate", "misleading_context_rate", "mrr", "ndcg",
-          "recall")
+FAMILY = (
+    "topical_precision",
+    "sufficiency_hit",
+    "sufficiency_rate",
+    "misleading_context_rate",
+    "mrr",
+    "ndcg",
+    "recall",
+)
 EXPONENTIAL = {0: 0, 1: 1, 2: 3}  # 2^w − 1, the relevance trec_eval must see to use seed 003's gain
 
 
@@ -52,19 +59,26 @@ def _chunk(doc_id: str, labels: dict[str, Any] | None = None) -> dict[str, Any]:
     return chunk if labels is None else {**chunk, "labels": labels}
 
 
-def _record(contexts: list[dict[str, Any]], qrels: dict[str, int] | None = None,
-            **extra: Any) -> dict[str, Any]:
-    return {"question": "q", "answer": "a", "contexts": contexts,
-            **({"qrels": qrels} if qrels is not None else {}), **extra}
+def _record(contexts: list[dict[str, Any]], qrels: dict[str, int] | None = None, **extra: Any) -> dict[str, Any]:
+    return {
+        "question": "q",
+        "answer": "a",
+        "contexts": contexts,
+        **({"qrels": qrels} if qrels is not None else {}),
+        **extra,
+    }
 
 
-def _chunks(t: list[int | None], s: list[int | None] | None = None,
-            m: list[int | None] | None = None) -> list[dict[str, Any]]:
+def _chunks(
+    t: list[int | None], s: list[int | None] | None = None, m: list[int | None] | None = None
+) -> list[dict[str, Any]]:
     """Chunks c1, c2, … with the labels t (topical), s (sufficient) and m (misleading), rank by rank."""
     s = s if s is not None else [0] * len(t)
     m = m if m is not None else [0] * len(t)
-    return [_chunk(f"c{i}", {"topically_relevant": ti, "evidence_sufficient": si, "misleading": mi})
-            for i, (ti, si, mi) in enumerate(zip(t, s, m, strict=True), start=1)]
+    return [
+        _chunk(f"c{i}", {"topically_relevant": ti, "evidence_sufficient": si, "misleading": mi})
+        for i, (ti, si, mi) in enumerate(zip(t, s, m, strict=True), start=1)
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -93,8 +107,9 @@ def _toy_records(toy: dict[str, Any]) -> list[dict[str, Any]]:
     for query, scores in toy["run"].items():
         qrels = toy["qrels"][query]
         ranked = sorted(scores, key=lambda doc: -scores[doc])
-        records.append(_record([_chunk(doc, _labels(qrels.get(doc, 0))) for doc in ranked],
-                               qrels=dict(qrels), id=query))
+        records.append(
+            _record([_chunk(doc, _labels(qrels.get(doc, 0))) for doc in ranked], qrels=dict(qrels), id=query)
+        )
     return records
 
 
@@ -112,8 +127,9 @@ def test_toy_case_matches_every_variant_in_the_file(toy: dict[str, Any]) -> None
     for key, per_query in toy["expected"].items():
         metric, ideal, gain = _toy_variant(key)
         if (ideal, gain) not in results:
-            results[ideal, gain] = evaluate(records, metrics=["ndcg@5", "mrr@5", "topical_precision@5"],
-                                            settings=_settings(ideal, gain))
+            results[ideal, gain] = evaluate(
+                records, metrics=["ndcg@5", "mrr@5", "topical_precision@5"], settings=_settings(ideal, gain)
+            )
         result = results[ideal, gain]
         assert list(result.item_ids) == queries
         for query, expected in per_query.items():
@@ -169,8 +185,12 @@ def _random_queries(seed: int) -> list[dict[str, Any]]:
 def _random_records(queries: list[dict[str, Any]], *, complete_labels: bool) -> list[dict[str, Any]]:
     records = []
     for q in queries:
-        contexts = [_chunk(doc) if doc in q["unlabelled"] and not complete_labels
-                    else _chunk(doc, _labels(q["qrels"].get(doc, 0))) for doc in q["retrieved"]]
+        contexts = [
+            _chunk(doc)
+            if doc in q["unlabelled"] and not complete_labels
+            else _chunk(doc, _labels(q["qrels"].get(doc, 0)))
+            for doc in q["retrieved"]
+        ]
         records.append(_record(contexts, qrels=dict(q["qrels"]), id=q["id"]))
     return records
 
@@ -179,14 +199,19 @@ def _trec_qrels(queries: list[dict[str, Any]], gains: dict[int, int] | None) -> 
     """qrels for trec_eval, relevance mapped through ``gains``. A query with an empty pool gets one judged
     non-relevant doc that is never retrieved (pytrec_eval drops queries with no judgment at all; a
     non-relevant judgment changes no measure)."""
-    return {q["id"]: ({doc: (gains[w] if gains else w) for doc, w in q["qrels"].items()}
-                      or {"never-retrieved": 0}) for q in queries}
+    return {
+        q["id"]: ({doc: (gains[w] if gains else w) for doc, w in q["qrels"].items()} or {"never-retrieved": 0})
+        for q in queries
+    }
 
 
 def _trec_run(queries: list[dict[str, Any]], k: int | None = None) -> dict[str, dict[str, float]]:
     """Strictly decreasing scores in rank order (trec_eval breaks score ties by doc id)."""
-    return {q["id"]: {doc: float(100 - rank) for rank, doc in enumerate(q["retrieved"][:k])}
-            for q in queries if q["retrieved"]}
+    return {
+        q["id"]: {doc: float(100 - rank) for rank, doc in enumerate(q["retrieved"][:k])}
+        for q in queries
+        if q["retrieved"]
+    }
 
 
 @pytest.mark.parametrize("seed", [20240611, 7])
@@ -203,10 +228,8 @@ def test_agrees_with_trec_eval_on_random_queries(seed: int) -> None:
 
     measures = {"ndcg_cut_5", "ndcg_cut_10", "P_5", "P_10", "recip_rank"}
     linear = pytrec_eval.RelevanceEvaluator(_trec_qrels(queries, None), measures)
-    exponential = pytrec_eval.RelevanceEvaluator(_trec_qrels(queries, EXPONENTIAL),
-                                                 {"ndcg_cut_5", "ndcg_cut_10"})
-    trec = {"linear": linear.evaluate(_trec_run(queries)),
-            "exponential": exponential.evaluate(_trec_run(queries))}
+    exponential = pytrec_eval.RelevanceEvaluator(_trec_qrels(queries, EXPONENTIAL), {"ndcg_cut_5", "ndcg_cut_10"})
+    trec = {"linear": linear.evaluate(_trec_run(queries)), "exponential": exponential.evaluate(_trec_run(queries))}
     rr = {k: linear.evaluate(_trec_run(queries, k)) for k in (5, 10)}  # RR@K = recip_rank of the top K
     ids = {q["id"] for q in nonempty}
     assert set(trec["linear"]) == set(trec["exponential"]) == set(rr[5]) == set(rr[10]) == ids
@@ -246,9 +269,11 @@ def test_agrees_with_trec_eval_on_random_queries(seed: int) -> None:
                         assert note is None, q
 
     # P@K and RR@K read the chunks' topically_relevant labels, so every chunk carries them here
-    labelled = evaluate(_random_records(queries, complete_labels=True),
-                        metrics=["topical_precision@5", "topical_precision@10", "mrr@5", "mrr@10"],
-                        settings=_settings())
+    labelled = evaluate(
+        _random_records(queries, complete_labels=True),
+        metrics=["topical_precision@5", "topical_precision@10", "mrr@5", "mrr@10"],
+        settings=_settings(),
+    )
     for k in (5, 10):
         precision = {qid: v[f"P_{k}"] for qid, v in trec["linear"].items()}
         compare(labelled, f"topical_precision@{k}", precision, "P")
@@ -262,16 +287,19 @@ def test_agrees_with_trec_eval_on_random_queries(seed: int) -> None:
 
     # a label-less chunk takes its labels from its record's qrels (unjudged: not relevant, trec_eval's rule), so
     # P@K and RR@K equal trec_eval's on the records with label-less chunks too; recall@K reads the qrels alone
-    derived = evaluate(records, metrics=["topical_precision@5", "mrr@10", "recall@5", "recall@10"],
-                       settings=_settings())
+    derived = evaluate(
+        records, metrics=["topical_precision@5", "mrr@10", "recall@5", "recall@10"], settings=_settings()
+    )
     compare(derived, "topical_precision@5", {qid: v["P_5"] for qid, v in trec["linear"].items()}, "P (qrels)")
     compare(derived, "mrr@10", {qid: v["recip_rank"] for qid, v in rr[10].items()}, "RR (qrels)")
     recalls = pytrec_eval.RelevanceEvaluator(_trec_qrels(queries, None), {"recall_5", "recall_10"}).evaluate(
-        _trec_run(queries))
+        _trec_run(queries)
+    )
     relevant = {q["id"] for q in queries if any(w >= 1 for w in q["qrels"].values())}
     for k in (5, 10):
-        compare(derived, f"recall@{k}", {qid: v[f"recall_{k}"] for qid, v in recalls.items() if qid in relevant},
-                "recall")
+        compare(
+            derived, f"recall@{k}", {qid: v[f"recall_{k}"] for qid, v in recalls.items() if qid in relevant}, "recall"
+        )
         for i, q in enumerate(queries):
             if q["id"] not in relevant:
                 assert derived.undefined[f"recall@{k}"][i] == "the qrels judge no document relevant (grade ≥ 1)"
@@ -281,21 +309,28 @@ def test_agrees_with_trec_eval_on_random_queries(seed: int) -> None:
     assert len(relevant & set(recalls)) >= 100
 
     # without qrels, a label-less chunk in the top K leaves the label metrics undefined, saying where
-    sparse = evaluate([{key: value for key, value in record.items() if key != "qrels"} for record in records], metrics=["topical_precision@5", "recall@5"],
-                      settings=_settings())
+    sparse = evaluate(
+        [{key: value for key, value in record.items() if key != "qrels"} for record in records],
+        metrics=["topical_precision@5", "recall@5"],
+        settings=_settings(),
+    )
     for i, q in enumerate(queries):
         ranks = [r for r, doc in enumerate(q["retrieved"][:5], start=1) if doc in q["unlabelled"]]
         if ranks:
-            assert sparse.undefined["topical_precision@5"][i] == \
-                f"chunk at rank {ranks[0]} has no topically_relevant label"
+            assert (
+                sparse.undefined["topical_precision@5"][i]
+                == f"chunk at rank {ranks[0]} has no topically_relevant label"
+            )
         else:
             assert float(sparse.scores["topical_precision@5"][i]) == pytest.approx(
-                trec["linear"][q["id"]]["P_5"] if q["retrieved"] else 0.0, abs=1e-9)
+                trec["linear"][q["id"]]["P_5"] if q["retrieved"] else 0.0, abs=1e-9
+            )
         assert sparse.undefined["recall@5"][i] == "recall needs the record's qrels (its judged pool); it has none"
 
 
 # ---------------------------------------------------------------------------------------------------
 # 3. MT-RAG's human-evaluation tasks: context_relevance as topically_relevant.
+
 
 def test_mtrag_context_relevance_agrees_with_trec_eval() -> None:
     pytrec_eval = _pytrec_eval()
@@ -304,11 +339,16 @@ def test_mtrag_context_relevance_agrees_with_trec_eval() -> None:
     assert len(rows) == 477
     qids = [f"{row['task_id']}|{row['model_id']}" for row in rows]
     assert len(set(qids)) == len(rows)  # task ids repeat once per model
-    qrels = {qid: {p["document_id"]: int(k in row["context_relevance"])
-                   for k, p in enumerate(row["contexts"])}
-             for qid, row in zip(qids, rows) if row["contexts"]}
-    run = {qid: {p["document_id"]: float(100 - k) for k, p in enumerate(row["contexts"])}
-           for qid, row in zip(qids, rows) if row["contexts"]}
+    qrels = {
+        qid: {p["document_id"]: int(k in row["context_relevance"]) for k, p in enumerate(row["contexts"])}
+        for qid, row in zip(qids, rows)
+        if row["contexts"]
+    }
+    run = {
+        qid: {p["document_id"]: float(100 - k) for k, p in enumerate(row["contexts"])}
+        for qid, row in zip(qids, rows)
+        if row["contexts"]
+    }
     assert all(len(run[qid]) == len(row["contexts"]) for qid, row in zip(qids, rows) if qid in run)
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"P_3", "P_5", "recip_rank"})
     trec = evaluator.evaluate(run)
@@ -317,11 +357,17 @@ def test_mtrag_context_relevance_agrees_with_trec_eval() -> None:
     # every row with passages is in trec_eval's answer: 477 rows less the 27 without passages
     assert set(trec) == set(rr5) == set(run) and len(run) == 450
 
-    result = evaluate(read_records(path, format="mtrag"),
-                      metrics=["topical_precision@3", "topical_precision@5", "mrr@5"], settings=_settings())
+    result = evaluate(
+        read_records(path, format="mtrag"),
+        metrics=["topical_precision@3", "topical_precision@5", "mrr@5"],
+        settings=_settings(),
+    )
     assert len(result) == 477
-    expected = {"topical_precision@3": ("P_3", trec), "topical_precision@5": ("P_5", trec),
-                "mrr@5": ("recip_rank", rr5)}
+    expected = {
+        "topical_precision@3": ("P_3", trec),
+        "topical_precision@5": ("P_5", trec),
+        "mrr@5": ("recip_rank", rr5),
+    }
     for metric, (measure, values) in expected.items():
         column = [values[qid][measure] if qid in values else 0.0 for qid in qids]
         assert result.undefined[metric] == {}
@@ -336,6 +382,7 @@ def test_mtrag_context_relevance_agrees_with_trec_eval() -> None:
 
 # ---------------------------------------------------------------------------------------------------
 # 4. Hand-worked values and edge cases.
+
 
 def test_pure_functions_by_hand() -> None:
     # P@5 of [1, 0, 1]: (1 + 0 + 1 + 0 + 0) / 5 = 0.4, ranks 4–5 count as 0
@@ -352,8 +399,7 @@ def test_pure_functions_by_hand() -> None:
     # NDCG@5 of [2, 0, 1] against itself sorted [2, 1, 0]: 3.5 / (3 + 1/log2(3)) = 3.5 / 3.63093 = 0.96394
     assert ndcg([2, 0, 1], 5) == pytest.approx(3.5 / (3 + 1 / math.log2(3)))
     # against a pool [2, 2, 1, 0] (linear): IDCG = 2 + 2/log2(3) + 1/2 = 3.76186; DCG = 2.5 → 0.66457
-    assert ndcg([2, 0, 1], 5, ideal=[2, 2, 1, 0], gain="linear") == pytest.approx(
-        2.5 / (2.5 + 2 / math.log2(3)))
+    assert ndcg([2, 0, 1], 5, ideal=[2, 2, 1, 0], gain="linear") == pytest.approx(2.5 / (2.5 + 2 / math.log2(3)))
     assert ndcg([0, 0], 5) is None and ndcg([], 5) is None and ndcg([1], 5, ideal=[0, 0]) is None
     with pytest.raises(ValueError, match="gain"):
         dcg([1], 5, gain="binary")
@@ -364,11 +410,11 @@ def test_short_list_divides_by_k_and_is_noted() -> None:
     records = [_record(_chunks([1, 0, 1], [1, 0, 0], [0, 1, 0]))]
     result = evaluate(records, metrics=["retrieval@5"], settings=_settings())
     scores = {name: float(v[0]) for name, v in result.scores.items()}
-    assert scores["topical_precision@5"] == pytest.approx(2 / 5)         # (1 + 0 + 1) / 5
-    assert scores["sufficiency_rate@5"] == pytest.approx(1 / 5)          # 1 / 5
-    assert scores["misleading_context_rate@5"] == pytest.approx(1 / 5)   # 1 / 5
-    assert scores["sufficiency_hit@5"] == 1.0                            # rank 1 suffices
-    assert scores["mrr@5"] == 1.0                                        # rank 1 is on topic
+    assert scores["topical_precision@5"] == pytest.approx(2 / 5)  # (1 + 0 + 1) / 5
+    assert scores["sufficiency_rate@5"] == pytest.approx(1 / 5)  # 1 / 5
+    assert scores["misleading_context_rate@5"] == pytest.approx(1 / 5)  # 1 / 5
+    assert scores["sufficiency_hit@5"] == 1.0  # rank 1 suffices
+    assert scores["mrr@5"] == 1.0  # rank 1 is on topic
     # grades w = [2, 0, 1]: DCG = 3 + 0 + 1/2 = 3.5 over the ideal [2, 1, 0]: 3 + 1/log2(3)
     assert scores["ndcg@5"] == pytest.approx(3.5 / (3 + 1 / math.log2(3)))
     for name in ("topical_precision@5", "sufficiency_rate@5", "misleading_context_rate@5"):
@@ -385,8 +431,11 @@ def test_short_list_divides_by_k_and_is_noted() -> None:
 
 
 def test_empty_list_scores_zero_everywhere_and_is_noted() -> None:
-    result = evaluate([_record([], qrels={"c1": 1}), _record(_chunks([1]), qrels={"c1": 1})], metrics=["retrieval@5"],
-                      settings=_settings())
+    result = evaluate(
+        [_record([], qrels={"c1": 1}), _record(_chunks([1]), qrels={"c1": 1})],
+        metrics=["retrieval@5"],
+        settings=_settings(),
+    )
     for name in result.metrics:
         assert result.scores[name][0] == 0.0, name
         assert 0 not in result.undefined[name]
@@ -400,11 +449,23 @@ def test_empty_list_scores_zero_everywhere_and_is_noted() -> None:
 
 
 def test_a_missing_label_in_the_top_k_is_undefined_but_not_past_k() -> None:
-    contexts = [_chunk("c1", {"topically_relevant": 1, "evidence_sufficient": 0, "misleading": 0}),
-                _chunk("c2", {"topically_relevant": 0, "misleading": 1}),   # no evidence_sufficient
-                _chunk("c3")]                                               # no labels at all
-    names = ["topical_precision@2", "topical_precision@3", "sufficiency_rate@1", "sufficiency_rate@2",
-             "sufficiency_hit@2", "misleading_context_rate@2", "mrr@2", "mrr@3", "ndcg@1", "ndcg@2"]
+    contexts = [
+        _chunk("c1", {"topically_relevant": 1, "evidence_sufficient": 0, "misleading": 0}),
+        _chunk("c2", {"topically_relevant": 0, "misleading": 1}),  # no evidence_sufficient
+        _chunk("c3"),
+    ]  # no labels at all
+    names = [
+        "topical_precision@2",
+        "topical_precision@3",
+        "sufficiency_rate@1",
+        "sufficiency_rate@2",
+        "sufficiency_hit@2",
+        "misleading_context_rate@2",
+        "mrr@2",
+        "mrr@3",
+        "ndcg@1",
+        "ndcg@2",
+    ]
     result = evaluate([_record(contexts)], metrics=names, settings=_settings())
     undefined = {name: reasons[0] for name, reasons in result.undefined.items() if 0 in reasons}
     assert undefined == {
@@ -415,13 +476,12 @@ def test_a_missing_label_in_the_top_k_is_undefined_but_not_past_k() -> None:
         "ndcg@2": "chunk at rank 2 has no evidence_sufficient label",
     }
     assert all(np.isnan(result.scores[name][0]) for name in undefined)
-    assert result.scores["topical_precision@2"][0] == 0.5   # (1 + 0) / 2; c3 is past K
+    assert result.scores["topical_precision@2"][0] == 0.5  # (1 + 0) / 2; c3 is past K
     assert result.scores["sufficiency_rate@1"][0] == 0.0
-    assert result.scores["misleading_context_rate@2"][0] == 0.5   # (0 + 1) / 2
+    assert result.scores["misleading_context_rate@2"][0] == 0.5  # (0 + 1) / 2
     assert result.scores["mrr@2"][0] == 1.0
-    assert result.scores["ndcg@1"][0] == 1.0                # [1] against itself
-    assert dict(result.summary("mrr@3").undefined_reasons) == {
-        "chunk at rank 3 has no topically_relevant label": 1}
+    assert result.scores["ndcg@1"][0] == 1.0  # [1] against itself
+    assert dict(result.summary("mrr@3").undefined_reasons) == {"chunk at rank 3 has no topically_relevant label": 1}
     assert result.summary("mrr@3").n_undefined == 1
 
 
@@ -436,7 +496,8 @@ def test_a_tie_is_undefined_with_the_annotators_tied_reason() -> None:
     assert result.undefined["mrr@2"] == {0: "annotators tied on topically_relevant at rank 2"}
     assert result.scores["topical_precision@1"][0] == 1.0
     assert result.summary("topical_precision@2").undefined_reasons == {
-        "annotators tied on topically_relevant at rank 2": 1}
+        "annotators tied on topically_relevant at rank 2": 1
+    }
 
 
 def test_misleading_and_sufficiency_values_by_hand() -> None:
@@ -457,7 +518,7 @@ def test_misleading_and_sufficiency_values_by_hand() -> None:
     assert s["sufficiency_hit@5"] == [1.0, 0.0, 1.0]
     assert s["sufficiency_rate@2"] == pytest.approx([0.0, 0.0, 1.0])
     assert s["sufficiency_rate@5"] == pytest.approx([0.2, 0.0, 0.4])
-    assert result.summary("sufficiency_hit@5").value == pytest.approx(2 / 3)   # a rate: 2 hits of 3
+    assert result.summary("sufficiency_hit@5").value == pytest.approx(2 / 3)  # a rate: 2 hits of 3
     assert result.summary("sufficiency_hit@5").statistic == "rate"
     # topical t: [1,1,0,1,0] → P@5 3/5, RR 1; none → 0, 0; all → 1, 1
     assert s["topical_precision@5"] == pytest.approx([0.6, 0.0, 1.0])
@@ -492,8 +553,9 @@ def test_pool_ndcg_needs_qrels_and_reads_them() -> None:
 
 def test_pool_ndcg_counts_a_doc_retrieved_twice_once() -> None:
     # qrels {a: 2, b: 1}; retrieved b, a, a → w = [1, 2, 0] (the second a gains 0, as in trec_eval)
-    record = _record([_chunk("b", _labels(1)), _chunk("a", _labels(2)), _chunk("a", _labels(2))],
-                     qrels={"a": 2, "b": 1})
+    record = _record(
+        [_chunk("b", _labels(1)), _chunk("a", _labels(2)), _chunk("a", _labels(2))], qrels={"a": 2, "b": 1}
+    )
     exp = evaluate([record], metrics=["ndcg@3"], settings=_settings("pool", "exponential"))
     # exponential: DCG = 1/1 + 3/log2(3) + 0/2 = 2.89279; IDCG of [2, 1] = 3 + 1/log2(3) = 3.63093 → 0.79671
     # (counting a twice would give (2.89279 + 3/2) / 3.63093 = 1.2098 > 1)
@@ -536,7 +598,9 @@ def test_cutoff_names_parse_or_raise_config_errors() -> None:
     assert [m.name for m in resolve_metrics(["retrieval@5"])] == [f"{base}@5" for base in FAMILY]
     assert [m.name for m in resolve_metrics(["retrieval"])] == [f"{base}@10" for base in FAMILY]
     assert [m.name for m in resolve_metrics(["retrieval@3", "ndcg@3", "mrr@7"])] == [
-        *(f"{base}@3" for base in FAMILY), "mrr@7"]
+        *(f"{base}@3" for base in FAMILY),
+        "mrr@7",
+    ]
     with pytest.raises(ConfigError):
         resolve_metrics(["retrieval@0"])
     assert ragmeter.ConfigError is ConfigError
@@ -563,17 +627,23 @@ def test_batch_kernels_equal_the_per_query_definitions(gain: str) -> None:
     from ragmeter.metrics.retrieval import misleading_context_rate, sufficiency_hit, sufficiency_rate
 
     rng = np.random.default_rng(3)
-    labels = [[(int(t), int(t and s), int(m)) for t, s, m in rng.integers(0, 2, size=(rng.integers(0, 9), 3))]
-              for _ in range(300)]
+    labels = [
+        [(int(t), int(t and s), int(m)) for t, s, m in rng.integers(0, 2, size=(rng.integers(0, 9), 3))]
+        for _ in range(300)
+    ]
     records = [_record(_chunks([t for t, _, _ in q], [s for _, s, _ in q], [m for _, _, m in q])) for q in labels]
     result = evaluate(records, metrics=["retrieval@5"], settings=_settings("retrieved", gain), batch_size=64)
     for i, q in enumerate(labels):
         t, s, m = ([row[j] for row in q] for j in range(3))
         w = [grade(ti, si) for ti, si in zip(t, s, strict=True)]
-        expected = {"topical_precision@5": topical_precision(t, 5), "sufficiency_hit@5": sufficiency_hit(s, 5),
-                    "sufficiency_rate@5": sufficiency_rate(s, 5), "mrr@5": reciprocal_rank(t, 5),
-                    "misleading_context_rate@5": misleading_context_rate(m, 5),
-                    "ndcg@5": ndcg(w, 5, gain=gain) or 0.0}
+        expected = {
+            "topical_precision@5": topical_precision(t, 5),
+            "sufficiency_hit@5": sufficiency_hit(s, 5),
+            "sufficiency_rate@5": sufficiency_rate(s, 5),
+            "mrr@5": reciprocal_rank(t, 5),
+            "misleading_context_rate@5": misleading_context_rate(m, 5),
+            "ndcg@5": ndcg(w, 5, gain=gain) or 0.0,
+        }
         for name, value in expected.items():
             assert result.scores[name][i] == pytest.approx(value, abs=1e-12), (name, q)
 
@@ -631,19 +701,25 @@ def _random_pool_records(seed: int, n: int = 500) -> list[Record]:
         contexts = []
         for doc_id in rng.choice(VOCABULARY, size=int(rng.integers(0, 9))):
             if clean:
-                labels = {name: int(rng.random() < 0.5) for name in ("topically_relevant", "evidence_sufficient",
-                                                                    "misleading")}
+                labels = {
+                    name: int(rng.random() < 0.5)
+                    for name in ("topically_relevant", "evidence_sufficient", "misleading")
+                }
             elif rng.random() < 0.1:
                 labels = {}
             else:
-                drawn = {name: _random_label(rng) for name in ("topically_relevant", "evidence_sufficient",
-                                                               "misleading")}
+                drawn = {
+                    name: _random_label(rng) for name in ("topically_relevant", "evidence_sufficient", "misleading")
+                }
                 labels = {name: value for name, value in drawn.items() if value is not ABSENT}
             contexts.append(Chunk(str(doc_id), f"text of {doc_id}", labels=labels))
         wide = rng.random() < 0.05
         judged = rng.choice(VOCABULARY, size=int(rng.integers(0, 7)), replace=False)
-        qrels = None if rng.random() < 0.05 else {
-            str(doc_id): int(rng.integers(-3, 41) if wide else rng.integers(0, 3)) for doc_id in judged}
+        qrels = (
+            None
+            if rng.random() < 0.05
+            else {str(doc_id): int(rng.integers(-3, 41) if wide else rng.integers(0, 3)) for doc_id in judged}
+        )
         records.append(Record(id=f"r{i}", question="q", answer="a", contexts=tuple(contexts), qrels=qrels))
     return records
 
@@ -654,8 +730,10 @@ def _kernel_pool(records: list[Record], k: int) -> list[tuple[list[int], list[in
 
     grades, ideal, problems = graded(records, ranked_labels(records, k), pool=True)
     assert ideal is not None
-    return [problem if problem is not None else (grades[i].tolist(), ideal[i].tolist())
-            for i, problem in enumerate(problems)]
+    return [
+        problem if problem is not None else (grades[i].tolist(), ideal[i].tolist())
+        for i, problem in enumerate(problems)
+    ]
 
 
 @pytest.mark.parametrize("k", [1, 3, 5, 10])
@@ -671,14 +749,20 @@ def test_pool_kernel_equals_a_per_record_reading(k: int) -> None:
     assert sum(record.qrels is None for record in records) >= 5
     assert sum(isinstance(e, str) and "tied" in e for e in expected) >= 5
     assert sum(not isinstance(e, str) for e in expected) >= 200
-    assert sum(record.qrels is not None and any(c.doc_id not in record.qrels for c in top)
-               for record, top in zip(records, tops)) >= 100
+    assert (
+        sum(
+            record.qrels is not None and any(c.doc_id not in record.qrels for c in top)
+            for record, top in zip(records, tops)
+        )
+        >= 100
+    )
     assert sum(len(top) < k for top in tops) >= (50 if k > 1 else 20)
     # one batch (grades −3…40 in it), each record alone, and batches of 64 (labels read per batch)
     assert _kernel_pool(records, k) == expected
     assert [_kernel_pool([record], k)[0] for record in records] == expected
-    assert [got for start in range(0, len(records), 64)
-            for got in _kernel_pool(records[start:start + 64], k)] == expected
+    assert [
+        got for start in range(0, len(records), 64) for got in _kernel_pool(records[start : start + 64], k)
+    ] == expected
 
 
 @pytest.mark.parametrize("gain", ["exponential", "linear"])
@@ -699,8 +783,11 @@ def test_pool_ndcg_equals_the_per_query_definition_on_random_records(gain: str) 
 def test_pool_kernel_refuses_the_grade_it_reserves_for_unjudged() -> None:
     from ragmeter.metrics._retrieval_kernels import graded, ranked_labels
 
-    reserved = -2 ** 63
-    records = [Record(id="r7", question="q", answer="a", contexts=(Chunk("a", "text", labels=_labels(1)),),
-                      qrels={"a": reserved})]
+    reserved = -(2**63)
+    records = [
+        Record(
+            id="r7", question="q", answer="a", contexts=(Chunk("a", "text", labels=_labels(1)),), qrels={"a": reserved}
+        )
+    ]
     with pytest.raises(ValueError, match="'r7'.*out of range"):
         graded(records, ranked_labels(records, 5), pool=True)

@@ -14,16 +14,19 @@ def reference(prediction, target):
     return SCORER.score(target, prediction)["rougeL"].fmeasure
 
 
-@pytest.mark.parametrize(("prediction", "target", "expected"), [
-    # LCS(the cat sat on the mat / the cat is on the mat) = the cat on the mat = 5; P = R = 5/6
-    ("the cat sat on the mat", "the cat is on the mat", 5 / 6),
-    # tokens [a, b, c] vs [c, b, a]: LCS 1, P = R = 1/3
-    ("a b c", "c b a", 1 / 3),
-    ("", "anything", 0.0),
-    ("!!!", "?", 0.0),                      # no token survives on either side
-    # é is not [a-z0-9], so "café" gives the token "caf": [caf, au, lait] vs [cafe, au, lait]: LCS 2, F = 2/3
-    ("Café au lait", "cafe au lait", 2 / 3),
-])
+@pytest.mark.parametrize(
+    ("prediction", "target", "expected"),
+    [
+        # LCS(the cat sat on the mat / the cat is on the mat) = the cat on the mat = 5; P = R = 5/6
+        ("the cat sat on the mat", "the cat is on the mat", 5 / 6),
+        # tokens [a, b, c] vs [c, b, a]: LCS 1, P = R = 1/3
+        ("a b c", "c b a", 1 / 3),
+        ("", "anything", 0.0),
+        ("!!!", "?", 0.0),  # no token survives on either side
+        # é is not [a-z0-9], so "café" gives the token "caf": [caf, au, lait] vs [cafe, au, lait]: LCS 2, F = 2/3
+        ("Café au lait", "cafe au lait", 2 / 3),
+    ],
+)
 def test_hand_worked_values(prediction, target, expected):
     assert rouge_l(prediction, target) == pytest.approx(expected, abs=1e-12)
     assert rouge_l(prediction, target) == pytest.approx(reference(prediction, target), abs=1e-12)

@@ -43,7 +43,7 @@ def test_batching_order_and_threads_do_not_change_vectors_by_a_bit(onnx, monkeyp
     together = onnx.encode(SENTENCES)
     alone = np.stack([onnx.encode([s])[0] for s in reversed(SENTENCES)])[::-1]
     assert np.array_equal(together, alone)
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")            # as Ray sets it in an actor of one CPU
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # as Ray sets it in an actor of one CPU
     assert np.array_equal(OnnxMiniLM().encode(SENTENCES[::-1])[::-1], together)
 
 
@@ -100,16 +100,16 @@ def test_cache_embeds_each_distinct_text_once_and_returns_the_same_vectors():
 
 
 def test_cache_forgets_least_recently_used_vectors_beyond_its_budget():
-    cache = CachedEmbedder(HashingEmbedder(dim=4), max_bytes=2 * 16)   # two float32[4] vectors
+    cache = CachedEmbedder(HashingEmbedder(dim=4), max_bytes=2 * 16)  # two float32[4] vectors
     cache.encode(["a", "b"])
-    cache.encode(["a"])          # a is now the most recent
-    cache.encode(["c"])          # evicts b
-    cache.encode(["a", "b"])     # a cached, b re-encoded
+    cache.encode(["a"])  # a is now the most recent
+    cache.encode(["c"])  # evicts b
+    cache.encode(["a", "b"])  # a cached, b re-encoded
     assert cache.texts_encoded == 4
 
 
 def test_onnx_and_torch_backends_agree(onnx, extra_module):
-    extra_module("torch", "torch")      # skips without the torch extra, fails in CI (tests/conftest.py)
+    extra_module("torch", "torch")  # skips without the torch extra, fails in CI (tests/conftest.py)
     from ragmeter.models.torch_minilm import TorchEmbedder
 
     a = onnx.encode(SENTENCES)

@@ -8,13 +8,22 @@ from pathlib import Path
 from typing import Any
 
 
-def mtrag_row(task_id: str, prediction: str, *, targets: Sequence[str] | None = ("the reference",),
-              contexts: Sequence[str] | None = ("a passage",), answerability: str | None = "ANSWERABLE",
-              model_id: str = "model-a", conversation_id: str | None = None,
-              metrics: dict[str, Any] | None = None) -> dict[str, Any]:
+def mtrag_row(
+    task_id: str,
+    prediction: str,
+    *,
+    targets: Sequence[str] | None = ("the reference",),
+    contexts: Sequence[str] | None = ("a passage",),
+    answerability: str | None = "ANSWERABLE",
+    model_id: str = "model-a",
+    conversation_id: str | None = None,
+    metrics: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """An MT-RAG generation-task row; ``targets=None`` leaves the key out."""
     row: dict[str, Any] = {
-        "task_id": task_id, "conversation_id": conversation_id or task_id.split("<::>")[0], "model_id": model_id,
+        "task_id": task_id,
+        "conversation_id": conversation_id or task_id.split("<::>")[0],
+        "model_id": model_id,
         "input": [{"speaker": "user", "text": f"Question of {task_id}?"}],
     }
     if contexts is not None:

@@ -41,20 +41,56 @@ def error_lines(stderr: str) -> list[str]:
 PASSAGE = "Paris is the capital and most populous city of France. The Eiffel Tower stands in Paris."
 
 EIGHT = [
-    mtrag_row("c1<::>1", "Paris is the capital of France.", targets=["The capital of France is Paris."],
-              contexts=[PASSAGE, "Lyon is a large city in France."]),
-    mtrag_row("c1<::>2", "It has about two million inhabitants.", targets=["About 2.1 million people."],
-              contexts=[PASSAGE], answerability="PARTIAL"),
-    mtrag_row("c2<::>1", "I don't know.", targets=["Sorry, the documents do not say."], contexts=[],
-              answerability="UNANSWERABLE"),
-    mtrag_row("c2<::>2", "You're welcome, happy to help!", targets=["You're welcome!"], contexts=[],
-              answerability="CONVERSATIONAL"),
-    mtrag_row("c1<::>1", "Die Hauptstadt ist Paris — très belle, 巴黎 😀.", targets=["The capital of France is Paris."],
-              contexts=[PASSAGE], model_id="model-b"),
-    mtrag_row("c1<::>2", "Roughly two million people live there.", targets=["About 2.1 million people."],
-              contexts=[PASSAGE], model_id="model-b", metrics={"idk_eval": [1.0]}),
-    mtrag_row("c2<::>1", "The capital is Paris.", targets=["Sorry, the documents do not say."],
-              contexts=["Lyon is a large city in France."], answerability="UNANSWERABLE", model_id="model-b"),
+    mtrag_row(
+        "c1<::>1",
+        "Paris is the capital of France.",
+        targets=["The capital of France is Paris."],
+        contexts=[PASSAGE, "Lyon is a large city in France."],
+    ),
+    mtrag_row(
+        "c1<::>2",
+        "It has about two million inhabitants.",
+        targets=["About 2.1 million people."],
+        contexts=[PASSAGE],
+        answerability="PARTIAL",
+    ),
+    mtrag_row(
+        "c2<::>1",
+        "I don't know.",
+        targets=["Sorry, the documents do not say."],
+        contexts=[],
+        answerability="UNANSWERABLE",
+    ),
+    mtrag_row(
+        "c2<::>2",
+        "You're welcome, happy to help!",
+        targets=["You're welcome!"],
+        contexts=[],
+        answerability="CONVERSATIONAL",
+    ),
+    mtrag_row(
+        "c1<::>1",
+        "Die Hauptstadt ist Paris — très belle, 巴黎 😀.",
+        targets=["The capital of France is Paris."],
+        contexts=[PASSAGE],
+        model_id="model-b",
+    ),
+    mtrag_row(
+        "c1<::>2",
+        "Roughly two million people live there.",
+        targets=["About 2.1 million people."],
+        contexts=[PASSAGE],
+        model_id="model-b",
+        metrics={"idk_eval": [1.0]},
+    ),
+    mtrag_row(
+        "c2<::>1",
+        "The capital is Paris.",
+        targets=["Sorry, the documents do not say."],
+        contexts=["Lyon is a large city in France."],
+        answerability="UNANSWERABLE",
+        model_id="model-b",
+    ),
     mtrag_row("c3<::>1", "Paris.", targets=None, contexts=[PASSAGE], answerability=None, model_id="model-b"),
 ]
 
@@ -63,8 +99,10 @@ EIGHT = [
 # 7. the mtrag command
 # --------------------------------------------------------------------------------------------------
 
-def test_step_all_prints_the_table_and_writes_output_and_summary(tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+
+def test_step_all_prints_the_table_and_writes_output_and_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", EIGHT)
     before = source.read_bytes()
     out = tmp_path / "out.jsonl"
@@ -76,16 +114,28 @@ def test_step_all_prints_the_table_and_writes_output_and_summary(tmp_path: Path,
     rows = read_jsonl(out)
     assert [(r["task_id"], r["model_id"]) for r in rows] == [(r["task_id"], r["model_id"]) for r in EIGHT]
     assert all("RB_agg_idk" in r["metrics"] for r in rows)
-    assert rows[2]["metrics"]["RB_agg_idk"] == [1.0]          # unanswerable, "I don't know." → 1
-    assert rows[6]["metrics"]["RB_agg_idk"] == [0.0]          # unanswerable, answered → 0
-    assert rows[5]["metrics"]["RB_agg_idk"] == [0.0]          # answerable, idk_eval 1 given in the record
+    assert rows[2]["metrics"]["RB_agg_idk"] == [1.0]  # unanswerable, "I don't know." → 1
+    assert rows[6]["metrics"]["RB_agg_idk"] == [0.0]  # unanswerable, answered → 0
+    assert rows[5]["metrics"]["RB_agg_idk"] == [0.0]  # answerable, idk_eval 1 given in the record
     assert "idk_eval_source" not in rows[5]["metrics"]
-    assert rows[4]["predictions"][0]["text"] == EIGHT[4]["predictions"][0]["text"]   # non-ASCII kept
+    assert rows[4]["predictions"][0]["text"] == EIGHT[4]["predictions"][0]["text"]  # non-ASCII kept
 
     assert "MT-RAG step 'all': 8 records written" in stdout
     assert "idk_eval from:" in stdout and f"{DETECTOR} × 7" in stdout and "record × 1" in stdout
-    for name in ("model: model-a", "model: model-b", "ALL (n=4)", "ANSWERABLE", "PARTIAL", "UNANSWERABLE",
-                 "CONVERSATIONAL", "UNKNOWN", "RB_agg_idk", "RB_agg_zero_denominator", "BertscoreR", "LengthChars"):
+    for name in (
+        "model: model-a",
+        "model: model-b",
+        "ALL (n=4)",
+        "ANSWERABLE",
+        "PARTIAL",
+        "UNANSWERABLE",
+        "CONVERSATIONAL",
+        "UNKNOWN",
+        "RB_agg_idk",
+        "RB_agg_zero_denominator",
+        "BertscoreR",
+        "LengthChars",
+    ):
         assert name in stdout, name
 
     summary = json.loads((tmp_path / "out.jsonl.summary.json").read_text(encoding="utf-8"))
@@ -112,8 +162,9 @@ def test_step_all_prints_the_table_and_writes_output_and_summary(tmp_path: Path,
 def test_format_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", EIGHT[:3])
     out = tmp_path / "out.jsonl"
-    code, stdout, stderr = run_cli(capsys, "mtrag", "--step", "algorithmic", "-i", source, "-o", out,
-                                   "--format", "json", *FAST)
+    code, stdout, stderr = run_cli(
+        capsys, "mtrag", "--step", "algorithmic", "-i", source, "-o", out, "--format", "json", *FAST
+    )
     assert code == 0, stderr
     printed = json.loads(stdout)
     assert printed == json.loads((tmp_path / "out.jsonl.summary.json").read_text(encoding="utf-8"))
@@ -131,15 +182,21 @@ def bad_file(tmp_path: Path) -> Path:
     del no_predictions["predictions"]
     bot = mtrag_row("b<::>3", "x")
     bot["input"] = [{"speaker": "bot", "text": "hi"}]
-    lines = [json.dumps(EIGHT[0]), '{"task_id": "b<::>1", "input": [', json.dumps(no_predictions),
-             json.dumps(EIGHT[1]), json.dumps(bot)]
+    lines = [
+        json.dumps(EIGHT[0]),
+        '{"task_id": "b<::>1", "input": [',
+        json.dumps(no_predictions),
+        json.dumps(EIGHT[1]),
+        json.dumps(bot),
+    ]
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
 
-def test_invalid_input_stops_with_one_error_per_record(tmp_path: Path, bad_file: Path,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_invalid_input_stops_with_one_error_per_record(
+    tmp_path: Path, bad_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out.jsonl"
     code, stdout, stderr = run_cli(capsys, "mtrag", "--step", "all", "-i", bad_file, "-o", out)
     assert code == 2
@@ -156,12 +213,13 @@ def test_invalid_input_stops_with_one_error_per_record(tmp_path: Path, bad_file:
 def test_skip_invalid_scores_the_rest(tmp_path: Path, bad_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # idk_condition needs no model: RB_agg is given by hand
     lines = bad_file.read_text(encoding="utf-8").splitlines()
-    for i in (0, 3):                                   # the two good records
+    for i in (0, 3):  # the two good records
         lines[i] = json.dumps({**json.loads(lines[i]), "metrics": {"RB_agg": [0.4]}})
     bad_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = tmp_path / "out.jsonl"
-    code, stdout, stderr = run_cli(capsys, "mtrag", "--step", "idk_condition", "-i", bad_file, "-o", out,
-                                   "--skip-invalid", *FAST)
+    code, stdout, stderr = run_cli(
+        capsys, "mtrag", "--step", "idk_condition", "-i", bad_file, "-o", out, "--skip-invalid", *FAST
+    )
     assert code == 0, stderr
     assert len(error_lines(stderr)) == 3 and "skipped 3 bad record(s)" in stderr
     written = read_jsonl(out)
@@ -170,8 +228,9 @@ def test_skip_invalid_scores_the_rest(tmp_path: Path, bad_file: Path, capsys: py
     assert "2 records written" in stdout and f"{DETECTOR} × 2" in stdout
 
 
-def test_an_output_that_is_a_folder_is_refused_before_scoring(tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_output_that_is_a_folder_is_refused_before_scoring(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", EIGHT[:2])
     folder = tmp_path / "results"
     folder.mkdir()
@@ -183,8 +242,9 @@ def test_an_output_that_is_a_folder_is_refused_before_scoring(tmp_path: Path,
 
 
 @pytest.mark.parametrize("step", ["radbench", "ragas", "idk"])
-def test_judged_steps_without_a_judge_exit_2_naming_the_options(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                                step: str) -> None:
+def test_judged_steps_without_a_judge_exit_2_naming_the_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], step: str
+) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", EIGHT[:2])
     out = tmp_path / "out.jsonl"
     code, _, stderr = run_cli(capsys, "mtrag", "--step", step, "-i", source, "-o", out)
@@ -203,10 +263,12 @@ def test_same_input_and_output_exits_2(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_summary_of_padded_answerability(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    source = write_jsonl(tmp_path / "in.jsonl", [mtrag_row("p<::>1", "Paris.", answerability=" answerable ",
-                                                           metrics={"RB_agg": [0.5]})])
-    code, stdout, stderr = run_cli(capsys, "mtrag", "--step", "idk_condition", "-i", source,
-                                   "-o", tmp_path / "out.jsonl", *FAST)
+    source = write_jsonl(
+        tmp_path / "in.jsonl", [mtrag_row("p<::>1", "Paris.", answerability=" answerable ", metrics={"RB_agg": [0.5]})]
+    )
+    code, stdout, stderr = run_cli(
+        capsys, "mtrag", "--step", "idk_condition", "-i", source, "-o", tmp_path / "out.jsonl", *FAST
+    )
     assert code == 0, stderr
     assert "ANSWERABLE (n=1)" in stdout
 
@@ -214,6 +276,7 @@ def test_summary_of_padded_answerability(tmp_path: Path, capsys: pytest.CaptureF
 # --------------------------------------------------------------------------------------------------
 # 5. crash and resume, with a real process killed by SIGKILL
 # --------------------------------------------------------------------------------------------------
+
 
 def short_real_rows(n: int) -> list[dict[str, Any]]:
     """The first n rows of human_eval_tasks.jsonl with short passages (fast to encode) and ASCII text only
@@ -257,8 +320,21 @@ def test_sigkill_then_resume_gives_the_uninterrupted_result(tmp_path: Path) -> N
     assert len(rows) == N_CRASH_ROWS
     source = write_jsonl(tmp_path / "in.jsonl", rows)
     out, partial = tmp_path / "out.jsonl", tmp_path / "out.jsonl.partial"
-    command = [sys.executable, "-m", "ragmeter.cli", "mtrag", "--step", "algorithmic", "-i", str(source),
-               "-o", str(out), "--format", "json", *FAST]
+    command = [
+        sys.executable,
+        "-m",
+        "ragmeter.cli",
+        "mtrag",
+        "--step",
+        "algorithmic",
+        "-i",
+        str(source),
+        "-o",
+        str(out),
+        "--format",
+        "json",
+        *FAST,
+    ]
 
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
@@ -290,7 +366,7 @@ def test_sigkill_then_resume_gives_the_uninterrupted_result(tmp_path: Path) -> N
     run_step("algorithmic", source, reference)
     resumed_rows, reference_rows = read_jsonl(out), read_jsonl(reference)
     keys = [(r["task_id"], r["model_id"]) for r in rows]
-    assert [(r["task_id"], r["model_id"]) for r in resumed_rows] == keys     # each once, in input order
+    assert [(r["task_id"], r["model_id"]) for r in resumed_rows] == keys  # each once, in input order
     for got, want, original in zip(resumed_rows, reference_rows, rows):
         assert {k: v for k, v in got.items() if k != "metrics"} == original
         assert_close(got["metrics"], want["metrics"], got["task_id"])

@@ -41,6 +41,7 @@ PER_PASSAGE = ("BertKPrec", "Extractiveness_RougeL")
 # helpers
 # --------------------------------------------------------------------------------------------------
 
+
 class WordEncoder:
     """One token per lowercase word (``\\w+``), one-hot, between a [CLS] and a [SEP] row of weight 0.
 
@@ -69,7 +70,7 @@ class WordEncoder:
         for text in texts:
             words = re.findall(r"\w+", text.lower())
             vectors = np.zeros((len(words) + 2, self.dim), dtype=np.float32)
-            vectors[0, 0] = 1.0   # [CLS]
+            vectors[0, 0] = 1.0  # [CLS]
             vectors[-1, 1] = 1.0  # [SEP]
             for k, word in enumerate(words, start=1):
                 vectors[k, self._dimension(word)] = 1.0
@@ -82,8 +83,9 @@ class WordEncoder:
         return sum(len(call) for call in self.calls)
 
 
-def run_rows(tmp_path: Path, rows: Sequence[dict[str, Any]], step: str = "algorithmic",
-             **kwargs: Any) -> tuple[list[dict[str, Any]], Any]:
+def run_rows(
+    tmp_path: Path, rows: Sequence[dict[str, Any]], step: str = "algorithmic", **kwargs: Any
+) -> tuple[list[dict[str, Any]], Any]:
     source = write_jsonl(tmp_path / "in.jsonl", rows)
     kwargs.setdefault("token_encoder", WordEncoder())
     report = run_step(step, source, tmp_path / "out.jsonl", **kwargs)
@@ -105,10 +107,17 @@ def real_lines(n: int) -> list[str]:
 # 1. edge records and list shapes
 # --------------------------------------------------------------------------------------------------
 
+
 def test_list_shapes_follow_references_and_passages(tmp_path: Path) -> None:
-    metrics = only_metrics(tmp_path, mtrag_row("t<::>1", "The cat sat on the mat.",
-                                               targets=["A cat was on the mat", "The dog sat on the rug"],
-                                               contexts=["the mat", "a dog", "blue sky"]))
+    metrics = only_metrics(
+        tmp_path,
+        mtrag_row(
+            "t<::>1",
+            "The cat sat on the mat.",
+            targets=["A cat was on the mat", "The dog sat on the rug"],
+            contexts=["the mat", "a dog", "blue sky"],
+        ),
+    )
     for name in PER_REFERENCE:
         assert isinstance(metrics[name], list) and len(metrics[name]) == 2, name
     for name in PER_PASSAGE:
@@ -122,12 +131,14 @@ def test_list_shapes_follow_references_and_passages(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("targets", [None, []], ids=["targets-absent", "targets-empty"])
 def test_record_without_targets_has_no_per_reference_lists(tmp_path: Path, targets: list[str] | None) -> None:
-    metrics = only_metrics(tmp_path, mtrag_row("t<::>1", "The cat sat on the mat.", targets=targets,
-                                               contexts=["the mat"], answerability=None))
+    metrics = only_metrics(
+        tmp_path,
+        mtrag_row("t<::>1", "The cat sat on the mat.", targets=targets, contexts=["the mat"], answerability=None),
+    )
     for name in PER_REFERENCE:
         assert name not in metrics, f"{name} must be absent, not empty"
     assert metrics["undefined"] == dict.fromkeys(PER_REFERENCE, "no reference")  # absent, with the reason
-    assert metrics["BertKPrec"] == [pytest.approx(0.5)]      # 'the', 'the', 'mat' of 6 words
+    assert metrics["BertKPrec"] == [pytest.approx(0.5)]  # 'the', 'the', 'mat' of 6 words
     assert metrics["Extractiveness_RougeL"] == [1.0]
     assert metrics["RB_agg"] == [0.0]
     assert metrics["RB_agg_zero_denominator"] == [True]
@@ -135,8 +146,9 @@ def test_record_without_targets_has_no_per_reference_lists(tmp_path: Path, targe
 
 @pytest.mark.parametrize("contexts", [[], None], ids=["contexts-empty", "contexts-absent"])
 def test_record_without_passages_has_no_per_passage_lists(tmp_path: Path, contexts: list[str] | None) -> None:
-    metrics = only_metrics(tmp_path, mtrag_row("t<::>1", "The cat sat on the mat.",
-                                               targets=["A cat was on the mat"], contexts=contexts))
+    metrics = only_metrics(
+        tmp_path, mtrag_row("t<::>1", "The cat sat on the mat.", targets=["A cat was on the mat"], contexts=contexts)
+    )
     for name in PER_PASSAGE:
         assert name not in metrics, f"{name} must be absent, not empty"
     assert metrics["undefined"] == dict.fromkeys(PER_PASSAGE, "no passages")  # absent, with the reason
@@ -147,8 +159,11 @@ def test_record_without_passages_has_no_per_passage_lists(tmp_path: Path, contex
 
 @pytest.mark.parametrize("prediction", ["", "   \n"], ids=["empty", "whitespace"])
 def test_empty_prediction_scores_zero_without_error(tmp_path: Path, prediction: str) -> None:
-    rows, report = run_rows(tmp_path, [mtrag_row("t<::>1", prediction, targets=["The cat sat", "on the mat"],
-                                                 contexts=["the cat sat on the mat"])], step="all")
+    rows, report = run_rows(
+        tmp_path,
+        [mtrag_row("t<::>1", prediction, targets=["The cat sat", "on the mat"], contexts=["the cat sat on the mat"])],
+        step="all",
+    )
     metrics = rows[0]["metrics"]
     assert report.skipped == [] and report.written == 1
     assert metrics["Recall"] == [0.0, 0.0]
@@ -169,21 +184,22 @@ def test_non_ascii_text_is_scored_and_written_unchanged(tmp_path: Path) -> None:
     prediction = "Le café coûte 3 € — die Straße heißt 北京路 😀🎉, naïve façade."
     reference = "Ein Café in der Straße 北京路 😀"
     passages = ["北京路 😀 café", "Ünïcödé ß ẞ ﬁ ligature", "CAFÉ COÛTE"]
-    rows, report = run_rows(tmp_path, [mtrag_row("t<::>é", prediction, targets=[reference], contexts=passages)],
-                            step="all")
+    rows, report = run_rows(
+        tmp_path, [mtrag_row("t<::>é", prediction, targets=[reference], contexts=passages)], step="all"
+    )
     (row,) = rows
     metrics = row["metrics"]
     assert report.skipped == []
     assert row["predictions"][0]["text"] == prediction and row["targets"][0]["text"] == reference
     assert [c["text"] for c in row["contexts"]] == passages
-    assert "😀" in (tmp_path / "out.jsonl").read_text(encoding="utf-8")   # written as UTF-8, not \\u escapes
+    assert "😀" in (tmp_path / "out.jsonl").read_text(encoding="utf-8")  # written as UTF-8, not \\u escapes
     for name in ("Recall", "RougeL_stemFalse", "Extractiveness_RougeL", "RB_agg", "RB_agg_idk"):
         assert all(0.0 <= v <= 1.0 for v in metrics[name]), name
     for name in ("BertscoreP", "BertscoreR", "BertKPrec"):
         assert all(-1.0 <= v <= 1.0 for v in metrics[name]), name
     assert metrics["Length"] == [len(prediction.split())]
     assert metrics["LengthChars"] == [len(prediction)]
-    assert metrics["Recall"][0] > 0          # café, straße, 北京路 are shared
+    assert metrics["Recall"][0] > 0  # café, straße, 北京路 are shared
     assert len(metrics["BertKPrec"]) == 3
 
 
@@ -191,13 +207,21 @@ def test_non_ascii_text_is_scored_and_written_unchanged(tmp_path: Path) -> None:
 # 2. hand-worked values
 # --------------------------------------------------------------------------------------------------
 
+
 def test_hand_worked_values(tmp_path: Path) -> None:
     # answer   : the cat sat on the mat            (6 words)
     # reference: a cat was on the mat              (6 words)
     # passage 0: "THE Mat!"  → "the mat" occurs in the answer once case and punctuation are dropped
     # passage 1: a dog sat on the rug
-    metrics = only_metrics(tmp_path, mtrag_row("t<::>1", "The cat sat on the mat.", targets=["A cat was on the mat"],
-                                               contexts=["THE Mat!", "A dog sat on the rug"]))
+    metrics = only_metrics(
+        tmp_path,
+        mtrag_row(
+            "t<::>1",
+            "The cat sat on the mat.",
+            targets=["A cat was on the mat"],
+            contexts=["THE Mat!", "A dog sat on the rug"],
+        ),
+    )
     # BERTScore with the one-hot encoder: P = answer words found in the reference: the, cat, on, the, mat
     # = 5/6; R = reference words found in the answer: cat, on, the, mat = 4/6.
     assert metrics["BertscoreP"] == [pytest.approx(5 / 6, abs=1e-12)]
@@ -223,8 +247,9 @@ def test_hand_worked_values(tmp_path: Path) -> None:
 
 def test_recall_is_a_multiset_intersection_after_squad_normalisation(tmp_path: Path) -> None:
     # answer [cat cat cat], reference 'the cat cat dog' → [cat cat dog]: 2 shared of 3 (a set would give 1/3 or 1/2)
-    metrics = only_metrics(tmp_path, mtrag_row("t<::>1", "Cat, cat; CAT!", targets=["the cat cat dog"],
-                                               contexts=["blue sky"]))
+    metrics = only_metrics(
+        tmp_path, mtrag_row("t<::>1", "Cat, cat; CAT!", targets=["the cat cat dog"], contexts=["blue sky"])
+    )
     assert metrics["Recall"] == [pytest.approx(2 / 3)]
     # ROUGE-L: LCS 2; P = 2/3, R = 2/4 → F = 4/7
     assert metrics["RougeL_stemFalse"] == [pytest.approx(4 / 7)]
@@ -241,14 +266,17 @@ def test_recall_per_reference_and_articles_only_reference(tmp_path: Path) -> Non
     assert metrics["Recall"] == [1.0, 0.0, 0.0]
 
 
-@pytest.mark.parametrize("passage, expected", [
-    ("the MAT", 1.0),
-    ("Sat-On", 1.0),                 # '-' dropped → 'saton' occurs in 'thecatsatonthemat'
-    ("cat,\nsat", 1.0),              # newline and comma dropped
-    # longer than the answer: ROUGE-L, LCS 6 of the answer's 6 and the passage's 8 tokens → F = 6/7
-    ("The cat sat on the mat. The dog", 6 / 7),
-    ("rug hat", 0.0),
-])
+@pytest.mark.parametrize(
+    "passage, expected",
+    [
+        ("the MAT", 1.0),
+        ("Sat-On", 1.0),  # '-' dropped → 'saton' occurs in 'thecatsatonthemat'
+        ("cat,\nsat", 1.0),  # newline and comma dropped
+        # longer than the answer: ROUGE-L, LCS 6 of the answer's 6 and the passage's 8 tokens → F = 6/7
+        ("The cat sat on the mat. The dog", 6 / 7),
+        ("rug hat", 0.0),
+    ],
+)
 def test_extractiveness_is_one_when_the_passage_occurs(tmp_path: Path, passage: str, expected: float) -> None:
     metrics = only_metrics(tmp_path, mtrag_row("t<::>1", "The cat sat on the mat.", contexts=[passage]))
     assert metrics["Extractiveness_RougeL"] == [pytest.approx(expected)]
@@ -256,9 +284,11 @@ def test_extractiveness_is_one_when_the_passage_occurs(tmp_path: Path, passage: 
 
 def test_baseline_rescaling_with_hand_values(tmp_path: Path) -> None:
     b = MTRAG_DEBERTA_BASELINE
-    rows, report = run_rows(tmp_path, [mtrag_row("t<::>1", "The cat sat on the mat.", targets=["A cat was on the mat"],
-                                                 contexts=["a dog"])],
-                            settings=Settings(bertscore_baseline="mtrag-deberta"))
+    rows, report = run_rows(
+        tmp_path,
+        [mtrag_row("t<::>1", "The cat sat on the mat.", targets=["A cat was on the mat"], contexts=["a dog"])],
+        settings=Settings(bertscore_baseline="mtrag-deberta"),
+    )
     metrics = rows[0]["metrics"]
     assert metrics["BertscoreP"] == [pytest.approx((5 / 6 - b.precision) / (1 - b.precision))]
     assert metrics["BertscoreR"] == [pytest.approx((4 / 6 - b.recall) / (1 - b.recall))]
@@ -286,11 +316,21 @@ def test_rb_agg_terms() -> None:
 
 IDK_CASES = [
     # answerability, idk_eval, expected (value = 0.6 for RB_agg, 0.7 for RB_llm, 0.8 for RL_F)
-    ("UNANSWERABLE", 1.0, "one"), ("UNANSWERABLE", 0.5, "zero"), ("UNANSWERABLE", 0.0, "zero"),
-    ("CONVERSATIONAL", 1.0, "one"), ("CONVERSATIONAL", 0.5, "zero"), ("CONVERSATIONAL", 0.0, "zero"),
-    ("ANSWERABLE", 1.0, "zero"), ("ANSWERABLE", 0.5, "value"), ("ANSWERABLE", 0.0, "value"),
-    ("PARTIAL", 1.0, "zero"), ("PARTIAL", 0.5, "value"), ("PARTIAL", 0.0, "value"),
-    (None, 1.0, "zero"), (None, 0.5, "value"), (None, 0.0, "value"),
+    ("UNANSWERABLE", 1.0, "one"),
+    ("UNANSWERABLE", 0.5, "zero"),
+    ("UNANSWERABLE", 0.0, "zero"),
+    ("CONVERSATIONAL", 1.0, "one"),
+    ("CONVERSATIONAL", 0.5, "zero"),
+    ("CONVERSATIONAL", 0.0, "zero"),
+    ("ANSWERABLE", 1.0, "zero"),
+    ("ANSWERABLE", 0.5, "value"),
+    ("ANSWERABLE", 0.0, "value"),
+    ("PARTIAL", 1.0, "zero"),
+    ("PARTIAL", 0.5, "value"),
+    ("PARTIAL", 0.0, "value"),
+    (None, 1.0, "zero"),
+    (None, 0.5, "value"),
+    (None, 0.0, "value"),
 ]
 BASES = {"RB_agg": 0.6, "RB_llm": 0.7, "RL_F": 0.8}
 
@@ -303,12 +343,17 @@ def test_idk_condition_function(answerability: str | None, idk_eval: float, expe
 
 
 @pytest.mark.parametrize("answerability, idk_eval, expected", IDK_CASES)
-def test_idk_condition_step_with_record_idk_eval(tmp_path: Path, answerability: str | None, idk_eval: float,
-                                                 expected: str) -> None:
+def test_idk_condition_step_with_record_idk_eval(
+    tmp_path: Path, answerability: str | None, idk_eval: float, expected: str
+) -> None:
     # unknown answerability: no 'answerability' and no targets (with a reference it would default to ANSWERABLE)
-    row = mtrag_row("t<::>1", "Some answer.", answerability=answerability,
-                    targets=None if answerability is None else ["ref"],
-                    metrics={**{k: [v] for k, v in BASES.items()}, "idk_eval": [idk_eval]})
+    row = mtrag_row(
+        "t<::>1",
+        "Some answer.",
+        answerability=answerability,
+        targets=None if answerability is None else ["ref"],
+        metrics={**{k: [v] for k, v in BASES.items()}, "idk_eval": [idk_eval]},
+    )
     encoder = WordEncoder()
     rows, report = run_rows(tmp_path, [row], step="idk_condition", token_encoder=encoder)
     metrics = rows[0]["metrics"]
@@ -323,17 +368,23 @@ def test_idk_condition_step_with_record_idk_eval(tmp_path: Path, answerability: 
     assert "bertscore" not in report.signatures
 
 
-@pytest.mark.parametrize("prediction, idk_eval", [
-    ("I don't know.", 1.0),
-    ("I don't know the exact date. The office opens at nine.", 0.5),
-    ("The office opens at nine.", 0.0),
-])
-def test_idk_eval_from_the_detector_when_the_record_has_none(tmp_path: Path, prediction: str,
-                                                             idk_eval: float) -> None:
-    rows, report = run_rows(tmp_path, [
-        mtrag_row("t<::>1", prediction, answerability="ANSWERABLE", metrics={"RB_agg": [0.6]}),
-        mtrag_row("t<::>2", prediction, answerability="UNANSWERABLE", metrics={"RB_agg": [0.6], "RB_llm": [0.7]}),
-    ], step="idk_condition")
+@pytest.mark.parametrize(
+    "prediction, idk_eval",
+    [
+        ("I don't know.", 1.0),
+        ("I don't know the exact date. The office opens at nine.", 0.5),
+        ("The office opens at nine.", 0.0),
+    ],
+)
+def test_idk_eval_from_the_detector_when_the_record_has_none(tmp_path: Path, prediction: str, idk_eval: float) -> None:
+    rows, report = run_rows(
+        tmp_path,
+        [
+            mtrag_row("t<::>1", prediction, answerability="ANSWERABLE", metrics={"RB_agg": [0.6]}),
+            mtrag_row("t<::>2", prediction, answerability="UNANSWERABLE", metrics={"RB_agg": [0.6], "RB_llm": [0.7]}),
+        ],
+        step="idk_condition",
+    )
     answerable, unanswerable = (row["metrics"] for row in rows)
     for metrics in (answerable, unanswerable):
         assert metrics["idk_eval"] == [idk_eval]
@@ -345,14 +396,18 @@ def test_idk_eval_from_the_detector_when_the_record_has_none(tmp_path: Path, pre
 
 
 def test_absent_bases_give_no_conditioned_value(tmp_path: Path) -> None:
-    rows, report = run_rows(tmp_path, [
-        mtrag_row("t<::>1", "Answer.", metrics={}),
-        mtrag_row("t<::>2", "Answer.", metrics={"RL_F": [0.8], "idk_eval": [0.0]}),
-        mtrag_row("t<::>3", "Answer."),
-    ], step="idk_condition")
+    rows, report = run_rows(
+        tmp_path,
+        [
+            mtrag_row("t<::>1", "Answer.", metrics={}),
+            mtrag_row("t<::>2", "Answer.", metrics={"RL_F": [0.8], "idk_eval": [0.0]}),
+            mtrag_row("t<::>3", "Answer."),
+        ],
+        step="idk_condition",
+    )
     first, second, third = (row.get("metrics", {}) for row in rows)
     assert not any(name.endswith("_idk") for name in first)
-    assert "idk_eval" not in first and "idk_eval" not in third       # nothing to condition: no verdict either
+    assert "idk_eval" not in first and "idk_eval" not in third  # nothing to condition: no verdict either
     assert not any(name.endswith("_idk") for name in third)
     assert second == {"RL_F": [0.8], "idk_eval": [0.0], "RL_F_idk": [0.8]}
     assert report.computed == 1
@@ -360,11 +415,20 @@ def test_absent_bases_give_no_conditioned_value(tmp_path: Path) -> None:
 
 
 def test_step_all_conditions_the_fresh_rb_agg(tmp_path: Path) -> None:
-    rows, report = run_rows(tmp_path, [
-        mtrag_row("t<::>1", "The cat sat on the mat.", targets=["A cat was on the mat"],
-                  contexts=["THE Mat!", "A dog sat on the rug"], metrics={"RB_llm": [0.7], "idk_eval": [0.0]}),
-        mtrag_row("t<::>2", "I don't know.", targets=["A cat was on the mat"], contexts=["the mat"]),
-    ], step="all")
+    rows, report = run_rows(
+        tmp_path,
+        [
+            mtrag_row(
+                "t<::>1",
+                "The cat sat on the mat.",
+                targets=["A cat was on the mat"],
+                contexts=["THE Mat!", "A dog sat on the rug"],
+                metrics={"RB_llm": [0.7], "idk_eval": [0.0]},
+            ),
+            mtrag_row("t<::>2", "I don't know.", targets=["A cat was on the mat"], contexts=["the mat"]),
+        ],
+        step="all",
+    )
     first, second = (row["metrics"] for row in rows)
     assert first["RB_agg_idk"] == [pytest.approx(10 / 13)] and first["RB_llm_idk"] == [0.7]
     assert "idk_eval_source" not in first
@@ -374,11 +438,18 @@ def test_step_all_conditions_the_fresh_rb_agg(tmp_path: Path) -> None:
 
 
 def test_existing_conditioned_value_is_kept(tmp_path: Path) -> None:
-    rows, report = run_rows(tmp_path, [mtrag_row("t<::>1", "Answer.", metrics={
-        "RB_agg": [0.6], "RB_agg_idk": [0.25], "RB_llm": [0.7], "idk_eval": [1.0]})], step="idk_condition")
+    rows, report = run_rows(
+        tmp_path,
+        [
+            mtrag_row(
+                "t<::>1", "Answer.", metrics={"RB_agg": [0.6], "RB_agg_idk": [0.25], "RB_llm": [0.7], "idk_eval": [1.0]}
+            )
+        ],
+        step="idk_condition",
+    )
     metrics = rows[0]["metrics"]
-    assert metrics["RB_agg_idk"] == [0.25]          # never recomputed
-    assert metrics["RB_llm_idk"] == [0.0]           # answerable, idk 1 → 0
+    assert metrics["RB_agg_idk"] == [0.25]  # never recomputed
+    assert metrics["RB_llm_idk"] == [0.0]  # answerable, idk 1 → 0
     assert report.computed == 1
 
 
@@ -386,9 +457,18 @@ def test_existing_conditioned_value_is_kept(tmp_path: Path) -> None:
 # 4. pipeline behaviour
 # --------------------------------------------------------------------------------------------------
 
+
 def five_rows() -> list[dict[str, Any]]:
-    return [mtrag_row(f"c{i // 2}<::>{i}", f"The cat sat on the mat number {i}.", targets=["A cat was on the mat"],
-                      contexts=["the mat", f"a dog sat on rug {i}"], conversation_id=f"c{i // 2}") for i in range(5)]
+    return [
+        mtrag_row(
+            f"c{i // 2}<::>{i}",
+            f"The cat sat on the mat number {i}.",
+            targets=["A cat was on the mat"],
+            contexts=["the mat", f"a dog sat on rug {i}"],
+            conversation_id=f"c{i // 2}",
+        )
+        for i in range(5)
+    ]
 
 
 def test_output_is_written_atomically(tmp_path: Path) -> None:
@@ -470,8 +550,10 @@ def test_unknown_step_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize("step", ["algorithmic", "all", "idk_condition"])
 def test_rerun_on_own_output_is_a_no_op(tmp_path: Path, step: str) -> None:
     rows = [json.loads(line) for line in real_lines(10)]
-    rows += [mtrag_row("x<::>1", "", targets=None, contexts=[], answerability=None, metrics={"RB_llm": [0.3]}),
-             mtrag_row("x<::>2", "I don't know.", answerability="UNANSWERABLE")]
+    rows += [
+        mtrag_row("x<::>1", "", targets=None, contexts=[], answerability=None, metrics={"RB_llm": [0.3]}),
+        mtrag_row("x<::>2", "I don't know.", answerability="UNANSWERABLE"),
+    ]
     if step == "idk_condition":
         for row in rows:
             row.setdefault("metrics", {}).setdefault("RB_agg", [0.5])
@@ -496,15 +578,20 @@ def test_step_all_on_algorithmic_output_encodes_nothing(tmp_path: Path) -> None:
     algorithmic, everything = read_jsonl(tmp_path / "alg.jsonl"), read_jsonl(tmp_path / "all.jsonl")
     for before, after in zip(algorithmic, everything):
         assert {k: v for k, v in after["metrics"].items() if k in before["metrics"]} == before["metrics"]
-        assert after["metrics"]["RB_agg_idk"] == before["metrics"]["RB_agg"]   # answerable, no IDK
+        assert after["metrics"]["RB_agg_idk"] == before["metrics"]["RB_agg"]  # answerable, no IDK
 
 
 def test_value_present_in_the_input_is_kept(tmp_path: Path) -> None:
-    row = mtrag_row("t<::>1", "The cat sat on the mat.", targets=["A cat was on the mat"],
-                    contexts=["THE Mat!", "A dog sat on the rug"], metrics={"RougeL_stemFalse": [0.123]})
+    row = mtrag_row(
+        "t<::>1",
+        "The cat sat on the mat.",
+        targets=["A cat was on the mat"],
+        contexts=["THE Mat!", "A dog sat on the rug"],
+        metrics={"RougeL_stemFalse": [0.123]},
+    )
     metrics = only_metrics(tmp_path, row)
     assert metrics["RougeL_stemFalse"] == [0.123]
-    assert metrics["BertscoreP"] == [pytest.approx(5 / 6)]          # the missing ones are computed
+    assert metrics["BertscoreP"] == [pytest.approx(5 / 6)]  # the missing ones are computed
     assert set(metrics) == set(ALGORITHMIC_METRICS)
     # one-hot word encoder: R = 4/6 (four of the reference's six tokens incl. [CLS]/[SEP] weighted 0…), see
     # the BertscoreP line; passages: 'THE Mat!' → 1/2, 'A dog sat on the rug' → 2/3 of the answer's tokens
@@ -535,7 +622,7 @@ def test_a_partial_made_by_another_step_or_setting_is_refused(tmp_path: Path) ->
     sidecar.unlink()  # a partial file that says nothing of what made it
     with pytest.raises(ConfigError, match="unknown step and settings"):
         run_step("algorithmic", source, target, token_encoder=WordEncoder())
-    assert partial.exists() and not target.exists()   # nothing finished is lost
+    assert partial.exists() and not target.exists()  # nothing finished is lost
     crashed_in(target, "algorithmic", source)
     assert run_step("algorithmic", source, target, token_encoder=WordEncoder()).resumed == 2
     assert not sidecar.exists()
@@ -569,7 +656,7 @@ def test_resume_drops_a_last_line_without_newline(tmp_path: Path) -> None:
     run_step("algorithmic", source, full, token_encoder=WordEncoder())
     lines = full.read_bytes().splitlines(keepends=True)
     partial = tmp_path / "out.jsonl.partial"
-    partial.write_bytes(b"".join(lines[:2]) + lines[2].rstrip(b"\n"))   # complete JSON, but no newline
+    partial.write_bytes(b"".join(lines[:2]) + lines[2].rstrip(b"\n"))  # complete JSON, but no newline
     crashed_in(tmp_path / "out.jsonl", "algorithmic", source)
     report = run_step("algorithmic", source, tmp_path / "out.jsonl", token_encoder=WordEncoder())
     assert report.resumed == 2 and report.computed == 3
@@ -592,9 +679,15 @@ def test_resume_from_a_line_torn_inside_a_utf8_character(tmp_path: Path) -> None
 
 
 def test_resume_keeps_records_without_task_id(tmp_path: Path) -> None:
-    rows = [{"input": [{"speaker": "user", "text": f"question {i}"}], "predictions": [{"text": f"the cat {i}"}],
-             "targets": [{"text": "the cat"}], "contexts": [{"document_id": "d", "text": "the mat"}]}
-            for i in range(5)]
+    rows = [
+        {
+            "input": [{"speaker": "user", "text": f"question {i}"}],
+            "predictions": [{"text": f"the cat {i}"}],
+            "targets": [{"text": "the cat"}],
+            "contexts": [{"document_id": "d", "text": "the mat"}],
+        }
+        for i in range(5)
+    ]
     source = write_jsonl(tmp_path / "in.jsonl", rows)
     full = tmp_path / "full.jsonl"
     run_step("algorithmic", source, full, token_encoder=WordEncoder())
@@ -610,8 +703,14 @@ def test_invalid_rows_are_skipped_and_listed(tmp_path: Path) -> None:
     good = five_rows()
     no_predictions = mtrag_row("bad<::>1", "x")
     del no_predictions["predictions"]
-    lines = [json.dumps(good[0]), '{"task_id": "broken", "input": [', json.dumps(good[1]),
-             json.dumps(no_predictions), "", json.dumps(good[2])]
+    lines = [
+        json.dumps(good[0]),
+        '{"task_id": "broken", "input": [',
+        json.dumps(good[1]),
+        json.dumps(no_predictions),
+        "",
+        json.dumps(good[2]),
+    ]
     source = tmp_path / "in.jsonl"
     source.write_text("\n".join(lines) + "\n", encoding="utf-8")
     report = run_step("algorithmic", source, tmp_path / "out.jsonl", token_encoder=WordEncoder())
@@ -632,25 +731,59 @@ SUMMARY_SETTINGS = Settings(n_resamples=200, ci_method="percentile")
 
 def summary_rows() -> list[dict[str, Any]]:
     return [
-        {"model_id": "model-a", "conversation_id": "c1", "answerability": ["ANSWERABLE"],
-         "metrics": {"Recall": [0.5, 1.0], "BertKPrec": [0.2, 0.9], "RB_agg": [0.6], "RB_agg_zero_denominator": [False],
-                     "idk_eval_source": ["detector:idk-en-1+id-3"], "Unknown_metric": [5.0]}},
-        {"model_id": "model-a", "conversation_id": "c2", "Answerability": "answerable",
-         "metrics": {"Recall": [1.0], "BertKPrec": [0.4], "RB_agg": [0.0], "RB_agg_zero_denominator": [True]}},
-        {"model_id": "model-a", "conversation_id": "c3", "answerability": ["UNANSWERABLE"],
-         "metrics": {"Recall": [0.0], "BertKPrec": [0.1, 0.3, 0.2], "RB_agg": [0.3],
-                     "RB_agg_zero_denominator": [False]}},
-        {"model_id": "model-b", "conversation_id": "c4", "answerability": "PARTIAL",
-         "metrics": {"Recall": [0.25], "RB_agg": [0.8], "RB_agg_zero_denominator": [True], "BertKPrec": []}},
-        {"model_id": "model-b", "conversation_id": "c5",
-         "metrics": {"Recall": [0.75], "RB_agg": [0.4], "RB_agg_zero_denominator": [False],
-                     "RougeL_stemFalse": [None]}},
+        {
+            "model_id": "model-a",
+            "conversation_id": "c1",
+            "answerability": ["ANSWERABLE"],
+            "metrics": {
+                "Recall": [0.5, 1.0],
+                "BertKPrec": [0.2, 0.9],
+                "RB_agg": [0.6],
+                "RB_agg_zero_denominator": [False],
+                "idk_eval_source": ["detector:idk-en-1+id-3"],
+                "Unknown_metric": [5.0],
+            },
+        },
+        {
+            "model_id": "model-a",
+            "conversation_id": "c2",
+            "Answerability": "answerable",
+            "metrics": {"Recall": [1.0], "BertKPrec": [0.4], "RB_agg": [0.0], "RB_agg_zero_denominator": [True]},
+        },
+        {
+            "model_id": "model-a",
+            "conversation_id": "c3",
+            "answerability": ["UNANSWERABLE"],
+            "metrics": {
+                "Recall": [0.0],
+                "BertKPrec": [0.1, 0.3, 0.2],
+                "RB_agg": [0.3],
+                "RB_agg_zero_denominator": [False],
+            },
+        },
+        {
+            "model_id": "model-b",
+            "conversation_id": "c4",
+            "answerability": "PARTIAL",
+            "metrics": {"Recall": [0.25], "RB_agg": [0.8], "RB_agg_zero_denominator": [True], "BertKPrec": []},
+        },
+        {
+            "model_id": "model-b",
+            "conversation_id": "c5",
+            "metrics": {
+                "Recall": [0.75],
+                "RB_agg": [0.4],
+                "RB_agg_zero_denominator": [False],
+                "RougeL_stemFalse": [None],
+            },
+        },
     ]
 
 
 def test_summary_means_per_model_and_class() -> None:
-    means = {(g.model_id, g.answerability, g.metric): g for g in summarize_rows(summary_rows(),
-                                                                                settings=SUMMARY_SETTINGS)}
+    means = {
+        (g.model_id, g.answerability, g.metric): g for g in summarize_rows(summary_rows(), settings=SUMMARY_SETTINGS)
+    }
     expected = {
         # per-reference: first value (0.5, not 0.75 or 1.0)
         ("model-a", "ALL", "Recall"): ((0.5 + 1.0 + 0.0) / 3, 3),
@@ -674,27 +807,42 @@ def test_summary_means_per_model_and_class() -> None:
         assert means[key].n == n, key
     metrics = {metric for _, _, metric in means}
     assert "idk_eval_source" not in metrics and "Unknown_metric" not in metrics
-    assert ("model-b", "ALL", "BertKPrec") not in means          # empty list: no value
-    assert ("model-b", "ALL", "RougeL_stemFalse") not in means   # [None]: no value
-    assert {(m, a) for m, a, _ in means} == {("model-a", "ALL"), ("model-a", "ANSWERABLE"),
-                                            ("model-a", "UNANSWERABLE"), ("model-b", "ALL"),
-                                            ("model-b", "PARTIAL"), ("model-b", "UNKNOWN")}
+    assert ("model-b", "ALL", "BertKPrec") not in means  # empty list: no value
+    assert ("model-b", "ALL", "RougeL_stemFalse") not in means  # [None]: no value
+    assert {(m, a) for m, a, _ in means} == {
+        ("model-a", "ALL"),
+        ("model-a", "ANSWERABLE"),
+        ("model-a", "UNANSWERABLE"),
+        ("model-b", "ALL"),
+        ("model-b", "PARTIAL"),
+        ("model-b", "UNKNOWN"),
+    }
 
 
 def test_summary_rate_uses_wilson_without_repeated_clusters() -> None:
-    means = {(g.model_id, g.answerability, g.metric): g for g in summarize_rows(summary_rows(),
-                                                                                settings=SUMMARY_SETTINGS)}
-    for key, (k, n) in {("model-a", "ALL", "RB_agg_zero_denominator"): (1, 3),
-                        ("model-a", "ANSWERABLE", "RB_agg_zero_denominator"): (1, 2),
-                        ("model-b", "ALL", "RB_agg_zero_denominator"): (1, 2)}.items():
+    means = {
+        (g.model_id, g.answerability, g.metric): g for g in summarize_rows(summary_rows(), settings=SUMMARY_SETTINGS)
+    }
+    for key, (k, n) in {
+        ("model-a", "ALL", "RB_agg_zero_denominator"): (1, 3),
+        ("model-a", "ANSWERABLE", "RB_agg_zero_denominator"): (1, 2),
+        ("model-b", "ALL", "RB_agg_zero_denominator"): (1, 2),
+    }.items():
         assert (means[key].ci_low, means[key].ci_high) == pytest.approx(proportion_confint(k, n, method="wilson")), key
 
 
 def test_summary_rate_takes_wilson_on_the_effective_size_when_conversations_repeat() -> None:
     pattern = [("c1", True), ("c1", False), ("c2", False), ("c3", True), ("c3", True), ("c4", False)]
-    pairs = [(f"{conv}-{copy}", flag) for copy in range(3) for conv, flag in pattern]   # 12 conversations
-    rows = [{"model_id": "m", "conversation_id": conv, "answerability": "ANSWERABLE",
-             "metrics": {"RB_agg_zero_denominator": [flag]}} for conv, flag in pairs]
+    pairs = [(f"{conv}-{copy}", flag) for copy in range(3) for conv, flag in pattern]  # 12 conversations
+    rows = [
+        {
+            "model_id": "m",
+            "conversation_id": conv,
+            "answerability": "ANSWERABLE",
+            "metrics": {"RB_agg_zero_denominator": [flag]},
+        }
+        for conv, flag in pairs
+    ]
     (group,) = [g for g in summarize_rows(rows, settings=SUMMARY_SETTINGS) if g.answerability == "ALL"]
     assert group.mean == pytest.approx(0.5) and group.n == 18
     # by hand: per copy the conversations' (y_i - p n_i)^2 are 0, 0.25, 1, 0.25 (sum 1.5, 4.5 over 12
@@ -708,11 +856,17 @@ def test_summary_rate_takes_wilson_on_the_effective_size_when_conversations_repe
 
 
 def test_summary_with_few_conversations_takes_them_as_all_alike_and_warns() -> None:
-    rows = [{"model_id": "m", "conversation_id": conv, "answerability": "ANSWERABLE",
-             "metrics": {"RB_agg_zero_denominator": [flag]}}
-            for conv, flag in [("c1", True), ("c1", False), ("c2", False), ("c3", True), ("c3", True), ("c4", False)]]
+    rows = [
+        {
+            "model_id": "m",
+            "conversation_id": conv,
+            "answerability": "ANSWERABLE",
+            "metrics": {"RB_agg_zero_denominator": [flag]},
+        }
+        for conv, flag in [("c1", True), ("c1", False), ("c2", False), ("c3", True), ("c3", True), ("c4", False)]
+    ]
     (group,) = [g for g in summarize_rows(rows, settings=SUMMARY_SETTINGS) if g.answerability == "ALL"]
-    deff = (2**2 + 1 + 2**2 + 1) / 6   # the worst case, sum of n_i^2 / n: 6 turns count as 3.6
+    deff = (2**2 + 1 + 2**2 + 1) / 6  # the worst case, sum of n_i^2 / n: 6 turns count as 3.6
     assert (group.ci_low, group.ci_high) == pytest.approx(proportion_confint(3 / deff, 6 / deff, method="wilson"))
     assert group.warning is not None and "only 4 conversation(s)" in group.warning
     assert group.to_dict()["warning"] == group.warning
@@ -721,12 +875,22 @@ def test_summary_with_few_conversations_takes_them_as_all_alike_and_warns() -> N
 def test_render_summary_names_every_model_and_class() -> None:
     means = summarize_rows(summary_rows(), settings=SUMMARY_SETTINGS)
     text = render_summary(means)
-    for name in ("model: model-a", "model: model-b", "ALL (n=3)", "ANSWERABLE (n=2)", "UNANSWERABLE (n=1)",
-                 "PARTIAL (n=1)", "UNKNOWN (n=1)", "Recall", "BertKPrec", "RB_agg_zero_denominator"):
+    for name in (
+        "model: model-a",
+        "model: model-b",
+        "ALL (n=3)",
+        "ANSWERABLE (n=2)",
+        "UNANSWERABLE (n=1)",
+        "PARTIAL (n=1)",
+        "UNKNOWN (n=1)",
+        "Recall",
+        "BertKPrec",
+        "RB_agg_zero_denominator",
+    ):
         assert name in text, name
-    assert "0.500" in text                                   # model-a's mean Recall
-    model_b = text[text.index("model: model-b"):]
-    assert "ANSWERABLE (n=" not in model_b.replace("UNANSWERABLE", "")   # model-b has no answerable record
+    assert "0.500" in text  # model-a's mean Recall
+    model_b = text[text.index("model: model-b") :]
+    assert "ANSWERABLE (n=" not in model_b.replace("UNANSWERABLE", "")  # model-b has no answerable record
     assert all(not math.isnan(g.mean) for g in means)
 
 

@@ -24,8 +24,11 @@ def test_every_step_names_registered_metrics_and_only_radbench_asks_every_judge(
     for step in PIPELINE:
         assert step.metrics and all(get_metric(name).name == name for name in step.metrics), step.name
     assert [s.name for s in PIPELINE if s.every_judge] == ["radbench"]
-    assert {s.name: s.writes[0] for s in PIPELINE if s.judged} == {"idk": "idk_eval", "ragas": "RL_F",
-                                                                    "radbench": "RB_llm"}
+    assert {s.name: s.writes[0] for s in PIPELINE if s.judged} == {
+        "idk": "idk_eval",
+        "ragas": "RL_F",
+        "radbench": "RB_llm",
+    }
 
 
 def test_an_unknown_step_is_refused() -> None:

@@ -15,8 +15,14 @@ RLO = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: a terminal shows what follows it backw
 
 
 def _run(name: str, ids: list[str], scores: list[float]) -> ScoredRun:
-    return ScoredRun(name, tuple((item, None) for item in ids), {"token_f1": np.array(scores)}, SIGNATURES,
-                     (None,) * len(ids), ({},) * len(ids))
+    return ScoredRun(
+        name,
+        tuple((item, None) for item in ids),
+        {"token_f1": np.array(scores)},
+        SIGNATURES,
+        (None,) * len(ids),
+        ({},) * len(ids),
+    )
 
 
 @pytest.mark.parametrize("markdown", [False, True])
@@ -26,8 +32,9 @@ def test_a_bidi_override_in_an_unpaired_id_is_escaped(markdown: bool) -> None:
     b = _run("B", [*shared, "\u2066iso\u2069", "bell\x07"], [0.2, 0.3, 0.4, 0.5, 0.6])
     text = render_comparison(compare(a, b)[0], markdown=markdown)
     assert not any(char in text for char in (RLO, "\u2066", "\u2069", "\x07"))
-    assert ("Unpaired items, left out: 1 only in A (evil\\u202etxt.exe), 2 only in B (\\u2066iso\\u2069, "
-            "bell\\x07).") in text.splitlines()
+    assert (
+        "Unpaired items, left out: 1 only in A (evil\\u202etxt.exe), 2 only in B (\\u2066iso\\u2069, bell\\x07)."
+    ) in text.splitlines()
 
 
 def test_text_that_is_only_unusual_is_kept() -> None:

@@ -13,8 +13,17 @@ SCHEMA = xmlschema.XMLSchema(Path(__file__).with_name("junit.xsd"))
 
 
 def test_a_suite_with_a_failure_and_a_pass_is_valid_and_counts_them() -> None:
-    text = render_junit([JunitSuite("B against A", [JunitCase("token_f1 (regression)", "worse by 0.05 <&>"),
-                                                    JunitCase("overlap (non-inferiority 0.02)", None, "within")])])
+    text = render_junit(
+        [
+            JunitSuite(
+                "B against A",
+                [
+                    JunitCase("token_f1 (regression)", "worse by 0.05 <&>"),
+                    JunitCase("overlap (non-inferiority 0.02)", None, "within"),
+                ],
+            )
+        ]
+    )
     SCHEMA.validate(text)
     root = ET.fromstring(text)
     assert (root.get("tests"), root.get("failures")) == ("2", "1")
@@ -31,6 +40,7 @@ def test_several_suites_and_an_empty_one_are_valid() -> None:
 
 
 def test_the_schema_refuses_what_ci_systems_cannot_read() -> None:
-    assert not SCHEMA.is_valid('<testsuites><testsuite name="s" tests="1"><testcase name="no class"/></testsuite>'
-                               '</testsuites>')
+    assert not SCHEMA.is_valid(
+        '<testsuites><testsuite name="s" tests="1"><testcase name="no class"/></testsuite></testsuites>'
+    )
     assert not SCHEMA.is_valid('<testsuites><testsuite tests="1"/></testsuites>')

@@ -6,19 +6,31 @@ from __future__ import annotations
 from ragmeter import HashingEmbedder, Settings, evaluate, render_report
 
 RECORDS = [
-    {"id": f"q{i}", "question": "When does it open?", "answer": answer, "references": ["9 am"],
-     "contexts": [{"doc_id": "d1", "text": "It opens at 9 am."}], "latency_ms": latency}
-    for i, (answer, latency) in enumerate([
-        ("It opens at 9 am [CIT:d1].", 450_000_000.0),          # 5.2 days: valid, but a 9-digit figure
-        ("It opens at 9 am [cit:d1]. Or at ten [CIT:d1.", 150_000.0),   # two malformed markers
-        ("Nine [CIT d1], I think [CIT:].", 12.0),                         # two more
-    ])
+    {
+        "id": f"q{i}",
+        "question": "When does it open?",
+        "answer": answer,
+        "references": ["9 am"],
+        "contexts": [{"doc_id": "d1", "text": "It opens at 9 am."}],
+        "latency_ms": latency,
+    }
+    for i, (answer, latency) in enumerate(
+        [
+            ("It opens at 9 am [CIT:d1].", 450_000_000.0),  # 5.2 days: valid, but a 9-digit figure
+            ("It opens at 9 am [cit:d1]. Or at ten [CIT:d1.", 150_000.0),  # two malformed markers
+            ("Nine [CIT d1], I think [CIT:].", 12.0),  # two more
+        ]
+    )
 ]
 
 
 def report(**settings: object) -> str:
-    result = evaluate(RECORDS, metrics=["malformed_citation_count", "latency_ms", "token_f1"],
-                      embedder=HashingEmbedder(), settings=Settings(n_resamples=200, **settings))  # type: ignore[arg-type]
+    result = evaluate(
+        RECORDS,
+        metrics=["malformed_citation_count", "latency_ms", "token_f1"],
+        embedder=HashingEmbedder(),
+        settings=Settings(n_resamples=200, **settings),
+    )  # type: ignore[arg-type]
     return render_report(result, title="t")
 
 
@@ -38,7 +50,7 @@ def test_large_values_are_readable() -> None:
 
 def test_malformed_markers_are_counted_in_the_appendix() -> None:
     line = next(line for line in report().splitlines() if line.startswith("Malformed [CIT]"))
-    assert line.split()[5] == "4" and "← contract violated" in line   # label, then the value
+    assert line.split()[5] == "4" and "← contract violated" in line  # label, then the value
 
 
 def test_an_interval_over_few_conversations_gets_a_footnote() -> None:
@@ -58,10 +70,16 @@ def test_control_characters_in_user_text_are_shown_as_escapes() -> None:
 
     assert visible("a\x1b[2J\r\x07b\x9bc\x7f\t\nü答") == "a\\x1b[2J\\r\\x07b\\x9bc\\x7f\\t\\nü答"
     evil = "q\x1b[2J\r\x07"
-    records = [{**RECORDS[0], "id": evil, "latency_ms": 10.0},
-               {**RECORDS[0], "id": "jawaban-答案", "answer": "Sembilan pagi.", "latency_ms": 20.0}]
-    result = evaluate(records, metrics=["overlap", "faithfulness_fallback", "abstained", "token_f1"],
-                      embedder=HashingEmbedder(), settings=Settings(n_resamples=200))
+    records = [
+        {**RECORDS[0], "id": evil, "latency_ms": 10.0},
+        {**RECORDS[0], "id": "jawaban-答案", "answer": "Sembilan pagi.", "latency_ms": 20.0},
+    ]
+    result = evaluate(
+        records,
+        metrics=["overlap", "faithfulness_fallback", "abstained", "token_f1"],
+        embedder=HashingEmbedder(),
+        settings=Settings(n_resamples=200),
+    )
     for text in (render_report(result, title="run \x9b31m"), render_report_markdown(result, title="run \x9b31m")):
         assert not any(c in text for c in "\x1b\r\x07\x9b")
         assert "q\\x1b[2J\\r\\x07" in text and "jawaban-答案" in text and "run \\x9b31m" in text
@@ -71,8 +89,12 @@ def test_the_primary_table_leads_with_the_faithfulness_that_agrees_with_people_a
     from ragmeter.metrics import get_metric
     from ragmeter.report.markdown import render_report_markdown
 
-    result = evaluate(RECORDS, metrics=["faithfulness_fallback", "faithfulness_offline", "token_f1"],
-                      embedder=HashingEmbedder(), settings=Settings(n_resamples=200))
+    result = evaluate(
+        RECORDS,
+        metrics=["faithfulness_fallback", "faithfulness_offline", "token_f1"],
+        embedder=HashingEmbedder(),
+        settings=Settings(n_resamples=200),
+    )
     text = render_report(result, title="t")
     lines = text.splitlines()
     offline = next(i for i, line in enumerate(lines) if line.startswith("Faithfulness (offline, IDK)"))
@@ -81,8 +103,9 @@ def test_the_primary_table_leads_with_the_faithfulness_that_agrees_with_people_a
     agreement = get_metric("faithfulness_offline").agreement
     assert agreement is not None and "cross-collection on MT-RAG dev" in agreement
     assert " ".join(line.strip() for line in lines[fallback:] if line.startswith("  ")).startswith(
-        f"faithfulness_offline {agreement}")
-    assert get_metric("faithfulness_fallback").agreement is None   # never measured: nothing said
+        f"faithfulness_offline {agreement}"
+    )
+    assert get_metric("faithfulness_fallback").agreement is None  # never measured: nothing said
     assert f"- `faithfulness_offline` {agreement}" in render_report_markdown(result, title="t")
     from ragmeter.report.html import render_html
 

@@ -13,13 +13,27 @@ from ragmeter.results.requirements import Requirement, check_requirements, parse
 
 
 def summary(metric: str, statistic: str, value: float, low: float | None, high: float | None) -> Summary:
-    return Summary(metric=metric, statistic=statistic, value=value, ci_low=low, ci_high=high, n=50,
-                   n_undefined=0, undefined_reasons={}, signature=Signature(metric))
+    return Summary(
+        metric=metric,
+        statistic=statistic,
+        value=value,
+        ci_low=low,
+        ci_high=high,
+        n=50,
+        n_undefined=0,
+        undefined_reasons={},
+        signature=Signature(metric),
+    )
 
 
-RUN = [summary("token_f1", "mean", 0.64, 0.58, 0.70), summary("abstained", "rate", 0.1, 0.04, 0.2),
-       summary("latency_ms", "p50", 900.0, 800.0, 1000.0), summary("latency_ms", "p95", 1900.0, 1500.0, 2300.0),
-       summary("idk_citation_count", "sum", 0.0, None, None), summary("overlap", "mean", math.nan, math.nan, math.nan)]
+RUN = [
+    summary("token_f1", "mean", 0.64, 0.58, 0.70),
+    summary("abstained", "rate", 0.1, 0.04, 0.2),
+    summary("latency_ms", "p50", 900.0, 800.0, 1000.0),
+    summary("latency_ms", "p95", 1900.0, 1500.0, 2300.0),
+    summary("idk_citation_count", "sum", 0.0, None, None),
+    summary("overlap", "mean", math.nan, math.nan, math.nan),
+]
 
 
 def verdicts(*texts: str, point: bool = False) -> list[bool]:
@@ -39,8 +53,10 @@ def test_quantiles_rates_and_sums() -> None:
 
 
 def test_a_missing_or_undefined_figure_fails_with_its_reason() -> None:
-    found = check_requirements(RUN, [parse_requirement("rouge_l>=0.1"), parse_requirement("latency_ms<=2000"),
-                                     parse_requirement("overlap>=0.5")])
+    found = check_requirements(
+        RUN,
+        [parse_requirement("rouge_l>=0.1"), parse_requirement("latency_ms<=2000"), parse_requirement("overlap>=0.5")],
+    )
     assert [v.passed for v in found] == [False, False, False]
     assert found[0].reason == "the run has no figure rouge_l"
     assert found[1].reason.endswith("name a quantile, p50_latency_ms or p95_latency_ms")

@@ -24,8 +24,7 @@ from ragmeter.serve.stores import open_store
 
 
 def _binary(name: str) -> str:
-    found = shutil.which(name) or next(iter(sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)),
-                                       None)
+    found = shutil.which(name) or next(iter(sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)), None)
     if found is None:
         pytest.skip(f"no PostgreSQL server here ({name}: apt-get install -y postgresql; .ci/run installs it)")
     return found
@@ -50,11 +49,17 @@ def postgres_server_fixture() -> Iterator[str]:
             os.chown(path, user.pw_uid, user.pw_gid)
         prefix = ["runuser", "-u", "postgres", "--"]
     port = free_port()
-    subprocess.run([*prefix, initdb, "-D", str(data), "-A", "trust", "-U", "ragmeter", "--no-sync"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [*prefix, initdb, "-D", str(data), "-A", "trust", "-U", "ragmeter", "--no-sync"],
+        check=True,
+        capture_output=True,
+    )
     options = f"-k {sockets} -p {port} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run([*prefix, pg_ctl, "-D", str(data), "-o", options, "-l", str(folder / "log"), "-w", "start"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [*prefix, pg_ctl, "-D", str(data), "-o", options, "-l", str(folder / "log"), "-w", "start"],
+        check=True,
+        capture_output=True,
+    )
     try:
         yield f"postgresql://ragmeter@127.0.0.1:{port}"
     finally:

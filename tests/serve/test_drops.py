@@ -32,14 +32,18 @@ RULES = (GateRule("token_f1"),)
 
 
 def _sample(label: str, **scores: np.ndarray) -> Sample:
-    return Sample(label, {m: np.asarray(v, float) for m, v in scores.items()},
-                  {m: tuple(f"{label}-{i}" for i in range(len(v))) for m, v in scores.items()})
+    return Sample(
+        label,
+        {m: np.asarray(v, float) for m, v in scores.items()},
+        {m: tuple(f"{label}-{i}" for i in range(len(v))) for m, v in scores.items()},
+    )
 
 
 def test_a_drop_is_found_and_its_figures_are_the_samples() -> None:
     after = BEFORE - 0.2
-    (verdict,) = check_window(_sample("now", token_f1=after), _sample("before", token_f1=BEFORE),
-                              [GateRule("token_f1")])
+    (verdict,) = check_window(
+        _sample("now", token_f1=after), _sample("before", token_f1=BEFORE), [GateRule("token_f1")]
+    )
     assert verdict.status == "drop" and verdict.n_baseline == verdict.n_window == 60
     assert verdict.difference == pytest.approx(after.mean() - BEFORE.mean()) == pytest.approx(-0.2)
     assert verdict.ci_low < -0.2 < verdict.ci_high < 0
@@ -76,8 +80,9 @@ def test_too_few_or_too_many_undefined_scores_are_unmeasured() -> None:
     assert verdict.status == "unmeasured" and "10 defined scores" in verdict.reason
     holes = BEFORE.copy()
     holes[:20] = np.nan
-    (verdict,) = check_window(_sample("now", token_f1=holes), _sample("before", token_f1=BEFORE),
-                              [GateRule("token_f1")], max_undefined=0.2)
+    (verdict,) = check_window(
+        _sample("now", token_f1=holes), _sample("before", token_f1=BEFORE), [GateRule("token_f1")], max_undefined=0.2
+    )
     assert verdict.status == "unmeasured" and "undefined on 20 of 60 traces" in verdict.reason
     (verdict,) = check_window(_sample("now"), _sample("before", token_f1=BEFORE), [GateRule("token_f1")])
     assert verdict.status == "unmeasured" and "0 defined scores" in verdict.reason
@@ -87,12 +92,22 @@ def _fill(store: SqliteStore, start: float, values: np.ndarray, prefix: str) -> 
     """Traces scored one a second from ``start``, with ``token_f1`` of ``values``, two turns a conversation."""
     for i, value in enumerate(values):
         trace = f"{prefix}{i:031x}"
-        span = {"traceId": trace, "spanId": f"{i + 1:016x}", "name": "rag", "startTimeUnixNano": "1",
-                "endTimeUnixNano": "2"}
+        span = {
+            "traceId": trace,
+            "spanId": f"{i + 1:016x}",
+            "name": "rag",
+            "startTimeUnixNano": "1",
+            "endTimeUnixNano": "2",
+        }
         store.accept({"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [span]}]}]}, now=start + i - 1)
         store.mark_due(quiet_s=1.0, now=start + i)
-        record = {"id": trace, "question": "q", "answer": "a", "conversation_id": f"{prefix}-{i // 2}",
-                  "metadata": {"model_id": "m1"}}
+        record = {
+            "id": trace,
+            "question": "q",
+            "answer": "a",
+            "conversation_id": f"{prefix}-{i // 2}",
+            "metadata": {"model_id": "m1"},
+        }
         store.save_scores(ScoredTrace(trace, record, None, {"token_f1": float(value)}, {}, False, {}, start + i))
 
 
@@ -121,14 +136,17 @@ def webhook() -> Iterator[str]:
 def _gauges(store: SqliteStore) -> dict[tuple[str, tuple], float]:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(StoreCollector(store))
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(generate_latest(registry).decode()) for s in family.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(generate_latest(registry).decode())
+        for s in family.samples
+    }
 
 
 def test_the_watch_checks_the_window_before_stores_posts_and_exports_a_drop(tmp_path: Path, webhook: str) -> None:
     with SqliteStore(tmp_path / "store.sqlite") as store:
-        _fill(store, 1_000.0, BEFORE, "a")          # scored at 1,000 … 1,059
-        _fill(store, 1_100.0, BEFORE - 0.25, "b")   # scored at 1,100 … 1,159
+        _fill(store, 1_000.0, BEFORE, "a")  # scored at 1,000 … 1,059
+        _fill(store, 1_100.0, BEFORE - 0.25, "b")  # scored at 1,100 … 1,159
         watch = DropWatch(store, WatchSettings(RULES, 100.0, 50.0, webhook=webhook))
         check = watch.due(now=1_200.0)
         assert check is not None and check.status == "drop" and watch.due(now=1_249.0) is None
@@ -154,8 +172,14 @@ def test_the_watch_checks_the_window_before_stores_posts_and_exports_a_drop(tmp_
 def test_a_stored_run_as_the_baseline(tmp_path: Path) -> None:
     from ragmeter.analysis.compare import ScoredRun
 
-    run = ScoredRun("v1", tuple((f"q{i}", None) for i in range(60)), {"token_f1": BEFORE}, {},
-                    tuple(f"c{i // 3}" for i in range(60)), tuple({} for _ in range(60)))
+    run = ScoredRun(
+        "v1",
+        tuple((f"q{i}", None) for i in range(60)),
+        {"token_f1": BEFORE},
+        {},
+        tuple(f"c{i // 3}" for i in range(60)),
+        tuple({} for _ in range(60)),
+    )
     with SqliteStore(tmp_path / "store.sqlite") as store:
         _fill(store, 1_000.0, BEFORE, "a")
         check = DropWatch(store, WatchSettings(RULES, 100.0, 50.0, baseline=run)).check(1_060.0)
@@ -168,18 +192,21 @@ def test_a_dead_webhook_is_recorded_not_raised(tmp_path: Path, monkeypatch: pyte
     with SqliteStore(tmp_path / "store.sqlite") as store:
         _fill(store, 1_000.0, BEFORE, "a")
         _fill(store, 1_100.0, BEFORE - 0.25, "b")
-        watch = DropWatch(store, WatchSettings(RULES, 100.0, 50.0, webhook="http://127.0.0.1:9/hook"))  # the discard port: nothing listens
+        watch = DropWatch(
+            store, WatchSettings(RULES, 100.0, 50.0, webhook="http://127.0.0.1:9/hook")
+        )  # the discard port: nothing listens
         assert watch.check(1_200.0).status == "drop"
         assert store.checks()[0]["notified"].startswith("not delivered to http://127.0.0.1:9/hook after 3 tries")
 
 
 def test_what_a_watch_refuses() -> None:
     for rules, options, message in (
-            ((), {}, "at least one --fail-on rule"),
-            ((GateRule("abstained"),), {}, "has no direction"),
-            (RULES, {"window_s": 0.0}, "positive durations"),
-            (RULES, {"alpha": 1.5}, "alpha 1.5"),
-            (RULES, {"min_traces": 1}, "at least 2 scores a side"),
-            (RULES, {"webhook": "ftp://x"}, "http:// or https://")):
+        ((), {}, "at least one --fail-on rule"),
+        ((GateRule("abstained"),), {}, "has no direction"),
+        (RULES, {"window_s": 0.0}, "positive durations"),
+        (RULES, {"alpha": 1.5}, "alpha 1.5"),
+        (RULES, {"min_traces": 1}, "at least 2 scores a side"),
+        (RULES, {"webhook": "ftp://x"}, "http:// or https://"),
+    ):
         with pytest.raises(ConfigError, match=message):
             WatchSettings(rules, **{"window_s": 60.0, "every_s": 60.0, **options})

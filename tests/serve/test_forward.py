@@ -19,11 +19,19 @@ from ragmeter.serve.store import SqliteStore
 def _scored_store(path: Path, n: int) -> SqliteStore:
     store = SqliteStore(path)
     for k in range(1, n + 1):
-        attributes = [{"key": "openinference.span.kind", "value": {"stringValue": "CHAIN"}},
-                      {"key": "input.value", "value": {"stringValue": f"When does museum {k} open?"}},
-                      {"key": "output.value", "value": {"stringValue": f"Museum {k} opens at nine."}}]
-        span = {"traceId": f"{k:032x}", "spanId": f"{k:016x}", "name": "rag", "startTimeUnixNano": "1000",
-                "endTimeUnixNano": "3000", "attributes": attributes}
+        attributes = [
+            {"key": "openinference.span.kind", "value": {"stringValue": "CHAIN"}},
+            {"key": "input.value", "value": {"stringValue": f"When does museum {k} open?"}},
+            {"key": "output.value", "value": {"stringValue": f"Museum {k} opens at nine."}},
+        ]
+        span = {
+            "traceId": f"{k:032x}",
+            "spanId": f"{k:016x}",
+            "name": "rag",
+            "startTimeUnixNano": "1000",
+            "endTimeUnixNano": "3000",
+            "attributes": attributes,
+        }
         store.accept({"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [span]}]}]})
     assert Scorer(store, metrics=["efficiency"]).score_due() == n
     return store
@@ -41,7 +49,7 @@ def test_the_evaluation_spans_reach_the_receiver_once(tmp_path: Path) -> None:
             assert span.attributes["ragmeter.total_tokens.undefined"] == outcome.undefined["total_tokens"]
             assert span.attributes["ragmeter.signature.latency_ms"] == outcome.signatures["latency_ms"]
             assert span.attributes["openinference.span.kind"] == "EVALUATOR"
-        assert downstream.backlog()["open"] == 3       # three traces, one span each
+        assert downstream.backlog()["open"] == 3  # three traces, one span each
     upstream.close()
 
 

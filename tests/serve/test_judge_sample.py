@@ -22,11 +22,19 @@ REQUEST = ChatRequest((("system", "Judge the answer."), ("user", "Is the museum 
 
 def _trace(store: SqliteStore, n: int) -> str:
     trace = f"{n:032x}"
-    attributes = [{"key": "openinference.span.kind", "value": {"stringValue": "CHAIN"}},
-                  {"key": "input.value", "value": {"stringValue": f"When does museum {n} open?"}},
-                  {"key": "output.value", "value": {"stringValue": f"Museum {n} opens at nine."}}]
-    span = {"traceId": trace, "spanId": f"{n:016x}", "name": "rag", "startTimeUnixNano": "1",
-            "endTimeUnixNano": "2", "attributes": attributes}
+    attributes = [
+        {"key": "openinference.span.kind", "value": {"stringValue": "CHAIN"}},
+        {"key": "input.value", "value": {"stringValue": f"When does museum {n} open?"}},
+        {"key": "output.value", "value": {"stringValue": f"Museum {n} opens at nine."}},
+    ]
+    span = {
+        "traceId": trace,
+        "spanId": f"{n:016x}",
+        "name": "rag",
+        "startTimeUnixNano": "1",
+        "endTimeUnixNano": "2",
+        "attributes": attributes,
+    }
     store.accept({"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [span]}]}]})
     return trace
 
@@ -36,7 +44,7 @@ def test_the_draw_depends_on_the_id_and_seed_alone_and_takes_its_share(tmp_path:
         scorer = Scorer(store, judge=Judge(ScriptedBackend(reply_to)), sample=0.2, seed=7)
         ids = [f"{n:032x}" for n in range(10_000)]
         share = sum(map(scorer.drawn, ids)) / len(ids)
-        assert abs(share - 0.2) < 0.012                      # three standard errors of a binomial share
+        assert abs(share - 0.2) < 0.012  # three standard errors of a binomial share
         assert [scorer.drawn(i) for i in ids[:50]] == [scorer.drawn(i) for i in ids[:50]]
         other = Scorer(store, judge=scorer.judge, sample=0.2, seed=8)
         assert [other.drawn(i) for i in ids[:200]] != [scorer.drawn(i) for i in ids[:200]]
@@ -62,19 +70,19 @@ def test_no_request_passes_the_hourly_budget(tmp_path: Path) -> None:
 
     with SqliteStore(tmp_path / "s.sqlite") as store:
         most = most_tokens(REQUEST)
-        store.add_spend(10_000, now=time.time() - HOUR_S - 1)          # more than an hour ago: not counted
+        store.add_spend(10_000, now=time.time() - HOUR_S - 1)  # more than an hour ago: not counted
         backend = BudgetedBackend(ScriptedBackend(lambda request: "{}"), store, tokens_per_hour=most + 5)
         asyncio.run(ask(backend))
         spent = store.spent_since(time.time() - HOUR_S)
-        assert 5 < spent <= most                               # the scripted server's count, within the bound
+        assert 5 < spent <= most  # the scripted server's count, within the bound
         with pytest.raises(RejectedCallError, match=f"budget of {most + 5} tokens an hour would be passed"):
             asyncio.run(ask(backend))
         broken = BudgetedBackend(ScriptedBackend(lambda request: 1 / 0), store, tokens_per_hour=None)  # no limit
         with pytest.raises(ZeroDivisionError):
             asyncio.run(ask(broken))
         assert store.judge_calls(time.time() - HOUR_S) == {"answered": 1, "failed": 1, "refused": 1}
-        assert store.spent_since(time.time() - HOUR_S) == spent + most   # a failed request: counted at its most
-    with SqliteStore(tmp_path / "s.sqlite") as reopened:                # a restart remembers the hour
+        assert store.spent_since(time.time() - HOUR_S) == spent + most  # a failed request: counted at its most
+    with SqliteStore(tmp_path / "s.sqlite") as reopened:  # a restart remembers the hour
         again = BudgetedBackend(ScriptedBackend(lambda request: "{}"), reopened, tokens_per_hour=most + 5)
         with pytest.raises(RejectedCallError):
             asyncio.run(ask(again))
@@ -107,7 +115,7 @@ def test_a_trace_the_budget_refuses_keeps_its_judged_metric_undefined_with_the_r
         assert len(judged) == 1 and len(refused) == 1 and {o.trace_id for o in outcomes} == set(traces)
         assert "tokens an hour would be passed" in refused[0].undefined["judge_relevance"]
         assert store.spent_since(0) <= allowed
-        assert store.judge_calls(0) == {"answered": 1, "failed": 0, "refused": 1}   # what /metrics shows
+        assert store.judge_calls(0) == {"answered": 1, "failed": 0, "refused": 1}  # what /metrics shows
 
 
 def test_a_dead_judge_leaves_the_offline_scores_and_says_why_the_judged_are_missing(tmp_path: Path) -> None:

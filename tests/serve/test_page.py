@@ -21,8 +21,9 @@ from ragmeter.serve.store import ScoredTrace, SqliteStore
 
 HOSTILE = "<script>window.__pwned = 1; alert(1)</script>"
 #: (seconds ago, model, route, token_f1): two models over the last six hours.
-TRACES = [(5_000 + 300 * i, "m1" if i % 2 else HOSTILE, "search" if i < 10 else "chat", 0.1 * (i % 7))
-          for i in range(20)]
+TRACES = [
+    (5_000 + 300 * i, "m1" if i % 2 else HOSTILE, "search" if i < 10 else "chat", 0.1 * (i % 7)) for i in range(20)
+]
 
 
 @pytest.fixture
@@ -31,13 +32,28 @@ def page_url(tmp_path: Path) -> Iterator[str]:
     with SqliteStore(tmp_path / "store.sqlite") as store:
         for n, (ago, model, route, f1) in enumerate(TRACES, start=1):
             trace = f"{n:032x}"
-            span = {"traceId": trace, "spanId": f"{n:016x}", "name": "rag", "startTimeUnixNano": "1",
-                    "endTimeUnixNano": "2"}
+            span = {
+                "traceId": trace,
+                "spanId": f"{n:016x}",
+                "name": "rag",
+                "startTimeUnixNano": "1",
+                "endTimeUnixNano": "2",
+            }
             store.accept({"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [span]}]}]}, now=now - ago - 1)
             store.mark_due(quiet_s=1.0, now=now - ago)
             record = {"id": trace, "question": "q", "answer": "a", "metadata": {"model_id": model, "route": route}}
-            store.save_scores(ScoredTrace(trace, record, None, {"token_f1": f1, "latency_ms": None},
-                                          {"latency_ms": "no latency"}, False, {}, now - ago))
+            store.save_scores(
+                ScoredTrace(
+                    trace,
+                    record,
+                    None,
+                    {"token_f1": f1, "latency_ms": None},
+                    {"latency_ms": "no latency"},
+                    False,
+                    {},
+                    now - ago,
+                )
+            )
         verdict = WindowVerdict(GateRule("token_f1"), "drop", "0.5 → 0.3, Holm-adjusted p = 0.001 < 0.05")
         store.save_check(WindowCheck(now - 600, now - 4200, now - 600, HOSTILE, (verdict,), 0.05).to_dict())
         with running(create_app(store)) as url:
@@ -64,9 +80,11 @@ def test_the_page_source(page_url: str) -> None:
     status, source = _get(page_url + "/")
     assert status == 200
     assert "<script" not in source and "&lt;script&gt;window.__pwned = 1; alert(1)&lt;/script&gt;" in source
-    assert source.count("<svg") == 1       # token_f1's figure; latency_ms has no defined score to draw
-    assert "http://" not in source.replace('xmlns="http://www.w3.org/', "").replace(
-        'xmlns:xlink="http://www.w3.org/', "") and "https://" not in source   # nothing to fetch
+    assert source.count("<svg") == 1  # token_f1's figure; latency_ms has no defined score to draw
+    assert (
+        "http://" not in source.replace('xmlns="http://www.w3.org/', "").replace('xmlns:xlink="http://www.w3.org/', "")
+        and "https://" not in source
+    )  # nothing to fetch
     for status, body in (_get(page_url + "/?hours=abc"), _get(page_url + "/?hours=0"), _get(page_url + "/?by=")):
         assert status == 400 and body.startswith("bad query")
 

@@ -21,16 +21,31 @@ from ragmeter.serve.store import ScoredTrace, SqliteStore, Store
 def _fill(store: Store) -> None:
     """Eight traces due at 100 … 107; six scored, two models, a score undefined; judge spend; a check."""
     for n in range(8):
-        span = {"traceId": f"{n + 1:032x}", "spanId": f"{n + 1:016x}", "name": "rag", "startTimeUnixNano": "1",
-                "endTimeUnixNano": "2"}
+        span = {
+            "traceId": f"{n + 1:032x}",
+            "spanId": f"{n + 1:016x}",
+            "name": "rag",
+            "startTimeUnixNano": "1",
+            "endTimeUnixNano": "2",
+        }
         store.accept({"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [span]}]}]}, now=99.0 + n)
         store.mark_due(quiet_s=1.0, now=100.0 + n)
     for n in range(6):
         trace = f"{n + 1:032x}"
         record = {"id": trace, "question": "q", "answer": "a", "metadata": {"model_id": f"m{n % 2}"}}
         scores = {"token_f1": 0.1 * n, "overlap": None if n == 3 else 0.5 + 0.05 * n}
-        store.save_scores(ScoredTrace(trace, record, None, scores, {"overlap": "no chunks"} if n == 3 else {},
-                                      n == 0, {"token_f1": "token_f1|v:1"}, 200.0 + n))
+        store.save_scores(
+            ScoredTrace(
+                trace,
+                record,
+                None,
+                scores,
+                {"overlap": "no chunks"} if n == 3 else {},
+                n == 0,
+                {"token_f1": "token_f1|v:1"},
+                200.0 + n,
+            )
+        )
     store.add_spend(120, now=150.0)
     store.add_spend(0, outcome="refused", now=151.0)
     store.save_check({"at": 300.0, "status": "passed", "verdicts": []}, notified=None)
@@ -40,14 +55,22 @@ def test_it_computes_what_the_sqlite_store_computes(postgres_server: str, tmp_pa
     with SqliteStore(tmp_path / "s.sqlite") as lite, PostgresStore(fresh_database(postgres_server)) as pg:
         for store in (lite, pg):
             _fill(store)
-        for name, call in (("window", lambda s: s.window(0.0)), ("window since", lambda s: s.window(203.0)),
-                           ("scored", lambda s: list(s.scored(201.0, 204.0))), ("backlog", Store.backlog),
-                           ("records", lambda s: list(s.records(0.0))), ("spent", lambda s: s.spent_since(0.0)),
-                           ("calls", lambda s: s.judge_calls(0.0)), ("checks", Store.checks),
-                           ("last check", Store.last_check), ("lag", lambda s: s.lag(now=500.0)),
-                           ("unforwarded", lambda s: s.unforwarded(10)), ("spans", lambda s: s.spans(f"{1:032x}"))):
+        for name, call in (
+            ("window", lambda s: s.window(0.0)),
+            ("window since", lambda s: s.window(203.0)),
+            ("scored", lambda s: list(s.scored(201.0, 204.0))),
+            ("backlog", Store.backlog),
+            ("records", lambda s: list(s.records(0.0))),
+            ("spent", lambda s: s.spent_since(0.0)),
+            ("calls", lambda s: s.judge_calls(0.0)),
+            ("checks", Store.checks),
+            ("last check", Store.last_check),
+            ("lag", lambda s: s.lag(now=500.0)),
+            ("unforwarded", lambda s: s.unforwarded(10)),
+            ("spans", lambda s: s.spans(f"{1:032x}")),
+        ):
             assert call(pg) == call(lite), name
-        first = pg.window(0.0)[0]   # overlap of m0: n = 0, 2, 4
+        first = pg.window(0.0)[0]  # overlap of m0: n = 0, 2, 4
         assert (first.metric, first.model, first.defined, first.undefined) == ("overlap", "m0", 3, 0)
         assert first.mean == pytest.approx((0.5 + 0.6 + 0.7) / 3)
 
@@ -55,12 +78,13 @@ def test_it_computes_what_the_sqlite_store_computes(postgres_server: str, tmp_pa
 def test_processes_sharing_it_never_take_the_same_trace(postgres_server: str) -> None:
     url = fresh_database(postgres_server)
     with PostgresStore(url) as first, PostgresStore(url) as second:
-        _fill(first)   # traces 7 and 8 are due, not scored
+        _fill(first)  # traces 7 and 8 are due, not scored
         taken = first.due(1, now=1_000.0)
-        assert len(taken) == 1 and second.due(5, now=1_000.0) == [t for t in (f"{7:032x}", f"{8:032x}")
-                                                                     if t not in taken]
-        assert second.due(5, now=1_000.0 + LEASE_S - 1) == []                  # both held
-        assert second.due(5, now=1_000.0 + LEASE_S + 1) == [f"{7:032x}", f"{8:032x}"]   # both leases ran out
+        assert len(taken) == 1 and second.due(5, now=1_000.0) == [
+            t for t in (f"{7:032x}", f"{8:032x}") if t not in taken
+        ]
+        assert second.due(5, now=1_000.0 + LEASE_S - 1) == []  # both held
+        assert second.due(5, now=1_000.0 + LEASE_S + 1) == [f"{7:032x}", f"{8:032x}"]  # both leases ran out
         assert first.schema_version == second.schema_version == len(MIGRATIONS)
 
 
@@ -79,22 +103,50 @@ def test_serve_and_export_take_its_url(postgres_server: str, tmp_path: Path) -> 
     import sys
 
     url, port = fresh_database(postgres_server), free_port()
-    attributes = [{"key": "openinference.span.kind", "value": {"stringValue": "CHAIN"}},
-                  {"key": "input.value", "value": {"stringValue": "When does the library open?"}},
-                  {"key": "output.value", "value": {"stringValue": "At nine."}}]
-    span = {"traceId": f"{1:032x}", "spanId": f"{1:016x}", "name": "rag", "startTimeUnixNano": "1000",
-            "endTimeUnixNano": "2000", "attributes": attributes}
+    attributes = [
+        {"key": "openinference.span.kind", "value": {"stringValue": "CHAIN"}},
+        {"key": "input.value", "value": {"stringValue": "When does the library open?"}},
+        {"key": "output.value", "value": {"stringValue": "At nine."}},
+    ]
+    span = {
+        "traceId": f"{1:032x}",
+        "spanId": f"{1:016x}",
+        "name": "rag",
+        "startTimeUnixNano": "1000",
+        "endTimeUnixNano": "2000",
+        "attributes": attributes,
+    }
     body = json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [span]}]}]}).encode()
     entry = "import sys; from ragmeter._entry import main; sys.exit(main())"
-    process = subprocess.Popen([sys.executable, "-c", entry, "serve", "--store", url, "--port", str(port), "--metrics",
-                                "lexical", "--quiet", "1"], stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            entry,
+            "serve",
+            "--store",
+            url,
+            "--port",
+            str(port),
+            "--metrics",
+            "lexical",
+            "--quiet",
+            "1",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert process.stdout is not None and "storing them in postgresql://" in process.stdout.readline()
         deadline = time.monotonic() + 30
         while True:
             try:
-                request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/traces", data=body, method="POST",
-                                                 headers={"Content-Type": "application/json"})
+                request = urllib.request.Request(
+                    f"http://127.0.0.1:{port}/v1/traces",
+                    data=body,
+                    method="POST",
+                    headers={"Content-Type": "application/json"},
+                )
                 with urllib.request.urlopen(request, timeout=10) as reply:
                     assert reply.status == 200
                 break

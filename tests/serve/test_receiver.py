@@ -34,8 +34,13 @@ KIND = SpanAttributes.OPENINFERENCE_SPAN_KIND
 @pytest.fixture
 def serving(tmp_path: Path) -> Iterator[tuple[str, SqliteStore]]:
     store = SqliteStore(tmp_path / "store.sqlite")
-    app = create_app(store, Scorer(store, metrics=["lexical", "efficiency"], quiet_s=60.0), max_backlog=3,
-                     max_body_bytes=200_000, idle_s=0.05)
+    app = create_app(
+        store,
+        Scorer(store, metrics=["lexical", "efficiency"], quiet_s=60.0),
+        max_backlog=3,
+        max_body_bytes=200_000,
+        idle_s=0.05,
+    )
     with running(app) as url:
         yield url, store
     store.close()
@@ -78,13 +83,17 @@ def test_what_the_sdk_exports_is_stored_and_scored_as_the_file_reader_reads_it(s
     expected = {r.id: record_to_dict(r) for r in read_records(saved, format="otel")}
     outcomes = _scored(store, 2)
     assert {o.trace_id: o.record for o in outcomes} == expected
-    assert all(o.scores["token_f1"] is None and o.undefined["token_f1"] == "record has no reference answer"
-               for o in outcomes)
+    assert all(
+        o.scores["token_f1"] is None and o.undefined["token_f1"] == "record has no reference answer" for o in outcomes
+    )
     assert all(o.signatures["token_f1"].startswith("token_f1|") for o in outcomes)
     # /metrics: the traces by state, and each metric's figures over each window, from the store
     with urllib.request.urlopen(f"{url}/metrics", timeout=10) as reply:
-        samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
-                   for family in text_string_to_metric_families(reply.read().decode()) for s in family.samples}
+        samples = {
+            (s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(reply.read().decode())
+            for s in family.samples
+        }
     assert samples[("ragmeter_traces", (("state", "scored"),))] == 2
     for window in ("5m", "1h", "1d"):
         labels = (("metric", "latency_ms"), ("model", "unknown"), ("window", window))
@@ -93,7 +102,7 @@ def test_what_the_sdk_exports_is_stored_and_scored_as_the_file_reader_reads_it(s
         assert samples[("ragmeter_scores_defined", labels)] == 2
         f1 = (("metric", "token_f1"), ("model", "unknown"), ("window", window))
         assert samples[("ragmeter_scores_undefined", f1)] == 2 and ("ragmeter_score_mean", f1) not in samples
-        assert samples[("ragmeter_judge_tokens", (("window", window),))] == 0     # no judge here
+        assert samples[("ragmeter_judge_tokens", (("window", window),))] == 0  # no judge here
 
 
 def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
@@ -113,9 +122,9 @@ def _request(trace: int) -> bytes:
 def test_a_backlog_asks_exporters_to_retry_and_a_repeat_stores_nothing_twice(serving) -> None:
     url, store = serving
     json_headers = {"Content-Type": "application/json"}
-    for trace in (1, 2, 3):                                     # open traces: their roots never end, nothing is due
+    for trace in (1, 2, 3):  # open traces: their roots never end, nothing is due
         assert _post(url, _request(trace), json_headers)[:1] == (200,)
-    assert _post(url, _request(3), json_headers)[0] == 503      # 3 waiting: the limit
+    assert _post(url, _request(3), json_headers)[0] == 503  # 3 waiting: the limit
     status, headers, body = _post(url, _request(4), json_headers)
     assert (status, headers["retry-after"]) == (503, "5") and b"scoring is behind (3 traces waiting)" in body
     assert store.backlog()["open"] == 3 and len(store.spans(f"{1:032x}")) == 1
@@ -126,6 +135,9 @@ def test_an_oversized_or_foreign_body_is_refused(serving) -> None:
     assert _post(url, b" " * 200_001, {"Content-Type": "application/json"})[0] == 413
     status, _, body = _post(url, b"hello", {"Content-Type": "text/plain"})
     assert status == 415 and b"is not an OTLP export" in body
-    status, _, body = _post(url, json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "x"}]}]}]})
-                            .encode(), {"Content-Type": "application/json"})
+    status, _, body = _post(
+        url,
+        json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "x"}]}]}]}).encode(),
+        {"Content-Type": "application/json"},
+    )
     assert status == 200 and json.loads(body)["partialSuccess"]["rejectedSpans"] == "1"

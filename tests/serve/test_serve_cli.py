@@ -24,18 +24,30 @@ ENTRY = [sys.executable, "-c", "import sys; from ragmeter._entry import main; sy
 
 
 def _export(trace: int, question: str, answer: str | None) -> bytes:
-    attributes = [{"key": "openinference.span.kind", "value": {"stringValue": "CHAIN"}},
-                  {"key": "input.value", "value": {"stringValue": question}}]
+    attributes = [
+        {"key": "openinference.span.kind", "value": {"stringValue": "CHAIN"}},
+        {"key": "input.value", "value": {"stringValue": question}},
+    ]
     if answer is not None:
         attributes.append({"key": "output.value", "value": {"stringValue": answer}})
-    span = {"traceId": f"{trace:032x}", "spanId": f"{trace:016x}", "name": "rag", "startTimeUnixNano": "1000",
-            "endTimeUnixNano": "2000" if answer is not None else "", "attributes": attributes}
+    span = {
+        "traceId": f"{trace:032x}",
+        "spanId": f"{trace:016x}",
+        "name": "rag",
+        "startTimeUnixNano": "1000",
+        "endTimeUnixNano": "2000" if answer is not None else "",
+        "attributes": attributes,
+    }
     return json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [span]}]}]}).encode()
 
 
 def _start(store: Path, port: int, *extra: str) -> subprocess.Popen[str]:
-    process = subprocess.Popen([*ENTRY, "serve", "--store", str(store), "--port", str(port), *extra],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [*ENTRY, "serve", "--store", str(store), "--port", str(port), *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     assert process.stdout is not None
     assert "receiving OTLP/HTTP traces at" in process.stdout.readline()
     deadline = time.monotonic() + 30
@@ -49,8 +61,9 @@ def _start(store: Path, port: int, *extra: str) -> subprocess.Popen[str]:
 
 
 def _post(port: int, body: bytes) -> int:
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/traces", data=body,
-                                     headers={"Content-Type": "application/json"}, method="POST")
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/v1/traces", data=body, headers={"Content-Type": "application/json"}, method="POST"
+    )
     with urllib.request.urlopen(request, timeout=10) as reply:
         return reply.status
 
@@ -71,7 +84,7 @@ def test_serve_stores_and_scores_and_a_kill_loses_nothing_acknowledged(tmp_path:
     process = _start(store, port, "--metrics", "lexical", "--quiet", "1")
     try:
         assert _post(port, _export(1, "When does the library open?", "At nine.")) == 200
-        assert _post(port, _export(2, "Where is it?", None)) == 200          # its root never ends: scored when quiet
+        assert _post(port, _export(2, "Where is it?", None)) == 200  # its root never ends: scored when quiet
         outcomes = {o.trace_id: o for o in _scored(store, 2)}
         assert outcomes[f"{1:032x}"].record["answer"] == "At nine."
         assert outcomes[f"{2:032x}"].record is None and "answer" in outcomes[f"{2:032x}"].problem
@@ -80,12 +93,12 @@ def test_serve_stores_and_scores_and_a_kill_loses_nothing_acknowledged(tmp_path:
         process.send_signal(signal.SIGKILL)
         process.wait()
     with SqliteStore(store) as opened:
-        assert len(opened.spans(f"{3:032x}")) == 1                           # acknowledged before the kill
-    process = _start(store, port, "--metrics", "lexical", "--quiet", "1")    # a restart scores it, once
+        assert len(opened.spans(f"{3:032x}")) == 1  # acknowledged before the kill
+    process = _start(store, port, "--metrics", "lexical", "--quiet", "1")  # a restart scores it, once
     try:
         assert sorted(o.trace_id for o in _scored(store, 3)) == [f"{t:032x}" for t in (1, 2, 3)]
     finally:
-        process.terminate()    # uvicorn shuts down (the scoring thread finishes its batch), then ends by the signal
+        process.terminate()  # uvicorn shuts down (the scoring thread finishes its batch), then ends by the signal
         assert process.wait(timeout=30) == -signal.SIGTERM
 
 
@@ -97,9 +110,26 @@ def test_an_unknown_metric_stops_it_before_it_listens(tmp_path: Path, capsys) ->
 def test_serve_judges_its_sample_within_the_budget(tmp_path: Path) -> None:
     store, port = tmp_path / "serve.sqlite", free_port()
     with FakeOpenAIServer(respond) as judge:
-        process = _start(store, port, "--metrics", "lexical", "--judge", "openai", "--judge-model", "scripted",
-                         "--judge-base-url", judge.base_url, "--judge-api-key-env", "", "--judge-sample", "1",
-                         "--judge-budget", "100000", "--judged", "judge_relevance")
+        process = _start(
+            store,
+            port,
+            "--metrics",
+            "lexical",
+            "--judge",
+            "openai",
+            "--judge-model",
+            "scripted",
+            "--judge-base-url",
+            judge.base_url,
+            "--judge-api-key-env",
+            "",
+            "--judge-sample",
+            "1",
+            "--judge-budget",
+            "100000",
+            "--judged",
+            "judge_relevance",
+        )
         try:
             assert _post(port, _export(1, "When does the library open?", "At nine.")) == 200
             (outcome,) = _scored(store, 1)
@@ -113,18 +143,21 @@ def test_serve_judges_its_sample_within_the_budget(tmp_path: Path) -> None:
 
 
 def test_a_sample_without_a_judge_is_refused(tmp_path: Path, capsys) -> None:
-    assert main(["serve", "--store", str(tmp_path / "s.sqlite"), "--judge-sample", "0.1", "--port", str(free_port())]) == 2
+    assert (
+        main(["serve", "--store", str(tmp_path / "s.sqlite"), "--judge-sample", "0.1", "--port", str(free_port())]) == 2
+    )
     assert "--judge and --judge-sample go together" in capsys.readouterr().err
 
 
 def test_drop_and_forward_options_are_checked_before_it_listens(tmp_path: Path, capsys) -> None:
     store = tmp_path / "s.sqlite"
-    for options, message in ((["--window", "1h"], "--window does nothing without --fail-on"),
-                             (["--fail-on", "abstained"], "has no direction"),
-                             (["--fail-on", "token_f1", "--window", "soon"], "--window 'soon' is not a duration"),
-                             (["--forward", "collector:4318"], "give the http:// or https:// URL"),
-                             (["--fail-on", "token_f1", "--baseline", str(tmp_path / "nowhere")],
-                              "no such run folder")):
+    for options, message in (
+        (["--window", "1h"], "--window does nothing without --fail-on"),
+        (["--fail-on", "abstained"], "has no direction"),
+        (["--fail-on", "token_f1", "--window", "soon"], "--window 'soon' is not a duration"),
+        (["--forward", "collector:4318"], "give the http:// or https:// URL"),
+        (["--fail-on", "token_f1", "--baseline", str(tmp_path / "nowhere")], "no such run folder"),
+    ):
         assert main(["serve", "--store", str(store), "--port", str(free_port()), *options]) == 2
         assert message in capsys.readouterr().err
-    assert not store.exists()   # refused before the store was made
+    assert not store.exists()  # refused before the store was made

@@ -23,9 +23,16 @@ OTHER = "0af7651916cd43dd8448eb211c80319c"
 
 
 def _span(trace: str, span: str, parent: str | None, name: str, end: int | None = 2_000) -> dict:
-    body = {"traceId": trace, "spanId": span, "name": name, "startTimeUnixNano": "1000",
-            "attributes": [{"key": "input.value", "value": {"stringValue": f"{name} input"}},
-                           {"key": "llm.token_count.prompt", "value": {"intValue": "12"}}]}
+    body = {
+        "traceId": trace,
+        "spanId": span,
+        "name": name,
+        "startTimeUnixNano": "1000",
+        "attributes": [
+            {"key": "input.value", "value": {"stringValue": f"{name} input"}},
+            {"key": "llm.token_count.prompt", "value": {"intValue": "12"}},
+        ],
+    }
     if parent is not None:
         body["parentSpanId"] = parent
     if end is not None:
@@ -34,8 +41,14 @@ def _span(trace: str, span: str, parent: str | None, name: str, end: int | None 
 
 
 def _request(*spans: dict) -> dict:
-    return {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "app"}}]},
-                               "scopeSpans": [{"spans": list(spans)}]}]}
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "app"}}]},
+                "scopeSpans": [{"spans": list(spans)}],
+            }
+        ]
+    }
 
 
 ROOT = _span(TRACE, "eee19b7ec3c1b174", None, "query")
@@ -45,7 +58,7 @@ CHILD = _span(TRACE, "eee19b7ec3c1b175", "eee19b7ec3c1b174", "retrieve")
 def test_a_span_sent_again_is_stored_once(any_store) -> None:
     with any_store() as store:
         first = store.accept(_request(ROOT, CHILD), now=10.0)
-        again = store.accept(_request(ROOT, CHILD), now=11.0)           # an exporter's retry
+        again = store.accept(_request(ROOT, CHILD), now=11.0)  # an exporter's retry
         assert (first.new_spans, first.repeated_spans, again.new_spans, again.repeated_spans) == (2, 0, 0, 2)
         assert store.backlog() == {"open": 1, "due": 0, "scored": 0}
 
@@ -53,12 +66,16 @@ def test_a_span_sent_again_is_stored_once(any_store) -> None:
 def test_stored_spans_decode_as_the_file_reader_decodes_them(any_store, tmp_path: Path) -> None:
     request = _request(ROOT, CHILD)
     (tmp_path / "traces.json").write_text(json.dumps(request), "utf-8")
-    expected = [(s.trace_id, s.span_id, s.parent_id, s.name, s.start_ns, s.end_ns, s.attributes, dict(s.resource))
-                for s in otlp_spans(tmp_path / "traces.json")]
+    expected = [
+        (s.trace_id, s.span_id, s.parent_id, s.name, s.start_ns, s.end_ns, s.attributes, dict(s.resource))
+        for s in otlp_spans(tmp_path / "traces.json")
+    ]
     with any_store() as store:
         store.accept(request)
-        got = [(s.trace_id, s.span_id, s.parent_id, s.name, s.start_ns, s.end_ns, s.attributes, dict(s.resource))
-               for s in store.spans(TRACE)]
+        got = [
+            (s.trace_id, s.span_id, s.parent_id, s.name, s.start_ns, s.end_ns, s.attributes, dict(s.resource))
+            for s in store.spans(TRACE)
+        ]
     assert sorted(got, key=str) == sorted(expected, key=str) and len(got) == 2
     assert got[0][6]["llm.token_count.prompt"] == 12
 
@@ -74,22 +91,29 @@ def test_a_span_that_cannot_be_read_is_named_and_the_others_are_kept(any_store) 
 
 def test_a_trace_is_due_when_its_root_ends_or_it_goes_quiet(any_store) -> None:
     with any_store() as store:
-        store.accept(_request(CHILD), now=100.0)                          # no root yet
+        store.accept(_request(CHILD), now=100.0)  # no root yet
         store.accept(_request(_span(OTHER, "aaa19b7ec3c1b174", None, "query", end=None)), now=100.0)  # root running
         assert store.mark_due(quiet_s=30.0, now=120.0) == 0 and store.backlog()["due"] == 0
-        store.accept(_request(ROOT), now=125.0)                           # the root ends: due at once
+        store.accept(_request(ROOT), now=125.0)  # the root ends: due at once
         assert store.mark_due(quiet_s=30.0, now=126.0) == 1 and store.backlog()["due"] == 1
-        assert store.mark_due(quiet_s=30.0, now=130.0) == 1                # quiet 30 s
-        assert store.due(10) == [TRACE, OTHER]                             # the longest waiting first
+        assert store.mark_due(quiet_s=30.0, now=130.0) == 1  # quiet 30 s
+        assert store.due(10) == [TRACE, OTHER]  # the longest waiting first
 
 
 def test_a_trace_is_scored_once(any_store) -> None:
-    outcome = ScoredTrace(TRACE, {"id": TRACE, "question": "q", "answer": "a"}, None,
-                          {"token_f1": 0.5, "overlap": None}, {"overlap": "record has no retrieved chunks"}, False,
-                          {"token_f1": "token_f1|v:1", "overlap": "overlap|v:1"}, 200.0)
+    outcome = ScoredTrace(
+        TRACE,
+        {"id": TRACE, "question": "q", "answer": "a"},
+        None,
+        {"token_f1": 0.5, "overlap": None},
+        {"overlap": "record has no retrieved chunks"},
+        False,
+        {"token_f1": "token_f1|v:1", "overlap": "overlap|v:1"},
+        200.0,
+    )
     with any_store() as store:
         store.accept(_request(ROOT, CHILD), now=100.0)
-        assert not store.save_scores(outcome)                             # still open
+        assert not store.save_scores(outcome)  # still open
         store.mark_due(quiet_s=30.0, now=101.0)
         assert store.save_scores(outcome) and not store.save_scores(outcome)
     with any_store() as reopened:
@@ -99,10 +123,13 @@ def test_a_trace_is_scored_once(any_store) -> None:
 
 def test_an_accepted_request_survives_a_kill(tmp_path: Path) -> None:
     path = tmp_path / "store.sqlite"
-    script = ("import json, sys, time; from ragmeter.serve.store import SqliteStore; store = SqliteStore(sys.argv[1]); "
-              "store.accept(json.loads(sys.argv[2])); print('accepted', flush=True); time.sleep(60)")
-    child = subprocess.Popen([sys.executable, "-c", script, str(path), json.dumps(_request(ROOT, CHILD))],
-                             stdout=subprocess.PIPE, text=True)
+    script = (
+        "import json, sys, time; from ragmeter.serve.store import SqliteStore; store = SqliteStore(sys.argv[1]); "
+        "store.accept(json.loads(sys.argv[2])); print('accepted', flush=True); time.sleep(60)"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, str(path), json.dumps(_request(ROOT, CHILD))], stdout=subprocess.PIPE, text=True
+    )
     assert child.stdout is not None and child.stdout.readline().strip() == "accepted"
     child.send_signal(signal.SIGKILL)
     child.wait()
@@ -138,12 +165,13 @@ def test_a_store_of_the_last_schema_is_migrated_with_what_it_holds(tmp_path: Pat
             db.execute(f"PRAGMA user_version = {version}")
         db.execute("INSERT INTO judge_spend VALUES (100.0, 1234)")
         db.execute("INSERT INTO traces VALUES ('t1', 'scored', 1, 10.0, 11.0)")
-        db.execute("INSERT INTO scores VALUES ('t1', NULL, 'no answer', '{}', '{}', 0, "
-                   "'token_f1=token_f1|v:1;overlap=overlap|tau:0.65|v:1', 11.0)")
+        db.execute(
+            "INSERT INTO scores VALUES ('t1', NULL, 'no answer', '{}', '{}', 0, "
+            "'token_f1=token_f1|v:1;overlap=overlap|tau:0.65|v:1', 11.0)"
+        )
     with SqliteStore(path) as store:
         assert store.schema_version == len(MIGRATIONS) == 3
-        assert store.spent_since(0.0) == 1234 and store.judge_calls(0.0) == {"answered": 1, "failed": 0,
-                                                                             "refused": 0}
+        assert store.spent_since(0.0) == 1234 and store.judge_calls(0.0) == {"answered": 1, "failed": 0, "refused": 0}
         assert store.checks() == [] and store.last_check() is None
-        (outcome,) = store.scored()   # schema 2 wrote the signatures joined by ';'
+        (outcome,) = store.scored()  # schema 2 wrote the signatures joined by ';'
         assert outcome.signatures == {"token_f1": "token_f1|v:1", "overlap": "overlap|tau:0.65|v:1"}

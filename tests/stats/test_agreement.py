@@ -180,7 +180,7 @@ def test_cohen_kappa_matches_statsmodels_on_random_tables() -> None:
 
         # Direct formula from the table's cells.
         p_o = (table[0, 0] + table[1, 1]) / n
-        p_e = (table[1].sum() * table[:, 1].sum() + table[0].sum() * table[:, 0].sum()) / n ** 2
+        p_e = (table[1].sum() * table[:, 1].sum() + table[0].sum() * table[:, 0].sum()) / n**2
         assert got == pytest.approx((p_o - p_e) / (1 - p_e), abs=TOL)
         compared += 1
     assert compared >= 200 and degenerate >= 5
@@ -223,8 +223,7 @@ def test_krippendorff_alpha_matches_the_krippendorff_package_on_random_tables() 
         n_annotators = int(rng.integers(2, 7))
         n_units = int(rng.integers(1, 41))
         truth = (rng.random(n_units) < _prevalence(rng)).astype(int)
-        ratings = np.stack([_correlated(rng, truth, _prevalence(rng))
-                            for _ in range(n_annotators)]).astype(float)
+        ratings = np.stack([_correlated(rng, truth, _prevalence(rng)) for _ in range(n_annotators)]).astype(float)
         missing_share = float(rng.choice([0.0, 0.2, 0.5, 0.8]))
         ratings[rng.random(ratings.shape) < missing_share] = np.nan  # annotators × units, NaN = missing
         units = [[int(v) for v in column if not np.isnan(v)] for column in ratings.T]
@@ -251,9 +250,7 @@ def test_krippendorff_alpha_matches_the_krippendorff_package_on_random_tables() 
 def test_krippendorff_package_agrees_on_the_hand_example() -> None:
     # KRIPP_UNITS as annotators × units with NaN for the missing ratings.
     nan = np.nan
-    data = np.array([[1, 0, 1, 0, 0],
-                     [1, 0, nan, 1, 0],
-                     [nan, 1, nan, nan, 0]])
+    data = np.array([[1, 0, 1, 0, 0], [1, 0, nan, 1, 0], [nan, 1, nan, nan, 0]])
     reference = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
     assert reference == pytest.approx(0.25, abs=TOL)
 
@@ -275,10 +272,21 @@ def test_degenerate_reference_cases_are_nan_in_ragmeter() -> None:
 # majority
 # --------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("votes, expected", [
-    ([1], 1), ([0], 0), ([1, 1, 0], 1), ([0, 0, 1], 0), ([1, 1, 1, 0], 1), ([0, 1, 0, 0], 0),
-    ([1, 1, 1, 0, 0], 1), ([1, 1], 1), ([0, 0], 0),
-])
+
+@pytest.mark.parametrize(
+    "votes, expected",
+    [
+        ([1], 1),
+        ([0], 0),
+        ([1, 1, 0], 1),
+        ([0, 0, 1], 0),
+        ([1, 1, 1, 0], 1),
+        ([0, 1, 0, 0], 0),
+        ([1, 1, 1, 0, 0], 1),
+        ([1, 1], 1),
+        ([0, 0], 0),
+    ],
+)
 def test_majority_without_a_tie_ignores_the_tie_rule(votes: list[int], expected: int) -> None:
     for rule in TIE_RULES:
         assert majority(votes, ties=rule) == expected
@@ -309,6 +317,7 @@ def test_majority_rejects_a_bad_rule_and_no_votes() -> None:
 # label_agreement
 # --------------------------------------------------------------------------------------------------
 
+
 def test_label_agreement_with_two_annotators_sets_cohen() -> None:
     units = [{"ann": a, "bob": b} for a, b in zip(COHEN_FIRST, COHEN_SECOND)]
     units += [{"ann": 1}, {"bob": 0}]  # rated by one annotator only
@@ -316,9 +325,9 @@ def test_label_agreement_with_two_annotators_sets_cohen() -> None:
     assert isinstance(agreement, LabelAgreement)
     assert agreement.label == "helpful"
     assert agreement.annotators == ("ann", "bob")
-    assert agreement.n_units == 12          # every unit with a rating
-    assert agreement.n_shared == 10         # the two single ratings are not shared
-    assert agreement.n_ratings == 22        # 10·2 + 1 + 1
+    assert agreement.n_units == 12  # every unit with a rating
+    assert agreement.n_shared == 10  # the two single ratings are not shared
+    assert agreement.n_ratings == 22  # 10·2 + 1 + 1
     assert agreement.cohen_kappa == pytest.approx(0.4, abs=TOL)  # the hand table above
     assert agreement.fleiss_kappa is None
     # Shared units only: 7 of 10 agree.
@@ -338,9 +347,9 @@ def test_label_agreement_with_three_annotators_sets_fleiss_over_complete_units()
     units += [{"a": 1, "b": 0}, {"c": 1}, {}]
     agreement = label_agreement("support_present", units)
     assert agreement.annotators == names
-    assert agreement.n_units == 7           # the empty unit is not counted
-    assert agreement.n_shared == 6          # 5 complete + the pair
-    assert agreement.n_ratings == 18        # 15 + 2 + 1
+    assert agreement.n_units == 7  # the empty unit is not counted
+    assert agreement.n_shared == 6  # 5 complete + the pair
+    assert agreement.n_ratings == 18  # 15 + 2 + 1
     assert agreement.cohen_kappa is None
     assert agreement.fleiss_kappa == pytest.approx(4 / 9, abs=TOL)  # the five complete units only
     # Raw: complete units 1 + 1 + 1/3 + 1/3 + 1 = 11/3, the pair 0 → (11/3)/6 = 11/18.
@@ -351,12 +360,11 @@ def test_label_agreement_with_three_annotators_sets_fleiss_over_complete_units()
     # Σ 2 n_u0 n_u1/(m_u−1) = [1,1,0]: 2 + [0,1,0]: 2 + [1,0]: 2 = 6 → D_o = 6/17;
     # α = 1 − (6/17)/(35/68) = 1 − 408/595 = 1 − 24/35 = 11/35.
     assert agreement.krippendorff_alpha == pytest.approx(11 / 35, abs=TOL)
-    assert agreement.n_ties == 1            # only {a: 1, b: 0}
+    assert agreement.n_ties == 1  # only {a: 1, b: 0}
 
 
 def test_label_agreement_fleiss_ignores_vote_order() -> None:
-    units = [{"a": 1, "b": 1, "c": 0}, {"c": 0, "a": 0, "b": 0},
-             {"b": 1, "c": 1, "a": 1}, {"c": 1, "b": 0, "a": 0}]
+    units = [{"a": 1, "b": 1, "c": 0}, {"c": 0, "a": 0, "b": 0}, {"b": 1, "c": 1, "a": 1}, {"c": 1, "b": 0, "a": 0}]
     # Ones per unit 2, 0, 3, 1 (m = 3): per unit 1/3, 1, 1, 1/3 → P̄ = (8/3)/4 = 2/3; p = 6/12 = 0.5,
     # P̄_e = 0.5 → κ = (2/3 − 1/2)/(1/2) = 1/3.
     assert label_agreement("x", units).fleiss_kappa == pytest.approx(1 / 3, abs=TOL)
@@ -385,11 +393,18 @@ def test_label_agreement_to_dict() -> None:
     agreement = label_agreement("helpful", [{"a": 1, "b": 1}, {"a": 0, "b": 1}, {"a": 0, "b": 0}])
     # p_o = 2/3, p₁ = 1/3, q₁ = 2/3 → p_e = 2/9 + 2/9 = 4/9 → κ = (6/9 − 4/9)/(5/9) = 2/5.
     assert agreement.to_dict() == {
-        "label": "helpful", "annotators": ["a", "b"], "n_units": 3, "n_shared": 3, "n_ratings": 6,
-        "raw_agreement": pytest.approx(2 / 3, abs=TOL), "prevalence": pytest.approx(0.5, abs=TOL),
-        "cohen_kappa": pytest.approx(0.4, abs=TOL), "fleiss_kappa": None,
+        "label": "helpful",
+        "annotators": ["a", "b"],
+        "n_units": 3,
+        "n_shared": 3,
+        "n_ratings": 6,
+        "raw_agreement": pytest.approx(2 / 3, abs=TOL),
+        "prevalence": pytest.approx(0.5, abs=TOL),
+        "cohen_kappa": pytest.approx(0.4, abs=TOL),
+        "fleiss_kappa": None,
         # α: n = 6, n₁ = n₀ = 3, D_e = 2·3·3/30 = 0.6, D_o = 2/6 → α = 1 − (1/3)/0.6 = 4/9.
-        "krippendorff_alpha": pytest.approx(4 / 9, abs=TOL), "n_ties": 1,
+        "krippendorff_alpha": pytest.approx(4 / 9, abs=TOL),
+        "n_ties": 1,
     }
 
 
@@ -451,4 +466,4 @@ def test_label_agreement_matches_the_references_on_random_annotations() -> None:
                     reference = cohens_kappa(table).kappa
                 assert agreement.cohen_kappa == pytest.approx(reference, abs=TOL)
                 compared_cohen += 1
-    assert compared_cohen >= 15     # seed 99 gives 20 two-annotator tables with both classes
+    assert compared_cohen >= 15  # seed 99 gives 20 two-annotator tables with both classes

@@ -82,9 +82,9 @@ def test_wilson_contains_the_point_estimate(k: int, n: int) -> None:
 def test_wilson_are_the_roots_of_the_score_equation(k: int, n: int) -> None:
     # Independent derivation: the Wilson bounds are the p solving (p̂ − p)² = z²·p(1−p)/n, i.e.
     # (1 + z²/n)·p² − (2p̂ + z²/n)·p + p̂² = 0.
-    z2 = 1.959963984540054 ** 2
+    z2 = 1.959963984540054**2
     p_hat = k / n
-    roots = sorted(np.roots([1 + z2 / n, -(2 * p_hat + z2 / n), p_hat ** 2]).real)
+    roots = sorted(np.roots([1 + z2 / n, -(2 * p_hat + z2 / n), p_hat**2]).real)
     low, high = wilson_interval(k, n)
     assert low == pytest.approx(roots[0], abs=1e-9)
     assert high == pytest.approx(roots[1], abs=1e-9)
@@ -105,6 +105,7 @@ def test_wilson_empty_is_nan() -> None:
 @pytest.mark.parametrize("k, n", [(0, 10), (8, 10), (10, 10), (1, 1), (17, 43)])
 def test_wilson_matches_statsmodels(k: int, n: int) -> None:
     from statsmodels.stats import proportion
+
     expected = proportion.proportion_confint(k, n, alpha=0.05, method="wilson")
     assert wilson_interval(k, n) == pytest.approx(expected, abs=1e-9)
 
@@ -146,6 +147,7 @@ def test_wilson_deff_of_the_hand_example_matches_statsmodels() -> None:
     # G/(G−1) · Σ scores²) to classical variance of an intercept-only OLS, which for a mean are the
     # ratio estimator's variance and s²/n; the interval as statsmodels' Wilson on n_eff trials.
     import statsmodels.api as sm
+
     y = np.asarray(HAND_VALUES, dtype=float)
     x = np.ones((len(y), 1))
     groups = np.unique(HAND_CLUSTERS, return_inverse=True)[1]
@@ -154,36 +156,37 @@ def test_wilson_deff_of_the_hand_example_matches_statsmodels() -> None:
     got = wilson_deff_interval(HAND_VALUES, HAND_CLUSTERS, min_clusters=2)
     assert got.deff == pytest.approx(robust / classical, rel=1e-12)
     n_eff = len(y) / got.deff
-    assert (got.low, got.high) == pytest.approx(proportion_confint(y.mean() * n_eff, n_eff, method="wilson"),
-                                                abs=1e-12)
+    assert (got.low, got.high) == pytest.approx(proportion_confint(y.mean() * n_eff, n_eff, method="wilson"), abs=1e-12)
 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_wilson_deff_matches_statsmodels_on_unequal_clusters(seed: int) -> None:
     import statsmodels.api as sm
+
     rng = np.random.default_rng(seed)
     sizes = rng.integers(1, 8, size=25)
     codes = np.repeat(np.arange(25), sizes)
-    y = (rng.random(len(codes)) < rng.beta(2, 3, size=25)[codes]).astype(float)   # correlated within clusters
+    y = (rng.random(len(codes)) < rng.beta(2, 3, size=25)[codes]).astype(float)  # correlated within clusters
     x = np.ones((len(y), 1))
-    ratio = (sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": codes}).bse[0]
-             / sm.OLS(y, x).fit().bse[0]) ** 2
+    ratio = (sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": codes}).bse[0] / sm.OLS(y, x).fit().bse[0]) ** 2
     got = wilson_deff_interval(y, [f"conv-{c}" for c in codes])
     assert got.estimated
     assert got.deff == pytest.approx(max(1.0, ratio), rel=1e-9)
     n_eff = len(y) / got.deff
-    assert (got.low, got.high) == pytest.approx(proportion_confint(y.mean() * n_eff, n_eff, method="wilson"),
-                                                abs=1e-12)
+    assert (got.low, got.high) == pytest.approx(proportion_confint(y.mean() * n_eff, n_eff, method="wilson"), abs=1e-12)
 
 
-@pytest.mark.parametrize("values, clusters, deff, high", [
-    ([1.0] * 40, [i // 4 for i in range(40)], 4.0, 1.0),                     # 40 of 40 in 10 conversations
-    ([0.0] * 45, [i // 3 for i in range(45)], 3.0, 0.2038833010),            # 0 of 45 in 15 conversations
-    ([0.0] * 45, [size for size in range(1, 10) for _ in range(size)], 285 / 45, 0.3509232105),  # 9 unequal
-])
-def test_wilson_deff_takes_the_worst_case_when_deff_cannot_be_estimated(values: list[float],
-                                                                      clusters: list[int], deff: float,
-                                                                      high: float) -> None:
+@pytest.mark.parametrize(
+    "values, clusters, deff, high",
+    [
+        ([1.0] * 40, [i // 4 for i in range(40)], 4.0, 1.0),  # 40 of 40 in 10 conversations
+        ([0.0] * 45, [i // 3 for i in range(45)], 3.0, 0.2038833010),  # 0 of 45 in 15 conversations
+        ([0.0] * 45, [size for size in range(1, 10) for _ in range(size)], 285 / 45, 0.3509232105),  # 9 unequal
+    ],
+)
+def test_wilson_deff_takes_the_worst_case_when_deff_cannot_be_estimated(
+    values: list[float], clusters: list[int], deff: float, high: float
+) -> None:
     got = wilson_deff_interval(values, clusters)
     assert got.deff == pytest.approx(deff, abs=1e-12) and not got.estimated
     if values[0] == 1.0:
@@ -274,10 +277,12 @@ def skewed() -> np.ndarray:
 @pytest.fixture(scope="module")
 def scipy_intervals(skewed: np.ndarray) -> dict[str, tuple[float, float]]:
     from scipy import stats
+
     out = {}
     for ours, theirs in (("percentile", "percentile"), ("bca", "BCa")):
-        ci = stats.bootstrap((skewed,), np.mean, n_resamples=B_LARGE, method=theirs,
-                             rng=np.random.default_rng(2)).confidence_interval
+        ci = stats.bootstrap(
+            (skewed,), np.mean, n_resamples=B_LARGE, method=theirs, rng=np.random.default_rng(2)
+        ).confidence_interval
         out[ours] = (float(ci.low), float(ci.high))
     return out
 
@@ -298,8 +303,9 @@ def test_bootstrap_mean_matches_scipy(skewed: np.ndarray, scipy_intervals: dict,
 
 
 @pytest.mark.parametrize("method, other", [("percentile", "bca"), ("bca", "percentile")])
-def test_bootstrap_method_is_nearest_scipys_same_method(skewed: np.ndarray, scipy_intervals: dict,
-                                                        method: str, other: str) -> None:
+def test_bootstrap_method_is_nearest_scipys_same_method(
+    skewed: np.ndarray, scipy_intervals: dict, method: str, other: str
+) -> None:
     # BCa's correction moves these endpoints by only ≈ 0.01·s (≈ 5 Monte Carlo sds of a difference),
     # less than the tolerance above; so ask that each interval be nearer scipy's interval of the same
     # method than scipy's other one (summed over both endpoints: gap ≈ 0.02·s vs noise ≈ 0.003·s).
@@ -351,8 +357,7 @@ def test_seed_makes_it_reproducible(skewed: np.ndarray, method: str) -> None:
     assert bootstrap_mean_interval(skewed, n_resamples=1000, method=method, seed=8) != first
 
 
-def test_resampling_in_blocks_does_not_change_the_result(skewed: np.ndarray,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_resampling_in_blocks_does_not_change_the_result(skewed: np.ndarray, monkeypatch: pytest.MonkeyPatch) -> None:
     from ragmeter.stats import intervals
 
     whole = bootstrap_mean_interval(skewed, n_resamples=1000, seed=5)
@@ -407,6 +412,7 @@ def test_singleton_clusters_in_any_order_agree_up_to_monte_carlo_error(skewed: n
 # Bootstrap interval of a percentile
 # --------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("q", [50, 95])
 def test_quantile_interval_contains_the_sample_quantile(skewed: np.ndarray, q: float) -> None:
     low, high = bootstrap_quantile_interval(skewed, q, n_resamples=2000, seed=0)
@@ -422,9 +428,15 @@ def test_quantile_interval_needs_two_values(values: list[float]) -> None:
 
 def test_quantile_interval_matches_scipy_percentile_bootstrap(skewed: np.ndarray) -> None:
     from scipy import stats
+
     ours = bootstrap_quantile_interval(skewed, 50, n_resamples=B_LARGE, seed=0)
-    ref = stats.bootstrap((skewed,), lambda x, axis: np.percentile(x, 50, axis=axis), n_resamples=B_LARGE,
-                          method="percentile", rng=np.random.default_rng(1)).confidence_interval
+    ref = stats.bootstrap(
+        (skewed,),
+        lambda x, axis: np.percentile(x, 50, axis=axis),
+        n_resamples=B_LARGE,
+        method="percentile",
+        rng=np.random.default_rng(1),
+    ).confidence_interval
     # The bootstrap distribution of a median is lumpy (it sits on order statistics), so Monte Carlo
     # error is larger than for a mean; 0.05·s is still far below the interval width (≈ 0.3·s).
     tolerance = 0.05 * skewed.std(ddof=1)
@@ -435,6 +447,7 @@ def test_quantile_interval_matches_scipy_percentile_bootstrap(skewed: np.ndarray
 # --------------------------------------------------------------------------------------------------
 # Coverage: the 95% intervals cover the true mean about 95% of the time
 # --------------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("method", ["percentile", "bca"])
 def test_coverage_of_the_true_mean(method: str) -> None:
@@ -460,8 +473,9 @@ SETTINGS = Settings(n_resamples=1000, seed=0)
 # cluster BCa), the expected Wilson intervals from statsmodels.
 
 
-def _summarize(name: str, values: list[float], undefined: dict[int, str] | None = None,
-               clusters: list[str] | None = None):
+def _summarize(
+    name: str, values: list[float], undefined: dict[int, str] | None = None, clusters: list[str] | None = None
+):
     metric = get_metric(name)
     column = Column(name, metric.aggregation, np.asarray(values, dtype=float), undefined or {}, Signature(name, {}))
     return summarize(column, clusters=clusters, settings=SETTINGS)
@@ -489,10 +503,10 @@ def test_rate_with_clusters_uses_wilson_on_the_effective_sample_size() -> None:
     n_eff = 36 / (25200 / 14256)
     assert summary.statistic == "rate"
     assert summary.value == pytest.approx(0.5)
-    assert (summary.ci_low, summary.ci_high) == pytest.approx(proportion_confint(0.5 * n_eff, n_eff,
-                                                                                 method="wilson"), abs=1e-12)
-    assert summary.signature.settings == {"ci": "wilson-deff", "confidence": 0.95, "clusters": 12,
-                                          "deff": "1.77"}
+    assert (summary.ci_low, summary.ci_high) == pytest.approx(
+        proportion_confint(0.5 * n_eff, n_eff, method="wilson"), abs=1e-12
+    )
+    assert summary.signature.settings == {"ci": "wilson-deff", "confidence": 0.95, "clusters": 12, "deff": "1.77"}
     assert "|ci:wilson-deff|clusters:12|confidence:0.95|deff:1.77|" in summary.signature.render()
     assert summary.warning is None
     # A mean on the same conversations keeps the cluster bootstrap.
@@ -501,16 +515,21 @@ def test_rate_with_clusters_uses_wilson_on_the_effective_sample_size() -> None:
     together = summarize_columns([mean, rate], settings=SETTINGS, clusters=clusters)
     assert together[0].signature.settings["resample"] == "clusters"
     assert (together[0].ci_low, together[0].ci_high) == bootstrap_mean_interval(
-        np.asarray(values), clusters=clusters, n_resamples=1000, method="bca", seed=0)
+        np.asarray(values), clusters=clusters, n_resamples=1000, method="bca", seed=0
+    )
     assert together[1] == summary
 
 
-@pytest.mark.parametrize("value, n, size, expected", [
-    (1.0, 40, 4, (0.7224672001, 1.0)),     # 40 of 40 in 10 conversations: Wilson's 10 of 10
-    (0.0, 45, 3, (0.0, 0.2038833010)),     # 0 of 45 in 15 conversations: Wilson's 0 of 15
-])
-def test_rates_of_all_or_nothing_in_conversations_are_open(value: float, n: int, size: int,
-                                                           expected: tuple[float, float]) -> None:
+@pytest.mark.parametrize(
+    "value, n, size, expected",
+    [
+        (1.0, 40, 4, (0.7224672001, 1.0)),  # 40 of 40 in 10 conversations: Wilson's 10 of 10
+        (0.0, 45, 3, (0.0, 0.2038833010)),  # 0 of 45 in 15 conversations: Wilson's 0 of 15
+    ],
+)
+def test_rates_of_all_or_nothing_in_conversations_are_open(
+    value: float, n: int, size: int, expected: tuple[float, float]
+) -> None:
     # The cluster bootstrap gave 1.000 [1.000, 1.000] and 0.000 [0.000, 0.000]: certainty from 40 turns.
     clusters = [f"conv-{i // size}" for i in range(n)]
     (summary,) = _summarize("exact_match", [value] * n, clusters=clusters)
@@ -525,7 +544,7 @@ def test_rates_of_all_or_nothing_in_conversations_are_open(value: float, n: int,
 
 def test_rate_whose_defined_items_share_no_conversation_keeps_plain_wilson() -> None:
     values = [1.0, math.nan, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0]
-    clusters = ["a", "a"] + [f"c{i}" for i in range(10)]   # the only shared conversation loses a turn
+    clusters = ["a", "a"] + [f"c{i}" for i in range(10)]  # the only shared conversation loses a turn
     (summary,) = _summarize("exact_match", values, undefined={1: "x"}, clusters=clusters)
     assert summary.signature.settings == {"ci": "wilson", "confidence": 0.95}
     assert (summary.ci_low, summary.ci_high) == pytest.approx(proportion_confint(8, 11, method="wilson"))
@@ -536,8 +555,9 @@ def test_fewer_than_ten_clusters_resample_items_or_take_the_worst_deff_and_say_s
     values = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0]
     clusters = ["a"] * 5 + ["b"] * 5
     (mean,) = _summarize("token_f1", values, clusters=clusters)
-    assert (mean.ci_low, mean.ci_high) == bootstrap_mean_interval(np.asarray(values), n_resamples=1000,
-                                                                  method="bca", seed=0)
+    assert (mean.ci_low, mean.ci_high) == bootstrap_mean_interval(
+        np.asarray(values), n_resamples=1000, method="bca", seed=0
+    )
     assert mean.ci_low < mean.value < mean.ci_high
     assert mean.signature.settings["resample"] == f"items(2<{MIN_CLUSTERS} clusters)"
     assert "only 2 conversation(s)" in mean.warning and mean.to_dict()["warning"] == mean.warning
@@ -596,8 +616,7 @@ def test_nan_values_are_undefined_and_excluded() -> None:
     (total,) = _summarize("idk_citation_count", [1.0, math.nan, 2.0], undefined={1: "x"})
     assert total.value == 3.0 and total.n == 2 and total.n_undefined == 1
 
-    p50, p95 = _summarize("latency_ms", [100.0, math.nan, 300.0, 200.0],
-                          undefined={1: "record has no latency_ms"})
+    p50, p95 = _summarize("latency_ms", [100.0, math.nan, 300.0, 200.0], undefined={1: "record has no latency_ms"})
     assert p50.value == pytest.approx(200.0) and p50.n == 3 and p50.n_undefined == 1
     assert p95.value == pytest.approx(float(np.percentile([100.0, 300.0, 200.0], 95)))
 
@@ -609,8 +628,7 @@ def test_nan_values_are_dropped_with_their_clusters() -> None:
     (summary,) = _summarize("token_f1", values, undefined=undefined, clusters=clusters)
     kept = [v for v in values if not math.isnan(v)]
     kept_clusters = [c for c, v in zip(clusters, values) if not math.isnan(v)]
-    expected = bootstrap_mean_interval(np.asarray(kept), clusters=kept_clusters, n_resamples=1000, method="bca",
-                                       seed=0)
+    expected = bootstrap_mean_interval(np.asarray(kept), clusters=kept_clusters, n_resamples=1000, method="bca", seed=0)
     assert summary.statistic == "mean"
     assert summary.value == pytest.approx(0.6)
     assert (summary.ci_low, summary.ci_high) == expected
@@ -639,10 +657,19 @@ def test_columns_share_draws_and_get_the_interval_each_gets_alone(method: str, c
 
 
 def test_evaluate_gives_each_metric_the_interval_it_gets_alone() -> None:
-    records = [{"id": str(i), "question": "q", "answer": f"a {i % 3} b {i % 5}", "references": [f"a {i % 4} b"],
-                "latency_ms": 10.0 * i} for i in range(50)]
-    together = ragmeter.evaluate(records, metrics=["token_f1", "rouge_l", "exact_match", "latency_ms"],
-                                 settings=Settings(n_resamples=300))
+    records = [
+        {
+            "id": str(i),
+            "question": "q",
+            "answer": f"a {i % 3} b {i % 5}",
+            "references": [f"a {i % 4} b"],
+            "latency_ms": 10.0 * i,
+        }
+        for i in range(50)
+    ]
+    together = ragmeter.evaluate(
+        records, metrics=["token_f1", "rouge_l", "exact_match", "latency_ms"], settings=Settings(n_resamples=300)
+    )
     for name in ("token_f1", "rouge_l", "exact_match"):
         alone = ragmeter.evaluate(records, metrics=[name], settings=Settings(n_resamples=300))
         assert together.summary(name) == alone.summary(name)

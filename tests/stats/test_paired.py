@@ -23,8 +23,14 @@ def test_exact_sign_flip_p_value_equals_scipys_exact_permutation_test(seed: int)
     rng = np.random.default_rng(seed)
     a = rng.normal(size=11)
     b = a + rng.normal(0.4, 1.0, size=11)
-    theirs = permutation_test((a, b), _mean_difference, permutation_type="samples", vectorized=True,
-                              n_resamples=np.inf, alternative="two-sided").pvalue
+    theirs = permutation_test(
+        (a, b),
+        _mean_difference,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=np.inf,
+        alternative="two-sided",
+    ).pvalue
     assert sign_flip_test(a, b, n_resamples=9999) == pytest.approx(theirs, abs=1e-12)
 
 
@@ -32,10 +38,17 @@ def test_random_sign_flip_p_value_is_within_monte_carlo_error_of_scipys() -> Non
     rng = np.random.default_rng(7)
     a = rng.normal(size=60)
     b = a + rng.normal(0.25, 1.0, size=60)
-    theirs = permutation_test((a, b), _mean_difference, permutation_type="samples", vectorized=True,
-                              n_resamples=40_000, alternative="two-sided", random_state=1).pvalue
+    theirs = permutation_test(
+        (a, b),
+        _mean_difference,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=40_000,
+        alternative="two-sided",
+        random_state=1,
+    ).pvalue
     ours = sign_flip_test(a, b, n_resamples=40_000, seed=3)
-    assert 0.005 < theirs < 0.5       # a p-value where the comparison means something
+    assert 0.005 < theirs < 0.5  # a p-value where the comparison means something
     assert ours == pytest.approx(theirs, abs=4 * np.sqrt(theirs * (1 - theirs) / 40_000) + 1e-3)
 
 
@@ -44,7 +57,7 @@ def test_clusters_flip_a_conversation_as_one() -> None:
     a = np.zeros(4)
     b = np.array([1.0, 2.0, 0.5, 0.5])
     assert sign_flip_test(a, b, clusters=["x", "x", "y", "y"]) == 0.5
-    assert sign_flip_test(a, b) == 2 / 16      # item by item: only all-plus and all-minus reach |4|
+    assert sign_flip_test(a, b) == 2 / 16  # item by item: only all-plus and all-minus reach |4|
 
 
 @pytest.mark.parametrize("method", ["percentile", "bca"])
@@ -52,8 +65,15 @@ def test_paired_bootstrap_interval_agrees_with_scipys_paired_bootstrap(method: s
     rng = np.random.default_rng(11)
     a = rng.beta(2, 3, size=80)
     b = np.clip(a + rng.normal(0.05, 0.1, size=80), 0, 1)
-    theirs = bootstrap((a, b), _mean_difference, paired=True, vectorized=True, n_resamples=40_000,
-                       method="BCa" if method == "bca" else "percentile", random_state=2).confidence_interval
+    theirs = bootstrap(
+        (a, b),
+        _mean_difference,
+        paired=True,
+        vectorized=True,
+        n_resamples=40_000,
+        method="BCa" if method == "bca" else "percentile",
+        random_state=2,
+    ).confidence_interval
     low, high = paired_difference_interval(a, b, n_resamples=40_000, method=method, seed=5)
     width = theirs.high - theirs.low
     assert low == pytest.approx(theirs.low, abs=0.03 * width)
@@ -91,8 +111,14 @@ def test_pairs_without_a_difference_keep_the_test_exact_and_equal_to_scipys() ->
     rng = np.random.default_rng(4)
     a = rng.normal(size=14)
     b = a.copy()
-    b[:5] += np.array([0.9, 0.4, 1.2, -0.3, 0.8])   # 9 of 14 pairs tie
-    theirs = permutation_test((a, b), _mean_difference, permutation_type="samples", vectorized=True,
-                              n_resamples=np.inf, alternative="two-sided").pvalue
+    b[:5] += np.array([0.9, 0.4, 1.2, -0.3, 0.8])  # 9 of 14 pairs tie
+    theirs = permutation_test(
+        (a, b),
+        _mean_difference,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=np.inf,
+        alternative="two-sided",
+    ).pvalue
     assert sign_flip_test(a, b, n_resamples=100) == pytest.approx(theirs, abs=1e-12)  # 2^5 assignments: exact
     assert sign_flip_test(a, a) == 1.0

@@ -18,8 +18,9 @@ from ragmeter.stats.paired import (
 _BLOCK = 2_000_000
 
 
-def _old_sign_flip_test(a: np.ndarray, b: np.ndarray, *, clusters: list[str] | None, n_resamples: int,
-                        seed: int) -> float:
+def _old_sign_flip_test(
+    a: np.ndarray, b: np.ndarray, *, clusters: list[str] | None, n_resamples: int, seed: int
+) -> float:
     """The random branch of ``sign_flip_test`` before the draws were shared, verbatim."""
     differences = np.asarray(b, float) - np.asarray(a, float)
     if clusters is None:
@@ -46,14 +47,26 @@ def _columns(n: int, seed: int) -> tuple[list[np.ndarray], list[np.ndarray], lis
     the same number of differing units as another, a constant one."""
     rng = np.random.default_rng(seed)
     clusters = [f"c{i}" for i in np.repeat(np.arange(n), rng.integers(1, 7, size=n))[:n]]
-    a = [rng.normal(size=n), rng.uniform(size=n), (rng.uniform(size=n) < 0.3).astype(float),
-         rng.normal(size=n), np.full(n, 2.0)]
-    b = [a[0] + rng.normal(0.0, 1.0, size=n), a[1] - 0.05 * rng.uniform(size=n),
-         (rng.uniform(size=n) < 0.35).astype(float), a[3] + rng.normal(0.1, 1.0, size=n), np.full(n, 2.0)]
+    a = [
+        rng.normal(size=n),
+        rng.uniform(size=n),
+        (rng.uniform(size=n) < 0.3).astype(float),
+        rng.normal(size=n),
+        np.full(n, 2.0),
+    ]
+    b = [
+        a[0] + rng.normal(0.0, 1.0, size=n),
+        a[1] - 0.05 * rng.uniform(size=n),
+        (rng.uniform(size=n) < 0.35).astype(float),
+        a[3] + rng.normal(0.1, 1.0, size=n),
+        np.full(n, 2.0),
+    ]
     return a, b, clusters
 
 
-@pytest.mark.parametrize(("n", "seed", "clustered"), [(400, 0, True), (400, 1, False), (3000, 2, True), (2500, 4, False)])
+@pytest.mark.parametrize(
+    ("n", "seed", "clustered"), [(400, 0, True), (400, 1, False), (3000, 2, True), (2500, 4, False)]
+)
 def test_shared_sign_flips_equal_the_old_one_metric_code(n: int, seed: int, clustered: bool) -> None:
     a, b, clusters = _columns(n, seed)
     groups = clusters if clustered else None
@@ -69,8 +82,10 @@ def test_shared_bootstrap_intervals_equal_each_metric_alone() -> None:
     a, b, clusters = _columns(500, 3)
     for method in ("percentile", "bca"):
         shared = paired_difference_intervals(a, b, clusters=clusters, n_resamples=500, method=method, seed=4)
-        alone = [paired_difference_interval(x, y, clusters=clusters, n_resamples=500, method=method, seed=4)
-                 for x, y in zip(a, b, strict=True)]
+        alone = [
+            paired_difference_interval(x, y, clusters=clusters, n_resamples=500, method=method, seed=4)
+            for x, y in zip(a, b, strict=True)
+        ]
         assert shared == alone
 
 

@@ -58,7 +58,7 @@ def test_a_worked_example():
     y, f, f_u = [1.0, 0.0, 1.0, 1.0], [0.8, 0.2, 0.9, 0.7], [0.3, 0.5, 0.7]
     estimate = ppi_mean(y, f, f_u, lam=1.0)
     assert estimate.value == pytest.approx(0.6, abs=1e-12)
-    assert estimate.se ** 2 == pytest.approx(0.035 / 4 + (0.08 / 3) / 3, abs=1e-12)
+    assert estimate.se**2 == pytest.approx(0.035 / 4 + (0.08 / 3) / 3, abs=1e-12)
     assert estimate.high - estimate.value == pytest.approx(1.959963985 * estimate.se, abs=1e-8)
 
 
@@ -86,7 +86,7 @@ def test_the_clustered_interval_is_the_delete_one_cluster_jackknife(tuned):
     lam = None if tuned else 0.8
     ours = ppi_mean(y, f, f_u, clusters=c_l, unlabelled_clusters=c_u, lam=lam)
     variance = _jackknife_by_hand(y, f, f_u, c_l, c_u, tuned, 0.8)
-    assert ours.se ** 2 == pytest.approx(variance, rel=1e-9)
+    assert ours.se**2 == pytest.approx(variance, rel=1e-9)
     groups = len(set(c_l))
     assert ours.n_clusters == groups
     assert ours.high - ours.value == pytest.approx(stats.t.ppf(0.975, groups - 1) * ours.se, rel=1e-12)
@@ -100,13 +100,13 @@ def test_the_clustered_labelled_mean_with_equal_clusters_is_the_cluster_robust_f
     by_hand = 4 / 3 * sum((t / 8) ** 2 for t in (0.75, 0.75, 1.75, -3.25))
     estimate = labelled_mean(y, clusters=clusters)
     assert estimate.value == pytest.approx(3.125)
-    assert estimate.se ** 2 == pytest.approx(by_hand, rel=1e-12)
+    assert estimate.se**2 == pytest.approx(by_hand, rel=1e-12)
 
 
 def test_effective_labels_is_the_ratio_of_variances():
     y, f, f_u = _data(7, 60, 2000, 0.9)
     tuned, alone = ppi_mean(y, f, f_u), labelled_mean(y)
-    assert effective_labels(tuned, alone) == pytest.approx(60 * alone.se ** 2 / tuned.se ** 2)
+    assert effective_labels(tuned, alone) == pytest.approx(60 * alone.se**2 / tuned.se**2)
     assert effective_labels(tuned, alone) > 60  # a good score is worth more labels than were given
 
 

@@ -14,8 +14,13 @@ from ragmeter.stats.unpaired import difference_interval, permutation_test
 
 def _scipy_exact(a: np.ndarray, b: np.ndarray) -> float:
     """SciPy's exact permutation test of |mean(b) − mean(a)| (every reassignment, the observed one included)."""
-    result = stats.permutation_test((a, b), lambda x, y: abs(np.mean(y) - np.mean(x)), permutation_type="independent",
-                                    alternative="greater", n_resamples=np.inf)
+    result = stats.permutation_test(
+        (a, b),
+        lambda x, y: abs(np.mean(y) - np.mean(x)),
+        permutation_type="independent",
+        alternative="greater",
+        n_resamples=np.inf,
+    )
     return float(result.pvalue)
 
 
@@ -44,8 +49,9 @@ def test_a_cluster_moves_whole() -> None:
     # of them, 3 ways: the observed one, |0 − 1| = 1; and twice {A's pair, a 0} in B, leaving A a 0: |(1+1+0)/3 −
     # 0| = 2/3. Only the observed one reaches 1: p = 1/3. (Turns moved alone, 2 of the 6 ways would: also 1/3, but
     # from 6 assignments, so a wrong unit shows in the next case.)
-    assert permutation_test([1.0, 1.0], [0.0, 0.0], clusters_a=["x", "x"], clusters_b=["y", "z"]) == \
-        pytest.approx(1 / 3)
+    assert permutation_test([1.0, 1.0], [0.0, 0.0], clusters_a=["x", "x"], clusters_b=["y", "z"]) == pytest.approx(
+        1 / 3
+    )
     # A: (1, 1) in one conversation X and (0.5) alone (Y); B: (0) Z and (0.5) W. Four units, B takes two (6 ways),
     # |mean(b) − mean(a)|: {Z, W} observed |0.25 − 2.5/3| = 7/12; {Y, Z} the same; {X, Y} |2.5/3 − 0.25| = 7/12;
     # {X, W} the same; {Y, W} |0.5 − 2/3| = 1/6; {X, Z} |2/3 − 0.5| = 1/6. Four of six reach 7/12: p = 2/3.
@@ -59,8 +65,13 @@ def test_the_interval_follows_scipys_percentile_bootstrap() -> None:
     rng = np.random.default_rng(0)
     a, b = rng.beta(2, 3, size=80), rng.beta(3, 3, size=60)
     ours = difference_interval(a, b, n_resamples=20_000, seed=0)
-    theirs = stats.bootstrap((a, b), lambda x, y, axis: np.mean(y, axis=axis) - np.mean(x, axis=axis),
-                             method="percentile", n_resamples=20_000, rng=np.random.default_rng(1)).confidence_interval
+    theirs = stats.bootstrap(
+        (a, b),
+        lambda x, y, axis: np.mean(y, axis=axis) - np.mean(x, axis=axis),
+        method="percentile",
+        n_resamples=20_000,
+        rng=np.random.default_rng(1),
+    ).confidence_interval
     assert ours == pytest.approx((theirs.low, theirs.high), abs=0.006)
 
 

@@ -40,59 +40,245 @@ from ragmeter.text import LANGUAGES, split_sentences
 __all__ = ["FORMS", "GrammarSentence", "negation_sentences", "refusals", "topics"]
 
 #: Where a question of IDK-MRC, as an indirect question, starts with a question word, it is written in lowercase.
-_QUESTION_WORDS = frozenset({"apa", "apakah", "siapa", "siapakah", "kapan", "kapankah", "berapa", "berapakah",
-                             "di", "dimana", "dimanakah", "bagaimana", "bagaimanakah", "mengapa", "kenapa", "dari",
-                             "sejak", "pada", "tahun", "ada", "tentang", "untuk", "ke", "manakah", "mana"})
+_QUESTION_WORDS = frozenset(
+    {
+        "apa",
+        "apakah",
+        "siapa",
+        "siapakah",
+        "kapan",
+        "kapankah",
+        "berapa",
+        "berapakah",
+        "di",
+        "dimana",
+        "dimanakah",
+        "bagaimana",
+        "bagaimanakah",
+        "mengapa",
+        "kenapa",
+        "dari",
+        "sejak",
+        "pada",
+        "tahun",
+        "ada",
+        "tentang",
+        "untuk",
+        "ke",
+        "manakah",
+        "mana",
+    }
+)
 _NEGATION = re.compile(r"\b(?:tidak|tak|bukan|belum)\b", re.IGNORECASE)
 
 OPENING = ("", "Maaf, ", "Mohon maaf, ", "Sayangnya, ", "Sayang sekali, ", "Maaf sekali, ")
-NOUN = ("informasi", "jawaban", "keterangan", "data", "penjelasan", "rincian", "info", "detail", "uraian", "fakta",
-        "jawaban yang pasti", "petunjuk")
-ABOUT = ("", "mengenai {x}", "tentang {x}", "terkait {x}", "soal {x}", "atas pertanyaan ini", "{nya}",
-         "untuk pertanyaan tersebut", "yang Anda tanyakan", "yang dimaksud", "tersebut", "itu",
-         "yang dibutuhkan untuk menjawabnya", "seputar {x}", "perihal {x}", "mengenai hal ini")
+NOUN = (
+    "informasi",
+    "jawaban",
+    "keterangan",
+    "data",
+    "penjelasan",
+    "rincian",
+    "info",
+    "detail",
+    "uraian",
+    "fakta",
+    "jawaban yang pasti",
+    "petunjuk",
+)
+ABOUT = (
+    "",
+    "mengenai {x}",
+    "tentang {x}",
+    "terkait {x}",
+    "soal {x}",
+    "atas pertanyaan ini",
+    "{nya}",
+    "untuk pertanyaan tersebut",
+    "yang Anda tanyakan",
+    "yang dimaksud",
+    "tersebut",
+    "itu",
+    "yang dibutuhkan untuk menjawabnya",
+    "seputar {x}",
+    "perihal {x}",
+    "mengenai hal ini",
+)
 NEGATION = ("tidak", "tak", "belum")
 ADVERB = ("", "sama sekali ", "juga ")
-PASSIVE = ("ditemukan", "dapat ditemukan", "tersedia", "disebutkan", "dijelaskan", "tercantum", "ada",
-           "bisa ditemukan", "termuat", "dimuat", "terdapat", "dibahas", "diberikan", "disinggung", "tertulis",
-           "dapat saya temukan", "diuraikan", "dipaparkan", "disajikan", "dicantumkan", "tertera", "diungkapkan",
-           "dinyatakan", "terkandung", "disampaikan", "ditampilkan", "diketahui")
+PASSIVE = (
+    "ditemukan",
+    "dapat ditemukan",
+    "tersedia",
+    "disebutkan",
+    "dijelaskan",
+    "tercantum",
+    "ada",
+    "bisa ditemukan",
+    "termuat",
+    "dimuat",
+    "terdapat",
+    "dibahas",
+    "diberikan",
+    "disinggung",
+    "tertulis",
+    "dapat saya temukan",
+    "diuraikan",
+    "dipaparkan",
+    "disajikan",
+    "dicantumkan",
+    "tertera",
+    "diungkapkan",
+    "dinyatakan",
+    "terkandung",
+    "disampaikan",
+    "ditampilkan",
+    "diketahui",
+)
 PREPOSITION = ("dalam", "di", "di dalam", "pada")
-SOURCE = ("dokumen", "konteks", "sumber", "teks", "bacaan", "referensi", "passage", "paragraf", "artikel", "materi",
-          "kutipan", "dokumen-dokumen", "sumber-sumber", "potongan teks", "cuplikan", "rujukan", "naskah", "wacana",
-          "tulisan", "bahan bacaan", "hasil pencarian", "pasase", "teks bacaan", "dokumen rujukan")
-SOURCE_MODIFIER = ("", "yang diberikan", "yang tersedia", "tersebut", "yang ada", "ini", "yang Anda berikan",
-                   "yang saya terima", "mana pun", "yang dilampirkan", "yang disediakan", "di atas")
+SOURCE = (
+    "dokumen",
+    "konteks",
+    "sumber",
+    "teks",
+    "bacaan",
+    "referensi",
+    "passage",
+    "paragraf",
+    "artikel",
+    "materi",
+    "kutipan",
+    "dokumen-dokumen",
+    "sumber-sumber",
+    "potongan teks",
+    "cuplikan",
+    "rujukan",
+    "naskah",
+    "wacana",
+    "tulisan",
+    "bahan bacaan",
+    "hasil pencarian",
+    "pasase",
+    "teks bacaan",
+    "dokumen rujukan",
+)
+SOURCE_MODIFIER = (
+    "",
+    "yang diberikan",
+    "yang tersedia",
+    "tersebut",
+    "yang ada",
+    "ini",
+    "yang Anda berikan",
+    "yang saya terima",
+    "mana pun",
+    "yang dilampirkan",
+    "yang disediakan",
+    "di atas",
+)
 SPEAKER = ("saya", "aku", "kami")
-FIND = ("menemukan", "dapat menemukan", "melihat", "bisa menemukan", "memiliki", "berhasil menemukan",
-        "mendapatkan", "punya", "menjumpai", "memperoleh", "mampu menemukan", "dapat melihat")
-SAY = ("menyebutkan", "menjelaskan", "membahas", "menyinggung", "menerangkan", "memaparkan", "menguraikan",
-       "mengungkapkan", "menyatakan", "mengulas", "menunjukkan", "menyebut", "mencantumkan", "memberi tahu",
-       "mengatakan")
+FIND = (
+    "menemukan",
+    "dapat menemukan",
+    "melihat",
+    "bisa menemukan",
+    "memiliki",
+    "berhasil menemukan",
+    "mendapatkan",
+    "punya",
+    "menjumpai",
+    "memperoleh",
+    "mampu menemukan",
+    "dapat melihat",
+)
+SAY = (
+    "menyebutkan",
+    "menjelaskan",
+    "membahas",
+    "menyinggung",
+    "menerangkan",
+    "memaparkan",
+    "menguraikan",
+    "mengungkapkan",
+    "menyatakan",
+    "mengulas",
+    "menunjukkan",
+    "menyebut",
+    "mencantumkan",
+    "memberi tahu",
+    "mengatakan",
+)
 SAID = ("{x}", "{noun} {about}", "hal tersebut", "apa pun tentang {x}", "{nya}", "hal itu", "apa-apa soal {x}")
-EXIST = ("ada", "terdapat", "ditemukan", "tersedia", "dijumpai", "tercantum", "ada satu pun", "disebutkan",
-         "dijelaskan")
+EXIST = (
+    "ada",
+    "terdapat",
+    "ditemukan",
+    "tersedia",
+    "dijumpai",
+    "tercantum",
+    "ada satu pun",
+    "disebutkan",
+    "dijelaskan",
+)
 FRAME = ("berdasarkan", "menurut", "dari", "dalam", "di", "sesuai dengan")
-KNOW = ("tahu", "mengetahui", "yakin", "dapat memastikan", "bisa menjawab", "dapat menjawab", "tahu pasti",
-        "bisa memberi tahu", "mampu menjawab")
+KNOW = (
+    "tahu",
+    "mengetahui",
+    "yakin",
+    "dapat memastikan",
+    "bisa menjawab",
+    "dapat menjawab",
+    "tahu pasti",
+    "bisa memberi tahu",
+    "mampu menjawab",
+)
 KNOWN = ("", "jawabannya", "jawaban atas pertanyaan ini", "{x}", "hal itu", "soal {x}", "mengenai {x}")
-BECAUSE = ("", " karena {source} tidak menyebutkannya", " berdasarkan {source}", " dari {source}",
-           " karena informasinya tidak ada", " sebab {source} tidak membahasnya")
+BECAUSE = (
+    "",
+    " karena {source} tidak menyebutkannya",
+    " berdasarkan {source}",
+    " dari {source}",
+    " karena informasinya tidak ada",
+    " sebab {source} tidak membahasnya",
+)
 QUESTION = ("pertanyaan ini", "pertanyaan tersebut", "pertanyaan Anda", "pertanyaan itu", "pertanyaan mengenai {x}")
 CAN = ("dapat", "bisa", "mampu")
 ANSWERED = ("dijawab", "saya jawab", "terjawab")
 BASIS = ("berdasarkan", "dari", "dengan", "menggunakan", "hanya dari", "melalui")
 TOPIC = ("{x}", "hal tersebut", "hal itu", "hal ini", "jawaban atas pertanyaan itu", "jawaban untuk {x}")
-INSUFFICIENT = ("cukup untuk menjawab pertanyaan ini", "memadai untuk menjawab pertanyaan tersebut",
-                "relevan dengan pertanyaan ini", "berkaitan dengan {x}", "membantu menjawab pertanyaan ini",
-                "mendukung jawaban atas pertanyaan ini")
+INSUFFICIENT = (
+    "cukup untuk menjawab pertanyaan ini",
+    "memadai untuk menjawab pertanyaan tersebut",
+    "relevan dengan pertanyaan ini",
+    "berkaitan dengan {x}",
+    "membantu menjawab pertanyaan ini",
+    "mendukung jawaban atas pertanyaan ini",
+)
 OUTSIDE_SUBJECT = ("pertanyaan ini", "hal tersebut", "pertanyaan mengenai {x}", "topik ini", "informasi tersebut")
 OUTSIDE_VERB = ("", "berada ", "ada ", "terletak ")
 SCOPE = ("cakupan", "lingkup", "isi", "bahasan", "jangkauan", "ruang lingkup")
-HAVE = ("memiliki", "mempunyai", "memberikan", "punya", "menyediakan", "menyajikan", "berisi", "memuat",
-        "mengandung", "mencantumkan", "menawarkan", "menyimpan")
-NONE_OF = ("tidak satu pun {source} yang", "tak satu pun {source}", "tidak ada {source} yang",
-           "tidak ada bagian dari {source} yang", "tidak ada satu pun {source} yang", "tak ada {source} yang")
+HAVE = (
+    "memiliki",
+    "mempunyai",
+    "memberikan",
+    "punya",
+    "menyediakan",
+    "menyajikan",
+    "berisi",
+    "memuat",
+    "mengandung",
+    "mencantumkan",
+    "menawarkan",
+    "menyimpan",
+)
+NONE_OF = (
+    "tidak satu pun {source} yang",
+    "tak satu pun {source}",
+    "tidak ada {source} yang",
+    "tidak ada bagian dari {source} yang",
+    "tidak ada satu pun {source} yang",
+    "tak ada {source} yang",
+)
 
 
 @dataclass(frozen=True)
@@ -161,10 +347,12 @@ def _there_is_no_information(d: _Draw) -> str:
 
 def _source_first(d: _Draw) -> str:
     frame, source = d(FRAME), d.source()
-    cores = (lambda: f"{d.noun()} {d(NEGATION)} {d(PASSIVE)}",
-             lambda: f"{d(NEGATION)} {d(EXIST)} {d.noun()}",
-             lambda: f"{d(SPEAKER)} {d(NEGATION)} {d(FIND)} {d.noun()}",
-             lambda: f"{d(SPEAKER)} {d(NEGATION)} {d(CAN)} menjawab pertanyaan ini")
+    cores = (
+        lambda: f"{d.noun()} {d(NEGATION)} {d(PASSIVE)}",
+        lambda: f"{d(NEGATION)} {d(EXIST)} {d.noun()}",
+        lambda: f"{d(SPEAKER)} {d(NEGATION)} {d(FIND)} {d.noun()}",
+        lambda: f"{d(SPEAKER)} {d(NEGATION)} {d(CAN)} menjawab pertanyaan ini",
+    )
     return f"{frame} {source}, {cores[int(d.rng.integers(len(cores)))]()}"
 
 

@@ -20,11 +20,12 @@ NO_CLUE_NO_IDEA = "custom-9f2bc9d5988f"
 
 def test_bad_pattern_in_a_file_names_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "idk.txt"
-    path.write_text("# my patterns\nno clue\n(unclosed\n", encoding="utf-8")   # line 3 is bad
+    path.write_text("# my patterns\nno clue\n(unclosed\n", encoding="utf-8")  # line 3 is bad
     with pytest.raises(ConfigError) as info:
         IdkDetector.from_file(path)
-    assert str(info.value).startswith(f"{path}:3: not a valid regular expression: missing ), unterminated "
-                                      "subpattern at position 0")
+    assert str(info.value).startswith(
+        f"{path}:3: not a valid regular expression: missing ), unterminated subpattern at position 0"
+    )
 
 
 def test_bad_pattern_given_in_code_names_its_position() -> None:
@@ -34,7 +35,7 @@ def test_bad_pattern_given_in_code_names_its_position() -> None:
 
 def test_constructor_with_custom_patterns_gets_a_custom_version() -> None:
     assert IdkDetector(patterns=("no clue",)).version == NO_CLUE
-    assert IdkDetector(patterns=["no clue"]).version == NO_CLUE   # a list, too
+    assert IdkDetector(patterns=["no clue"]).version == NO_CLUE  # a list, too
     assert IdkDetector(patterns=("no clue", "no idea")).version == NO_CLUE_NO_IDEA
 
 
@@ -70,6 +71,6 @@ def test_pattern_file_with_byte_order_mark(tmp_path: Path) -> None:
 
 def test_pattern_file_not_utf8_is_a_config_error(tmp_path: Path) -> None:
     path = tmp_path / "idk.txt"
-    path.write_bytes(b"no clue\nje ne sais pas, d\xe9sol\xe9\n")   # \xe9: 8 + 17 bytes before it, byte 26
+    path.write_bytes(b"no clue\nje ne sais pas, d\xe9sol\xe9\n")  # \xe9: 8 + 17 bytes before it, byte 26
     with pytest.raises(ConfigError, match=r"not UTF-8 text \(byte 26 of the file\)"):
         IdkDetector.from_file(path)

@@ -67,8 +67,10 @@ def test_sentences_with_indonesian_abbreviations_split_right() -> None:
 
 def test_indonesian_evidence_check_reads_more_claims_right_than_the_english_one() -> None:
     cases = jsonl("id_claims.jsonl")
-    right = {name: [supports(c["chunks"], c["claim"], language=language) == c["supported"] for c in cases]
-             for name, language in (("id", ID), ("en", EN))}
+    right = {
+        name: [supports(c["chunks"], c["claim"], language=language) == c["supported"] for c in cases]
+        for name, language in (("id", ID), ("en", EN))
+    }
     # what a check of words cannot see, it misses: "setiap penerima" said as "per penerima" (a scope word the chunk
     # lacks), one wrong place name among six words, a dropped "tidak" (a function word, as English "not"),
     # "sesudah" for "sebelum"
@@ -127,10 +129,17 @@ def test_an_indonesian_refusal_of_an_unanswerable_question_scores_one_with_a_jud
             return json.dumps({"reason": "menolak", "verdict": "declines"})
         return json.dumps({"claims": []})
 
-    records = [{"id": f"r{i}", "question": "Kapan perpustakaan kota dibangun?", "answer": answer,
-                "answerability": "UNANSWERABLE", "references": [""],
-                "contexts": [{"doc_id": "d1", "text": "Perpustakaan kota buka pukul 08.00 sampai 16.00."}]}
-               for i, answer in enumerate(REFUSALS)]
+    records = [
+        {
+            "id": f"r{i}",
+            "question": "Kapan perpustakaan kota dibangun?",
+            "answer": answer,
+            "answerability": "UNANSWERABLE",
+            "references": [""],
+            "contexts": [{"doc_id": "d1", "text": "Perpustakaan kota buka pukul 08.00 sampai 16.00."}],
+        }
+        for i, answer in enumerate(REFUSALS)
+    ]
     with Judge(ScriptedBackend(declines)) as judge:
         indonesian = evaluate(records, metrics=["RL_F_idk", "idk_judge"], judge=judge)
         english = evaluate(records, metrics=["idk_judge"], judge=judge, settings=Settings(language="en"))
@@ -142,7 +151,8 @@ def test_an_indonesian_refusal_of_an_unanswerable_question_scores_one_with_a_jud
 
 
 def test_the_identifiers_unpacked_arrays_are_cached_and_a_broken_cache_is_rebuilt(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ragmeter.text.languages.detection import DETECTOR_ID, identifier
 
     monkeypatch.setenv("RAGMETER_CACHE", str(tmp_path))

@@ -60,50 +60,56 @@ def test_misses_on_the_grammar_stay_at_most_as_measured(grammar: dict[str, list[
     assert len(missed(grammar["held_out"])) <= HELD_OUT_MISSES
 
 
-@pytest.mark.parametrize("text", [
-    "Informasi mengenai kapan Raja Antonious menikah tidak dapat ditemukan dalam dokumen yang diberikan.",
-    "Sayangnya, penjelasan tentang siapa penemu televisi pada tahun 1871 sama sekali tak disajikan pada teks.",
-    "Menurut konteks yang diberikan, tidak ada data untuk pertanyaan tersebut.",
-    "Tidak dijumpai informasinya dalam bacaan yang ada.",
-    "Materi tersebut tidak memiliki info mengenai hal ini.",
-    "Maaf, topik ini di luar jangkauan kutipan yang ada.",
-    "Data yang Anda cari tidak ada.",
-    # id-3: verbs of saying with -nya, none of the sources, scope, the question, the speaker, informal registers
-    "Artikel itu tidak menerangkannya.",
-    "Dokumen yang diberikan tidak secara eksplisit menyebutkan tanggal pendirian perusahaan itu.",
-    "Tidak ada satu pun sumber-sumber yang mengulas siapa pendirinya.",
-    "Pertanyaan Anda berada di luar ruang lingkup dokumen yang tersedia.",
-    "Pertanyaan tersebut tidak bisa terjawab dari dokumen yang ada.",
-    "Hal tersebut tidak dapat saya pastikan dari dokumen yang tersedia.",
-    "Kami tidak berhasil menemukan uraian soal itu di hasil pencarian.",
-    "Dalam dokumen tidak disebutkan siapa yang memimpin rapat.",
-    "Tiada informasi mengenai jadwal itu dalam dokumen.",
-    "Saya tidak punya akses ke data tersebut.",
-    "Wah, infonya nggak ada di dokumen.",
-    "Aku gak nemu jawabannya.",
-    "Konteksnya nggak bahas soal itu.",
-    "Informasi tentang tarif Rp50.000 di Jl. Sudirman tidak tersedia di dokumen.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Informasi mengenai kapan Raja Antonious menikah tidak dapat ditemukan dalam dokumen yang diberikan.",
+        "Sayangnya, penjelasan tentang siapa penemu televisi pada tahun 1871 sama sekali tak disajikan pada teks.",
+        "Menurut konteks yang diberikan, tidak ada data untuk pertanyaan tersebut.",
+        "Tidak dijumpai informasinya dalam bacaan yang ada.",
+        "Materi tersebut tidak memiliki info mengenai hal ini.",
+        "Maaf, topik ini di luar jangkauan kutipan yang ada.",
+        "Data yang Anda cari tidak ada.",
+        # id-3: verbs of saying with -nya, none of the sources, scope, the question, the speaker, informal registers
+        "Artikel itu tidak menerangkannya.",
+        "Dokumen yang diberikan tidak secara eksplisit menyebutkan tanggal pendirian perusahaan itu.",
+        "Tidak ada satu pun sumber-sumber yang mengulas siapa pendirinya.",
+        "Pertanyaan Anda berada di luar ruang lingkup dokumen yang tersedia.",
+        "Pertanyaan tersebut tidak bisa terjawab dari dokumen yang ada.",
+        "Hal tersebut tidak dapat saya pastikan dari dokumen yang tersedia.",
+        "Kami tidak berhasil menemukan uraian soal itu di hasil pencarian.",
+        "Dalam dokumen tidak disebutkan siapa yang memimpin rapat.",
+        "Tiada informasi mengenai jadwal itu dalam dokumen.",
+        "Saya tidak punya akses ke data tersebut.",
+        "Wah, infonya nggak ada di dokumen.",
+        "Aku gak nemu jawabannya.",
+        "Konteksnya nggak bahas soal itu.",
+        "Informasi tentang tarif Rp50.000 di Jl. Sudirman tidak tersedia di dokumen.",
+    ],
+)
 def test_refusals_of_the_forms_the_change_covers(text: str) -> None:
     assert IdkDetector().is_idk(text, ID)
 
 
-@pytest.mark.parametrize("text", [
-    "Tidak terdapat fakta apapun mengenai upaya pembakaran gereja.",  # IndoNLI: a fact, not a refusal
-    "Informasi jadwal kereta tersedia di stasiun, tetapi tidak disebutkan di situs.",
-    "Data pribadi pemohon tidak dibagikan kepada pihak ketiga.",
-    "Penjelasan itu tidak sulit: dokumen menyebutkan bahwa kantor buka pukul 08.00.",
-    # id-3: a negation about the world, not the answer; what is had is not information; a document's finding
-    "Tidak ditemukan korban jiwa dalam kecelakaan itu.",
-    "Kami tidak memiliki strategi.",  # IndoNLI; flagged by id-1 and id-2
-    "Menurut data BPS, tidak ada kenaikan harga beras bulan ini.",
-    "Data tidak menunjukkan adanya peningkatan penjualan.",
-    "Belum ada jawaban dari pemerintah daerah soal tuntutan warga.",
-    "Sumber air tidak mengalir selama musim kemarau.",
-    "Faktanya, korban tidak ditemukan di lokasi.",
-    "Dokumen tidak hanya menyebutkan biayanya, tetapi juga syaratnya.",
-    "Penyebab kebakaran belum dapat dipastikan.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Tidak terdapat fakta apapun mengenai upaya pembakaran gereja.",  # IndoNLI: a fact, not a refusal
+        "Informasi jadwal kereta tersedia di stasiun, tetapi tidak disebutkan di situs.",
+        "Data pribadi pemohon tidak dibagikan kepada pihak ketiga.",
+        "Penjelasan itu tidak sulit: dokumen menyebutkan bahwa kantor buka pukul 08.00.",
+        # id-3: a negation about the world, not the answer; what is had is not information; a document's finding
+        "Tidak ditemukan korban jiwa dalam kecelakaan itu.",
+        "Kami tidak memiliki strategi.",  # IndoNLI; flagged by id-1 and id-2
+        "Menurut data BPS, tidak ada kenaikan harga beras bulan ini.",
+        "Data tidak menunjukkan adanya peningkatan penjualan.",
+        "Belum ada jawaban dari pemerintah daerah soal tuntutan warga.",
+        "Sumber air tidak mengalir selama musim kemarau.",
+        "Faktanya, korban tidak ditemukan di lokasi.",
+        "Dokumen tidak hanya menyebutkan biayanya, tetapi juga syaratnya.",
+        "Penyebab kebakaran belum dapat dipastikan.",
+    ],
+)
 def test_sentences_that_only_negate_are_not_flagged(text: str) -> None:
     assert not IdkDetector().is_idk(text, ID)
 

@@ -23,7 +23,7 @@ def test_held_out_refusals_are_found_and_answers_that_negate_are_not_flagged() -
     detector = IdkDetector()
     missed = [answer for answer in REFUSALS if not detector.is_idk(answer, ID)]
     flagged = [answer for answer in NOT_REFUSALS if detector.is_idk(answer, ID)]
-    assert len(missed) <= 16, missed          # 6.7 %: 1 in 15
+    assert len(missed) <= 16, missed  # 6.7 %: 1 in 15
     assert len(flagged) <= 3, flagged
 
 

@@ -50,8 +50,7 @@ def _either(words: tuple[str, ...]) -> str:
 
 
 #: The labels read, in words (for the command's help and the error of a label it cannot read).
-LABELS = (f"{_either(_POSITIVE)} for a sentence its chunk supports; {_either(_NEGATIVE)} for one it does not "
-          "(any case)")
+LABELS = f"{_either(_POSITIVE)} for a sentence its chunk supports; {_either(_NEGATIVE)} for one it does not (any case)"
 
 
 @dataclass(frozen=True)
@@ -72,10 +71,15 @@ def read_labelled(path: str | Path) -> list[Labelled]:
                 raise InputError("missing", path=str(path), line=line, field=name)
         label = str(row["label"]).strip().lower()
         if label not in _POSITIVE + _NEGATIVE:
-            raise InputError(f"a label is {LABELS}; got {row['label']!r}", path=str(path), line=line,
-                             field="label")
-        out.append(Labelled(str(row["sentence"]), str(row["chunk"]), label in _POSITIVE,
-                            str(row.get("conversation_id") or f"line{line}")))
+            raise InputError(f"a label is {LABELS}; got {row['label']!r}", path=str(path), line=line, field="label")
+        out.append(
+            Labelled(
+                str(row["sentence"]),
+                str(row["chunk"]),
+                label in _POSITIVE,
+                str(row.get("conversation_id") or f"line{line}"),
+            )
+        )
     if not out:
         raise ConfigError(f"{path} has no labelled sentence")
     return out
@@ -113,15 +117,22 @@ class Calibration:
         def clean(value: Any) -> Any:
             return None if isinstance(value, float) and math.isnan(value) else value
 
-        return {"n": self.n, "n_supported": self.n_supported, "auroc": clean(self.auroc),
-                "auroc_interval": [clean(self.auroc_low), clean(self.auroc_high)],
-                "auroc_interval_undefined": self.auroc_interval_undefined,
-                "roc": [{k: clean(v) for k, v in p.__dict__.items()} for p in self.roc],
-                "best_balanced_accuracy": {k: clean(v) for k, v in self.best.__dict__.items()},
-                "for_precision": ({k: clean(v) for k, v in self.for_precision.__dict__.items()}
-                                  if self.for_precision else None),
-                "precision_target": self.precision_target, "embedder": self.embedder,
-                "overlap_at": {str(k): clean(v) for k, v in self.overlap_at.items()}, "signature": self.signature}
+        return {
+            "n": self.n,
+            "n_supported": self.n_supported,
+            "auroc": clean(self.auroc),
+            "auroc_interval": [clean(self.auroc_low), clean(self.auroc_high)],
+            "auroc_interval_undefined": self.auroc_interval_undefined,
+            "roc": [{k: clean(v) for k, v in p.__dict__.items()} for p in self.roc],
+            "best_balanced_accuracy": {k: clean(v) for k, v in self.best.__dict__.items()},
+            "for_precision": (
+                {k: clean(v) for k, v in self.for_precision.__dict__.items()} if self.for_precision else None
+            ),
+            "precision_target": self.precision_target,
+            "embedder": self.embedder,
+            "overlap_at": {str(k): clean(v) for k, v in self.overlap_at.items()},
+            "signature": self.signature,
+        }
 
 
 def _point(tau: float, cosines: np.ndarray, supported: np.ndarray) -> RocPoint:
@@ -139,9 +150,14 @@ def _language(pairs: Sequence[Labelled], setting: str) -> str:
     return Counter(detect_language(pair.sentence) for pair in pairs).most_common(1)[0][0]
 
 
-def calibrate_tau(labelled: str | Path | Sequence[Labelled], *, embedder: Embedder | None = None,
-                  precision: float | None = None, records: Iterable[Record] | None = None,
-                  settings: Settings | None = None) -> Calibration:
+def calibrate_tau(
+    labelled: str | Path | Sequence[Labelled],
+    *,
+    embedder: Embedder | None = None,
+    precision: float | None = None,
+    records: Iterable[Record] | None = None,
+    settings: Settings | None = None,
+) -> Calibration:
     """Calibrate τ_sim on ``labelled`` pairs (a file or :func:`read_labelled`'s pairs); see the module docstring."""
     settings = settings or Settings()
     pairs = read_labelled(labelled) if isinstance(labelled, (str, Path)) else list(labelled)
@@ -154,9 +170,15 @@ def calibrate_tau(labelled: str | Path | Sequence[Labelled], *, embedder: Embedd
     cosines = np.array([float(vectors[strip_citations(p.sentence)] @ vectors[p.chunk]) for p in pairs])
     area = auroc(cosines, supported.astype(int))
     clusters = [p.conversation for p in pairs]
-    low, high, _ = cluster_bootstrap(lambda x, y: auroc(x, y.astype(int)), cosines, supported.astype(float),
-                                     clusters=clusters, n_resamples=settings.n_resamples,
-                                     confidence=settings.confidence, seed=settings.seed)
+    low, high, _ = cluster_bootstrap(
+        lambda x, y: auroc(x, y.astype(int)),
+        cosines,
+        supported.astype(float),
+        clusters=clusters,
+        n_resamples=settings.n_resamples,
+        confidence=settings.confidence,
+        seed=settings.seed,
+    )
     why = interval_undefined(clusters, settings.n_resamples, "labelled pairs") if math.isnan(low) else None
     observed = sorted(set(cosines.tolist()), reverse=True)  # descending: ties go to the higher τ
     best = max((_point(t, cosines, supported) for t in observed), key=lambda p: p.balanced_accuracy)
@@ -170,9 +192,30 @@ def calibrate_tau(labelled: str | Path | Sequence[Labelled], *, embedder: Embedd
         for tau in GRID:
             result = evaluate(kept, metrics=["overlap"], settings=replace(settings, tau_sim=tau), embedder=cached)
             overlap_at[tau] = result.summary("overlap").value
-    signature = Signature("calibrate-tau", {"embedder": cached.model_id, "ci": "percentile",
-                                            "confidence": settings.confidence, "n_resamples": settings.n_resamples,
-                                            "resample": "clusters", "seed": settings.seed}, sort_keys=False).render()
-    return Calibration(len(pairs), int(supported.sum()), area, low, high,
-                       tuple(_point(t, cosines, supported) for t in GRID), best, for_precision, precision,
-                       cached.model_id, signature, overlap_at, why)
+    signature = Signature(
+        "calibrate-tau",
+        {
+            "embedder": cached.model_id,
+            "ci": "percentile",
+            "confidence": settings.confidence,
+            "n_resamples": settings.n_resamples,
+            "resample": "clusters",
+            "seed": settings.seed,
+        },
+        sort_keys=False,
+    ).render()
+    return Calibration(
+        len(pairs),
+        int(supported.sum()),
+        area,
+        low,
+        high,
+        tuple(_point(t, cosines, supported) for t in GRID),
+        best,
+        for_precision,
+        precision,
+        cached.model_id,
+        signature,
+        overlap_at,
+        why,
+    )

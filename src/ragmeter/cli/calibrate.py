@@ -15,17 +15,32 @@ from ragmeter.text.languages import LANGUAGE_CHOICES
 
 
 def add_arguments(calibrate: argparse.ArgumentParser) -> None:
-    calibrate.add_argument("labelled", type=path_arg,
-                           help="JSONL/CSV with sentence, chunk (the cited chunk's text), label and, optionally, "
-                                f"conversation_id; a label is {LABELS}")
-    calibrate.add_argument("--embedder", choices=EMBEDDER_BACKENDS, default="auto",
-                           help="the embedding backend Overlap uses (auto, the default: the language's own)")
-    calibrate.add_argument("--language", choices=LANGUAGE_CHOICES, default="auto",
-                           help="the sentences' language, which chooses the embedder under --embedder auto: auto "
-                                "(the language most of the sentences are written in; default), en or id")
+    calibrate.add_argument(
+        "labelled",
+        type=path_arg,
+        help="JSONL/CSV with sentence, chunk (the cited chunk's text), label and, optionally, "
+        f"conversation_id; a label is {LABELS}",
+    )
+    calibrate.add_argument(
+        "--embedder",
+        choices=EMBEDDER_BACKENDS,
+        default="auto",
+        help="the embedding backend Overlap uses (auto, the default: the language's own)",
+    )
+    calibrate.add_argument(
+        "--language",
+        choices=LANGUAGE_CHOICES,
+        default="auto",
+        help="the sentences' language, which chooses the embedder under --embedder auto: auto "
+        "(the language most of the sentences are written in; default), en or id",
+    )
     calibrate.add_argument("--precision", type=float, help="also the lowest τ whose precision reaches this")
-    calibrate.add_argument("--run", type=path_arg, metavar="RECORDS",
-                           help="a run's records: the Overlap they would have at each τ of the grid")
+    calibrate.add_argument(
+        "--run",
+        type=path_arg,
+        metavar="RECORDS",
+        help="a run's records: the Overlap they would have at each τ of the grid",
+    )
     calibrate.add_argument("--format", choices=("table", "json"), default="table", help="report format on stdout")
     statistics_options(calibrate, ci=None)
 
@@ -42,5 +57,6 @@ def _calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMAND = Command("calibrate-tau", "set τ_sim from cited sentences labelled supported or not", add_arguments,
-                  _calibrate)
+COMMAND = Command(
+    "calibrate-tau", "set τ_sim from cited sentences labelled supported or not", add_arguments, _calibrate
+)

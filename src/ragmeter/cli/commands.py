@@ -32,9 +32,21 @@ __all__ = ["COMMANDS", "main"]
 
 #: Every subcommand, in the order ``ragmeter --help`` lists them: a new command is a module of ``ragmeter.cli``
 #: with its ``COMMAND``, and one entry here.
-COMMANDS: tuple[Command, ...] = (run.COMMAND, validate.COMMAND, mtrag.COMMAND, compare.COMMAND, agree.COMMAND,
-                                 estimate.COMMAND, calibrate.COMMAND, metrics.COMMAND, demo.COMMAND, labels.COMMAND,
-                                 generate.COMMAND, serve.COMMAND, export.COMMAND)
+COMMANDS: tuple[Command, ...] = (
+    run.COMMAND,
+    validate.COMMAND,
+    mtrag.COMMAND,
+    compare.COMMAND,
+    agree.COMMAND,
+    estimate.COMMAND,
+    calibrate.COMMAND,
+    metrics.COMMAND,
+    demo.COMMAND,
+    labels.COMMAND,
+    generate.COMMAND,
+    serve.COMMAND,
+    export.COMMAND,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -67,8 +79,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""), file=sys.stderr)
         return 2
     except MemoryError as exc:
-        print(f"error: out of memory ({exc or 'an allocation failed'}): lower --n-resamples, or score fewer records "
-              "at once (--limit, or the file in parts)", file=sys.stderr)
+        print(
+            f"error: out of memory ({exc or 'an allocation failed'}): lower --n-resamples, or score fewer records "
+            "at once (--limit, or the file in parts)",
+            file=sys.stderr,
+        )
         return 2
 
 

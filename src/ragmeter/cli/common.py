@@ -46,43 +46,63 @@ def report_stream(*pages: Target | None) -> TextIO:
 
 
 def overwrite_option(command: argparse.ArgumentParser, what: str) -> None:
-    command.add_argument("--overwrite", action="store_true",
-                         help=f"replace {what} (refused without it; an input is never replaced)")
+    command.add_argument(
+        "--overwrite", action="store_true", help=f"replace {what} (refused without it; an input is never replaced)"
+    )
 
 
 def statistics_options(command: argparse.ArgumentParser, *, ci: str | None = Settings.ci_method) -> None:
     """The bootstrap's options; ``ci``: the default interval method, ``None`` where only percentile applies."""
     command.add_argument("--n-resamples", type=int, default=Settings.n_resamples, help="bootstrap resamples (2000)")
     if ci is not None:
-        command.add_argument("--ci", dest="ci_method", choices=tuple(CiMethod), default=ci,
-                             help=f"bootstrap interval ({ci})")
+        command.add_argument(
+            "--ci", dest="ci_method", choices=tuple(CiMethod), default=ci, help=f"bootstrap interval ({ci})"
+        )
     command.add_argument("--confidence", type=float, default=Settings.confidence, help="interval level (0.95)")
     command.add_argument("--seed", type=int, default=Settings.seed, help="bootstrap seed (0)")
 
 
 def input_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--input-format", choices=FORMATS, default="auto", help=format_help())
-    command.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN",
-                         help="CSV/Parquet column for a record field, e.g. --map question=query (repeatable)")
+    command.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="FIELD=COLUMN",
+        help="CSV/Parquet column for a record field, e.g. --map question=query (repeatable)",
+    )
     for fmt in REGISTRY.values():
         for option in fmt.options:
-            command.add_argument(f"--{fmt.name}-{option.name}", choices=option.choices,
-                                 help=f"{fmt.title}: {option.help}")
+            command.add_argument(
+                f"--{fmt.name}-{option.name}", choices=option.choices, help=f"{fmt.title}: {option.help}"
+            )
     command.add_argument("--skip-invalid", action="store_true", help="score the valid records, list the others")
     command.add_argument("--max-errors", type=int, default=50, help="bad records listed at most (50)")
 
 
 def check_input(args: argparse.Namespace, path: Path) -> int:
     """Report every bad record (up to --max-errors); return the number of valid records, or -1 to stop."""
-    return report_check(args, check_file(path, format=args.input_format, column_map=parse_column_map(args.map),
-                                          max_errors=args.max_errors, options=format_options(args)))
+    return report_check(
+        args,
+        check_file(
+            path,
+            format=args.input_format,
+            column_map=parse_column_map(args.map),
+            max_errors=args.max_errors,
+            options=format_options(args),
+        ),
+    )
 
 
 def format_options(args: argparse.Namespace) -> dict[str, str]:
     """The input format options given (``--otel-retrieval all``), keyed as
     :func:`~ragmeter.io.formats.resolve_options` takes them."""
-    return {f"{fmt.name}-{option.name}": value for fmt in REGISTRY.values() for option in fmt.options
-            if (value := getattr(args, f"{fmt.name}_{option.name}", None)) is not None}
+    return {
+        f"{fmt.name}-{option.name}": value
+        for fmt in REGISTRY.values()
+        for option in fmt.options
+        if (value := getattr(args, f"{fmt.name}_{option.name}", None)) is not None
+    }
 
 
 def report_check(args: argparse.Namespace, check: FileCheck) -> int:
@@ -95,8 +115,11 @@ def report_check(args: argparse.Namespace, check: FileCheck) -> int:
     if check.n_invalid > len(check.errors):
         print(f"… and {check.n_invalid - len(check.errors)} more bad records", file=sys.stderr)
     if check.n_invalid and not args.skip_invalid:
-        print(f"{check.n_invalid} bad record(s), {check.n_valid} valid: fix them, or pass --skip-invalid "
-              "to score the valid ones", file=sys.stderr)
+        print(
+            f"{check.n_invalid} bad record(s), {check.n_valid} valid: fix them, or pass --skip-invalid "
+            "to score the valid ones",
+            file=sys.stderr,
+        )
         return -1
     if check.n_invalid:
         print(f"skipped {check.n_invalid} bad record(s) listed above; scoring {check.n_valid}", file=sys.stderr)
@@ -127,27 +150,58 @@ def refuse_unused(args: argparse.Namespace, condition: str, names: Iterable[str]
     for name in names:
         value = getattr(args, name, None)
         if value is not None and value is not False and value != OPTION_DEFAULTS.get(name):
-            raise ConfigError(f"--{name.replace('_', '-')} does nothing {condition}: leave it out"
-                              + (", or add --judge" if condition == "without --judge" else ""))
+            raise ConfigError(
+                f"--{name.replace('_', '-')} does nothing {condition}: leave it out"
+                + (", or add --judge" if condition == "without --judge" else "")
+            )
 
 
 #: The judge options that only matter with --judge, and their parser defaults.
-JUDGE_ONLY = ("judge_model", "judge_base_url", "judge_model_file", "judge_claims", "judge_layout",
-              "judge_bounds", "judge_concurrency", "judge_timeout", "judge_cache", "no_judge_cache", "price_prompt",
-              "price_completion", "judge_api_key_env", "judge_max_attempts", "judge_backoff", "judge_seed",
-              "rb_llm_unparsed")
-OPTION_DEFAULTS = {"judge_api_key_env": "OPENAI_API_KEY", "judge_max_attempts": 6, "judge_backoff": 1.0,
-                   "judge_seed": 0, "alpha": 0.05, "max_undefined": 0.2, "seed": 0}
+JUDGE_ONLY = (
+    "judge_model",
+    "judge_base_url",
+    "judge_model_file",
+    "judge_claims",
+    "judge_layout",
+    "judge_bounds",
+    "judge_concurrency",
+    "judge_timeout",
+    "judge_cache",
+    "no_judge_cache",
+    "price_prompt",
+    "price_completion",
+    "judge_api_key_env",
+    "judge_max_attempts",
+    "judge_backoff",
+    "judge_seed",
+    "rb_llm_unparsed",
+)
+OPTION_DEFAULTS = {
+    "judge_api_key_env": "OPENAI_API_KEY",
+    "judge_max_attempts": 6,
+    "judge_backoff": 1.0,
+    "judge_seed": 0,
+    "alpha": 0.05,
+    "max_undefined": 0.2,
+    "seed": 0,
+}
 
 
 def gate_options(command: argparse.ArgumentParser) -> None:
     """Where a gate's verdict goes besides stdout: JUnit XML, and a markdown summary appended to a file."""
-    command.add_argument("--junit", type=path_arg, metavar="FILE",
-                         help="also write the gate's verdicts as JUnit XML (one test case per rule) for a CI "
-                              "system's test report")
-    command.add_argument("--summary-file", type=path_arg, metavar="FILE",
-                         help="append the gate's verdict and the tables as markdown to FILE, e.g. "
-                              "\"$GITHUB_STEP_SUMMARY\" (made if missing; never replaced)")
+    command.add_argument(
+        "--junit",
+        type=path_arg,
+        metavar="FILE",
+        help="also write the gate's verdicts as JUnit XML (one test case per rule) for a CI system's test report",
+    )
+    command.add_argument(
+        "--summary-file",
+        type=path_arg,
+        metavar="FILE",
+        help="append the gate's verdict and the tables as markdown to FILE, e.g. "
+        '"$GITHUB_STEP_SUMMARY" (made if missing; never replaced)',
+    )
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,10 @@ def _demo(args: argparse.Namespace) -> int:
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"{folder} is a file: give a folder to copy the demo into")
     if folder.is_symlink() and not folder.exists():
-        raise ConfigError(f"{folder} is a symlink to {os.readlink(folder)}, which is not there: give a folder to copy "
-                          "the demo into (it is created if missing)")
+        raise ConfigError(
+            f"{folder} is a symlink to {os.readlink(folder)}, which is not there: give a folder to copy "
+            "the demo into (it is created if missing)"
+        )
     taken = [name for name in DEMO_FILES if os.path.lexists(folder / name)]
     if taken:
         raise ConfigError(f"{folder} already has {', '.join(taken)}: choose another folder, or move them away")
@@ -35,5 +37,9 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMAND = Command("demo", "copy the bundled demo data and two annotators' labels of it into a folder, to try "
-                  "every command on", add_arguments, _demo)
+COMMAND = Command(
+    "demo",
+    "copy the bundled demo data and two annotators' labels of it into a folder, to try every command on",
+    add_arguments,
+    _demo,
+)

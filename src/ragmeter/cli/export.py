@@ -41,14 +41,14 @@ def moment(text: str, flag: str) -> float:
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError as exc:
-        raise ConfigError(f"{flag} {text!r} is not an ISO 8601 time (2026-11-28T14:00, with an offset or UTC)") \
-            from exc
+        raise ConfigError(f"{flag} {text!r} is not an ISO 8601 time (2026-11-28T14:00, with an offset or UTC)") from exc
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
 
 
 def add_arguments(export: argparse.ArgumentParser) -> None:
-    export.add_argument("--store", type=store_arg, required=True,
-                        help="the SQLite file or postgresql:// URL 'ragmeter serve' writes")
+    export.add_argument(
+        "--store", type=store_arg, required=True, help="the SQLite file or postgresql:// URL 'ragmeter serve' writes"
+    )
     window = export.add_mutually_exclusive_group(required=True)
     window.add_argument("--last", help="the traces scored in the last 30m, 6h, 7d, …")
     window.add_argument("--since", help="the traces scored from this ISO 8601 time (UTC where it names no offset)")
@@ -74,10 +74,16 @@ def _export(args: argparse.Namespace) -> int:
         print(f"{args.store}: no trace scored from {span} has a record ({without} without one): nothing written")
         return 1
     atomic_write_text(target, "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records))
-    print(f"{args.output}: {len(records)} records of the traces scored from {span}"
-          + (f" ({without} traces without a record left out: 'ragmeter serve' stored why)" if without else ""))
+    print(
+        f"{args.output}: {len(records)} records of the traces scored from {span}"
+        + (f" ({without} traces without a record left out: 'ragmeter serve' stored why)" if without else "")
+    )
     return 0
 
 
-COMMAND = Command("export", "write the records of a window of 'ragmeter serve''s store as a JSONL file for "
-                            "'ragmeter run'", add_arguments, _export)
+COMMAND = Command(
+    "export",
+    "write the records of a window of 'ragmeter serve''s store as a JSONL file for 'ragmeter run'",
+    add_arguments,
+    _export,
+)

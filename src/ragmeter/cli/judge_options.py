@@ -15,61 +15,105 @@ from ragmeter.judges.accounting import token_cost
 from ragmeter.judges.backends import backend_kind, backend_kinds
 from ragmeter.judges.backends.openai import BOUNDS
 
-__all__ = ["add_judge_options", "check_ray_judge", "judge_config", "judge_configs", "prices", "render_plan",
-           "render_usage"]
+__all__ = [
+    "add_judge_options",
+    "check_ray_judge",
+    "judge_config",
+    "judge_configs",
+    "prices",
+    "render_plan",
+    "render_usage",
+]
 
 
-def add_judge_options(command: argparse.ArgumentParser, *, title: str, several: bool = False,
-                      cache_beside_output: bool = False) -> None:
+def add_judge_options(
+    command: argparse.ArgumentParser, *, title: str, several: bool = False, cache_beside_output: bool = False
+) -> None:
     """The judge options; ``several``: ``--judge`` may be given more than once and ``--judge-model`` may list
     several models (MT-RAG's RB_llm takes their median); ``cache_beside_output``: the verdict cache is
     ``OUTPUT.judge-cache.sqlite`` (commands that write one file), not ``OUT/judge-cache.sqlite``."""
     kinds = backend_kinds()
     named = " or ".join(f"--judge {kind}" for kind in kinds if backend_kind(kind).needs_model)
     judge = command.add_argument_group(title)
-    judge.add_argument("--judge", choices=kinds, action="append" if several else "store",
-                       help="; ".join(f"{kind}: {backend_kind(kind).description}" for kind in kinds)
-                            + ("; give it twice (local and openai) for several judges" if several else ""))
-    judge.add_argument("--judge-model", help=f"model name at the endpoint (required with {named})"
-                       + ("; several, comma-separated, for several judges at that endpoint" if several else ""))
-    judge.add_argument("--judge-base-url", help="endpoint base URL, e.g. http://localhost:8000/v1 (vLLM); "
-                                                "default: $OPENAI_BASE_URL or OpenAI's")
-    judge.add_argument("--judge-api-key-env", default="OPENAI_API_KEY",
-                       help="environment variable holding the key (OPENAI_API_KEY; '' for none); the key "
-                            "itself is never written anywhere")
+    judge.add_argument(
+        "--judge",
+        choices=kinds,
+        action="append" if several else "store",
+        help="; ".join(f"{kind}: {backend_kind(kind).description}" for kind in kinds)
+        + ("; give it twice (local and openai) for several judges" if several else ""),
+    )
+    judge.add_argument(
+        "--judge-model",
+        help=f"model name at the endpoint (required with {named})"
+        + ("; several, comma-separated, for several judges at that endpoint" if several else ""),
+    )
+    judge.add_argument(
+        "--judge-base-url",
+        help="endpoint base URL, e.g. http://localhost:8000/v1 (vLLM); default: $OPENAI_BASE_URL or OpenAI's",
+    )
+    judge.add_argument(
+        "--judge-api-key-env",
+        default="OPENAI_API_KEY",
+        help="environment variable holding the key (OPENAI_API_KEY; '' for none); the key "
+        "itself is never written anywhere",
+    )
     judge.add_argument("--judge-model-file", type=path_arg, help="another GGUF file for --judge local")
-    judge.add_argument("--judge-claims", choices=CLAIM_MODES,
-                       help="verify: the judge splits the answer into claims and checks each against the chunks, "
-                            "in one call; split: it only splits (a third of the time), and the evidence check "
-                            "verifies (default: split for local, whose verdicts add nothing to the check; verify "
-                            "for openai; 'labels annotate' always verifies)")
-    judge.add_argument("--judge-layout", choices=LAYOUTS,
-                       help="calls: each judge prompt a conversation of its own, with a reason before the verdict; "
-                            "shared: one system message for every task, the item (history, question, answer, "
-                            "references) once at the start of each call about it and the verdict alone, so an "
-                            "endpoint that caches prefixes computes the item once (default: shared for local, "
-                            "calls for openai; 'labels annotate' makes each prompt's own call)")
-    judge.add_argument("--judge-bounds", choices=BOUNDS,
-                       help="schema: send the reply schemas' length bounds, which the endpoint's grammar enforces "
-                            "(llama.cpp, vLLM, Ollama); instructions: state them in the instructions only, for "
-                            "endpoints that refuse them (default: instructions for OpenAI's API and Azure OpenAI, "
-                            "schema elsewhere)")
+    judge.add_argument(
+        "--judge-claims",
+        choices=CLAIM_MODES,
+        help="verify: the judge splits the answer into claims and checks each against the chunks, "
+        "in one call; split: it only splits (a third of the time), and the evidence check "
+        "verifies (default: split for local, whose verdicts add nothing to the check; verify "
+        "for openai; 'labels annotate' always verifies)",
+    )
+    judge.add_argument(
+        "--judge-layout",
+        choices=LAYOUTS,
+        help="calls: each judge prompt a conversation of its own, with a reason before the verdict; "
+        "shared: one system message for every task, the item (history, question, answer, "
+        "references) once at the start of each call about it and the verdict alone, so an "
+        "endpoint that caches prefixes computes the item once (default: shared for local, "
+        "calls for openai; 'labels annotate' makes each prompt's own call)",
+    )
+    judge.add_argument(
+        "--judge-bounds",
+        choices=BOUNDS,
+        help="schema: send the reply schemas' length bounds, which the endpoint's grammar enforces "
+        "(llama.cpp, vLLM, Ollama); instructions: state them in the instructions only, for "
+        "endpoints that refuse them (default: instructions for OpenAI's API and Azure OpenAI, "
+        "schema elsewhere)",
+    )
     judge.add_argument("--judge-concurrency", type=int, help="requests in flight at most (8; local: 1)")
-    judge.add_argument("--judge-timeout", type=float, default=None,
-                       help=f"seconds per request ({REMOTE_TIMEOUT_S:g}; local: {LOCAL_TIMEOUT_S:g})")
+    judge.add_argument(
+        "--judge-timeout",
+        type=float,
+        default=None,
+        help=f"seconds per request ({REMOTE_TIMEOUT_S:g}; local: {LOCAL_TIMEOUT_S:g})",
+    )
     judge.add_argument("--judge-max-attempts", type=int, default=6, help="tries per call on 429/5xx/timeouts (6)")
-    judge.add_argument("--judge-backoff", type=float, default=1.0,
-                       help="first retry delay in seconds, doubled per retry, with jitter (1.0)")
+    judge.add_argument(
+        "--judge-backoff",
+        type=float,
+        default=1.0,
+        help="first retry delay in seconds, doubled per retry, with jitter (1.0)",
+    )
     judge.add_argument("--judge-seed", type=int, default=0, help="sampling seed sent to the judge (0)")
-    judge.add_argument("--judge-cache", type=path_arg,
-                       help="verdict cache (default: " + ("OUTPUT.judge-cache.sqlite)" if several or cache_beside_output
-                                                          else f"OUT/{CACHE_FILE})"))
+    judge.add_argument(
+        "--judge-cache",
+        type=path_arg,
+        help="verdict cache (default: "
+        + ("OUTPUT.judge-cache.sqlite)" if several or cache_beside_output else f"OUT/{CACHE_FILE})"),
+    )
     judge.add_argument("--no-judge-cache", action="store_true", help="keep no verdict cache")
-    judge.add_argument("--dry-run", action="store_true",
-                       help="count the judge calls and estimate their tokens (and cost), call nothing")
+    judge.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="count the judge calls and estimate their tokens (and cost), call nothing",
+    )
     judge.add_argument("--price-prompt", type=float, help="price per million prompt tokens, for the cost figure")
-    judge.add_argument("--price-completion", type=float,
-                       help="price per million completion tokens, for the cost figure")
+    judge.add_argument(
+        "--price-completion", type=float, help="price per million completion tokens, for the cost figure"
+    )
 
 
 def judge_config(args: argparse.Namespace, default_cache: Path | None = None) -> JudgeConfig | None:
@@ -97,21 +141,33 @@ def check_ray_judge(config: JudgeConfig | None) -> None:
     """Refuse, in the options' words, a judge that ``--engine ray`` cannot open on every actor (the CLI's
     wording of :func:`ragmeter.engine.ray.distributed.check_judge`)."""
     if config is not None and backend_kind(config.kind).capabilities.starts_server:
-        raise ConfigError(f"--engine ray cannot start the server of --judge {config.kind} on every actor: serve the "
-                          "model once (llama-server, vLLM, …) and pass --judge openai --judge-model NAME "
-                          "--judge-base-url URL")
+        raise ConfigError(
+            f"--engine ray cannot start the server of --judge {config.kind} on every actor: serve the "
+            "model once (llama-server, vLLM, …) and pass --judge openai --judge-model NAME "
+            "--judge-base-url URL"
+        )
 
 
 def _config(args: argparse.Namespace, kind: str, model: str | None, cache: Path) -> JudgeConfig:
     needs_model = backend_kind(kind).needs_model
     if needs_model and not model:
         raise ConfigError(f"--judge {kind} needs a model name: --judge-model NAME")
-    return JudgeConfig(kind=kind, model=model if needs_model else None, base_url=args.judge_base_url,
-                       api_key_env=args.judge_api_key_env or None, model_file=args.judge_model_file,
-                       cache=None if args.no_judge_cache else cache, concurrency=args.judge_concurrency,
-                       timeout_s=args.judge_timeout, max_attempts=args.judge_max_attempts,
-                       backoff_s=args.judge_backoff, seed=args.judge_seed, claims=args.judge_claims,
-                       bounds=args.judge_bounds, layout=args.judge_layout)
+    return JudgeConfig(
+        kind=kind,
+        model=model if needs_model else None,
+        base_url=args.judge_base_url,
+        api_key_env=args.judge_api_key_env or None,
+        model_file=args.judge_model_file,
+        cache=None if args.no_judge_cache else cache,
+        concurrency=args.judge_concurrency,
+        timeout_s=args.judge_timeout,
+        max_attempts=args.judge_max_attempts,
+        backoff_s=args.judge_backoff,
+        seed=args.judge_seed,
+        claims=args.judge_claims,
+        bounds=args.judge_bounds,
+        layout=args.judge_layout,
+    )
 
 
 def prices(args: argparse.Namespace) -> tuple[float, float] | None:
@@ -125,13 +181,17 @@ def render_plan(plan: JudgePlan, judge: str, price: tuple[float, float] | None) 
     lines = [f"Dry run: {plan.n_items} items, judge {judge}; nothing was called.", header, "─" * len(header)]
     rows = [*plan.by_prompt.items(), ("total", plan.totals())]
     for name, c in rows:
-        lines.append(f"{name:<14}{c['calls']:>8}{c['cached']:>8}{c['calls'] - c['cached']:>9}"
-                     f"{c['prompt_tokens']:>14}{c['completion_tokens']:>14}")
+        lines.append(
+            f"{name:<14}{c['calls']:>8}{c['cached']:>8}{c['calls'] - c['cached']:>9}"
+            f"{c['prompt_tokens']:>14}{c['completion_tokens']:>14}"
+        )
     lines.append("Prompt tokens are estimated as characters / 4; completion tokens are each call's limit.")
     nuggets = plan.by_prompt.get("nuggets")
     if nuggets is not None and nuggets["calls"] > nuggets["cached"]:
-        lines.append(f"Not counted: the nugget_grades calls of the answers to the {nuggets['calls'] - nuggets['cached']} "
-                     "question(s) whose nuggets are still to be written (one call per ten nuggets, each answer).")
+        lines.append(
+            f"Not counted: the nugget_grades calls of the answers to the {nuggets['calls'] - nuggets['cached']} "
+            "question(s) whose nuggets are still to be written (one call per ten nuggets, each answer)."
+        )
     if price is not None:
         totals = plan.totals()
         cost = token_cost(totals["prompt_tokens"], totals["completion_tokens"], price)
@@ -141,8 +201,11 @@ def render_plan(plan: JudgePlan, judge: str, price: tuple[float, float] | None) 
 
 def render_usage(identity: str, usage: Mapping[str, JudgeUsage], price: tuple[float, float] | None) -> str:
     """One judge's calls and tokens by prompt (tokens spent by this run; cached verdicts cost nothing)."""
-    parts = [f"{name}: {u.calls} calls ({u.cached} cached, {u.failures} failed, {u.repairs} repaired), "
-             f"{u.prompt_tokens} + {u.completion_tokens} tokens" for name, u in usage.items()]
+    parts = [
+        f"{name}: {u.calls} calls ({u.cached} cached, {u.failures} failed, {u.repairs} repaired), "
+        f"{u.prompt_tokens} + {u.completion_tokens} tokens"
+        for name, u in usage.items()
+    ]
     line = f"judge {identity} — " + "; ".join(parts)
     if price is not None:
         prompt = sum(u.prompt_tokens for u in usage.values())

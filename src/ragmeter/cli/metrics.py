@@ -34,8 +34,11 @@ def metrics_table(width: int) -> list[str]:
     lines = [(_line(HEADER[:4], widths) + (GAP + HEADER[4] if beside else "")).rstrip()]
     for *first, needs, description in rows:
         needs_lines = textwrap.wrap(needs, widths[3], break_on_hyphens=False) or [""]
-        notes = textwrap.wrap(description, width - start if beside else max(width - len(INDENT), DESCRIPTION_WIDTH),
-                              break_on_hyphens=False)
+        notes = textwrap.wrap(
+            description,
+            width - start if beside else max(width - len(INDENT), DESCRIPTION_WIDTH),
+            break_on_hyphens=False,
+        )
         height = max(len(needs_lines), len(notes)) if beside else len(needs_lines)
         for k in range(height):
             cells = (*(first if k == 0 else ("",) * 3), needs_lines[k] if k < len(needs_lines) else "")
@@ -53,10 +56,16 @@ def _line(cells: tuple[str, ...], widths: list[int]) -> str:
 def _metrics() -> int:
     width = shutil.get_terminal_size().columns
     print("\n".join(metrics_table(width)))
-    print("\n" + textwrap.fill(f"Rank metrics take any cutoff (ndcg@5); a family name gives @{DEFAULT_CUTOFF}, "
-                               "'retrieval@5' gives @5.", max(width, DESCRIPTION_WIDTH)))
+    print(
+        "\n"
+        + textwrap.fill(
+            f"Rank metrics take any cutoff (ndcg@5); a family name gives @{DEFAULT_CUTOFF}, 'retrieval@5' gives @5.",
+            max(width, DESCRIPTION_WIDTH),
+        )
+    )
     return 0
 
 
-COMMAND = Command("metrics", "list every metric with its range and the fields it needs", lambda parser: None,
-                  lambda args: _metrics())
+COMMAND = Command(
+    "metrics", "list every metric with its range and the fields it needs", lambda parser: None, lambda args: _metrics()
+)

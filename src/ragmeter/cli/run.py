@@ -65,7 +65,6 @@ def _threshold(text: str) -> Threshold:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-
 def _tau_sim(text: str) -> float | dict[str, float]:
     try:
         return parse_tau_sim(text)
@@ -76,92 +75,182 @@ def _tau_sim(text: str) -> float | dict[str, float]:
 def add_arguments(run: argparse.ArgumentParser) -> None:
     source = run.add_mutually_exclusive_group(required=True)
     source.add_argument("file", nargs="?", type=path_arg, help="records: JSONL (native, MT-RAG, RAGAS), CSV or Parquet")
-    source.add_argument("--demo", nargs="?", const="v1", choices=DEMOS,
-                        help="use the bundled demo dataset: v1 (default), gate: the same questions with the "
-                             "assistant's uncertainty gate on (compare the two with 'ragmeter compare'), or id: an "
-                             "Indonesian help desk")
+    source.add_argument(
+        "--demo",
+        nargs="?",
+        const="v1",
+        choices=DEMOS,
+        help="use the bundled demo dataset: v1 (default), gate: the same questions with the "
+        "assistant's uncertainty gate on (compare the two with 'ragmeter compare'), or id: an "
+        "Indonesian help desk",
+    )
     input_options(run)
-    run.add_argument("--metrics", help="comma-separated metric or family names (default: citation,lexical,"
-                                       "efficiency, and judged with --judge; see 'ragmeter metrics')")
-    run.add_argument("--out", type=path_arg, default=Path("ragmeter-out"),
-                     help="folder for items.jsonl and summary.json (default: ragmeter-out)")
-    run.add_argument("--parquet", action="store_true", help="also write items.parquet (pip install "
-                                                            "'ragmeter[parquet]')")
-    run.add_argument("--resume", action="store_true",
-                     help="finish an interrupted run in --out: its finished items are kept, only the rest is "
-                          "scored (finished judge calls come from the judge's cache)")
+    run.add_argument(
+        "--metrics",
+        help="comma-separated metric or family names (default: citation,lexical,"
+        "efficiency, and judged with --judge; see 'ragmeter metrics')",
+    )
+    run.add_argument(
+        "--out",
+        type=path_arg,
+        default=Path("ragmeter-out"),
+        help="folder for items.jsonl and summary.json (default: ragmeter-out)",
+    )
+    run.add_argument(
+        "--parquet", action="store_true", help="also write items.parquet (pip install 'ragmeter[parquet]')"
+    )
+    run.add_argument(
+        "--resume",
+        action="store_true",
+        help="finish an interrupted run in --out: its finished items are kept, only the rest is "
+        "scored (finished judge calls come from the judge's cache)",
+    )
     overwrite_option(run, "a finished run in --out and an existing --html file")
-    run.add_argument("--format", choices=("table", "markdown", "json"), default="table",
-                     help="report format on stdout: table (terminal), markdown (the same tables) or json")
-    run.add_argument("--html", type=path_arg, metavar="FILE",
-                     help="also write the report as one self-contained HTML page (pip install 'ragmeter[html]')")
-    run.add_argument("--write-back", nargs=2, metavar=("otel", "FILE"),
-                     help="put each trace's scores on its trace: an OTLP JSON file of one evaluation span per "
-                          "trace, for an OTel collector or Phoenix (input: OpenTelemetry traces; pip install "
-                          "'ragmeter[otel]')")
-    run.add_argument("--grounded", type=_threshold, metavar="METRIC:VALUE",
-                     help="the paired analysis's grounded items: METRIC at least VALUE (default: the first the run "
-                          "has of judge_faithfulness_idk:0.5, judge_faithfulness:0.5, faithfulness_offline:0.5, "
-                          "faithfulness_fallback:0.8, "
-                          "overlap:0.5; the fallback's 0.8 is Overlap ≥ 0.5, since every answer's fallback is at "
-                          "least 0.6; a METRIC alone takes its default)")
-    run.add_argument("--correct", type=_threshold, metavar="METRIC:VALUE",
-                     help="the paired analysis's correct items (default: token_f1:0.5, else exact_match:1)")
+    run.add_argument(
+        "--format",
+        choices=("table", "markdown", "json"),
+        default="table",
+        help="report format on stdout: table (terminal), markdown (the same tables) or json",
+    )
+    run.add_argument(
+        "--html",
+        type=path_arg,
+        metavar="FILE",
+        help="also write the report as one self-contained HTML page (pip install 'ragmeter[html]')",
+    )
+    run.add_argument(
+        "--write-back",
+        nargs=2,
+        metavar=("otel", "FILE"),
+        help="put each trace's scores on its trace: an OTLP JSON file of one evaluation span per "
+        "trace, for an OTel collector or Phoenix (input: OpenTelemetry traces; pip install "
+        "'ragmeter[otel]')",
+    )
+    run.add_argument(
+        "--grounded",
+        type=_threshold,
+        metavar="METRIC:VALUE",
+        help="the paired analysis's grounded items: METRIC at least VALUE (default: the first the run "
+        "has of judge_faithfulness_idk:0.5, judge_faithfulness:0.5, faithfulness_offline:0.5, "
+        "faithfulness_fallback:0.8, "
+        "overlap:0.5; the fallback's 0.8 is Overlap ≥ 0.5, since every answer's fallback is at "
+        "least 0.6; a METRIC alone takes its default)",
+    )
+    run.add_argument(
+        "--correct",
+        type=_threshold,
+        metavar="METRIC:VALUE",
+        help="the paired analysis's correct items (default: token_f1:0.5, else exact_match:1)",
+    )
     run.add_argument("--limit", type=int, help="score only the first N valid records")
     engine = run.add_argument_group("engine")
-    engine.add_argument("--engine", choices=("local", "ray"), default="local",
-                        help="local (this process, default) or ray: Ray Data on a cluster, for files too large for "
-                             "one machine; FILE may then be a folder or a glob of shards (pip install "
-                             "'ragmeter[ray]')")
-    engine.add_argument("--ray-address", metavar="ADDR",
-                        help="the Ray cluster to join (auto: the one 'ray start --head' began here; "
-                             "ray://HOST:10001 for a remote one); default: a Ray instance started for this run")
-    engine.add_argument("--workers", type=int,
-                        help="scoring actors (default: the cluster's CPUs), each holding the embedding model")
-    run.add_argument("--language", choices=LANGUAGE_CHOICES, default=Settings.language,
-                     help="the language of records without a 'language' field: auto (detected from each record's "
-                          "question and answer; default), en or id (Indonesian). A record's own 'language' field "
-                          "always wins, over en and id too; the report says how many records it overrode")
-    run.add_argument("--tau-sim", type=_tau_sim, default=Settings.tau_sim, metavar="TAU | CODE=TAU,...",
-                     help="Overlap cosine threshold: one number for every language's embedder (the report notes "
-                          "each language whose embedder's own it replaces), or CODE=NUMBER pairs that set those "
-                          "languages' only (en=0.7 leaves Indonesian at its own); default: each embedder's own: "
-                          f"0.65 for MiniLM, {MULTILINGUAL_TAU_SIM:g} for the multilingual one")
-    run.add_argument("--embedder", choices=EMBEDDER_BACKENDS, default=Settings.embedder,
-                     help="embedding backend: auto (default: the language's own: onnx for English, multilingual "
-                          "for Indonesian), onnx (packaged MiniLM), multilingual (packaged multilingual-e5-small), "
-                          "torch (extra), hashing (tests only)")
-    run.add_argument("--normalize", dest="normalization", choices=tuple(AnswerNormalization),
-                     default=Settings.normalization,
-                     help="EM and token F1's normalisation: squad (the SQuAD v1.1 script's, default) or extended "
-                          "(also anak-anak = anak anak, Rp25.000 = Rp 25.000)")
+    engine.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="local (this process, default) or ray: Ray Data on a cluster, for files too large for "
+        "one machine; FILE may then be a folder or a glob of shards (pip install "
+        "'ragmeter[ray]')",
+    )
+    engine.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="the Ray cluster to join (auto: the one 'ray start --head' began here; "
+        "ray://HOST:10001 for a remote one); default: a Ray instance started for this run",
+    )
+    engine.add_argument(
+        "--workers", type=int, help="scoring actors (default: the cluster's CPUs), each holding the embedding model"
+    )
+    run.add_argument(
+        "--language",
+        choices=LANGUAGE_CHOICES,
+        default=Settings.language,
+        help="the language of records without a 'language' field: auto (detected from each record's "
+        "question and answer; default), en or id (Indonesian). A record's own 'language' field "
+        "always wins, over en and id too; the report says how many records it overrode",
+    )
+    run.add_argument(
+        "--tau-sim",
+        type=_tau_sim,
+        default=Settings.tau_sim,
+        metavar="TAU | CODE=TAU,...",
+        help="Overlap cosine threshold: one number for every language's embedder (the report notes "
+        "each language whose embedder's own it replaces), or CODE=NUMBER pairs that set those "
+        "languages' only (en=0.7 leaves Indonesian at its own); default: each embedder's own: "
+        f"0.65 for MiniLM, {MULTILINGUAL_TAU_SIM:g} for the multilingual one",
+    )
+    run.add_argument(
+        "--embedder",
+        choices=EMBEDDER_BACKENDS,
+        default=Settings.embedder,
+        help="embedding backend: auto (default: the language's own: onnx for English, multilingual "
+        "for Indonesian), onnx (packaged MiniLM), multilingual (packaged multilingual-e5-small), "
+        "torch (extra), hashing (tests only)",
+    )
+    run.add_argument(
+        "--normalize",
+        dest="normalization",
+        choices=tuple(AnswerNormalization),
+        default=Settings.normalization,
+        help="EM and token F1's normalisation: squad (the SQuAD v1.1 script's, default) or extended "
+        "(also anak-anak = anak anak, Rp25.000 = Rp 25.000)",
+    )
     run.add_argument("--idk-patterns", type=path_arg, help="file of IDK regular expressions, one per line")
-    run.add_argument("--idk-eval-source", choices=tuple(IdkEvalSource), default=Settings.idk_eval_source,
-                     help="IDK verdict for RB_agg_idk: detector (default) or record (labels.idk_eval, "
-                          "MT-RAG's metrics.idk_eval; the detector where absent)")
-    run.add_argument("--ndcg-ideal", choices=tuple(NdcgIdeal), default=Settings.ndcg_ideal,
-                     help="NDCG's ideal ranking: retrieved (the retrieved chunks re-sorted, default) or pool "
-                          "(the query's judged pool: the record's qrels or --qrels, as trec_eval)")
-    run.add_argument("--ndcg-gain", choices=tuple(NdcgGain), default=Settings.ndcg_gain,
-                     help="NDCG gain: exponential (2^w-1, seed 003, default) or linear (w, trec_eval's)")
-    run.add_argument("--qrels", type=path_arg,
-                     help="TREC qrels file (query_id iter doc_id grade): the judged pool of recall@K and "
-                          "--ndcg-ideal pool, and the labels of chunks that have none")
-    run.add_argument("--source-labels", choices=tuple(SourceLabels), default=Settings.source_labels,
-                     help="source_cited/fabricated_source: human labels, derived from [CIT:] markers, or auto "
-                          "(human where given, else derived; default)")
+    run.add_argument(
+        "--idk-eval-source",
+        choices=tuple(IdkEvalSource),
+        default=Settings.idk_eval_source,
+        help="IDK verdict for RB_agg_idk: detector (default) or record (labels.idk_eval, "
+        "MT-RAG's metrics.idk_eval; the detector where absent)",
+    )
+    run.add_argument(
+        "--ndcg-ideal",
+        choices=tuple(NdcgIdeal),
+        default=Settings.ndcg_ideal,
+        help="NDCG's ideal ranking: retrieved (the retrieved chunks re-sorted, default) or pool "
+        "(the query's judged pool: the record's qrels or --qrels, as trec_eval)",
+    )
+    run.add_argument(
+        "--ndcg-gain",
+        choices=tuple(NdcgGain),
+        default=Settings.ndcg_gain,
+        help="NDCG gain: exponential (2^w-1, seed 003, default) or linear (w, trec_eval's)",
+    )
+    run.add_argument(
+        "--qrels",
+        type=path_arg,
+        help="TREC qrels file (query_id iter doc_id grade): the judged pool of recall@K and "
+        "--ndcg-ideal pool, and the labels of chunks that have none",
+    )
+    run.add_argument(
+        "--source-labels",
+        choices=tuple(SourceLabels),
+        default=Settings.source_labels,
+        help="source_cited/fabricated_source: human labels, derived from [CIT:] markers, or auto "
+        "(human where given, else derived; default)",
+    )
     statistics_options(run)
     run.add_argument("--no-progress", action="store_true", help="never show a progress bar")
-    run.add_argument("--rb-llm-unparsed", type=float,
-                     help="what a failed RADBench verdict counts as in RB_llm (default: undefined, counted; "
-                          "0.5 as MT-RAG's released scripts)")
+    run.add_argument(
+        "--rb-llm-unparsed",
+        type=float,
+        help="what a failed RADBench verdict counts as in RB_llm (default: undefined, counted; "
+        "0.5 as MT-RAG's released scripts)",
+    )
     judge_options.add_judge_options(run, title="LLM judge (seed 002's 'judged' metrics, MT-RAG's 'mtrag_judged')")
     gate = run.add_argument_group("CI gate")
-    gate.add_argument("--require", action="append", default=[], type=parse_requirement, metavar="FIGURE>=VALUE",
-                      help="exit 1 unless the run meets it: token_f1>=0.6, p95_latency_ms<=2000 (>=, <=, >, <); "
-                           "met when the figure's whole interval lies on the required side; repeatable")
-    gate.add_argument("--require-point", action="store_true",
-                      help="judge --require on the point estimates instead of the intervals")
+    gate.add_argument(
+        "--require",
+        action="append",
+        default=[],
+        type=parse_requirement,
+        metavar="FIGURE>=VALUE",
+        help="exit 1 unless the run meets it: token_f1>=0.6, p95_latency_ms<=2000 (>=, <=, >, <); "
+        "met when the figure's whole interval lies on the required side; repeatable",
+    )
+    gate.add_argument(
+        "--require-point", action="store_true", help="judge --require on the point estimates instead of the intervals"
+    )
     gate_options(gate)
 
 
@@ -171,8 +260,10 @@ def _metric_names(given: str | None) -> list[str] | None:
         return None
     names = [name.strip() for name in given.split(",") if name.strip()]
     if not names:
-        raise ConfigError(f"--metrics {given!r} names no metric: give metric or family names (see 'ragmeter "
-                          "metrics'), or leave --metrics out for the default ones")
+        raise ConfigError(
+            f"--metrics {given!r} names no metric: give metric or family names (see 'ragmeter "
+            "metrics'), or leave --metrics out for the default ones"
+        )
     return names
 
 
@@ -193,34 +284,60 @@ def _run(args: argparse.Namespace) -> int:
         refuse_unused(args, "without --engine ray", ("ray_address", "workers"))
     config = judge_options.judge_config(args)
     request = RunRequest(
-        source=path, out=args.out, metrics=_metric_names(args.metrics),
-        settings=settings_from(args), judge=config, input_format=args.input_format,
-        column_map=parse_column_map(args.map), map_spec=args.map, format_options=format_options(args),
-        limit=args.limit, qrels=args.qrels,
-        parquet=args.parquet, html=args.html, write_back=_write_back(args.write_back), junit=args.junit,
-        summary_file=args.summary_file, resume=args.resume, overwrite=args.overwrite,
-        max_errors=args.max_errors, skip_invalid=args.skip_invalid,
-        extra_inputs=(args.idk_patterns, args.judge_model_file), grounded=args.grounded, correct=args.correct,
-        engine=args.engine, ray_address=args.ray_address, workers=args.workers)
+        source=path,
+        out=args.out,
+        metrics=_metric_names(args.metrics),
+        settings=settings_from(args),
+        judge=config,
+        input_format=args.input_format,
+        column_map=parse_column_map(args.map),
+        map_spec=args.map,
+        format_options=format_options(args),
+        limit=args.limit,
+        qrels=args.qrels,
+        parquet=args.parquet,
+        html=args.html,
+        write_back=_write_back(args.write_back),
+        junit=args.junit,
+        summary_file=args.summary_file,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        max_errors=args.max_errors,
+        skip_invalid=args.skip_invalid,
+        extra_inputs=(args.idk_patterns, args.judge_model_file),
+        grounded=args.grounded,
+        correct=args.correct,
+        engine=args.engine,
+        ray_address=args.ray_address,
+        workers=args.workers,
+    )
     metric_names = default_metrics(request)
     chosen = {m.name for m in resolve_metrics(metric_names)}  # unknown names fail before the file is read
     for option, threshold in (("--grounded", args.grounded), ("--correct", args.correct)):
         if threshold is not None and threshold.metric not in chosen:
-            raise ConfigError(f"{option} reads {threshold.metric}, which this run does not compute: add it to "
-                              "--metrics, or name one of the run's metrics")
+            raise ConfigError(
+                f"{option} reads {threshold.metric}, which this run does not compute: add it to "
+                "--metrics, or name one of the run's metrics"
+            )
         if threshold is not None:
             low, high = get_metric(threshold.metric).value_range
             if not low <= threshold.at_least <= (math.inf if high is None else high):
-                raise ConfigError(f"{option} {threshold.metric}:{threshold.at_least:g}: {threshold.metric} lies in "
-                                  f"[{low:g}, {'∞' if high is None else format(high, 'g')}], so no item would be "
-                                  "on one side of it: give a value in that range")
+                raise ConfigError(
+                    f"{option} {threshold.metric}:{threshold.at_least:g}: {threshold.metric} lies in "
+                    f"[{low:g}, {'∞' if high is None else format(high, 'g')}], so no item would be "
+                    "on one side of it: give a value in that range"
+                )
     if config is None and any("judge" in get_metric(name).resources for name in chosen):
-        raise ConfigError("the judged metrics need a judge: --judge local (the packaged model, pip install "
-                          "'ragmeter[local]') or --judge openai --judge-model NAME [--judge-base-url URL]")
+        raise ConfigError(
+            "the judged metrics need a judge: --judge local (the packaged model, pip install "
+            "'ragmeter[local]') or --judge openai --judge-model NAME [--judge-base-url URL]"
+        )
     for requirement in args.require:
         if requirement.metric not in chosen:
-            raise ConfigError(f"--require {requirement} reads {requirement.metric}, which this run does not "
-                              "compute: add it to --metrics")
+            raise ConfigError(
+                f"--require {requirement} reads {requirement.metric}, which this run does not "
+                "compute: add it to --metrics"
+            )
     if (args.junit or args.summary_file or args.require_point) and not args.require:
         raise ConfigError("--junit, --summary-file and --require-point report or set the gate: add --require")
     if args.limit is not None and args.limit < 1:
@@ -228,8 +345,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.resume and args.overwrite:
         raise ConfigError("--resume goes on with the run in --out, --overwrite replaces it: give one of them")
     if args.engine == "ray":
-        for option, given in (("--limit", args.limit), ("--qrels", args.qrels), ("--html", args.html),
-                              ("--write-back", args.write_back)):
+        for option, given in (
+            ("--limit", args.limit),
+            ("--qrels", args.qrels),
+            ("--html", args.html),
+            ("--write-back", args.write_back),
+        ):
             if given:
                 raise ConfigError(f"{option} is for local runs: leave it out with --engine ray")
         if args.workers is not None and args.workers < 1:
@@ -257,9 +378,11 @@ def _run(args: argparse.Namespace) -> int:
     verdicts = check_requirements(outcome.result.summaries, args.require, point=args.require_point)
     table = render_requirements(verdicts, point=args.require_point, markdown=args.format == "markdown")
     print("\n" + table, file=sys.stderr if args.format == "json" else report_stream(outcome.html))
-    write_gate_reports(GateReports(outcome.reports["junit"], outcome.reports["summary_file"]),
-                       [requirements_suite(verdicts, f"ragmeter run {path.name}")],
-                       render_requirements(verdicts, point=args.require_point, markdown=True))
+    write_gate_reports(
+        GateReports(outcome.reports["junit"], outcome.reports["summary_file"]),
+        [requirements_suite(verdicts, f"ragmeter run {path.name}")],
+        render_requirements(verdicts, point=args.require_point, markdown=True),
+    )
     return max(code, 0 if all(v.passed for v in verdicts) else 1)
 
 
@@ -292,11 +415,18 @@ def _kept_after(failed: RunFailed) -> int:
     folder = failed.folder
     print(f"error: {shown(failed)}", file=sys.stderr)
     if not folder.started:
-        print(f"No item was finished: {folder.path} is left as it was." if folder.path.exists() else
-              "No item was finished: nothing was written.", file=sys.stderr)
+        print(
+            f"No item was finished: {folder.path} is left as it was."
+            if folder.path.exists()
+            else "No item was finished: nothing was written.",
+            file=sys.stderr,
+        )
     elif folder.items_path.exists() and folder.items_path.stat().st_size > 0:
-        print(f"The items finished so far are kept in {folder.items_path}: fix the problem, then rerun the "
-              "same command with --resume to score only the rest.", file=sys.stderr)
+        print(
+            f"The items finished so far are kept in {folder.items_path}: fix the problem, then rerun the "
+            "same command with --resume to score only the rest.",
+            file=sys.stderr,
+        )
     return 2
 
 
@@ -306,19 +436,30 @@ def _print_run(args: argparse.Namespace, path: Path, outcome: RunOutcome) -> int
     assert result is not None
     out = report_stream(outcome.html)
     if args.format == "json":
-        print(json.dumps({**result.to_dict(), **outcome.extra, "out": str(args.out)}, indent=2, ensure_ascii=False),
-              file=out)
+        print(
+            json.dumps({**result.to_dict(), **outcome.extra, "out": str(args.out)}, indent=2, ensure_ascii=False),
+            file=out,
+        )
     paired = (quadrant.grounded, quadrant.correct) if quadrant is not None else None
     if args.format == "markdown":
         print(render_report_markdown(result, title=f"ragmeter {__version__} — {path.name}", paired=paired), file=out)
     if args.format == "table":
-        print(render_report(result, title=f"ragmeter {__version__} — {path.name}", prices=judge_options.prices(args),
-                            paired=paired), file=out)
+        print(
+            render_report(
+                result, title=f"ragmeter {__version__} — {path.name}", prices=judge_options.prices(args), paired=paired
+            ),
+            file=out,
+        )
     if args.format != "json":
         print(f"\nPer-item scores: {folder.items_path}", file=sys.stderr)
     if outcome.html is not None and outcome.records is not None:
-        page = render_html(result, title=f"ragmeter — {path.name}", records=outcome.records(),
-                           paired=paired, prices=judge_options.prices(args))
+        page = render_html(
+            result,
+            title=f"ragmeter — {path.name}",
+            records=outcome.records(),
+            paired=paired,
+            prices=judge_options.prices(args),
+        )
         atomic_write_text(outcome.html, page)
         print(f"HTML report: {args.html}", file=sys.stderr)
     if outcome.written_back is not None:
@@ -334,8 +475,11 @@ def _judge_outcome(judging: JudgingReport | None, failures: Path) -> int:
     if totals["calls"] == 0 or totals["failures"] < totals["calls"]:
         return 0
     reasons = sorted({str(f.get("reason", ""))[:200] for f in judging.failures})[:3]
-    print(f"error: every one of the {totals['calls']} judge calls failed, so every judged metric is undefined; "
-          f"reasons in {failures}" + "".join(f"\n  {reason}" for reason in reasons), file=sys.stderr)
+    print(
+        f"error: every one of the {totals['calls']} judge calls failed, so every judged metric is undefined; "
+        f"reasons in {failures}" + "".join(f"\n  {reason}" for reason in reasons),
+        file=sys.stderr,
+    )
     return 1
 
 
@@ -344,14 +488,19 @@ def _after_interrupt(args: argparse.Namespace) -> str:
     cached verdicts (a plain rerun reuses them), else nothing."""
     folder = RunFolder(args.out)
     if folder.unfinished_rows():
-        return (f"the items finished so far are kept in {folder.items_path}; rerun the same command with --resume "
-                "to score only the rest")
+        return (
+            f"the items finished so far are kept in {folder.items_path}; rerun the same command with --resume "
+            "to score only the rest"
+        )
     cache = None if args.no_judge_cache or not args.judge else args.judge_cache or args.out / CACHE_FILE
     if cache is not None and cache.is_file() and cache.stat().st_size > 0:
-        return (f"no item was finished, so there is nothing to --resume; the judge's verdicts so far are kept in "
-                f"{cache}: rerun the same command (without --resume) and they are reused, not asked again")
+        return (
+            f"no item was finished, so there is nothing to --resume; the judge's verdicts so far are kept in "
+            f"{cache}: rerun the same command (without --resume) and they are reused, not asked again"
+        )
     return "no item was finished: nothing was kept, and the same command starts afresh"
 
 
-COMMAND = Command("run", "score a file of RAG records and print the run report", add_arguments, _run,
-                  after_interrupt=_after_interrupt)
+COMMAND = Command(
+    "run", "score a file of RAG records and print the run report", add_arguments, _run, after_interrupt=_after_interrupt
+)

@@ -16,8 +16,16 @@ Every message says what to do next.
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "InputError", "JudgeError", "MissingDependencyError", "ModelError", "RagmeterError",
-           "RejectedCallError", "TransientJudgeError"]
+__all__ = [
+    "ConfigError",
+    "InputError",
+    "JudgeError",
+    "MissingDependencyError",
+    "ModelError",
+    "RagmeterError",
+    "RejectedCallError",
+    "TransientJudgeError",
+]
 
 
 class RagmeterError(Exception):
@@ -31,8 +39,9 @@ class InputError(RagmeterError, ValueError):
     in-memory records); ``field`` is a dotted path such as ``contexts[2].doc_id``.
     """
 
-    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
-                 field: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, path: str | None = None, line: int | None = None, field: str | None = None
+    ) -> None:
         self.path = path
         self.line = line
         self.field = field
@@ -63,8 +72,14 @@ class TransientJudgeError(JudgeError):
     dropped connection. ``retry_after`` is the server's Retry-After in seconds, when it sent one;
     ``connection_failed``: no connection could be made at all (refused, unknown host, connect timeout)."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None, rate_limited: bool = False,
-                 connection_failed: bool = False) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        rate_limited: bool = False,
+        connection_failed: bool = False,
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
         self.rate_limited = rate_limited

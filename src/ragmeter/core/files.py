@@ -34,13 +34,31 @@ from typing import Any
 
 from ragmeter.core.errors import ConfigError
 
-__all__ = ["RUN_FOLDER_FILES", "JsonlRows", "Outputs", "Target", "atomic_write_text", "cache_dir",
-           "check_folder_writable", "complete_jsonl_rows", "file_sha256", "json_number", "move_into_place", "writing"]
+__all__ = [
+    "RUN_FOLDER_FILES",
+    "JsonlRows",
+    "Outputs",
+    "Target",
+    "atomic_write_text",
+    "cache_dir",
+    "check_folder_writable",
+    "complete_jsonl_rows",
+    "file_sha256",
+    "json_number",
+    "move_into_place",
+    "writing",
+]
 
 #: A run folder's own files (:mod:`ragmeter.io.run_folder`), its manifest first: in a folder that has the manifest,
 #: none of them is ever another command's output (only a verdict cache is shared, used in place).
-RUN_FOLDER_FILES = ("run.json", "items.jsonl", "summary.json", "judge_failures.jsonl", "items.parquet",
-                    "judge-cache.sqlite")
+RUN_FOLDER_FILES = (
+    "run.json",
+    "items.jsonl",
+    "summary.json",
+    "judge_failures.jsonl",
+    "items.parquet",
+    "judge-cache.sqlite",
+)
 
 
 @dataclass(frozen=True)
@@ -124,8 +142,15 @@ class Outputs:
             return None
         return self._inputs.get((info.st_dev, info.st_ino))
 
-    def file(self, path: str | Path, *, flag: str, stream: bool = False, append: bool = False,
-             reusable: Callable[[Path], bool] | None = None) -> Target:
+    def file(
+        self,
+        path: str | Path,
+        *,
+        flag: str,
+        stream: bool = False,
+        append: bool = False,
+        reusable: Callable[[Path], bool] | None = None,
+    ) -> Target:
         """Check the output ``flag PATH`` before any work and return its target.
 
         ``stream``: the command's own stdout or stderr, or the null device, there is written to as a stream (a
@@ -143,8 +168,10 @@ class Outputs:
         same = self.input_at(path)
         if same is not None:
             shown = f" ({same})" if same != path else ""
-            raise ConfigError(f"{where} is an input of this command{shown}: give a new file for the output; "
-                              "ragmeter never writes over its input")
+            raise ConfigError(
+                f"{where} is an input of this command{shown}: give a new file for the output; "
+                "ragmeter never writes over its input"
+            )
         held = self.held_by(path)
         if held is not None and held != f"the output of {where}":
             raise ConfigError(f"{where} is {held}: give this output a file of its own")
@@ -154,8 +181,10 @@ class Outputs:
         if kind == "stream" and stream:
             return Target(path, real, replace=False, stream=True, stdout=_is_stdout(path))
         if kind == "stream":
-            raise ConfigError(f"{where} is a stream (the null device, or this command's stdout or stderr), not a "
-                              "regular file: give a file name; this output is not written to a stream")
+            raise ConfigError(
+                f"{where} is a stream (the null device, or this command's stdout or stderr), not a "
+                "regular file: give a file name; this output is not written to a stream"
+            )
         if kind != "file" and kind != "missing":
             raise ConfigError(f"{where} is {kind}, not a regular file: give a file name")
         if append:
@@ -163,11 +192,15 @@ class Outputs:
             self.reserve(path, f"the output of {where}")
             return Target(path, real, replace=False, append=True)
         if kind == "file" and reusable is None and _of_a_run_folder(real):
-            raise ConfigError(f"{where} is the run folder {real.parent}'s own {real.name}: give a file outside the "
-                              "run's names (--overwrite never replaces a run's own files)")
+            raise ConfigError(
+                f"{where} is the run folder {real.parent}'s own {real.name}: give a file outside the "
+                "run's names (--overwrite never replaces a run's own files)"
+            )
         if kind == "file" and reusable is not None and not reusable(real):
-            raise ConfigError(f"{where} exists and holds something else than this output keeps there (it is used "
-                              "in place, never replaced, --overwrite or not): give a new file name")
+            raise ConfigError(
+                f"{where} exists and holds something else than this output keeps there (it is used "
+                "in place, never replaced, --overwrite or not): give a new file name"
+            )
         if kind == "file" and not (self.overwrite or real in self._made or reusable is not None):
             raise ConfigError(f"{where} exists: pass --overwrite to replace it, or give a new file name")
         check_folder_writable(real.parent, where)
@@ -255,8 +288,10 @@ def check_folder_writable(folder: Path, where: str) -> None:
     try:  # a real try, not os.access: root passes that check on a read-only file system or in /proc
         probe, name = tempfile.mkstemp(prefix=".ragmeter-probe-", dir=existing)
     except OSError as exc:
-        raise ConfigError(f"{where} cannot be written: {existing} does not take new files ({exc.strerror or exc}); "
-                          "choose a folder you can write to") from None
+        raise ConfigError(
+            f"{where} cannot be written: {existing} does not take new files ({exc.strerror or exc}); "
+            "choose a folder you can write to"
+        ) from None
     os.close(probe)
     os.unlink(name)
 
@@ -300,14 +335,18 @@ def _move(temporary: Path, target: Target) -> None:
     try:
         os.link(temporary, target.real)  # fails if a file appeared there: a new output never replaces one
     except FileExistsError:
-        raise ConfigError(f"{target.path} was created by something else while ragmeter worked: it is left as "
-                          "it was; run again with another name") from None
+        raise ConfigError(
+            f"{target.path} was created by something else while ragmeter worked: it is left as "
+            "it was; run again with another name"
+        ) from None
     except OSError as exc:
         if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
             raise
         if target.real.exists():  # a file system without hard links: check, then rename
-            raise ConfigError(f"{target.path} was created by something else while ragmeter worked: it is "
-                              "left as it was; run again with another name") from None
+            raise ConfigError(
+                f"{target.path} was created by something else while ragmeter worked: it is "
+                "left as it was; run again with another name"
+            ) from None
         os.replace(temporary, target.real)
     else:
         temporary.unlink()
@@ -371,8 +410,10 @@ class JsonlRows:
         """What was cut off, in words, or ``None`` when nothing was or a crash tore the last line (no word)."""
         if self.bad_line is None or self.torn:
             return None
-        return (f"line {self.bad_line} of {path} is not a complete JSON row: the {len(self.rows)} row(s) "
-                f"before it are kept, it and the {self.dropped - 1} line(s) after it are dropped and scored again")
+        return (
+            f"line {self.bad_line} of {path} is not a complete JSON row: the {len(self.rows)} row(s) "
+            f"before it are kept, it and the {self.dropped - 1} line(s) after it are dropped and scored again"
+        )
 
 
 def complete_jsonl_rows(path: str | Path) -> JsonlRows:

@@ -12,8 +12,19 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-__all__ = ["ALL_LABELS", "ANSWER_LABELS", "CHUNK_LABELS", "NUGGET_IMPORTANCE", "WHY_MISSING", "Answerability", "Chunk",
-           "Nugget", "Record", "Turn", "Usage"]
+__all__ = [
+    "ALL_LABELS",
+    "ANSWER_LABELS",
+    "CHUNK_LABELS",
+    "NUGGET_IMPORTANCE",
+    "WHY_MISSING",
+    "Answerability",
+    "Chunk",
+    "Nugget",
+    "Record",
+    "Turn",
+    "Usage",
+]
 
 #: The metadata key under which a reader says why a record lacks a field ({"latency_ms": "the root span's end
 #: time precedes its start time …"}); a metric undefined for want of that field gives the reason with it.
@@ -22,9 +33,18 @@ WHY_MISSING = "why_missing"
 #: Seed 003's labels of one retrieved chunk (per rank), each 0 or 1.
 CHUNK_LABELS = ("topically_relevant", "evidence_sufficient", "misleading")
 #: Seed 003's labels of one answer, each 0 or 1.
-ANSWER_LABELS = ("support_present", "unsupported_claim_present", "contradicted_claim_present", "source_cited",
-                 "fabricated_source", "proper_action", "response_on_topic", "helpful", "incomplete",
-                 "unsafe_content")
+ANSWER_LABELS = (
+    "support_present",
+    "unsupported_claim_present",
+    "contradicted_claim_present",
+    "source_cited",
+    "fabricated_source",
+    "proper_action",
+    "response_on_topic",
+    "helpful",
+    "incomplete",
+    "unsafe_content",
+)
 ALL_LABELS = CHUNK_LABELS + ANSWER_LABELS
 #: A nugget's importance, as TREC's assessors mark it: a good answer must state a vital one; an okay one is
 #: worth stating.
@@ -116,4 +136,3 @@ class Record:
         """The conversation this record belongs to, used to resample clusters."""
         value = self.metadata.get("conversation_id")
         return None if value is None else str(value)
-

@@ -11,8 +11,16 @@ from ragmeter.core.records import Answerability
 from ragmeter.text.idk import IdkDetector
 from ragmeter.text.languages import LANGUAGE_CHOICES, LANGUAGES
 
-__all__ = ["AnswerNormalization", "CiMethod", "IdkEvalSource", "NdcgGain", "NdcgIdeal", "Settings", "SourceLabels",
-           "parse_tau_sim"]
+__all__ = [
+    "AnswerNormalization",
+    "CiMethod",
+    "IdkEvalSource",
+    "NdcgGain",
+    "NdcgIdeal",
+    "Settings",
+    "SourceLabels",
+    "parse_tau_sim",
+]
 
 
 # The choices of a setting are string enums: a member is equal to, hashes as, formats as and is written to JSON as
@@ -61,9 +69,14 @@ class SourceLabels(StrEnum):
 
 
 #: Each field that takes one of an enum's values.
-_CHOICES: dict[str, type[StrEnum]] = {"ci_method": CiMethod, "idk_eval_source": IdkEvalSource,
-                                      "ndcg_ideal": NdcgIdeal, "ndcg_gain": NdcgGain, "source_labels": SourceLabels,
-                                      "normalization": AnswerNormalization}
+_CHOICES: dict[str, type[StrEnum]] = {
+    "ci_method": CiMethod,
+    "idk_eval_source": IdkEvalSource,
+    "ndcg_ideal": NdcgIdeal,
+    "ndcg_gain": NdcgGain,
+    "source_labels": SourceLabels,
+    "normalization": AnswerNormalization,
+}
 
 
 @dataclass(frozen=True)
@@ -120,7 +133,8 @@ class Settings:
     tau_sim: float | Mapping[str, float] | None = field(default=None, hash=False)
     idk: IdkDetector = field(default_factory=IdkDetector)
     abstain_correct_for: frozenset[Answerability] = frozenset(
-        {Answerability.UNANSWERABLE, Answerability.CONVERSATIONAL})
+        {Answerability.UNANSWERABLE, Answerability.CONVERSATIONAL}
+    )
     embedder: str = "auto"
     bertscore_model: str = "minilm"
     bertscore_layer: int | None = None
@@ -158,8 +172,9 @@ class Settings:
         if self.rb_llm_unparsed is not None and not 0.0 <= self.rb_llm_unparsed <= 1.0:
             raise ConfigError(f"rb_llm_unparsed must lie in [0, 1], got {self.rb_llm_unparsed}")
         if self.bertscore_model != "minilm" and self.bertscore_layer is None:
-            raise ConfigError("a BERTScore model directory needs its layer: set bertscore_layer "
-                              "(MT-RAG: 40 for deberta-xlarge-mnli)")
+            raise ConfigError(
+                "a BERTScore model directory needs its layer: set bertscore_layer (MT-RAG: 40 for deberta-xlarge-mnli)"
+            )
 
 
 def _check_tau_sim(value: object, name: str) -> float:
@@ -173,8 +188,10 @@ def _tau_sims(given: Mapping[str, float]) -> dict[str, float]:
     reads it back equal)."""
     unknown = [code for code in given if code not in LANGUAGES]
     if unknown or not given:
-        raise ConfigError(f"a per-language tau_sim names language codes ({', '.join(LANGUAGES)}), "
-                          f"got {', '.join(map(repr, unknown)) or 'none'}")
+        raise ConfigError(
+            f"a per-language tau_sim names language codes ({', '.join(LANGUAGES)}), "
+            f"got {', '.join(map(repr, unknown)) or 'none'}"
+        )
     return {code: _check_tau_sim(value, f"tau_sim of {code}") for code, value in given.items()}
 
 
@@ -185,6 +202,7 @@ def parse_tau_sim(text: str) -> float | dict[str, float]:
     >>> parse_tau_sim("0.7"), parse_tau_sim("en=0.7, id=0.93")
     (0.7, {'en': 0.7, 'id': 0.93})
     """
+
     def number(value: str, name: str) -> float:
         try:
             parsed = float(value)

@@ -87,8 +87,7 @@ class Signature:
         return cls(metric, settings, version, sort_keys=list(settings) == sorted(settings))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric, "settings": dict(self.settings), "version": self.version,
-                "text": self.render()}
+        return {"metric": self.metric, "settings": dict(self.settings), "version": self.version, "text": self.render()}
 
     def __str__(self) -> str:
         return self.render()
@@ -103,8 +102,11 @@ def diff(a: Signature, b: Signature) -> dict[str, tuple[str | None, str | None]]
     {'n': ('10', '20'), 'ragmeter': ('0.1.0', '0.2.0'), 'seed': ('0', None)}
     """
     left, right = _values(a), _values(b)
-    return {key: (left.get(key), right.get(key)) for key in sorted(left.keys() | right.keys())
-            if left.get(key) != right.get(key)}
+    return {
+        key: (left.get(key), right.get(key))
+        for key in sorted(left.keys() | right.keys())
+        if left.get(key) != right.get(key)
+    }
 
 
 def _values(signature: Signature) -> dict[str, str]:

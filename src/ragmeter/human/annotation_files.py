@@ -36,8 +36,17 @@ from ragmeter.core.files import Target, writing
 from ragmeter.core.records import ALL_LABELS, ANSWER_LABELS, CHUNK_LABELS, Record
 from ragmeter.io.rows import ANNOTATION_WORDS, NOT_AN_OBJECT, CsvRow, csv_rows, jsonl_objects
 
-__all__ = ["AnnotationRead", "Votes", "check_template_path", "not_a_vote", "read_annotations", "template_rows",
-           "unit_key", "write_rows", "write_template"]
+__all__ = [
+    "AnnotationRead",
+    "Votes",
+    "check_template_path",
+    "not_a_vote",
+    "read_annotations",
+    "template_rows",
+    "unit_key",
+    "write_rows",
+    "write_template",
+]
 
 TEXT_COLUMNS = ("annotator", "record_id", "model_id", "unit", "rank", "doc_id", "question", "text")
 NOT_APPLICABLE = "n/a"
@@ -62,8 +71,9 @@ def _describe(key: UnitKey) -> str:
     return f"{where} {'answer' if rank == 0 else f'chunk at rank {rank}'}"
 
 
-def template_rows(records: Iterable[Record], labels: Sequence[str] = ALL_LABELS, *,
-                  annotator: str = "") -> Iterator[dict[str, Any]]:
+def template_rows(
+    records: Iterable[Record], labels: Sequence[str] = ALL_LABELS, *, annotator: str = ""
+) -> Iterator[dict[str, Any]]:
     """One row per answer, then one per chunk of it, with empty cells for the applicable ``labels``;
     answer rows only when an answer label is asked for, chunk rows only for a chunk label."""
     want_answers = any(name in ANSWER_LABELS for name in labels)
@@ -77,15 +87,32 @@ def template_rows(records: Iterable[Record], labels: Sequence[str] = ALL_LABELS,
                 yield _template_row(record, annotator, "chunk", rank, chunk.doc_id, text, labels, CHUNK_LABELS)
 
 
-def _template_row(record: Record, annotator: str, unit: str, rank: Any, doc_id: str, text: str,
-                  labels: Sequence[str], applicable: tuple[str, ...]) -> dict[str, Any]:
-    return {"annotator": annotator, "record_id": record.id, "model_id": record.model_id or "", "unit": unit,
-            "rank": rank, "doc_id": doc_id, "question": record.question, "text": text,
-            **{name: "" if name in applicable else NOT_APPLICABLE for name in labels}}
+def _template_row(
+    record: Record,
+    annotator: str,
+    unit: str,
+    rank: Any,
+    doc_id: str,
+    text: str,
+    labels: Sequence[str],
+    applicable: tuple[str, ...],
+) -> dict[str, Any]:
+    return {
+        "annotator": annotator,
+        "record_id": record.id,
+        "model_id": record.model_id or "",
+        "unit": unit,
+        "rank": rank,
+        "doc_id": doc_id,
+        "question": record.question,
+        "text": text,
+        **{name: "" if name in applicable else NOT_APPLICABLE for name in labels},
+    }
 
 
-def write_template(records: Iterable[Record], path: str | Path | Target, labels: Sequence[str] = ALL_LABELS, *,
-                   annotator: str = "") -> int:
+def write_template(
+    records: Iterable[Record], path: str | Path | Target, labels: Sequence[str] = ALL_LABELS, *, annotator: str = ""
+) -> int:
     """Write the template as CSV (``.csv``, ``.tsv``) or JSONL (``.jsonl``); returns the rows written.
 
     In JSONL a label to fill is ``null`` and labels that do not apply are left out. In CSV and TSV a cell
@@ -120,9 +147,11 @@ def check_template_path(path: str | Path) -> None:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in TEMPLATE_SUFFIXES:
-        raise ConfigError(f"{path}: a template is written as CSV (.csv), TSV (.tsv) or JSONL (.jsonl), not "
-                          f"{suffix or 'a name without suffix'}: give one of these suffixes (a spreadsheet "
-                          "opens .csv)")
+        raise ConfigError(
+            f"{path}: a template is written as CSV (.csv), TSV (.tsv) or JSONL (.jsonl), not "
+            f"{suffix or 'a name without suffix'}: give one of these suffixes (a spreadsheet "
+            "opens .csv)"
+        )
     if path.is_dir():
         raise ConfigError(f"{path} is a folder: give a file name ending .csv, .tsv or .jsonl")
 
@@ -202,8 +231,14 @@ def read_annotations(paths: Sequence[str | Path], records: Sequence[Record]) -> 
             if key is None:
                 continue
             if key in seen.setdefault(annotator, set()):
-                read.errors.append(InputError(f"a second row for {_describe(key)} by annotator {annotator!r}",
-                                              path=str(path), line=line, field="record_id"))
+                read.errors.append(
+                    InputError(
+                        f"a second row for {_describe(key)} by annotator {annotator!r}",
+                        path=str(path),
+                        line=line,
+                        field="record_id",
+                    )
+                )
                 continue
             seen[annotator].add(key)
             values = _row_values(row, key, path, line, read.errors)
@@ -211,12 +246,20 @@ def read_annotations(paths: Sequence[str | Path], records: Sequence[Record]) -> 
                 for name, value in values.items():
                     read.votes.setdefault(key, {}).setdefault(name, {})[annotator] = value
     for annotator, labels in expected.items():
-        units = [unit_key(r, rank) for r in records for rank in range(len(r.contexts) + 1)
-                 if (rank == 0 and labels & set(ANSWER_LABELS)) or (rank > 0 and labels & set(CHUNK_LABELS))]
+        units = [
+            unit_key(r, rank)
+            for r in records
+            for rank in range(len(r.contexts) + 1)
+            if (rank == 0 and labels & set(ANSWER_LABELS)) or (rank > 0 and labels & set(CHUNK_LABELS))
+        ]
         for key in units:
             if key not in seen.get(annotator, set()):
-                read.errors.append(InputError(f"no row for {_describe(key)} by annotator {annotator!r}: "
-                                              "every template row needs a row", path=read.annotators[annotator]))
+                read.errors.append(
+                    InputError(
+                        f"no row for {_describe(key)} by annotator {annotator!r}: every template row needs a row",
+                        path=read.annotators[annotator],
+                    )
+                )
     return read
 
 
@@ -246,15 +289,21 @@ def _is_utf8_text(path: Path, errors: list[InputError]) -> bool:
         errors.append(InputError(f"the file is UTF-16 text: {save_as}", path=str(path)))
         return False
     if b"\0" in data:
-        errors.append(InputError(f"not a text file (it holds NUL bytes; a spreadsheet workbook?): {save_as}",
-                                 path=str(path)))
+        errors.append(
+            InputError(f"not a text file (it holds NUL bytes; a spreadsheet workbook?): {save_as}", path=str(path))
+        )
         return False
     try:
         data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        errors.append(InputError(f"byte 0x{data[exc.start]:02x} is not UTF-8 (a Latin-1 or cp1252 file?): "
-                                 f"{save_as}", path=str(path), line=line))
+        errors.append(
+            InputError(
+                f"byte 0x{data[exc.start]:02x} is not UTF-8 (a Latin-1 or cp1252 file?): {save_as}",
+                path=str(path),
+                line=line,
+            )
+        )
         return False
     return True
 
@@ -292,8 +341,13 @@ def _csv_rows(path: Path, errors: list[InputError]) -> Iterator[tuple[int, dict[
         if row.fault is not None:
             errors.append(_fault(path, row, row.fault))
         elif len(row.cells) > width:
-            errors.append(InputError(f"the row has {len(row.cells)} cells but the header {width}: "
-                                     "quote cells that hold commas", path=str(path), line=row.line))
+            errors.append(
+                InputError(
+                    f"the row has {len(row.cells)} cells but the header {width}: quote cells that hold commas",
+                    path=str(path),
+                    line=row.line,
+                )
+            )
         else:
             cells = [_restore(cell) for cell in row.cells]
             yield row.line, dict(zip(header.cells, cells + [""] * (width - len(cells)), strict=True))
@@ -315,13 +369,20 @@ def _known_columns(row: Mapping[str, Any], path: Path, line: int, errors: list[I
         errors.append(InputError(f"unknown column {name!r}{hint}", path=str(path), line=line, field=str(name)))
     missing = [name for name in ("record_id", "unit") if name not in row]
     for name in missing:
-        errors.append(InputError(f"missing column {name!r}: keep the template's columns", path=str(path),
-                                 line=line, field=name))
+        errors.append(
+            InputError(f"missing column {name!r}: keep the template's columns", path=str(path), line=line, field=name)
+        )
     return not unknown and not missing
 
 
-def _row_unit(row: Mapping[str, Any], path: Path, line: int, index: Mapping[UnitKey, Record],
-              by_id: Mapping[str, list[Record]], errors: list[InputError]) -> UnitKey | None:
+def _row_unit(
+    row: Mapping[str, Any],
+    path: Path,
+    line: int,
+    index: Mapping[UnitKey, Record],
+    by_id: Mapping[str, list[Record]],
+    errors: list[InputError],
+) -> UnitKey | None:
     def error(field_name: str, message: str) -> None:
         errors.append(InputError(message, path=str(path), line=line, field=field_name))
 
@@ -342,8 +403,9 @@ def _row_unit(row: Mapping[str, Any], path: Path, line: int, index: Mapping[Unit
             return None
         elif candidates:
             models = ", ".join(repr(r.model_id or "") for r in candidates)
-            error("model_id", f"record id {record_id!r} has no record with model_id {model_id!r} "
-                              f"(its model_id: {models})")
+            error(
+                "model_id", f"record id {record_id!r} has no record with model_id {model_id!r} (its model_id: {models})"
+            )
             return None
         else:
             close = difflib.get_close_matches(record_id, by_id, n=1)
@@ -354,20 +416,25 @@ def _row_unit(row: Mapping[str, Any], path: Path, line: int, index: Mapping[Unit
         return unit_key(record)
     rank_text = str(row.get("rank") or "").strip()
     if not rank_text.isdigit() or not 1 <= int(rank_text) <= len(record.contexts):
-        error("rank", f"expected a chunk rank from 1 to {len(record.contexts)} for record {record.id!r}, "
-                      f"found {rank_text!r}")
+        error(
+            "rank",
+            f"expected a chunk rank from 1 to {len(record.contexts)} for record {record.id!r}, found {rank_text!r}",
+        )
         return None
     rank = int(rank_text)
     doc_id = str(row.get("doc_id") or "").strip()
     actual = record.contexts[rank - 1].doc_id
     if doc_id and doc_id != actual:  # the row is there, but gives no vote
-        error("doc_id", f"chunk id {doc_id!r} does not match the chunk at rank {rank} of record {record.id!r} "
-                        f"({actual!r})")
+        error(
+            "doc_id",
+            f"chunk id {doc_id!r} does not match the chunk at rank {rank} of record {record.id!r} ({actual!r})",
+        )
     return unit_key(record, rank)
 
 
-def _row_values(row: Mapping[str, Any], key: UnitKey, path: Path, line: int,
-                errors: list[InputError]) -> dict[str, int] | None:
+def _row_values(
+    row: Mapping[str, Any], key: UnitKey, path: Path, line: int, errors: list[InputError]
+) -> dict[str, int] | None:
     applicable = ANSWER_LABELS if key[2] == 0 else CHUNK_LABELS
     values: dict[str, int] = {}
     ok = True
@@ -378,8 +445,15 @@ def _row_values(row: Mapping[str, Any], key: UnitKey, path: Path, line: int,
         text = "" if raw is None else str(raw).strip()
         if name not in applicable:
             if text not in ("", NOT_APPLICABLE):
-                errors.append(InputError(f"{name} does not apply to {'a chunk' if key[2] else 'an answer'} row; "
-                                         f"leave it {NOT_APPLICABLE!r}", path=str(path), line=line, field=name))
+                errors.append(
+                    InputError(
+                        f"{name} does not apply to {'a chunk' if key[2] else 'an answer'} row; "
+                        f"leave it {NOT_APPLICABLE!r}",
+                        path=str(path),
+                        line=line,
+                        field=name,
+                    )
+                )
                 ok = False
             continue
         if raw is True or raw is False:

@@ -54,7 +54,9 @@ GROUNDING = ("support_present", "unsupported_claim_present", "contradicted_claim
 
 def annotator_name(judge: Judge) -> str:
     """The annotator's name in the files: the judge's identity and a hash of the three prompts it uses."""
-    prompts = hashlib.sha256("".join(p.hash for p in (CHUNK_LABELLING, CLAIMS, GENERATION_LABELLING)).encode()).hexdigest()
+    prompts = hashlib.sha256(
+        "".join(p.hash for p in (CHUNK_LABELLING, CLAIMS, GENERATION_LABELLING)).encode()
+    ).hexdigest()
     return f"llm:{judge.identity}:{prompts[:8]}"
 
 
@@ -88,23 +90,36 @@ def _grounding(record: Record, outcome: JudgeOutcome | None, settings: Settings)
     if not record.contexts:
         return {"support_present": 0, "unsupported_claim_present": 1, "contradicted_claim_present": 0}
     assert outcome is not None and outcome.verdict is not None
-    verdicts = {c.verdict for c in verdict_claims(outcome.verdict, record, record.answer,
-                                                     check_evidence=settings.check_evidence, language=language)}
-    return {"support_present": int("supported" in verdicts),
-            "unsupported_claim_present": int("unsupported" in verdicts),
-            "contradicted_claim_present": int("contradicted" in verdicts)}
+    verdicts = {
+        c.verdict
+        for c in verdict_claims(
+            outcome.verdict, record, record.answer, check_evidence=settings.check_evidence, language=language
+        )
+    }
+    return {
+        "support_present": int("supported" in verdicts),
+        "unsupported_claim_present": int("unsupported" in verdicts),
+        "contradicted_claim_present": int("contradicted" in verdicts),
+    }
 
 
-def planned_calls(records: Iterable[Record], labels: Sequence[str] = ALL_LABELS,
-                  settings: Settings | None = None) -> Iterator[JudgeCall]:
+def planned_calls(
+    records: Iterable[Record], labels: Sequence[str] = ALL_LABELS, settings: Settings | None = None
+) -> Iterator[JudgeCall]:
     """The judge calls :func:`annotate` would make for ``records`` (``--dry-run`` counts them)."""
     settings = settings or Settings()
     for record in records:
         yield from _calls(record, labels, settings).values()
 
 
-def annotate(records: Iterable[Record], judge: Judge, *, labels: Sequence[str] = ALL_LABELS,
-             settings: Settings | None = None, batch_size: int = 16) -> Annotation:
+def annotate(
+    records: Iterable[Record],
+    judge: Judge,
+    *,
+    labels: Sequence[str] = ALL_LABELS,
+    settings: Settings | None = None,
+    batch_size: int = 16,
+) -> Annotation:
     """Label ``records`` with ``judge`` (see the module docstring); the calls of ``batch_size`` records go to the
     judge together, so a remote endpoint serves them concurrently."""
     settings = settings or Settings()
@@ -120,8 +135,9 @@ def annotate(records: Iterable[Record], judge: Judge, *, labels: Sequence[str] =
     return result
 
 
-def _annotate_batch(records: list[Record], judge: Judge, labels: Sequence[str], settings: Settings,
-                    result: Annotation) -> None:
+def _annotate_batch(
+    records: list[Record], judge: Judge, labels: Sequence[str], settings: Settings, result: Annotation
+) -> None:
     planned = [_calls(record, labels, settings) for record in records]
     flat = [call for calls in planned for call in calls.values()]
     outcomes = iter(judge.run(flat))
@@ -129,8 +145,9 @@ def _annotate_batch(records: list[Record], judge: Judge, labels: Sequence[str], 
         got = {name: next(outcomes) for name in calls}
         failed = {name for name, outcome in got.items() if outcome.verdict is None}
         for name in sorted(failed):
-            result.failures.append({"record_id": record.id, "model_id": record.model_id or "", "prompt": name,
-                                    "reason": got[name].failure})
+            result.failures.append(
+                {"record_id": record.id, "model_id": record.model_id or "", "prompt": name, "reason": got[name].failure}
+            )
         for row in template_rows([record], labels, annotator=result.annotator):
             if row["unit"] == "answer":
                 if failed & {"claims", "generation_labels"}:
@@ -143,8 +160,9 @@ def _annotate_batch(records: list[Record], judge: Judge, labels: Sequence[str], 
             result.rows.append({**row, **{name: values[name] for name in labels if row.get(name) == ""}})
 
 
-def _answer_labels(record: Record, got: dict[str, JudgeOutcome], labels: Sequence[str],
-                   settings: Settings) -> dict[str, int]:
+def _answer_labels(
+    record: Record, got: dict[str, JudgeOutcome], labels: Sequence[str], settings: Settings
+) -> dict[str, int]:
     cited, fabricated = derived_source_labels(record.answer, [chunk.doc_id for chunk in record.contexts])
     values = {"source_cited": cited, "fabricated_source": fabricated}
     if any(name in GROUNDING for name in labels):

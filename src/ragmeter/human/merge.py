@@ -27,9 +27,10 @@ def merge_votes(records: Iterable[Record], votes: Votes, *, ties: str = "undefin
     ``ties="undefined"``); labels without votes are kept as they were."""
     for record in records:
         annotations: dict[str, dict[str, Any]] = {}
-        contexts = tuple(replace(chunk, labels=_decide(votes.get(unit_key(record, rank), {}), chunk.labels, rank,
-                                                      ties, annotations))
-                         for rank, chunk in enumerate(record.contexts, start=1))
+        contexts = tuple(
+            replace(chunk, labels=_decide(votes.get(unit_key(record, rank), {}), chunk.labels, rank, ties, annotations))
+            for rank, chunk in enumerate(record.contexts, start=1)
+        )
         labels = _decide(votes.get(unit_key(record), {}), record.labels, 0, ties, annotations)
         if not annotations:
             yield record
@@ -38,8 +39,9 @@ def merge_votes(records: Iterable[Record], votes: Votes, *, ties: str = "undefin
         yield replace(record, contexts=contexts, labels=labels, metadata=metadata)
 
 
-def _decide(unit_votes: dict[str, dict[str, int]], labels: Any, rank: int, ties: str,
-            annotations: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _decide(
+    unit_votes: dict[str, dict[str, int]], labels: Any, rank: int, ties: str, annotations: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
     """``labels`` with each voted label set to its majority; each vote copied into ``annotations``."""
     decided = dict(labels)
     for name, by_annotator in unit_votes.items():

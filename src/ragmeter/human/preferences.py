@@ -52,8 +52,17 @@ __all__ = ["LABELS", "PreferencePair", "pair_from_dict", "read_preferences"]
 #: The labels a preference may be given as, and their numbers (+1: A better).
 LABELS = {"A": 1.0, "B": -1.0, "tie": 0.0}
 SHARED = ("question", "reference", "references", "history", "contexts", "answerability")
-PAIR_FIELDS = ("id", "response_a", "response_b", "model_a", "model_b", "preferences", "aspects",
-               "conversation_id", "metadata")
+PAIR_FIELDS = (
+    "id",
+    "response_a",
+    "response_b",
+    "model_a",
+    "model_b",
+    "preferences",
+    "aspects",
+    "conversation_id",
+    "metadata",
+)
 _EXPECTED = "a number in [-1, 1] (+1: A better, -1: B better) or a label 'A', 'B' or 'tie'"
 
 
@@ -94,12 +103,14 @@ def read_preferences(path: str | Path) -> list[PreferencePair]:
             try:
                 obj = json.loads(text)
             except json.JSONDecodeError as error:
-                raise InputError(f"not valid JSON: {error.msg} (column {error.colno})", path=name,
-                                 line=number) from None
+                raise InputError(
+                    f"not valid JSON: {error.msg} (column {error.colno})", path=name, line=number
+                ) from None
             pair = pair_from_dict(obj, path=name, line=number)
             if pair.id in first_line:
-                raise InputError(f"duplicate id {pair.id!r}, first on line {first_line[pair.id]}", path=name,
-                                 line=number, field="id")
+                raise InputError(
+                    f"duplicate id {pair.id!r}, first on line {first_line[pair.id]}", path=name, line=number, field="id"
+                )
             first_line[pair.id] = number
             pairs.append(pair)
     if not pairs:
@@ -114,8 +125,9 @@ def pair_from_dict(obj: Any, *, path: str | None = None, line: int | None = None
         raise f.error("answer", "a pair has two answers: give them as 'response_a' and 'response_b'")
     unknown = sorted(set(f.obj) - set(SHARED) - set(PAIR_FIELDS))
     if unknown:
-        raise f.error(unknown[0], f"unknown field; a pair has {', '.join(SHARED + PAIR_FIELDS)} "
-                                  "(put anything else in 'metadata')")
+        raise f.error(
+            unknown[0], f"unknown field; a pair has {', '.join(SHARED + PAIR_FIELDS)} (put anything else in 'metadata')"
+        )
     pair_id = str(f.identifier("id"))
     conversation = f.identifier("conversation_id", required=False)
     metadata = f.mapping("metadata")
@@ -125,18 +137,29 @@ def pair_from_dict(obj: Any, *, path: str | None = None, line: int | None = None
         model = f.identifier(f"model_{side}", required=False)
         extra = {"model_id": model, "conversation_id": conversation, "pair_id": pair_id, "side": side.upper()}
         record = record_from_dict(
-            {**shared, "id": f"{pair_id}/{side.upper()}", "answer": f.obj.get(f"response_{side}"),
-             "metadata": {**metadata, **{k: v for k, v in extra.items() if v is not None}}},
-            path=path, line=line, names={"answer": f"response_{side}"})
+            {
+                **shared,
+                "id": f"{pair_id}/{side.upper()}",
+                "answer": f.obj.get(f"response_{side}"),
+                "metadata": {**metadata, **{k: v for k, v in extra.items() if v is not None}},
+            },
+            path=path,
+            line=line,
+            names={"answer": f"response_{side}"},
+        )
         sides.append(record)
     if not sides[0].references:
-        raise f.error("references" if "references" in f.obj else "reference",
-                      "missing: expected a non-empty reference (the metrics compare each response with it)")
+        raise f.error(
+            "references" if "references" in f.obj else "reference",
+            "missing: expected a non-empty reference (the metrics compare each response with it)",
+        )
     preference = _annotator_values(f, f.obj.get("preferences"), "preferences")
-    aspects = {name: _mean(_annotator_values(f, values, f"aspects.{name}"))
-               for name, values in f.mapping("aspects").items()}
-    return PreferencePair(id=pair_id, a=sides[0], b=sides[1], values=tuple(preference), aspects=aspects,
-                          cluster=conversation or pair_id)
+    aspects = {
+        name: _mean(_annotator_values(f, values, f"aspects.{name}")) for name, values in f.mapping("aspects").items()
+    }
+    return PreferencePair(
+        id=pair_id, a=sides[0], b=sides[1], values=tuple(preference), aspects=aspects, cluster=conversation or pair_id
+    )
 
 
 def _annotator_values(f: FieldReader, value: Any, field: str) -> list[float]:

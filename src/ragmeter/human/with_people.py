@@ -89,12 +89,20 @@ class Agreement:
     human: tuple[float, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric, "label": self.label, "kind": self.kind, "n": self.n,
-                "figures": [f.to_dict() for f in self.figures],
-                "ceiling": self.ceiling.to_dict() if self.ceiling else None, "counts": dict(self.counts),
-                "threshold": self.threshold, "signature": self.signature,
-                "per_annotator": {a: {"n": n, "figures": [f.to_dict() for f in fs]}
-                                  for a, (n, fs) in self.per_annotator.items()}}
+        return {
+            "metric": self.metric,
+            "label": self.label,
+            "kind": self.kind,
+            "n": self.n,
+            "figures": [f.to_dict() for f in self.figures],
+            "ceiling": self.ceiling.to_dict() if self.ceiling else None,
+            "counts": dict(self.counts),
+            "threshold": self.threshold,
+            "signature": self.signature,
+            "per_annotator": {
+                a: {"n": n, "figures": [f.to_dict() for f in fs]} for a, (n, fs) in self.per_annotator.items()
+            },
+        }
 
 
 def _key(row: Mapping[str, Any], path: Path, line: int) -> tuple[str, str | None, str]:
@@ -136,24 +144,45 @@ def read_scores(path: str | Path, metric: str) -> dict[Key, tuple[float, str]]:
             for container in (row.get("scores"), row.get("metrics"), row):
                 if isinstance(container, dict):
                     names.update(dict.fromkeys(str(name) for name in container))
-        for container, name in ((row.get("scores"), f"scores.{metric}"), (row.get("metrics"), f"metrics.{metric}"),
-                                (row, metric)):
+        for container, name in (
+            (row.get("scores"), f"scores.{metric}"),
+            (row.get("metrics"), f"metrics.{metric}"),
+            (row, metric),
+        ):
             if isinstance(container, dict) and metric in container:
                 out[(item_id, model)] = (_number(container[metric], path, line, name), conversation)
                 seen_metric = True
                 break
     if not seen_metric:
-        shown = [n for n in names if n not in ("scores", "metrics", "id", "model_id", "conversation_id", "undefined",
-                                               "notes", "judge", "language")]
-        raise ConfigError(f"{path} has no value of {metric!r} (looked in 'scores', 'metrics' and the columns): "
-                          f"give --metric one of {', '.join(shown[:30]) or 'the names it has'}"
-                          + (", …" if len(shown) > 30 else ""))
+        shown = [
+            n
+            for n in names
+            if n
+            not in ("scores", "metrics", "id", "model_id", "conversation_id", "undefined", "notes", "judge", "language")
+        ]
+        raise ConfigError(
+            f"{path} has no value of {metric!r} (looked in 'scores', 'metrics' and the columns): "
+            f"give --metric one of {', '.join(shown[:30]) or 'the names it has'}" + (", …" if len(shown) > 30 else "")
+        )
     return out
 
 
 #: The columns of a human file that are not labels.
-_NOT_LABELS = ("id", "record_id", "model_id", "conversation_id", "annotator", "unit", "rank", "doc_id", "question",
-               "text", "answer", "references", "contexts")
+_NOT_LABELS = (
+    "id",
+    "record_id",
+    "model_id",
+    "conversation_id",
+    "annotator",
+    "unit",
+    "rank",
+    "doc_id",
+    "question",
+    "text",
+    "answer",
+    "references",
+    "contexts",
+)
 
 
 def _template_row(row: Mapping[str, Any]) -> bool:
@@ -172,8 +201,13 @@ def read_human(paths: str | Path | Sequence[str | Path], label: str) -> dict[Key
     def checked(raw: Any, path: Path, line: int, name: str) -> float:
         number = _number(raw, path, line, name)
         if label in ALL_LABELS and number not in (0.0, 1.0) and not math.isnan(number):
-            raise InputError(f"{not_a_vote(raw)}: {label} is one of seed 003's labels, each 0 or 1 (as 'ragmeter "
-                             "labels merge' reads them); correct the value", path=str(path), line=line, field=name)
+            raise InputError(
+                f"{not_a_vote(raw)}: {label} is one of seed 003's labels, each 0 or 1 (as 'ragmeter "
+                "labels merge' reads them); correct the value",
+                path=str(path),
+                line=line,
+                field=name,
+            )
         return number
 
     out: dict[Key, dict[str, float]] = defaultdict(dict)
@@ -184,8 +218,10 @@ def read_human(paths: str | Path | Sequence[str | Path], label: str) -> dict[Key
                 columns.update(dict.fromkeys(map(str, row)))
             template = _template_row(row)
             if template and label in CHUNK_LABELS:
-                raise ConfigError(f"{label!r} is a chunk label ({path} has one per retrieved chunk); agree compares "
-                                  f"one score per answer: choose an answer label ({', '.join(ANSWER_LABELS)})")
+                raise ConfigError(
+                    f"{label!r} is a chunk label ({path} has one per retrieved chunk); agree compares "
+                    f"one score per answer: choose an answer label ({', '.join(ANSWER_LABELS)})"
+                )
             if label not in row or (template and row["unit"] != "answer"):
                 continue
             item_id, model, _ = _key(row, path, line)
@@ -202,22 +238,25 @@ def read_human(paths: str | Path | Sequence[str | Path], label: str) -> dict[Key
                 out[(item_id, model)][annotator] = number
     if not out:
         shown = [name for name in columns if name not in _NOT_LABELS]
-        raise ConfigError(f"{', '.join(map(str, [paths] if isinstance(paths, (str, Path)) else paths))} has no "
-                          f"value of the label {label!r}"
-                          + (f": give --label one of {', '.join(shown[:30])}" if shown else ""))
+        raise ConfigError(
+            f"{', '.join(map(str, [paths] if isinstance(paths, (str, Path)) else paths))} has no "
+            f"value of the label {label!r}" + (f": give --label one of {', '.join(shown[:30])}" if shown else "")
+        )
     return dict(out)
 
 
-def align(scores: Mapping[Key, tuple[float, str]], human: Mapping[Key, dict[str, float]]) -> tuple[
-        dict[Key, tuple[float, str]], dict[Key, dict[str, float]]]:
+def align(
+    scores: Mapping[Key, tuple[float, str]], human: Mapping[Key, dict[str, float]]
+) -> tuple[dict[Key, tuple[float, str]], dict[Key, dict[str, float]]]:
     """The two, keyed alike: keys keep their model id only when both files have model ids."""
     if not (any(k[1] for k in scores) and any(k[1] for k in human)):
         return {(k[0], None): v for k, v in scores.items()}, {(k[0], None): v for k, v in human.items()}
     return dict(scores), dict(human)
 
 
-def _join(scores: Mapping[Key, tuple[float, str]], human: Mapping[Key, dict[str, float]]) -> tuple[
-        list[tuple[float, str, dict[str, float]]], dict[str, int]]:
+def _join(
+    scores: Mapping[Key, tuple[float, str]], human: Mapping[Key, dict[str, float]]
+) -> tuple[list[tuple[float, str, dict[str, float]]], dict[str, int]]:
     """(score, conversation, annotator → value) of each item in both, and how many are in one only."""
     scores, human = align(scores, human)
     joined = [(*scores[k], human[k]) for k in scores if k in human]
@@ -228,8 +267,10 @@ def interval_undefined(clusters: Sequence[object], n_resamples: int, what: str =
     """Why a :func:`~ragmeter.stats.correlation.cluster_bootstrap` interval of a defined statistic is NaN."""
     n = len(set(map(str, clusters)))
     if n < 2:
-        return (f"interval undefined: the {len(clusters)} {what} come from {n} conversation"
-                f"{'' if n == 1 else 's'}; resampling needs 2 or more")
+        return (
+            f"interval undefined: the {len(clusters)} {what} come from {n} conversation"
+            f"{'' if n == 1 else 's'}; resampling needs 2 or more"
+        )
     return f"interval undefined: the statistic is undefined in each of the {n_resamples} resamples"
 
 
@@ -266,21 +307,34 @@ def _check_threshold(x: np.ndarray, threshold: float, metric: str, default: bool
         known = f", and {metric} ranges over [{low:g}, {'∞' if high is None else f'{high:g}'}]"
     except ConfigError:
         known = ""
-    raise ConfigError(f"--threshold {threshold:g}{' (the default)' if default else ''} puts all {len(x)} items {side}: "
-                      f"the scores range from {x.min():g} to {x.max():g}{known}; choose a threshold above the lowest "
-                      "score and at most the highest")
+    raise ConfigError(
+        f"--threshold {threshold:g}{' (the default)' if default else ''} puts all {len(x)} items {side}: "
+        f"the scores range from {x.min():g} to {x.max():g}{known}; choose a threshold above the lowest "
+        "score and at most the highest"
+    )
 
 
-def _figures(x: np.ndarray, y: np.ndarray, clusters: list[str], kind: str, threshold: float,
-             settings: Settings) -> tuple[Figure, ...]:
+def _figures(
+    x: np.ndarray, y: np.ndarray, clusters: list[str], kind: str, threshold: float, settings: Settings
+) -> tuple[Figure, ...]:
     statistics = SCALE if kind == "scale" else {name: make(threshold) for name, make in BINARY.items()}
     out = []
     for offset, (name, statistic) in enumerate(statistics.items()):
-        interval = cluster_bootstrap(statistic, x, y, clusters=clusters, n_resamples=settings.n_resamples,
-                                     confidence=settings.confidence, seed=settings.seed + offset)
+        interval = cluster_bootstrap(
+            statistic,
+            x,
+            y,
+            clusters=clusters,
+            n_resamples=settings.n_resamples,
+            confidence=settings.confidence,
+            seed=settings.seed + offset,
+        )
         value = statistic(x, y)
-        why = (_value_undefined(x, y, kind, threshold) if math.isnan(value)
-               else interval_undefined(clusters, settings.n_resamples))
+        why = (
+            _value_undefined(x, y, kind, threshold)
+            if math.isnan(value)
+            else interval_undefined(clusters, settings.n_resamples)
+        )
         out.append(_figure(name, value, interval, why))
     return tuple(out)
 
@@ -311,14 +365,29 @@ def _scale_ceiling(votes: list[dict[str, float]], clusters: list[str], settings:
         return None
     positions = index.astype(float)
     n_resamples = min(settings.n_resamples, CEILING_RESAMPLES)
-    interval = cluster_bootstrap(lambda x, _: ceiling(x.astype(int)), positions, positions, clusters=clusters,
-                                 n_resamples=n_resamples, confidence=settings.confidence, seed=settings.seed)
+    interval = cluster_bootstrap(
+        lambda x, _: ceiling(x.astype(int)),
+        positions,
+        positions,
+        clusters=clusters,
+        n_resamples=n_resamples,
+        confidence=settings.confidence,
+        seed=settings.seed,
+    )
     return _figure("annotators (leave-one-out Spearman)", value, interval, interval_undefined(clusters, n_resamples))
 
 
-def agreement(scored: str | Path, human: str | Path | Sequence[str | Path], *, metric: str, label: str,
-              threshold: float | None = None, per_annotator: bool = False, ties: str = "undefined",
-              settings: Settings | None = None) -> Agreement:
+def agreement(
+    scored: str | Path,
+    human: str | Path | Sequence[str | Path],
+    *,
+    metric: str,
+    label: str,
+    threshold: float | None = None,
+    per_annotator: bool = False,
+    ties: str = "undefined",
+    settings: Settings | None = None,
+) -> Agreement:
     """The agreement of ``metric`` in ``scored`` with ``label`` in ``human``, one file or several (see the module
     docstring). ``threshold`` (binary labels; default 0.5) turns scores into decisions for balanced accuracy
     and κ; a :class:`ConfigError` refuses one that decides every item the same way while the scores differ, and one
@@ -327,12 +396,15 @@ def agreement(scored: str | Path, human: str | Path | Sequence[str | Path], *, m
     given = threshold
     joined, counts = _join(read_scores(scored, metric), read_human(human, label))
     if not joined:
-        raise ConfigError(f"no item of {scored} matches one of the human file(s) (joined on id, and model id when "
-                          "both have one)")
+        raise ConfigError(
+            f"no item of {scored} matches one of the human file(s) (joined on id, and model id when both have one)"
+        )
     kind = "binary" if all(v in (0.0, 1.0) for *_, unit in joined for v in unit.values()) else "scale"
     if kind == "scale" and given is not None:
-        raise ConfigError(f"--threshold applies to 0/1 labels; {label!r} is a rating scale (it has values other "
-                          "than 0 and 1), read with Spearman, Kendall and Pearson: leave --threshold out")
+        raise ConfigError(
+            f"--threshold applies to 0/1 labels; {label!r} is a rating scale (it has values other "
+            "than 0 and 1), read with Spearman, Kendall and Pearson: leave --threshold out"
+        )
     threshold = 0.5 if threshold is None and kind == "binary" else threshold
     rows = []
     rated: list[dict[str, float]] = []  # every item with a score, tied ones too: the ceiling's units
@@ -360,8 +432,17 @@ def agreement(scored: str | Path, human: str | Path | Sequence[str | Path], *, m
     figures = _figures(x, y, clusters, kind, threshold or 0.5, settings)
     if kind == "binary":
         alpha = krippendorff_alpha([[int(v) for v in unit.values()] for unit in rated])
-        ceiling = None if math.isnan(alpha) else Figure("annotators (Krippendorff's alpha)", alpha, math.nan, math.nan,
-                                                        undefined="no interval: computed once, on every vote")
+        ceiling = (
+            None
+            if math.isnan(alpha)
+            else Figure(
+                "annotators (Krippendorff's alpha)",
+                alpha,
+                math.nan,
+                math.nan,
+                undefined="no interval: computed once, on every vote",
+            )
+        )
     else:
         ceiling = _scale_ceiling(units, clusters, settings)
     each: dict[str, tuple[int, tuple[Figure, ...]]] = {}
@@ -370,12 +451,36 @@ def agreement(scored: str | Path, human: str | Path | Sequence[str | Path], *, m
             mine = [i for i, unit in enumerate(units) if annotator in unit]
             if len(mine) >= 3:
                 own = np.array([units[i][annotator] for i in mine])
-                each[annotator] = (len(mine), _figures(x[mine], own, [clusters[i] for i in mine], kind,
-                                                        threshold or 0.5, settings))
-    signature = Signature("agree", {"metric": metric, "label": label, "kind": kind,
-                                    **({"threshold": f"{threshold:g}"} if kind == "binary" else {}),
-                                    "ci": "percentile", "confidence": settings.confidence,
-                                    "n_resamples": settings.n_resamples, "resample": "clusters",
-                                    "seed": settings.seed}, sort_keys=False).render()
-    return Agreement(metric, label, kind, len(rows), figures, ceiling, counts, threshold if kind == "binary" else None,
-                     signature, each, tuple(x.tolist()), tuple(y.tolist()))
+                each[annotator] = (
+                    len(mine),
+                    _figures(x[mine], own, [clusters[i] for i in mine], kind, threshold or 0.5, settings),
+                )
+    signature = Signature(
+        "agree",
+        {
+            "metric": metric,
+            "label": label,
+            "kind": kind,
+            **({"threshold": f"{threshold:g}"} if kind == "binary" else {}),
+            "ci": "percentile",
+            "confidence": settings.confidence,
+            "n_resamples": settings.n_resamples,
+            "resample": "clusters",
+            "seed": settings.seed,
+        },
+        sort_keys=False,
+    ).render()
+    return Agreement(
+        metric,
+        label,
+        kind,
+        len(rows),
+        figures,
+        ceiling,
+        counts,
+        threshold if kind == "binary" else None,
+        signature,
+        each,
+        tuple(x.tolist()),
+        tuple(y.tolist()),
+    )

@@ -13,8 +13,14 @@ DEMOS = {"v1": "demo.jsonl", "gate": "demo-gate.jsonl", "id": "demo-id.jsonl"}
 #: What ``ragmeter demo FOLDER`` copies: the runs, two people's labels of the first (seed 003's 13 labels,
 #: filled in the template 'labels merge' reads), the documents' chunks (the corpus of ``ragmeter generate``) and the
 #: data's descriptions.
-DEMO_FILES = (*DEMOS.values(), "demo-labels-ana.csv", "demo-labels-ben.csv", "demo-chunks.jsonl", "DEMO.md",
-              "DEMO-id.md")
+DEMO_FILES = (
+    *DEMOS.values(),
+    "demo-labels-ana.csv",
+    "demo-labels-ben.csv",
+    "demo-chunks.jsonl",
+    "DEMO.md",
+    "DEMO-id.md",
+)
 
 
 def demo_path(variant: str = "v1") -> Path:

@@ -9,8 +9,17 @@ from typing import Any
 
 from ragmeter.core.errors import InputError
 
-__all__ = ["CSV_CELL_LIMIT", "MAX_CHUNKS", "MAX_LATENCY_MS", "MAX_NUGGETS", "MAX_TEXT_CHARS", "MAX_TOKENS_PER_CALL", "FieldReader",
-           "allow_long_csv_cells", "exact_number"]
+__all__ = [
+    "CSV_CELL_LIMIT",
+    "MAX_CHUNKS",
+    "MAX_LATENCY_MS",
+    "MAX_NUGGETS",
+    "MAX_TEXT_CHARS",
+    "MAX_TOKENS_PER_CALL",
+    "FieldReader",
+    "allow_long_csv_cells",
+    "exact_number",
+]
 
 # What one record may hold. Scoring keeps several copies of each text (normalised, tokenised, embedded
 # token by token), so one 50 MB answer took 8 GB of memory: the bounds stop such a record where it enters,
@@ -57,8 +66,7 @@ def _kind(value: Any) -> str:
 class FieldReader:
     """Reads fields of ``obj``; ``names`` maps ragmeter's field names to the source's (column mapping)."""
 
-    def __init__(self, obj: Any, *, path: str | None, line: int | None,
-                 names: Mapping[str, str] | None = None) -> None:
+    def __init__(self, obj: Any, *, path: str | None, line: int | None, names: Mapping[str, str] | None = None) -> None:
         self.path, self.line, self.names = path, line, names or {}
         if not isinstance(obj, dict):
             raise self.error(None, f"expected a JSON object per record, found {_kind(obj)}")
@@ -88,8 +96,11 @@ class FieldReader:
         if not isinstance(value, str):
             raise self.error(where, f"expected a string, found {_kind(value)}")
         if len(value) > MAX_TEXT_CHARS:
-            raise self.error(where, f"holds {len(value):,} characters, more than the {MAX_TEXT_CHARS:,} one text "
-                                    "may hold: shorten it, or leave the record out")
+            raise self.error(
+                where,
+                f"holds {len(value):,} characters, more than the {MAX_TEXT_CHARS:,} one text "
+                "may hold: shorten it, or leave the record out",
+            )
         return value
 
     def identifier(self, key: str, *, value: Any = ..., field: str | None = None, required: bool = True) -> str | None:
@@ -104,8 +115,17 @@ class FieldReader:
             raise self.error(where, f"expected an id (string or integer), found {_kind(value)}")
         return str(value)
 
-    def number(self, key: str, *, minimum: float | None = None, maximum: float | None = None, value: Any = ...,
-               field: str | None = None, integer: bool = False, unit: str = "") -> float | None:
+    def number(
+        self,
+        key: str,
+        *,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        value: Any = ...,
+        field: str | None = None,
+        integer: bool = False,
+        unit: str = "",
+    ) -> float | None:
         """A finite number within ``[minimum, maximum]`` (either bound optional), or ``None`` when absent;
         ``unit`` says what the maximum means (``"7 days in ms"``) in the message."""
         value = self.obj.get(key) if value is ... else value
@@ -124,12 +144,16 @@ class FieldReader:
             raise self.error(where, f"expected {expected} ≥ {minimum:g}, found {value!r}")
         if maximum is not None and number > maximum:
             bound = f"{maximum:,.0f} ({unit})" if unit else f"{maximum:,.0f}"
-            raise self.error(where, f"expected {expected} ≤ {bound}, found {exact_number(value)}: a value this large "
-                                    "is a logging error; check how this field was recorded")
+            raise self.error(
+                where,
+                f"expected {expected} ≤ {bound}, found {exact_number(value)}: a value this large "
+                "is a logging error; check how this field was recorded",
+            )
         return number
 
-    def items(self, key: str, *, value: Any = ..., field: str | None = None, most: int | None = None,
-              what: str = "items") -> list[Any]:
+    def items(
+        self, key: str, *, value: Any = ..., field: str | None = None, most: int | None = None, what: str = "items"
+    ) -> list[Any]:
         """A list (``[]`` when absent) of at most ``most`` ``what``."""
         value = self.obj.get(key) if value is ... else value
         if value is None:
@@ -137,8 +161,11 @@ class FieldReader:
         if not isinstance(value, list):
             raise self.error(field or key, f"expected a list, found {_kind(value)}")
         if most is not None and len(value) > most:
-            raise self.error(field or key, f"holds {len(value):,} {what}, more than the {most:,} one record may "
-                                           f"hold: keep the first {most:,} (the top-ranked ones)")
+            raise self.error(
+                field or key,
+                f"holds {len(value):,} {what}, more than the {most:,} one record may "
+                f"hold: keep the first {most:,} (the top-ranked ones)",
+            )
         return value
 
     def mapping(self, key: str, *, value: Any = ..., field: str | None = None) -> dict[str, Any]:

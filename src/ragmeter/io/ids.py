@@ -16,8 +16,12 @@ __all__ = ["repeated_id", "unique_ids"]
 def repeated_id(item_id: str, model_id: str | None, first: str, *, path: str, line: int) -> InputError:
     """The error of a record whose id (for its model) an earlier record, at ``first``, already has."""
     of_model = f" for model_id {model_id!r}" if model_id is not None else ""
-    return InputError(f"repeats the id {item_id!r}{of_model} of {first}: ids must be unique per model", path=path,
-                      line=line, field="id")
+    return InputError(
+        f"repeats the id {item_id!r}{of_model} of {first}: ids must be unique per model",
+        path=path,
+        line=line,
+        field="id",
+    )
 
 
 def unique_ids(path: Path, items: Iterator[tuple[int, Record | InputError]]) -> Iterator[Record | InputError]:

@@ -83,11 +83,19 @@ _MULTI_TURN = ("ragas", "MultiTurnSample")
 _TEST_CASE = ("deepeval", "LLMTestCase")
 _SOURCES = (_FRAME, _DATASET, _DATASET_DICT, _EVALUATION_DATASET)
 _ITEMS = (_SINGLE_TURN, _MULTI_TURN, _TEST_CASE)  # what a list may hold
-_ACCEPTED = ("a pandas DataFrame, a Hugging Face datasets.Dataset, a RAGAS EvaluationDataset or list of "
-             "SingleTurnSample, or a list of DeepEval LLMTestCase")
+_ACCEPTED = (
+    "a pandas DataFrame, a Hugging Face datasets.Dataset, a RAGAS EvaluationDataset or list of "
+    "SingleTurnSample, or a list of DeepEval LLMTestCase"
+)
 #: record_from_dict's field → the DeepEval attribute it comes from, for error messages.
-_TEST_CASE_NAMES = {"id": "name", "question": "input", "answer": "actual_output", "reference": "expected_output",
-                    "contexts": "retrieval_context", "latency_ms": "completion_time"}
+_TEST_CASE_NAMES = {
+    "id": "name",
+    "question": "input",
+    "answer": "actual_output",
+    "reference": "expected_output",
+    "contexts": "retrieval_context",
+    "latency_ms": "completion_time",
+}
 
 
 def is_framework_object(obj: Any) -> bool:
@@ -132,15 +140,19 @@ def _checked_map(column_map: Mapping[str, str]) -> dict[str, str]:
         if field_name not in MAP_FIELDS:
             close = difflib.get_close_matches(str(field_name), MAP_FIELDS, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(f"column_map: {field_name!r} is not a record field{hint}. A field is one of "
-                              f"{', '.join(MAP_FIELDS[:-len(RAGAS_FIELDS)])}; for RAGAS-style columns also "
-                              f"{', '.join(RAGAS_FIELDS)} (unmapped columns keep their names; unknown ones go to "
-                              "metadata)")
+            raise ConfigError(
+                f"column_map: {field_name!r} is not a record field{hint}. A field is one of "
+                f"{', '.join(MAP_FIELDS[: -len(RAGAS_FIELDS)])}; for RAGAS-style columns also "
+                f"{', '.join(RAGAS_FIELDS)} (unmapped columns keep their names; unknown ones go to "
+                "metadata)"
+            )
         if not isinstance(column, str) or not column:
             raise ConfigError(f"column_map: {field_name!r} maps to {column!r}; expected a column name")
         if column in taken:
-            raise ConfigError(f"column_map maps both {taken[column]!r} and {field_name!r} to column {column!r}: a "
-                              "column fills one field")
+            raise ConfigError(
+                f"column_map maps both {taken[column]!r} and {field_name!r} to column {column!r}: a "
+                "column fills one field"
+            )
         taken[column] = field_name
     return dict(column_map)
 
@@ -157,24 +169,30 @@ def _source_rows(obj: Any, column_map: dict[str, str]) -> tuple[str, Iterator[tu
     if kind == _DATASET_DICT:
         splits = list(obj)
         example = "test" if "test" in splits else (splits or ["test"])[0]
-        raise ConfigError(f"a DatasetDict holds splits ({', '.join(map(repr, splits))}): pass one split, "
-                          f"e.g. dataset[{example!r}]")
+        raise ConfigError(
+            f"a DatasetDict holds splits ({', '.join(map(repr, splits))}): pass one split, e.g. dataset[{example!r}]"
+        )
     first = obj[0] if isinstance(obj, (list, tuple)) and obj else None
     item = _kind(first, _ITEMS)
     if kind is None and item is None:
-        raise ConfigError(f"ragmeter reads records from a file path, or from {_ACCEPTED}; found "
-                          f"{type(obj).__name__} (Record objects and dicts go to ragmeter.evaluate as they are)")
+        raise ConfigError(
+            f"ragmeter reads records from a file path, or from {_ACCEPTED}; found "
+            f"{type(obj).__name__} (Record objects and dicts go to ragmeter.evaluate as they are)"
+        )
     if column_map:
-        raise ConfigError("column_map applies to a DataFrame or a Hugging Face Dataset; RAGAS samples and DeepEval "
-                          "test cases have fixed field names")
+        raise ConfigError(
+            "column_map applies to a DataFrame or a Hugging Face Dataset; RAGAS samples and DeepEval "
+            "test cases have fixed field names"
+        )
     if kind == _EVALUATION_DATASET:
         return "EvaluationDataset", _sample_records("EvaluationDataset", obj.samples, _ragas_record)
     name = f"{type(first).__name__} list"
     return name, _sample_records(name, obj, _test_case_record if item == _TEST_CASE else _ragas_record)
 
 
-def _table_records(name: str, names: list[str], rows: Iterator[dict[str, Any]],
-                   column_map: Mapping[str, str]) -> Iterator[tuple[int, Record | InputError]]:
+def _table_records(
+    name: str, names: list[str], rows: Iterator[dict[str, Any]], column_map: Mapping[str, str]
+) -> Iterator[tuple[int, Record | InputError]]:
     """The rows of a frame or dataset read as a table file's rows, after the checks of its columns."""
     path = Path(name)
     problem = _repeated_columns(name, names) or missing_columns(path, names, column_map)
@@ -188,8 +206,11 @@ def _repeated_columns(name: str, names: list[str]) -> InputError | None:
     repeated = sorted(column for column, count in Counter(names).items() if count > 1)
     if not repeated:
         return None
-    return InputError(f"more than one column is named {', '.join(map(repr, repeated))} (columns read: "
-                      f"{', '.join(map(repr, names))}): rename them, since each fills one field", path=name)
+    return InputError(
+        f"more than one column is named {', '.join(map(repr, repeated))} (columns read: "
+        f"{', '.join(map(repr, names))}): rename them, since each fills one field",
+        path=name,
+    )
 
 
 def _frame_rows(frame: Any, column_map: Mapping[str, str]) -> tuple[list[str], Iterator[dict[str, Any]]]:
@@ -197,14 +218,19 @@ def _frame_rows(frame: Any, column_map: Mapping[str, str]) -> tuple[list[str], I
     columns) and its rows, made one at a time."""
     columns = [str(column) for column in frame.columns]
     if frame.index.nlevels == 1 and frame.index.name == "id":
-        rows = (dict(zip(["id", *columns], map(_plain, values), strict=True))
-                for values in frame.itertuples(index=True, name=None))
+        rows = (
+            dict(zip(["id", *columns], map(_plain, values), strict=True))
+            for values in frame.itertuples(index=True, name=None)
+        )
         return ["id", *columns], rows
     if "id" in columns or "id" in column_map or _numbered(frame):
-        return columns, (dict(zip(columns, map(_plain, values), strict=True))
-                         for values in frame.itertuples(index=False, name=None))
-    rows = ({"id": _label(values[0]), **dict(zip(columns, map(_plain, values[1:]), strict=True))}
-            for values in frame.itertuples(index=True, name=None))
+        return columns, (
+            dict(zip(columns, map(_plain, values), strict=True)) for values in frame.itertuples(index=False, name=None)
+        )
+    rows = (
+        {"id": _label(values[0]), **dict(zip(columns, map(_plain, values[1:]), strict=True))}
+        for values in frame.itertuples(index=True, name=None)
+    )
     return ["id", *columns], rows
 
 
@@ -244,8 +270,11 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _sample_records(name: str, items: Iterable[Any], read: Callable[[Any, dict[str, Any]], Record | InputError],
-                    ) -> Iterator[tuple[int, Record | InputError]]:
+def _sample_records(
+    name: str,
+    items: Iterable[Any],
+    read: Callable[[Any, dict[str, Any]], Record | InputError],
+) -> Iterator[tuple[int, Record | InputError]]:
     for number, item in enumerate(items, start=1):
         yield number, read(item, {"path": name, "line": number})
 
@@ -253,8 +282,11 @@ def _sample_records(name: str, items: Iterable[Any], read: Callable[[Any, dict[s
 def _ragas_record(sample: Any, where: dict[str, Any]) -> Record | InputError:
     kind = _kind(sample, (_SINGLE_TURN, _MULTI_TURN))
     if kind == _MULTI_TURN:
-        return InputError("a RAGAS MultiTurnSample is not read: its messages (tool calls among them) are not "
-                          "ragmeter's question, answer and history; build records with 'history' instead", **where)
+        return InputError(
+            "a RAGAS MultiTurnSample is not read: its messages (tool calls among them) are not "
+            "ragmeter's question, answer and history; build records with 'history' instead",
+            **where,
+        )
     if kind is None:
         return InputError(f"expected a RAGAS SingleTurnSample, found {type(sample).__name__}", **where)
     row = {key: value for key, value in sample.model_dump().items() if value is not None}
@@ -271,17 +303,27 @@ def _test_case_dict(case: Any) -> dict[str, Any]:
     """The native record of a DeepEval test case (see the module docstring), left for record_from_dict to check.
     Attributes are read from the model's fields (``vars``), so no deprecated property is touched."""
     got = {key: value for key, value in vars(case).items() if value is not None}
-    row: dict[str, Any] = {"id": got.get("name"), "question": got.get("input"),
-                           "answer": got.get("actual_output"), "reference": got.get("expected_output"),
-                           "contexts": [_test_case_chunk(rank, item)
-                                        for rank, item in enumerate(got.get("retrieval_context", []), start=1)]}
+    row: dict[str, Any] = {
+        "id": got.get("name"),
+        "question": got.get("input"),
+        "answer": got.get("actual_output"),
+        "reference": got.get("expected_output"),
+        "contexts": [
+            _test_case_chunk(rank, item) for rank, item in enumerate(got.get("retrieval_context", []), start=1)
+        ],
+    }
     if "completion_time" in got:
         row["latency_ms"] = got["completion_time"] * 1000
     if "input_token_count" in got or "output_token_count" in got:
-        row["usage"] = {"prompt_tokens": got.get("input_token_count"),
-                        "completion_tokens": got.get("output_token_count")}
-    metadata = {**got.get("additional_metadata", {}), **got.get("metadata", {}),
-                **{key: got[key] for key in ("tags", "comments", "token_cost") if key in got}}
+        row["usage"] = {
+            "prompt_tokens": got.get("input_token_count"),
+            "completion_tokens": got.get("output_token_count"),
+        }
+    metadata = {
+        **got.get("additional_metadata", {}),
+        **got.get("metadata", {}),
+        **{key: got[key] for key in ("tags", "comments", "token_cost") if key in got},
+    }
     if "context" in got:
         metadata["ideal_context"] = got["context"]
     row["metadata"] = metadata

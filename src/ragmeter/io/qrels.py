@@ -30,12 +30,14 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
         if not parts:
             continue
         if len(parts) != 4:
-            raise InputError(f"expected 'query_id iteration doc_id grade', found {len(parts)} columns",
-                             path=str(path), line=line)
+            raise InputError(
+                f"expected 'query_id iteration doc_id grade', found {len(parts)} columns", path=str(path), line=line
+            )
         query_id, _, doc_id, grade = parts
         if not (grade.isascii() and grade.isdigit()):  # "²" is a digit to isdigit, not to int
-            raise InputError(f"expected a whole-number grade ≥ 0, found {grade!r}", path=str(path), line=line,
-                             field="grade")
+            raise InputError(
+                f"expected a whole-number grade ≥ 0, found {grade!r}", path=str(path), line=line, field="grade"
+            )
         qrels.setdefault(query_id, {})[doc_id] = int(grade)
     if not qrels:
         raise InputError("no judgment in the qrels file", path=str(path))

@@ -29,9 +29,23 @@ from ragmeter.io.ids import unique_ids
 from ragmeter.io.objects import object_records
 from ragmeter.io.rows import Span, jsonl_objects, line_spans, object_rows, text_lines
 
-__all__ = ["FORMATS", "FORMAT_PROBE", "MAP_FIELDS", "FileCheck", "Span", "check_file", "detect_format",
-           "iter_records", "jsonl_objects", "line_spans", "object_rows", "parse_column_map", "raw_records",
-           "read_records", "text_lines"]
+__all__ = [
+    "FORMATS",
+    "FORMAT_PROBE",
+    "MAP_FIELDS",
+    "FileCheck",
+    "Span",
+    "check_file",
+    "detect_format",
+    "iter_records",
+    "jsonl_objects",
+    "line_spans",
+    "object_rows",
+    "parse_column_map",
+    "raw_records",
+    "read_records",
+    "text_lines",
+]
 
 #: Records read, all failing, before an explicit format that auto-detection disagrees with is called wrong.
 FORMAT_PROBE = 5
@@ -42,8 +56,11 @@ def _wrong_format(path: Path, kind: str) -> InputError | None:
     seen = looks_like(path)
     if seen is None or REGISTRY[seen[0]].family == REGISTRY[kind].family:
         return None
-    return InputError(f"--input-format {kind} reads this file as {REGISTRY[kind].title}, but {seen[1]}: pass "
-                      f"--input-format {seen[0]}, or leave the option out to detect the format", path=str(path))
+    return InputError(
+        f"--input-format {kind} reads this file as {REGISTRY[kind].title}, but {seen[1]}: pass "
+        f"--input-format {seen[0]}, or leave the option out to detect the format",
+        path=str(path),
+    )
 
 
 def _failing_format(path: Path, kind: str, failed: list[InputError], ended: bool) -> InputError | None:
@@ -54,16 +71,30 @@ def _failing_format(path: Path, kind: str, failed: list[InputError], ended: bool
         return None
     detected = seen[0]
     first = failed[0]
-    where = ", ".join(part for part in (f"line {first.line}" if first.line is not None else None,
-                                        f"field '{first.field}'" if first.field else None) if part)
+    where = ", ".join(
+        part
+        for part in (
+            f"line {first.line}" if first.line is not None else None,
+            f"field '{first.field}'" if first.field else None,
+        )
+        if part
+    )
     records = f"the {len(failed)} records" if ended else f"the first {len(failed)} records"
-    return InputError(f"--input-format {kind}: {records} all fail as {REGISTRY[kind].title} ({where}: "
-                      f"{first.reason}), and the file looks like {REGISTRY[detected].title}: pass "
-                      f"--input-format {detected}, or leave the option out to detect the format", path=str(path))
+    return InputError(
+        f"--input-format {kind}: {records} all fail as {REGISTRY[kind].title} ({where}: "
+        f"{first.reason}), and the file looks like {REGISTRY[detected].title}: pass "
+        f"--input-format {detected}, or leave the option out to detect the format",
+        path=str(path),
+    )
 
 
-def iter_records(path: str | Path | Any, *, format: str = "auto", column_map: Mapping[str, str] | None = None,
-                 options: Mapping[str, str] | None = None) -> Iterator[Record | InputError]:
+def iter_records(
+    path: str | Path | Any,
+    *,
+    format: str = "auto",
+    column_map: Mapping[str, str] | None = None,
+    options: Mapping[str, str] | None = None,
+) -> Iterator[Record | InputError]:
     """Each record of the file, or the :class:`InputError` that rejects it, in file order.
 
     ``format`` is ``auto`` or the name of a registered format (:data:`~ragmeter.io.formats.FORMATS`: ``native``,
@@ -85,11 +116,15 @@ def iter_records(path: str | Path | Any, *, format: str = "auto", column_map: Ma
         raise ConfigError(f"unknown input format {format!r}: choose one of {', '.join(('auto', *REGISTRY))}")
     path = Path(path)
     if not path.exists():
-        raise InputError("no such file: check the path (a relative one is read from the working directory)",
-                         path=str(path))
+        raise InputError(
+            "no such file: check the path (a relative one is read from the working directory)", path=str(path)
+        )
     if not path.is_file() and not path.is_dir():
-        raise InputError("not a regular file but a pipe, a device or a socket (as /dev/stdin and a shell's <(…) "
-                         "give): records are read more than once, so save them to a file first", path=str(path))
+        raise InputError(
+            "not a regular file but a pipe, a device or a socket (as /dev/stdin and a shell's <(…) "
+            "give): records are read more than once, so save them to a file first",
+            path=str(path),
+        )
     kind = detect_format(path) if format == "auto" else format
     if column_map and not REGISTRY[kind].columns:
         raise ConfigError("a column mapping applies to CSV and Parquet files only")
@@ -128,8 +163,14 @@ def _probed(path: Path, kind: str, items: Iterator[Record | InputError]) -> Iter
     yield from items
 
 
-def raw_records(path: Path, kind: str, column_map: Mapping[str, str], span: Span | None = None, *,
-                options: Mapping[str, str] | None = None) -> Iterator[tuple[int, Record | InputError]]:
+def raw_records(
+    path: Path,
+    kind: str,
+    column_map: Mapping[str, str],
+    span: Span | None = None,
+    *,
+    options: Mapping[str, str] | None = None,
+) -> Iterator[tuple[int, Record | InputError]]:
     """(line, record or the error that rejects it) of a file of a known ``kind`` (``span``: of those lines of a
     JSONL file only; ``options``: the format's own, resolved), without the checks across records
     (:func:`iter_records` adds them)."""
@@ -139,8 +180,14 @@ def raw_records(path: Path, kind: str, column_map: Mapping[str, str], span: Span
     return fmt.read(path, column_map, span)
 
 
-def read_records(path: str | Path | Any, *, format: str = "auto", column_map: Mapping[str, str] | None = None,
-                 skip_invalid: bool = False, options: Mapping[str, str] | None = None) -> Iterator[Record]:
+def read_records(
+    path: str | Path | Any,
+    *,
+    format: str = "auto",
+    column_map: Mapping[str, str] | None = None,
+    skip_invalid: bool = False,
+    options: Mapping[str, str] | None = None,
+) -> Iterator[Record]:
     """The file's records; the first bad one raises its :class:`InputError` unless ``skip_invalid``. An error
     of the file as a whole (no line: no record at all, a mapped column the header lacks, a quote never closed)
     raises even with ``skip_invalid``, since skipping it would leave records out unseen."""
@@ -166,8 +213,14 @@ class FileCheck:
         return self.n_invalid == 0 and self.file_error is None
 
 
-def check_file(path: str | Path, *, format: str = "auto", column_map: Mapping[str, str] | None = None,
-               max_errors: int = 50, options: Mapping[str, str] | None = None) -> FileCheck:
+def check_file(
+    path: str | Path,
+    *,
+    format: str = "auto",
+    column_map: Mapping[str, str] | None = None,
+    max_errors: int = 50,
+    options: Mapping[str, str] | None = None,
+) -> FileCheck:
     """Read the whole file, count valid records, and keep the first ``max_errors`` errors."""
     check = FileCheck()
     for item in iter_records(path, format=format, column_map=column_map, options=options):

@@ -23,9 +23,25 @@ from typing import Any, BinaryIO
 from ragmeter.core.errors import ConfigError, InputError, MissingDependencyError
 from ragmeter.io.fields import allow_long_csv_cells
 
-__all__ = ["ANNOTATION_WORDS", "NOT_AN_OBJECT", "TABLE_SUFFIXES", "WORDS", "CsvRow", "Span", "Words", "broken_quoting",
-           "csv_dicts", "csv_rows", "header_problem", "jsonl_objects", "line_spans", "object_rows", "parquet_rows",
-           "stops_file", "text_lines"]
+__all__ = [
+    "ANNOTATION_WORDS",
+    "NOT_AN_OBJECT",
+    "TABLE_SUFFIXES",
+    "WORDS",
+    "CsvRow",
+    "Span",
+    "Words",
+    "broken_quoting",
+    "csv_dicts",
+    "csv_rows",
+    "header_problem",
+    "jsonl_objects",
+    "line_spans",
+    "object_rows",
+    "parquet_rows",
+    "stops_file",
+    "text_lines",
+]
 
 NOT_AN_OBJECT = "expected one JSON object per line"
 TABLE_SUFFIXES = (".csv", ".tsv")
@@ -43,20 +59,26 @@ class Words:
 
 def _broken_csv(exc: csv.Error, start: int, ended: int) -> str:
     if _runs_on(exc) == "unclosed":
-        return (f"a quoted cell in the row at line {start} is never closed, so lines {start} to {ended} (the end of "
-                "the file) were read as one cell: add the closing quote, and write each quote inside a quoted cell "
-                'twice ("")')
+        return (
+            f"a quoted cell in the row at line {start} is never closed, so lines {start} to {ended} (the end of "
+            "the file) were read as one cell: add the closing quote, and write each quote inside a quoted cell "
+            'twice ("")'
+        )
     if _runs_on(exc) == "too long":
-        return (f"a cell in the row at line {start} runs past {csv.field_size_limit():,} characters, the most a CSV "
-                "cell may hold: if a quote opens a cell there and is never closed, close it; for texts this long, "
-                "use JSONL")
+        return (
+            f"a cell in the row at line {start} runs past {csv.field_size_limit():,} characters, the most a CSV "
+            "cell may hold: if a quote opens a cell there and is never closed, close it; for texts this long, "
+            "use JSONL"
+        )
     return broken_quoting(exc)
 
 
 def broken_quoting(exc: csv.Error) -> str:
     """The words of a quote that closes before its cell ends (``"ab"c``), in a row or in the header."""
-    return (f"broken quoting ({exc}): a quoted cell must end at its closing quote; write each quote inside a "
-            'quoted cell twice ("")')
+    return (
+        f"broken quoting ({exc}): a quoted cell must end at its closing quote; write each quote inside a "
+        'quoted cell twice ("")'
+    )
 
 
 def _annotation_csv(exc: csv.Error, start: int, ended: int) -> str:
@@ -65,8 +87,9 @@ def _annotation_csv(exc: csv.Error, start: int, ended: int) -> str:
     return f"the row cannot be read as CSV: {exc}"
 
 
-WORDS = Words(broken_json=lambda exc: f"broken JSON at column {exc.colno}: {exc.msg.removesuffix(' at')}",
-              broken_csv=_broken_csv)
+WORDS = Words(
+    broken_json=lambda exc: f"broken JSON at column {exc.colno}: {exc.msg.removesuffix(' at')}", broken_csv=_broken_csv
+)
 ANNOTATION_WORDS = Words(broken_json=lambda exc: f"not valid JSON: {exc.msg}", broken_csv=_annotation_csv)
 
 
@@ -86,6 +109,7 @@ def stops_file(exc: csv.Error) -> bool:
 
 
 # ---------------------------------------------------------------- lines
+
 
 @dataclass(frozen=True)
 class Span:
@@ -151,15 +175,20 @@ def _raw_lines(handle: BinaryIO, limit: int | None = None) -> Iterator[bytes]:
 
 def _decoded(raw: bytes, number: int, path: Path) -> str | InputError:
     if number == 1 and raw.startswith(codecs.BOM_UTF8):
-        raw = raw[len(codecs.BOM_UTF8):]
+        raw = raw[len(codecs.BOM_UTF8) :]
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return InputError(f"not UTF-8 text at line {number}, byte {exc.start + 1} of the line "
-                          f"(0x{raw[exc.start]:02x}): save the file as UTF-8", path=str(path), line=number)
+        return InputError(
+            f"not UTF-8 text at line {number}, byte {exc.start + 1} of the line "
+            f"(0x{raw[exc.start]:02x}): save the file as UTF-8",
+            path=str(path),
+            line=number,
+        )
 
 
 # ---------------------------------------------------------------- JSONL
+
 
 def jsonl_objects(path: Path, span: Span | None = None, *, words: Words = WORDS) -> Iterator[tuple[int, Any]]:
     """(line number, parsed object or InputError) for every non-blank line (of ``span``, when given). A file whose
@@ -171,9 +200,15 @@ def jsonl_objects(path: Path, span: Span | None = None, *, words: Words = WORDS)
         if not line.strip():
             continue
         if number == 1 and line.lstrip().startswith("["):
-            yield number, InputError("this looks like a JSON array; ragmeter reads JSONL (one object "
-                                     "per line): convert it with  jq -c '.[]' FILE > FILE.jsonl",
-                                     path=str(path), line=number)
+            yield (
+                number,
+                InputError(
+                    "this looks like a JSON array; ragmeter reads JSONL (one object "
+                    "per line): convert it with  jq -c '.[]' FILE > FILE.jsonl",
+                    path=str(path),
+                    line=number,
+                ),
+            )
             return
         try:
             yield number, json.loads(line)
@@ -184,6 +219,7 @@ def jsonl_objects(path: Path, span: Span | None = None, *, words: Words = WORDS)
 
 
 # ---------------------------------------------------------------- CSV, TSV and Parquet
+
 
 @dataclass(frozen=True)
 class CsvRow:
@@ -281,8 +317,8 @@ def csv_dicts(path: Path, header: CsvRow, rows: Iterable[CsvRow]) -> Iterator[tu
 def _as_dict(header: list[str], cells: list[str]) -> dict[Any, Any]:
     row: dict[Any, Any] = dict(zip(header, cells))
     if len(cells) > len(header):
-        row[None] = cells[len(header):]
-    for name in header[len(cells):]:
+        row[None] = cells[len(header) :]
+    for name in header[len(cells) :]:
         row[name] = None
     return row
 
@@ -292,8 +328,13 @@ def object_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     the records' CSV is: a byte-order mark skipped, a line that is not UTF-8 or broken quoting an error of its
     row); the first bad row raises its :class:`InputError`."""
     if not path.is_file():
-        what = ("no such file: check the path" if not path.exists() else "is a folder: give the file in it"
-                if path.is_dir() else "is not a regular file but a pipe, a device or a socket: save it to a file first")
+        what = (
+            "no such file: check the path"
+            if not path.exists()
+            else "is a folder: give the file in it"
+            if path.is_dir()
+            else "is not a regular file but a pipe, a device or a socket: save it to a file first"
+        )
         raise ConfigError(f"{path}: {what}")
     rows = _table_dicts(path) if path.suffix.lower() in TABLE_SUFFIXES else jsonl_objects(path)
     for line, row in rows:

@@ -46,8 +46,19 @@ from ragmeter.core.files import (
 from ragmeter.core.settings import Settings
 from ragmeter.io.writers import ItemsWriter
 
-__all__ = ["CACHE_FILE", "FOLDER_FILES", "PIECE_SHARDS", "Manifest", "RunFolder", "files_read", "input_candidates",
-           "item_row", "item_settings", "read_json_object", "require_parquet"]
+__all__ = [
+    "CACHE_FILE",
+    "FOLDER_FILES",
+    "PIECE_SHARDS",
+    "Manifest",
+    "RunFolder",
+    "files_read",
+    "input_candidates",
+    "item_row",
+    "item_settings",
+    "read_json_object",
+    "require_parquet",
+]
 
 #: Every file a run folder owns: an input must not be one of them, none may be a symlink or a device, and none is
 #: another command's output.
@@ -67,14 +78,23 @@ def require_parquet() -> None:
 def item_settings(settings: Settings) -> dict[str, Any]:
     """The settings that change per-item values (the interval settings only change the summary, which a
     resumed run recomputes), as plain JSON values."""
-    return {"language": settings.language, "tau_sim": settings.tau_sim, "idk": settings.idk.version,
-            "abstain_correct_for": sorted(a.value for a in settings.abstain_correct_for),
-            "embedder": settings.embedder, "bertscore_model": settings.bertscore_model,
-            "bertscore_layer": settings.bertscore_layer, "bertscore_baseline": settings.bertscore_baseline,
-            "idk_eval_source": settings.idk_eval_source, "ndcg_ideal": settings.ndcg_ideal,
-            "ndcg_gain": settings.ndcg_gain, "source_labels": settings.source_labels,
-            "rb_llm_unparsed": settings.rb_llm_unparsed, "check_evidence": settings.check_evidence,
-            "normalization": settings.normalization}
+    return {
+        "language": settings.language,
+        "tau_sim": settings.tau_sim,
+        "idk": settings.idk.version,
+        "abstain_correct_for": sorted(a.value for a in settings.abstain_correct_for),
+        "embedder": settings.embedder,
+        "bertscore_model": settings.bertscore_model,
+        "bertscore_layer": settings.bertscore_layer,
+        "bertscore_baseline": settings.bertscore_baseline,
+        "idk_eval_source": settings.idk_eval_source,
+        "ndcg_ideal": settings.ndcg_ideal,
+        "ndcg_gain": settings.ndcg_gain,
+        "source_labels": settings.source_labels,
+        "rb_llm_unparsed": settings.rb_llm_unparsed,
+        "check_evidence": settings.check_evidence,
+        "normalization": settings.normalization,
+    }
 
 
 def files_sha256(files: Sequence[Path]) -> str:
@@ -184,11 +204,15 @@ class RunFolder:
         for path in self._owned_files():
             same = outputs.input_at(path)
             if same is not None:
-                raise ConfigError(f"the input {same} is the run folder's own {path.relative_to(self.path)}, which "
-                                  f"a run in --out {self.path} writes: copy it elsewhere, or choose another --out")
+                raise ConfigError(
+                    f"the input {same} is the run folder's own {path.relative_to(self.path)}, which "
+                    f"a run in --out {self.path} writes: copy it elsewhere, or choose another --out"
+                )
             if path.is_symlink() or (path.exists() and not path.is_file()):
-                raise ConfigError(f"{path} is not a regular file (a symlink or a special file): a run folder's "
-                                  "files are its own; move it away, or choose another --out")
+                raise ConfigError(
+                    f"{path} is not a regular file (a symlink or a special file): a run folder's "
+                    "files are its own; move it away, or choose another --out"
+                )
 
     def unfinished_rows(self) -> bool:
         """The folder holds an unfinished run with finished items, which ``--resume`` goes on from."""
@@ -208,8 +232,9 @@ class RunFolder:
         shards = sorted(parts.iterdir()) if parts.is_dir() and not parts.is_symlink() else []
         return [self.path / name for name in FOLDER_FILES] + shards
 
-    def prepare(self, manifest: Manifest | Mapping[str, Any], *, resume: bool,
-                overwrite: bool = False) -> list[dict[str, Any]]:
+    def prepare(
+        self, manifest: Manifest | Mapping[str, Any], *, resume: bool, overwrite: bool = False
+    ) -> list[dict[str, Any]]:
         """Check ``manifest`` (what this run is: input, metrics, settings, judge, limit) against the folder;
         return the rows of the interrupted run to keep (``resume``), else ``[]``. Writes nothing, except
         that a torn last line of ``items.jsonl`` is cut when resuming.
@@ -227,18 +252,23 @@ class RunFolder:
             self._check_replaceable(previous, status, overwrite)
             return []
         if status == "finished":
-            raise ConfigError(f"--resume: {self.path} holds a finished run, nothing to resume: leave --resume out "
-                              "and add --overwrite to replace it")
+            raise ConfigError(
+                f"--resume: {self.path} holds a finished run, nothing to resume: leave --resume out "
+                "and add --overwrite to replace it"
+            )
         if status != "running":
             cache = self.path / CACHE_FILE
-            reuse = (f"; the judge's verdicts in {cache} are reused by a plain rerun" if cache.is_file() else "")
-            raise ConfigError(f"--resume: {self.path} holds no interrupted run with finished items to go on from: "
-                              f"leave --resume out to start the run{reuse}")
-        changed = [key for key in manifest if key not in _LOCATION_KEYS
-                   and previous.get(key) != manifest[key]]  # type: ignore[union-attr]
+            reuse = f"; the judge's verdicts in {cache} are reused by a plain rerun" if cache.is_file() else ""
+            raise ConfigError(
+                f"--resume: {self.path} holds no interrupted run with finished items to go on from: "
+                f"leave --resume out to start the run{reuse}"
+            )
+        changed = [key for key in manifest if key not in _LOCATION_KEYS and previous.get(key) != manifest[key]]  # type: ignore[union-attr]
         if changed:
-            raise ConfigError(f"--resume: the interrupted run in {self.path} had other {', '.join(changed)}; "
-                              "rerun it with the same input and options, or choose another --out")
+            raise ConfigError(
+                f"--resume: the interrupted run in {self.path} had other {', '.join(changed)}; "
+                "rerun it with the same input and options, or choose another --out"
+            )
         kept = complete_jsonl_rows(self.items_path)
         if not all(isinstance(row, dict) for row in kept.rows):
             raise ConfigError(f"--resume: {self.items_path} is not a ragmeter items file; choose another --out")
@@ -253,17 +283,23 @@ class RunFolder:
             return
         if status == "running":
             if _has_rows(self.items_path) or any((self.path / PIECE_SHARDS).glob("*")):
-                raise ConfigError(f"{self.path} holds an interrupted run: pass --resume to finish it (its "
-                                  "finished items are kept), --overwrite to start it afresh, or choose another "
-                                  "--out")
+                raise ConfigError(
+                    f"{self.path} holds an interrupted run: pass --resume to finish it (its "
+                    "finished items are kept), --overwrite to start it afresh, or choose another "
+                    "--out"
+                )
             return  # a run that stopped before its first item: nothing finished to lose
         if status is not None:
-            raise ConfigError(f"{self.path} holds a finished run (of {previous.get('input')}): pass --overwrite "  # type: ignore[union-attr]
-                              "to replace it, or choose another --out")
+            raise ConfigError(
+                f"{self.path} holds a finished run (of {previous.get('input')}): pass --overwrite "  # type: ignore[union-attr]
+                "to replace it, or choose another --out"
+            )
         taken = [path.name for path in self._owned_files() if path.exists() and path.name != CACHE_FILE]
         if taken:
-            raise ConfigError(f"{self.path} already has {', '.join(taken)}, which no ragmeter run there wrote "
-                              "(no run.json): pass --overwrite to replace them, or choose another --out")
+            raise ConfigError(
+                f"{self.path} already has {', '.join(taken)}, which no ragmeter run there wrote "
+                "(no run.json): pass --overwrite to replace them, or choose another --out"
+            )
 
     def start(self) -> None:
         """Mark the run ``running``: the folder is made, what an earlier run left there (summary, failures,
@@ -288,8 +324,13 @@ class RunFolder:
         """The writer of ``items.jsonl``; its first rows start the run (:meth:`start`)."""
         return ItemsWriter(self.items_path, append=resume, before_first=self.start)
 
-    def finish(self, summary: Mapping[str, Any], *, failures: Sequence[Mapping[str, Any]] | None = None,
-               table: Mapping[str, Any] | None = None) -> None:
+    def finish(
+        self,
+        summary: Mapping[str, Any],
+        *,
+        failures: Sequence[Mapping[str, Any]] | None = None,
+        table: Mapping[str, Any] | None = None,
+    ) -> None:
         """Write the ``summary``, the judge's ``failures`` (a judged run's, even none) and the items ``table``
         (``--parquet``; :func:`write_parquet`), then mark the run finished."""
         self.start()
@@ -342,16 +383,27 @@ def write_parquet(table: Mapping[str, Any], path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    columns = {name: pa.array(values, type=pa.float64(), from_pandas=True) if isinstance(values, np.ndarray)
-               else pa.array(values, type=pa.string()) for name, values in table.items()}
+    columns = {
+        name: pa.array(values, type=pa.float64(), from_pandas=True)
+        if isinstance(values, np.ndarray)
+        else pa.array(values, type=pa.string())
+        for name, values in table.items()
+    }
     with writing(path) as temporary:
         pq.write_table(pa.table(columns), temporary)
 
 
-def item_row(item_id: str, model_id: str | None, values: Mapping[str, float],
-             undefined: Mapping[str, str], notes: Mapping[str, str] | None = None, *,
-             conversation_id: str | None = None, judge: Mapping[str, Any] | None = None,
-             language: str | None = None) -> dict[str, Any]:
+def item_row(
+    item_id: str,
+    model_id: str | None,
+    values: Mapping[str, float],
+    undefined: Mapping[str, str],
+    notes: Mapping[str, str] | None = None,
+    *,
+    conversation_id: str | None = None,
+    judge: Mapping[str, Any] | None = None,
+    language: str | None = None,
+) -> dict[str, Any]:
     """The JSON shape of one item's scores, as written to ``items.jsonl`` (the one encoder of its rows);
     ``judge``: the item's judge tokens this run and its failed calls (prompt and reason; the raw replies go to the
     failure log), as :meth:`~ragmeter.judges.accounting.ItemJudging.to_dict` gives them; ``language``: the code of

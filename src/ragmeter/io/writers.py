@@ -17,8 +17,9 @@ class ItemsWriter:
     rows, after ``before_first`` ran (the run folder starts its run then): a run that writes no row creates
     nothing. Use as a context manager; pass the instance as ``on_items``."""
 
-    def __init__(self, path: str | Path, *, append: bool = False,
-                 before_first: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, path: str | Path, *, append: bool = False, before_first: Callable[[], None] | None = None
+    ) -> None:
         self.path = Path(path)
         self.append = append
         self.before_first = before_first

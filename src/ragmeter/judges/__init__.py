@@ -23,9 +23,27 @@ from ragmeter.judges.engine import Judge, JudgeCall, JudgeOutcome
 from ragmeter.judges.prompts import CLAIM_MODES, LAYOUTS
 from ragmeter.judges.protocol import ChatBackend, ChatReply, ChatRequest, ScriptedBackend
 
-__all__ = ["CLAIM_MODES", "JUDGE_KINDS", "LAYOUTS", "LOCAL_TIMEOUT_S", "REMOTE_TIMEOUT_S", "ChatBackend", "ChatReply",
-           "ChatRequest", "Judge", "JudgeCache", "JudgeCall", "JudgeConfig", "JudgeOutcome", "JudgeUsage",
-           "LocalServer", "OpenAIBackend", "ScriptedBackend", "open_judge", "planning_judge"]
+__all__ = [
+    "CLAIM_MODES",
+    "JUDGE_KINDS",
+    "LAYOUTS",
+    "LOCAL_TIMEOUT_S",
+    "REMOTE_TIMEOUT_S",
+    "ChatBackend",
+    "ChatReply",
+    "ChatRequest",
+    "Judge",
+    "JudgeCache",
+    "JudgeCall",
+    "JudgeConfig",
+    "JudgeOutcome",
+    "JudgeUsage",
+    "LocalServer",
+    "OpenAIBackend",
+    "ScriptedBackend",
+    "open_judge",
+    "planning_judge",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -121,8 +139,10 @@ def _check_url(url: str) -> None:
     except ValueError:
         parts = parts._replace(netloc="")
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"the judge's base URL {url!r} is not an http(s) address: give one such as "
-                          "http://localhost:8000/v1 (--judge-base-url)")
+        raise ConfigError(
+            f"the judge's base URL {url!r} is not an http(s) address: give one such as "
+            "http://localhost:8000/v1 (--judge-base-url)"
+        )
 
 
 def open_judge(config: JudgeConfig) -> Judge:
@@ -133,9 +153,18 @@ def open_judge(config: JudgeConfig) -> Judge:
     opened = kind.factory(config, timeout_s)
     try:
         cache = JudgeCache(config.cache) if config.cache is not None else None
-        return Judge(opened.backend, cache=cache, concurrency=config.concurrency or kind.concurrency,
-                     max_attempts=config.max_attempts, timeout_s=timeout_s, backoff_s=config.backoff_s,
-                     seed=config.seed, on_close=opened.close, claims=config.claim_mode, layout=config.call_layout)
+        return Judge(
+            opened.backend,
+            cache=cache,
+            concurrency=config.concurrency or kind.concurrency,
+            max_attempts=config.max_attempts,
+            timeout_s=timeout_s,
+            backoff_s=config.backoff_s,
+            seed=config.seed,
+            on_close=opened.close,
+            claims=config.claim_mode,
+            layout=config.call_layout,
+        )
     except BaseException:
         if opened.close is not None:
             opened.close()
@@ -147,10 +176,13 @@ def planning_judge(config: JudgeConfig) -> Judge:
     needs no key, and reads the cache without writing to it (no file made, none changed). Close it (it then
     holds an open cache file); closing starts nothing."""
     model = backend_kind(config.kind).model_id(config)
-    cache = (JudgeCache(config.cache, read_only=True) if config.cache is not None and config.cache.exists()
-             else None)
-    return Judge(_NoCalls(model, config.temperature, config.seed, config.reply_bounds), cache=cache,
-                 claims=config.claim_mode, layout=config.call_layout)
+    cache = JudgeCache(config.cache, read_only=True) if config.cache is not None and config.cache.exists() else None
+    return Judge(
+        _NoCalls(model, config.temperature, config.seed, config.reply_bounds),
+        cache=cache,
+        claims=config.claim_mode,
+        layout=config.call_layout,
+    )
 
 
 class _NoCalls:

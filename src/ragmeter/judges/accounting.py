@@ -18,6 +18,7 @@ import numpy as np
 
 __all__ = ["ItemJudging", "JudgeUsage", "JudgingLog", "JudgingReport", "token_cost"]
 
+
 def token_cost(prompt_tokens: float, completion_tokens: float, prices: tuple[float, float]) -> float:
     """What tokens cost at ``prices`` (prompt, completion) per million tokens: the one cost formula."""
     return (prompt_tokens * prices[0] + completion_tokens * prices[1]) / 1e6
@@ -45,8 +46,18 @@ class JudgeUsage:
         return {**data, "failure_reasons": dict(self.failure_reasons)}
 
 
-USAGE_COUNTERS = ("calls", "cached", "requests", "retries", "repairs", "failures", "prompt_tokens",
-                  "completion_tokens", "cached_prompt_tokens", "cached_completion_tokens")
+USAGE_COUNTERS = (
+    "calls",
+    "cached",
+    "requests",
+    "retries",
+    "repairs",
+    "failures",
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_prompt_tokens",
+    "cached_completion_tokens",
+)
 
 
 @dataclass(frozen=True)
@@ -59,8 +70,11 @@ class ItemJudging:
 
     def to_dict(self) -> dict[str, Any]:
         """The item's ``judge`` entry in ``items.jsonl`` (raw replies go to the failure log instead)."""
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "failures": [{"prompt": prompt, "reason": reason} for prompt, reason, _ in self.failures]}
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "failures": [{"prompt": prompt, "reason": reason} for prompt, reason, _ in self.failures],
+        }
 
 
 @dataclass(frozen=True)
@@ -90,9 +104,12 @@ class JudgingReport:
         return ItemJudging(int(self.prompt_tokens[index]), int(self.completion_tokens[index]), failures)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"judge": self.judge, "totals": self.totals(),
-                "by_prompt": {name: u.to_dict() for name, u in self.usage.items()},
-                "failures": len(self.failures)}
+        return {
+            "judge": self.judge,
+            "totals": self.totals(),
+            "by_prompt": {name: u.to_dict() for name, u in self.usage.items()},
+            "failures": len(self.failures),
+        }
 
 
 class JudgingLog:
@@ -107,11 +124,16 @@ class JudgingLog:
         for item_id, cost in zip(item_ids, costs, strict=True):
             self.prompt_tokens.append(cost.prompt_tokens)
             self.completion_tokens.append(cost.completion_tokens)
-            self.failures.extend({"id": item_id, "prompt": prompt, "reason": reason, "raw": raw}
-                                 for prompt, reason, raw in cost.failures)
+            self.failures.extend(
+                {"id": item_id, "prompt": prompt, "reason": reason, "raw": raw} for prompt, reason, raw in cost.failures
+            )
 
     def report(self, identity: str, usage: Mapping[str, JudgeUsage]) -> JudgingReport:
         """The run's judging: the judge's ``identity`` and its ``usage`` by prompt, with what each item cost."""
-        return JudgingReport(identity, copy.deepcopy(dict(usage)),
-                             np.asarray(self.prompt_tokens, dtype=np.int64),
-                             np.asarray(self.completion_tokens, dtype=np.int64), tuple(self.failures))
+        return JudgingReport(
+            identity,
+            copy.deepcopy(dict(usage)),
+            np.asarray(self.prompt_tokens, dtype=np.int64),
+            np.asarray(self.completion_tokens, dtype=np.int64),
+            tuple(self.failures),
+        )

@@ -102,16 +102,23 @@ class JudgeCache:
         checkpoint when it closes, so the ``-wal`` and ``-shm`` files stay); ``None`` when the file holds no
         verdicts yet (empty, or without the table)."""
         try:
-            reader = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None,
-                                     check_same_thread=False, timeout=_BUSY_S)
+            reader = sqlite3.connect(
+                f"{self.path.resolve().as_uri()}?mode=ro",
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=_BUSY_S,
+            )
         except sqlite3.OperationalError as exc:
             raise ConfigError(f"the judge cache {self.path} cannot be read ({exc})") from None
         try:
             tables = reader.execute("SELECT name FROM sqlite_master WHERE name = 'verdicts'").fetchall()
         except sqlite3.DatabaseError as exc:
             reader.close()
-            raise ConfigError(f"the judge cache {self.path} is not a verdict cache ragmeter can use ({exc}): give "
-                              "--judge-cache another file, or --no-judge-cache") from None
+            raise ConfigError(
+                f"the judge cache {self.path} is not a verdict cache ragmeter can use ({exc}): give "
+                "--judge-cache another file, or --no-judge-cache"
+            ) from None
         if not tables:
             reader.close()
             return None
@@ -132,8 +139,10 @@ class JudgeCache:
             writer.execute(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             writer.close()
-            raise ConfigError(f"the judge cache {self.path} is not a verdict cache ragmeter can use ({exc}): give "
-                              "--judge-cache another file, or --no-judge-cache") from None
+            raise ConfigError(
+                f"the judge cache {self.path} is not a verdict cache ragmeter can use ({exc}): give "
+                "--judge-cache another file, or --no-judge-cache"
+            ) from None
         self._reader = self._connect()
         self._writer = writer
         return writer
@@ -154,9 +163,11 @@ class JudgeCache:
         """The stored outcomes of those ``keys`` that are stored."""
         found: dict[str, CachedVerdict] = {}
         for key, verdict, failure, raw, prompt_tokens, completion_tokens in self._select(
-                "key, verdict, failure, raw, prompt_tokens, completion_tokens", keys):
-            found[key] = CachedVerdict(None if verdict is None else json.loads(verdict), failure, raw,
-                                       prompt_tokens, completion_tokens)
+            "key, verdict, failure, raw, prompt_tokens, completion_tokens", keys
+        ):
+            found[key] = CachedVerdict(
+                None if verdict is None else json.loads(verdict), failure, raw, prompt_tokens, completion_tokens
+            )
         return found
 
     def present(self, keys: Iterable[str]) -> set[str]:
@@ -171,7 +182,7 @@ class JudgeCache:
             if self._nothing_stored():
                 return rows
             for start in range(0, len(wanted), 500):
-                chunk = wanted[start:start + 500]
+                chunk = wanted[start : start + 500]
                 marks = ",".join("?" * len(chunk))
                 rows += self._reader.execute(f"SELECT {columns} FROM verdicts WHERE key IN ({marks})", chunk)
         return rows
@@ -181,10 +192,20 @@ class JudgeCache:
         verdict = None if entry.verdict is None else json.dumps(entry.verdict, ensure_ascii=False, sort_keys=True)
         with self._write_lock:
             self._nothing_stored()  # a closed cache raises
-            self._open().execute("INSERT OR IGNORE INTO verdicts (key, judge, verdict, failure, raw, "
-                                 "prompt_tokens, completion_tokens, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                                 (key, judge, verdict, entry.failure, entry.raw, entry.prompt_tokens,
-                                  entry.completion_tokens, time.time()))
+            self._open().execute(
+                "INSERT OR IGNORE INTO verdicts (key, judge, verdict, failure, raw, "
+                "prompt_tokens, completion_tokens, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    judge,
+                    verdict,
+                    entry.failure,
+                    entry.raw,
+                    entry.prompt_tokens,
+                    entry.completion_tokens,
+                    time.time(),
+                ),
+            )
 
     def __len__(self) -> int:
         with self._read_lock:

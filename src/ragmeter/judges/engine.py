@@ -99,10 +99,21 @@ class Judge:
     item are laid out (:data:`~ragmeter.judges.prompts.LAYOUTS`): ``calls`` or ``shared``.
     """
 
-    def __init__(self, backend: ChatBackend, *, cache: JudgeCache | None = None, concurrency: int = 8,
-                 max_attempts: int = 6, timeout_s: float = 120.0, backoff_s: float = 1.0,
-                 max_backoff_s: float = 60.0, seed: int = 0, on_close: Callable[[], None] | None = None,
-                 claims: str = "verify", layout: str = "calls") -> None:
+    def __init__(
+        self,
+        backend: ChatBackend,
+        *,
+        cache: JudgeCache | None = None,
+        concurrency: int = 8,
+        max_attempts: int = 6,
+        timeout_s: float = 120.0,
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 60.0,
+        seed: int = 0,
+        on_close: Callable[[], None] | None = None,
+        claims: str = "verify",
+        layout: str = "calls",
+    ) -> None:
         if concurrency < 1 or max_attempts < 1:
             raise ValueError("concurrency and max_attempts must be at least 1")
         if claims not in CLAIM_MODES:
@@ -128,8 +139,9 @@ class Judge:
         self._closed = False
         self._answered = False  # has any request succeeded? (until one has, failures to connect end the run)
         self._unreachable = 0  # failures to connect in a row while nothing has been answered
-        self._cache_writes = concurrent.futures.ThreadPoolExecutor(max_workers=1,
-                                                                   thread_name_prefix="ragmeter-judge-cache")
+        self._cache_writes = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="ragmeter-judge-cache"
+        )
 
     @property
     def bounds(self) -> str:
@@ -156,8 +168,7 @@ class Judge:
         body = json.dumps([self.signature(call.prompt), call.request.fingerprint()])
         return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
-    def charge(self, calls: Sequence[Sequence[JudgeCall]],
-               outcomes: Mapping[str, JudgeOutcome]) -> list[ItemJudging]:
+    def charge(self, calls: Sequence[Sequence[JudgeCall]], outcomes: Mapping[str, JudgeOutcome]) -> list[ItemJudging]:
         """Each item's cost and failures, from the ``outcomes`` (by :meth:`key`) of a batch's calls (``calls[i]``:
         item i's). A call several items asked for is charged to the first; one an item asked for twice, once."""
         charged: set[str] = set()
@@ -288,8 +299,9 @@ class Judge:
             usage.failure_reasons[hit.failure.split(":")[0]] += 1
         return JudgeOutcome(hit.verdict, hit.failure, hit.raw, 0, 0, 0, cached=True)
 
-    async def _outcome(self, key: str, call: JudgeCall, *,
-                       after: asyncio.Task[JudgeOutcome] | None = None) -> JudgeOutcome:
+    async def _outcome(
+        self, key: str, call: JudgeCall, *, after: asyncio.Task[JudgeOutcome] | None = None
+    ) -> JudgeOutcome:
         """The outcome of ``call``, sent once ``after`` (the first call about the same item prefix) is done,
         so that an endpoint caching prefixes serves the item from it instead of computing it again."""
         if after is not None:
@@ -299,25 +311,42 @@ class Judge:
         try:
             outcome = await self._validated(call, spent, usage)
         except RejectedCallError as exc:
-            outcome = JudgeOutcome(None, f"the endpoint rejected the call: {exc}", None, 0, 0, spent.requests,
-                                   cached=False)
+            outcome = JudgeOutcome(
+                None, f"the endpoint rejected the call: {exc}", None, 0, 0, spent.requests, cached=False
+            )
         except TransientJudgeError as exc:
-            outcome = JudgeOutcome(None, f"no usable reply after {spent.requests} attempts: {exc}", None, 0, 0,
-                                   spent.requests, cached=False)
-        outcome = JudgeOutcome(outcome.verdict, outcome.failure, outcome.raw, spent.prompt_tokens,
-                               spent.completion_tokens, spent.requests, cached=False)
+            outcome = JudgeOutcome(
+                None,
+                f"no usable reply after {spent.requests} attempts: {exc}",
+                None,
+                0,
+                0,
+                spent.requests,
+                cached=False,
+            )
+        outcome = JudgeOutcome(
+            outcome.verdict,
+            outcome.failure,
+            outcome.raw,
+            spent.prompt_tokens,
+            spent.completion_tokens,
+            spent.requests,
+            cached=False,
+        )
         usage.prompt_tokens += spent.prompt_tokens
         usage.completion_tokens += spent.completion_tokens
         if outcome.failure is not None:
             usage.failures += 1
             usage.failure_reasons[outcome.failure.split(":")[0]] += 1
         if self.cache is not None and (outcome.verdict is not None or outcome.raw is not None):
-            entry = CachedVerdict(outcome.verdict, outcome.failure, outcome.raw, spent.prompt_tokens,
-                                  spent.completion_tokens)
+            entry = CachedVerdict(
+                outcome.verdict, outcome.failure, outcome.raw, spent.prompt_tokens, spent.completion_tokens
+            )
             # in the cache's writer thread: a write waiting for a lock holds up this call only; cancelled
             # before it starts (a fatal error elsewhere), it is never made
-            await asyncio.get_running_loop().run_in_executor(self._cache_writes, self.cache.put, key,
-                                                             self.signature(call.prompt), entry)
+            await asyncio.get_running_loop().run_in_executor(
+                self._cache_writes, self.cache.put, key, self.signature(call.prompt), entry
+            )
         self._call_done()
         return outcome
 
@@ -338,8 +367,9 @@ class Judge:
             reply = await self._send(repair, spent, usage)
             verdict, problem = _check(call, reply, limit)
         if problem is not None:
-            return JudgeOutcome(None, f"invalid reply after one repair attempt: {problem}", reply.text, 0, 0, 0,
-                                cached=False)
+            return JudgeOutcome(
+                None, f"invalid reply after one repair attempt: {problem}", reply.text, 0, 0, 0, cached=False
+            )
         return JudgeOutcome(verdict, None, None, 0, 0, 0, cached=False)
 
     async def _send(self, request: ChatRequest, spent: _Spent, usage: JudgeUsage) -> ChatReply:
@@ -376,9 +406,11 @@ class Judge:
             return
         self._unreachable = self._unreachable + 1 if error.connection_failed else 0
         if self._unreachable >= UNREACHABLE_AFTER:
-            raise JudgeError(f"{error}, {self._unreachable} times in a row, and no judge request has been answered: "
-                             "check that the judge server is running and listening at that address, the base URL "
-                             "(--judge-base-url), and any proxy settings (HTTP_PROXY, HTTPS_PROXY, NO_PROXY)")
+            raise JudgeError(
+                f"{error}, {self._unreachable} times in a row, and no judge request has been answered: "
+                "check that the judge server is running and listening at that address, the base URL "
+                "(--judge-base-url), and any proxy settings (HTTP_PROXY, HTTPS_PROXY, NO_PROXY)"
+            )
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         """Exponential backoff with jitter; never shorter than the server's Retry-After."""

@@ -55,14 +55,21 @@ _SHARED = instructions("shared")
 
 
 #: A score reply without a reason.
-_SCORE = {"type": "object", "additionalProperties": False, "required": ["score"],
-          "properties": {"score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}}}
+_SCORE = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["score"],
+    "properties": {"score": {"type": "integer", "enum": [1, 2, 3, 4, 5]}},
+}
 #: The shared layout's prompts, by name: one system message, scores without a reason.
-SHARED_PROMPTS = {prompt.name: prompt for prompt in (
-    replace(CLAIM_SPLIT, instructions=_SHARED),
-    Prompt("correctness", _SHARED, _SCORE, VERDICT_TOKENS, whole_number("score", 5, reason=False)),
-    Prompt("relevance", _SHARED, _SCORE, VERDICT_TOKENS, whole_number("score", 5, reason=False)),
-)}
+SHARED_PROMPTS = {
+    prompt.name: prompt
+    for prompt in (
+        replace(CLAIM_SPLIT, instructions=_SHARED),
+        Prompt("correctness", _SHARED, _SCORE, VERDICT_TOKENS, whole_number("score", 5, reason=False)),
+        Prompt("relevance", _SHARED, _SCORE, VERDICT_TOKENS, whole_number("score", 5, reason=False)),
+    )
+}
 #: What each score task of the shared layout asks, after the item.
 _TASKS = {
     "correctness": "TASK correctness: grade the facts of the ANSWER against the REFERENCE.",
@@ -74,18 +81,33 @@ _REPLY = " Reply with the JSON object only."
 def item_text(record: Record) -> str:
     """The item every shared-layout call about ``record`` starts with: the last four turns of history, the
     question, the answer and the references, as tagged blocks, and the blank line that ends them."""
-    blocks = [*history_block(record), ("question", record.question), ("answer", record.answer),
-              *(("reference", reference) for reference in record.references)]
+    blocks = [
+        *history_block(record),
+        ("question", record.question),
+        ("answer", record.answer),
+        *(("reference", reference) for reference in record.references),
+    ]
     return "\n\n".join(render_blocks(blocks)) + "\n\n"
 
 
-def _shared_request(prompt: Prompt, record: Record, task: str, *, extra: list[tuple[str, str]] | None = None,
-                    schema: Mapping[str, Any] | None = None) -> ChatRequest:
+def _shared_request(
+    prompt: Prompt,
+    record: Record,
+    task: str,
+    *,
+    extra: list[tuple[str, str]] | None = None,
+    schema: Mapping[str, Any] | None = None,
+) -> ChatRequest:
     """``prompt``'s request about ``record``: the item, then the ``extra`` blocks, then ``task``."""
     item = item_text(record)
     rest = "".join(block + "\n\n" for block in render_blocks(extra or []))
-    return ChatRequest((("system", prompt.instructions), ("user", item + rest + task + _REPLY)), prompt.name,
-                       schema or prompt.schema, prompt.max_tokens, shared=len(item))
+    return ChatRequest(
+        (("system", prompt.instructions), ("user", item + rest + task + _REPLY)),
+        prompt.name,
+        schema or prompt.schema,
+        prompt.max_tokens,
+        shared=len(item),
+    )
 
 
 def _shared_claims(record: Record, text: str, language: Language | None) -> ChatRequest:
@@ -99,8 +121,9 @@ def _shared_claims(record: Record, text: str, language: Language | None) -> Chat
     else:
         named, extra = "the TEXT above", [("text", text)]
     task = f"TASK claims: split {named} into its factual claims. {claims_note(language)}".rstrip()
-    return _shared_request(SHARED_PROMPTS["claim_split"], record, task, extra=extra,
-                           schema=claim_split_schema(text, language))
+    return _shared_request(
+        SHARED_PROMPTS["claim_split"], record, task, extra=extra, schema=claim_split_schema(text, language)
+    )
 
 
 @dataclass(frozen=True)
@@ -116,12 +139,12 @@ class Layout:
         no version of its own)."""
         return self.prompts.get(prompt.name, prompt)
 
-    def call(self, prompt: Prompt, record: Record, *, text: str | None = None,
-             language: Language | None = None) -> JudgeCall:
+    def call(
+        self, prompt: Prompt, record: Record, *, text: str | None = None, language: Language | None = None
+    ) -> JudgeCall:
         """The call asking ``prompt`` (as this layout asks it) about ``record``; ``text`` is the text whose
         claims a claims prompt splits."""
-        return JudgeCall(self.prompt(prompt), self.requests[prompt.name](record, text, language),
-                         len(record.contexts))
+        return JudgeCall(self.prompt(prompt), self.requests[prompt.name](record, text, language), len(record.contexts))
 
 
 def _text(text: str | None) -> str:
@@ -130,20 +153,32 @@ def _text(text: str | None) -> str:
     return text
 
 
-_CALLS = Layout("calls", {}, {
-    "claims": lambda record, text, language: claims_request(record, _text(text), language),
-    "claim_split": lambda record, text, language: claim_split_request(_text(text), language),
-    "correctness": lambda record, text, language: correctness_request(record),
-    "relevance": lambda record, text, language: relevance_request(record),
-    "idk": lambda record, text, language: idk_request(record),
-    "radbench": lambda record, text, language: radbench_request(record),
-})
-_SHARED_LAYOUT = Layout("shared", SHARED_PROMPTS, {
-    **_CALLS.requests,  # the verifying claims call, IDK and RADBench keep their own
-    "claim_split": lambda record, text, language: _shared_claims(record, _text(text), language),
-    **{name: (lambda record, text, language, name=name: _shared_request(SHARED_PROMPTS[name], record, _TASKS[name]))
-       for name in _TASKS},
-})
+_CALLS = Layout(
+    "calls",
+    {},
+    {
+        "claims": lambda record, text, language: claims_request(record, _text(text), language),
+        "claim_split": lambda record, text, language: claim_split_request(_text(text), language),
+        "correctness": lambda record, text, language: correctness_request(record),
+        "relevance": lambda record, text, language: relevance_request(record),
+        "idk": lambda record, text, language: idk_request(record),
+        "radbench": lambda record, text, language: radbench_request(record),
+    },
+)
+_SHARED_LAYOUT = Layout(
+    "shared",
+    SHARED_PROMPTS,
+    {
+        **_CALLS.requests,  # the verifying claims call, IDK and RADBench keep their own
+        "claim_split": lambda record, text, language: _shared_claims(record, _text(text), language),
+        **{
+            name: (
+                lambda record, text, language, name=name: _shared_request(SHARED_PROMPTS[name], record, _TASKS[name])
+            )
+            for name in _TASKS
+        },
+    },
+)
 _BY_NAME = {layout.name: layout for layout in (_CALLS, _SHARED_LAYOUT)}
 
 
@@ -152,7 +187,8 @@ def layout_of(judge: Any) -> Layout:
     return _BY_NAME[getattr(judge, "layout", "calls")]
 
 
-def judge_call(judge: Any, prompt: Prompt, record: Record, *, text: str | None = None,
-               language: Language | None = None) -> JudgeCall:
+def judge_call(
+    judge: Any, prompt: Prompt, record: Record, *, text: str | None = None, language: Language | None = None
+) -> JudgeCall:
     """The call ``judge`` is asked, in its layout, for ``prompt`` about ``record`` (see :meth:`Layout.call`)."""
     return layout_of(judge).call(prompt, record, text=text, language=language)

@@ -27,9 +27,22 @@ from ragmeter.judges.prompts import Prompt, VerdictError, instructions, reply_ob
 from ragmeter.judges.protocol import ChatRequest
 from ragmeter.text.languages import LANGUAGES, Language
 
-__all__ = ["GRADES", "MAX_NUGGETS", "NUGGETS", "NUGGETS_PER_CALL", "NUGGET_CHARS", "NUGGET_GRADES", "QUOTE_CHARS",
-           "QUOTE_NOT_FOUND", "grades_requests", "grades_schema", "nugget_sources", "nuggets_request", "quote_found",
-           "quoted_grades"]
+__all__ = [
+    "GRADES",
+    "MAX_NUGGETS",
+    "NUGGETS",
+    "NUGGETS_PER_CALL",
+    "NUGGET_CHARS",
+    "NUGGET_GRADES",
+    "QUOTE_CHARS",
+    "QUOTE_NOT_FOUND",
+    "grades_requests",
+    "grades_schema",
+    "nugget_sources",
+    "nuggets_request",
+    "quote_found",
+    "quoted_grades",
+]
 
 #: The most nuggets the judge writes for a question (TREC's assessors kept about ten a question).
 MAX_NUGGETS = 10
@@ -46,17 +59,45 @@ QUOTE_NOT_FOUND = "the quote is not words of the answer"
 _IMPORTANCE = ("vital", "okay")
 
 _NUGGETS_SCHEMA: dict[str, Any] = {
-    "type": "object", "additionalProperties": False, "required": ["nuggets"],
-    "properties": {"nuggets": {"type": "array", "maxItems": MAX_NUGGETS, "items": {
-        "type": "object", "additionalProperties": False, "required": ["fact", "importance"],
-        "properties": {"fact": {"type": "string", "maxLength": NUGGET_CHARS},
-                       "importance": {"type": "string", "enum": list(_IMPORTANCE)}}}}}}
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["nuggets"],
+    "properties": {
+        "nuggets": {
+            "type": "array",
+            "maxItems": MAX_NUGGETS,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["fact", "importance"],
+                "properties": {
+                    "fact": {"type": "string", "maxLength": NUGGET_CHARS},
+                    "importance": {"type": "string", "enum": list(_IMPORTANCE)},
+                },
+            },
+        }
+    },
+}
 _GRADES_SCHEMA: dict[str, Any] = {
-    "type": "object", "additionalProperties": False, "required": ["grades"],
-    "properties": {"grades": {"type": "array", "items": {
-        "type": "object", "additionalProperties": False, "required": ["nugget", "quote", "grade"],
-        "properties": {"nugget": {"type": "integer"}, "quote": {"type": "string", "maxLength": QUOTE_CHARS},
-                       "grade": {"type": "string", "enum": list(GRADES)}}}}}}
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["grades"],
+    "properties": {
+        "grades": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["nugget", "quote", "grade"],
+                "properties": {
+                    "nugget": {"type": "integer"},
+                    "quote": {"type": "string", "maxLength": QUOTE_CHARS},
+                    "grade": {"type": "string", "enum": list(GRADES)},
+                },
+            },
+        }
+    },
+}
 
 
 def _check_nuggets(data: Any, n_chunks: int) -> dict[str, Any]:
@@ -71,7 +112,7 @@ def _check_nuggets(data: Any, n_chunks: int) -> dict[str, Any]:
         if not isinstance(entry["fact"], str) or not entry["fact"].strip():
             raise VerdictError(f"nugget {number} has no fact")
         if entry["importance"] not in _IMPORTANCE:
-            raise VerdictError(f'nugget {number} has the importance {entry["importance"]!r}; use vital or okay')
+            raise VerdictError(f"nugget {number} has the importance {entry['importance']!r}; use vital or okay")
         nuggets.append({"text": entry["fact"].strip(), "vital": entry["importance"] == "vital"})
     return {"nuggets": nuggets}
 
@@ -84,12 +125,13 @@ def _check_grades(data: Any, n_nuggets: int) -> dict[str, Any]:
     for number, entry in enumerate(entries, start=1):
         entry = reply_object(entry, ("nugget", "quote", "grade"))
         if entry["nugget"] != number:
-            raise VerdictError(f"entry {number} grades nugget {entry['nugget']!r}: grade the nuggets 1 to "
-                               f"{n_nuggets} in order")
+            raise VerdictError(
+                f"entry {number} grades nugget {entry['nugget']!r}: grade the nuggets 1 to {n_nuggets} in order"
+            )
         if not isinstance(entry["quote"], str):
             raise VerdictError(f'nugget {number}: "quote" must be a string')
         if entry["grade"] not in GRADES:
-            raise VerdictError(f'nugget {number} has the grade {entry["grade"]!r}; use one of {", ".join(GRADES)}')
+            raise VerdictError(f"nugget {number} has the grade {entry['grade']!r}; use one of {', '.join(GRADES)}")
         grades.append({"quote": entry["quote"].strip(), "grade": entry["grade"]})
     return {"grades": grades}
 
@@ -106,9 +148,17 @@ def grades_schema(n_nuggets: int) -> dict[str, Any]:
     grades = _GRADES_SCHEMA["properties"]["grades"]
     item = grades["items"]
     number = {"type": "integer", "enum": list(range(1, n_nuggets + 1))}
-    return {**_GRADES_SCHEMA, "properties": {"grades": {
-        **grades, "minItems": n_nuggets, "maxItems": n_nuggets,
-        "items": {**item, "properties": {**item["properties"], "nugget": number}}}}}
+    return {
+        **_GRADES_SCHEMA,
+        "properties": {
+            "grades": {
+                **grades,
+                "minItems": n_nuggets,
+                "maxItems": n_nuggets,
+                "items": {**item, "properties": {**item["properties"], "nugget": number}},
+            }
+        },
+    }
 
 
 def nugget_sources(record: Record) -> tuple[str, ...]:
@@ -118,9 +168,13 @@ def nugget_sources(record: Record) -> tuple[str, ...]:
     if record.references:
         return record.references
     qrels = record.qrels or {}
-    return tuple(chunk.text for chunk in record.contexts
-                 if chunk.labels.get("topically_relevant") == 1 or chunk.labels.get("evidence_sufficient") == 1
-                 or qrels.get(chunk.doc_id, 0) > 0)
+    return tuple(
+        chunk.text
+        for chunk in record.contexts
+        if chunk.labels.get("topically_relevant") == 1
+        or chunk.labels.get("evidence_sufficient") == 1
+        or qrels.get(chunk.doc_id, 0) > 0
+    )
 
 
 def nuggets_request(question: str, sources: Sequence[str]) -> ChatRequest:
@@ -128,9 +182,10 @@ def nuggets_request(question: str, sources: Sequence[str]) -> ChatRequest:
     answer is in it."""
     if not sources:
         raise ValueError("nuggets are written from a reference or a relevant chunk: give at least one")
-    return NUGGETS.request([("question", question), *(("reference", source) for source in sources)],
-                           "List the nuggets of the REFERENCE that answer the QUESTION. Reply with the JSON "
-                           "object only.")
+    return NUGGETS.request(
+        [("question", question), *(("reference", source) for source in sources)],
+        "List the nuggets of the REFERENCE that answer the QUESTION. Reply with the JSON object only.",
+    )
 
 
 def grades_requests(record: Record, nuggets: Sequence[Nugget]) -> list[tuple[ChatRequest, int]]:
@@ -138,13 +193,24 @@ def grades_requests(record: Record, nuggets: Sequence[Nugget]) -> list[tuple[Cha
     with the number of nuggets it shows."""
     requests = []
     for start in range(0, len(nuggets), NUGGETS_PER_CALL):
-        batch = nuggets[start:start + NUGGETS_PER_CALL]
-        blocks = [("question", record.question), ("answer", record.answer),
-                  *((f'nugget n="{number}"', nugget.text) for number, nugget in enumerate(batch, start=1))]
-        requests.append((NUGGET_GRADES.request(blocks, f"Grade the nuggets 1 to {len(batch)}: for each, the words of "
-                                                       "the ANSWER that state it, then its grade. Reply with the "
-                                                       "JSON object only.", schema=grades_schema(len(batch))),
-                         len(batch)))
+        batch = nuggets[start : start + NUGGETS_PER_CALL]
+        blocks = [
+            ("question", record.question),
+            ("answer", record.answer),
+            *((f'nugget n="{number}"', nugget.text) for number, nugget in enumerate(batch, start=1)),
+        ]
+        requests.append(
+            (
+                NUGGET_GRADES.request(
+                    blocks,
+                    f"Grade the nuggets 1 to {len(batch)}: for each, the words of "
+                    "the ANSWER that state it, then its grade. Reply with the "
+                    "JSON object only.",
+                    schema=grades_schema(len(batch)),
+                ),
+                len(batch),
+            )
+        )
     return requests
 
 
@@ -157,12 +223,16 @@ def quote_found(quote: str, answer: str, *, language: Language = LANGUAGES["en"]
     >>> quote_found("closes at 20:00", "The Central Library closes at 18:00 on Fridays.")
     False
     """
-    return bool(quote.strip()) and words_covered(quote, [answer], language=language) \
+    return (
+        bool(quote.strip())
+        and words_covered(quote, [answer], language=language)
         and numbers_found(quote, [answer], language=language)
+    )
 
 
-def quoted_grades(graded: Sequence[dict[str, Any]], answer: str, *,
-                  language: Language = LANGUAGES["en"]) -> list[tuple[str, str | None]]:
+def quoted_grades(
+    graded: Sequence[dict[str, Any]], answer: str, *, language: Language = LANGUAGES["en"]
+) -> list[tuple[str, str | None]]:
     """Each nugget's grade, and why it was changed: a ``support`` or ``partial`` grade whose quote is not words
     of ``answer`` (:func:`quote_found`) becomes ``none``, with :data:`QUOTE_NOT_FOUND`.
 
@@ -170,5 +240,9 @@ def quoted_grades(graded: Sequence[dict[str, Any]], answer: str, *,
     ...                {"quote": "", "grade": "none"}], "It closes at 18:00.")
     [('support', None), ('none', 'the quote is not words of the answer'), ('none', None)]
     """
-    return [(grade["grade"], None) if grade["grade"] == "none" or quote_found(grade["quote"], answer, language=language)
-            else ("none", QUOTE_NOT_FOUND) for grade in graded]
+    return [
+        (grade["grade"], None)
+        if grade["grade"] == "none" or quote_found(grade["quote"], answer, language=language)
+        else ("none", QUOTE_NOT_FOUND)
+        for grade in graded
+    ]

@@ -116,14 +116,16 @@ class Prompt:
         body = json.dumps([self.instructions, self.schema, self.max_tokens], sort_keys=True)
         return hashlib.sha256(body.encode("utf-8")).hexdigest()[:12]
 
-    def request(self, blocks: Sequence[tuple[str, str]], task: str, *,
-                schema: Mapping[str, Any] | None = None) -> ChatRequest:
+    def request(
+        self, blocks: Sequence[tuple[str, str]], task: str, *, schema: Mapping[str, Any] | None = None
+    ) -> ChatRequest:
         """The chat request for the tagged ``blocks`` ((tag with attributes, untrusted text) pairs), ending
         with the ``task`` restated (small judges follow a closing instruction best). ``schema`` narrows the
         prompt's schema for this one request (the claims' chunk numbers to the chunks it shows)."""
         body = "\n\n".join([*render_blocks(blocks), task])
-        return ChatRequest((("system", self.instructions), ("user", body)), self.name, schema or self.schema,
-                           self.max_tokens)
+        return ChatRequest(
+            (("system", self.instructions), ("user", body)), self.name, schema or self.schema, self.max_tokens
+        )
 
     def check(self, text: str, n_chunks: int) -> dict[str, Any]:
         """The verdict in a reply's ``text``, normalised; raises :class:`VerdictError` saying what is wrong."""
@@ -159,9 +161,12 @@ def reply_object(data: Any, keys: Sequence[str]) -> dict[str, Any]:
     missing = [k for k in keys if k not in data]
     extra = [k for k in data if k not in keys]
     if missing or extra:
-        raise VerdictError("it must have exactly the keys " + ", ".join(keys)
-                           + (f"; missing {', '.join(missing)}" if missing else "")
-                           + (f"; unexpected {', '.join(map(str, extra))}" if extra else ""))
+        raise VerdictError(
+            "it must have exactly the keys "
+            + ", ".join(keys)
+            + (f"; missing {', '.join(missing)}" if missing else "")
+            + (f"; unexpected {', '.join(map(str, extra))}" if extra else "")
+        )
     return data
 
 
@@ -178,7 +183,7 @@ def _check_claims(data: Any, n_chunks: int) -> dict[str, Any]:
             if not isinstance(claim[field], str):
                 raise VerdictError(f'claim {number}: "{field}" must be a string')
         if claim["verdict"] not in VERDICTS:
-            raise VerdictError(f'claim {number} has the verdict {claim["verdict"]!r}; use one of {", ".join(VERDICTS)}')
+            raise VerdictError(f"claim {number} has the verdict {claim['verdict']!r}; use one of {', '.join(VERDICTS)}")
         chunks = claim["chunks"]
         if not isinstance(chunks, list) or not all(isinstance(c, int) and not isinstance(c, bool) for c in chunks):
             raise VerdictError(f'claim {number}: "chunks" must be a list of chunk numbers')
@@ -187,9 +192,15 @@ def _check_claims(data: Any, n_chunks: int) -> dict[str, Any]:
             raise VerdictError(f"claim {number} names chunk {wrong[0]}, but the chunks are numbered 1 to {n_chunks}")
         if claim["verdict"] == "supported" and not chunks:
             raise VerdictError(f"claim {number} is supported but names no chunk that supports it")
-        checked.append({"claim": claim["claim"].strip(), "evidence": claim["evidence"],
-                        "differences": claim["differences"], "verdict": claim["verdict"],
-                        "chunks": sorted(set(chunks)) if claim["verdict"] != "unsupported" else []})
+        checked.append(
+            {
+                "claim": claim["claim"].strip(),
+                "evidence": claim["evidence"],
+                "differences": claim["differences"],
+                "verdict": claim["verdict"],
+                "chunks": sorted(set(chunks)) if claim["verdict"] != "unsupported" else [],
+            }
+        )
     return {"claims": checked}
 
 
@@ -206,12 +217,14 @@ def _check_claim_split(data: Any, n_chunks: int) -> dict[str, Any]:
 def whole_number(key: str, top: int, *, reason: bool = True) -> Callable[[Any, int], dict[str, Any]]:
     """The checker of a ``{"reason", key}`` reply (``{key}`` alone without ``reason``) whose ``key`` is a whole
     number from 1 to ``top``."""
+
     def check(data: Any, n_chunks: int) -> dict[str, Any]:
         data = reply_object(data, ("reason", key) if reason else (key,))
         value = data[key]
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
             raise VerdictError(f'"{key}" must be a whole number from 1 to {top}, got {value!r}')
         return {**_reason(data, reason), key: value}
+
     return check
 
 
@@ -240,27 +253,45 @@ EVIDENCE_CHARS = 300
 DIFFERENCES_CHARS = 160
 
 _CLAIMS_SCHEMA: dict[str, Any] = {
-    "type": "object", "additionalProperties": False, "required": ["claims"],
-    "properties": {"claims": {"type": "array", "items": {
-        "type": "object", "additionalProperties": False,
-        "required": ["claim", "evidence", "differences", "verdict", "chunks"],
-        "properties": {"claim": {"type": "string", "maxLength": CLAIM_CHARS},
-                       "evidence": {"type": "string", "maxLength": EVIDENCE_CHARS},
-                       "differences": {"type": "string", "maxLength": DIFFERENCES_CHARS},
-                       "verdict": {"type": "string", "enum": list(VERDICTS)},
-                       "chunks": {"type": "array", "items": {"type": "integer"}}}}}},
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["claims"],
+    "properties": {
+        "claims": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["claim", "evidence", "differences", "verdict", "chunks"],
+                "properties": {
+                    "claim": {"type": "string", "maxLength": CLAIM_CHARS},
+                    "evidence": {"type": "string", "maxLength": EVIDENCE_CHARS},
+                    "differences": {"type": "string", "maxLength": DIFFERENCES_CHARS},
+                    "verdict": {"type": "string", "enum": list(VERDICTS)},
+                    "chunks": {"type": "array", "items": {"type": "integer"}},
+                },
+            },
+        }
+    },
 }
 
 
 _CLAIM_SPLIT_SCHEMA: dict[str, Any] = {
-    "type": "object", "additionalProperties": False, "required": ["claims"],
-    "properties": {"claims": {"type": "array", "items": {"type": "string", "maxLength": CLAIM_CHARS}}}}
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["claims"],
+    "properties": {"claims": {"type": "array", "items": {"type": "string", "maxLength": CLAIM_CHARS}}},
+}
 
 
 def _reasoned(key: str, value: Mapping[str, Any]) -> dict[str, Any]:
     """The schema of a reply with a short ``reason`` and then ``key``."""
-    return {"type": "object", "additionalProperties": False, "required": ["reason", key],
-            "properties": {"reason": {"type": "string", "maxLength": REASON_CHARS}, key: value}}
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["reason", key],
+        "properties": {"reason": {"type": "string", "maxLength": REASON_CHARS}, key: value},
+    }
 
 
 def instructions(name: str) -> str:
@@ -273,11 +304,16 @@ CLAIM_SPLIT = Prompt("claim_split", instructions("claim_split"), _CLAIM_SPLIT_SC
 _SCORE_SCHEMA = _reasoned("score", {"type": "integer", "enum": [1, 2, 3, 4, 5]})
 CORRECTNESS = Prompt("correctness", instructions("correctness"), _SCORE_SCHEMA, 160, whole_number("score", 5))
 RELEVANCE = Prompt("relevance", instructions("relevance"), _SCORE_SCHEMA, 160, whole_number("score", 5))
-IDK = Prompt("idk", instructions("idk"), _reasoned("verdict", {"type": "string", "enum": list(IDK_VALUES)}), 160,
-             _check_idk)
-RADBENCH = Prompt("radbench", instructions("radbench"),
-                  _reasoned("rating", {"type": "integer", "enum": list(range(1, 11))}), 160,
-                  whole_number("rating", 10))
+IDK = Prompt(
+    "idk", instructions("idk"), _reasoned("verdict", {"type": "string", "enum": list(IDK_VALUES)}), 160, _check_idk
+)
+RADBENCH = Prompt(
+    "radbench",
+    instructions("radbench"),
+    _reasoned("rating", {"type": "integer", "enum": list(range(1, 11))}),
+    160,
+    whole_number("rating", 10),
+)
 #: The LLM annotator's labels of seed 003 (:mod:`ragmeter.human.annotator`): per chunk, and of the answer's generation.
 #: The judge answers "yes" or "no" for each (read as 1 and 0): asked for 0 or 1, the packaged 1.5B judge wrote 0
 #: for every label of every chunk (33 MT-RAG passages that people all judged relevant).
@@ -303,8 +339,9 @@ def _check_chunk_labels(data: Any, n_chunks: int) -> dict[str, Any]:
     for number, entry in enumerate(entries, start=1):
         entry = reply_object(entry, ("chunk", "about", *CHUNK_LABEL_NAMES))
         if entry["chunk"] != number:
-            raise VerdictError(f"entry {number} is for chunk {entry['chunk']!r}: list the chunks 1 to {n_chunks} "
-                               "in order")
+            raise VerdictError(
+                f"entry {number} is for chunk {entry['chunk']!r}: list the chunks 1 to {n_chunks} in order"
+            )
         out.append({name: _yes(entry, name, f"chunk {number}: ") for name in CHUNK_LABEL_NAMES})
     return {"chunks": out}
 
@@ -317,20 +354,42 @@ def _check_generation_labels(data: Any, n_chunks: int) -> dict[str, Any]:
 
 
 _CHUNK_LABELS_SCHEMA: dict[str, Any] = {
-    "type": "object", "additionalProperties": False, "required": ["chunks"],
-    "properties": {"chunks": {"type": "array", "items": {
-        "type": "object", "additionalProperties": False, "required": ["chunk", "about", *CHUNK_LABEL_NAMES],
-        "properties": {"chunk": {"type": "integer"}, "about": {"type": "string", "maxLength": ABOUT_CHARS},
-                       **{name: _YES_NO for name in CHUNK_LABEL_NAMES}}}}}}
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["chunks"],
+    "properties": {
+        "chunks": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["chunk", "about", *CHUNK_LABEL_NAMES],
+                "properties": {
+                    "chunk": {"type": "integer"},
+                    "about": {"type": "string", "maxLength": ABOUT_CHARS},
+                    **{name: _YES_NO for name in CHUNK_LABEL_NAMES},
+                },
+            },
+        }
+    },
+}
 _GENERATION_SCHEMA: dict[str, Any] = {
-    "type": "object", "additionalProperties": False, "required": ["reason", *GENERATION_LABEL_NAMES],
-    "properties": {"reason": {"type": "string", "maxLength": REASON_CHARS},
-                   **{name: _YES_NO for name in GENERATION_LABEL_NAMES}}}
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["reason", *GENERATION_LABEL_NAMES],
+    "properties": {
+        "reason": {"type": "string", "maxLength": REASON_CHARS},
+        **{name: _YES_NO for name in GENERATION_LABEL_NAMES},
+    },
+}
 CHUNK_LABELLING = Prompt("chunk_labels", instructions("chunk_labels"), _CHUNK_LABELS_SCHEMA, 2048, _check_chunk_labels)
-GENERATION_LABELLING = Prompt("generation_labels", instructions("generation_labels"), _GENERATION_SCHEMA, 200,
-                           _check_generation_labels)
-PROMPTS = {p.name: p for p in (CLAIMS, CLAIM_SPLIT, CORRECTNESS, RELEVANCE, IDK, RADBENCH, CHUNK_LABELLING,
-                               GENERATION_LABELLING)}
+GENERATION_LABELLING = Prompt(
+    "generation_labels", instructions("generation_labels"), _GENERATION_SCHEMA, 200, _check_generation_labels
+)
+PROMPTS = {
+    p.name: p
+    for p in (CLAIMS, CLAIM_SPLIT, CORRECTNESS, RELEVANCE, IDK, RADBENCH, CHUNK_LABELLING, GENERATION_LABELLING)
+}
 
 
 def history_block(record: Record, turns: int | None = _HISTORY_TURNS) -> list[tuple[str, str]]:
@@ -349,18 +408,24 @@ def claims_request(record: Record, text: str, language: Language | None = None) 
     before them, a small judge quotes the first chunk as every claim's evidence). A ``language`` with a
     :attr:`~ragmeter.text.languages.Language.claims_note` adds it to the request."""
     chunks = chunk_blocks(record)
-    return CLAIMS.request([*chunks, ("text", text)],
-                          "Split the TEXT above into claims and check each claim against the chunks. "
-                          + claims_note(language) + "Reply with the JSON object only.",
-                          schema=claims_schema(len(chunks), claims_cap(text, language)))
+    return CLAIMS.request(
+        [*chunks, ("text", text)],
+        "Split the TEXT above into claims and check each claim against the chunks. "
+        + claims_note(language)
+        + "Reply with the JSON object only.",
+        schema=claims_schema(len(chunks), claims_cap(text, language)),
+    )
 
 
 def claim_split_request(text: str, language: Language | None = None) -> ChatRequest:
     """Split ``text`` (the answer or the reference) into its claims; nothing else is shown: the chunks are the
     evidence check's to read, and a small judge shown the question splits the question instead of the text. A
     ``language`` with a :attr:`~ragmeter.text.languages.Language.claims_note` adds it to the request."""
-    return CLAIM_SPLIT.request([("text", text)], "Split the TEXT above into its factual claims. " + claims_note(language)
-                               + "Reply with the JSON object only.", schema=claim_split_schema(text, language))
+    return CLAIM_SPLIT.request(
+        [("text", text)],
+        "Split the TEXT above into its factual claims. " + claims_note(language) + "Reply with the JSON object only.",
+        schema=claim_split_schema(text, language),
+    )
 
 
 def claim_split_schema(text: str, language: Language | None = None) -> dict[str, Any]:
@@ -376,8 +441,10 @@ def claims_note(language: Language | None) -> str:
 
 def chunk_blocks(record: Record) -> list[tuple[str, str]]:
     """The record's chunks as numbered ``chunk`` blocks, each with its title first when it has one."""
-    return [(f'chunk id="{number}"', chunk.text if not chunk.title else f"{chunk.title}\n{chunk.text}")
-            for number, chunk in enumerate(record.contexts, start=1)]
+    return [
+        (f'chunk id="{number}"', chunk.text if not chunk.title else f"{chunk.title}\n{chunk.text}")
+        for number, chunk in enumerate(record.contexts, start=1)
+    ]
 
 
 def claims_cap(text: str, language: Language | None = None) -> int:
@@ -395,19 +462,35 @@ def claims_schema(n_chunks: int, cap: int) -> dict[str, Any]:
     claims = _CLAIMS_SCHEMA["properties"]["claims"]
     item = claims["items"]
     chunks = {"type": "array", "items": {"type": "integer", "enum": list(range(1, n_chunks + 1))}}
-    return {**_CLAIMS_SCHEMA, "properties": {"claims": {
-        **claims, "maxItems": cap, "items": {**item, "properties": {**item["properties"], "chunks": chunks}}}}}
+    return {
+        **_CLAIMS_SCHEMA,
+        "properties": {
+            "claims": {
+                **claims,
+                "maxItems": cap,
+                "items": {**item, "properties": {**item["properties"], "chunks": chunks}},
+            }
+        },
+    }
 
 
 def correctness_request(record: Record) -> ChatRequest:
-    return CORRECTNESS.request([("question", record.question), *history_block(record), ("answer", record.answer),
-                                *(("reference", reference) for reference in record.references)],
-                               "Grade the facts of the ANSWER against the REFERENCE. Reply with the JSON object only.")
+    return CORRECTNESS.request(
+        [
+            ("question", record.question),
+            *history_block(record),
+            ("answer", record.answer),
+            *(("reference", reference) for reference in record.references),
+        ],
+        "Grade the facts of the ANSWER against the REFERENCE. Reply with the JSON object only.",
+    )
 
 
 def relevance_request(record: Record) -> ChatRequest:
-    return RELEVANCE.request([("question", record.question), *history_block(record), ("answer", record.answer)],
-                             "Grade how well the ANSWER addresses the QUESTION. Reply with the JSON object only.")
+    return RELEVANCE.request(
+        [("question", record.question), *history_block(record), ("answer", record.answer)],
+        "Grade how well the ANSWER addresses the QUESTION. Reply with the JSON object only.",
+    )
 
 
 def idk_request(record: Record) -> ChatRequest:
@@ -416,19 +499,26 @@ def idk_request(record: Record) -> ChatRequest:
     judge reads the whole conversation; shown all of it, the packaged 1.5B judge called 12 of 39 real answers
     refusals in a one-off comparison on 60 of MT-RAG's records (often with the reason "declines" and nothing
     more), against 5 of 39 with the last exchange only."""
-    return IDK.request([*history_block(record, turns=IDK_HISTORY_TURNS), ("question", record.question),
-                        ("answer", record.answer)],
-                       "Classify the RESPONSE in the <answer> tags: answers, declines or partly. Reply with the JSON "
-                       "object only.")
+    return IDK.request(
+        [*history_block(record, turns=IDK_HISTORY_TURNS), ("question", record.question), ("answer", record.answer)],
+        "Classify the RESPONSE in the <answer> tags: answers, declines or partly. Reply with the JSON object only.",
+    )
 
 
 def radbench_request(record: Record) -> ChatRequest:
     """RADBench's rating of the answer: the passages first, then the conversation, the question, the
     reference(s) and the answer."""
-    return RADBENCH.request([*chunk_blocks(record), *history_block(record, turns=None), ("question", record.question),
-                             *(("reference", reference) for reference in record.references), ("answer", record.answer)],
-                            "Rate the ANSWER from 1 to 10 for faithfulness to the passages, appropriateness and "
-                            "completeness against the REFERENCE. Reply with the JSON object only.")
+    return RADBENCH.request(
+        [
+            *chunk_blocks(record),
+            *history_block(record, turns=None),
+            ("question", record.question),
+            *(("reference", reference) for reference in record.references),
+            ("answer", record.answer),
+        ],
+        "Rate the ANSWER from 1 to 10 for faithfulness to the passages, appropriateness and "
+        "completeness against the REFERENCE. Reply with the JSON object only.",
+    )
 
 
 def chunk_labels_request(record: Record) -> ChatRequest:
@@ -436,17 +526,25 @@ def chunk_labels_request(record: Record) -> ChatRequest:
     numbered chunks; the reply lists exactly as many entries as there are chunks (the schema numbers them)."""
     chunks = chunk_blocks(record)
     entry = _CHUNK_LABELS_SCHEMA["properties"]["chunks"]["items"]
-    numbered = {**entry, "properties": {**entry["properties"],
-                                        "chunk": {"type": "integer", "enum": list(range(1, len(chunks) + 1))}}}
-    schema = {**_CHUNK_LABELS_SCHEMA, "properties": {"chunks": {
-        "type": "array", "items": numbered, "minItems": len(chunks), "maxItems": len(chunks)}}}
-    return CHUNK_LABELLING.request([*history_block(record, turns=IDK_HISTORY_TURNS), ("question", record.question),
-                                 *chunks],
-                                "Label each CHUNK for the QUESTION, in order. Reply with the JSON object only.",
-                                schema=schema)
+    numbered = {
+        **entry,
+        "properties": {**entry["properties"], "chunk": {"type": "integer", "enum": list(range(1, len(chunks) + 1))}},
+    }
+    schema = {
+        **_CHUNK_LABELS_SCHEMA,
+        "properties": {
+            "chunks": {"type": "array", "items": numbered, "minItems": len(chunks), "maxItems": len(chunks)}
+        },
+    }
+    return CHUNK_LABELLING.request(
+        [*history_block(record, turns=IDK_HISTORY_TURNS), ("question", record.question), *chunks],
+        "Label each CHUNK for the QUESTION, in order. Reply with the JSON object only.",
+        schema=schema,
+    )
 
 
 def generation_labels_request(record: Record) -> ChatRequest:
-    return GENERATION_LABELLING.request([*history_block(record, turns=IDK_HISTORY_TURNS), ("question", record.question),
-                                      ("answer", record.answer)],
-                                     "Label the ANSWER to the QUESTION. Reply with the JSON object only.")
+    return GENERATION_LABELLING.request(
+        [*history_block(record, turns=IDK_HISTORY_TURNS), ("question", record.question), ("answer", record.answer)],
+        "Label the ANSWER to the QUESTION. Reply with the JSON object only.",
+    )

@@ -43,20 +43,28 @@ class ChatRequest:
         """The start of the first user message that the item's other calls share ('' when none)."""
         if not self.shared:
             return ""
-        return next(content for role, content in self.messages if role == "user")[:self.shared]
+        return next(content for role, content in self.messages if role == "user")[: self.shared]
 
     def with_repair(self, reply: str, problem: str, *, max_tokens: int | None = None) -> ChatRequest:
         """The request that shows the judge its invalid reply and asks once more (with ``max_tokens`` as
         its token limit, the request's own by default)."""
-        ask = (f"That reply cannot be used: {problem}. Reply again with one JSON object that matches the "
-               "schema exactly, and nothing else.")
-        return ChatRequest((*self.messages, ("assistant", reply), ("user", ask)), self.schema_name, self.schema,
-                           max_tokens or self.max_tokens, self.shared)
+        ask = (
+            f"That reply cannot be used: {problem}. Reply again with one JSON object that matches the "
+            "schema exactly, and nothing else."
+        )
+        return ChatRequest(
+            (*self.messages, ("assistant", reply), ("user", ask)),
+            self.schema_name,
+            self.schema,
+            max_tokens or self.max_tokens,
+            self.shared,
+        )
 
     def fingerprint(self) -> str:
         """sha256 of everything the judge sees: messages, schema and token limit."""
-        body = json.dumps([self.messages, self.schema_name, self.schema, self.max_tokens], sort_keys=True,
-                          ensure_ascii=False)
+        body = json.dumps(
+            [self.messages, self.schema_name, self.schema, self.max_tokens], sort_keys=True, ensure_ascii=False
+        )
         return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
@@ -81,8 +89,7 @@ class ChatBackend(Protocol):
         """One attempt; raises TransientJudgeError or JudgeError on failure."""
         ...
 
-    async def aclose(self) -> None:
-        ...
+    async def aclose(self) -> None: ...
 
 
 class ScriptedBackend:
@@ -92,8 +99,9 @@ class ScriptedBackend:
     ``requests`` keeps every request received.
     """
 
-    def __init__(self, respond: Callable[[ChatRequest], str], *, model: str = "scripted",
-                 temperature: float = 0.0, seed: int = 0) -> None:
+    def __init__(
+        self, respond: Callable[[ChatRequest], str], *, model: str = "scripted", temperature: float = 0.0, seed: int = 0
+    ) -> None:
         self.respond = respond
         self.model = model
         self.temperature = temperature

@@ -21,8 +21,19 @@ from ragmeter.judges.prompts import Prompt, VerdictError, instructions, reply_ob
 from ragmeter.judges.protocol import ChatRequest
 from ragmeter.text.languages import LANGUAGES, Language
 
-__all__ = ["ANSWERED", "ANSWERED_VERDICTS", "ANSWER_CHARS", "CHUNKS_NEEDED", "KINDS", "QUESTION_CHARS",
-           "QUESTION_PROMPTS", "STANDALONE", "answered_request", "question_request", "standalone_request"]
+__all__ = [
+    "ANSWERED",
+    "ANSWERED_VERDICTS",
+    "ANSWER_CHARS",
+    "CHUNKS_NEEDED",
+    "KINDS",
+    "QUESTION_CHARS",
+    "QUESTION_PROMPTS",
+    "STANDALONE",
+    "answered_request",
+    "question_request",
+    "standalone_request",
+]
 
 #: The kinds of question, as ``--types`` names them.
 KINDS = ("factoid", "explanation", "two_chunks", "unanswerable", "follow_up")
@@ -34,24 +45,32 @@ _QUOTE_CHARS = 240
 _MAX_QUOTES = 3
 _TASKS = {
     "factoid": "Write a factoid question that CHUNK 1 answers with one short fact, its answer and quotes.",
-    "explanation": "Write a how or why question that CHUNK 1 answers in one to three sentences, its answer and "
-                   "quotes.",
+    "explanation": "Write a how or why question that CHUNK 1 answers in one to three sentences, its answer and quotes.",
     "two_chunks": "Write a question that needs a fact of CHUNK 1 and a fact of CHUNK 2, its answer and quotes from "
-                  "both.",
+    "both.",
     "unanswerable": 'Write a question on the chunks\' topic that no chunk answers; the answer is "" and there are no '
-                    "quotes.",
+    "quotes.",
     "follow_up": "Write the user's next question in the HISTORY conversation, leaning on it, that CHUNK 1 answers; "
-                 "its answer and quotes.",
+    "its answer and quotes.",
 }
 
 
 def _schema(kind: str) -> dict[str, Any]:
-    quotes: dict[str, Any] = {"type": "array", "maxItems": 0 if kind == "unanswerable" else _MAX_QUOTES,
-                              "items": {"type": "string", "maxLength": _QUOTE_CHARS}}
-    return {"type": "object", "additionalProperties": False, "required": ["question", "answer", "quotes"],
-            "properties": {"question": {"type": "string", "maxLength": QUESTION_CHARS},
-                           "answer": {"type": "string", "maxLength": 0 if kind == "unanswerable" else ANSWER_CHARS},
-                           "quotes": quotes}}
+    quotes: dict[str, Any] = {
+        "type": "array",
+        "maxItems": 0 if kind == "unanswerable" else _MAX_QUOTES,
+        "items": {"type": "string", "maxLength": _QUOTE_CHARS},
+    }
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["question", "answer", "quotes"],
+        "properties": {
+            "question": {"type": "string", "maxLength": QUESTION_CHARS},
+            "answer": {"type": "string", "maxLength": 0 if kind == "unanswerable" else ANSWER_CHARS},
+            "quotes": quotes,
+        },
+    }
 
 
 def _checker(kind: str) -> Any:
@@ -69,16 +88,20 @@ def _checker(kind: str) -> Any:
         elif not answer.strip() or not quotes:
             raise VerdictError("write the answer, and quote the chunks' words that state it")
         return {"question": question.strip(), "answer": answer.strip(), "quotes": quotes}
+
     return check
 
 
 #: The prompt of each kind: the shared instructions, the kind's schema and checker.
-QUESTION_PROMPTS = {kind: Prompt(f"testset_{kind}", instructions("testset_question"), _schema(kind), 768,
-                                 _checker(kind)) for kind in KINDS}
+QUESTION_PROMPTS = {
+    kind: Prompt(f"testset_{kind}", instructions("testset_question"), _schema(kind), 768, _checker(kind))
+    for kind in KINDS
+}
 
 
-def question_request(kind: str, chunks: Sequence[str], *, history: Sequence[tuple[str, str]] = (),
-                     language: Language = LANGUAGES["en"]) -> ChatRequest:
+def question_request(
+    kind: str, chunks: Sequence[str], *, history: Sequence[tuple[str, str]] = (), language: Language = LANGUAGES["en"]
+) -> ChatRequest:
     """The request for one question of ``kind`` from ``chunks`` (:data:`CHUNKS_NEEDED` of them), a follow-up's
     conversation so far in ``history`` ((role, text) turns), written in ``language``."""
     if kind not in KINDS:
@@ -107,18 +130,32 @@ def _check_answered(data: Any, n_chunks: int) -> dict[str, Any]:
     return {"quote": reply["quote"].strip(), "verdict": reply["verdict"]}
 
 
-ANSWERED = Prompt("testset_answered", instructions("testset_answered"), {
-    "type": "object", "additionalProperties": False, "required": ["quote", "verdict"],
-    "properties": {"quote": {"type": "string", "maxLength": _QUOTE_CHARS},
-                   "verdict": {"type": "string", "enum": list(ANSWERED_VERDICTS)}}}, 160, _check_answered)
+ANSWERED = Prompt(
+    "testset_answered",
+    instructions("testset_answered"),
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["quote", "verdict"],
+        "properties": {
+            "quote": {"type": "string", "maxLength": _QUOTE_CHARS},
+            "verdict": {"type": "string", "enum": list(ANSWERED_VERDICTS)},
+        },
+    },
+    160,
+    _check_answered,
+)
 
 
 def answered_request(question: str, chunks: Sequence[str]) -> ChatRequest:
     """Do ``chunks`` (a corpus's nearest to ``question``) answer it? The check of an unanswerable item, made
     apart from the call that wrote it."""
     blocks = [("question", question), *((f'chunk n="{n}"', text) for n, text in enumerate(chunks, start=1))]
-    return ANSWERED.request(blocks, "Do the chunks answer the QUESTION? Quote, then answer with answers, partly or "
-                                    "no. Reply with the JSON object only.")
+    return ANSWERED.request(
+        blocks,
+        "Do the chunks answer the QUESTION? Quote, then answer with answers, partly or "
+        "no. Reply with the JSON object only.",
+    )
 
 
 def _check_standalone(data: Any, n_chunks: int) -> dict[str, Any]:
@@ -128,14 +165,24 @@ def _check_standalone(data: Any, n_chunks: int) -> dict[str, Any]:
     return {"verdict": verdict}
 
 
-STANDALONE = Prompt("testset_standalone", instructions("testset_standalone"), {
-    "type": "object", "additionalProperties": False, "required": ["verdict"],
-    "properties": {"verdict": {"type": "string", "enum": ["standalone", "needs_history"]}}}, 32, _check_standalone)
+STANDALONE = Prompt(
+    "testset_standalone",
+    instructions("testset_standalone"),
+    {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["verdict"],
+        "properties": {"verdict": {"type": "string", "enum": ["standalone", "needs_history"]}},
+    },
+    32,
+    _check_standalone,
+)
 
 
 def standalone_request(question: str, history: Sequence[tuple[str, str]]) -> ChatRequest:
     """Does a follow-up ``question`` need its ``history`` ((role, text) turns)? Its check, apart from the call that
     wrote it."""
-    return STANDALONE.request([("history", "\n".join(f"{role}: {text}" for role, text in history)),
-                               ("question", question)],
-                              "Can the QUESTION be understood without the HISTORY? Reply with the JSON object only.")
+    return STANDALONE.request(
+        [("history", "\n".join(f"{role}: {text}" for role, text in history)), ("question", question)],
+        "Can the QUESTION be understood without the HISTORY? Reply with the JSON object only.",
+    )

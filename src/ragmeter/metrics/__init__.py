@@ -19,5 +19,16 @@ from ragmeter.metrics._registry import (
     resolve_metrics,
 )
 
-__all__ = ["DEFAULT_CUTOFF", "Aggregation", "Metric", "Noted", "Undefined", "get_metric", "list_metrics",
-           "parse_cutoff", "register", "register_cutoff", "resolve_metrics"]
+__all__ = [
+    "DEFAULT_CUTOFF",
+    "Aggregation",
+    "Metric",
+    "Noted",
+    "Undefined",
+    "get_metric",
+    "list_metrics",
+    "parse_cutoff",
+    "register",
+    "register_cutoff",
+    "resolve_metrics",
+]

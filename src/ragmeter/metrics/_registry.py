@@ -37,10 +37,23 @@ from ragmeter.results.aggregate import Aggregation
 if TYPE_CHECKING:
     from ragmeter.engine.context import ItemContext, RunContext
 
-__all__ = ["DEFAULT_CUTOFF", "DEFAULT_FAMILIES", "MAX_CUTOFF", "Aggregation", "BatchOutcomes", "Metric", "Noted",
-           "Outcome",
-           "Undefined", "get_metric", "list_metrics", "parse_cutoff", "register", "register_cutoff",
-           "resolve_metrics"]
+__all__ = [
+    "DEFAULT_CUTOFF",
+    "DEFAULT_FAMILIES",
+    "MAX_CUTOFF",
+    "Aggregation",
+    "BatchOutcomes",
+    "Metric",
+    "Noted",
+    "Outcome",
+    "Undefined",
+    "get_metric",
+    "list_metrics",
+    "parse_cutoff",
+    "register",
+    "register_cutoff",
+    "resolve_metrics",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +89,7 @@ class BatchOutcomes:
             return Undefined(self.undefined[index])
         value = float(self.values[index])
         return Noted(value, self.notes[index]) if index in self.notes else value
+
 
 #: Record field → (is it present?, the reason when not); ``None`` for a field every record has, or
 #: one the metric checks itself.
@@ -181,8 +195,7 @@ def parse_cutoff(name: str) -> tuple[str, int | None]:
     if not at:
         return name, None
     if not (cutoff.isascii() and cutoff.isdigit()) or not 1 <= int(cutoff) <= MAX_CUTOFF:
-        raise ConfigError(f"the cutoff in {name!r} must be a whole number from 1 to {MAX_CUTOFF}, "
-                          f"as in {base}@10")
+        raise ConfigError(f"the cutoff in {name!r} must be a whole number from 1 to {MAX_CUTOFF}, as in {base}@10")
     return base, int(cutoff)
 
 

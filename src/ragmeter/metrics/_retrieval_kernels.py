@@ -106,8 +106,9 @@ def _fully_labelled(chunk_labels: list[Mapping[str, object]]) -> bool:
     return True
 
 
-def _labels_from_qrels(records: Sequence[Record], chunks: list[Chunk], chunk_labels: list[Mapping[str, object]],
-                       top_lengths: np.ndarray) -> list[Mapping[str, object]]:
+def _labels_from_qrels(
+    records: Sequence[Record], chunks: list[Chunk], chunk_labels: list[Mapping[str, object]], top_lengths: np.ndarray
+) -> list[Mapping[str, object]]:
     """The chunks' labels, where a chunk has neither ``topically_relevant`` nor ``evidence_sufficient`` and its
     record has qrels, taken from its doc_id's grade w: topical when w ≥ 1, sufficient when w ≥ 2 (seed 003's
     grades), neither when the qrels do not judge it (trec_eval: unjudged is not relevant). A chunk with one of the
@@ -135,8 +136,9 @@ def _read(chunk_labels: list[Mapping[str, object]], name: str) -> tuple[np.ndarr
     except (KeyError, TypeError, ValueError):  # absent, tied (None) or another value: read each
         found = [labels.get(name, _MISSING) for labels in chunk_labels]
         values = np.array([value == 1 for value in found], dtype=np.uint8)
-        unread = np.array([_ABSENT if value is _MISSING else _TIED if value is None else _READ
-                           for value in found], dtype=np.uint8)
+        unread = np.array(
+            [_ABSENT if value is _MISSING else _TIED if value is None else _READ for value in found], dtype=np.uint8
+        )
         return values, unread
 
 
@@ -159,8 +161,9 @@ def _first_problems(unread: np.ndarray, name: str) -> list[str | None]:
     return problems
 
 
-def graded(records: Sequence[Record], labels: RankedLabels, *, pool: bool
-           ) -> tuple[np.ndarray, np.ndarray | None, list[str | None]]:
+def graded(
+    records: Sequence[Record], labels: RankedLabels, *, pool: bool
+) -> tuple[np.ndarray, np.ndarray | None, list[str | None]]:
     """Grades w of the top-k chunks, the ideal grades (pool mode; ``None`` means: the retrieved ones),
     and per record why it cannot be graded (its grades then carry no meaning).
 
@@ -177,8 +180,9 @@ def graded(records: Sequence[Record], labels: RankedLabels, *, pool: bool
     return _pool_graded(records, labels, grades)
 
 
-def _pool_graded(records: Sequence[Record], labels: RankedLabels, label_grades: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
+def _pool_graded(
+    records: Sequence[Record], labels: RankedLabels, label_grades: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
     n, k, cells = len(records), labels.k, labels.cells
     pools: list[Mapping[str, int]] = list(map(_QRELS, records))
     no_pool = [row for row, pool in enumerate(pools) if pool is None] if None in pools else []
@@ -198,8 +202,12 @@ def _pool_graded(records: Sequence[Record], labels: RankedLabels, label_grades: 
     own = np.where((topical == _READ) & (sufficient == _READ), labels.of_chunks(label_grades), 0)
     grades = _table(np.where(judged, np.where(_repeats(ranked, sizes), 0, found), own), cells, n, k)
     unjudged = ~judged
-    ideal = _best_k(np.concatenate([np.repeat(np.arange(n, dtype=np.int64), pool_sizes), cells[unjudged] // k]),
-                    np.concatenate([pool_grades, own[unjudged]]), n, k)
+    ideal = _best_k(
+        np.concatenate([np.repeat(np.arange(n, dtype=np.int64), pool_sizes), cells[unjudged] // k]),
+        np.concatenate([pool_grades, own[unjudged]]),
+        n,
+        k,
+    )
 
     problems: list[str | None] = [None] * n
     tied = unjudged & ((topical == _TIED) | (sufficient == _TIED))
@@ -216,8 +224,10 @@ def _pool_grades(records: Sequence[Record], pools: list[Mapping[str, int]], tota
     grades = np.fromiter(chain.from_iterable([pool.values() for pool in pools]), dtype=np.int64, count=total)
     if np.any(grades == _UNJUDGED):
         row = next(row for row, pool in enumerate(pools) if _UNJUDGED in pool.values())
-        raise ValueError(f"record {records[row].id!r}: a qrels grade of {_UNJUDGED} is out of range; "
-                         "grades are small whole numbers (trec_eval's relevance levels)")
+        raise ValueError(
+            f"record {records[row].id!r}: a qrels grade of {_UNJUDGED} is out of range; "
+            "grades are small whole numbers (trec_eval's relevance levels)"
+        )
     return grades
 
 

@@ -53,13 +53,16 @@ class Baseline:
             row = rows[layer]
             return cls(float(row["P"]), float(row["R"]), float(row["F"]), name=f"{Path(path).name}@{layer}")
         except (OSError, KeyError, ValueError) as exc:
-            raise ConfigError(f"cannot read layer {layer} from the baseline file {path}: expected CSV columns "
-                              f"LAYER,P,R,F ({exc})") from exc
+            raise ConfigError(
+                f"cannot read layer {layer} from the baseline file {path}: expected CSV columns LAYER,P,R,F ({exc})"
+            ) from exc
 
     def rescale(self, score: BertScore) -> BertScore:
-        return BertScore((score.precision - self.precision) / (1 - self.precision),
-                         (score.recall - self.recall) / (1 - self.recall),
-                         (score.f1 - self.f1) / (1 - self.f1))
+        return BertScore(
+            (score.precision - self.precision) / (1 - self.precision),
+            (score.recall - self.recall) / (1 - self.recall),
+            (score.f1 - self.f1) / (1 - self.f1),
+        )
 
 
 #: MT-RAG's setting: microsoft/deberta-xlarge-mnli, layer 40, English baselines (SPEC §5).
@@ -77,8 +80,9 @@ def greedy_match(candidate: TokenEmbeddings, reference: TokenEmbeddings) -> Bert
     return BertScore(precision, recall, f1)
 
 
-def bert_score(prediction: str, reference: str, *, encoder: TokenEncoder,
-               baseline: Baseline | None = None) -> BertScore:
+def bert_score(
+    prediction: str, reference: str, *, encoder: TokenEncoder, baseline: Baseline | None = None
+) -> BertScore:
     """BERTScore of ``prediction`` against ``reference``: P, R and F, each in [-1, 1] (raw cosines are
     usually positive; rescaled values can fall below 0).
 

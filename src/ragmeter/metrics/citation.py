@@ -33,8 +33,17 @@ from ragmeter.text.sentences import SPLITTER_ID, split_sentences
 if TYPE_CHECKING:
     from ragmeter.engine.context import ItemContext, RunContext
 
-__all__ = ["AnswerAnalysis", "SentenceVerdict", "abstained", "analyze_answer", "faithfulness_fallback",
-           "idk_citation_count", "malformed_citation_count", "overlap", "tau_sim_notes"]
+__all__ = [
+    "AnswerAnalysis",
+    "SentenceVerdict",
+    "abstained",
+    "analyze_answer",
+    "faithfulness_fallback",
+    "idk_citation_count",
+    "malformed_citation_count",
+    "overlap",
+    "tau_sim_notes",
+]
 
 _DEFAULTS = Settings()
 _TAU_SIM = default_tau_sim("onnx")
@@ -90,9 +99,15 @@ class AnswerAnalysis:
 def parse_answer(prediction: str, idk: IdkDetector, language: Language | None = None) -> tuple[ParsedSentence, ...]:
     """Split an answer in ``language`` (English sentences, any language's IDK patterns when ``None``) into
     sentences with their citations and IDK flags."""
-    return tuple(ParsedSentence(text=sentence, claim=strip_citations(sentence),
-                                citations=tuple(find_citations(sentence)), is_idk=idk.is_idk(sentence, language))
-                 for sentence in split_sentences(prediction, language))
+    return tuple(
+        ParsedSentence(
+            text=sentence,
+            claim=strip_citations(sentence),
+            citations=tuple(find_citations(sentence)),
+            is_idk=idk.is_idk(sentence, language),
+        )
+        for sentence in split_sentences(prediction, language)
+    )
 
 
 def _cited_texts(sentence: ParsedSentence, contexts: Sequence[Chunk]) -> list[str]:
@@ -102,8 +117,9 @@ def _cited_texts(sentence: ParsedSentence, contexts: Sequence[Chunk]) -> list[st
     return [chunk.text for chunk in contexts if chunk.doc_id == sentence.citations[0]]
 
 
-def _verdict(sentence: ParsedSentence, contexts: Sequence[Chunk], embedder: Embedder,
-             tau_sim: float) -> SentenceVerdict:
+def _verdict(
+    sentence: ParsedSentence, contexts: Sequence[Chunk], embedder: Embedder, tau_sim: float
+) -> SentenceVerdict:
     def verdict(supported: bool, reason: str, cosine: float | None = None) -> SentenceVerdict:
         return SentenceVerdict(sentence.text, sentence.citations, sentence.is_idk, supported, reason, cosine)
 
@@ -121,22 +137,37 @@ def _verdict(sentence: ParsedSentence, contexts: Sequence[Chunk], embedder: Embe
     return verdict(cosine >= tau_sim, "supported" if cosine >= tau_sim else "below tau_sim", cosine)
 
 
-def analyze_answer(prediction: str, contexts: Sequence[Chunk], *, embedder: Embedder,
-                   tau_sim: float = _TAU_SIM, idk: IdkDetector | None = None,
-                   action: str | None = None, language: Language | None = None) -> AnswerAnalysis:
+def analyze_answer(
+    prediction: str,
+    contexts: Sequence[Chunk],
+    *,
+    embedder: Embedder,
+    tau_sim: float = _TAU_SIM,
+    idk: IdkDetector | None = None,
+    action: str | None = None,
+    language: Language | None = None,
+) -> AnswerAnalysis:
     """Every sentence of ``prediction`` (written in ``language``) with its verdict (see the module docstring for
     the rule)."""
     parsed = parse_answer(prediction, idk or _DEFAULTS.idk, language)
-    return AnswerAnalysis(tuple(_verdict(s, contexts, embedder, tau_sim) for s in parsed),
-                          explicit_abstain=_is_abstain_action(action))
+    return AnswerAnalysis(
+        tuple(_verdict(s, contexts, embedder, tau_sim) for s in parsed), explicit_abstain=_is_abstain_action(action)
+    )
 
 
 def _is_abstain_action(action: str | None) -> bool:
     return action is not None and action.strip().upper() == "ABSTAIN"
 
 
-def overlap(prediction: str, contexts: Sequence[Chunk], *, embedder: Embedder,
-            tau_sim: float = _TAU_SIM, idk: IdkDetector | None = None, language: Language | None = None) -> float:
+def overlap(
+    prediction: str,
+    contexts: Sequence[Chunk],
+    *,
+    embedder: Embedder,
+    tau_sim: float = _TAU_SIM,
+    idk: IdkDetector | None = None,
+    language: Language | None = None,
+) -> float:
     """Share of claim sentences supported by the chunk they cite, in [0, 1].
 
     Overlap = supported claim sentences / claim sentences (seed 001); claim sentences are the non-IDK
@@ -145,25 +176,34 @@ def overlap(prediction: str, contexts: Sequence[Chunk], *, embedder: Embedder,
     (citations removed from the sentence) is ≥ ``tau_sim``. An answer without claim sentences (all IDK,
     or empty) scores 0.0 and counts as abstained. ``language``: see :func:`parse_answer`.
     """
-    return analyze_answer(prediction, contexts, embedder=embedder, tau_sim=tau_sim, idk=idk,
-                          language=language).overlap
+    return analyze_answer(prediction, contexts, embedder=embedder, tau_sim=tau_sim, idk=idk, language=language).overlap
 
 
-def faithfulness_from_overlap(overlap_value: float, *, abstained: bool,
-                              answerability: Answerability | None,
-                              abstain_correct_for: frozenset[Answerability]) -> float:
+def faithfulness_from_overlap(
+    overlap_value: float,
+    *,
+    abstained: bool,
+    answerability: Answerability | None,
+    abstain_correct_for: frozenset[Answerability],
+) -> float:
     """The fallback rule on an already computed Overlap (see :func:`faithfulness_fallback`)."""
     if abstained:
         return 1.0 if answerability in abstain_correct_for else 0.0
     return min(1.0, 0.6 + 0.4 * overlap_value)
 
 
-def faithfulness_fallback(prediction: str, contexts: Sequence[Chunk], *,
-                          answerability: Answerability | None, embedder: Embedder,
-                          tau_sim: float = _TAU_SIM, idk: IdkDetector | None = None,
-                          action: str | None = None,
-                          abstain_correct_for: frozenset[Answerability] = _DEFAULTS.abstain_correct_for,
-                          language: Language | None = None) -> float:
+def faithfulness_fallback(
+    prediction: str,
+    contexts: Sequence[Chunk],
+    *,
+    answerability: Answerability | None,
+    embedder: Embedder,
+    tau_sim: float = _TAU_SIM,
+    idk: IdkDetector | None = None,
+    action: str | None = None,
+    abstain_correct_for: frozenset[Answerability] = _DEFAULTS.abstain_correct_for,
+    language: Language | None = None,
+) -> float:
     """The embedding-based proxy for Faithfulness of seed 000, in [0, 1].
 
     - abstained on a question whose answerability is in ``abstain_correct_for`` (default
@@ -171,10 +211,15 @@ def faithfulness_fallback(prediction: str, contexts: Sequence[Chunk], *,
     - abstained on any other question, answerable or of unknown answerability → 0.0;
     - otherwise min(1, 0.6 + 0.4 · Overlap): 0.6 for a plausible but unsupported answer.
     """
-    analysis = analyze_answer(prediction, contexts, embedder=embedder, tau_sim=tau_sim, idk=idk,
-                              action=action, language=language)
-    return faithfulness_from_overlap(analysis.overlap, abstained=analysis.abstained,
-                                     answerability=answerability, abstain_correct_for=abstain_correct_for)
+    analysis = analyze_answer(
+        prediction, contexts, embedder=embedder, tau_sim=tau_sim, idk=idk, action=action, language=language
+    )
+    return faithfulness_from_overlap(
+        analysis.overlap,
+        abstained=analysis.abstained,
+        answerability=answerability,
+        abstain_correct_for=abstain_correct_for,
+    )
 
 
 def _abstains(parsed: Iterable[ParsedSentence], action: str | None) -> float:
@@ -185,8 +230,9 @@ def _idk_with_citation(parsed: Iterable[ParsedSentence]) -> float:
     return float(sum(s.is_idk and bool(s.citations) for s in parsed))
 
 
-def abstained(prediction: str, *, idk: IdkDetector | None = None, action: str | None = None,
-              language: Language | None = None) -> float:
+def abstained(
+    prediction: str, *, idk: IdkDetector | None = None, action: str | None = None, language: Language | None = None
+) -> float:
     """1.0 if the answer abstains: an explicit ``ABSTAIN`` action, or no sentence that is not IDK
     (an empty answer abstains); else 0.0. ``language``: see :func:`parse_answer`."""
     return _abstains(parse_answer(prediction, idk or _DEFAULTS.idk, language), action)
@@ -210,6 +256,7 @@ def malformed_citation_count(prediction: str) -> float:
 
 # --- run-loop adapters: one parse and one analysis per record, shared by the four metrics ---
 
+
 def _parsed(record: Record, item: ItemContext, run: RunContext) -> tuple[ParsedSentence, ...]:
     return item.memo("citation.parsed", lambda: parse_answer(record.answer, run.settings.idk, run.language(record)))
 
@@ -220,6 +267,7 @@ def _analysis(record: Record, item: ItemContext, run: RunContext) -> AnswerAnaly
         embedder, tau_sim = run.embedder_for(language), run.tau_sim_for(language)
         verdicts = tuple(_verdict(s, record.contexts, embedder, tau_sim) for s in _parsed(record, item, run))
         return AnswerAnalysis(verdicts, explicit_abstain=_is_abstain_action(record.action))
+
     return item.memo("citation.analysis", make)
 
 
@@ -234,14 +282,20 @@ def _texts_to_embed(record: Record, item: ItemContext, run: RunContext) -> Itera
 
 def _faithfulness(record: Record, item: ItemContext, run: RunContext) -> float:
     analysis = _analysis(record, item, run)
-    return faithfulness_from_overlap(analysis.overlap, abstained=analysis.abstained,
-                                     answerability=record.answerability,
-                                     abstain_correct_for=run.settings.abstain_correct_for)
+    return faithfulness_from_overlap(
+        analysis.overlap,
+        abstained=analysis.abstained,
+        answerability=record.answerability,
+        abstain_correct_for=run.settings.abstain_correct_for,
+    )
 
 
 def _sentence_settings(run: RunContext) -> Mapping[str, Any]:
-    return {"splitter": SPLITTER_ID, "idk": run.settings.idk.version,
-            "language": language_signature(run.settings.language)}
+    return {
+        "splitter": SPLITTER_ID,
+        "idk": run.settings.idk.version,
+        "language": language_signature(run.settings.language),
+    }
 
 
 def _grounding_settings(run: RunContext) -> Mapping[str, Any]:
@@ -270,8 +324,10 @@ def tau_sim_notes(settings: Settings, embedding: Mapping[str, Any], counts: Mapp
             continue
         own = default_tau_sim(embedder_backend(settings.embedder, code))
         if own != given:
-            notes.append(f"tau_sim {given:g} given applies to {LANGUAGES[code].name} items too (their embedder's "
-                         f"own: {own:g}; --tau-sim {first.code}={given:g} sets {first.name} only)")
+            notes.append(
+                f"tau_sim {given:g} given applies to {LANGUAGES[code].name} items too (their embedder's "
+                f"own: {own:g}; --tau-sim {first.code}={given:g} sets {first.name} only)"
+            )
     return notes
 
 
@@ -280,37 +336,76 @@ def _fallback_settings(run: RunContext) -> Mapping[str, Any]:
     return {**_grounding_settings(run), "abstain_correct_for": correct}
 
 
-register(Metric(
-    name="overlap", family="citation",
-    description="Share of claim sentences supported by exactly one retrieved, cited chunk (cosine ≥ τ_sim).",
-    needs=("answer",), aggregation=Aggregation.MEAN, value_range=(0.0, 1.0), higher_is_better=True,
-    signature=_grounding_settings, resources=frozenset({"embedder"}), prefetch=_texts_to_embed,
-    compute=lambda record, item, run: _analysis(record, item, run).overlap))
+register(
+    Metric(
+        name="overlap",
+        family="citation",
+        description="Share of claim sentences supported by exactly one retrieved, cited chunk (cosine ≥ τ_sim).",
+        needs=("answer",),
+        aggregation=Aggregation.MEAN,
+        value_range=(0.0, 1.0),
+        higher_is_better=True,
+        signature=_grounding_settings,
+        resources=frozenset({"embedder"}),
+        prefetch=_texts_to_embed,
+        compute=lambda record, item, run: _analysis(record, item, run).overlap,
+    )
+)
 
-register(Metric(
-    name="faithfulness_fallback", family="citation",
-    description="min(1, 0.6 + 0.4·Overlap); 0 for a wrong abstention, 1 for a right one.",
-    needs=("answer", "answerability"), aggregation=Aggregation.MEAN, value_range=(0.0, 1.0),
-    higher_is_better=True, signature=_fallback_settings,
-    resources=frozenset({"embedder"}), prefetch=_texts_to_embed, compute=_faithfulness))
+register(
+    Metric(
+        name="faithfulness_fallback",
+        family="citation",
+        description="min(1, 0.6 + 0.4·Overlap); 0 for a wrong abstention, 1 for a right one.",
+        needs=("answer", "answerability"),
+        aggregation=Aggregation.MEAN,
+        value_range=(0.0, 1.0),
+        higher_is_better=True,
+        signature=_fallback_settings,
+        resources=frozenset({"embedder"}),
+        prefetch=_texts_to_embed,
+        compute=_faithfulness,
+    )
+)
 
-register(Metric(
-    name="abstained", family="citation",
-    description="The answer abstains: every sentence IDK, or an explicit ABSTAIN action.",
-    needs=("answer",), aggregation=Aggregation.RATE, value_range=(0.0, 1.0), higher_is_better=None,
-    signature=_sentence_settings,
-    compute=lambda record, item, run: _abstains(_parsed(record, item, run), record.action)))
+register(
+    Metric(
+        name="abstained",
+        family="citation",
+        description="The answer abstains: every sentence IDK, or an explicit ABSTAIN action.",
+        needs=("answer",),
+        aggregation=Aggregation.RATE,
+        value_range=(0.0, 1.0),
+        higher_is_better=None,
+        signature=_sentence_settings,
+        compute=lambda record, item, run: _abstains(_parsed(record, item, run), record.action),
+    )
+)
 
-register(Metric(
-    name="idk_citation_count", family="citation",
-    description="IDK sentences that carry a citation; the run total must be 0.",
-    needs=("answer",), aggregation=Aggregation.SUM, value_range=(0.0, None), higher_is_better=False,
-    signature=_sentence_settings,
-    compute=lambda record, item, run: _idk_with_citation(_parsed(record, item, run))))
+register(
+    Metric(
+        name="idk_citation_count",
+        family="citation",
+        description="IDK sentences that carry a citation; the run total must be 0.",
+        needs=("answer",),
+        aggregation=Aggregation.SUM,
+        value_range=(0.0, None),
+        higher_is_better=False,
+        signature=_sentence_settings,
+        compute=lambda record, item, run: _idk_with_citation(_parsed(record, item, run)),
+    )
+)
 
-register(Metric(
-    name="malformed_citation_count", family="citation",
-    description="Citation markers the generator got wrong ([cit:x], [CIT x], [CIT:], nested, unclosed); "
-                "the run total should be 0.",
-    needs=("answer",), aggregation=Aggregation.SUM, value_range=(0.0, None), higher_is_better=False,
-    compute=lambda record, item, run: malformed_citation_count(record.answer)))
+register(
+    Metric(
+        name="malformed_citation_count",
+        family="citation",
+        description="Citation markers the generator got wrong ([cit:x], [CIT x], [CIT:], nested, unclosed); "
+        "the run total should be 0.",
+        needs=("answer",),
+        aggregation=Aggregation.SUM,
+        value_range=(0.0, None),
+        higher_is_better=False,
+        compute=lambda record, item, run: malformed_citation_count(record.answer),
+    )
+)

@@ -84,6 +84,7 @@ class NuggetVerdicts:
 
 # --- the calls, and the verdicts read from them -----------------------------------------------------------
 
+
 def _nuggets_call(record: Record) -> JudgeCall | None:
     sources = nugget_sources(record)
     return None if not sources else JudgeCall(NUGGETS, nuggets_request(record.question, sources))
@@ -114,8 +115,9 @@ def _grades_calls(record: Record, found: tuple[Nugget, ...]) -> list[JudgeCall]:
 def _answer_call(record: Record, run: RunContext) -> JudgeCall | None:
     if abstains(record, run):
         return None
-    return claims_text_call(record, record.answer, run.judge, check_evidence=run.settings.check_evidence,
-                            language=run.language(record))
+    return claims_text_call(
+        record, record.answer, run.judge, check_evidence=run.settings.check_evidence, language=run.language(record)
+    )
 
 
 def _calls(record: Record, item: ItemContext, run: RunContext) -> list[JudgeCall]:
@@ -137,6 +139,7 @@ def _rows(named: list[tuple[int, ...]], n_chunks: int) -> tuple[tuple[bool, ...]
 
 def nugget_verdicts(record: Record, item: ItemContext, run: RunContext) -> NuggetVerdicts | Undefined:
     """The item's :class:`NuggetVerdicts`, or why there are none (no source of nuggets, a failed call)."""
+
     def read() -> NuggetVerdicts | Undefined:
         found = item_nuggets(record, run)
         if isinstance(found, Undefined):
@@ -151,20 +154,33 @@ def nugget_verdicts(record: Record, item: ItemContext, run: RunContext) -> Nugge
             grades += quoted_grades(outcome.verdict["grades"], record.answer, language=language)
         chunks = [chunk.text for chunk in record.contexts]
         texts = [nugget.text for nugget in found]
-        in_chunks = _rows([supporting_chunks(chunks, text, language=language)
-                           if chunks and supports(chunks, text, language=language) else () for text in texts],
-                          len(chunks))
+        in_chunks = _rows(
+            [
+                supporting_chunks(chunks, text, language=language)
+                if chunks and supports(chunks, text, language=language)
+                else ()
+                for text in texts
+            ],
+            len(chunks),
+        )
         answer = _answer_claims(record, item, run)
         failed = answer.reason if isinstance(answer, Undefined) else None
         claims = answer if isinstance(answer, tuple) else (None, None)
-        return NuggetVerdicts(found, tuple(grade for grade, _ in grades), sum(why is not None for _, why in grades),
-                              *claims, in_chunks, answer_undefined=failed or (
-                                  "the answer abstains: no claim" if answer is None else None))
+        return NuggetVerdicts(
+            found,
+            tuple(grade for grade, _ in grades),
+            sum(why is not None for _, why in grades),
+            *claims,
+            in_chunks,
+            answer_undefined=failed or ("the answer abstains: no claim" if answer is None else None),
+        )
+
     return item.memo("judge:nugget_verdicts", read)
 
 
-def _answer_claims(record: Record, item: ItemContext, run: RunContext
-                   ) -> tuple[tuple[bool, ...] | None, tuple[tuple[bool, ...], ...]] | Undefined | None:
+def _answer_claims(
+    record: Record, item: ItemContext, run: RunContext
+) -> tuple[tuple[bool, ...] | None, tuple[tuple[bool, ...], ...]] | Undefined | None:
     """The answer's claims: whether a reference holds each (``None`` without a reference), and the chunks each
     comes from; ``None`` where the answer abstains. With chunks they are seed 002's claims of the item, read once
     for every metric that reads them (:func:`~ragmeter.metrics.judged.claims_outcome`)."""
@@ -181,17 +197,37 @@ def _answer_claims(record: Record, item: ItemContext, run: RunContext
         outcome = run.judge_outcome(call)
         if outcome.verdict is None:
             return judge_failure("claims", outcome)
-        claims = verdict_claims(outcome.verdict, record, record.answer, check_evidence=run.settings.check_evidence,
-                                split=call.prompt.name != CLAIMS.name, language=language)
-    correct = tuple(any(supports([reference], claim.text, language=language) for reference in record.references)
-                    for claim in claims) if record.references else None
+        claims = verdict_claims(
+            outcome.verdict,
+            record,
+            record.answer,
+            check_evidence=run.settings.check_evidence,
+            split=call.prompt.name != CLAIMS.name,
+            language=language,
+        )
+    correct = (
+        tuple(
+            any(supports([reference], claim.text, language=language) for reference in record.references)
+            for claim in claims
+        )
+        if record.references
+        else None
+    )
     chunks = [chunk.text for chunk in record.contexts]
-    in_chunks = _rows([(claim.chunks or supporting_chunks(chunks, claim.text, language=language))
-                       if claim.verdict == "supported" else () for claim in claims], len(chunks))
+    in_chunks = _rows(
+        [
+            (claim.chunks or supporting_chunks(chunks, claim.text, language=language))
+            if claim.verdict == "supported"
+            else ()
+            for claim in claims
+        ],
+        len(chunks),
+    )
     return correct, in_chunks
 
 
 # --- the metrics ------------------------------------------------------------------------------------------
+
 
 def _noted(verdicts: NuggetVerdicts, value: float, undefined: str) -> Outcome:
     if math.isnan(value):
@@ -206,15 +242,17 @@ def _nugget_metric(formula: Callable[..., float], vital: bool) -> Callable[[Reco
         verdicts = nugget_verdicts(record, item, run)
         if isinstance(verdicts, Undefined):
             return verdicts
-        return _noted(verdicts, formula(verdicts.grades, verdicts.vital),
-                      "no vital nugget" if vital else "no nugget")
+        return _noted(verdicts, formula(verdicts.grades, verdicts.vital), "no vital nugget" if vital else "no nugget")
+
     return compute
 
 
-def _answer_metric(read: Callable[[NuggetVerdicts], float], undefined: str, *, correctness: bool = True
-                   ) -> Callable[[Record, ItemContext, RunContext], Outcome]:
+def _answer_metric(
+    read: Callable[[NuggetVerdicts], float], undefined: str, *, correctness: bool = True
+) -> Callable[[Record, ItemContext, RunContext], Outcome]:
     """A metric of the answer's claims (``correctness``: and whether a reference holds them): undefined where the
     answer abstains or states no claim, where it needs a reference the record lacks, or with ``undefined``."""
+
     def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
         verdicts = nugget_verdicts(record, item, run)
         if isinstance(verdicts, Undefined):
@@ -226,91 +264,196 @@ def _answer_metric(read: Callable[[NuggetVerdicts], float], undefined: str, *, c
         if correctness and verdicts.answer_in_reference is None:
             return Undefined("record has no reference answer to check the answer's claims against")
         return _noted(verdicts, read(verdicts), undefined)
+
     return compute
 
 
-def _nuggets_metric(read: Callable[[NuggetVerdicts], float], undefined: str
-                    ) -> Callable[[Record, ItemContext, RunContext], Outcome]:
+def _nuggets_metric(
+    read: Callable[[NuggetVerdicts], float], undefined: str
+) -> Callable[[Record, ItemContext, RunContext], Outcome]:
     """A metric of the nuggets (the reference's claims) alone."""
+
     def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
         verdicts = nugget_verdicts(record, item, run)
         return verdicts if isinstance(verdicts, Undefined) else _noted(verdicts, read(verdicts), undefined)
+
     return compute
 
 
 def _signature(run: RunContext) -> Mapping[str, Any]:
     judge = run.judge
-    return {"judge:nuggets": judge.signature(NUGGETS), "judge:nugget_grades": judge.signature(NUGGET_GRADES),
-            "judge:claims": judge.signature(asked_prompt(judge, CLAIMS)), "claims": judge.claims,
-            "evidence_check": EVIDENCE_CHECK if run.settings.check_evidence else "off",
-            "idk": run.settings.idk.version, "language": language_signature(run.settings.language),
-            "nuggets": "the record's where given, else the judge's", "partial_credit": "0.5"}
+    return {
+        "judge:nuggets": judge.signature(NUGGETS),
+        "judge:nugget_grades": judge.signature(NUGGET_GRADES),
+        "judge:claims": judge.signature(asked_prompt(judge, CLAIMS)),
+        "claims": judge.claims,
+        "evidence_check": EVIDENCE_CHECK if run.settings.check_evidence else "off",
+        "idk": run.settings.idk.version,
+        "language": language_signature(run.settings.language),
+        "nuggets": "the record's where given, else the judge's",
+        "partial_credit": "0.5",
+    }
 
 
 NO_CHUNK = "record has no retrieved chunks"
 _M = claim_matrix
 #: name, what it measures, compute, aggregation, higher is better
-_SPECS: tuple[tuple[str, str, Callable[[Record, ItemContext, RunContext], Outcome], Aggregation, bool | None],
-              ...] = (
-    ("nugget_recall", "Nuggets the answer states / nuggets, partial support ½ (TREC's All score)",
-     _nugget_metric(nuggets.nugget_recall, False), Aggregation.MEAN, True),
-    ("nugget_recall_strict", "Nuggets the answer states fully / nuggets (TREC's All Strict)",
-     _nugget_metric(nuggets.nugget_recall_strict, False), Aggregation.MEAN, True),
-    ("nugget_recall_vital", "Vital nuggets the answer states / vital nuggets, partial support ½ (TREC's Vital)",
-     _nugget_metric(nuggets.nugget_recall_vital, True), Aggregation.MEAN, True),
-    ("nugget_recall_vital_strict", ("Vital nuggets the answer states fully / vital nuggets (TREC 2024 RAG's "
-     "primary score)"), _nugget_metric(nuggets.nugget_recall_vital_strict, True), Aggregation.MEAN, True),
-    ("claim_precision", "Answer claims a reference holds / answer claims (RAGChecker's precision)",
-     _answer_metric(lambda v: _M.claim_precision(v.answer_in_reference), "no claim"), Aggregation.MEAN, True),
-    ("claim_recall", "Nuggets the answer states fully / nuggets (RAGChecker's recall)",
-     _nuggets_metric(lambda v: _M.claim_recall(v.stated), "no nugget"), Aggregation.MEAN, True),
-    ("claim_f1", "Harmonic mean of claim_precision and claim_recall (RAGChecker's F1)",
-     _answer_metric(lambda v: _M.claim_f1(v.answer_in_reference, v.stated), "no claim or no nugget"),
-     Aggregation.MEAN, True),
-    ("context_claim_recall", "Nuggets the retrieved chunks state / nuggets (RAGChecker's retriever claim recall)",
-     _nuggets_metric(lambda v: _M.context_claim_recall(v.nuggets_in_chunks), NO_CHUNK), Aggregation.MEAN, True),
-    ("claim_context_precision", ("Retrieved chunks that state a nugget / retrieved chunks (RAGChecker's context "
-     "precision)"), _nuggets_metric(lambda v: _M.claim_context_precision(v.nuggets_in_chunks), NO_CHUNK),
-     Aggregation.MEAN, True),
-    ("context_utilization", "Retrieved nuggets the answer states / retrieved nuggets (RAGChecker)",
-     _nuggets_metric(lambda v: _M.context_utilization(v.nuggets_in_chunks, v.stated), "no nugget was retrieved"),
-     Aggregation.MEAN, True),
-    ("noise_sensitivity_relevant", ("Wrong answer claims a chunk holding a nugget states / answer claims "
-     "(RAGChecker)"), _answer_metric(lambda v: _M.noise_sensitivity_relevant(
-         v.answer_in_chunks, v.answer_in_reference, v.nuggets_in_chunks), NO_CHUNK), Aggregation.MEAN, False),
-    ("noise_sensitivity_irrelevant", ("Wrong answer claims only chunks holding no nugget state / answer claims "
-     "(RAGChecker)"), _answer_metric(lambda v: _M.noise_sensitivity_irrelevant(
-         v.answer_in_chunks, v.answer_in_reference, v.nuggets_in_chunks), NO_CHUNK), Aggregation.MEAN, False),
-    ("hallucination", "Wrong answer claims no chunk states / answer claims (RAGChecker)",
-     _answer_metric(lambda v: _M.hallucination(v.answer_in_chunks, v.answer_in_reference), NO_CHUNK),
-     Aggregation.MEAN, False),
-    ("self_knowledge", "Right answer claims no chunk states / answer claims (RAGChecker)",
-     _answer_metric(lambda v: _M.self_knowledge(v.answer_in_chunks, v.answer_in_reference), NO_CHUNK),
-     Aggregation.MEAN, None),
-    ("claim_faithfulness", "Answer claims a chunk states / answer claims (RAGChecker's faithfulness)",
-     _answer_metric(lambda v: _M.claim_faithfulness(v.answer_in_chunks), NO_CHUNK, correctness=False),
-     Aggregation.MEAN, True),
-    ("retrieval_failure", "The answer misses a vital nugget that no retrieved chunk states (the retriever lost it)",
-     _nuggets_metric(lambda v: _M.retrieval_failure(v.grades, v.vital, v.nuggets_in_chunks), "no vital nugget"),
-     Aggregation.RATE, False),
-    ("generation_failure", "The answer misses a vital nugget that a retrieved chunk states (the generator lost it)",
-     _nuggets_metric(lambda v: _M.generation_failure(v.grades, v.vital, v.nuggets_in_chunks), "no vital nugget"),
-     Aggregation.RATE, False),
+_SPECS: tuple[tuple[str, str, Callable[[Record, ItemContext, RunContext], Outcome], Aggregation, bool | None], ...] = (
+    (
+        "nugget_recall",
+        "Nuggets the answer states / nuggets, partial support ½ (TREC's All score)",
+        _nugget_metric(nuggets.nugget_recall, False),
+        Aggregation.MEAN,
+        True,
+    ),
+    (
+        "nugget_recall_strict",
+        "Nuggets the answer states fully / nuggets (TREC's All Strict)",
+        _nugget_metric(nuggets.nugget_recall_strict, False),
+        Aggregation.MEAN,
+        True,
+    ),
+    (
+        "nugget_recall_vital",
+        "Vital nuggets the answer states / vital nuggets, partial support ½ (TREC's Vital)",
+        _nugget_metric(nuggets.nugget_recall_vital, True),
+        Aggregation.MEAN,
+        True,
+    ),
+    (
+        "nugget_recall_vital_strict",
+        ("Vital nuggets the answer states fully / vital nuggets (TREC 2024 RAG's primary score)"),
+        _nugget_metric(nuggets.nugget_recall_vital_strict, True),
+        Aggregation.MEAN,
+        True,
+    ),
+    (
+        "claim_precision",
+        "Answer claims a reference holds / answer claims (RAGChecker's precision)",
+        _answer_metric(lambda v: _M.claim_precision(v.answer_in_reference), "no claim"),
+        Aggregation.MEAN,
+        True,
+    ),
+    (
+        "claim_recall",
+        "Nuggets the answer states fully / nuggets (RAGChecker's recall)",
+        _nuggets_metric(lambda v: _M.claim_recall(v.stated), "no nugget"),
+        Aggregation.MEAN,
+        True,
+    ),
+    (
+        "claim_f1",
+        "Harmonic mean of claim_precision and claim_recall (RAGChecker's F1)",
+        _answer_metric(lambda v: _M.claim_f1(v.answer_in_reference, v.stated), "no claim or no nugget"),
+        Aggregation.MEAN,
+        True,
+    ),
+    (
+        "context_claim_recall",
+        "Nuggets the retrieved chunks state / nuggets (RAGChecker's retriever claim recall)",
+        _nuggets_metric(lambda v: _M.context_claim_recall(v.nuggets_in_chunks), NO_CHUNK),
+        Aggregation.MEAN,
+        True,
+    ),
+    (
+        "claim_context_precision",
+        ("Retrieved chunks that state a nugget / retrieved chunks (RAGChecker's context precision)"),
+        _nuggets_metric(lambda v: _M.claim_context_precision(v.nuggets_in_chunks), NO_CHUNK),
+        Aggregation.MEAN,
+        True,
+    ),
+    (
+        "context_utilization",
+        "Retrieved nuggets the answer states / retrieved nuggets (RAGChecker)",
+        _nuggets_metric(lambda v: _M.context_utilization(v.nuggets_in_chunks, v.stated), "no nugget was retrieved"),
+        Aggregation.MEAN,
+        True,
+    ),
+    (
+        "noise_sensitivity_relevant",
+        ("Wrong answer claims a chunk holding a nugget states / answer claims (RAGChecker)"),
+        _answer_metric(
+            lambda v: _M.noise_sensitivity_relevant(v.answer_in_chunks, v.answer_in_reference, v.nuggets_in_chunks),
+            NO_CHUNK,
+        ),
+        Aggregation.MEAN,
+        False,
+    ),
+    (
+        "noise_sensitivity_irrelevant",
+        ("Wrong answer claims only chunks holding no nugget state / answer claims (RAGChecker)"),
+        _answer_metric(
+            lambda v: _M.noise_sensitivity_irrelevant(v.answer_in_chunks, v.answer_in_reference, v.nuggets_in_chunks),
+            NO_CHUNK,
+        ),
+        Aggregation.MEAN,
+        False,
+    ),
+    (
+        "hallucination",
+        "Wrong answer claims no chunk states / answer claims (RAGChecker)",
+        _answer_metric(lambda v: _M.hallucination(v.answer_in_chunks, v.answer_in_reference), NO_CHUNK),
+        Aggregation.MEAN,
+        False,
+    ),
+    (
+        "self_knowledge",
+        "Right answer claims no chunk states / answer claims (RAGChecker)",
+        _answer_metric(lambda v: _M.self_knowledge(v.answer_in_chunks, v.answer_in_reference), NO_CHUNK),
+        Aggregation.MEAN,
+        None,
+    ),
+    (
+        "claim_faithfulness",
+        "Answer claims a chunk states / answer claims (RAGChecker's faithfulness)",
+        _answer_metric(lambda v: _M.claim_faithfulness(v.answer_in_chunks), NO_CHUNK, correctness=False),
+        Aggregation.MEAN,
+        True,
+    ),
+    (
+        "retrieval_failure",
+        "The answer misses a vital nugget that no retrieved chunk states (the retriever lost it)",
+        _nuggets_metric(lambda v: _M.retrieval_failure(v.grades, v.vital, v.nuggets_in_chunks), "no vital nugget"),
+        Aggregation.RATE,
+        False,
+    ),
+    (
+        "generation_failure",
+        "The answer misses a vital nugget that a retrieved chunk states (the generator lost it)",
+        _nuggets_metric(lambda v: _M.generation_failure(v.grades, v.vital, v.nuggets_in_chunks), "no vital nugget"),
+        Aggregation.RATE,
+        False,
+    ),
 )
 
-_SAME_ANSWERS = ("on 92 MT-RAG dev answers with the packaged judge, where token F1 reaches 0.40 and "
-                 "faithfulness_offline 0.49 (benchmarks/README.md, \"Claim level\"): read it with a larger judge")
+_SAME_ANSWERS = (
+    "on 92 MT-RAG dev answers with the packaged judge, where token F1 reaches 0.40 and "
+    'faithfulness_offline 0.49 (benchmarks/README.md, "Claim level"): read it with a larger judge'
+)
 #: Measured agreement with people (bench_claim_level.py), shown after the family's section of a report.
 _AGREEMENT = {
     "nugget_recall": f"follows people's completeness at Spearman 0.16 [-0.06, 0.38] {_SAME_ANSWERS}",
     "nugget_recall_strict": f"follows people's completeness at Spearman 0.16 [-0.08, 0.38] {_SAME_ANSWERS}",
     "claim_recall": f"follows people's completeness at Spearman 0.16 [-0.08, 0.38] {_SAME_ANSWERS}",
-    "claim_f1": ("follows people's completeness at Spearman 0.34 [0.12, 0.49] (0.20 cross-collection) "
-                 f"{_SAME_ANSWERS}"),
+    "claim_f1": (
+        f"follows people's completeness at Spearman 0.34 [0.12, 0.49] (0.20 cross-collection) {_SAME_ANSWERS}"
+    ),
 }
 
 for _name, _what, _compute, _aggregation, _higher in _SPECS:
-    register(Metric(name=_name, family="claim_level", description=_what, needs=("answer",),
-                    aggregation=_aggregation, value_range=(0.0, 1.0), higher_is_better=_higher, compute=_compute,
-                    signature=_signature, resources=frozenset({"judge"}), prefetch=_calls,
-                    agreement=_AGREEMENT.get(_name)))
+    register(
+        Metric(
+            name=_name,
+            family="claim_level",
+            description=_what,
+            needs=("answer",),
+            aggregation=_aggregation,
+            value_range=(0.0, 1.0),
+            higher_is_better=_higher,
+            compute=_compute,
+            signature=_signature,
+            resources=frozenset({"judge"}),
+            prefetch=_calls,
+            agreement=_AGREEMENT.get(_name),
+        )
+    )

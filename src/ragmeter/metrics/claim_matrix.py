@@ -145,8 +145,9 @@ def context_utilization(reference_in_chunks: VerdictMatrix, reference_in_answer:
     return float((retrieved & stated).sum() / retrieved.sum()) if retrieved.any() else NAN
 
 
-def _noise(answer_in_chunks: VerdictMatrix, answer_in_reference: Verdicts,
-           reference_in_chunks: VerdictMatrix) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _noise(
+    answer_in_chunks: VerdictMatrix, answer_in_reference: Verdicts, reference_in_chunks: VerdictMatrix
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Per answer claim: stated by a relevant chunk; by an irrelevant one and no relevant one; incorrect.
     ``None`` when there is no answer claim, no chunk or no reference claim to tell relevant chunks by."""
     correct = _vector(answer_in_reference)
@@ -155,16 +156,19 @@ def _noise(answer_in_chunks: VerdictMatrix, answer_in_reference: Verdicts,
     if not correct.size or not answer.shape[1] or not reference.shape[0]:
         return None
     if reference.shape[1] != answer.shape[1]:
-        raise ValueError(f"the answer's claims were checked against {answer.shape[1]} chunks and the reference's "
-                         f"against {reference.shape[1]}: check both against the same chunks")
+        raise ValueError(
+            f"the answer's claims were checked against {answer.shape[1]} chunks and the reference's "
+            f"against {reference.shape[1]}: check both against the same chunks"
+        )
     relevant = reference.any(axis=0)
     from_relevant = (answer & relevant).any(axis=1)
     from_irrelevant = (answer & ~relevant).any(axis=1) & ~from_relevant
     return from_relevant, from_irrelevant, ~correct
 
 
-def noise_sensitivity_relevant(answer_in_chunks: VerdictMatrix, answer_in_reference: Verdicts,
-                               reference_in_chunks: VerdictMatrix) -> float:
+def noise_sensitivity_relevant(
+    answer_in_chunks: VerdictMatrix, answer_in_reference: Verdicts, reference_in_chunks: VerdictMatrix
+) -> float:
     """Incorrect answer claims a relevant chunk states / answer claims: wrong facts taken from the right
     chunks. NaN without an answer claim, a chunk or a reference claim.
 
@@ -176,8 +180,9 @@ def noise_sensitivity_relevant(answer_in_chunks: VerdictMatrix, answer_in_refere
     return NAN if parts is None else float((parts[0] & parts[2]).mean())
 
 
-def noise_sensitivity_irrelevant(answer_in_chunks: VerdictMatrix, answer_in_reference: Verdicts,
-                                 reference_in_chunks: VerdictMatrix) -> float:
+def noise_sensitivity_irrelevant(
+    answer_in_chunks: VerdictMatrix, answer_in_reference: Verdicts, reference_in_chunks: VerdictMatrix
+) -> float:
     """Incorrect answer claims an irrelevant chunk states, and no relevant one / answer claims: wrong facts
     taken from chunks that hold none of the reference's. NaN as :func:`noise_sensitivity_relevant`.
 
@@ -228,8 +233,9 @@ def claim_faithfulness(answer_in_chunks: VerdictMatrix) -> float:
     return _mean(matrix.any(axis=1)) if matrix.shape[1] else NAN
 
 
-def _missed_share(grades: Sequence[str], vital: Verdicts, nuggets_in_chunks: VerdictMatrix, *, retrieved: bool
-                  ) -> float:
+def _missed_share(
+    grades: Sequence[str], vital: Verdicts, nuggets_in_chunks: VerdictMatrix, *, retrieved: bool
+) -> float:
     """Vital nuggets graded ``none`` that some chunk states (``retrieved``) or that none does / vital nuggets;
     NaN without a vital nugget."""
     is_vital = _vector(vital)

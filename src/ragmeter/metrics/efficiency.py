@@ -28,19 +28,37 @@ def completion_tokens(usage: Sequence[Usage]) -> float:
 def _from_usage(fn: Callable[[Sequence[Usage]], float]) -> Callable[..., float]:
     def compute(record: Record, *_: object) -> float:
         return fn(record.usage or ())
+
     return compute
 
 
-for _name, _fn, _what in (("total_tokens", total_tokens, "Prompt + completion tokens over all LLM calls."),
-                          ("prompt_tokens", prompt_tokens, "Prompt tokens over all LLM calls."),
-                          ("completion_tokens", completion_tokens, "Completion tokens over all LLM calls.")):
-    register(Metric(
-        name=_name, family="efficiency", description=_what, needs=("usage",),
-        aggregation=Aggregation.MEAN, value_range=(0.0, None), higher_is_better=False,
-        compute=_from_usage(_fn)))
+for _name, _fn, _what in (
+    ("total_tokens", total_tokens, "Prompt + completion tokens over all LLM calls."),
+    ("prompt_tokens", prompt_tokens, "Prompt tokens over all LLM calls."),
+    ("completion_tokens", completion_tokens, "Completion tokens over all LLM calls."),
+):
+    register(
+        Metric(
+            name=_name,
+            family="efficiency",
+            description=_what,
+            needs=("usage",),
+            aggregation=Aggregation.MEAN,
+            value_range=(0.0, None),
+            higher_is_better=False,
+            compute=_from_usage(_fn),
+        )
+    )
 
-register(Metric(
-    name="latency_ms", family="efficiency",
-    description="End-to-end time per question in ms; reported as P50 and P95 (linear interpolation).",
-    needs=("latency_ms",), aggregation=Aggregation.QUANTILES, value_range=(0.0, None),
-    higher_is_better=False, compute=lambda record, item, run: float(record.latency_ms)))  # type: ignore[arg-type]
+register(
+    Metric(
+        name="latency_ms",
+        family="efficiency",
+        description="End-to-end time per question in ms; reported as P50 and P95 (linear interpolation).",
+        needs=("latency_ms",),
+        aggregation=Aggregation.QUANTILES,
+        value_range=(0.0, None),
+        higher_is_better=False,
+        compute=lambda record, item, run: float(record.latency_ms),
+    )
+)  # type: ignore[arg-type]

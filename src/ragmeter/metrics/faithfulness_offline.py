@@ -89,17 +89,32 @@ def _faithfulness_offline(record: Record, item: ItemContext, run: RunContext) ->
 
 
 def _signature(run: RunContext) -> Mapping[str, Any]:
-    return {**bertscore_settings(run), "weights": VERSION, "weight_BertKPrec": WEIGHT_BERT,
-            "idk": run.settings.idk.version, "idk_eval_source": run.settings.idk_eval_source,
-            "language": language_signature(run.settings.language)}
+    return {
+        **bertscore_settings(run),
+        "weights": VERSION,
+        "weight_BertKPrec": WEIGHT_BERT,
+        "idk": run.settings.idk.version,
+        "idk_eval_source": run.settings.idk_eval_source,
+        "language": language_signature(run.settings.language),
+    }
 
 
-register(Metric(name="faithfulness_offline", family="mtrag",
-                description="Faithfulness with no judge: BertKPrec and Extractiveness_RougeL blended (weight "
-                            "chosen on MT-RAG's human ratings), conditioned on answerability and the IDK verdict "
-                            "as MT-RAG's RB_alg; an empty answer 0.",
-                needs=("answer",), aggregation=Aggregation.MEAN, value_range=(-1.0, 1.0), higher_is_better=True,
-                compute=_faithfulness_offline, signature=_signature, resources=frozenset({"token_encoder"}),
-                prefetch=algorithmic_texts,
-                agreement="agrees with people at Spearman 0.63 cross-collection on MT-RAG dev (156 answers; 0.67 "
-                          "[0.59, 0.76] with each conversation held out)"))
+register(
+    Metric(
+        name="faithfulness_offline",
+        family="mtrag",
+        description="Faithfulness with no judge: BertKPrec and Extractiveness_RougeL blended (weight "
+        "chosen on MT-RAG's human ratings), conditioned on answerability and the IDK verdict "
+        "as MT-RAG's RB_alg; an empty answer 0.",
+        needs=("answer",),
+        aggregation=Aggregation.MEAN,
+        value_range=(-1.0, 1.0),
+        higher_is_better=True,
+        compute=_faithfulness_offline,
+        signature=_signature,
+        resources=frozenset({"token_encoder"}),
+        prefetch=algorithmic_texts,
+        agreement="agrees with people at Spearman 0.63 cross-collection on MT-RAG dev (156 answers; 0.67 "
+        "[0.59, 0.76] with each conversation held out)",
+    )
+)

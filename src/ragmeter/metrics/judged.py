@@ -121,11 +121,16 @@ def weighted_score(correctness: float, faithfulness: float, precision: float, re
     >>> weighted_score(3.0, 1.0, 2 / 3, 1.0)
     3.9333333333333336
     """
-    return (WEIGHTS["correctness"] * correctness + WEIGHTS["faithfulness"] * five_point(faithfulness)
-            + WEIGHTS["precision"] * five_point(precision) + WEIGHTS["recall"] * five_point(recall))
+    return (
+        WEIGHTS["correctness"] * correctness
+        + WEIGHTS["faithfulness"] * five_point(faithfulness)
+        + WEIGHTS["precision"] * five_point(precision)
+        + WEIGHTS["recall"] * five_point(recall)
+    )
 
 
 # --- run-loop adapters -----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ClaimsCheck:
@@ -148,15 +153,18 @@ def asked_prompt(judge: Judge, prompt: Prompt) -> Prompt:
     return layout_of(judge).prompt(CLAIM_SPLIT if prompt is CLAIMS and judge.claims == "split" else prompt)
 
 
-def claims_text_call(record: Record, text: str, judge: Judge, *, check_evidence: bool,
-                     language: Language | None = None) -> JudgeCall:
+def claims_text_call(
+    record: Record, text: str, judge: Judge, *, check_evidence: bool, language: Language | None = None
+) -> JudgeCall:
     """The call that asks ``judge`` for the claims of ``text`` (``record``'s answer or reference). A judge that
     splits only leaves every verdict to the evidence check, so it needs ``check_evidence``."""
     if asked_prompt(judge, CLAIMS).name == CLAIM_SPLIT.name:
         if not check_evidence:
-            raise ConfigError("a judge that only splits claims leaves their verdicts to the evidence check: turn "
-                              "check_evidence on, or ask the judge to verify (JudgeConfig(claims='verify'), "
-                              "--judge-claims verify)")
+            raise ConfigError(
+                "a judge that only splits claims leaves their verdicts to the evidence check: turn "
+                "check_evidence on, or ask the judge to verify (JudgeConfig(claims='verify'), "
+                "--judge-claims verify)"
+            )
         return judge_call(judge, CLAIM_SPLIT, record, text=text, language=language)
     return judge_call(judge, CLAIMS, record, text=text, language=language)
 
@@ -171,16 +179,24 @@ def claims_call(record: Record, run: RunContext) -> JudgeCall | None:
         text = record.references[0]
     else:
         return None
-    return claims_text_call(record, text, run.judge, check_evidence=run.settings.check_evidence,
-                            language=run.language(record))
+    return claims_text_call(
+        record, text, run.judge, check_evidence=run.settings.check_evidence, language=run.language(record)
+    )
 
 
 def judge_failure(prompt: str, outcome: JudgeOutcome) -> Undefined:
     return Undefined(f"judge failed ({prompt}): {outcome.failure}")
 
 
-def verdict_claims(verdict: Mapping[str, Any], record: Record, text: str, *, check_evidence: bool,
-                   split: bool = False, language: Language = ENGLISH) -> tuple[Claim, ...]:
+def verdict_claims(
+    verdict: Mapping[str, Any],
+    record: Record,
+    text: str,
+    *,
+    check_evidence: bool,
+    split: bool = False,
+    language: Language = ENGLISH,
+) -> tuple[Claim, ...]:
     """The claims of a ``claims`` verdict on ``text`` (``record``'s answer or reference, written in ``language``),
     evidence-checked against the record's chunks when ``check_evidence``
     (:func:`~ragmeter.judges.checks.evidence.checked_claims`: the
@@ -206,9 +222,14 @@ def claims_outcome(record: Record, item: ItemContext, run: RunContext) -> Claims
             return ClaimsCheck(None, undefined=judge_failure("claims", outcome).reason)
         source = "reference" if abstains(record, run) else "answer"
         text = record.answer if source == "answer" else record.references[0]
-        claims = verdict_claims(outcome.verdict, record, text, check_evidence=run.settings.check_evidence,
-                                language=run.language(record),
-                                split=call.prompt.name == CLAIM_SPLIT.name)
+        claims = verdict_claims(
+            outcome.verdict,
+            record,
+            text,
+            check_evidence=run.settings.check_evidence,
+            language=run.language(record),
+            split=call.prompt.name == CLAIM_SPLIT.name,
+        )
         judged, cap = len(outcome.verdict["claims"]), claims_cap(text)
         return ClaimsCheck(source, claims, capped=cap if judged >= cap else None, added=len(claims) - judged)
 
@@ -291,8 +312,12 @@ _relevance = _score(RELEVANCE)
 
 def _weighted(record: Record, item: ItemContext, run: RunContext) -> Outcome:
     parts: dict[str, float] = {}
-    for name, compute in (("correctness", _correctness), ("faithfulness", faithfulness_metric),
-                          ("precision", _precision), ("recall", _recall)):
+    for name, compute in (
+        ("correctness", _correctness),
+        ("faithfulness", faithfulness_metric),
+        ("precision", _precision),
+        ("recall", _recall),
+    ):
         outcome = compute(record, item, run)
         if isinstance(outcome, Undefined):
             return Undefined(f"{name} is undefined: {outcome.reason}")
@@ -318,10 +343,10 @@ def _prefetch(*names: str) -> Callable[[Record, ItemContext, RunContext], list[J
     return lambda record, item, run: _calls(record, run, names)
 
 
-def _judged_by(*prompts: Prompt, weights: bool = False,
-               idk: bool = False) -> Callable[[RunContext], Mapping[str, Any]]:
+def _judged_by(*prompts: Prompt, weights: bool = False, idk: bool = False) -> Callable[[RunContext], Mapping[str, Any]]:
     """The signature values of a metric read from ``prompts``' verdicts: the judge and each prompt's hash,
     the IDK patterns when abstaining answers are told apart, and the weights of the weighted score."""
+
     def values(run: RunContext) -> Mapping[str, Any]:
         out: dict[str, Any] = {f"judge:{p.name}": run.judge.signature(asked_prompt(run.judge, p)) for p in prompts}
         if CLAIMS in prompts:
@@ -334,36 +359,92 @@ def _judged_by(*prompts: Prompt, weights: bool = False,
         if weights:
             out["weights"] = ",".join(f"{name}:{weight:g}" for name, weight in WEIGHTS.items()) + ",relevance:0"
         return out
+
     return values
 
 
 _CLAIMS_SIGNATURE = _judged_by(CLAIMS, idk=True)
 _SPECS: tuple[tuple[str, str, tuple[str, ...], tuple[float, float], Any, Any, tuple[str, ...]], ...] = (
-    ("judge_correctness", "Judge's 1–5 rating of the answer's factual agreement with the reference",
-     ("answer", "references"), (1.0, 5.0), _correctness, _judged_by(CORRECTNESS), ("correctness",)),
-    ("judge_faithfulness", "Supported claims / claims of the answer, each claim checked against all chunks; "
-     "no context: 1.0, noted", ("answer",), (0.0, 1.0), faithfulness_metric, _CLAIMS_SIGNATURE, ("claims",)),
-    ("judge_precision", "Retrieved chunks that support a claim of the answer (of the reference when it "
-     "abstains) / retrieved chunks; no context: undefined", ("answer",), (0.0, 1.0), _precision,
-     _CLAIMS_SIGNATURE, ("claims",)),
-    ("judge_recall", "Claims of the answer (of the reference when it abstains) the chunks support / claims; "
-     "no context: 1.0, noted", ("answer",), (0.0, 1.0), _recall, _CLAIMS_SIGNATURE, ("claims",)),
-    ("judge_relevance", "Judge's 1–5 rating of how well the answer addresses the question",
-     ("answer",), (1.0, 5.0), _relevance, _judged_by(RELEVANCE), ("relevance",)),
-    ("judge_score", "0.4·Correctness + 0.2·(Faithfulness + Precision + Recall), all on 1–5; undefined when a "
-     "part is", ("answer", "references"), (1.0, 5.0), _weighted,
-     _judged_by(CORRECTNESS, CLAIMS, weights=True, idk=True), ("claims", "correctness")),
+    (
+        "judge_correctness",
+        "Judge's 1–5 rating of the answer's factual agreement with the reference",
+        ("answer", "references"),
+        (1.0, 5.0),
+        _correctness,
+        _judged_by(CORRECTNESS),
+        ("correctness",),
+    ),
+    (
+        "judge_faithfulness",
+        "Supported claims / claims of the answer, each claim checked against all chunks; no context: 1.0, noted",
+        ("answer",),
+        (0.0, 1.0),
+        faithfulness_metric,
+        _CLAIMS_SIGNATURE,
+        ("claims",),
+    ),
+    (
+        "judge_precision",
+        "Retrieved chunks that support a claim of the answer (of the reference when it "
+        "abstains) / retrieved chunks; no context: undefined",
+        ("answer",),
+        (0.0, 1.0),
+        _precision,
+        _CLAIMS_SIGNATURE,
+        ("claims",),
+    ),
+    (
+        "judge_recall",
+        "Claims of the answer (of the reference when it abstains) the chunks support / claims; no context: 1.0, noted",
+        ("answer",),
+        (0.0, 1.0),
+        _recall,
+        _CLAIMS_SIGNATURE,
+        ("claims",),
+    ),
+    (
+        "judge_relevance",
+        "Judge's 1–5 rating of how well the answer addresses the question",
+        ("answer",),
+        (1.0, 5.0),
+        _relevance,
+        _judged_by(RELEVANCE),
+        ("relevance",),
+    ),
+    (
+        "judge_score",
+        "0.4·Correctness + 0.2·(Faithfulness + Precision + Recall), all on 1–5; undefined when a part is",
+        ("answer", "references"),
+        (1.0, 5.0),
+        _weighted,
+        _judged_by(CORRECTNESS, CLAIMS, weights=True, idk=True),
+        ("claims", "correctness"),
+    ),
 )
 
 #: Seed 002's Faithfulness against people, held out (``benchmarks/bench_judge_heldout.py``): its rules, not the
 #: judge, hold it back.
-_FAITHFULNESS_AGREEMENT = ("agrees with people at Spearman 0.45 [0.24, 0.64] cross-collection on MT-RAG dev with the "
-                           "packaged judge (156 answers): seed 002's rules score an answer with no passage 1.0; read "
-                           "judge_faithfulness_idk")
+_FAITHFULNESS_AGREEMENT = (
+    "agrees with people at Spearman 0.45 [0.24, 0.64] cross-collection on MT-RAG dev with the "
+    "packaged judge (156 answers): seed 002's rules score an answer with no passage 1.0; read "
+    "judge_faithfulness_idk"
+)
 
 for _name, _what, _needs, _range, _fn, _settings, _prompts in _SPECS:
-    register(Metric(name=_name, family="judged", description=_what, needs=_needs, aggregation=Aggregation.MEAN,
-                    value_range=_range, higher_is_better=True, compute=_fn, signature=_settings,
-                    resources=frozenset({"judge"}), prefetch=_prefetch(*_prompts),
-                    five_point=_range == (0.0, 1.0),
-                    agreement=_FAITHFULNESS_AGREEMENT if _name == "judge_faithfulness" else None))
+    register(
+        Metric(
+            name=_name,
+            family="judged",
+            description=_what,
+            needs=_needs,
+            aggregation=Aggregation.MEAN,
+            value_range=_range,
+            higher_is_better=True,
+            compute=_fn,
+            signature=_settings,
+            resources=frozenset({"judge"}),
+            prefetch=_prefetch(*_prompts),
+            five_point=_range == (0.0, 1.0),
+            agreement=_FAITHFULNESS_AGREEMENT if _name == "judge_faithfulness" else None,
+        )
+    )

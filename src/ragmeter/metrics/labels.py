@@ -112,35 +112,94 @@ def _rate(name: str, family: str, label: str, description: str, *, higher_is_bet
             return _source_label(record, label, run)
         return _human(record, label)
 
-    register(Metric(name=name, family=family, description=description, needs=("labels",),
-                    aggregation=Aggregation.RATE, value_range=(0.0, 1.0), higher_is_better=higher_is_better,
-                    compute=compute, signature=_source_settings if label == "source_cited" else no_settings))
+    register(
+        Metric(
+            name=name,
+            family=family,
+            description=description,
+            needs=("labels",),
+            aggregation=Aggregation.RATE,
+            value_range=(0.0, 1.0),
+            higher_is_better=higher_is_better,
+            compute=compute,
+            signature=_source_settings if label == "source_cited" else no_settings,
+        )
+    )
 
 
-_rate("grounding_presence_rate", "grounding", "support_present",
-      "Answers with at least one substantive claim supported by the context (support_present).",
-      higher_is_better=True)
-_rate("unsupported_claim_rate", "grounding", "unsupported_claim_present",
-      "Answers with at least one unsupported (hallucinated) claim (unsupported_claim_present); lower is better.",
-      higher_is_better=False)
-_rate("contradiction_rate", "grounding", "contradicted_claim_present",
-      "Answers with a claim the context contradicts (contradicted_claim_present); lower is better.",
-      higher_is_better=False)
-_rate("citation_presence_rate", "grounding", "source_cited",
-      "Answers that cite a source (source_cited; or derived from [CIT:…] markers).", higher_is_better=True)
-register(Metric(
-    name="conditional_fabrication_rate", family="grounding",
-    description="Among answers that cite, those with a fabricated citation: Σ z·f / Σ z; lower is better.",
-    needs=("labels",), aggregation=Aggregation.RATE, value_range=(0.0, 1.0), higher_is_better=False,
-    compute=_conditional_fabrication, signature=_source_settings))
-_rate("proper_action_rate", "generation", "proper_action",
-      "Answers that took the right action: answer, clarify or refuse (proper_action).", higher_is_better=True)
-_rate("on_topic_rate", "generation", "response_on_topic",
-      "Answers that substantively address the request (response_on_topic).", higher_is_better=True)
-_rate("helpfulness_rate", "generation", "helpful",
-      "Answers that let a typical user make progress (helpful).", higher_is_better=True)
-_rate("incompleteness_rate", "generation", "incomplete",
-      "Answers that miss a required part of the request (incomplete); lower is better.", higher_is_better=False)
-_rate("unsafe_content_rate", "generation", "unsafe_content",
-      "Answers with content that violates safety or policy (unsafe_content); lower is better.",
-      higher_is_better=False)
+_rate(
+    "grounding_presence_rate",
+    "grounding",
+    "support_present",
+    "Answers with at least one substantive claim supported by the context (support_present).",
+    higher_is_better=True,
+)
+_rate(
+    "unsupported_claim_rate",
+    "grounding",
+    "unsupported_claim_present",
+    "Answers with at least one unsupported (hallucinated) claim (unsupported_claim_present); lower is better.",
+    higher_is_better=False,
+)
+_rate(
+    "contradiction_rate",
+    "grounding",
+    "contradicted_claim_present",
+    "Answers with a claim the context contradicts (contradicted_claim_present); lower is better.",
+    higher_is_better=False,
+)
+_rate(
+    "citation_presence_rate",
+    "grounding",
+    "source_cited",
+    "Answers that cite a source (source_cited; or derived from [CIT:…] markers).",
+    higher_is_better=True,
+)
+register(
+    Metric(
+        name="conditional_fabrication_rate",
+        family="grounding",
+        description="Among answers that cite, those with a fabricated citation: Σ z·f / Σ z; lower is better.",
+        needs=("labels",),
+        aggregation=Aggregation.RATE,
+        value_range=(0.0, 1.0),
+        higher_is_better=False,
+        compute=_conditional_fabrication,
+        signature=_source_settings,
+    )
+)
+_rate(
+    "proper_action_rate",
+    "generation",
+    "proper_action",
+    "Answers that took the right action: answer, clarify or refuse (proper_action).",
+    higher_is_better=True,
+)
+_rate(
+    "on_topic_rate",
+    "generation",
+    "response_on_topic",
+    "Answers that substantively address the request (response_on_topic).",
+    higher_is_better=True,
+)
+_rate(
+    "helpfulness_rate",
+    "generation",
+    "helpful",
+    "Answers that let a typical user make progress (helpful).",
+    higher_is_better=True,
+)
+_rate(
+    "incompleteness_rate",
+    "generation",
+    "incomplete",
+    "Answers that miss a required part of the request (incomplete); lower is better.",
+    higher_is_better=False,
+)
+_rate(
+    "unsafe_content_rate",
+    "generation",
+    "unsafe_content",
+    "Answers with content that violates safety or policy (unsafe_content); lower is better.",
+    higher_is_better=False,
+)

@@ -89,18 +89,34 @@ def token_f1(prediction: str, references: Sequence[str], *, extended: bool = Fal
     return max(_f1(tokens, answer_tokens(reference, extended=extended)) for reference in references)
 
 
-register(Metric(
-    name="exact_match", family="lexical",
-    description="Answer equals a reference after SQuAD normalisation (max over references).",
-    needs=("answer", "references"), aggregation=Aggregation.RATE, value_range=(0.0, 1.0),
-    higher_is_better=True, signature=_signature,
-    compute=lambda record, item, run: exact_match(strip_citations(record.answer), record.references,
-                                                  extended=_extended(run))))
+register(
+    Metric(
+        name="exact_match",
+        family="lexical",
+        description="Answer equals a reference after SQuAD normalisation (max over references).",
+        needs=("answer", "references"),
+        aggregation=Aggregation.RATE,
+        value_range=(0.0, 1.0),
+        higher_is_better=True,
+        signature=_signature,
+        compute=lambda record, item, run: exact_match(
+            strip_citations(record.answer), record.references, extended=_extended(run)
+        ),
+    )
+)
 
-register(Metric(
-    name="token_f1", family="lexical",
-    description="Token F1 with the best-matching reference after SQuAD normalisation.",
-    needs=("answer", "references"), aggregation=Aggregation.MEAN, value_range=(0.0, 1.0),
-    higher_is_better=True, signature=_signature,
-    compute=lambda record, item, run: token_f1(strip_citations(record.answer), record.references,
-                                               extended=_extended(run))))
+register(
+    Metric(
+        name="token_f1",
+        family="lexical",
+        description="Token F1 with the best-matching reference after SQuAD normalisation.",
+        needs=("answer", "references"),
+        aggregation=Aggregation.MEAN,
+        value_range=(0.0, 1.0),
+        higher_is_better=True,
+        signature=_signature,
+        compute=lambda record, item, run: token_f1(
+            strip_citations(record.answer), record.references, extended=_extended(run)
+        ),
+    )
+)

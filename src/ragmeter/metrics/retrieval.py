@@ -31,8 +31,17 @@ from ragmeter.metrics._retrieval_kernels import RankedLabels, dcg_rows, graded, 
 if TYPE_CHECKING:
     from ragmeter.engine.context import ItemContext, RunContext
 
-__all__ = ["dcg", "grade", "misleading_context_rate", "ndcg", "recall", "reciprocal_rank", "sufficiency_hit",
-           "sufficiency_rate", "topical_precision"]
+__all__ = [
+    "dcg",
+    "grade",
+    "misleading_context_rate",
+    "ndcg",
+    "recall",
+    "reciprocal_rank",
+    "sufficiency_hit",
+    "sufficiency_rate",
+    "topical_precision",
+]
 
 
 def topical_precision(t: Sequence[int], k: int) -> float:
@@ -99,12 +108,12 @@ def dcg(grades: Sequence[int], k: int, *, gain: str = "exponential") -> float:
     """DCG@K = Σ_{k=1..K} g(w_k) / log2(k + 1), with g(w) = 2^w − 1 (``exponential``, seed 003) or
     g(w) = w (``linear``, trec_eval's default)."""
     exponential = _gain_is_exponential(gain)
-    return sum(((2 ** w - 1) if exponential else w) / math.log2(rank + 1)
-               for rank, w in enumerate(grades[:k], start=1))
+    return sum(((2**w - 1) if exponential else w) / math.log2(rank + 1) for rank, w in enumerate(grades[:k], start=1))
 
 
-def ndcg(grades: Sequence[int], k: int, *, ideal: Sequence[int] | None = None,
-         gain: str = "exponential") -> float | None:
+def ndcg(
+    grades: Sequence[int], k: int, *, ideal: Sequence[int] | None = None, gain: str = "exponential"
+) -> float | None:
     """NDCG@K(i) = DCG@K(i) / IDCG@K(i), where IDCG is the DCG of the ideal ranking: the grades in
     ``ideal`` (the query's judged pool, as trec_eval) or, when ``ideal`` is ``None``, the top-k retrieved
     ``grades`` themselves (seed 003's C_i is the top-K set) sorted from best to worst.
@@ -134,12 +143,21 @@ def _gain_is_exponential(gain: str) -> bool:
 # Registration: batch kernels (one read of a batch's labels shared by the six metrics), with the
 # undefined and noted cases.
 
+
 def _batch_labels(records: Sequence[Record], run: RunContext, k: int) -> RankedLabels:
     return run.batch_memo(f"retrieval-labels@{k}", lambda: ranked_labels(records, k))
 
 
-def _outcomes(values: np.ndarray, problems: Sequence[str | None], lengths: np.ndarray, k: int, *,
-              short: str | None, zero_ideal: np.ndarray | None = None, pool: bool = False) -> BatchOutcomes:
+def _outcomes(
+    values: np.ndarray,
+    problems: Sequence[str | None],
+    lengths: np.ndarray,
+    k: int,
+    *,
+    short: str | None,
+    zero_ideal: np.ndarray | None = None,
+    pool: bool = False,
+) -> BatchOutcomes:
     """Per-record outcomes: undefined where a label is missing or tied; noted for an empty list, an
     ideal DCG of 0 and (``short``: ``"denominator"`` or ``"plain"``) a list shorter than k."""
     values = np.array(values, dtype=float)
@@ -155,36 +173,56 @@ def _outcomes(values: np.ndarray, problems: Sequence[str | None], lengths: np.nd
         elif short is not None:
             why = f" (the denominator stays {k})" if short == "denominator" else ""
             notes[i] = f"fewer than {k} chunks retrieved{why}"
-    undefined = ({index: problem for index, problem in enumerate(problems) if problem is not None}
-                 if any(problems) else {})
+    undefined = (
+        {index: problem for index, problem in enumerate(problems) if problem is not None} if any(problems) else {}
+    )
     for index in undefined:
         values[index] = np.nan
         notes.pop(index, None)
     return BatchOutcomes(values, undefined, notes)
 
 
-def _single(batch: Callable[[Sequence[Record], list[ItemContext], RunContext], BatchOutcomes]
-            ) -> Callable[[Record, ItemContext, RunContext], Outcome]:
+def _single(
+    batch: Callable[[Sequence[Record], list[ItemContext], RunContext], BatchOutcomes],
+) -> Callable[[Record, ItemContext, RunContext], Outcome]:
     def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
         with run.batch_scope():
             return batch([record], [item], run).outcome(0)
+
     return compute
 
 
-def _label_metric(base: str, description: str, label: str, kernel: Callable[[np.ndarray, int], np.ndarray], *,
-                  higher_is_better: bool, aggregation: Aggregation = Aggregation.MEAN,
-                  divides_by_k: bool = True) -> None:
+def _label_metric(
+    base: str,
+    description: str,
+    label: str,
+    kernel: Callable[[np.ndarray, int], np.ndarray],
+    *,
+    higher_is_better: bool,
+    aggregation: Aggregation = Aggregation.MEAN,
+    divides_by_k: bool = True,
+) -> None:
     @cache
     def build(k: int) -> Metric:
         def compute_batch(records: Sequence[Record], items: list[ItemContext], run: RunContext) -> BatchOutcomes:
             labels = _batch_labels(records, run, k)
             values = kernel(labels.values[label], k)
-            return _outcomes(values, labels.problems[label], labels.lengths, k,
-                             short="denominator" if divides_by_k else None)
-        return Metric(name=f"{base}@{k}", family="retrieval", description=description.replace("K", str(k)),
-                      needs=("chunk_labels",), aggregation=aggregation, value_range=(0.0, 1.0),
-                      higher_is_better=higher_is_better, compute=_single(compute_batch),
-                      compute_batch=compute_batch)
+            return _outcomes(
+                values, labels.problems[label], labels.lengths, k, short="denominator" if divides_by_k else None
+            )
+
+        return Metric(
+            name=f"{base}@{k}",
+            family="retrieval",
+            description=description.replace("K", str(k)),
+            needs=("chunk_labels",),
+            aggregation=aggregation,
+            value_range=(0.0, 1.0),
+            higher_is_better=higher_is_better,
+            compute=_single(compute_batch),
+            compute_batch=compute_batch,
+        )
+
     register_cutoff(base, "retrieval", build)
 
 
@@ -193,17 +231,44 @@ def _first_hit_reciprocal(t: np.ndarray, k: int) -> np.ndarray:
     return np.where(t.any(axis=1), 1.0 / (first + 1), 0.0)
 
 
-_label_metric("topical_precision", "Share of the top K chunks labelled topically_relevant (÷K).",
-              "topically_relevant", lambda t, k: t.sum(axis=1) / k, higher_is_better=True)
-_label_metric("sufficiency_hit", "Some top-K chunk is labelled evidence_sufficient; a rate.",
-              "evidence_sufficient", lambda s, k: s.any(axis=1).astype(float), higher_is_better=True,
-              aggregation=Aggregation.RATE, divides_by_k=False)
-_label_metric("sufficiency_rate", "Share of the top K chunks labelled evidence_sufficient (÷K).",
-              "evidence_sufficient", lambda s, k: s.sum(axis=1) / k, higher_is_better=True)
-_label_metric("misleading_context_rate", "Share of the top K chunks labelled misleading (÷K); lower is better.",
-              "misleading", lambda m, k: m.sum(axis=1) / k, higher_is_better=False)
-_label_metric("mrr", "Reciprocal rank of the first topically_relevant chunk in the top K (0 if none).",
-              "topically_relevant", _first_hit_reciprocal, higher_is_better=True, divides_by_k=False)
+_label_metric(
+    "topical_precision",
+    "Share of the top K chunks labelled topically_relevant (÷K).",
+    "topically_relevant",
+    lambda t, k: t.sum(axis=1) / k,
+    higher_is_better=True,
+)
+_label_metric(
+    "sufficiency_hit",
+    "Some top-K chunk is labelled evidence_sufficient; a rate.",
+    "evidence_sufficient",
+    lambda s, k: s.any(axis=1).astype(float),
+    higher_is_better=True,
+    aggregation=Aggregation.RATE,
+    divides_by_k=False,
+)
+_label_metric(
+    "sufficiency_rate",
+    "Share of the top K chunks labelled evidence_sufficient (÷K).",
+    "evidence_sufficient",
+    lambda s, k: s.sum(axis=1) / k,
+    higher_is_better=True,
+)
+_label_metric(
+    "misleading_context_rate",
+    "Share of the top K chunks labelled misleading (÷K); lower is better.",
+    "misleading",
+    lambda m, k: m.sum(axis=1) / k,
+    higher_is_better=False,
+)
+_label_metric(
+    "mrr",
+    "Reciprocal rank of the first topically_relevant chunk in the top K (0 if none).",
+    "topically_relevant",
+    _first_hit_reciprocal,
+    higher_is_better=True,
+    divides_by_k=False,
+)
 
 
 @cache
@@ -219,11 +284,18 @@ def _ndcg_metric(k: int) -> Metric:
         values = dcg_rows(grades, exponential=exponential) / np.where(zero_ideal, 1.0, ideal_dcg)
         return _outcomes(values, problems, labels.lengths, k, short="plain", zero_ideal=zero_ideal, pool=pool)
 
-    return Metric(name=f"ndcg@{k}", family="retrieval",
-                  description=f"DCG@{k} of grades w (2 sufficient, 1 topical, 0) over the ideal DCG@{k}.",
-                  needs=("chunk_labels",), aggregation=Aggregation.MEAN, value_range=(0.0, 1.0),
-                  higher_is_better=True, compute=_single(compute_batch), compute_batch=compute_batch,
-                  signature=_ndcg_settings)
+    return Metric(
+        name=f"ndcg@{k}",
+        family="retrieval",
+        description=f"DCG@{k} of grades w (2 sufficient, 1 topical, 0) over the ideal DCG@{k}.",
+        needs=("chunk_labels",),
+        aggregation=Aggregation.MEAN,
+        value_range=(0.0, 1.0),
+        higher_is_better=True,
+        compute=_single(compute_batch),
+        compute_batch=compute_batch,
+        signature=_ndcg_settings,
+    )
 
 
 def _ndcg_settings(run: RunContext) -> Mapping[str, Any]:
@@ -256,10 +328,17 @@ def _recall_metric(k: int) -> Metric:
                 notes[i] = "no chunks retrieved (scored 0)"
         return BatchOutcomes(values, undefined, notes)
 
-    return Metric(name=f"recall@{k}", family="retrieval",
-                  description=f"Share of the qrels' relevant documents (grade ≥ 1) in the top {k} chunks.",
-                  needs=("qrels",), aggregation=Aggregation.MEAN, value_range=(0.0, 1.0),
-                  higher_is_better=True, compute=_single(compute_batch), compute_batch=compute_batch)
+    return Metric(
+        name=f"recall@{k}",
+        family="retrieval",
+        description=f"Share of the qrels' relevant documents (grade ≥ 1) in the top {k} chunks.",
+        needs=("qrels",),
+        aggregation=Aggregation.MEAN,
+        value_range=(0.0, 1.0),
+        higher_is_better=True,
+        compute=_single(compute_batch),
+        compute_batch=compute_batch,
+    )
 
 
 register_cutoff("recall", "retrieval", _recall_metric)

@@ -60,10 +60,18 @@ def rouge_l(prediction: str, reference: str) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
 
 
-register(Metric(
-    name="rouge_l", family="lexical",
-    description="ROUGE-L F-measure (rouge-score, no stemmer) with the best-matching reference.",
-    needs=("answer", "references"), aggregation=Aggregation.MEAN, value_range=(0.0, 1.0),
-    higher_is_better=True, signature=lambda run: {"citations": "stripped", "stemmer": "no"},
-    compute=lambda record, item, run: max(rouge_l(strip_citations(record.answer), reference)
-                                          for reference in record.references)))
+register(
+    Metric(
+        name="rouge_l",
+        family="lexical",
+        description="ROUGE-L F-measure (rouge-score, no stemmer) with the best-matching reference.",
+        needs=("answer", "references"),
+        aggregation=Aggregation.MEAN,
+        value_range=(0.0, 1.0),
+        higher_is_better=True,
+        signature=lambda run: {"citations": "stripped", "stemmer": "no"},
+        compute=lambda record, item, run: max(
+            rouge_l(strip_citations(record.answer), reference) for reference in record.references
+        ),
+    )
+)

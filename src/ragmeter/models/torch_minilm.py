@@ -36,8 +36,9 @@ class TorchEmbedder:
     ``model_dir`` defaults to the packaged fp32 all-MiniLM-L6-v2 (its weights' sha256 is checked).
     """
 
-    def __init__(self, *, model_dir: str | Path | None = None, max_length: int = DEFAULT_MAX_LENGTH,
-                 batch_size: int = 32) -> None:
+    def __init__(
+        self, *, model_dir: str | Path | None = None, max_length: int = DEFAULT_MAX_LENGTH, batch_size: int = 32
+    ) -> None:
         try:
             import torch
             from transformers import AutoModel, AutoTokenizer
@@ -61,13 +62,19 @@ class TorchEmbedder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         torch = self._torch
-        lengths = [len(ids) for ids in self._tokenizer(list(texts), truncation=True,
-                                                        max_length=self.max_length)["input_ids"]]
+        lengths = [
+            len(ids) for ids in self._tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]
+        ]
         vectors = np.zeros((len(texts), self._model.config.hidden_size), dtype=np.float32)
         with torch.inference_mode():
             for batch in length_sorted_batches(lengths, self.batch_size):
-                inputs = self._tokenizer([texts[i] for i in batch], padding=True, truncation=True,
-                                         max_length=self.max_length, return_tensors="pt")
+                inputs = self._tokenizer(
+                    [texts[i] for i in batch],
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_length,
+                    return_tensors="pt",
+                )
                 hidden = self._model(**inputs).last_hidden_state
                 mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
                 pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)

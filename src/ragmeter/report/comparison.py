@@ -13,8 +13,18 @@ __all__ = ["GATE_HEADER", "HEADER", "comparison_rows", "gate_rows", "header", "r
 #: Unicode's bidirectional controls (embeddings, overrides, isolates and marks): in an item id or a run's name they
 #: would reorder the text a terminal shows after them (U+202E prints the rest of a line backwards).
 
-HEADER = ("metric", "A", "B", "B − A", "interval", "p", "p (Holm)", "McNemar p", "B better / tie / worse",
-          "n (left out)")
+HEADER = (
+    "metric",
+    "A",
+    "B",
+    "B − A",
+    "interval",
+    "p",
+    "p (Holm)",
+    "McNemar p",
+    "B better / tie / worse",
+    "n (left out)",
+)
 
 
 def header(comparison: Comparison) -> tuple[str, ...]:
@@ -37,25 +47,41 @@ def _cells(m: MetricComparison) -> tuple[str, ...]:
     test = _p(m.mcnemar["p_value"]) + (" exact" if m.mcnemar["exact"] else " χ²") if m.mcnemar else "–"
     # four decimals for scores, one for counts of tokens or milliseconds: one scale per row
     digits = 1 if max(abs(m.mean_a), abs(m.mean_b)) >= 100 else 4
-    return (m.metric, _number(m.mean_a, digits), _number(m.mean_b, digits), _number(m.difference, digits),
-            f"[{_number(m.ci_low, digits)}, {_number(m.ci_high, digits)}]", _p(m.p_value), _p(m.p_holm), test,
-            f"{m.wins} / {m.ties} / {m.losses}{direction}", f"{m.n} ({m.n_left_out})")
+    return (
+        m.metric,
+        _number(m.mean_a, digits),
+        _number(m.mean_b, digits),
+        _number(m.difference, digits),
+        f"[{_number(m.ci_low, digits)}, {_number(m.ci_high, digits)}]",
+        _p(m.p_value),
+        _p(m.p_holm),
+        test,
+        f"{m.wins} / {m.ties} / {m.losses}{direction}",
+        f"{m.n} ({m.n_left_out})",
+    )
 
 
 def _table(rows: list[tuple[str, ...]], markdown: bool, columns: tuple[str, ...]) -> list[str]:
     if markdown:
-        return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns),
-                *("| " + " | ".join(row) + " |" for row in rows)]
+        return [
+            "| " + " | ".join(columns) + " |",
+            "|" + "---|" * len(columns),
+            *("| " + " | ".join(row) + " |" for row in rows),
+        ]
     widths = [max(len(row[i]) for row in (columns, *rows)) for i in range(len(columns))]
-    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-            for row in (columns, *rows)]
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in (columns, *rows)
+    ]
 
 
 def render_comparison(comparison: Comparison, *, markdown: bool = False) -> str:
     """Every group's table (all items first), what was left out and why, and the comparison's signature."""
     heading = "## " if markdown else ""
-    lines = [(f"{heading}{comparison.candidate} (B) against {comparison.baseline} (A): {comparison.n_pairs} "
-              "paired items"), ""]
+    lines = [
+        (f"{heading}{comparison.candidate} (B) against {comparison.baseline} (A): {comparison.n_pairs} paired items"),
+        "",
+    ]
     for (field, value), metrics in comparison.groups.items():
         if (field, value) != ("all", "all"):
             n = max((m.n + m.n_left_out for m in metrics), default=0)
@@ -65,22 +91,30 @@ def render_comparison(comparison: Comparison, *, markdown: bool = False) -> str:
     if comparison.gate:
         lines += _gate_table(comparison, markdown)
     if comparison.only_baseline or comparison.only_candidate:
-        lines.append(f"Unpaired items, left out: {len(comparison.only_baseline)} only in {comparison.baseline}"
-                     f"{_examples(comparison.only_baseline)}, {len(comparison.only_candidate)} only in "
-                     f"{comparison.candidate}{_examples(comparison.only_candidate)}.")
+        lines.append(
+            f"Unpaired items, left out: {len(comparison.only_baseline)} only in {comparison.baseline}"
+            f"{_examples(comparison.only_baseline)}, {len(comparison.only_candidate)} only in "
+            f"{comparison.candidate}{_examples(comparison.only_candidate)}."
+        )
     for metric, why in comparison.not_compared.items():
         lines.append(f"Not compared: {metric} ({why}).")
     for metric, pair in comparison.different_settings.items():
         left, right = (NO_SIGNATURE if signature is None else signature for signature in pair)
         lines.append(f"Settings differ for {metric} (compared anyway): {left} against {right}.")
-    lines += [*comparison.notes,
-              ("B − A: mean of the per-item differences over the items both runs scored; interval: paired "
-               "bootstrap over conversations; p: paired permutation test (signs flipped by conversation), Holm "
-               "across the metrics of the table. 'n (left out)': pairs compared (pairs undefined on a side)."),
-              f"Signature: {comparison.signature}"]
+    lines += [
+        *comparison.notes,
+        (
+            "B − A: mean of the per-item differences over the items both runs scored; interval: paired "
+            "bootstrap over conversations; p: paired permutation test (signs flipped by conversation), Holm "
+            "across the metrics of the table. 'n (left out)': pairs compared (pairs undefined on a side)."
+        ),
+        f"Signature: {comparison.signature}",
+    ]
     signatures = [s for s in dict.fromkeys(m.signature for m in comparison.overall) if s is not None]
-    lines += ["Metric signatures:" if signatures else f"Metric signatures: {NO_SIGNATURE} (settings not checked)",
-              *(f"  {signature}" for signature in signatures)]
+    lines += [
+        "Metric signatures:" if signatures else f"Metric signatures: {NO_SIGNATURE} (settings not checked)",
+        *(f"  {signature}" for signature in signatures),
+    ]
     return "\n".join(map(visible, lines))
 
 
@@ -95,8 +129,9 @@ def stage_lines(metrics: tuple[MetricComparison, ...]) -> list[str]:
         if not present:
             continue
         moved = [m for m in present if not math.isnan(m.ci_low) and (m.ci_low > 0 or m.ci_high < 0)]
-        changes = ", ".join(f"{m.metric} {_moved(m)} ({m.difference:+.3f} [{m.ci_low:+.3f}, {m.ci_high:+.3f}])"
-                            for m in moved)
+        changes = ", ".join(
+            f"{m.metric} {_moved(m)} ({m.difference:+.3f} [{m.ci_low:+.3f}, {m.ci_high:+.3f}])" for m in moved
+        )
         lines.append(f"  {title}: {changes or 'no figure moved beyond its interval'}")
     return ["Which stage moved (claim level):", *lines, ""] if lines else []
 
@@ -107,15 +142,29 @@ def _moved(m: MetricComparison) -> str:
     return "better" if (m.difference > 0) == m.higher_is_better else "worse"
 
 
-GATE_HEADER = ("run", "abstain rate", "tokens / item", "tokens / answered item", "P50 latency answered (ms)",
-                "P95 latency answered (ms)")
+GATE_HEADER = (
+    "run",
+    "abstain rate",
+    "tokens / item",
+    "tokens / answered item",
+    "P50 latency answered (ms)",
+    "P95 latency answered (ms)",
+)
 
 
 def gate_rows(comparison: Comparison) -> list[tuple[str, ...]]:
     """The cells of the gate's table (``GATE_HEADER``), one row per run."""
-    return [(row.run, _number(row.abstain_rate, 3), _number(row.tokens_per_item, 0),
-             _number(row.tokens_per_answered, 0), _number(row.p50_latency_answered, 0),
-             _number(row.p95_latency_answered, 0)) for row in comparison.gate]
+    return [
+        (
+            row.run,
+            _number(row.abstain_rate, 3),
+            _number(row.tokens_per_item, 0),
+            _number(row.tokens_per_answered, 0),
+            _number(row.p50_latency_answered, 0),
+            _number(row.p95_latency_answered, 0),
+        )
+        for row in comparison.gate
+    ]
 
 
 def comparison_rows(metrics: tuple[MetricComparison, ...]) -> list[tuple[str, ...]]:

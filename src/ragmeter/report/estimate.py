@@ -65,39 +65,57 @@ def _worth(result: HumanEstimate) -> str:
     if math.isinf(result.effective_labels):
         return f"The metric predicts the labels exactly on the {n} labelled items (λ = {result.ppi.lam:.3g})."
     worth = result.effective_labels
-    verdict = ("narrower than" if worth > n * 1.05 else "as wide as" if worth >= n * 0.95 else "wider than")
-    return (f"Labels the metric was worth: {worth:.0f} — the PPI++ interval is {verdict} the {n} labels' own "
-            f"(as narrow as {worth:.0f} labels alone would give; λ = {result.ppi.lam:.3g}).")
+    verdict = "narrower than" if worth > n * 1.05 else "as wide as" if worth >= n * 0.95 else "wider than"
+    return (
+        f"Labels the metric was worth: {worth:.0f} — the PPI++ interval is {verdict} the {n} labels' own "
+        f"(as narrow as {worth:.0f} labels alone would give; λ = {result.ppi.lam:.3g})."
+    )
 
 
 def render_estimate(result: HumanEstimate, *, markdown: bool = False) -> str:
     """The estimates, the labels the metric was worth, the text figure, the checks and the signature."""
     n = result.labelled.n_labelled
     level = f"{result.ppi.confidence * 100:g}%"
-    subject = (f"mean human {result.label}" if result.of == "mean"
-               else f"{result.of} in mean human {result.label}")
-    clusters = (f"intervals by conversation: labels from {result.ppi.n_clusters} conversations"
-                if result.clustered else "intervals by item: no conversation has two")
-    head = (f"Estimated {subject} over {result.n_items} items, from {result.metric} and {n} labels "
-            f"({clusters}; {level} intervals)")
-    rows = [(f"PPI++ ({result.metric} + {n} labels)", result.ppi),
-            (f"labelled items alone ({n})", result.labelled)]
+    subject = f"mean human {result.label}" if result.of == "mean" else f"{result.of} in mean human {result.label}"
+    clusters = (
+        f"intervals by conversation: labels from {result.ppi.n_clusters} conversations"
+        if result.clustered
+        else "intervals by item: no conversation has two"
+    )
+    head = (
+        f"Estimated {subject} over {result.n_items} items, from {result.metric} and {n} labels "
+        f"({clusters}; {level} intervals)"
+    )
+    rows = [(f"PPI++ ({result.metric} + {n} labels)", result.ppi), (f"labelled items alone ({n})", result.labelled)]
     own = (f"{result.metric}'s own mean{'' if result.of == 'mean' else ' difference'}", result.scores)
     if markdown:
-        table = ["| estimate | value | interval | width |", "|---|---:|---|---:|",
-                 *(f"| {name} | {e.value:.3f} | {_interval(e)} | {_width(e)} |" for name, e in rows),
-                 f"| {own[0]} | {own[1].value:.3f} | {_interval(own[1])} | the metric's scale |"]
+        table = [
+            "| estimate | value | interval | width |",
+            "|---|---:|---|---:|",
+            *(f"| {name} | {e.value:.3f} | {_interval(e)} | {_width(e)} |" for name, e in rows),
+            f"| {own[0]} | {own[1].value:.3f} | {_interval(own[1])} | the metric's scale |",
+        ]
         strip = interval_strip(rows)
         figure = ["```text", *strip, "```"] if strip else []
     else:
         width = max(len(name) for name, _ in [*rows, own]) + 2
-        table = [f"  {'estimate':<{width}}{'value':>9}  {f'{level} interval':<16}  width",
-                 *("  " + _row(name, width, e) for name, e in rows),
-                 "  " + _row(own[0], width, own[1], "(the metric's own scale)")]
+        table = [
+            f"  {'estimate':<{width}}{'value':>9}  {f'{level} interval':<16}  width",
+            *("  " + _row(name, width, e) for name, e in rows),
+            "  " + _row(own[0], width, own[1], "(the metric's own scale)"),
+        ]
         figure = ["  " + line for line in interval_strip(rows)]
     shares = ", ".join(f"{s.labelled}/{s.items} in [{s.low:.3g}, {s.high:.3g}]" for s in result.strata)
-    lines = [head, "", *table, "", _worth(result), "", *([*figure, ""] if figure else []),
-             f"Labelled per quartile of {result.metric}: {shares}."]
+    lines = [
+        head,
+        "",
+        *table,
+        "",
+        _worth(result),
+        "",
+        *([*figure, ""] if figure else []),
+        f"Labelled per quartile of {result.metric}: {shares}.",
+    ]
     lines += [f"Warning: {warning}" for warning in result.warnings if warning != result.constant]
     if result.counts:
         lines.append("Left out: " + ", ".join(f"{count} {name}" for name, count in result.counts.items()) + ".")

@@ -18,8 +18,16 @@ import numpy as np
 
 from ragmeter.core.errors import MissingDependencyError
 
-__all__ = ["RASTER_ABOVE", "agreement_scatter", "distributions", "error_bars", "estimates", "forest",
-           "quadrant_scatter", "timeline"]
+__all__ = [
+    "RASTER_ABOVE",
+    "agreement_scatter",
+    "distributions",
+    "error_bars",
+    "estimates",
+    "forest",
+    "quadrant_scatter",
+    "timeline",
+]
 
 #: Points above which a scatter's markers are drawn as one raster image inside the SVG.
 RASTER_ABOVE = 2000
@@ -78,8 +86,15 @@ def distributions(columns: Sequence[tuple[str, np.ndarray]]) -> str:
     return _svg(figure)
 
 
-def quadrant_scatter(grounded: np.ndarray, correct: np.ndarray, *, grounded_label: str, correct_label: str,
-                     grounded_at: float, correct_at: float) -> str:
+def quadrant_scatter(
+    grounded: np.ndarray,
+    correct: np.ndarray,
+    *,
+    grounded_label: str,
+    correct_label: str,
+    grounded_at: float,
+    correct_at: float,
+) -> str:
     """Each answer as a point (grounding metric, correctness metric), with the two thresholds as lines."""
     figure = _figure(4.8, 4.0)
     axes = figure.subplots()
@@ -91,10 +106,22 @@ def quadrant_scatter(grounded: np.ndarray, correct: np.ndarray, *, grounded_labe
             limits(-0.03, 1.03)
     axes.set_xlabel(grounded_label)
     axes.set_ylabel(correct_label)
-    for x, y, text in ((0.99, 0.99, "grounded, correct"), (0.99, 0.01, "grounded, not correct"),
-                       (0.01, 0.99, "not grounded, correct"), (0.01, 0.01, "neither")):
-        axes.text(x, y, text, transform=axes.transAxes, fontsize=7, color=_GREY,
-                  ha="right" if x > 0.5 else "left", va="top" if y > 0.5 else "bottom")
+    for x, y, text in (
+        (0.99, 0.99, "grounded, correct"),
+        (0.99, 0.01, "grounded, not correct"),
+        (0.01, 0.99, "not grounded, correct"),
+        (0.01, 0.01, "neither"),
+    ):
+        axes.text(
+            x,
+            y,
+            text,
+            transform=axes.transAxes,
+            fontsize=7,
+            color=_GREY,
+            ha="right" if x > 0.5 else "left",
+            va="top" if y > 0.5 else "bottom",
+        )
     return _svg(figure)
 
 
@@ -104,8 +131,9 @@ def forest(rows: Sequence[tuple[str, float, float, float, bool]]) -> str:
     axes = figure.subplots()
     for position, (_, difference, low, high, significant) in enumerate(rows[::-1]):
         color = _RED if significant else _BLUE
-        axes.errorbar([difference], [position], xerr=[[difference - low], [high - difference]], fmt="o",
-                      color=color, capsize=3)
+        axes.errorbar(
+            [difference], [position], xerr=[[difference - low], [high - difference]], fmt="o", color=color, capsize=3
+        )
     axes.axvline(0, color=_GREY, linestyle="--")
     axes.set_yticks(range(len(rows)), [label for label, *_ in rows][::-1])
     axes.set_xlabel("B − A with its interval (red: significant after Holm)")
@@ -126,17 +154,23 @@ def agreement_scatter(scores: np.ndarray, human: np.ndarray, *, metric: str, lab
     return _svg(figure)
 
 
-def estimates(human: Sequence[tuple[str, float, float, float]], metric: tuple[str, float, float, float], *,
-              label: str, confidence: float) -> str:
+def estimates(
+    human: Sequence[tuple[str, float, float, float]],
+    metric: tuple[str, float, float, float],
+    *,
+    label: str,
+    confidence: float,
+) -> str:
     """The estimates of the mean human label (label, value, interval low, high) on one axis, and the metric's own
     mean with its interval on a panel of its own below: its scale need not be the label's."""
     figure = _figure(6.5, 0.4 * len(human) + 1.6)
     top, bottom = figure.subplots(2, 1, height_ratios=[len(human), 1])
-    for axes, rows, color, title in ((top, human, _BLUE, f"mean human {label}"),
-                                     (bottom, [metric], _GREY, "the metric's own mean, on its scale")):
+    for axes, rows, color, title in (
+        (top, human, _BLUE, f"mean human {label}"),
+        (bottom, [metric], _GREY, "the metric's own mean, on its scale"),
+    ):
         for position, (_, value, low, high) in enumerate(rows[::-1]):
-            axes.errorbar([value], [position], xerr=[[value - low], [high - value]], fmt="o", color=color,
-                          capsize=3)
+            axes.errorbar([value], [position], xerr=[[value - low], [high - value]], fmt="o", color=color, capsize=3)
         axes.set_yticks(range(len(rows)), [name for name, *_ in rows][::-1])
         axes.set_ylim(-0.6, len(rows) - 0.4)
         axes.set_title(title, fontsize=9, loc="left")
@@ -145,8 +179,9 @@ def estimates(human: Sequence[tuple[str, float, float, float]], metric: tuple[st
     return _svg(figure)
 
 
-def timeline(series: Mapping[str, Sequence[tuple[float, float, float, float]]], *, metric: str,
-             confidence: float) -> str:
+def timeline(
+    series: Mapping[str, Sequence[tuple[float, float, float, float]]], *, metric: str, confidence: float
+) -> str:
     """One metric over time, a line per group (label → points of (time in seconds since the epoch, mean, interval
     low, high)), each point's interval as a shaded band; times shown in UTC."""
     from matplotlib.dates import DateFormatter

@@ -33,8 +33,17 @@ def render_gate(gate: Gate, *, markdown: bool = False) -> str:
         m = v.comparison
         mode = v.rule.mode + (f" ({v.rule.margin:g})" if v.rule.margin is not None else "")
         interval = f"[{_number(m.ci_low, sign='+')}, {_number(m.ci_high, sign='+')}]" if m else "–"
-        rows.append((visible(v.rule.metric), mode, _number(m.difference, sign="+") if m else "–", interval,
-                     _number(v.p_gate, ".3g"), _verdict(v.passed, markdown), v.reason))
+        rows.append(
+            (
+                visible(v.rule.metric),
+                mode,
+                _number(m.difference, sign="+") if m else "–",
+                interval,
+                _number(v.p_gate, ".3g"),
+                _verdict(v.passed, markdown),
+                v.reason,
+            )
+        )
     return _table(title, header, rows, markdown)
 
 
@@ -47,10 +56,20 @@ def render_requirements(verdicts: Sequence[RequirementVerdict], *, point: bool, 
     rows = []
     for v in verdicts:
         s = v.summary
-        interval = (f"[{_number(s.ci_low)}, {_number(s.ci_high)}]" if s is not None and s.ci_low is not None
-                    and s.ci_high is not None else "–")
-        rows.append((visible(str(v.requirement)), _number(s.value) if s else "–", interval,
-                     _verdict(v.passed, markdown), v.reason))
+        interval = (
+            f"[{_number(s.ci_low)}, {_number(s.ci_high)}]"
+            if s is not None and s.ci_low is not None and s.ci_high is not None
+            else "–"
+        )
+        rows.append(
+            (
+                visible(str(v.requirement)),
+                _number(s.value) if s else "–",
+                interval,
+                _verdict(v.passed, markdown),
+                v.reason,
+            )
+        )
     return _table(title, header, rows, markdown)
 
 
@@ -76,5 +95,4 @@ def gate_suite(gate: Gate) -> JunitSuite:
 
 def requirements_suite(verdicts: Sequence[RequirementVerdict], name: str) -> JunitSuite:
     """One JUnit test case per requirement of a run."""
-    return JunitSuite(name, [JunitCase(str(v.requirement), None if v.passed else v.reason, v.reason)
-                             for v in verdicts])
+    return JunitSuite(name, [JunitCase(str(v.requirement), None if v.passed else v.reason, v.reason) for v in verdicts])

@@ -28,12 +28,23 @@ class JunitSuite:
 
 def render_junit(suites: Sequence[JunitSuite], *, classname: str = "ragmeter.gate") -> str:
     """The XML document (UTF-8, with its declaration)."""
-    root = ET.Element("testsuites", name="ragmeter", tests=str(sum(len(s.cases) for s in suites)),
-                      failures=str(sum(c.failure is not None for s in suites for c in s.cases)), errors="0")
+    root = ET.Element(
+        "testsuites",
+        name="ragmeter",
+        tests=str(sum(len(s.cases) for s in suites)),
+        failures=str(sum(c.failure is not None for s in suites for c in s.cases)),
+        errors="0",
+    )
     for suite in suites:
-        node = ET.SubElement(root, "testsuite", name=suite.name, tests=str(len(suite.cases)),
-                             failures=str(sum(c.failure is not None for c in suite.cases)), errors="0",
-                             skipped="0")
+        node = ET.SubElement(
+            root,
+            "testsuite",
+            name=suite.name,
+            tests=str(len(suite.cases)),
+            failures=str(sum(c.failure is not None for c in suite.cases)),
+            errors="0",
+            skipped="0",
+        )
         for case in suite.cases:
             element = ET.SubElement(node, "testcase", classname=classname, name=case.name)
             if case.failure is not None:

@@ -20,14 +20,22 @@ def _cell(value: object) -> str:
 
 
 def _table(header: tuple[str, ...], rows: list[tuple[object, ...]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows), ""]
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows),
+        "",
+    ]
 
 
 def _quadrant(quadrant: Quadrant) -> list[str]:
-    lines = [f"## Paired analysis: grounded ({quadrant.grounded}) × correct ({quadrant.correct})", "",
-             f"{quadrant.n} answers; left out: {quadrant.n_abstained} abstaining, {quadrant.n_left_out} with a value "
-             "undefined.", ""]
+    lines = [
+        f"## Paired analysis: grounded ({quadrant.grounded}) × correct ({quadrant.correct})",
+        "",
+        f"{quadrant.n} answers; left out: {quadrant.n_abstained} abstaining, {quadrant.n_left_out} with a value "
+        "undefined.",
+        "",
+    ]
     rows = []
     for grounded in (True, False):
         cells: list[object] = ["grounded" if grounded else "not grounded"]
@@ -40,18 +48,22 @@ def _quadrant(quadrant: Quadrant) -> list[str]:
     return lines + _table(("", "correct", "not correct"), rows)
 
 
-def render_report_markdown(result: EvalResult, *, title: str,
-                           paired: tuple[Threshold, Threshold] | None = None) -> str:
+def render_report_markdown(result: EvalResult, *, title: str, paired: tuple[Threshold, Threshold] | None = None) -> str:
     """The report's tables in Markdown (see the module docstring)."""
     confidence = f"{result.settings.confidence * 100:g}% interval"
     header = ("metric", "value", confidence, "n", "undefined")
     lines = [f"# {title}", "", f"N = {len(result):,}", ""]
     for name, rows in zip(("Primary", "Appendix", "Other metrics"), summary_tables(result), strict=True):
         if rows:
-            lines += [f"## {name}", "", *_table(header, [(r["label"], r["value"], r["interval"], r["n"],
-                                                          r["undefined"]) for r in rows])]
-            agreements = [f"- `{metric}` {agreement}" for metric, agreement in
-                          dict.fromkeys((r["metric"], r["agreement"]) for r in rows if r["agreement"])]
+            lines += [
+                f"## {name}",
+                "",
+                *_table(header, [(r["label"], r["value"], r["interval"], r["n"], r["undefined"]) for r in rows]),
+            ]
+            agreements = [
+                f"- `{metric}` {agreement}"
+                for metric, agreement in dict.fromkeys((r["metric"], r["agreement"]) for r in rows if r["agreement"])
+            ]
             lines += [*agreements, ""] if agreements else []
     quadrant = result.paired_analysis(*(paired or ()))
     if quadrant is not None:
@@ -61,17 +73,26 @@ def render_report_markdown(result: EvalResult, *, title: str,
         stages, reading = diagnostics
         lines += ["## Where the pipeline fails", ""]
         for stage, rows in stages:
-            lines += [f"### {stage}", "", *_table((*header, "what it says"), [
-                (f"`{r['metric']}`", r["value"], r["interval"], r["n"], r["undefined"], r["what"]) for r in rows])]
+            lines += [
+                f"### {stage}",
+                "",
+                *_table(
+                    (*header, "what it says"),
+                    [(f"`{r['metric']}`", r["value"], r["interval"], r["n"], r["undefined"], r["what"]) for r in rows],
+                ),
+            ]
         lines += [reading, ""]
-    undefined = sorted({(s.metric, reason, count) for s in result.summaries
-                        for reason, count in s.undefined_reasons.items()})
+    undefined = sorted(
+        {(s.metric, reason, count) for s in result.summaries for reason, count in s.undefined_reasons.items()}
+    )
     if undefined:
         lines += ["## Undefined items", "", *_table(("metric", "reason", "items"), list(undefined))]
     languages = [line.strip() for line in language_lines(result) if line.strip()]
     if languages:
         lines += ["## Languages", "", *(f"- {line}" for line in languages), ""]
-    signatures = [*dict.fromkeys(s.signature.render() for s in result.summaries),
-                  *([quadrant.signature] if quadrant else [])]
+    signatures = [
+        *dict.fromkeys(s.signature.render() for s in result.summaries),
+        *([quadrant.signature] if quadrant else []),
+    ]
     lines += ["## Signatures", "", *(f"- `{signature}`" for signature in signatures)]
     return "\n".join(map(visible, lines))

@@ -19,14 +19,20 @@ __all__ = ["render_step", "render_summary"]
 def render_step(report: StepReport, step: str, output: str | Path) -> str:
     """What a step did: records written to ``output`` (as the caller named it), computed and taken over, the
     signatures, where each ``idk_eval`` came from, and the values left undefined."""
-    lines = [(f"ragmeter {__version__} — MT-RAG step '{step}': {report.written} records written to {output} "
-             f"({report.computed} computed, {report.resumed} taken over from an interrupted run)")]
+    lines = [
+        (
+            f"ragmeter {__version__} — MT-RAG step '{step}': {report.written} records written to {output} "
+            f"({report.computed} computed, {report.resumed} taken over from an interrupted run)"
+        )
+    ]
     lines += [f"{name}: {text}" for name, text in report.signatures.items()]
     if report.idk_sources:
         lines.append("idk_eval from: " + ", ".join(f"{source} × {n}" for source, n in report.idk_sources.items()))
     if report.undefined:
-        lines.append("undefined (null, reason in metrics.undefined): "
-                     + ", ".join(f"{name} × {n}" for name, n in report.undefined.items()))
+        lines.append(
+            "undefined (null, reason in metrics.undefined): "
+            + ", ".join(f"{name} × {n}" for name, n in report.undefined.items())
+        )
     return "\n".join(lines)
 
 

@@ -24,10 +24,16 @@ def _figure(figure: Figure) -> str:
 
 def render_agreement_figures(result: Agreement) -> str:
     """The figures with their intervals, the annotators' ceiling, per-annotator figures and what was left out."""
-    kind = (f"binary label, score ≥ {result.threshold:g} counts as positive" if result.kind == "binary"
-            else "rating scale, the annotators' mean")
-    lines = [f"{result.metric} against human {result.label} ({kind}): {result.n} items", "",
-             *(_figure(f) for f in result.figures)]
+    kind = (
+        f"binary label, score ≥ {result.threshold:g} counts as positive"
+        if result.kind == "binary"
+        else "rating scale, the annotators' mean"
+    )
+    lines = [
+        f"{result.metric} against human {result.label} ({kind}): {result.n} items",
+        "",
+        *(_figure(f) for f in result.figures),
+    ]
     if result.ceiling is not None:
         lines += ["", "Ceiling: the annotators' own agreement on these items", _figure(result.ceiling)]
     for annotator, (n, figures) in result.per_annotator.items():
@@ -44,28 +50,39 @@ def _cell(value: float) -> str:
 
 
 def _roc_row(label: str, point: RocPoint) -> str:
-    return (f"{label:<10}{point.tau:>8.3f}{_cell(point.true_positive_rate):>8}{_cell(point.false_positive_rate):>8}"
-            f"{_cell(point.precision):>11}{_cell(point.balanced_accuracy):>11}")
+    return (
+        f"{label:<10}{point.tau:>8.3f}{_cell(point.true_positive_rate):>8}{_cell(point.false_positive_rate):>8}"
+        f"{_cell(point.precision):>11}{_cell(point.balanced_accuracy):>11}"
+    )
 
 
 def render_calibration(result: Calibration) -> str:
     """The cosine's AUROC, the chosen τ values, the ROC over the grid and the Overlap a run would have; '–' for
     a precision where no pair reaches τ, the reason for an AUROC interval that cannot be computed."""
     interval = result.auroc_interval_undefined or f"[{result.auroc_low:.3f}, {result.auroc_high:.3f}]"
-    lines = [f"τ_sim calibration on {result.n} labelled sentences ({result.n_supported} supported), "
-             f"embedder {result.embedder}",
-             f"AUROC of the cosine: {_cell(result.auroc)} {interval}", "",
-             f"{'':<10}{'τ':>8}{'TPR':>8}{'FPR':>8}{'precision':>11}{'bal. acc.':>11}",
-             _roc_row("best", result.best)]
+    lines = [
+        f"τ_sim calibration on {result.n} labelled sentences ({result.n_supported} supported), "
+        f"embedder {result.embedder}",
+        f"AUROC of the cosine: {_cell(result.auroc)} {interval}",
+        "",
+        f"{'':<10}{'τ':>8}{'TPR':>8}{'FPR':>8}{'precision':>11}{'bal. acc.':>11}",
+        _roc_row("best", result.best),
+    ]
     if result.precision_target is not None:
-        lines.append(_roc_row(f"P≥{result.precision_target:g}", result.for_precision) if result.for_precision
-                     else f"no τ reaches precision {result.precision_target:g}")
+        lines.append(
+            _roc_row(f"P≥{result.precision_target:g}", result.for_precision)
+            if result.for_precision
+            else f"no τ reaches precision {result.precision_target:g}"
+        )
     lines.append("")
     lines += [_roc_row("grid", point) for point in result.roc]
     if any(math.isnan(point.precision) for point in result.roc):
         lines.append("precision –: no pair has a cosine at or above that τ, so none is called supported")
     if result.overlap_at:
-        lines += ["", "Overlap of the run at each τ:",
-                  *(f"  τ = {tau:.2f}: {_cell(value)}" for tau, value in result.overlap_at.items())]
+        lines += [
+            "",
+            "Overlap of the run at each τ:",
+            *(f"  τ = {tau:.2f}: {_cell(value)}" for tau, value in result.overlap_at.items()),
+        ]
     lines += ["", f"Best: the τ with the highest balanced accuracy (ties: the higher τ). Signature: {result.signature}"]
     return "\n".join(map(visible, lines))

@@ -17,9 +17,16 @@ def summary_row(label: str, summary: Summary) -> dict[str, Any]:
     """One figure's cells: label, value, interval, n, undefined count, and the interval's warning."""
     interval = "" if summary.ci_low is None else f"[{format_number(summary.ci_low)}, {format_number(summary.ci_high)}]"
     value = f"{summary.value:,.0f}" if summary.statistic == "sum" else format_number(summary.value)
-    return {"label": label, "value": value, "interval": interval, "n": summary.n,
-            "undefined": summary.n_undefined, "warning": summary.warning, "metric": summary.metric,
-            "agreement": agreement_of(summary.metric)}
+    return {
+        "label": label,
+        "value": value,
+        "interval": interval,
+        "n": summary.n,
+        "undefined": summary.n_undefined,
+        "warning": summary.warning,
+        "metric": summary.metric,
+        "agreement": agreement_of(summary.metric),
+    }
 
 
 def summary_tables(result: EvalResult) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
@@ -36,8 +43,9 @@ def summary_tables(result: EvalResult) -> tuple[list[dict[str, Any]], list[dict[
                 rows.append(summary_row(label, by_key[(metric, statistic)]))
                 shown.add((metric, statistic))
         tables.append(rows)
-    other = [summary_row(f"{s.metric} ({s.statistic})", s) for s in result.summaries
-             if (s.metric, s.statistic) not in shown]
+    other = [
+        summary_row(f"{s.metric} ({s.statistic})", s) for s in result.summaries if (s.metric, s.statistic) not in shown
+    ]
     return tables[0], tables[1], other
 
 
@@ -47,5 +55,10 @@ def diagnostics_tables(result: EvalResult) -> tuple[list[tuple[str, list[dict[st
     diagnostics = pipeline_diagnostics(result.summaries)
     if diagnostics is None:
         return None
-    return ([(title, [{**summary_row(s.metric, s), "what": what} for what, s in rows])
-             for title, rows in diagnostics.stages], diagnostics.reading)
+    return (
+        [
+            (title, [{**summary_row(s.metric, s), "what": what} for what, s in rows])
+            for title, rows in diagnostics.stages
+        ],
+        diagnostics.reading,
+    )

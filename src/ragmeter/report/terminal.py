@@ -25,32 +25,64 @@ from ragmeter.results.run_result import EvalResult
 from ragmeter.stats.inter_annotator import LabelAgreement
 from ragmeter.text.languages import LANGUAGES, overridden_note
 
-__all__ = ["APPENDIX", "PRIMARY", "agreement_lines", "agreement_of", "format_number", "render_annotator_agreement",
-           "render_diagnostics", "render_judging", "render_quadrant", "render_report", "visible"]
+__all__ = [
+    "APPENDIX",
+    "PRIMARY",
+    "agreement_lines",
+    "agreement_of",
+    "format_number",
+    "render_annotator_agreement",
+    "render_diagnostics",
+    "render_judging",
+    "render_quadrant",
+    "render_report",
+    "visible",
+]
 
 # (label, metric, statistic) in the order seeds 000/001 report them; the faithfulness that agrees with people
 # best leads (issue 27), each shown with its measured agreement (:func:`agreement_lines`).
-PRIMARY = (("Faithfulness (judge, IDK)", "judge_faithfulness_idk", "mean"),
-           ("Faithfulness (offline, IDK)", "faithfulness_offline", "mean"),
-           ("Faithfulness (judge, seed 002)", "judge_faithfulness", "mean"),
-           ("Faithfulness (fallback)", "faithfulness_fallback", "mean"), ("Overlap", "overlap", "mean"),
-           ("F1", "token_f1", "mean"), ("Tokens (mean)", "total_tokens", "mean"),
-           ("P50 latency (ms)", "latency_ms", "p50"), ("Abstain rate", "abstained", "rate"))
-APPENDIX = (("EM", "exact_match", "rate"), ("P95 latency (ms)", "latency_ms", "p95"),
-            ("Prompt tokens (mean)", "prompt_tokens", "mean"),
-            ("Completion tokens (mean)", "completion_tokens", "mean"),
-            ("IDK+Cit count (must be 0)", "idk_citation_count", "sum"),
-            ("Malformed [CIT] (should be 0)", "malformed_citation_count", "sum"))
+PRIMARY = (
+    ("Faithfulness (judge, IDK)", "judge_faithfulness_idk", "mean"),
+    ("Faithfulness (offline, IDK)", "faithfulness_offline", "mean"),
+    ("Faithfulness (judge, seed 002)", "judge_faithfulness", "mean"),
+    ("Faithfulness (fallback)", "faithfulness_fallback", "mean"),
+    ("Overlap", "overlap", "mean"),
+    ("F1", "token_f1", "mean"),
+    ("Tokens (mean)", "total_tokens", "mean"),
+    ("P50 latency (ms)", "latency_ms", "p50"),
+    ("Abstain rate", "abstained", "rate"),
+)
+APPENDIX = (
+    ("EM", "exact_match", "rate"),
+    ("P95 latency (ms)", "latency_ms", "p95"),
+    ("Prompt tokens (mean)", "prompt_tokens", "mean"),
+    ("Completion tokens (mean)", "completion_tokens", "mean"),
+    ("IDK+Cit count (must be 0)", "idk_citation_count", "sum"),
+    ("Malformed [CIT] (should be 0)", "malformed_citation_count", "sum"),
+)
 _WIDTHS = (34, 10, 20, 7)
 #: The width agreement lines are wrapped to (the tables' own, about).
 _REPORT_WIDTH = 110
-FAMILY_TITLES = {"citation": "Citation", "lexical": "Lexical", "efficiency": "Efficiency", "mtrag": "MT-RAG",
-                 "retrieval": "Retrieval", "grounding": "Grounding", "generation": "Generation",
-                 "judged": "Judged (seed 002)", "claim_level": "Claim level (nuggets, RAGChecker)"}
+FAMILY_TITLES = {
+    "citation": "Citation",
+    "lexical": "Lexical",
+    "efficiency": "Efficiency",
+    "mtrag": "MT-RAG",
+    "retrieval": "Retrieval",
+    "grounding": "Grounding",
+    "generation": "Generation",
+    "judged": "Judged (seed 002)",
+    "claim_level": "Claim level (nuggets, RAGChecker)",
+}
 #: Which metrics read each judge prompt's verdicts.
-PROMPT_USERS = {"claims": "faithfulness, precision, recall", "claim_split": "faithfulness, precision, recall",
-                "nuggets": "the question's nuggets", "nugget_grades": "nugget recall, claim recall",
-                "correctness": "correctness", "relevance": "relevance"}
+PROMPT_USERS = {
+    "claims": "faithfulness, precision, recall",
+    "claim_split": "faithfulness, precision, recall",
+    "nuggets": "the question's nuggets",
+    "nugget_grades": "nugget recall, claim recall",
+    "correctness": "correctness",
+    "relevance": "relevance",
+}
 
 
 #: C0 controls, DEL, C1 controls (0x80–0x9f: 0x9b alone starts an escape sequence in some terminals) and the
@@ -71,7 +103,7 @@ def visible(text: str) -> str:
 
 def _escape(char: str) -> str:
     code = ord(char)
-    return f"\\x{code:02x}" if code <= 0xff else f"\\u{code:04x}"
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def agreement_of(metric: str) -> str | None:
@@ -85,9 +117,14 @@ def agreement_of(metric: str) -> str | None:
 def agreement_lines(metrics: Iterable[str]) -> list[str]:
     """What follows the primary table: how far each of its ``metrics`` agrees with people, where measured, each
     wrapped to the report's width."""
-    return [line for metric in metrics if (agreement := agreement_of(metric))
-            for line in textwrap.wrap(f"{metric} {agreement}", width=_REPORT_WIDTH, initial_indent="  ",
-                                      subsequent_indent="    ")]
+    return [
+        line
+        for metric in metrics
+        if (agreement := agreement_of(metric))
+        for line in textwrap.wrap(
+            f"{metric} {agreement}", width=_REPORT_WIDTH, initial_indent="  ", subsequent_indent="    "
+        )
+    ]
 
 
 def format_number(value: float | None) -> str:
@@ -129,8 +166,13 @@ def _section(title: str, rows: list[str], confidence: float) -> list[str]:
     return ["", header, "─" * len(header), *rows]
 
 
-def render_report(result: EvalResult, *, title: str, prices: tuple[float, float] | None = None,
-                  paired: tuple[Threshold, Threshold] | None = None) -> str:
+def render_report(
+    result: EvalResult,
+    *,
+    title: str,
+    prices: tuple[float, float] | None = None,
+    paired: tuple[Threshold, Threshold] | None = None,
+) -> str:
     """The primary table, the appendix, the paired analysis, any other selected metric, the judge's work,
     undefined reasons, signatures. ``prices`` (per million prompt and completion tokens) add the judge's cost;
     ``paired``: the grounded and correct thresholds of the paired analysis (default: the first grounding and
@@ -164,15 +206,23 @@ def render_report(result: EvalResult, *, title: str, prices: tuple[float, float]
             by_family.setdefault(s.family or "other", []).append(_row(f"{s.metric} ({s.statistic})", s))
     for family, family_rows in by_family.items():
         lines += _section(FAMILY_TITLES.get(family, family.capitalize()), family_rows, confidence)
-        lines += agreement_lines(dict.fromkeys(s.metric for s in result.summaries if (s.family or "other") == family
-                                               and (s.metric, s.statistic) not in shown))
+        lines += agreement_lines(
+            dict.fromkeys(
+                s.metric
+                for s in result.summaries
+                if (s.family or "other") == family and (s.metric, s.statistic) not in shown
+            )
+        )
     warnings = dict.fromkeys(s.warning for s in result.summaries if s.warning is not None)
     lines += [f"* {warning}" for warning in warnings]
     if result.judging is not None:
         lines += render_judging(result.judging, prices)
     for title, attribute in (("Undefined items", "undefined_reasons"), ("Notes (values kept)", "notes")):
-        counted = sorted(dict.fromkeys((s.metric, reason, count) for s in result.summaries
-                                       for reason, count in getattr(s, attribute).items()))
+        counted = sorted(
+            dict.fromkeys(
+                (s.metric, reason, count) for s in result.summaries for reason, count in getattr(s, attribute).items()
+            )
+        )
         if counted:
             lines += ["", title] + [f"  {m}: {count} × {reason}" for m, reason, count in counted]
     lines += language_lines(result)
@@ -191,8 +241,11 @@ def language_lines(result: EvalResult) -> list[str]:
     if not counts:
         return []
     names = {code: LANGUAGES[code].name for code in counts if code in LANGUAGES}
-    lines = ["", f"Languages (--language {result.settings.language}): "
-             + ", ".join(f"{count} {names.get(code, code)}" for code, count in counts.items())]
+    lines = [
+        "",
+        f"Languages (--language {result.settings.language}): "
+        + ", ".join(f"{count} {names.get(code, code)}" for code, count in counts.items()),
+    ]
     overridden = overridden_note(result.settings.language, counts)
     lines += [f"  {overridden}"] if overridden else []
     embedding = next((s.settings for s in result.signatures.values() if "embedder" in s.settings), None)
@@ -210,8 +263,9 @@ def render_quadrant(quadrant: Quadrant) -> list[str]:
     :func:`visible`), and what each cell suggests."""
     left_out = [f"{quadrant.n_abstained} abstaining"] if quadrant.n_abstained else []
     left_out += [f"{quadrant.n_left_out} with either undefined"] if quadrant.n_left_out else []
-    header = (f"Paired analysis: grounded = {quadrant.grounded}, correct = {quadrant.correct} ({quadrant.n} items"
-              + (f"; left out: {', '.join(left_out)})" if left_out else ")"))
+    header = f"Paired analysis: grounded = {quadrant.grounded}, correct = {quadrant.correct} ({quadrant.n} items" + (
+        f"; left out: {', '.join(left_out)})" if left_out else ")"
+    )
 
     def cell(grounded: bool, correct: bool) -> str:
         c = quadrant.cells[(grounded, correct)]
@@ -223,8 +277,11 @@ def render_quadrant(quadrant: Quadrant) -> list[str]:
         lines.append(f"{label:<16}{cell(grounded, True):<28}{cell(grounded, False):<28}".rstrip())
     for (grounded, correct), reading in CELL_READINGS.items():
         if (grounded, correct) != (True, True) and quadrant.cells[(grounded, correct)].count:
-            name = {(True, False): "grounded, not correct", (False, True): "not grounded, correct",
-                    (False, False): "neither"}[(grounded, correct)]
+            name = {
+                (True, False): "grounded, not correct",
+                (False, True): "not grounded, correct",
+                (False, False): "neither",
+            }[(grounded, correct)]
             lines.append(f"  {name}: {reading}")
     return lines
 
@@ -234,47 +291,69 @@ def render_diagnostics(diagnostics: Diagnostics, confidence: float) -> list[str]
     the answers that lost a vital nugget at each stage, each with its interval, then the reading."""
     lines = []
     for title, rows in diagnostics.stages:
-        lines += _section(f"Where it fails: {title.lower()}", [_row(s.metric, s) + f"   {what}" for what, s in rows],
-                          confidence)
+        lines += _section(
+            f"Where it fails: {title.lower()}", [_row(s.metric, s) + f"   {what}" for what, s in rows], confidence
+        )
     return [*lines, diagnostics.reading]
 
 
 def render_judging(judging: JudgingReport, prices: tuple[float, float] | None = None) -> list[str]:
     """Per prompt: calls, cache hits, requests, retries, repairs, failures and tokens spent; totals; cost."""
-    header = (f"{'Judge calls':<44}{'calls':>7}{'cached':>8}{'sent':>7}{'retry':>7}{'repair':>8}{'failed':>8}"
-              f"{'prompt tok':>12}{'compl. tok':>12}")
+    header = (
+        f"{'Judge calls':<44}{'calls':>7}{'cached':>8}{'sent':>7}{'retry':>7}{'repair':>8}{'failed':>8}"
+        f"{'prompt tok':>12}{'compl. tok':>12}"
+    )
     lines = ["", f"Judge: {visible(judging.judge)}", header, "─" * len(header)]
     for name, u in judging.usage.items():
         label = f"{name} ({PROMPT_USERS.get(name, name)})"
-        lines.append(f"{label:<44}{u.calls:>7}{u.cached:>8}{u.requests:>7}{u.retries:>7}{u.repairs:>8}"
-                     f"{u.failures:>8}{u.prompt_tokens:>12}{u.completion_tokens:>12}")
+        lines.append(
+            f"{label:<44}{u.calls:>7}{u.cached:>8}{u.requests:>7}{u.retries:>7}{u.repairs:>8}"
+            f"{u.failures:>8}{u.prompt_tokens:>12}{u.completion_tokens:>12}"
+        )
     t = judging.totals()
-    lines.append(f"{'total':<44}{t['calls']:>7}{t['cached']:>8}{t['requests']:>7}{t['retries']:>7}"
-                 f"{t['repairs']:>8}{t['failures']:>8}{t['prompt_tokens']:>12}{t['completion_tokens']:>12}")
+    lines.append(
+        f"{'total':<44}{t['calls']:>7}{t['cached']:>8}{t['requests']:>7}{t['retries']:>7}"
+        f"{t['repairs']:>8}{t['failures']:>8}{t['prompt_tokens']:>12}{t['completion_tokens']:>12}"
+    )
     n = len(judging.prompt_tokens)
     if n:
         per_item = (t["prompt_tokens"] + t["completion_tokens"]) / n
-        lines.append(f"Tokens spent this run: {t['prompt_tokens'] + t['completion_tokens']} "
-                     f"({per_item:.0f} per item); from cache: {t['cached']} calls that had cost "
-                     f"{t['cached_prompt_tokens'] + t['cached_completion_tokens']} tokens")
+        lines.append(
+            f"Tokens spent this run: {t['prompt_tokens'] + t['completion_tokens']} "
+            f"({per_item:.0f} per item); from cache: {t['cached']} calls that had cost "
+            f"{t['cached_prompt_tokens'] + t['cached_completion_tokens']} tokens"
+        )
     if prices is not None:
-        lines.append(f"Cost this run: {judging.cost(*prices):.4f} at {prices[0]:g} / {prices[1]:g} per million "
-                     "prompt / completion tokens")
+        lines.append(
+            f"Cost this run: {judging.cost(*prices):.4f} at {prices[0]:g} / {prices[1]:g} per million "
+            "prompt / completion tokens"
+        )
     if judging.failures:
-        lines.append(f"{len(judging.failures)} judge call(s) failed; their items are undefined for the metrics "
-                     "that read them (reasons below, raw replies in judge_failures.jsonl)")
+        lines.append(
+            f"{len(judging.failures)} judge call(s) failed; their items are undefined for the metrics "
+            "that read them (reasons below, raw replies in judge_failures.jsonl)"
+        )
     return lines
 
 
 def render_annotator_agreement(agreement: list[LabelAgreement]) -> str:
     """Agreement per label: units, raw agreement, prevalence of 1s, Cohen's or Fleiss' κ, Krippendorff's α."""
-    header = (f"{'label':<28}{'annot.':>7}{'units':>7}{'shared':>8}{'agree':>8}{'prev.':>8}{'kappa':>16}"
-              f"{'alpha':>8}{'ties':>6}")
+    header = (
+        f"{'label':<28}{'annot.':>7}{'units':>7}{'shared':>8}{'agree':>8}{'prev.':>8}{'kappa':>16}"
+        f"{'alpha':>8}{'ties':>6}"
+    )
     lines = ["", header, "─" * len(header)]
     for a in agreement:
-        kappa = (f"{format_number(a.cohen_kappa)} Cohen" if a.cohen_kappa is not None
-                 else f"{format_number(a.fleiss_kappa)} Fleiss" if a.fleiss_kappa is not None else "–")
-        lines.append(f"{a.label:<28}{len(a.annotators):>7}{a.n_units:>7}{a.n_shared:>8}{format_number(a.raw_agreement):>8}"
-                     f"{format_number(a.prevalence):>8}{kappa:>16}{format_number(a.krippendorff_alpha):>8}{a.n_ties:>6}")
+        kappa = (
+            f"{format_number(a.cohen_kappa)} Cohen"
+            if a.cohen_kappa is not None
+            else f"{format_number(a.fleiss_kappa)} Fleiss"
+            if a.fleiss_kappa is not None
+            else "–"
+        )
+        lines.append(
+            f"{a.label:<28}{len(a.annotators):>7}{a.n_units:>7}{a.n_shared:>8}{format_number(a.raw_agreement):>8}"
+            f"{format_number(a.prevalence):>8}{kappa:>16}{format_number(a.krippendorff_alpha):>8}{a.n_ties:>6}"
+        )
     lines.append("kappa and alpha are '–' when chance agreement is already perfect (one class only).")
     return "\n".join(map(visible, lines))

@@ -40,8 +40,17 @@ from ragmeter.stats.intervals import (
     wilson_interval,
 )
 
-__all__ = ["MIN_CLUSTERS", "Aggregation", "Column", "Interval", "Summary", "cluster_labels", "interval", "summarize",
-           "summarize_columns"]
+__all__ = [
+    "MIN_CLUSTERS",
+    "Aggregation",
+    "Column",
+    "Interval",
+    "Summary",
+    "cluster_labels",
+    "interval",
+    "summarize",
+    "summarize_columns",
+]
 
 #: Fewer distinct clusters than this and the items are resampled instead of the clusters.
 MIN_CLUSTERS = 10
@@ -50,9 +59,9 @@ MIN_CLUSTERS = 10
 class Aggregation(str, Enum):
     """How per-item values become a run figure."""
 
-    MEAN = "mean"            # mean with a bootstrap interval
-    RATE = "rate"            # share of 1s among 0/1 values, Wilson interval (on n / deff with clusters)
-    SUM = "sum"              # run total (a count that must stay at 0, for instance)
+    MEAN = "mean"  # mean with a bootstrap interval
+    RATE = "rate"  # share of 1s among 0/1 values, Wilson interval (on n / deff with clusters)
+    SUM = "sum"  # run total (a count that must stay at 0, for instance)
     QUANTILES = "quantiles"  # P50 and P95 with bootstrap intervals
 
 
@@ -94,11 +103,19 @@ class Summary:
     warning: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        data = {"metric": self.metric, "family": self.family, "statistic": self.statistic,
-                "value": json_number(self.value), "ci_low": json_number(self.ci_low),
-                "ci_high": json_number(self.ci_high), "n": self.n, "n_undefined": self.n_undefined,
-                "undefined_reasons": dict(self.undefined_reasons), "notes": dict(self.notes),
-                "signature": self.signature.render()}
+        data = {
+            "metric": self.metric,
+            "family": self.family,
+            "statistic": self.statistic,
+            "value": json_number(self.value),
+            "ci_low": json_number(self.ci_low),
+            "ci_high": json_number(self.ci_high),
+            "n": self.n,
+            "n_undefined": self.n_undefined,
+            "undefined_reasons": dict(self.undefined_reasons),
+            "notes": dict(self.notes),
+            "signature": self.signature.render(),
+        }
         if self.warning is not None:
             data["warning"] = self.warning
         return data
@@ -110,8 +127,10 @@ def cluster_labels(conversations: Sequence[str | None], model_ids: Sequence[str 
     a unit, so plain item resampling applies."""
     if conversations.count(None) == len(conversations):
         return None
-    labels = [f"{model or ''}\x1f{conversation}" if conversation is not None else f"\x1e{i}"
-              for i, (conversation, model) in enumerate(zip(conversations, model_ids, strict=True))]
+    labels = [
+        f"{model or ''}\x1f{conversation}" if conversation is not None else f"\x1e{i}"
+        for i, (conversation, model) in enumerate(zip(conversations, model_ids, strict=True))
+    ]
     return labels if len(set(labels)) < len(labels) else None
 
 
@@ -140,8 +159,12 @@ class _Plan:
 
 
 def _plan(settings: Settings, clusters: Sequence[str] | None) -> _Plan:
-    method: dict[str, Any] = {"confidence": settings.confidence, "ci": settings.ci_method,
-                              "n_resamples": settings.n_resamples, "seed": settings.seed}
+    method: dict[str, Any] = {
+        "confidence": settings.confidence,
+        "ci": settings.ci_method,
+        "n_resamples": settings.n_resamples,
+        "seed": settings.seed,
+    }
     warning = None
     if clusters is not None:
         n_clusters = len(set(clusters))
@@ -150,8 +173,10 @@ def _plan(settings: Settings, clusters: Sequence[str] | None) -> _Plan:
         else:
             clusters = None
             method["resample"] = f"items({n_clusters}<{MIN_CLUSTERS} clusters)"
-            warning = (f"only {n_clusters} conversation(s): the interval resamples items, as if they were "
-                       "independent, and is too narrow if turns of a conversation go together")
+            warning = (
+                f"only {n_clusters} conversation(s): the interval resamples items, as if they were "
+                "independent, and is too narrow if turns of a conversation go together"
+            )
     return _Plan(clusters, method, warning)
 
 
@@ -159,24 +184,38 @@ def _rate_interval(values: np.ndarray, settings: Settings, clusters: Sequence[st
     """Wilson's interval, on n / deff when items share clusters; the signature says which, and gives deff
     with why it is the worst case when it is not estimated."""
     if clusters is None or len(set(clusters)) == len(clusters):
-        return Interval(*wilson_interval(int(values.sum()), len(values), confidence=settings.confidence),
-                        {"confidence": settings.confidence, "ci": "wilson"})
+        return Interval(
+            *wilson_interval(int(values.sum()), len(values), confidence=settings.confidence),
+            {"confidence": settings.confidence, "ci": "wilson"},
+        )
     made = wilson_deff_interval(values, clusters, confidence=settings.confidence, min_clusters=MIN_CLUSTERS)
     n_clusters = len(set(clusters))
     deff = f"{made.deff:.2f}"
     warning = None
     if n_clusters < MIN_CLUSTERS:
         deff += f"(worst case, {n_clusters}<{MIN_CLUSTERS} clusters)"
-        warning = (f"only {n_clusters} conversation(s): too few to estimate how alike a conversation's turns "
-                   f"are, so the rate's interval takes them as all alike (design effect {made.deff:.2f})")
+        warning = (
+            f"only {n_clusters} conversation(s): too few to estimate how alike a conversation's turns "
+            f"are, so the rate's interval takes them as all alike (design effect {made.deff:.2f})"
+        )
     elif not made.estimated:
         deff += "(worst case, all values equal)"
-    return Interval(made.low, made.high, {"confidence": settings.confidence, "ci": "wilson-deff",
-                                          "clusters": n_clusters, "deff": deff}, warning)
+    return Interval(
+        made.low,
+        made.high,
+        {"confidence": settings.confidence, "ci": "wilson-deff", "clusters": n_clusters, "deff": deff},
+        warning,
+    )
 
 
-def interval(values: np.ndarray, aggregation: Aggregation, *, settings: Settings,
-             clusters: Sequence[str] | None = None, quantile: float | None = None) -> Interval:
+def interval(
+    values: np.ndarray,
+    aggregation: Aggregation,
+    *,
+    settings: Settings,
+    clusters: Sequence[str] | None = None,
+    quantile: float | None = None,
+) -> Interval:
     """The interval of one figure of the defined ``values`` (``clusters``: one label per value, or
     ``None``); ``quantile`` (50, 95) for :attr:`Aggregation.QUANTILES`."""
     if aggregation is Aggregation.SUM:
@@ -184,16 +223,30 @@ def interval(values: np.ndarray, aggregation: Aggregation, *, settings: Settings
     if aggregation is Aggregation.QUANTILES:
         if quantile is None:
             raise ValueError("a quantile figure needs its quantile")
-        low, high = bootstrap_quantile_interval(values, quantile, n_resamples=settings.n_resamples,
-                                                confidence=settings.confidence, seed=settings.seed)
-        return Interval(low, high, {"ci": "percentile-items", "confidence": settings.confidence,
-                                    "n_resamples": settings.n_resamples, "seed": settings.seed})
+        low, high = bootstrap_quantile_interval(
+            values, quantile, n_resamples=settings.n_resamples, confidence=settings.confidence, seed=settings.seed
+        )
+        return Interval(
+            low,
+            high,
+            {
+                "ci": "percentile-items",
+                "confidence": settings.confidence,
+                "n_resamples": settings.n_resamples,
+                "seed": settings.seed,
+            },
+        )
     if aggregation is Aggregation.RATE:
         return _rate_interval(values, settings, clusters)
     plan = _plan(settings, clusters)
-    low, high = bootstrap_mean_interval(values, clusters=plan.clusters, n_resamples=settings.n_resamples,
-                                        method=settings.ci_method, confidence=settings.confidence,
-                                        seed=settings.seed)
+    low, high = bootstrap_mean_interval(
+        values,
+        clusters=plan.clusters,
+        n_resamples=settings.n_resamples,
+        method=settings.ci_method,
+        confidence=settings.confidence,
+        seed=settings.seed,
+    )
     return Interval(low, high, plan.method, plan.warning)
 
 
@@ -202,8 +255,9 @@ def summarize(column: Column, *, settings: Settings, clusters: Sequence[str] | N
     return summarize_columns([column], settings=settings, clusters=clusters)
 
 
-def summarize_columns(columns: Sequence[Column], *, settings: Settings,
-                      clusters: Sequence[str] | None = None) -> list[Summary]:
+def summarize_columns(
+    columns: Sequence[Column], *, settings: Settings, clusters: Sequence[str] | None = None
+) -> list[Summary]:
     """Run figures of every column, in order (``clusters``: one label per item, or ``None``). The means of
     columns defined on the same items share one set of bootstrap draws (:func:`bootstrap_mean_intervals`);
     each interval equals the one the column would get alone."""
@@ -222,9 +276,14 @@ def summarize_columns(columns: Sequence[Column], *, settings: Settings,
             groups.setdefault((np.packbits(defined).tobytes(), plan.clusters is not None), []).append(index)
     for members in groups.values():
         shared = plans[members[0]].clusters
-        bounds = bootstrap_mean_intervals([columns[i].values[masks[i]] for i in members], clusters=shared,
-                                          n_resamples=settings.n_resamples, method=settings.ci_method,
-                                          confidence=settings.confidence, seed=settings.seed)
+        bounds = bootstrap_mean_intervals(
+            [columns[i].values[masks[i]] for i in members],
+            clusters=shared,
+            n_resamples=settings.n_resamples,
+            method=settings.ci_method,
+            confidence=settings.confidence,
+            seed=settings.seed,
+        )
         for i, (low, high) in zip(members, bounds, strict=True):
             means[i] = Interval(low, high, plans[i].method, plans[i].warning)
     summaries = []
@@ -233,25 +292,41 @@ def summarize_columns(columns: Sequence[Column], *, settings: Settings,
     return summaries
 
 
-def _figures(column: Column, defined: np.ndarray, mean_interval: Interval | None,
-             settings: Settings) -> list[Summary]:
+def _figures(column: Column, defined: np.ndarray, mean_interval: Interval | None, settings: Settings) -> list[Summary]:
     data = column.values[defined]
-    common: dict[str, Any] = {"n": int(defined.sum()), "n_undefined": int((~defined).sum()),
-              "undefined_reasons": dict(Counter(column.undefined.values())),
-              "notes": dict(Counter(column.notes.values())), "family": column.family,
-              "five_point": column.five_point}
+    common: dict[str, Any] = {
+        "n": int(defined.sum()),
+        "n_undefined": int((~defined).sum()),
+        "undefined_reasons": dict(Counter(column.undefined.values())),
+        "notes": dict(Counter(column.notes.values())),
+        "family": column.family,
+        "five_point": column.five_point,
+    }
     signature = column.signature
 
     def figure(statistic: str, value: float, made: Interval) -> Summary:
-        return Summary(column.metric, statistic, value, made.low, made.high,
-                       signature=Signature(signature.metric, {**signature.settings, **made.method},
-                                           signature.version), warning=made.warning, **common)
+        return Summary(
+            column.metric,
+            statistic,
+            value,
+            made.low,
+            made.high,
+            signature=Signature(signature.metric, {**signature.settings, **made.method}, signature.version),
+            warning=made.warning,
+            **common,
+        )
 
     if column.aggregation is Aggregation.SUM:
         return [figure("sum", float(data.sum()), interval(data, column.aggregation, settings=settings))]
     if column.aggregation is Aggregation.QUANTILES:
-        return [figure(f"p{q}", float(np.percentile(data, q)) if len(data) else math.nan,
-                       interval(data, column.aggregation, settings=settings, quantile=q)) for q in (50, 95)]
+        return [
+            figure(
+                f"p{q}",
+                float(np.percentile(data, q)) if len(data) else math.nan,
+                interval(data, column.aggregation, settings=settings, quantile=q),
+            )
+            for q in (50, 95)
+        ]
     assert mean_interval is not None  # every mean and rate got one above
     mean = float(data.mean()) if len(data) else math.nan
     return [figure("rate" if column.aggregation is Aggregation.RATE else "mean", mean, mean_interval)]

@@ -29,16 +29,22 @@ from ragmeter.results.aggregate import Summary
 __all__ = ["FAILURES", "GENERATOR", "RETRIEVER", "Diagnostics", "pipeline_diagnostics"]
 
 #: (metric, what it says), per stage, in the order a report shows them.
-RETRIEVER = (("context_claim_recall", "nuggets the retrieved chunks state"),
-             ("claim_context_precision", "retrieved chunks that state a nugget"))
-GENERATOR = (("context_utilization", "retrieved nuggets the answer states"),
-             ("noise_sensitivity_relevant", "wrong claims taken from chunks holding a nugget (lower is better)"),
-             ("noise_sensitivity_irrelevant", "wrong claims taken from chunks holding none (lower is better)"),
-             ("hallucination", "wrong claims no chunk states (lower is better)"),
-             ("self_knowledge", "right claims no chunk states"),
-             ("claim_faithfulness", "answer claims a chunk states"))
-FAILURES = (("retrieval_failure", "answers missing a vital nugget no chunk states (lost by the retriever)"),
-            ("generation_failure", "answers missing a vital nugget a chunk states (lost by the generator)"))
+RETRIEVER = (
+    ("context_claim_recall", "nuggets the retrieved chunks state"),
+    ("claim_context_precision", "retrieved chunks that state a nugget"),
+)
+GENERATOR = (
+    ("context_utilization", "retrieved nuggets the answer states"),
+    ("noise_sensitivity_relevant", "wrong claims taken from chunks holding a nugget (lower is better)"),
+    ("noise_sensitivity_irrelevant", "wrong claims taken from chunks holding none (lower is better)"),
+    ("hallucination", "wrong claims no chunk states (lower is better)"),
+    ("self_knowledge", "right claims no chunk states"),
+    ("claim_faithfulness", "answer claims a chunk states"),
+)
+FAILURES = (
+    ("retrieval_failure", "answers missing a vital nugget no chunk states (lost by the retriever)"),
+    ("generation_failure", "answers missing a vital nugget a chunk states (lost by the generator)"),
+)
 
 
 @dataclass(frozen=True)
@@ -53,8 +59,15 @@ class Diagnostics:
     @property
     def stages(self) -> tuple[tuple[str, tuple[tuple[str, Summary], ...]], ...]:
         """(title, rows) of each stage that has a row, in the order a report shows them."""
-        return tuple((title, rows) for title, rows in (("Retriever", self.retriever), ("Generator", self.generator),
-                                                       ("Lost vital nuggets", self.failures)) if rows)
+        return tuple(
+            (title, rows)
+            for title, rows in (
+                ("Retriever", self.retriever),
+                ("Generator", self.generator),
+                ("Lost vital nuggets", self.failures),
+            )
+            if rows
+        )
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -72,14 +85,20 @@ def _reading(failures: tuple[tuple[str, Summary], ...]) -> str:
         return "Which stage loses vital nuggets needs both retrieval_failure and generation_failure."
     if retrieval.n == 0:
         return "No answer had a vital nugget: the failure shares are undefined."
-    low_r, high_r, low_g, high_g = (math.nan if v is None else v for v in
-                                    (retrieval.ci_low, retrieval.ci_high, generation.ci_low, generation.ci_high))
+    low_r, high_r, low_g, high_g = (
+        math.nan if v is None else v
+        for v in (retrieval.ci_low, retrieval.ci_high, generation.ci_low, generation.ci_high)
+    )
     if low_r > high_g:
-        return ("More answers lose a vital nugget in retrieval than in generation (the intervals do not overlap): "
-                "the retriever first.")
+        return (
+            "More answers lose a vital nugget in retrieval than in generation (the intervals do not overlap): "
+            "the retriever first."
+        )
     if low_g > high_r:
-        return ("More answers lose a vital nugget in generation than in retrieval (the intervals do not overlap): "
-                "the generator first.")
+        return (
+            "More answers lose a vital nugget in generation than in retrieval (the intervals do not overlap): "
+            "the generator first."
+        )
     return "The two intervals overlap: this run does not tell which stage loses more vital nuggets."
 
 

@@ -36,8 +36,7 @@ import numpy as np
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.signature import Signature
 
-__all__ = ["CELL_READINGS", "GateRow", "Quadrant", "Threshold", "default_thresholds", "gate_row",
-           "grounding_quadrant"]
+__all__ = ["CELL_READINGS", "GateRow", "Quadrant", "Threshold", "default_thresholds", "gate_row", "grounding_quadrant"]
 
 #: The grounding metrics, in the order the default picks the first a run has.
 GROUNDING = ("judge_faithfulness_idk", "judge_faithfulness", "faithfulness_offline", "faithfulness_fallback", "overlap")
@@ -109,25 +108,43 @@ class Quadrant:
 
     @property
     def signature(self) -> str:
-        return Signature("paired_analysis", {"grounded": self.grounded, "correct": self.correct},
-                         sort_keys=False).render()
+        return Signature(
+            "paired_analysis", {"grounded": self.grounded, "correct": self.correct}, sort_keys=False
+        ).render()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"grounded": str(self.grounded), "correct": str(self.correct), "n": self.n,
-                "n_left_out": self.n_left_out, "n_abstained": self.n_abstained, "signature": self.signature,
-                "cells": [{"grounded": g, "correct": c, "count": cell.count,
-                           "share": None if math.isnan(cell.share) else cell.share, "example": cell.example,
-                           "reading": CELL_READINGS[(g, c)]} for (g, c), cell in self.cells.items()]}
+        return {
+            "grounded": str(self.grounded),
+            "correct": str(self.correct),
+            "n": self.n,
+            "n_left_out": self.n_left_out,
+            "n_abstained": self.n_abstained,
+            "signature": self.signature,
+            "cells": [
+                {
+                    "grounded": g,
+                    "correct": c,
+                    "count": cell.count,
+                    "share": None if math.isnan(cell.share) else cell.share,
+                    "example": cell.example,
+                    "reading": CELL_READINGS[(g, c)],
+                }
+                for (g, c), cell in self.cells.items()
+            ],
+        }
 
 
-def grounding_quadrant(item_ids: Sequence[str], scores: Mapping[str, np.ndarray], grounded: Threshold,
-                       correct: Threshold) -> Quadrant:
+def grounding_quadrant(
+    item_ids: Sequence[str], scores: Mapping[str, np.ndarray], grounded: Threshold, correct: Threshold
+) -> Quadrant:
     """The 2×2 table of the items that answer (``abstained`` 0, where the run has it) and have both metrics
     defined; the first item of each cell is its example."""
     for threshold in (grounded, correct):
         if threshold.metric not in scores:
-            raise ConfigError(f"the paired analysis reads {threshold.metric}, which this run did not compute; "
-                              f"it has {', '.join(scores)}")
+            raise ConfigError(
+                f"the paired analysis reads {threshold.metric}, which this run did not compute; "
+                f"it has {', '.join(scores)}"
+            )
     g, c = (np.asarray(scores[t.metric], dtype=float) for t in (grounded, correct))
     abstains = np.asarray(scores["abstained"], dtype=float) == 1 if "abstained" in scores else np.zeros(len(g), bool)
     both = ~np.isnan(g) & ~np.isnan(c) & ~abstains
@@ -135,10 +152,12 @@ def grounding_quadrant(item_ids: Sequence[str], scores: Mapping[str, np.ndarray]
     cells = {}
     for is_grounded in (True, False):
         for is_correct in (True, False):
-            members = np.flatnonzero(both & ((g >= grounded.at_least) == is_grounded)
-                                     & ((c >= correct.at_least) == is_correct))
-            cells[(is_grounded, is_correct)] = Cell(len(members), len(members) / n if n else math.nan,
-                                                    item_ids[members[0]] if len(members) else None)
+            members = np.flatnonzero(
+                both & ((g >= grounded.at_least) == is_grounded) & ((c >= correct.at_least) == is_correct)
+            )
+            cells[(is_grounded, is_correct)] = Cell(
+                len(members), len(members) / n if n else math.nan, item_ids[members[0]] if len(members) else None
+            )
     n_abstained = int(abstains.sum())
     return Quadrant(grounded, correct, cells, n, len(g) - n - n_abstained, n_abstained)
 
@@ -179,6 +198,12 @@ def gate_row(run: str, scores: Mapping[str, np.ndarray]) -> GateRow | None:
         return float(np.percentile(values, q)) if len(values) else math.nan
 
     defined = ~np.isnan(abstained)
-    return GateRow(run, int(defined.sum()), float(abstained[defined].mean()) if defined.any() else math.nan,
-                   mean("total_tokens", np.ones(len(abstained), bool)), mean("total_tokens", answered),
-                   latency(50), latency(95))
+    return GateRow(
+        run,
+        int(defined.sum()),
+        float(abstained[defined].mean()) if defined.any() else math.nan,
+        mean("total_tokens", np.ones(len(abstained), bool)),
+        mean("total_tokens", answered),
+        latency(50),
+        latency(95),
+    )

@@ -26,8 +26,12 @@ from ragmeter.results.aggregate import Summary
 
 __all__ = ["Requirement", "RequirementVerdict", "RuleError", "check_requirements", "parse_requirement"]
 
-_OPERATORS: dict[str, Callable[[float, float], bool]] = {">=": operator.ge, "<=": operator.le, ">": operator.gt,
-                                                         "<": operator.lt}
+_OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge,
+    "<=": operator.le,
+    ">": operator.gt,
+    "<": operator.lt,
+}
 
 
 class RuleError(ConfigError, argparse.ArgumentTypeError):
@@ -64,8 +68,9 @@ def parse_requirement(text: str) -> Requirement:
     except ValueError:
         raise RuleError(f"{number!r} is not a number: {form}; got {text!r}") from None
     quantile = re.fullmatch(r"(p50|p95)_(.+)", name)
-    return Requirement(quantile.group(2), quantile.group(1), op, value) if quantile else Requirement(name, None, op,
-                                                                                                      value)
+    return (
+        Requirement(quantile.group(2), quantile.group(1), op, value) if quantile else Requirement(name, None, op, value)
+    )
 
 
 @dataclass(frozen=True)
@@ -79,25 +84,36 @@ class RequirementVerdict:
 
     def to_dict(self) -> dict[str, Any]:
         s = self.summary
-        return {"requirement": str(self.requirement), "passed": self.passed, "reason": self.reason,
-                "value": json_number(s.value) if s else None, "ci_low": json_number(s.ci_low) if s else None,
-                "ci_high": json_number(s.ci_high) if s else None}
+        return {
+            "requirement": str(self.requirement),
+            "passed": self.passed,
+            "reason": self.reason,
+            "value": json_number(s.value) if s else None,
+            "ci_low": json_number(s.ci_low) if s else None,
+            "ci_high": json_number(s.ci_high) if s else None,
+        }
 
 
-def check_requirements(summaries: Sequence[Summary], requirements: Sequence[Requirement], *,
-                       point: bool = False) -> list[RequirementVerdict]:
+def check_requirements(
+    summaries: Sequence[Summary], requirements: Sequence[Requirement], *, point: bool = False
+) -> list[RequirementVerdict]:
     """Each requirement's verdict on a run's figures (see the module docstring)."""
     return [_check(summaries, requirement, point) for requirement in requirements]
 
 
 def _check(summaries: Sequence[Summary], req: Requirement, point: bool) -> RequirementVerdict:
-    found = [s for s in summaries if s.metric == req.metric
-             and (s.statistic == req.statistic if req.statistic else s.statistic not in ("p50", "p95"))]
+    found = [
+        s
+        for s in summaries
+        if s.metric == req.metric
+        and (s.statistic == req.statistic if req.statistic else s.statistic not in ("p50", "p95"))
+    ]
     if not found:
         quantiles = [s for s in summaries if s.metric == req.metric and s.statistic in ("p50", "p95")]
         hint = f": name a quantile, p50_{req.metric} or p95_{req.metric}" if quantiles and not req.statistic else ""
-        return RequirementVerdict(req, False, f"the run has no figure {req.statistic or ''}"
-                                              f"{'_' if req.statistic else ''}{req.metric}{hint}")
+        return RequirementVerdict(
+            req, False, f"the run has no figure {req.statistic or ''}{'_' if req.statistic else ''}{req.metric}{hint}"
+        )
     summary = found[0]
     if math.isnan(summary.value):
         return RequirementVerdict(req, False, "undefined on every item", summary)
@@ -105,13 +121,17 @@ def _check(summaries: Sequence[Summary], req: Requirement, point: bool) -> Requi
     has_interval = summary.ci_low is not None and summary.ci_high is not None
     if point or not has_interval:
         passed = holds(summary.value, req.value)
-        return RequirementVerdict(req, passed, f"{'meets' if passed else 'misses'} it: the estimate is "
-                                               f"{summary.value:.4g}", summary)
+        return RequirementVerdict(
+            req, passed, f"{'meets' if passed else 'misses'} it: the estimate is {summary.value:.4g}", summary
+        )
     if math.isnan(summary.ci_low) or math.isnan(summary.ci_high):
         return RequirementVerdict(req, False, "its interval is undefined (too few items)", summary)
     end = summary.ci_low if req.op in (">=", ">") else summary.ci_high
     passed = holds(end, req.value)
     side = "low" if req.op in (">=", ">") else "high"
-    reason = (f"meets it: the interval [{summary.ci_low:.4g}, {summary.ci_high:.4g}] lies on its side" if passed else
-              f"not shown: the interval's {side} end is {end:.4g} (estimate {summary.value:.4g})")
+    reason = (
+        f"meets it: the interval [{summary.ci_low:.4g}, {summary.ci_high:.4g}] lies on its side"
+        if passed
+        else f"not shown: the interval's {side} end is {end:.4g} (estimate {summary.value:.4g})"
+    )
     return RequirementVerdict(req, passed, reason, summary)

@@ -60,9 +60,11 @@ class EvalResult:
         for s in self.summaries:
             if s.metric == metric and (statistic is None or s.statistic == statistic):
                 return s
-        raise ConfigError(f"no summary for metric {metric!r}"
-                          + (f" with statistic {statistic!r}" if statistic else "")
-                          + f"; this result has {', '.join(self.metrics)}")
+        raise ConfigError(
+            f"no summary for metric {metric!r}"
+            + (f" with statistic {statistic!r}" if statistic else "")
+            + f"; this result has {', '.join(self.metrics)}"
+        )
 
     def items(self) -> Iterator[dict[str, Any]]:
         """One dict per item: ``id``, each metric's value (``None`` if undefined), ``undefined`` and,
@@ -70,11 +72,16 @@ class EvalResult:
         conversations = self.conversation_ids or (None,) * len(self)
         languages = self.languages or (None,) * len(self)
         for i, (item_id, model_id) in enumerate(zip(self.item_ids, self.model_ids, strict=True)):
-            yield item_row(item_id, model_id, {m: float(v[i]) for m, v in self.scores.items()},
-                           {m: r[i] for m, r in self.undefined.items() if i in r},
-                           {m: n[i] for m, n in self.notes.items() if i in n}, conversation_id=conversations[i],
-                           judge=None if self.judging is None else self.judging.item(i, item_id).to_dict(),
-                           language=languages[i])
+            yield item_row(
+                item_id,
+                model_id,
+                {m: float(v[i]) for m, v in self.scores.items()},
+                {m: r[i] for m, r in self.undefined.items() if i in r},
+                {m: n[i] for m, n in self.notes.items() if i in n},
+                conversation_id=conversations[i],
+                judge=None if self.judging is None else self.judging.item(i, item_id).to_dict(),
+                language=languages[i],
+            )
 
     def paired_analysis(self, grounded: Threshold | None = None, correct: Threshold | None = None) -> Quadrant | None:
         """Seeds 000/001's grounded × correct table (:mod:`ragmeter.results.paired`) at the given thresholds,
@@ -107,21 +114,27 @@ class EvalResult:
         if any(m is not None for m in self.model_ids):
             table["model_id"] = list(self.model_ids)
         table.update({m: np.asarray(v, dtype=float) for m, v in self.scores.items()})
-        table["undefined"] = [json.dumps({m: r[i] for m, r in self.undefined.items() if i in r})
-                              for i in range(len(self))]
+        table["undefined"] = [
+            json.dumps({m: r[i] for m, r in self.undefined.items() if i in r}) for i in range(len(self))
+        ]
         return table
 
     def write_to(self, folder: RunFolder, *, extra: Mapping[str, Any], parquet: bool) -> None:
         """Write this result into ``folder`` (its summary with ``extra``, the judge's failures, ``parquet``: the
         items table) and mark the run finished."""
-        folder.finish({**self.to_dict(), **extra},
-                      failures=None if self.judging is None else self.judging.failures,
-                      table=self.item_table() if parquet else None)
+        folder.finish(
+            {**self.to_dict(), **extra},
+            failures=None if self.judging is None else self.judging.failures,
+            table=self.item_table() if parquet else None,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The run figures and signatures as plain JSON-ready data (items are written separately)."""
-        data = {"n_items": len(self), "summaries": [s.to_dict() for s in self.summaries],
-                "signatures": {m: s.render() for m, s in self.signatures.items()}}
+        data = {
+            "n_items": len(self),
+            "summaries": [s.to_dict() for s in self.summaries],
+            "signatures": {m: s.render() for m, s in self.signatures.items()},
+        }
         if self.languages:
             data["languages"] = self.language_counts
         if self.judging is not None:

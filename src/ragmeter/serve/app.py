@@ -61,38 +61,56 @@ async def _body(request: Request, limit: int) -> bytes:
 def _loop(name: str, stop: threading.Event, step: Callable[[], bool], idle_s: float) -> threading.Thread:
     """A thread that calls ``step`` until ``stop`` is set, waiting ``idle_s`` after a call that found nothing to
     do; a call that fails is logged and tried again after a pause (what it was doing stays to be done)."""
+
     def run() -> None:
         while not stop.is_set():
             try:
                 busy = step()
             except Exception as exc:  # noqa: BLE001 -- logged, tried again: the store still holds what is to be done
-                _LOG.warning("%s failed (%s); trying again in %s s", name, exc, RETRY_AFTER_S,
-                             exc_info=not isinstance(exc, ForwardError))
+                _LOG.warning(
+                    "%s failed (%s); trying again in %s s",
+                    name,
+                    exc,
+                    RETRY_AFTER_S,
+                    exc_info=not isinstance(exc, ForwardError),
+                )
                 stop.wait(RETRY_AFTER_S)
                 continue
             if not busy:
                 stop.wait(idle_s)
+
     thread = threading.Thread(target=run, name=f"ragmeter-{name.replace(' ', '-')}", daemon=True)
     thread.start()
     return thread
 
 
-def create_app(store: Store, scorer: Scorer | None = None, *, watch: DropWatch | None = None,
-               forwarder: Forwarder | None = None, max_backlog: int = MAX_BACKLOG,
-               max_body_bytes: int = MAX_BODY_BYTES, idle_s: float = IDLE_S) -> Starlette:
+def create_app(
+    store: Store,
+    scorer: Scorer | None = None,
+    *,
+    watch: DropWatch | None = None,
+    forwarder: Forwarder | None = None,
+    max_backlog: int = MAX_BACKLOG,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    idle_s: float = IDLE_S,
+) -> Starlette:
     """The app receiving into ``store``; with ``scorer``, a thread scores what is due while the app runs, with
     ``watch`` another checks for drops when a check is due, and with ``forwarder`` another sends the scores on."""
 
     async def traces(request: Request) -> Response:
         backlog = await run_in_threadpool(store.backlog)
         if backlog["open"] + backlog["due"] >= max_backlog:
-            return PlainTextResponse(f"scoring is behind ({backlog['open'] + backlog['due']} traces waiting): retry "
-                                     "later", status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
+            return PlainTextResponse(
+                f"scoring is behind ({backlog['open'] + backlog['due']} traces waiting): retry later",
+                status_code=503,
+                headers={"Retry-After": str(RETRY_AFTER_S)},
+            )
         content_type = request.headers.get("content-type")
         try:
             body = await _body(request, max_body_bytes)
-            export = decode_export(body, content_type, request.headers.get("content-encoding"),
-                                   max_bytes=max_body_bytes)
+            export = decode_export(
+                body, content_type, request.headers.get("content-encoding"), max_bytes=max_body_bytes
+            )
         except BadExport as refused:
             return PlainTextResponse(refused.message, status_code=refused.status)
         accepted = await run_in_threadpool(store.accept, export, source="POST /v1/traces")
@@ -133,5 +151,7 @@ def create_app(store: Store, scorer: Scorer | None = None, *, watch: DropWatch |
     async def metrics(request: Request) -> Response:
         return Response(await run_in_threadpool(generate_latest, registry), media_type=CONTENT_TYPE_LATEST)
 
-    return Starlette(routes=[Route("/v1/traces", traces, methods=["POST"]), Route("/metrics", metrics),
-                             Route("/", page)], lifespan=lifespan)
+    return Starlette(
+        routes=[Route("/v1/traces", traces, methods=["POST"]), Route("/metrics", metrics), Route("/", page)],
+        lifespan=lifespan,
+    )

@@ -59,7 +59,8 @@ class BudgetedBackend:
                 self.store.add_spend(0, outcome="refused")
                 raise RejectedCallError(
                     f"the judge's budget of {self.tokens_per_hour} tokens an hour would be passed ({spent} spent in "
-                    f"the last hour, {self._reserved} in flight, this request up to {most})")
+                    f"the last hour, {self._reserved} in flight, this request up to {most})"
+                )
             self._reserved += most
         try:
             reply = await self.backend.complete(request)

@@ -70,14 +70,17 @@ class Sample:
             for metric, value in outcome.scores.items():
                 values.setdefault(metric, []).append(math.nan if value is None else float(value))
                 clusters.setdefault(metric, []).append(cluster)
-        return cls(label, {m: np.array(v, dtype=float) for m, v in values.items()},
-                   {m: tuple(c) for m, c in clusters.items()})
+        return cls(
+            label, {m: np.array(v, dtype=float) for m, v in values.items()}, {m: tuple(c) for m, c in clusters.items()}
+        )
 
     @classmethod
     def from_run(cls, run: ScoredRun) -> Sample:
         """A stored run's per-item scores, clustered by conversation where the run has them."""
-        clusters = tuple(str(c) if c is not None else f"item:{k[0]}:{k[1]}"
-                         for c, k in zip(run.conversation_ids, run.keys, strict=True))
+        clusters = tuple(
+            str(c) if c is not None else f"item:{k[0]}:{k[1]}"
+            for c, k in zip(run.conversation_ids, run.keys, strict=True)
+        )
         return cls(run.name, dict(run.scores), dict.fromkeys(run.scores, clusters))
 
 
@@ -99,11 +102,19 @@ class WindowVerdict:
     p_holm: float = math.nan
 
     def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.rule.metric, "mode": self.rule.mode, "margin": self.rule.margin,
-                "status": self.status, "reason": self.reason, "n_baseline": self.n_baseline,
-                "n_window": self.n_window, **{name: json_number(getattr(self, name)) for name in
-                                              ("mean_baseline", "mean_window", "difference", "ci_low", "ci_high",
-                                               "p_holm")}}
+        return {
+            "metric": self.rule.metric,
+            "mode": self.rule.mode,
+            "margin": self.rule.margin,
+            "status": self.status,
+            "reason": self.reason,
+            "n_baseline": self.n_baseline,
+            "n_window": self.n_window,
+            **{
+                name: json_number(getattr(self, name))
+                for name in ("mean_baseline", "mean_window", "difference", "ci_low", "ci_high", "p_holm")
+            },
+        }
 
 
 @dataclass(frozen=True)
@@ -124,8 +135,15 @@ class WindowCheck:
         return "drop" if "drop" in statuses else "passed" if "passed" in statuses else "unmeasured"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"at": self.at, "since": self.since, "until": self.until, "baseline": self.baseline,
-                "status": self.status, "alpha": self.alpha, "verdicts": [v.to_dict() for v in self.verdicts]}
+        return {
+            "at": self.at,
+            "since": self.since,
+            "until": self.until,
+            "baseline": self.baseline,
+            "status": self.status,
+            "alpha": self.alpha,
+            "verdicts": [v.to_dict() for v in self.verdicts],
+        }
 
 
 def _defined(sample: Sample, metric: str) -> tuple[np.ndarray, tuple[str, ...], int]:
@@ -136,22 +154,35 @@ def _defined(sample: Sample, metric: str) -> tuple[np.ndarray, tuple[str, ...], 
     return values[keep], tuple(c for c, k in zip(clusters, keep, strict=True) if k), int(np.sum(~keep))
 
 
-def _unmeasured(metric: str, sides: Sequence[tuple[str, np.ndarray, int]], min_traces: int,
-                max_undefined: float) -> str | None:
+def _unmeasured(
+    metric: str, sides: Sequence[tuple[str, np.ndarray, int]], min_traces: int, max_undefined: float
+) -> str | None:
     """Why a rule on ``metric`` is not checked, or ``None``."""
     for label, defined, undefined in sides:
         total = len(defined) + undefined
         if total and undefined / total > max_undefined:
-            return (f"{metric} is undefined on {undefined} of {total} traces of {label} ({undefined / total:.0%} > "
-                    f"{max_undefined:.0%}): the check would judge a part of the traffic only")
+            return (
+                f"{metric} is undefined on {undefined} of {total} traces of {label} ({undefined / total:.0%} > "
+                f"{max_undefined:.0%}): the check would judge a part of the traffic only"
+            )
         if len(defined) < min_traces:
             return f"{label} has {len(defined)} defined scores of {metric}, fewer than the {min_traces} a check needs"
     return None
 
 
-def check_window(window: Sample, baseline: Sample, rules: Sequence[GateRule], *, alpha: float = 0.05,
-                 max_undefined: float = 0.2, min_traces: int = MIN_TRACES, confidence: float = 0.95,
-                 n_resamples: int = 2000, n_permutations: int = 9999, seed: int = 0) -> tuple[WindowVerdict, ...]:
+def check_window(
+    window: Sample,
+    baseline: Sample,
+    rules: Sequence[GateRule],
+    *,
+    alpha: float = 0.05,
+    max_undefined: float = 0.2,
+    min_traces: int = MIN_TRACES,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    n_permutations: int = 9999,
+    seed: int = 0,
+) -> tuple[WindowVerdict, ...]:
     """Each rule's verdict on ``window`` against ``baseline`` (see the module docstring), in the rules' order;
     ``n_resamples`` bootstrap resamples for each interval, ``n_permutations`` reassignments for each p-value."""
     rules = unique_rules(rules)
@@ -160,19 +191,37 @@ def check_window(window: Sample, baseline: Sample, rules: Sequence[GateRule], *,
     for k, rule in enumerate(rules):
         a, clusters_a, undefined_a = _defined(baseline, rule.metric)
         b, clusters_b, undefined_b = _defined(window, rule.metric)
-        why = _unmeasured(rule.metric, [(f"the baseline ({baseline.label})", a, undefined_a),
-                                        (f"the window ({window.label})", b, undefined_b)], min_traces, max_undefined)
+        why = _unmeasured(
+            rule.metric,
+            [(f"the baseline ({baseline.label})", a, undefined_a), (f"the window ({window.label})", b, undefined_b)],
+            min_traces,
+            max_undefined,
+        )
         if why is not None:
             verdicts[k] = WindowVerdict(rule, "unmeasured", why, len(a), len(b))
             continue
-        low, high = difference_interval(a, b, clusters_a=clusters_a, clusters_b=clusters_b, n_resamples=n_resamples,
-                                        confidence=confidence, seed=seed)
-        measured[k] = {"n_baseline": len(a), "n_window": len(b), "mean_baseline": float(a.mean()),
-                       "mean_window": float(b.mean()), "difference": float(b.mean() - a.mean()), "ci_low": low,
-                       "ci_high": high}
+        low, high = difference_interval(
+            a,
+            b,
+            clusters_a=clusters_a,
+            clusters_b=clusters_b,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=seed,
+        )
+        measured[k] = {
+            "n_baseline": len(a),
+            "n_window": len(b),
+            "mean_baseline": float(a.mean()),
+            "mean_window": float(b.mean()),
+            "difference": float(b.mean() - a.mean()),
+            "ci_low": low,
+            "ci_high": high,
+        }
         if rule.margin is None:
-            measured[k]["p"] = permutation_test(a, b, clusters_a=clusters_a, clusters_b=clusters_b,
-                                                n_resamples=n_permutations, seed=seed)
+            measured[k]["p"] = permutation_test(
+                a, b, clusters_a=clusters_a, clusters_b=clusters_b, n_resamples=n_permutations, seed=seed
+            )
     regression = [k for k in measured if rules[k].margin is None]
     adjusted = dict(zip(regression, holm([measured[k].pop("p") for k in regression]), strict=True))
     for k, figures in measured.items():
@@ -183,15 +232,18 @@ def check_window(window: Sample, baseline: Sample, rules: Sequence[GateRule], *,
         if rule.margin is None:
             p = adjusted[k]
             dropped = worse_by > 0 and p < alpha
-            reason = (f"{change}, Holm-adjusted p = {p:.3g} "
-                      + (f"< {alpha:g}" if dropped else f"≥ {alpha:g}: no drop shown" if worse_by > 0 else
-                         "(not worse)"))
+            reason = f"{change}, Holm-adjusted p = {p:.3g} " + (
+                f"< {alpha:g}" if dropped else f"≥ {alpha:g}: no drop shown" if worse_by > 0 else "(not worse)"
+            )
             verdicts[k] = WindowVerdict(rule, "drop" if dropped else "passed", reason, **figures, p_holm=p)
         else:
             bound = figures["ci_low"] if higher_is_better else figures["ci_high"]
             dropped = not (-bound if higher_is_better else bound) <= rule.margin
-            reason = (f"{change}; " + ("not shown to be " if dropped else "")
-                      + f"at most {rule.margin:g} worse: the interval's worse end is {bound:+.4g}")
+            reason = (
+                f"{change}; "
+                + ("not shown to be " if dropped else "")
+                + f"at most {rule.margin:g} worse: the interval's worse end is {bound:+.4g}"
+            )
             verdicts[k] = WindowVerdict(rule, "drop" if dropped else "passed", reason, **figures)
     return tuple(verdicts[k] for k in range(len(rules)))
 
@@ -223,8 +275,10 @@ class WatchSettings:
         if not 0 < self.alpha < 1:
             raise ConfigError(f"alpha {self.alpha:g}: a significance level lies in (0, 1), e.g. 0.05")
         if not 0 <= self.max_undefined <= 1 or self.min_traces < 2:
-            raise ConfigError(f"max_undefined {self.max_undefined:g} and min_traces {self.min_traces}: a share lies "
-                              "in [0, 1], and a check needs at least 2 scores a side")
+            raise ConfigError(
+                f"max_undefined {self.max_undefined:g} and min_traces {self.min_traces}: a share lies "
+                "in [0, 1], and a check needs at least 2 scores a side"
+            )
         if self.webhook is not None and not self.webhook.startswith(("http://", "https://")):
             raise ConfigError(f"--webhook {self.webhook}: give an http:// or https:// URL")
 
@@ -253,11 +307,18 @@ class DropWatch:
         settings = self.settings
         since = now - settings.window_s
         window = Sample.from_outcomes(_span(since, now), self.store.scored(since, now))
-        baseline = self.baseline or Sample.from_outcomes(_span(since - settings.window_s, since),
-                                                         self.store.scored(since - settings.window_s, since))
-        verdicts = check_window(window, baseline, settings.rules, alpha=settings.alpha,
-                                max_undefined=settings.max_undefined, min_traces=settings.min_traces,
-                                seed=settings.seed)
+        baseline = self.baseline or Sample.from_outcomes(
+            _span(since - settings.window_s, since), self.store.scored(since - settings.window_s, since)
+        )
+        verdicts = check_window(
+            window,
+            baseline,
+            settings.rules,
+            alpha=settings.alpha,
+            max_undefined=settings.max_undefined,
+            min_traces=settings.min_traces,
+            seed=settings.seed,
+        )
         result = WindowCheck(now, since, now, baseline.label, verdicts, settings.alpha)
         notified = None
         if result.status == "drop":
@@ -271,8 +332,10 @@ class DropWatch:
 
 def _span(since: float, until: float) -> str:
     """A window's label: its ends in UTC, to the second."""
+
     def stamp(t: float) -> str:
         return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
     return f"{stamp(since)}–{stamp(until)}"
 
 
@@ -281,8 +344,7 @@ def _post(url: str, body: Mapping[str, Any]) -> str:
     data = json.dumps(body).encode()
     problem = ""
     for attempt in range(1, WEBHOOK_TRIES + 1):
-        request = urllib.request.Request(url, data=data, method="POST",
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(url, data=data, method="POST", headers={"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(request, timeout=WEBHOOK_TIMEOUT_S) as reply:
                 return f"POSTed to {url}: HTTP {reply.status}"

@@ -34,8 +34,10 @@ class ForwardError(RuntimeError):
 def check_url(url: str) -> None:
     """A ConfigError unless ``url`` is an http(s) URL."""
     if not url.startswith(("http://", "https://")):
-        raise ConfigError(f"--forward {url}: give the http:// or https:// URL of an OTLP/HTTP traces endpoint "
-                          "(e.g. http://collector:4318/v1/traces)")
+        raise ConfigError(
+            f"--forward {url}: give the http:// or https:// URL of an OTLP/HTTP traces endpoint "
+            "(e.g. http://collector:4318/v1/traces)"
+        )
 
 
 class Forwarder:
@@ -58,8 +60,11 @@ class Forwarder:
         for group in groups.values():
             rows = [{"id": o.trace_id, "scores": o.scores, "undefined": o.undefined} for o in group]
             metadata = {o.trace_id: (o.record or {}).get("metadata") or {} for o in group}
-            roots = {trace_id: (meta["trace_id"], meta["span_id"]) for trace_id, meta in metadata.items()
-                     if "trace_id" in meta and "span_id" in meta}
+            roots = {
+                trace_id: (meta["trace_id"], meta["span_id"])
+                for trace_id, meta in metadata.items()
+                if "trace_id" in meta and "span_id" in meta
+            }
             for request, _ in evaluation_requests(rows, roots, group[0].signatures, now_ns):
                 self._post(request)
             self.store.mark_forwarded([o.trace_id for o in group])
@@ -67,11 +72,9 @@ class Forwarder:
 
     def _post(self, request: dict) -> None:
         body = json.dumps(request, separators=(",", ":")).encode()
-        sent = urllib.request.Request(self.url, data=body, method="POST",
-                                      headers={"Content-Type": "application/json"})
+        sent = urllib.request.Request(self.url, data=body, method="POST", headers={"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(sent, timeout=TIMEOUT_S):
                 return
         except (urllib.error.URLError, OSError) as exc:
-            raise ForwardError(f"{self.url} did not take the evaluation spans: "
-                               f"{getattr(exc, 'reason', exc)}") from exc
+            raise ForwardError(f"{self.url} did not take the evaluation spans: {getattr(exc, 'reason', exc)}") from exc

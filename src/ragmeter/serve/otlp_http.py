@@ -51,8 +51,9 @@ def _gunzip(body: bytes, max_bytes: int) -> bytes:
     return out
 
 
-def decode_export(body: bytes, content_type: str | None, content_encoding: str | None = None, *,
-                  max_bytes: int = MAX_BODY_BYTES) -> Mapping[str, Any]:
+def decode_export(
+    body: bytes, content_type: str | None, content_encoding: str | None = None, *, max_bytes: int = MAX_BODY_BYTES
+) -> Mapping[str, Any]:
     """The export request in ``body`` as OTLP JSON (``{"resourceSpans": [...]}``); :class:`BadExport` with 415
     (not protobuf or JSON), 413 (too large), or 400 (not what it says it is)."""
     if len(body) > max_bytes:

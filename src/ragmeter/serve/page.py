@@ -44,23 +44,38 @@ def _figures(values: Sequence[float | None], clusters: Sequence[str], confidence
     """A group's scores over a step or the whole span: defined and undefined counts, mean, interval."""
     defined = np.array([v for v in values if v is not None], dtype=float)
     kept = [c for v, c in zip(values, clusters, strict=True) if v is not None]
-    low, high = (bootstrap_mean_interval(defined, clusters=kept, n_resamples=PAGE_RESAMPLES, method="percentile",
-                                         confidence=confidence) if len(defined) else (math.nan, math.nan))
-    return {"defined": len(defined), "undefined": len(values) - len(defined),
-            "mean": float(defined.mean()) if len(defined) else None,
-            "low": None if math.isnan(low) else low, "high": None if math.isnan(high) else high}
+    low, high = (
+        bootstrap_mean_interval(
+            defined, clusters=kept, n_resamples=PAGE_RESAMPLES, method="percentile", confidence=confidence
+        )
+        if len(defined)
+        else (math.nan, math.nan)
+    )
+    return {
+        "defined": len(defined),
+        "undefined": len(values) - len(defined),
+        "mean": float(defined.mean()) if len(defined) else None,
+        "low": None if math.isnan(low) else low,
+        "high": None if math.isnan(high) else high,
+    }
 
 
 def _step_words(seconds: float) -> str:
     return f"{seconds / 3600:g} h" if seconds >= 3600 else f"{seconds / 60:g} min"
 
 
-def page_figures(store: Store, *, by: str = DEFAULT_BY, hours: float = DEFAULT_HOURS,
-                 now: float | None = None, confidence: float = 0.95, watching: bool = False) -> dict[str, Any]:
+def page_figures(
+    store: Store,
+    *,
+    by: str = DEFAULT_BY,
+    hours: float = DEFAULT_HOURS,
+    now: float | None = None,
+    confidence: float = 0.95,
+    watching: bool = False,
+) -> dict[str, Any]:
     """What the page shows, as :func:`~ragmeter.report.html.render_serve_html` takes it."""
     if not (0 < hours <= MAX_HOURS) or not by.strip():
-        raise ConfigError(f"the page shows 0 to {MAX_HOURS:g} hours by a metadata key: got hours={hours:g}, "
-                          f"by={by!r}")
+        raise ConfigError(f"the page shows 0 to {MAX_HOURS:g} hours by a metadata key: got hours={hours:g}, by={by!r}")
     until = time.time() if now is None else now
     since = until - hours * 3600
     step = hours * 3600 / STEPS
@@ -85,29 +100,52 @@ def page_figures(store: Store, *, by: str = DEFAULT_BY, hours: float = DEFAULT_H
                 if figures["mean"] is not None:
                     low, high = figures["low"], figures["high"]
                     series.setdefault(group, []).append(
-                        (since + (position + 0.5) * step, figures["mean"], math.nan if low is None else low,
-                         math.nan if high is None else high))
+                        (
+                            since + (position + 0.5) * step,
+                            figures["mean"],
+                            math.nan if low is None else low,
+                            math.nan if high is None else high,
+                        )
+                    )
             span_values = [v for position in sorted(steps) for v in steps[position][0]]
             span_clusters = [c for position in sorted(steps) for c in steps[position][1]]
             rows.append({"group": group, **_figures(span_values, span_clusters, confidence)})
         panels.append({"metric": metric, "series": series, "rows": rows})
-    return {"panels": panels, "checks": _checks(store.checks(since)), "hours": f"{hours:g}", "by": by,
-            "until": time.strftime("%Y-%m-%d %H:%M", time.gmtime(until)), "step": _step_words(step),
-            "backlog": store.backlog(), "lag": store.lag(until), "judge_tokens": store.spent_since(until - 3600),
-            "watching": watching, "confidence": confidence}
+    return {
+        "panels": panels,
+        "checks": _checks(store.checks(since)),
+        "hours": f"{hours:g}",
+        "by": by,
+        "until": time.strftime("%Y-%m-%d %H:%M", time.gmtime(until)),
+        "step": _step_words(step),
+        "backlog": store.backlog(),
+        "lag": store.lag(until),
+        "judge_tokens": store.spent_since(until - 3600),
+        "watching": watching,
+        "confidence": confidence,
+    }
 
 
 def _checks(checks: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The last check of the span and each one that found a drop, the newest first (:data:`CHECKS_SHOWN` at
     most), each with its times in words and its rules' verdicts."""
+
     def stamp(t: float) -> str:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t))
 
     shown = []
     kept = [check for k, check in enumerate(checks) if check["status"] == "drop" or k == len(checks) - 1]
     for check in reversed(kept[-CHECKS_SHOWN:]):
-        verdicts = [{"rule": str(GateRule(v["metric"], v["margin"])), "status": v["status"], "reason": v["reason"]}
-                    for v in check["verdicts"]]
-        shown.append({"at_text": stamp(check["at"]), "window": f"{stamp(check['since'])} – {stamp(check['until'])}",
-                      "baseline": check["baseline"], "verdicts": verdicts})
+        verdicts = [
+            {"rule": str(GateRule(v["metric"], v["margin"])), "status": v["status"], "reason": v["reason"]}
+            for v in check["verdicts"]
+        ]
+        shown.append(
+            {
+                "at_text": stamp(check["at"]),
+                "window": f"{stamp(check['since'])} – {stamp(check['until'])}",
+                "baseline": check["baseline"],
+                "verdicts": verdicts,
+            }
+        )
     return shown

@@ -73,7 +73,8 @@ class PostgresStore(Store):
         "count(CASE WHEN jsonb_typeof(score.value) = 'number' THEN 1 END), "
         "count(CASE WHEN jsonb_typeof(score.value) = 'null' THEN 1 END) "
         "FROM scores, jsonb_each(scores.scores::jsonb) AS score "
-        "WHERE scores.scored >= ? AND scores.scored < ? GROUP BY score.key, model ORDER BY score.key, model")
+        "WHERE scores.scored >= ? AND scores.scored < ? GROUP BY score.key, model ORDER BY score.key, model"
+    )
 
     def __init__(self, url: str, *, read_only: bool = False) -> None:
         try:
@@ -91,8 +92,10 @@ class PostgresStore(Store):
             if self.schema_version != len(MIGRATIONS):
                 found = self.schema_version
                 self._db.close()
-                raise ConfigError(f"{_shown(url)} holds a store of schema version {found}, not this ragmeter's "
-                                  f"{len(MIGRATIONS)}: run this ragmeter's 'ragmeter serve' on it once")
+                raise ConfigError(
+                    f"{_shown(url)} holds a store of schema version {found}, not this ragmeter's "
+                    f"{len(MIGRATIONS)}: run this ragmeter's 'ragmeter serve' on it once"
+                )
             return
         self._migrate()
 
@@ -103,8 +106,10 @@ class PostgresStore(Store):
             row = self._db.execute("SELECT max(version) FROM ragmeter_schema").fetchone()
             version = (row[0] if row else None) or 0
             if version > len(MIGRATIONS):
-                raise ConfigError(f"{_shown(self.url)} holds a store of schema version {version}, newer than this "
-                                  f"ragmeter's {len(MIGRATIONS)}: upgrade ragmeter, or give another --store")
+                raise ConfigError(
+                    f"{_shown(self.url)} holds a store of schema version {version}, newer than this "
+                    f"ragmeter's {len(MIGRATIONS)}: upgrade ragmeter, or give another --store"
+                )
             for number in range(version + 1, len(MIGRATIONS) + 1):
                 for statement in filter(str.strip, MIGRATIONS[number - 1].split(";")):
                     self._db.execute(statement)

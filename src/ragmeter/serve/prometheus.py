@@ -39,18 +39,22 @@ class StoreCollector(Collector):
         self.store = store
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        traces = GaugeMetricFamily("ragmeter_traces", "Traces by state: open, due (complete, not scored), scored",
-                                   labels=["state"])
+        traces = GaugeMetricFamily(
+            "ragmeter_traces", "Traces by state: open, due (complete, not scored), scored", labels=["state"]
+        )
         for state, count in self.store.backlog().items():
             traces.add_metric([state], count)
         yield traces
         labels = ["metric", "model", "window"]
-        mean = GaugeMetricFamily("ragmeter_score_mean", "Mean of a metric's defined scores over the window",
-                                 labels=labels)
-        defined = GaugeMetricFamily("ragmeter_scores_defined", "Defined scores of a metric over the window",
-                                    labels=labels)
-        undefined = GaugeMetricFamily("ragmeter_scores_undefined", "Undefined scores of a metric over the window",
-                                      labels=labels)
+        mean = GaugeMetricFamily(
+            "ragmeter_score_mean", "Mean of a metric's defined scores over the window", labels=labels
+        )
+        defined = GaugeMetricFamily(
+            "ragmeter_scores_defined", "Defined scores of a metric over the window", labels=labels
+        )
+        undefined = GaugeMetricFamily(
+            "ragmeter_scores_undefined", "Undefined scores of a metric over the window", labels=labels
+        )
         now = time.time()
         for window, seconds in WINDOWS.items():
             for figure in self.store.window(now - seconds):
@@ -60,19 +64,28 @@ class StoreCollector(Collector):
                 defined.add_metric(values, figure.defined)
                 undefined.add_metric(values, figure.undefined)
         yield from (mean, defined, undefined)
-        spent = GaugeMetricFamily("ragmeter_judge_tokens", "Tokens the judge spent over the window (prompt and "
-                                  "completion; a failed request at its most)", labels=["window"])
+        spent = GaugeMetricFamily(
+            "ragmeter_judge_tokens",
+            "Tokens the judge spent over the window (prompt and completion; a failed request at its most)",
+            labels=["window"],
+        )
         for window, seconds in WINDOWS.items():
             spent.add_metric([window], self.store.spent_since(now - seconds))
         yield spent
-        calls = GaugeMetricFamily("ragmeter_judge_calls", "The judge's requests over the window: answered, failed, "
-                                  "refused by the budget", labels=["window", "outcome"])
+        calls = GaugeMetricFamily(
+            "ragmeter_judge_calls",
+            "The judge's requests over the window: answered, failed, refused by the budget",
+            labels=["window", "outcome"],
+        )
         for window, seconds in WINDOWS.items():
             for outcome, count in self.store.judge_calls(now - seconds).items():
                 calls.add_metric([window, outcome], count)
         yield calls
-        yield GaugeMetricFamily("ragmeter_scoring_lag_seconds", "How long the longest-waiting complete trace has "
-                                "waited to be scored", value=self.store.lag(now))
+        yield GaugeMetricFamily(
+            "ragmeter_scoring_lag_seconds",
+            "How long the longest-waiting complete trace has waited to be scored",
+            value=self.store.lag(now),
+        )
         yield from _drops(self.store.checks(self.store.last_check() or 0.0)[-1:])
 
 
@@ -80,10 +93,12 @@ def _drops(last: list[dict[str, Any]]) -> Iterator[GaugeMetricFamily]:
     """The gauges of the last drop check (none before the first)."""
     labels = ["metric", "mode"]
     drop = GaugeMetricFamily("ragmeter_drop", "1 when the last check found a drop by this rule, else 0", labels=labels)
-    unmeasured = GaugeMetricFamily("ragmeter_drop_unmeasured", "1 when the last check had too few scores to apply "
-                                   "this rule", labels=labels)
-    difference = GaugeMetricFamily("ragmeter_drop_difference", "The window's mean minus the baseline's at the last "
-                                   "check", labels=labels)
+    unmeasured = GaugeMetricFamily(
+        "ragmeter_drop_unmeasured", "1 when the last check had too few scores to apply this rule", labels=labels
+    )
+    difference = GaugeMetricFamily(
+        "ragmeter_drop_difference", "The window's mean minus the baseline's at the last check", labels=labels
+    )
     for check in last:
         for verdict in check["verdicts"]:
             values = [verdict["metric"], verdict["mode"]]
@@ -93,5 +108,6 @@ def _drops(last: list[dict[str, Any]]) -> Iterator[GaugeMetricFamily]:
                 difference.add_metric(values, verdict["difference"])
     yield from (drop, unmeasured, difference)
     if last:
-        yield GaugeMetricFamily("ragmeter_drop_check_timestamp_seconds", "When the last drop check was made",
-                                value=last[0]["at"])
+        yield GaugeMetricFamily(
+            "ragmeter_drop_check_timestamp_seconds", "When the last drop check was made", value=last[0]["at"]
+        )

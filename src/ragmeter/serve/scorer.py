@@ -42,10 +42,20 @@ QUIET_S = 30.0
 class Scorer:
     """Scores ``store``'s due traces with ``metrics`` (the default families when ``None``) under ``settings``."""
 
-    def __init__(self, store: Store, *, metrics: Sequence[str] | None = None, settings: Settings | None = None,
-                 rules: TraceRules | None = None, quiet_s: float = QUIET_S, batch: int = 64,
-                 judge: Judge | None = None, judged: Sequence[str] = ("judged",), sample: float = 0.0,
-                 seed: int = 0) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        metrics: Sequence[str] | None = None,
+        settings: Settings | None = None,
+        rules: TraceRules | None = None,
+        quiet_s: float = QUIET_S,
+        batch: int = 64,
+        judge: Judge | None = None,
+        judged: Sequence[str] = ("judged",),
+        sample: float = 0.0,
+        seed: int = 0,
+    ) -> None:
         if not 0.0 <= sample <= 1.0 or (sample > 0 and judge is None):
             raise ConfigError("a judge sample is a share from 0 to 1, and needs a judge")
         self.store = store
@@ -68,15 +78,26 @@ class Scorer:
         scored_at = time.time() if now is None else now
         outcomes: dict[str, ScoredTrace] = {
             trace_id: ScoredTrace(trace_id, None, str(problem), {}, {}, False, {}, scored_at)
-            for trace_id, problem in made.items() if isinstance(problem, InputError)}
+            for trace_id, problem in made.items()
+            if isinstance(problem, InputError)
+        }
         if records:
             drawn = [trace_id for trace_id in records if self.drawn(trace_id)]
             results = [(list(records), evaluate(list(records.values()), metrics=self.metrics, settings=self.settings))]
             judge_down = None
             if drawn:
                 try:
-                    results.append((drawn, evaluate([records[t] for t in drawn], metrics=self.judged,
-                                                    settings=self.settings, judge=self.judge)))
+                    results.append(
+                        (
+                            drawn,
+                            evaluate(
+                                [records[t] for t in drawn],
+                                metrics=self.judged,
+                                settings=self.settings,
+                                judge=self.judge,
+                            ),
+                        )
+                    )
                 except JudgeError as exc:  # the endpoint is gone: the offline scores are kept, the judged say why
                     judge_down = f"the judge could not be reached: {exc}"
             signatures = {name: result.signatures[name].render() for _, result in results for name in result.metrics}
@@ -87,19 +108,21 @@ class Scorer:
                     if trace_id in ids:
                         i = ids.index(trace_id)
                         scores.update({name: _number(result.scores[name][i]) for name in result.metrics})
-                        undefined.update({name: result.undefined[name][i] for name in result.metrics
-                                          if i in result.undefined[name]})
+                        undefined.update(
+                            {name: result.undefined[name][i] for name in result.metrics if i in result.undefined[name]}
+                        )
                 if judge_down is not None and trace_id in drawn:
                     undefined.update(dict.fromkeys((m.name for m in resolve_metrics(self.judged)), judge_down))
-                outcomes[trace_id] = ScoredTrace(trace_id, record_to_dict(record), None, scores, undefined,
-                                                 trace_id in drawn, signatures, scored_at)
+                outcomes[trace_id] = ScoredTrace(
+                    trace_id, record_to_dict(record), None, scores, undefined, trace_id in drawn, signatures, scored_at
+                )
         return sum(self.store.save_scores(outcomes[trace_id]) for trace_id in trace_ids)
 
     def drawn(self, trace_id: str) -> bool:
         """Whether ``trace_id`` is in the judge's sample: sha256 of the seed and the id, as a number in [0, 1),
         below the share."""
         digest = hashlib.sha256(f"{self.seed}:{trace_id}".encode()).digest()
-        return self.sample > 0 and int.from_bytes(digest[:8], "big") / 2 ** 64 < self.sample
+        return self.sample > 0 and int.from_bytes(digest[:8], "big") / 2**64 < self.sample
 
     def _record(self, trace_id: str) -> Record | InputError:
         spans = [span for span in self.store.spans(trace_id) if isinstance(span, SpanRow)]

@@ -154,13 +154,16 @@ class Store:
         new = 0
         with self._transaction() as db:
             for trace_id, span_id, body, ended_root in rows:
-                new += db.execute("INSERT INTO spans VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                                  (trace_id, span_id, body, received)).rowcount
-                db.execute("INSERT INTO traces (trace_id, state, root_ended, last_received, changed) "
-                           "VALUES (?, 'open', ?, ?, ?) ON CONFLICT (trace_id) DO UPDATE SET root_ended = CASE WHEN "
-                           "excluded.root_ended > traces.root_ended THEN excluded.root_ended ELSE traces.root_ended "
-                           "END, last_received = excluded.last_received",
-                           (trace_id, int(ended_root), received, received))
+                new += db.execute(
+                    "INSERT INTO spans VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", (trace_id, span_id, body, received)
+                ).rowcount
+                db.execute(
+                    "INSERT INTO traces (trace_id, state, root_ended, last_received, changed) "
+                    "VALUES (?, 'open', ?, ?, ?) ON CONFLICT (trace_id) DO UPDATE SET root_ended = CASE WHEN "
+                    "excluded.root_ended > traces.root_ended THEN excluded.root_ended ELSE traces.root_ended "
+                    "END, last_received = excluded.last_received",
+                    (trace_id, int(ended_root), received, received),
+                )
         return Accepted(new, len(rows) - new, tuple(problems))
 
     def mark_due(self, *, quiet_s: float, now: float | None = None) -> int:
@@ -168,8 +171,11 @@ class Store:
         how many."""
         moment = time.time() if now is None else now
         with self._transaction() as db:
-            return db.execute("UPDATE traces SET state = 'due', changed = ? WHERE state = 'open' AND "
-                              "(root_ended = 1 OR last_received <= ?)", (moment, moment - quiet_s)).rowcount
+            return db.execute(
+                "UPDATE traces SET state = 'due', changed = ? WHERE state = 'open' AND "
+                "(root_ended = 1 OR last_received <= ?)",
+                (moment, moment - quiet_s),
+            ).rowcount
 
     def due(self, limit: int, *, now: float | None = None) -> list[str]:
         """Up to ``limit`` complete traces not yet scored, the longest waiting first, taken for this process for
@@ -177,12 +183,16 @@ class Store:
         them go when the lease ends)."""
         moment = time.time() if now is None else now
         with self._transaction() as db:
-            rows = db.execute("SELECT trace_id FROM traces WHERE state = 'due' AND claimed_until <= ? "
-                              "ORDER BY changed, trace_id LIMIT ?" + self._SKIP_LOCKED, (moment, limit)).fetchall()
+            rows = db.execute(
+                "SELECT trace_id FROM traces WHERE state = 'due' AND claimed_until <= ? "
+                "ORDER BY changed, trace_id LIMIT ?" + self._SKIP_LOCKED,
+                (moment, limit),
+            ).fetchall()
             if self.lease_s:
                 for (trace_id,) in rows:
-                    db.execute("UPDATE traces SET claimed_until = ? WHERE trace_id = ?", (moment + self.lease_s,
-                                                                                         trace_id))
+                    db.execute(
+                        "UPDATE traces SET claimed_until = ? WHERE trace_id = ?", (moment + self.lease_s, trace_id)
+                    )
         return [trace_id for (trace_id,) in rows]
 
     def spans(self, trace_id: str) -> list[SpanRow | InputError]:
@@ -199,26 +209,41 @@ class Store:
         """Store a due trace's outcome and mark it scored, in one transaction; ``False`` (nothing written) when
         the trace is not due: it was scored already, or is still open."""
         with self._transaction() as db:
-            moved = db.execute("UPDATE traces SET state = 'scored', changed = ? WHERE trace_id = ? AND state = 'due'",
-                               (outcome.scored, outcome.trace_id)).rowcount
+            moved = db.execute(
+                "UPDATE traces SET state = 'scored', changed = ? WHERE trace_id = ? AND state = 'due'",
+                (outcome.scored, outcome.trace_id),
+            ).rowcount
             if not moved:
                 return False
-            db.execute("INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
-                       (outcome.trace_id, None if outcome.record is None else json.dumps(outcome.record),
-                        outcome.problem, json.dumps(outcome.scores), json.dumps(outcome.undefined),
-                        int(outcome.judged), json.dumps(outcome.signatures), outcome.scored))
+            db.execute(
+                "INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
+                (
+                    outcome.trace_id,
+                    None if outcome.record is None else json.dumps(outcome.record),
+                    outcome.problem,
+                    json.dumps(outcome.scores),
+                    json.dumps(outcome.undefined),
+                    int(outcome.judged),
+                    json.dumps(outcome.signatures),
+                    outcome.scored,
+                ),
+            )
         return True
 
     def scored(self, since: float = 0.0, until: float = float("inf")) -> Iterator[ScoredTrace]:
         """The outcomes stored in ``[since, until)``, oldest first."""
-        rows = self._read("SELECT * FROM scores WHERE scored >= ? AND scored < ? ORDER BY scored, trace_id",
-                          (since, until if until != float("inf") else 1e308))
+        rows = self._read(
+            "SELECT * FROM scores WHERE scored >= ? AND scored < ? ORDER BY scored, trace_id",
+            (since, until if until != float("inf") else 1e308),
+        )
         yield from _outcomes(rows)
 
     def unforwarded(self, limit: int) -> list[ScoredTrace]:
         """Up to ``limit`` scored traces with a record whose evaluation span has not been forwarded, oldest first."""
-        rows = self._read("SELECT * FROM scores WHERE forwarded = 0 AND record IS NOT NULL "
-                          "ORDER BY scored, trace_id LIMIT ?", (limit,))
+        rows = self._read(
+            "SELECT * FROM scores WHERE forwarded = 0 AND record IS NOT NULL ORDER BY scored, trace_id LIMIT ?",
+            (limit,),
+        )
         return list(_outcomes(rows))
 
     def mark_forwarded(self, trace_ids: Sequence[str]) -> None:
@@ -231,24 +256,29 @@ class Store:
         """Per metric and model (the record's ``metadata.model_id``; ``None`` when it has none), the scores stored in
         ``[since, until)``: their mean over the defined ones, how many are defined and how many undefined."""
         rows = self._read(self._WINDOW, (since, 1e308 if until is None else until))
-        return [WindowFigure(metric, model, mean, defined, undefined)
-                for metric, model, mean, defined, undefined in rows]
+        return [
+            WindowFigure(metric, model, mean, defined, undefined) for metric, model, mean, defined, undefined in rows
+        ]
 
     def records(self, since: float, until: float | None = None) -> Iterator[dict[str, Any]]:
         """The records (native format) of the traces scored in ``[since, until)``, oldest first, each with its
         trace id and scoring time in its metadata (``trace_id``, ``scored_at``)."""
         for outcome in self.scored(since, float("inf") if until is None else until):
             if outcome.record is not None:
-                metadata = {**outcome.record.get("metadata", {}), "trace_id": outcome.trace_id,
-                            "scored_at": outcome.scored}
+                metadata = {
+                    **outcome.record.get("metadata", {}),
+                    "trace_id": outcome.trace_id,
+                    "scored_at": outcome.scored,
+                }
                 yield {**outcome.record, "metadata": metadata}
 
     def add_spend(self, tokens: int, *, outcome: str = "answered", now: float | None = None) -> None:
         """Count a judge request that spent ``tokens`` (prompt and completion) at ``now``; ``outcome``:
         ``answered``, ``failed`` (counted at its most) or ``refused`` (by the budget, before it was sent: 0)."""
         with self._transaction() as db:
-            db.execute("INSERT INTO judge_spend VALUES (?, ?, ?)",
-                       (time.time() if now is None else now, tokens, outcome))
+            db.execute(
+                "INSERT INTO judge_spend VALUES (?, ?, ?)", (time.time() if now is None else now, tokens, outcome)
+            )
 
     def spent_since(self, since: float) -> int:
         """The judge's tokens counted from ``since`` on."""
@@ -257,15 +287,15 @@ class Store:
     def judge_calls(self, since: float) -> dict[str, int]:
         """The judge's requests from ``since`` on, by outcome (answered, failed, refused)."""
         counts = dict.fromkeys(("answered", "failed", "refused"), 0)
-        counts.update(self._read("SELECT outcome, count(*) FROM judge_spend WHERE at >= ? GROUP BY outcome",
-                                 (since,)))
+        counts.update(self._read("SELECT outcome, count(*) FROM judge_spend WHERE at >= ? GROUP BY outcome", (since,)))
         return counts
 
     def save_check(self, check: Mapping[str, Any], *, notified: str | None = None) -> None:
         """Store a drop check (:meth:`ragmeter.serve.drops.WindowCheck.to_dict`) and what came of its webhook."""
         with self._transaction() as db:
-            db.execute("INSERT INTO checks VALUES (?, ?, ?, ?)",
-                       (check["at"], check["status"], json.dumps(check), notified))
+            db.execute(
+                "INSERT INTO checks VALUES (?, ?, ?, ?)", (check["at"], check["status"], json.dumps(check), notified)
+            )
 
     def checks(self, since: float = 0.0) -> list[dict[str, Any]]:
         """The checks made from ``since`` on, oldest first, each with ``notified``."""
@@ -288,15 +318,16 @@ class Store:
         return counts
 
 
-
 class SqliteStore(Store):
     """The store in one SQLite file (created with its folder when missing). One process writes it (``serve``'s);
     its threads share one connection behind a lock. ``read_only``: a command that only reads it (``export``) opens
     an existing store of this ragmeter's schema, and never writes or migrates it."""
 
-    _WINDOW = ("SELECT score.key, json_extract(scores.record, '$.metadata.model_id') AS model, avg(score.value), "
-               "count(score.value), sum(score.value IS NULL) FROM scores, json_each(scores.scores) AS score "
-               "WHERE scores.scored >= ? AND scores.scored < ? GROUP BY score.key, model ORDER BY score.key, model")
+    _WINDOW = (
+        "SELECT score.key, json_extract(scores.record, '$.metadata.model_id') AS model, avg(score.value), "
+        "count(score.value), sum(score.value IS NULL) FROM scores, json_each(scores.scores) AS score "
+        "WHERE scores.scored >= ? AND scores.scored < ? GROUP BY score.key, model ORDER BY score.key, model"
+    )
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
@@ -305,22 +336,26 @@ class SqliteStore(Store):
         if read_only:
             if not self.path.is_file():
                 raise ConfigError(f"no store at {self.path}: give the --store file 'ragmeter serve' writes")
-            self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False,
-                                       isolation_level=None)
+            self._db = sqlite3.connect(
+                f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
+            )
             if self.schema_version != len(MIGRATIONS):
                 found = self.schema_version
                 self._db.close()
-                raise ConfigError(f"{self.path} holds a store of schema version {found}, not this ragmeter's "
-                                  f"{len(MIGRATIONS)}: run this ragmeter's 'ragmeter serve' on it once to migrate it, "
-                                  "or use the ragmeter that wrote it")
+                raise ConfigError(
+                    f"{self.path} holds a store of schema version {found}, not this ragmeter's "
+                    f"{len(MIGRATIONS)}: run this ragmeter's 'ragmeter serve' on it once to migrate it, "
+                    "or use the ragmeter that wrote it"
+                )
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
         except (OSError, sqlite3.Error) as exc:
-            raise ConfigError(f"cannot open the store {self.path}: {exc}; give --store a file in a folder you can "
-                              "write") from exc
+            raise ConfigError(
+                f"cannot open the store {self.path}: {exc}; give --store a file in a folder you can write"
+            ) from exc
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._migrate()
@@ -328,8 +363,10 @@ class SqliteStore(Store):
     def _migrate(self) -> None:
         version = self.schema_version
         if version > len(MIGRATIONS):
-            raise ConfigError(f"{self.path} holds a store of schema version {version}, newer than this ragmeter's "
-                              f"{len(MIGRATIONS)}: upgrade ragmeter, or give another --store")
+            raise ConfigError(
+                f"{self.path} holds a store of schema version {version}, newer than this ragmeter's "
+                f"{len(MIGRATIONS)}: upgrade ragmeter, or give another --store"
+            )
         for number in range(version + 1, len(MIGRATIONS) + 1):
             with self._transaction() as db:
                 db.executescript_in_transaction(MIGRATIONS[number - 1], number)
@@ -353,8 +390,16 @@ class SqliteStore(Store):
 def _outcomes(rows: Iterable[Sequence[Any]]) -> Iterator[ScoredTrace]:
     """The ``scores`` table's rows as outcomes."""
     for trace_id, record, problem, scores, undefined, judged, signatures, when, *_ in rows:
-        yield ScoredTrace(trace_id, None if record is None else json.loads(record), problem, json.loads(scores),
-                          json.loads(undefined), bool(judged), _signatures(signatures), when)
+        yield ScoredTrace(
+            trace_id,
+            None if record is None else json.loads(record),
+            problem,
+            json.loads(scores),
+            json.loads(undefined),
+            bool(judged),
+            _signatures(signatures),
+            when,
+        )
 
 
 def _signatures(stored: str) -> dict[str, str]:
@@ -380,8 +425,10 @@ def _check_store_file(path: Path) -> None:
         header = handle.read(len(SQLITE_HEADER))
     if header != SQLITE_HEADER:
         what = "an empty file" if not header else "not a SQLite database"
-        raise ConfigError(f"{path} is not a ragmeter serve store ({what}): it is left as it is; give --store a new "
-                          "file name, or the store 'ragmeter serve' made")
+        raise ConfigError(
+            f"{path} is not a ragmeter serve store ({what}): it is left as it is; give --store a new "
+            "file name, or the store 'ragmeter serve' made"
+        )
 
 
 class _Transaction:
@@ -435,6 +482,8 @@ def _bodies(resource_spans: Any) -> list[str]:
         return [""]
     resource = resource_spans.get("resource") or {}
     scopes = resource_spans.get("scopeSpans", resource_spans.get("instrumentationLibrarySpans")) or []
-    return [json.dumps({"resource": resource, "span": span}, separators=(",", ":"))
-            for scope in (scopes if isinstance(scopes, list) else []) for span in ((scope or {}).get("spans") or [])]
-
+    return [
+        json.dumps({"resource": resource, "span": span}, separators=(",", ":"))
+        for scope in (scopes if isinstance(scopes, list) else [])
+        for span in ((scope or {}).get("spans") or [])
+    ]

@@ -21,8 +21,17 @@ from scipy.stats import kendalltau, pearsonr, rankdata, spearmanr
 
 from ragmeter.stats.inter_annotator import cohen_kappa
 
-__all__ = ["BINARY", "SCALE", "auroc", "balanced_accuracy", "cluster_bootstrap", "decision_kappa", "kendall",
-           "pearson", "spearman"]
+__all__ = [
+    "BINARY",
+    "SCALE",
+    "auroc",
+    "balanced_accuracy",
+    "cluster_bootstrap",
+    "decision_kappa",
+    "kendall",
+    "pearson",
+    "spearman",
+]
 
 
 def _defined(value: float) -> float:
@@ -97,9 +106,16 @@ BINARY: dict[str, Callable[[float], Statistic]] = {
 }
 
 
-def cluster_bootstrap(statistic: Statistic, x: np.ndarray, y: np.ndarray, *, clusters: Sequence[object] | None,
-                      n_resamples: int = 2000, confidence: float = 0.95,
-                      seed: int = 0) -> tuple[float, float, int]:
+def cluster_bootstrap(
+    statistic: Statistic,
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    clusters: Sequence[object] | None,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float, int]:
     """Percentile interval of ``statistic(x, y)`` over resampled conversations (or items), and the number of
     resamples left out because the statistic was undefined on them."""
     labels = [str(c) for c in clusters] if clusters is not None else [str(i) for i in range(len(x))]

@@ -15,8 +15,16 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-__all__ = ["TIE_RULES", "LabelAgreement", "cohen_kappa", "fleiss_kappa", "krippendorff_alpha", "label_agreement",
-           "majority", "raw_agreement"]
+__all__ = [
+    "TIE_RULES",
+    "LabelAgreement",
+    "cohen_kappa",
+    "fleiss_kappa",
+    "krippendorff_alpha",
+    "label_agreement",
+    "majority",
+    "raw_agreement",
+]
 
 #: What a tie among annotators gives: no label (the item is undefined for metrics reading it), 1 or 0.
 TIE_RULES = ("undefined", "positive", "negative")
@@ -107,8 +115,9 @@ def raw_agreement(units: Sequence[Sequence[int]]) -> float:
     >>> raw_agreement([[1, 1], [1, 0], [0, 0, 1]])
     0.4444444444444444
     """
-    shares = [sum(a == b for a, b in combinations(unit, 2)) / math.comb(len(unit), 2)
-              for unit in units if len(unit) >= 2]
+    shares = [
+        sum(a == b for a, b in combinations(unit, 2)) / math.comb(len(unit), 2) for unit in units if len(unit) >= 2
+    ]
     return sum(shares) / len(shares) if shares else math.nan
 
 
@@ -138,11 +147,20 @@ class LabelAgreement:
     def to_dict(self) -> dict[str, Any]:
         def number(value: float | None) -> float | None:
             return None if value is None or math.isnan(value) else value
-        return {"label": self.label, "annotators": list(self.annotators), "n_units": self.n_units,
-                "n_shared": self.n_shared, "n_ratings": self.n_ratings,
-                "raw_agreement": number(self.raw_agreement), "prevalence": number(self.prevalence),
-                "cohen_kappa": number(self.cohen_kappa), "fleiss_kappa": number(self.fleiss_kappa),
-                "krippendorff_alpha": number(self.krippendorff_alpha), "n_ties": self.n_ties}
+
+        return {
+            "label": self.label,
+            "annotators": list(self.annotators),
+            "n_units": self.n_units,
+            "n_shared": self.n_shared,
+            "n_ratings": self.n_ratings,
+            "raw_agreement": number(self.raw_agreement),
+            "prevalence": number(self.prevalence),
+            "cohen_kappa": number(self.cohen_kappa),
+            "fleiss_kappa": number(self.fleiss_kappa),
+            "krippendorff_alpha": number(self.krippendorff_alpha),
+            "n_ties": self.n_ties,
+        }
 
 
 def label_agreement(label: str, units: Sequence[Mapping[str, int]]) -> LabelAgreement:
@@ -158,7 +176,15 @@ def label_agreement(label: str, units: Sequence[Mapping[str, int]]) -> LabelAgre
         fleiss = fleiss_kappa([list(votes.values()) for votes in units if len(votes) == len(annotators)])
     ties = Counter(2 * sum(r) == len(r) for r in ratings)[True]
     return LabelAgreement(
-        label=label, annotators=annotators, n_units=len(ratings), n_shared=sum(len(r) >= 2 for r in ratings),
-        n_ratings=n_ratings, raw_agreement=raw_agreement(ratings),
+        label=label,
+        annotators=annotators,
+        n_units=len(ratings),
+        n_shared=sum(len(r) >= 2 for r in ratings),
+        n_ratings=n_ratings,
+        raw_agreement=raw_agreement(ratings),
         prevalence=sum(map(sum, ratings)) / n_ratings if n_ratings else math.nan,
-        cohen_kappa=cohen, fleiss_kappa=fleiss, krippendorff_alpha=krippendorff_alpha(ratings), n_ties=ties)
+        cohen_kappa=cohen,
+        fleiss_kappa=fleiss,
+        krippendorff_alpha=krippendorff_alpha(ratings),
+        n_ties=ties,
+    )

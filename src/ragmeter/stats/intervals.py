@@ -19,8 +19,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["WilsonDeff", "bootstrap_mean_interval", "bootstrap_mean_intervals", "bootstrap_quantile_interval",
-           "wilson_deff_interval", "wilson_interval"]
+__all__ = [
+    "WilsonDeff",
+    "bootstrap_mean_interval",
+    "bootstrap_mean_intervals",
+    "bootstrap_quantile_interval",
+    "wilson_deff_interval",
+    "wilson_interval",
+]
 
 #: Draws per block of resamples (at least one resample): a block's draws and counts (2 MB each) stay in the
 #: processor's cache between the steps that read them.
@@ -63,8 +69,13 @@ class WilsonDeff(NamedTuple):
     estimated: bool
 
 
-def wilson_deff_interval(values: Sequence[float] | np.ndarray, clusters: Sequence[object], *,
-                         confidence: float = 0.95, min_clusters: int = 10) -> WilsonDeff:
+def wilson_deff_interval(
+    values: Sequence[float] | np.ndarray,
+    clusters: Sequence[object],
+    *,
+    confidence: float = 0.95,
+    min_clusters: int = 10,
+) -> WilsonDeff:
     """Wilson score interval for the share of 1s among 0/1 ``values`` whose items come in ``clusters`` (one
     label per value): Wilson's interval at p̂ with n_eff = n / deff trials.
 
@@ -110,7 +121,7 @@ def wilson_deff_interval(values: Sequence[float] | np.ndarray, clusters: Sequenc
     m = len(sizes)
     p = float(ones.sum()) / n
     if m < max(2, min_clusters) or p in (0.0, 1.0):
-        deff, estimated = float(np.sum(sizes ** 2)) / n, False
+        deff, estimated = float(np.sum(sizes**2)) / n, False
     else:
         clustered = m / (m - 1) * float(np.sum((ones - p * sizes) ** 2)) / (n * n)
         deff, estimated = max(1.0, clustered / (p * (1 - p) / (n - 1))), True
@@ -124,9 +135,15 @@ def _cluster_totals(values: np.ndarray, clusters: Sequence[object] | None) -> tu
     return np.bincount(codes, weights=values), np.bincount(codes).astype(float)
 
 
-def bootstrap_mean_interval(values: Sequence[float] | np.ndarray, *, clusters: Sequence[object] | None = None,
-                            n_resamples: int = 2000, method: str = "bca", confidence: float = 0.95,
-                            seed: int = 0) -> tuple[float, float]:
+def bootstrap_mean_interval(
+    values: Sequence[float] | np.ndarray,
+    *,
+    clusters: Sequence[object] | None = None,
+    n_resamples: int = 2000,
+    method: str = "bca",
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
     """Bootstrap interval for the mean of ``values``.
 
     Resampling units are items, or whole clusters when ``clusters`` (one label per value) is given; the
@@ -134,14 +151,20 @@ def bootstrap_mean_interval(values: Sequence[float] | np.ndarray, *, clusters: S
     ``bca``; BCa's acceleration comes from the leave-one-unit-out jackknife. Fewer than two units give
     ``(nan, nan)``; constant values give ``(v, v)``.
     """
-    return bootstrap_mean_intervals([values], clusters=clusters, n_resamples=n_resamples, method=method,
-                                    confidence=confidence, seed=seed)[0]
+    return bootstrap_mean_intervals(
+        [values], clusters=clusters, n_resamples=n_resamples, method=method, confidence=confidence, seed=seed
+    )[0]
 
 
-def bootstrap_mean_intervals(columns: Sequence[Sequence[float] | np.ndarray], *,
-                             clusters: Sequence[object] | None = None, n_resamples: int = 2000,
-                             method: str = "bca", confidence: float = 0.95,
-                             seed: int = 0) -> list[tuple[float, float]]:
+def bootstrap_mean_intervals(
+    columns: Sequence[Sequence[float] | np.ndarray],
+    *,
+    clusters: Sequence[object] | None = None,
+    n_resamples: int = 2000,
+    method: str = "bca",
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> list[tuple[float, float]]:
     """:func:`bootstrap_mean_interval` of several columns over the same items (and ``clusters``), from one
     set of draws: each column's interval equals the one computed alone with the same seed."""
     if method not in ("bca", "percentile"):
@@ -185,16 +208,15 @@ def bootstrap_mean_intervals(columns: Sequence[Sequence[float] | np.ndarray], *,
     return results
 
 
-def _bca(stats: np.ndarray, estimate: float, sums: np.ndarray, counts: np.ndarray,
-         alpha: float) -> tuple[float, float]:
+def _bca(stats: np.ndarray, estimate: float, sums: np.ndarray, counts: np.ndarray, alpha: float) -> tuple[float, float]:
     normal = NormalDist()
     below = (np.sum(stats < estimate) + 0.5 * np.sum(stats == estimate)) / len(stats)
     below = min(max(below, 1 / (2 * len(stats))), 1 - 1 / (2 * len(stats)))
     z0 = normal.inv_cdf(below)
     jackknife = (sums.sum() - sums) / (counts.sum() - counts)
     deviation = jackknife.mean() - jackknife
-    spread = float(np.sum(deviation ** 2))
-    acceleration = float(np.sum(deviation ** 3)) / (6 * spread ** 1.5) if spread > 0 else 0.0
+    spread = float(np.sum(deviation**2))
+    acceleration = float(np.sum(deviation**3)) / (6 * spread**1.5) if spread > 0 else 0.0
     levels = []
     for tail in (alpha, 1 - alpha):
         z = normal.inv_cdf(tail)
@@ -203,8 +225,9 @@ def _bca(stats: np.ndarray, estimate: float, sums: np.ndarray, counts: np.ndarra
     return (float(low), float(high))
 
 
-def bootstrap_quantile_interval(values: Sequence[float] | np.ndarray, q: float, *, n_resamples: int = 2000,
-                                confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
+def bootstrap_quantile_interval(
+    values: Sequence[float] | np.ndarray, q: float, *, n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0
+) -> tuple[float, float]:
     """Percentile-bootstrap interval for the ``q``-th percentile (0–100, linear interpolation)."""
     data = np.asarray(values, dtype=float)
     if len(data) < 2:
@@ -214,8 +237,7 @@ def bootstrap_quantile_interval(values: Sequence[float] | np.ndarray, q: float, 
     stats = np.empty(n_resamples)
     for start in range(0, n_resamples, block):
         stop = min(n_resamples, start + block)
-        stats[start:stop] = np.percentile(data[rng.integers(0, len(data), size=(stop - start, len(data)))],
-                                          q, axis=1)
+        stats[start:stop] = np.percentile(data[rng.integers(0, len(data), size=(stop - start, len(data)))], q, axis=1)
     alpha = (1 - confidence) / 2
     low, high = np.quantile(stats, [alpha, 1 - alpha])
     return (float(low), float(high))

@@ -24,8 +24,15 @@ import numpy as np
 
 from ragmeter.stats.intervals import bootstrap_mean_interval, bootstrap_mean_intervals
 
-__all__ = ["MCNEMAR_EXACT_BELOW", "holm", "mcnemar", "paired_difference_interval", "paired_difference_intervals",
-           "sign_flip_test", "sign_flip_tests"]
+__all__ = [
+    "MCNEMAR_EXACT_BELOW",
+    "holm",
+    "mcnemar",
+    "paired_difference_interval",
+    "paired_difference_intervals",
+    "sign_flip_test",
+    "sign_flip_tests",
+]
 
 #: Discordant pairs below which McNemar's test is the exact binomial one.
 MCNEMAR_EXACT_BELOW = 25
@@ -34,27 +41,48 @@ _BLOCK = 2_000_000
 _MINUS_ONE_BITS = np.array(-1.0).view(np.int64)
 
 
-def paired_difference_interval(a: np.ndarray, b: np.ndarray, *, clusters: Sequence[object] | None = None,
-                               n_resamples: int = 2000, method: str = "bca", confidence: float = 0.95,
-                               seed: int = 0) -> tuple[float, float]:
+def paired_difference_interval(
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    clusters: Sequence[object] | None = None,
+    n_resamples: int = 2000,
+    method: str = "bca",
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
     """Bootstrap interval of mean(b − a), resampling pairs (or whole ``clusters`` of pairs)."""
-    return bootstrap_mean_interval(np.asarray(b, float) - np.asarray(a, float), clusters=clusters,
-                                   n_resamples=n_resamples, method=method, confidence=confidence, seed=seed)
+    return bootstrap_mean_interval(
+        np.asarray(b, float) - np.asarray(a, float),
+        clusters=clusters,
+        n_resamples=n_resamples,
+        method=method,
+        confidence=confidence,
+        seed=seed,
+    )
 
 
-def paired_difference_intervals(a_columns: Sequence[np.ndarray], b_columns: Sequence[np.ndarray], *,
-                                clusters: Sequence[object] | None = None, n_resamples: int = 2000,
-                                method: str = "bca", confidence: float = 0.95,
-                                seed: int = 0) -> list[tuple[float, float]]:
+def paired_difference_intervals(
+    a_columns: Sequence[np.ndarray],
+    b_columns: Sequence[np.ndarray],
+    *,
+    clusters: Sequence[object] | None = None,
+    n_resamples: int = 2000,
+    method: str = "bca",
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> list[tuple[float, float]]:
     """:func:`paired_difference_interval` of several metrics over the same pairs (and ``clusters``), from one
     set of draws: each interval equals the one computed alone with the same seed."""
     differences = [np.asarray(b, float) - np.asarray(a, float) for a, b in zip(a_columns, b_columns, strict=True)]
-    return bootstrap_mean_intervals(differences, clusters=clusters, n_resamples=n_resamples, method=method,
-                                    confidence=confidence, seed=seed)
+    return bootstrap_mean_intervals(
+        differences, clusters=clusters, n_resamples=n_resamples, method=method, confidence=confidence, seed=seed
+    )
 
 
-def sign_flip_test(a: np.ndarray, b: np.ndarray, *, clusters: Sequence[object] | None = None,
-                   n_resamples: int = 9999, seed: int = 0) -> float:
+def sign_flip_test(
+    a: np.ndarray, b: np.ndarray, *, clusters: Sequence[object] | None = None, n_resamples: int = 9999, seed: int = 0
+) -> float:
     """Two-sided p-value of the paired permutation test of mean(b − a) = 0 (see the module docstring).
 
     >>> sign_flip_test(np.zeros(4), np.array([1.0, 2.0, 3.0, 4.0]))  # 2 of the 16 assignments are as extreme
@@ -63,9 +91,14 @@ def sign_flip_test(a: np.ndarray, b: np.ndarray, *, clusters: Sequence[object] |
     return sign_flip_tests([a], [b], clusters=clusters, n_resamples=n_resamples, seed=seed)[0]
 
 
-def sign_flip_tests(a_columns: Sequence[np.ndarray], b_columns: Sequence[np.ndarray], *,
-                    clusters: Sequence[object] | None = None, n_resamples: int = 9999,
-                    seed: int = 0) -> list[float]:
+def sign_flip_tests(
+    a_columns: Sequence[np.ndarray],
+    b_columns: Sequence[np.ndarray],
+    *,
+    clusters: Sequence[object] | None = None,
+    n_resamples: int = 9999,
+    seed: int = 0,
+) -> list[float]:
     """:func:`sign_flip_test` of several metrics over the same pairs (and ``clusters``); each p-value equals the
     one computed alone. The random sign assignments depend only on the seed and on how many units differ, so
     metrics with as many differing units share one set of draws (the cost of a comparison of many metrics on
@@ -119,11 +152,11 @@ def _extreme_counts(tests: list[tuple[int, np.ndarray, float]], n_resamples: int
             rows = min(n_resamples, stop // n) - done[t]
             if rows > 0:
                 first = done[t] * n - start
-                signs = window[first:first + rows * n].reshape(rows, n)
+                signs = window[first : first + rows * n].reshape(rows, n)
                 extreme[t] += int(np.sum(np.abs(signs @ units) >= threshold))
                 done[t] += rows
         keep = min((done[t] * sizes[t] for t in range(len(tests)) if done[t] < n_resamples), default=stop)
-        window, start = window[keep - start:], keep
+        window, start = window[keep - start :], keep
     return extreme
 
 
@@ -148,7 +181,7 @@ def mcnemar(a: np.ndarray, b: np.ndarray) -> tuple[int, int, float, bool]:
     if discordant == 0:
         return only_a, only_b, 1.0, True
     if discordant < MCNEMAR_EXACT_BELOW:
-        tail = sum(math.comb(discordant, k) for k in range(min(only_a, only_b) + 1)) / 2 ** discordant
+        tail = sum(math.comb(discordant, k) for k in range(min(only_a, only_b) + 1)) / 2**discordant
         return only_a, only_b, min(1.0, 2 * tail), True
     statistic = (abs(only_a - only_b) - 1) ** 2 / discordant
     return only_a, only_b, math.erfc(math.sqrt(statistic / 2)), False  # χ² with 1 degree of freedom: P(X ≥ x)

@@ -80,12 +80,21 @@ class MeanEstimate:
 
     def to_dict(self) -> dict[str, float | int | None]:
         """The fields, NaN as ``None`` (JSON has no NaN)."""
+
         def number(x: float) -> float | None:
             return None if math.isnan(x) else x
 
-        return {"value": number(self.value), "low": number(self.low), "high": number(self.high), "se": number(self.se),
-                "n_labelled": self.n_labelled, "n_unlabelled": self.n_unlabelled, "lambda": self.lam,
-                "n_clusters": self.n_clusters, "confidence": self.confidence}
+        return {
+            "value": number(self.value),
+            "low": number(self.low),
+            "high": number(self.high),
+            "se": number(self.se),
+            "n_labelled": self.n_labelled,
+            "n_unlabelled": self.n_unlabelled,
+            "lambda": self.lam,
+            "n_clusters": self.n_clusters,
+            "confidence": self.confidence,
+        }
 
 
 def _column(values: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
@@ -95,8 +104,9 @@ def _column(values: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
     return array
 
 
-def _cluster_codes(labelled: Sequence[object] | None, unlabelled: Sequence[object] | None, n: int,
-                   n_unlabelled: int) -> tuple[np.ndarray, np.ndarray] | None:
+def _cluster_codes(
+    labelled: Sequence[object] | None, unlabelled: Sequence[object] | None, n: int, n_unlabelled: int
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Integer codes of the clusters of L and of U (one numbering for both), or ``None`` for independent items."""
     if labelled is None and unlabelled is None:
         return None
@@ -116,15 +126,17 @@ def _quantile(confidence: float, df: int | None) -> float:
     return float(stats.t.ppf(0.5 + confidence / 2, df))
 
 
-def _estimate(value: float, variance: float, n: int, n_unlabelled: int, lam: float, n_clusters: int | None,
-              confidence: float) -> MeanEstimate:
+def _estimate(
+    value: float, variance: float, n: int, n_unlabelled: int, lam: float, n_clusters: int | None, confidence: float
+) -> MeanEstimate:
     se = math.sqrt(max(variance, 0.0))
     half = _quantile(confidence, None if n_clusters is None else n_clusters - 1) * se
     return MeanEstimate(value, value - half, value + half, se, n, n_unlabelled, lam, n_clusters, confidence)
 
 
-def _tuned_lambda(n: np.ndarray, n_unlabelled: np.ndarray, cross: np.ndarray, scores: np.ndarray,
-                  squares: np.ndarray) -> np.ndarray:
+def _tuned_lambda(
+    n: np.ndarray, n_unlabelled: np.ndarray, cross: np.ndarray, scores: np.ndarray, squares: np.ndarray
+) -> np.ndarray:
     """PPI++'s λ from sums: ``cross`` = Σ_L (Y − Ȳ)(f − f̄) (already centred), ``scores`` and ``squares`` the
     sums of f and f² over L ∪ U; 0 where it is undefined (no unlabelled item, scores that do not vary)."""
     total = n + n_unlabelled
@@ -134,8 +146,9 @@ def _tuned_lambda(n: np.ndarray, n_unlabelled: np.ndarray, cross: np.ndarray, sc
     return np.where((n_unlabelled > 0) & (spread > 0) & np.isfinite(lam), lam, 0.0)
 
 
-def _jackknife_variance(y: np.ndarray, f: np.ndarray, f_u: np.ndarray, codes: tuple[np.ndarray, np.ndarray],
-                        lam: float | None) -> float:
+def _jackknife_variance(
+    y: np.ndarray, f: np.ndarray, f_u: np.ndarray, codes: tuple[np.ndarray, np.ndarray], lam: float | None
+) -> float:
     """The delete-one-cluster jackknife variance of θ̂ (λ tuned again without each cluster when ``lam`` is
     None), from per-cluster sums: one pass, whatever the number of clusters."""
     centre = np.concatenate([f, f_u]).mean()  # one shift of every score leaves each θ̂ as it was
@@ -162,13 +175,13 @@ def _jackknife_variance(y: np.ndarray, f: np.ndarray, f_u: np.ndarray, codes: tu
 def _labelled_clusters(codes: np.ndarray) -> int:
     groups = len(np.unique(codes))
     if groups < 2:
-        raise ValueError("the labelled items come from one cluster: a clustered interval needs labels from two "
-                         "or more")
+        raise ValueError("the labelled items come from one cluster: a clustered interval needs labels from two or more")
     return groups
 
 
-def labelled_mean(labels: Sequence[float] | np.ndarray, *, clusters: Sequence[object] | None = None,
-                  confidence: float = 0.95) -> MeanEstimate:
+def labelled_mean(
+    labels: Sequence[float] | np.ndarray, *, clusters: Sequence[object] | None = None, confidence: float = 0.95
+) -> MeanEstimate:
     """The classical estimate: the labels' mean Ȳ with its normal interval (se² = s²(Y)/n, divisor n, as
     ``ppi-python``'s ``classical_mean_ci``), or, with ``clusters``, the delete-one-cluster jackknife's, with
     Student's t (see the module docstring). Needs two labels (two clusters)."""
@@ -186,23 +199,37 @@ def labelled_mean(labels: Sequence[float] | np.ndarray, *, clusters: Sequence[ob
     return _estimate(mean, _jackknife_variance(y, y, y[:0], codes, 0.0), n, 0, 0.0, groups, confidence)
 
 
-def power_tuning(labels: Sequence[float] | np.ndarray, scores: Sequence[float] | np.ndarray,
-                 unlabelled_scores: Sequence[float] | np.ndarray) -> float:
+def power_tuning(
+    labels: Sequence[float] | np.ndarray,
+    scores: Sequence[float] | np.ndarray,
+    unlabelled_scores: Sequence[float] | np.ndarray,
+) -> float:
     """PPI++'s λ (see the module docstring); 0 when every item is labelled or the scores do not vary."""
     y, f, f_u = _column(labels, "labels"), _column(scores, "scores"), _column(unlabelled_scores, "unlabelled scores")
     if len(f) != len(y):
         raise ValueError(f"{len(f)} scores for {len(y)} labels")
     both = np.concatenate([f, f_u])
     centre = both.mean()
-    lam = _tuned_lambda(np.array(len(y)), np.array(len(f_u)), np.array((y - y.mean()) @ (f - f.mean())),
-                        np.array(0.0), np.array(((both - centre) ** 2).sum()))
+    lam = _tuned_lambda(
+        np.array(len(y)),
+        np.array(len(f_u)),
+        np.array((y - y.mean()) @ (f - f.mean())),
+        np.array(0.0),
+        np.array(((both - centre) ** 2).sum()),
+    )
     return float(lam)
 
 
-def ppi_mean(labels: Sequence[float] | np.ndarray, scores: Sequence[float] | np.ndarray,
-             unlabelled_scores: Sequence[float] | np.ndarray, *, clusters: Sequence[object] | None = None,
-             unlabelled_clusters: Sequence[object] | None = None, lam: float | None = None,
-             confidence: float = 0.95) -> MeanEstimate:
+def ppi_mean(
+    labels: Sequence[float] | np.ndarray,
+    scores: Sequence[float] | np.ndarray,
+    unlabelled_scores: Sequence[float] | np.ndarray,
+    *,
+    clusters: Sequence[object] | None = None,
+    unlabelled_clusters: Sequence[object] | None = None,
+    lam: float | None = None,
+    confidence: float = 0.95,
+) -> MeanEstimate:
     """The PPI++ estimate of the mean label, θ̂(λ) = λ·f̄_U + (Ȳ_L − λ·f̄_L), with its interval (the formulas
     are in the module docstring).
 
@@ -231,8 +258,13 @@ def ppi_mean(labels: Sequence[float] | np.ndarray, scores: Sequence[float] | np.
     return _estimate(value, _jackknife_variance(y, f, f_u, codes, fixed), n, big_n, lam, groups, confidence)
 
 
-def constant_mean(labels: Sequence[float] | np.ndarray, *, bounds: tuple[float, float] | None,
-                  clusters: Sequence[object] | None = None, confidence: float = 0.95) -> MeanEstimate:
+def constant_mean(
+    labels: Sequence[float] | np.ndarray,
+    *,
+    bounds: tuple[float, float] | None,
+    clusters: Sequence[object] | None = None,
+    confidence: float = 0.95,
+) -> MeanEstimate:
     """The mean c of labels that are all equal, with the interval that labels lying within ``bounds`` (a, b)
     allow: with u = 1 − (α/2)^(1/n), the Clopper–Pearson upper bound on the share of items whose label is not c
     when none of n is (α = 1 − ``confidence``),
@@ -264,15 +296,16 @@ def constant_mean(labels: Sequence[float] | np.ndarray, *, bounds: tuple[float, 
         if len(clusters) != n:
             raise ValueError(f"{len(clusters)} clusters for {n} labels")
         sizes = np.unique(_cluster_codes(clusters, [], n, 0)[0], return_counts=True)[1]
-        groups, size = len(sizes), n * n / float((sizes ** 2).sum())
+        groups, size = len(sizes), n * n / float((sizes**2).sum())
     if bounds is None:
         return MeanEstimate(value, math.nan, math.nan, math.nan, n, 0, 0.0, groups, confidence)
     a, b = bounds
     if not a <= value <= b:
         raise ValueError(f"the labels ({value:g}) lie outside their bounds [{a:g}, {b:g}]")
     u = 1 - ((1 - confidence) / 2) ** (1 / size)
-    return MeanEstimate(value, value - u * (value - a), value + u * (b - value), math.nan, n, 0, 0.0, groups,
-                        confidence)
+    return MeanEstimate(
+        value, value - u * (value - a), value + u * (b - value), math.nan, n, 0, 0.0, groups, confidence
+    )
 
 
 def effective_labels(estimate: MeanEstimate, classical: MeanEstimate) -> float:

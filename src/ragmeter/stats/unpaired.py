@@ -22,8 +22,7 @@ import numpy as np
 __all__ = ["difference_interval", "permutation_test"]
 
 
-def _units(values: Sequence[float] | np.ndarray,
-           clusters: Sequence[object] | None) -> tuple[np.ndarray, np.ndarray]:
+def _units(values: Sequence[float] | np.ndarray, clusters: Sequence[object] | None) -> tuple[np.ndarray, np.ndarray]:
     """Per unit (an item, or a cluster): the sum of its values and how many items it holds."""
     data = np.asarray(values, dtype=float)
     if clusters is None:
@@ -34,9 +33,16 @@ def _units(values: Sequence[float] | np.ndarray,
     return np.bincount(codes, weights=data), np.bincount(codes).astype(float)
 
 
-def difference_interval(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *,
-                        clusters_a: Sequence[object] | None = None, clusters_b: Sequence[object] | None = None,
-                        n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
+def difference_interval(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    clusters_a: Sequence[object] | None = None,
+    clusters_b: Sequence[object] | None = None,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
     """Percentile bootstrap interval of ``mean(b) − mean(a)``, each sample resampled by its own units (items, or
     whole ``clusters_*``). ``(nan, nan)`` when either sample has fewer than two units; ``(d, d)`` when neither
     varies."""
@@ -54,9 +60,15 @@ def difference_interval(a: Sequence[float] | np.ndarray, b: Sequence[float] | np
     return (float(low), float(high))
 
 
-def permutation_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *,
-                     clusters_a: Sequence[object] | None = None, clusters_b: Sequence[object] | None = None,
-                     n_resamples: int = 9999, seed: int = 0) -> float:
+def permutation_test(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    clusters_a: Sequence[object] | None = None,
+    clusters_b: Sequence[object] | None = None,
+    n_resamples: int = 9999,
+    seed: int = 0,
+) -> float:
     """Two-sided p-value of the permutation test of ``mean(b) = mean(a)`` (see the module docstring); NaN when
     either sample is empty.
 

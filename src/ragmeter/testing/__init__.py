@@ -53,5 +53,12 @@ from __future__ import annotations
 from ragmeter.testing.fake_openai import FAULT_KINDS, FakeOpenAIServer, FaultPlan, HTTPFault, call_key
 from ragmeter.testing.synthetic import synthetic_records, write_synthetic_records
 
-__all__ = ["FAULT_KINDS", "FakeOpenAIServer", "FaultPlan", "HTTPFault", "call_key", "synthetic_records",
-           "write_synthetic_records"]
+__all__ = [
+    "FAULT_KINDS",
+    "FakeOpenAIServer",
+    "FaultPlan",
+    "HTTPFault",
+    "call_key",
+    "synthetic_records",
+    "write_synthetic_records",
+]

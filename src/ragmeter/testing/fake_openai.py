@@ -159,8 +159,15 @@ class _Handler(BaseHTTPRequestHandler):
 class FakeOpenAIServer:
     """Context manager running the fake on 127.0.0.1; see the module docstring."""
 
-    def __init__(self, responder: Callable[[dict], str], *, faults: FaultPlan | None = None,
-                 latency_s: float = 0.0, model: str = "fake-judge", token_limit: bool = False) -> None:
+    def __init__(
+        self,
+        responder: Callable[[dict], str],
+        *,
+        faults: FaultPlan | None = None,
+        latency_s: float = 0.0,
+        model: str = "fake-judge",
+        token_limit: bool = False,
+    ) -> None:
         self.responder = responder
         self.token_limit = token_limit
         self.faults = faults
@@ -181,8 +188,9 @@ class FakeOpenAIServer:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.fake = self
         self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fake-openai", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -239,13 +247,26 @@ class FakeOpenAIServer:
             content, finish = content[: 4 * limit], "length"
         prompt_tokens = max(1, len(json.dumps(body["messages"])) // 4)
         completion_tokens = max(1, len(content) // 4)
-        return 200, {
-            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": self.model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": finish, "logprobs": None}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
-        }, None
+        return (
+            200,
+            {
+                "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": self.model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": finish,
+                        "logprobs": None,
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
+            },
+            None,
+        )

@@ -64,14 +64,23 @@ _SERVER = pytest.StashKey[Any]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("ragmeter", "ragmeter: evaluate RAG answers in tests")
-    group.addoption("--ragmeter-judge", metavar="local|URL", default=None,
-                    help="the session's judge for the ragmeter_judge fixture: 'local' starts the packaged "
-                         "model once (in the xdist controller under -n), a URL names an OpenAI-compatible "
-                         "endpoint")
-    group.addoption("--ragmeter-judge-model", metavar="NAME", default=None,
-                    help="the model the --ragmeter-judge URL serves")
-    group.addoption("--ragmeter-judge-api-key-env", metavar="VAR", default=None,
-                    help="the environment variable holding the endpoint's key (default: no key)")
+    group.addoption(
+        "--ragmeter-judge",
+        metavar="local|URL",
+        default=None,
+        help="the session's judge for the ragmeter_judge fixture: 'local' starts the packaged "
+        "model once (in the xdist controller under -n), a URL names an OpenAI-compatible "
+        "endpoint",
+    )
+    group.addoption(
+        "--ragmeter-judge-model", metavar="NAME", default=None, help="the model the --ragmeter-judge URL serves"
+    )
+    group.addoption(
+        "--ragmeter-judge-api-key-env",
+        metavar="VAR",
+        default=None,
+        help="the environment variable holding the endpoint's key (default: no key)",
+    )
     parser.addini("ragmeter_judge", "as --ragmeter-judge", default="")
     parser.addini("ragmeter_judge_model", "as --ragmeter-judge-model", default="")
     parser.addini("ragmeter_judge_api_key_env", "as --ragmeter-judge-api-key-env", default="")
@@ -94,10 +103,16 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         model = _setting(config, "ragmeter_judge_model")
         if model is None:
-            raise pytest.UsageError(f"--ragmeter-judge {spec}: name the model it serves with "
-                                    "--ragmeter-judge-model NAME (or the ini setting ragmeter_judge_model)")
-        config.stash[_ENDPOINT] = {"base_url": spec, "model": model, "local": False,
-                                   "api_key_env": _setting(config, "ragmeter_judge_api_key_env")}
+            raise pytest.UsageError(
+                f"--ragmeter-judge {spec}: name the model it serves with "
+                "--ragmeter-judge-model NAME (or the ini setting ragmeter_judge_model)"
+            )
+        config.stash[_ENDPOINT] = {
+            "base_url": spec,
+            "model": model,
+            "local": False,
+            "api_key_env": _setting(config, "ragmeter_judge_api_key_env"),
+        }
 
 
 def _start_local(config: pytest.Config) -> dict[str, Any]:
@@ -130,13 +145,25 @@ def _open_endpoint(endpoint: Mapping[str, Any]) -> Judge:
     from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, JudgeConfig, OpenAIBackend, open_judge
 
     if not endpoint["local"]:
-        return open_judge(JudgeConfig(kind="openai", model=endpoint["model"], base_url=endpoint["base_url"],
-                                      api_key_env=endpoint["api_key_env"]))
+        return open_judge(
+            JudgeConfig(
+                kind="openai",
+                model=endpoint["model"],
+                base_url=endpoint["base_url"],
+                api_key_env=endpoint["api_key_env"],
+            )
+        )
     # the settings `open_judge(JudgeConfig(kind="local"))` gives, so that verdicts are signed as a local run's,
     # but every prompt computed whole: the test processes of `pytest -n` share the server's one slot, so a
     # restored system message (the local judge's reuse) could be replaced by another process's before its call
-    backend = OpenAIBackend(base_url=endpoint["base_url"], model=endpoint["model"], api_key_env=None,
-                            timeout_s=LOCAL_TIMEOUT_S, bounds="schema", cache_prompt=False)
+    backend = OpenAIBackend(
+        base_url=endpoint["base_url"],
+        model=endpoint["model"],
+        api_key_env=None,
+        timeout_s=LOCAL_TIMEOUT_S,
+        bounds="schema",
+        cache_prompt=False,
+    )
     return Judge(backend, concurrency=1, timeout_s=LOCAL_TIMEOUT_S, claims="split", layout="shared")
 
 
@@ -175,22 +202,35 @@ def ragmeter_out(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def ragmeter_eval(ragmeter_settings: Settings, ragmeter_embedder: Embedder | None,
-                  ragmeter_judge: Judge | None, ragmeter_out: Path) -> Callable[..., EvalRun]:
+def ragmeter_eval(
+    ragmeter_settings: Settings, ragmeter_embedder: Embedder | None, ragmeter_judge: Judge | None, ragmeter_out: Path
+) -> Callable[..., EvalRun]:
     """``ragmeter_eval(source, *, metrics=None, input_format="auto", name=None, worst=5)``: the records file
     ``source`` scored and written to ``ragmeter_out/NAME``, as an :class:`EvalRun`."""
 
-    def run(source: str | Path, *, metrics: Sequence[str] | None = None, input_format: str = "auto",
-            name: str | None = None, worst: int = 5) -> EvalRun:
+    def run(
+        source: str | Path,
+        *,
+        metrics: Sequence[str] | None = None,
+        input_format: str = "auto",
+        name: str | None = None,
+        worst: int = 5,
+    ) -> EvalRun:
         from ragmeter.core.errors import ConfigError
 
         source = Path(source)
         if not source.is_file():
             raise ConfigError(_missing_source(source))
         folder = Path(ragmeter_out) / (name or source.stem)
-        result = _evaluate_to_folder(source, folder, metrics=metrics, input_format=input_format,
-                                     settings=ragmeter_settings, embedder=ragmeter_embedder,
-                                     judge=ragmeter_judge)
+        result = _evaluate_to_folder(
+            source,
+            folder,
+            metrics=metrics,
+            input_format=input_format,
+            settings=ragmeter_settings,
+            embedder=ragmeter_embedder,
+            judge=ragmeter_judge,
+        )
         return EvalRun(result, folder, name or source.stem, worst)
 
     return run
@@ -200,13 +240,23 @@ def _missing_source(source: Path) -> str:
     """Why ``ragmeter_eval`` cannot read ``source``, and what to do."""
     what = "is a folder, not a records file" if source.is_dir() else "does not exist"
     relative = "" if source.is_absolute() else f" (a relative path is read from {Path.cwd()}, where pytest runs)"
-    return (f"ragmeter_eval({str(source)!r}): {source.resolve()} {what}{relative}: give the path of a file of "
-            "answers (JSONL, CSV, Parquet, an MT-RAG or a RAGAS file), e.g. built from the test's own folder with "
-            "Path(__file__).parent / 'answers.jsonl'")
+    return (
+        f"ragmeter_eval({str(source)!r}): {source.resolve()} {what}{relative}: give the path of a file of "
+        "answers (JSONL, CSV, Parquet, an MT-RAG or a RAGAS file), e.g. built from the test's own folder with "
+        "Path(__file__).parent / 'answers.jsonl'"
+    )
 
 
-def _evaluate_to_folder(source: Path, out: Path, *, metrics: Sequence[str] | None, input_format: str,
-                        settings: Settings, embedder: Embedder | None, judge: Judge | None) -> EvalResult:
+def _evaluate_to_folder(
+    source: Path,
+    out: Path,
+    *,
+    metrics: Sequence[str] | None,
+    input_format: str,
+    settings: Settings,
+    embedder: Embedder | None,
+    judge: Judge | None,
+) -> EvalResult:
     """Score ``source`` into the run folder ``out`` as ``ragmeter run --out`` does (replacing what is
     there)."""
     from ragmeter.core.files import file_sha256
@@ -218,13 +268,30 @@ def _evaluate_to_folder(source: Path, out: Path, *, metrics: Sequence[str] | Non
     chosen = resolve_metrics(metrics)
     folder = RunFolder(out)
     identity = None if judge is None else judge.description
-    folder.prepare(Manifest(input=str(source.resolve()), input_sha256=file_sha256(source),
-                            input_format=input_format, map=[], qrels=None, metrics=[m.name for m in chosen],
-                            settings=item_settings(settings), judge=identity, limit=None),
-                   resume=False, overwrite=True)
+    folder.prepare(
+        Manifest(
+            input=str(source.resolve()),
+            input_sha256=file_sha256(source),
+            input_format=input_format,
+            map=[],
+            qrels=None,
+            metrics=[m.name for m in chosen],
+            settings=item_settings(settings),
+            judge=identity,
+            limit=None,
+        ),
+        resume=False,
+        overwrite=True,
+    )
     with folder.items_writer(resume=False) as writer:
-        result = evaluate(read_records(source, format=input_format), metrics=metrics, settings=settings,
-                          embedder=embedder, judge=judge, on_items=writer)
+        result = evaluate(
+            read_records(source, format=input_format),
+            metrics=metrics,
+            settings=settings,
+            embedder=embedder,
+            judge=judge,
+            on_items=writer,
+        )
     result.write_to(folder, extra={"input": str(source)}, parquet=False)
     return result
 
@@ -252,9 +319,16 @@ class EvalRun:
             raise AssertionError(self._requirements_message(verdicts))
         return self
 
-    def require_no_regression(self, baseline: str | Path, *, metrics: Sequence[str] | None = None,
-                              margin: float | Mapping[str, float | None] | None = None, alpha: float = 0.05,
-                              max_undefined: float = 0.2, allow_different_settings: bool = False) -> EvalRun:
+    def require_no_regression(
+        self,
+        baseline: str | Path,
+        *,
+        metrics: Sequence[str] | None = None,
+        margin: float | Mapping[str, float | None] | None = None,
+        alpha: float = 0.05,
+        max_undefined: float = 0.2,
+        allow_different_settings: bool = False,
+    ) -> EvalRun:
         """Fail when this run (the candidate) is worse than the ``baseline`` run (a run folder, or an items
         file with ``allow_different_settings``) on ``metrics`` (default: every metric of this run), by the
         gate of :mod:`ragmeter.analysis.gate`: ``margin`` ``None`` tests for a significant drop (Holm over
@@ -269,16 +343,18 @@ class EvalRun:
         margins = dict(margin) if isinstance(margin, Mapping) else dict.fromkeys(names, margin)
         unknown = sorted(set(margins) - set(names))
         if unknown:
-            raise ConfigError(f"a margin for {', '.join(unknown)}, which the gate does not check: name it in "
-                              "metrics")
+            raise ConfigError(f"a margin for {', '.join(unknown)}, which the gate does not check: name it in metrics")
         for metric, value in margins.items():
             if value is not None and not (0 <= value < math.inf):
                 raise ConfigError(f"margin {value!r} for {metric}: a margin is a number at least 0")
         rules = [GateRule(m, margins.get(m)) for m in names]
         base = load_run(baseline)
-        comparison = compare(base, self.result, names=["baseline", self.name if self.name != "baseline"
-                                                       else "candidate"],
-                             allow_different_settings=allow_different_settings)[0]
+        comparison = compare(
+            base,
+            self.result,
+            names=["baseline", self.name if self.name != "baseline" else "candidate"],
+            allow_different_settings=allow_different_settings,
+        )[0]
         gate = apply_gate(comparison, rules, alpha=alpha, max_undefined=max_undefined)
         if not gate.passed:
             raise AssertionError(self._gate_message(gate, base, baseline))
@@ -286,19 +362,32 @@ class EvalRun:
 
     def _requirements_message(self, verdicts: Sequence[RequirementVerdict]) -> str:
         failed = [v for v in verdicts if not v.passed]
-        rows = [[_figure(v), _num(v.summary.value) if v.summary else "–",
-                 _interval(v.summary.ci_low, v.summary.ci_high) if v.summary else "–",
-                 f"{v.requirement.op} {v.requirement.value:g}", "–", "pass" if v.passed else "FAIL"]
-                for v in verdicts]
-        title = (f"ragmeter: {len(failed)} of {len(verdicts)} requirements not met by {self.name} "
-                 f"({len(self.result)} items; run folder {self.folder})")
+        rows = [
+            [
+                _figure(v),
+                _num(v.summary.value) if v.summary else "–",
+                _interval(v.summary.ci_low, v.summary.ci_high) if v.summary else "–",
+                f"{v.requirement.op} {v.requirement.value:g}",
+                "–",
+                "pass" if v.passed else "FAIL",
+            ]
+            for v in verdicts
+        ]
+        title = (
+            f"ragmeter: {len(failed)} of {len(verdicts)} requirements not met by {self.name} "
+            f"({len(self.result)} items; run folder {self.folder})"
+        )
         lines = [title, *_table(["metric", "value", "interval", "threshold", "p", "verdict"], rows), ""]
         for v in failed:
             lines.append(f"{v.requirement}: {v.reason}")
             metric = v.requirement.metric
             if metric in self.result.scores:
-                worst = _worst(self.result.item_ids, self.result.scores[metric],
-                               higher_is_better=v.requirement.op in (">=", ">"), k=self.worst)
+                worst = _worst(
+                    self.result.item_ids,
+                    self.result.scores[metric],
+                    higher_is_better=v.requirement.op in (">=", ">"),
+                    k=self.worst,
+                )
                 lines.append(f"  worst items by {metric}: {worst}")
         return "\n".join(lines)
 
@@ -308,13 +397,22 @@ class EvalRun:
         for v in gate.verdicts:
             m = v.comparison
             rule = "no regression" if v.rule.margin is None else f"within {v.rule.margin:g}"
-            rows.append([v.rule.metric, _num(m.mean_b) if m else "–",
-                         _interval(m.ci_low, m.ci_high, m.difference) if m else "–",
-                         _num(m.mean_a) if m else "–", rule, _num(v.p_gate, "–"),
-                         "pass" if v.passed else "FAIL"])
-        title = (f"ragmeter: {len(failed)} of {len(gate.verdicts)} metrics regressed against the baseline "
-                 f"{baseline} (candidate {self.name}, run folder {self.folder}; alpha {gate.alpha:g}, "
-                 "Holm-adjusted p)")
+            rows.append(
+                [
+                    v.rule.metric,
+                    _num(m.mean_b) if m else "–",
+                    _interval(m.ci_low, m.ci_high, m.difference) if m else "–",
+                    _num(m.mean_a) if m else "–",
+                    rule,
+                    _num(v.p_gate, "–"),
+                    "pass" if v.passed else "FAIL",
+                ]
+            )
+        title = (
+            f"ragmeter: {len(failed)} of {len(gate.verdicts)} metrics regressed against the baseline "
+            f"{baseline} (candidate {self.name}, run folder {self.folder}; alpha {gate.alpha:g}, "
+            "Holm-adjusted p)"
+        )
         header = ["metric", "value", "difference [interval]", "baseline", "rule", "p", "verdict"]
         lines = [title, *_table(header, rows), ""]
         from ragmeter.analysis.compare import ScoredRun, pair_items
@@ -332,7 +430,7 @@ class EvalRun:
                 worse = (a - b) if m.higher_is_better else (b - a)
                 if worse > 0:
                     drops.append((-worse, base.keys[j][0], a, b))
-            shown = ", ".join(f"{item} ({a:.3g} → {b:.3g})" for _, item, a, b in sorted(drops)[:self.worst])
+            shown = ", ".join(f"{item} ({a:.3g} → {b:.3g})" for _, item, a, b in sorted(drops)[: self.worst])
             lines.append(f"  worst items by {v.rule.metric} (baseline → candidate): {shown or 'none worse'}")
         return "\n".join(lines)
 
@@ -354,8 +452,9 @@ def _interval(low: float | None, high: float | None, point: float | None = None)
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(row[c]) for row in [header, *rows]) for c in range(len(header))]
-    return ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-            for row in [header, *rows]]
+    return [
+        "  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]
+    ]
 
 
 def _worst(ids: Sequence[str], values: Any, *, higher_is_better: bool, k: int) -> str:

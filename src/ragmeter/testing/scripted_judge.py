@@ -46,8 +46,9 @@ from typing import Any
 
 __all__ = ["blocks", "records", "reply_to", "respond", "verdict_for"]
 
-_BLOCK = re.compile(r"<(question|history|text|answer|reference|chunk|nugget)(?: (?:id|n)=\"(\d+)\")?>\n(.*?)\n</\1>",
-                    re.DOTALL)
+_BLOCK = re.compile(
+    r"<(question|history|text|answer|reference|chunk|nugget)(?: (?:id|n)=\"(\d+)\")?>\n(.*?)\n</\1>", re.DOTALL
+)
 
 
 def blocks(user_message: str) -> list[tuple[str, str | None, str]]:
@@ -81,13 +82,25 @@ def verdict_for(body: dict[str, Any]) -> dict[str, Any]:
                 verdict, used = "unsupported", []
             evidence = dict(chunks)[used[0]] if used else ""
             differences = "none" if verdict != "contradicted" else f"claim says {sentence}"
-            claims.append({"claim": sentence, "evidence": evidence, "differences": differences, "verdict": verdict,
-                           "chunks": used})
+            claims.append(
+                {
+                    "claim": sentence,
+                    "evidence": evidence,
+                    "differences": differences,
+                    "verdict": verdict,
+                    "chunks": used,
+                }
+            )
         return {"claims": claims}
     if name == "claim_split":
         texts = {tag: t for tag, _, t in reversed(parts)}  # the first block of each tag
-        named = "text" if "text" in texts else "reference" if "split the REFERENCE" in first_user or (
-            "split the first REFERENCE" in first_user) else "answer"
+        named = (
+            "text"
+            if "text" in texts
+            else "reference"
+            if "split the REFERENCE" in first_user or ("split the first REFERENCE" in first_user)
+            else "answer"
+        )
         return {"claims": _sentences(texts[named])}
     if name == "nuggets":
         sentences = [(i == 0, s) for tag, _, t in parts if tag == "reference" for i, s in enumerate(_sentences(t))]
@@ -104,20 +117,36 @@ def verdict_for(body: dict[str, Any]) -> dict[str, Any]:
     if name.startswith("testset_"):
         return _testset_item(name.removeprefix("testset_"), [t for tag, _, t in parts if tag == "chunk"])
     if name == "chunk_labels":
-        return {"chunks": [{"chunk": int(i), "about": "a museum", "topically_relevant": _yes("museum" in t),
-                            "evidence_sufficient": _yes("opens" in t), "misleading": _yes("closes" in t)}
-                           for tag, i, t in parts if tag == "chunk"]}
+        return {
+            "chunks": [
+                {
+                    "chunk": int(i),
+                    "about": "a museum",
+                    "topically_relevant": _yes("museum" in t),
+                    "evidence_sufficient": _yes("opens" in t),
+                    "misleading": _yes("closes" in t),
+                }
+                for tag, i, t in parts
+                if tag == "chunk"
+            ]
+        }
     answer = next(t for tag, _, t in parts if tag == "answer")
     if name == "generation_labels":
         lowered = answer.lower()
         unknown = "don't know" in lowered
-        return {"reason": "scripted", "proper_action": "yes", "response_on_topic": _yes(not unknown),
-                "helpful": _yes(not unknown and "opens" in lowered), "incomplete": _yes(unknown),
-                "unsafe_content": "no"}
+        return {
+            "reason": "scripted",
+            "proper_action": "yes",
+            "response_on_topic": _yes(not unknown),
+            "helpful": _yes(not unknown and "opens" in lowered),
+            "incomplete": _yes(unknown),
+            "unsafe_content": "no",
+        }
     if name == "idk":
         lowered = answer.lower()
-        verdict = ("declines" if lowered.startswith("i don't know") else "partly" if "don't know" in lowered
-                   else "answers")
+        verdict = (
+            "declines" if lowered.startswith("i don't know") else "partly" if "don't know" in lowered else "answers"
+        )
         return {"reason": "scripted", "verdict": verdict}
     if name == "radbench":
         references = [t.lower() for tag, _, t in parts if tag == "reference"]
@@ -154,11 +183,11 @@ def _grade(nugget: str, answer: str) -> dict[str, str]:
     plain, lowered = nugget.rstrip(".!?").lower(), answer.lower()
     if plain in lowered:
         start = lowered.index(plain)
-        return {"quote": answer[start:start + len(plain)], "grade": "support"}
+        return {"quote": answer[start : start + len(plain)], "grade": "support"}
     opening = " ".join(plain.split()[:3])
     if opening in lowered:
         start = lowered.index(opening)
-        return {"quote": answer[start:start + len(opening)], "grade": "partial"}
+        return {"quote": answer[start : start + len(opening)], "grade": "partial"}
     return {"quote": "", "grade": "none"}
 
 
@@ -184,22 +213,37 @@ def records(n: int) -> list[dict[str, Any]]:
     out = []
     for i in range(n):
         shape = i % 5
-        chunks = [{"doc_id": f"d{i}-1", "text": f"The museum {i} opens at nine. Tickets cost five euros."},
-                  {"doc_id": f"d{i}-2", "text": f"The museum {i} closes at six."},
-                  {"doc_id": f"d{i}-3", "text": f"Parking near museum {i} is free."}]
+        chunks = [
+            {"doc_id": f"d{i}-1", "text": f"The museum {i} opens at nine. Tickets cost five euros."},
+            {"doc_id": f"d{i}-2", "text": f"The museum {i} closes at six."},
+            {"doc_id": f"d{i}-3", "text": f"Parking near museum {i} is free."},
+        ]
         reference = f"The museum {i} opens at nine."
-        answer = {0: f"The museum {i} opens at nine. The museum {i} closes at six.",
-                  1: f"The museum {i} opens at nine. The museum {i} has a cafe.",
-                  2: f"Parking near museum {i} is not free.",
-                  3: "I don't know.",
-                  4: f"The museum {i} opens at nine."}[shape]
-        out.append({"id": f"r{i}", "question": f"When does museum {i} open?", "answer": answer,
-                    "references": [reference], "contexts": chunks if shape != 4 else []})
+        answer = {
+            0: f"The museum {i} opens at nine. The museum {i} closes at six.",
+            1: f"The museum {i} opens at nine. The museum {i} has a cafe.",
+            2: f"Parking near museum {i} is not free.",
+            3: "I don't know.",
+            4: f"The museum {i} opens at nine.",
+        }[shape]
+        out.append(
+            {
+                "id": f"r{i}",
+                "question": f"When does museum {i} open?",
+                "answer": answer,
+                "references": [reference],
+                "contexts": chunks if shape != 4 else [],
+            }
+        )
     return out
 
 
 def reply_to(request: Any) -> str:
     """The reply text for a :class:`~ragmeter.judges.ChatRequest`, as :func:`respond` gives it for the same request
     sent as an OpenAI body: the responder of a :class:`~ragmeter.judges.ScriptedBackend`."""
-    return respond({"messages": [{"role": role, "content": content} for role, content in request.messages],
-                    "response_format": {"json_schema": {"name": request.schema_name, "schema": dict(request.schema)}}})
+    return respond(
+        {
+            "messages": [{"role": role, "content": content} for role, content in request.messages],
+            "response_format": {"json_schema": {"name": request.schema_name, "schema": dict(request.schema)}},
+        }
+    )

@@ -23,15 +23,24 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["IDK_SENTENCES", "N_CHUNKS", "N_SENTENCES", "TURNS_PER_CONVERSATION", "synthetic_records",
-           "write_synthetic_records"]
+__all__ = [
+    "IDK_SENTENCES",
+    "N_CHUNKS",
+    "N_SENTENCES",
+    "TURNS_PER_CONVERSATION",
+    "synthetic_records",
+    "write_synthetic_records",
+]
 
 N_SENTENCES = 3_000
 N_CHUNKS = 2_000
 TURNS_PER_CONVERSATION = 8
 #: The answers a share of the records give instead (IDK answers).
-IDK_SENTENCES = ("I don't know the answer to that.", "The provided documents do not mention this.",
-                 "I'm not sure about the exact figure.")
+IDK_SENTENCES = (
+    "I don't know the answer to that.",
+    "The provided documents do not mention this.",
+    "I'm not sure about the exact figure.",
+)
 
 _WORDS = (  # noqa: SIM905  (a word list reads better as text)
     "account balance bank card charge credit debit deposit fee fund interest loan money payment rate "
@@ -67,8 +76,9 @@ def _pools(seed: int, n_sentences: int, n_chunks: int) -> tuple[list[str], list[
     return sentences, chunks
 
 
-def synthetic_records(n: int, seed: int = 0, *, n_sentences: int = N_SENTENCES,
-                      n_chunks: int = N_CHUNKS) -> Iterator[dict[str, Any]]:
+def synthetic_records(
+    n: int, seed: int = 0, *, n_sentences: int = N_SENTENCES, n_chunks: int = N_CHUNKS
+) -> Iterator[dict[str, Any]]:
     """``n`` native-format records (dicts), deterministic for a seed; their texts come from pools of
     ``n_sentences`` sentences and ``n_chunks`` chunks."""
     sentences, chunks = _pools(seed, n_sentences, n_chunks)
@@ -96,8 +106,10 @@ def synthetic_records(n: int, seed: int = 0, *, n_sentences: int = N_SENTENCES,
             "contexts": [{"doc_id": d, "text": t} for d, t, _ in contexts],
             "references": [rng.choice(sentences) + "."],
             "answerability": "UNANSWERABLE" if rng.random() < 0.1 else "ANSWERABLE",
-            "usage": [{"prompt_tokens": rng.randint(800, 3000), "completion_tokens": rng.randint(20, 300)}
-                      for _ in range(rng.randint(1, 2))],
+            "usage": [
+                {"prompt_tokens": rng.randint(800, 3000), "completion_tokens": rng.randint(20, 300)}
+                for _ in range(rng.randint(1, 2))
+            ],
             "latency_ms": round(rng.lognormvariate(7.0, 0.5), 1),
             "metadata": {"conversation_id": f"conv-{i // TURNS_PER_CONVERSATION}", "run_id": "bench"},
         }
@@ -106,8 +118,9 @@ def synthetic_records(n: int, seed: int = 0, *, n_sentences: int = N_SENTENCES,
         yield record
 
 
-def write_synthetic_records(path: str | Path, n: int, seed: int = 0, *, n_sentences: int = N_SENTENCES,
-                            n_chunks: int = N_CHUNKS) -> int:
+def write_synthetic_records(
+    path: str | Path, n: int, seed: int = 0, *, n_sentences: int = N_SENTENCES, n_chunks: int = N_CHUNKS
+) -> int:
     """Write :func:`synthetic_records` to the JSONL file ``path`` (one record a line); its size in bytes."""
     path = Path(path)
     with path.open("w", encoding="utf-8") as handle:

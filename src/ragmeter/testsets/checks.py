@@ -33,8 +33,9 @@ def quotes_found(quotes: Sequence[str], chunks: Sequence[str], *, language: Lang
     >>> quotes_found(["opens at 8:00"], ["The library opens at 9:00."])
     False
     """
-    return bool(quotes) and all(any(quote_found(quote, chunk, language=language) for chunk in chunks)
-                                for quote in quotes)
+    return bool(quotes) and all(
+        any(quote_found(quote, chunk, language=language) for chunk in chunks) for quote in quotes
+    )
 
 
 def states_its_answer(question: str, answer: str, *, language: Language = LANGUAGES["en"]) -> bool:
@@ -49,8 +50,9 @@ def states_its_answer(question: str, answer: str, *, language: Language = LANGUA
     return bool(wanted) and wanted <= content_words(question, language)
 
 
-def answer_grades(quotes: Sequence[str], chunks: Sequence[str], *,
-                  language: Language = LANGUAGES["en"]) -> dict[int, int]:
+def answer_grades(
+    quotes: Sequence[str], chunks: Sequence[str], *, language: Language = LANGUAGES["en"]
+) -> dict[int, int]:
     """The positions of the ``chunks`` that hold an answer's ``quotes``, graded: 2 for a chunk that holds every
     quote (the whole answer), 1 for one that holds some. A chunk is read only when it holds the longest word of a
     quote, as written (case aside): the check is lexical, and most chunks of a corpus share no word with a quote.

@@ -74,8 +74,13 @@ def _joined(units: list[tuple[str, bool]]) -> str:
     return text
 
 
-def chunk_document(document: Document, *, max_chars: int = DEFAULT_MAX_CHARS, overlap: int = DEFAULT_OVERLAP,
-                   language: Language | None = None) -> list[Chunk]:
+def chunk_document(
+    document: Document,
+    *,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    overlap: int = DEFAULT_OVERLAP,
+    language: Language | None = None,
+) -> list[Chunk]:
     """``document`` cut into chunks (see the module docstring); ``language``: the sentence splitter's (English
     where not given)."""
     if max_chars < 50:

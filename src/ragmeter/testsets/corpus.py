@@ -48,8 +48,9 @@ def _rows(path: Path) -> Iterator[tuple[int, Any]]:
             try:
                 text = raw.decode("utf-8-sig" if line == 1 else "utf-8")
             except UnicodeDecodeError as exc:
-                raise InputError(f"not UTF-8 text (byte {exc.start} of the line): save the file as UTF-8",
-                                 path=str(path), line=line) from exc
+                raise InputError(
+                    f"not UTF-8 text (byte {exc.start} of the line): save the file as UTF-8", path=str(path), line=line
+                ) from exc
             if not text.strip():
                 continue
             try:
@@ -69,12 +70,16 @@ def read_chunk_file(path: Path) -> CorpusChunks:
         key = "chunk_id" if "chunk_id" in row and "id" not in row else "id"
         chunk_id, text = row.get(key), row.get("text")
         if not isinstance(chunk_id, str | int) or isinstance(chunk_id, bool) or not str(chunk_id).strip():
-            raise InputError("every chunk needs an id (a string or a number): name it 'id' or 'chunk_id'",
-                             field=key, **where)
+            raise InputError(
+                "every chunk needs an id (a string or a number): name it 'id' or 'chunk_id'", field=key, **where
+            )
         chunk_id = str(chunk_id)
         if chunk_id in seen:
-            raise InputError(f"the id {chunk_id!r} is already the chunk's of line {seen[chunk_id]}: ids name one "
-                             "chunk each", field=key, **where)
+            raise InputError(
+                f"the id {chunk_id!r} is already the chunk's of line {seen[chunk_id]}: ids name one chunk each",
+                field=key,
+                **where,
+            )
         if not isinstance(text, str) or not text.strip():
             raise InputError("a chunk needs its text, a non-empty string", field="text", **where)
         doc_id = row.get("doc_id", chunk_id)

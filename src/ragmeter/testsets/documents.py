@@ -36,9 +36,37 @@ SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf")
 _DROPPED = frozenset({"script", "style", "template", "noscript", "svg", "head"})
 _LINE_ENDING = frozenset({"br", "li", "dt", "dd", "tr", "caption", "figcaption", "pre"})
 _CELLS = frozenset({"td", "th"})
-_PARAGRAPH = frozenset({"p", "div", "section", "article", "main", "header", "footer", "nav", "aside", "blockquote",
-                        "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "dl", "table", "form", "fieldset", "hr",
-                        "figure", "details", "summary", "address"})
+_PARAGRAPH = frozenset(
+    {
+        "p",
+        "div",
+        "section",
+        "article",
+        "main",
+        "header",
+        "footer",
+        "nav",
+        "aside",
+        "blockquote",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "ul",
+        "ol",
+        "dl",
+        "table",
+        "form",
+        "fieldset",
+        "hr",
+        "figure",
+        "details",
+        "summary",
+        "address",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -140,8 +168,9 @@ def _utf8(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start}): save it as UTF-8, or remove it from the corpus",
-                         path=str(path)) from exc
+        raise InputError(
+            f"not UTF-8 text (byte {exc.start}): save it as UTF-8, or remove it from the corpus", path=str(path)
+        ) from exc
 
 
 def read_document(path: Path, doc_id: str) -> Document:
@@ -156,8 +185,9 @@ def read_document(path: Path, doc_id: str) -> Document:
     elif suffix == ".txt":
         text = _normalised(_utf8(path))
     else:
-        raise InputError(f"ragmeter reads {', '.join(SUFFIXES)} documents, not {suffix or 'a file without suffix'}",
-                         path=str(path))
+        raise InputError(
+            f"ragmeter reads {', '.join(SUFFIXES)} documents, not {suffix or 'a file without suffix'}", path=str(path)
+        )
     return Document(doc_id, _normalised(text), path)
 
 
@@ -182,6 +212,12 @@ def read_corpus(folder: Path) -> Corpus:
         if document.text:
             documents.append(document)
         else:
-            skipped.append((doc_id, "no text (a PDF without a text layer is not read: OCR it first)"
-                            if path.suffix.lower() == ".pdf" else "no text"))
+            skipped.append(
+                (
+                    doc_id,
+                    "no text (a PDF without a text layer is not read: OCR it first)"
+                    if path.suffix.lower() == ".pdf"
+                    else "no text",
+                )
+            )
     return Corpus(tuple(documents), tuple(skipped))

@@ -49,8 +49,9 @@ class KeptQuestions:
     then only the same words repeat.
     """
 
-    def __init__(self, embedder_for: Callable[[str], Embedder] | None = None,
-                 cosine_for: Callable[[str], float] | None = None) -> None:
+    def __init__(
+        self, embedder_for: Callable[[str], Embedder] | None = None, cosine_for: Callable[[str], float] | None = None
+    ) -> None:
         if (embedder_for is None) != (cosine_for is None):
             raise ValueError("give an embedder and its near-duplicate cosine together, or neither")
         self._embedder_for = embedder_for
@@ -83,6 +84,8 @@ class KeptQuestions:
         """``question``'s vector (the last one asked is kept: :meth:`repeats` then :meth:`add` embed it once)."""
         assert self._embedder_for is not None
         if self._last is None or self._last[0] != (language, question):
-            self._last = ((language, question),
-                          np.asarray(self._embedder_for(language).encode([question]), dtype=np.float64)[0])
+            self._last = (
+                (language, question),
+                np.asarray(self._embedder_for(language).encode([question]), dtype=np.float64)[0],
+            )
         return self._last[1]

@@ -74,8 +74,16 @@ from ragmeter.testsets.duplicates import KeptQuestions
 from ragmeter.testsets.nearest import NearestChunks
 from ragmeter.text.languages import LANGUAGES
 
-__all__ = ["ASKS_PER_ITEM", "GENERATED_KINDS", "GenerateReport", "Planned", "generate", "plan", "quotas",
-           "writing_calls"]
+__all__ = [
+    "ASKS_PER_ITEM",
+    "GENERATED_KINDS",
+    "GenerateReport",
+    "Planned",
+    "generate",
+    "plan",
+    "quotas",
+    "writing_calls",
+]
 
 #: The kinds :func:`generate` writes.
 GENERATED_KINDS = ("factoid", "explanation", "two_chunks", "unanswerable", "follow_up")
@@ -122,22 +130,27 @@ class GenerateReport:
         if kept >= self.wanted:
             return None
         if not self.planned:
-            return ("the corpus has no chunk to write the asked kinds from (two_chunks and follow_up need a document of "
-                    "two chunks)")
+            return (
+                "the corpus has no chunk to write the asked kinds from (two_chunks and follow_up need a document of "
+                "two chunks)"
+            )
         reasons: Counter[str] = Counter()
         for (_, reason), count in self.dropped.items():
             reasons[reason] += count
         common = ", ".join(f"{count} × {reason}" for reason, count in reasons.most_common(3))
-        return (f"{kept} of {self.wanted} items kept after {sum(self.asked.values())} asked "
-                f"({ASKS_PER_ITEM} per item at most): dropped {common or 'none'}")
+        return (
+            f"{kept} of {self.wanted} items kept after {sum(self.asked.values())} asked "
+            f"({ASKS_PER_ITEM} per item at most): dropped {common or 'none'}"
+        )
 
 
 def plan(corpus: CorpusChunks, n: int, kinds: Sequence[str], *, seed: int = 0) -> list[Planned]:
     """At most ``ASKS_PER_ITEM × n`` items over ``corpus`` (see the module docstring), the same for the same seed."""
     unknown = [kind for kind in kinds if kind not in GENERATED_KINDS]
     if unknown or not kinds:
-        raise ConfigError(f"ragmeter generate writes {', '.join(GENERATED_KINDS)} questions, not "
-                          f"{', '.join(unknown) or 'none'}")
+        raise ConfigError(
+            f"ragmeter generate writes {', '.join(GENERATED_KINDS)} questions, not {', '.join(unknown) or 'none'}"
+        )
     if n < 1:
         raise ConfigError(f"ask for at least one item, not {n}")
     rng = random.Random(seed)
@@ -153,8 +166,11 @@ def plan(corpus: CorpusChunks, n: int, kinds: Sequence[str], *, seed: int = 0) -
     exhausted: set[tuple[str, str]] = set()  # (kind, document) pairs with too few chunks left
     kind_turn = document_turn = 0
     while True:
-        live = [kind for kind in kinds if asked[kind] < ASKS_PER_ITEM * quota[kind]
-                and any((kind, doc) not in exhausted for doc in documents)]
+        live = [
+            kind
+            for kind in kinds
+            if asked[kind] < ASKS_PER_ITEM * quota[kind] and any((kind, doc) not in exhausted for doc in documents)
+        ]
         if not live:
             break
         kind = kinds[kind_turn % len(kinds)]
@@ -184,30 +200,54 @@ def quotas(n: int, kinds: Sequence[str]) -> dict[str, int]:
     return {kind: n // len(kinds) + (i < n % len(kinds)) for i, kind in enumerate(kinds)}
 
 
-def _record(item: Planned, verdict: dict[str, str], history: tuple[Turn, ...], qrels: dict[str, int],
-            signature: str) -> Record:
+def _record(
+    item: Planned, verdict: dict[str, str], history: tuple[Turn, ...], qrels: dict[str, int], signature: str
+) -> Record:
     key = "\0".join([item.kind, *(c.chunk_id for c in item.chunks), verdict["question"]])
     digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
-    metadata: dict[str, object] = {"language": item.language, "question_type": item.kind,
-                                   "source_documents": sorted({c.doc_id for c in item.chunks}),
-                                   "generator": signature}
+    metadata: dict[str, object] = {
+        "language": item.language,
+        "question_type": item.kind,
+        "source_documents": sorted({c.doc_id for c in item.chunks}),
+        "generator": signature,
+    }
     if item.kind == "unanswerable":  # no chunk holds its answer: no reference, no qrels
-        return Record(id=f"gen-{digest}", question=verdict["question"], answer="",
-                      answerability=Answerability.UNANSWERABLE, metadata=metadata)
+        return Record(
+            id=f"gen-{digest}",
+            question=verdict["question"],
+            answer="",
+            answerability=Answerability.UNANSWERABLE,
+            metadata=metadata,
+        )
     if history:
         metadata.update(conversation_id=f"gen-{digest}", turn=len(history) // 2 + 1)
-    return Record(id=f"gen-{digest}", question=verdict["question"], answer="", references=(verdict["answer"],),
-                  history=history, answerability=Answerability.ANSWERABLE, qrels=qrels, metadata=metadata)
+    return Record(
+        id=f"gen-{digest}",
+        question=verdict["question"],
+        answer="",
+        references=(verdict["answer"],),
+        history=history,
+        answerability=Answerability.ANSWERABLE,
+        qrels=qrels,
+        metadata=metadata,
+    )
 
 
 def _failure(outcome: JudgeOutcome, prompt: str) -> str:
     return f"judge failed ({prompt}): {outcome.failure}"
 
 
-def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str] = ("factoid", "explanation"),
-             seed: int = 0, embedder_for: Callable[[str], Embedder] | None = None,
-             duplicate_cosine_for: Callable[[str], float] | None = None,
-             on_batch: Callable[[GenerateReport], None] | None = None) -> tuple[list[Record], GenerateReport]:
+def generate(
+    corpus: CorpusChunks,
+    judge: Judge,
+    *,
+    n: int,
+    kinds: Sequence[str] = ("factoid", "explanation"),
+    seed: int = 0,
+    embedder_for: Callable[[str], Embedder] | None = None,
+    duplicate_cosine_for: Callable[[str], float] | None = None,
+    on_batch: Callable[[GenerateReport], None] | None = None,
+) -> tuple[list[Record], GenerateReport]:
     """Up to ``n`` records written from ``corpus`` by ``judge`` (see the module docstring), and the report;
     ``embedder_for`` (a language code's embedder) finds the chunks an unanswerable question is checked against and,
     with ``duplicate_cosine_for`` (a language code's near-duplicate cosine), the questions that nearly repeat a kept
@@ -218,12 +258,17 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
     planned = plan(corpus, n, kinds, seed=seed)
     quota = quotas(n, kinds)
     nearest = NearestChunks(corpus.chunks, embedder_for) if embedder_for is not None else None
-    prompts = [QUESTION_PROMPTS[kind] for kind in dict.fromkeys([*kinds, *(["factoid"] if "follow_up" in kinds
-                                                                           else [])])]
-    near = ([f"near_duplicate.{code}:{duplicate_cosine_for(code)}" for code in sorted(set(corpus.languages.values()))]
-            if duplicate_cosine_for is not None else [])
-    signature = "|".join([judge.description, *(judge.signature(p) for p in prompts), *near, f"seed:{seed}",
-                          f"ragmeter:{__version__}"])
+    prompts = [
+        QUESTION_PROMPTS[kind] for kind in dict.fromkeys([*kinds, *(["factoid"] if "follow_up" in kinds else [])])
+    ]
+    near = (
+        [f"near_duplicate.{code}:{duplicate_cosine_for(code)}" for code in sorted(set(corpus.languages.values()))]
+        if duplicate_cosine_for is not None
+        else []
+    )
+    signature = "|".join(
+        [judge.description, *(judge.signature(p) for p in prompts), *near, f"seed:{seed}", f"ragmeter:{__version__}"]
+    )
     report = GenerateReport(wanted=n, planned=len(planned), signature=signature)
     kept: list[Record] = []
     seen = KeptQuestions(embedder_for if duplicate_cosine_for is not None else None, duplicate_cosine_for)
@@ -233,9 +278,21 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
         first_turns = _first_turns(batch, judge)
         histories = {item: turns for item, turns in first_turns.items() if isinstance(turns, tuple)}
         asked = [item for item in batch if item.kind != "follow_up" or item in histories]
-        written = judge.run([JudgeCall(QUESTION_PROMPTS[item.kind], question_request(
-            item.kind, [c.text for c in _shown(item)], history=[(t.role, t.text) for t in histories.get(item, ())],
-            language=LANGUAGES[item.language]), len(_shown(item))) for item in asked])
+        written = judge.run(
+            [
+                JudgeCall(
+                    QUESTION_PROMPTS[item.kind],
+                    question_request(
+                        item.kind,
+                        [c.text for c in _shown(item)],
+                        history=[(t.role, t.text) for t in histories.get(item, ())],
+                        language=LANGUAGES[item.language],
+                    ),
+                    len(_shown(item)),
+                )
+                for item in asked
+            ]
+        )
         checked: list[tuple[Planned, dict[str, str], list[Check]]] = []
         for item in batch:
             report.asked[item.kind] += 1
@@ -247,8 +304,9 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
                 report.dropped[(item.kind, reason)] += 1
                 continue
             assert outcome.verdict is not None
-            checked.append((item, outcome.verdict, _checks(item, outcome.verdict, histories.get(item, ()), judge,
-                                                           nearest)))
+            checked.append(
+                (item, outcome.verdict, _checks(item, outcome.verdict, histories.get(item, ()), judge, nearest))
+            )
         outcomes = iter(judge.run([call for _, _, checks in checked for call, _ in checks]))
         for item, verdict, checks in checked:
             reasons = [read(next(outcomes)) for _, read in checks]
@@ -261,8 +319,15 @@ def generate(corpus: CorpusChunks, judge: Judge, *, n: int, kinds: Sequence[str]
                 continue
             seen.add(verdict["question"], after, item.language)
             grades = answer_grades(verdict["quotes"], texts, language=LANGUAGES[item.language])
-            kept.append(_record(item, verdict, histories.get(item, ()),
-                                {corpus.chunks[i].chunk_id: grade for i, grade in grades.items()}, signature))
+            kept.append(
+                _record(
+                    item,
+                    verdict,
+                    histories.get(item, ()),
+                    {corpus.chunks[i].chunk_id: grade for i, grade in grades.items()},
+                    signature,
+                )
+            )
             report.kept[item.kind] += 1
         if on_batch is not None:
             on_batch(report)
@@ -285,10 +350,15 @@ def _next_batch(pending: list[Planned], wanted: dict[str, int]) -> list[Planned]
 def writing_calls(planned: Sequence[Planned]) -> list[JudgeCall]:
     """The calls that write ``planned`` items and are known before any is answered (a dry run's): each item's, and
     a follow-up's first turn (its own call follows that turn's answer)."""
-    return [JudgeCall(QUESTION_PROMPTS[kind], question_request(kind, [c.text for c in chunks],
-                                                               language=LANGUAGES[item.language]), len(chunks))
-            for item in planned
-            for kind, chunks in [("factoid", item.chunks[:1]) if item.kind == "follow_up" else (item.kind, item.chunks)]]
+    return [
+        JudgeCall(
+            QUESTION_PROMPTS[kind],
+            question_request(kind, [c.text for c in chunks], language=LANGUAGES[item.language]),
+            len(chunks),
+        )
+        for item in planned
+        for kind, chunks in [("factoid", item.chunks[:1]) if item.kind == "follow_up" else (item.kind, item.chunks)]
+    ]
 
 
 def _shown(item: Planned) -> tuple[CorpusChunk, ...]:
@@ -300,24 +370,40 @@ def _first_turns(batch: Sequence[Planned], judge: Judge) -> dict[Planned, tuple[
     """Each follow-up's conversation so far: a factoid question on its first chunk and its answer, written and checked
     as a factoid's writing is; where that failed, why."""
     firsts = [item for item in batch if item.kind == "follow_up"]
-    outcomes = judge.run([JudgeCall(QUESTION_PROMPTS["factoid"], question_request(
-        "factoid", [item.chunks[0].text], language=LANGUAGES[item.language]), 1) for item in firsts])
+    outcomes = judge.run(
+        [
+            JudgeCall(
+                QUESTION_PROMPTS["factoid"],
+                question_request("factoid", [item.chunks[0].text], language=LANGUAGES[item.language]),
+                1,
+            )
+            for item in firsts
+        ]
+    )
     turns: dict[Planned, tuple[Turn, ...] | str] = {}
     for item, outcome in zip(firsts, outcomes, strict=True):
         why = _written_reason(Planned("factoid", item.chunks[:1], item.language), outcome)
-        turns[item] = why if why is not None or outcome.verdict is None else (
-            Turn("user", outcome.verdict["question"]), Turn("assistant", outcome.verdict["answer"]))
+        turns[item] = (
+            why
+            if why is not None or outcome.verdict is None
+            else (Turn("user", outcome.verdict["question"]), Turn("assistant", outcome.verdict["answer"]))
+        )
     return turns
 
 
-def _checks(item: Planned, verdict: dict[str, str], history: tuple[Turn, ...], judge: Judge,
-            nearest: NearestChunks | None) -> list[Check]:
+def _checks(
+    item: Planned, verdict: dict[str, str], history: tuple[Turn, ...], judge: Judge, nearest: NearestChunks | None
+) -> list[Check]:
     """The calls that check a written item, each with how its outcome is read (a reason to drop it, or ``None``)."""
     if item.kind == "unanswerable":
         assert nearest is not None
         shown = nearest.top(verdict["question"], item.language)
-        return [(JudgeCall(ANSWERED, answered_request(verdict["question"], [c.text for c in shown]), len(shown)),
-                 _answered_reason)]
+        return [
+            (
+                JudgeCall(ANSWERED, answered_request(verdict["question"], [c.text for c in shown]), len(shown)),
+                _answered_reason,
+            )
+        ]
     checks = [_claims_check(item, verdict, judge)]
     if item.kind == "follow_up":
         call = JudgeCall(STANDALONE, standalone_request(verdict["question"], [(t.role, t.text) for t in history]))
@@ -328,16 +414,27 @@ def _checks(item: Planned, verdict: dict[str, str], history: tuple[Turn, ...], j
 def _claims_check(item: Planned, verdict: dict[str, str], judge: Judge) -> Check:
     """The claims call of an answerable item's reference against its chunks, and how its outcome is read."""
     language = LANGUAGES[item.language]
-    gold = Record(id="check", question=verdict["question"], answer=verdict["answer"],
-                  contexts=tuple(Chunk(doc_id=c.chunk_id, text=c.text) for c in _shown(item)))
+    gold = Record(
+        id="check",
+        question=verdict["question"],
+        answer=verdict["answer"],
+        contexts=tuple(Chunk(doc_id=c.chunk_id, text=c.text) for c in _shown(item)),
+    )
     call = claims_text_call(gold, gold.answer, judge, check_evidence=True, language=language)
 
     def read(outcome: JudgeOutcome) -> str | None:
         if outcome.verdict is None:
             return _failure(outcome, call.prompt.name)
-        claims = verdict_claims(outcome.verdict, gold, gold.answer, check_evidence=True,
-                                split=call.prompt.name != CLAIMS.name, language=language)
+        claims = verdict_claims(
+            outcome.verdict,
+            gold,
+            gold.answer,
+            check_evidence=True,
+            split=call.prompt.name != CLAIMS.name,
+            language=language,
+        )
         return None if claims and all(claim.verdict == "supported" for claim in claims) else NOT_SUPPORTED
+
     return call, read
 
 
@@ -359,8 +456,9 @@ def _written_reason(item: Planned, outcome: JudgeOutcome) -> str | None:
     if outcome.verdict is None:
         return _failure(outcome, QUESTION_PROMPTS[item.kind].name)
     language = LANGUAGES[item.language]
-    if item.kind != "unanswerable" and not quotes_found(outcome.verdict["quotes"], [c.text for c in _shown(item)],
-                                                        language=language):
+    if item.kind != "unanswerable" and not quotes_found(
+        outcome.verdict["quotes"], [c.text for c in _shown(item)], language=language
+    ):
         return QUOTE_NOT_IN_CHUNKS
     if states_its_answer(outcome.verdict["question"], outcome.verdict["answer"], language=language):
         return STATES_ITS_ANSWER

@@ -6,5 +6,15 @@ from ragmeter.text.languages import LANGUAGES, Language, detect_language
 from ragmeter.text.normalize import answer_tokens, normalize_answer
 from ragmeter.text.sentences import split_sentences
 
-__all__ = ["CITATION_PATTERN", "LANGUAGES", "IdkDetector", "Language", "answer_tokens", "detect_language",
-           "find_citations", "normalize_answer", "split_sentences", "strip_citations"]
+__all__ = [
+    "CITATION_PATTERN",
+    "LANGUAGES",
+    "IdkDetector",
+    "Language",
+    "answer_tokens",
+    "detect_language",
+    "find_citations",
+    "normalize_answer",
+    "split_sentences",
+    "strip_citations",
+]

@@ -65,7 +65,7 @@ def malformed_citations(text: str) -> list[str]:
             position = len(text) if stop is None else stop.start()
             found.append(text[start:position].rstrip())
             continue
-        marker = text[start:end + 1]
+        marker = text[start : end + 1]
         well_formed = CITATION_PATTERN.fullmatch(marker)
         if well_formed is None or not well_formed.group(1):
             found.append(marker)

@@ -49,8 +49,9 @@ class IdkDetector:
 
     def __post_init__(self) -> None:
         if self.patterns is None:
-            lists: dict[str | None, tuple[str, ...]] = {code: language.idk_patterns
-                                                        for code, language in LANGUAGES.items()}
+            lists: dict[str | None, tuple[str, ...]] = {
+                code: language.idk_patterns for code, language in LANGUAGES.items()
+            }
             lists[None] = tuple(p for language in LANGUAGES.values() for p in language.idk_patterns)
             version = DEFAULT_IDK_VERSION
         else:
@@ -61,9 +62,12 @@ class IdkDetector:
             version = "custom-" + hashlib.sha256("\n".join(self.patterns).encode()).hexdigest()[:12]
         for number, pattern in enumerate(lists[None], start=1):
             _compile(pattern, f"IDK pattern {number} ({pattern!r}) is not a valid regular expression")
-        compiled = {key: _compile("|".join(f"(?:{p})" for p in patterns),
-                                  "the IDK patterns do not join into one regular expression")
-                    for key, patterns in lists.items()}
+        compiled = {
+            key: _compile(
+                "|".join(f"(?:{p})" for p in patterns), "the IDK patterns do not join into one regular expression"
+            )
+            for key, patterns in lists.items()
+        }
         object.__setattr__(self, "_compiled", compiled)
         object.__setattr__(self, "version", version)
 
@@ -100,6 +104,6 @@ def _compile(pattern: str, problem: str) -> re.Pattern[str]:
     try:
         return re.compile(pattern, re.IGNORECASE)
     except re.error as exc:
-        raise ConfigError(f"{problem}: {exc}; fix the pattern (a literal bracket or parenthesis needs a "
-                          "backslash before it)") from exc
-
+        raise ConfigError(
+            f"{problem}: {exc}; fix the pattern (a literal bracket or parenthesis needs a backslash before it)"
+        ) from exc

@@ -24,8 +24,10 @@ EXTENDED_VERSION = "squad-v1.1+extended-1"
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _WORD_HYPHEN = re.compile(r"(?<=[^\W_])-(?=[^\W_])")
-_CURRENCY = re.compile(r"\b(" + "|".join(sorted({p for lang in LANGUAGES.values() for p in lang.currency_prefixes}))
-                       + r")\.?\s*(?=\d)", re.IGNORECASE)
+_CURRENCY = re.compile(
+    r"\b(" + "|".join(sorted({p for lang in LANGUAGES.values() for p in lang.currency_prefixes})) + r")\.?\s*(?=\d)",
+    re.IGNORECASE,
+)
 
 
 def normalize_answer(text: str) -> str:

@@ -56,7 +56,7 @@ def split_sentences(text: str, language: Language | None = None) -> list[str]:
         leading = _LEADING_CITATIONS.match(sentence)
         if leading and sentences:
             sentences[-1] = f"{sentences[-1]}{leading.group(0).strip()}"
-            sentence = sentence[leading.end():].strip()
+            sentence = sentence[leading.end() :].strip()
         if sentence:
             sentences.append(sentence)
     return sentences
@@ -70,8 +70,7 @@ def _joined(pieces: list[str], text: str, language: Language) -> list[str]:
     for piece in pieces:
         start = text.find(piece, end)
         last = _LAST_WORD.search(out[-1]) if out else None
-        ends_abbreviated = (last is not None
-                            and re.split(r"[/–—-]", last.group(1))[-1].lower() in language.abbreviations)
+        ends_abbreviated = last is not None and re.split(r"[/–—-]", last.group(1))[-1].lower() in language.abbreviations
         if out and start >= 0 and (ends_abbreviated or _GOES_ON.match(piece)):
             out[-1] = out[-1] + text[end:start] + piece
         else:

@@ -44,8 +44,11 @@ def traces(tmp_path: Path) -> Iterator[Callable[..., Path]]:
         path = tmp_path / name
         provider = TracerProvider()
         exporter = OtlpJsonLinesExporter(path)
-        provider.add_span_processor(BatchSpanProcessor(exporter, max_export_batch_size=512, max_queue_size=200_000)
-                                    if batch else SimpleSpanProcessor(exporter))
+        provider.add_span_processor(
+            BatchSpanProcessor(exporter, max_export_batch_size=512, max_queue_size=200_000)
+            if batch
+            else SimpleSpanProcessor(exporter)
+        )
         providers.append(provider)
         build(provider.get_tracer("test"))
         provider.shutdown()
@@ -64,11 +67,20 @@ def _documents(span: Span, prefix: str, docs: list[tuple[str | None, str]], meta
             span.set_attribute(f"{prefix}.{i}.{DocumentAttributes.DOCUMENT_METADATA}", json.dumps(metadata[i]))
 
 
-def rag_trace(tracer: Any, question: str = "Where is the Louvre?", answer: str | None = "In Paris [CIT:a].",
-              docs: list[tuple[str | None, str]] | None = None, *, reranked: list[tuple[str, str]] | None = None,
-              llm_answer: str | None = "In Paris [CIT:a].", tokens: tuple[int, int] = (30, 5), session: str = "s",
-              root_attributes: dict[str, Any] | None = None, child_session: str | None = None,
-              error: str | None = None) -> None:
+def rag_trace(
+    tracer: Any,
+    question: str = "Where is the Louvre?",
+    answer: str | None = "In Paris [CIT:a].",
+    docs: list[tuple[str | None, str]] | None = None,
+    *,
+    reranked: list[tuple[str, str]] | None = None,
+    llm_answer: str | None = "In Paris [CIT:a].",
+    tokens: tuple[int, int] = (30, 5),
+    session: str = "s",
+    root_attributes: dict[str, Any] | None = None,
+    child_session: str | None = None,
+    error: str | None = None,
+) -> None:
     """One RAG request: a root CHAIN span around a RETRIEVER (and a RERANKER) and an LLM span."""
     docs = docs if docs is not None else [("a", "The Louvre is in Paris."), ("b", "The Prado is in Madrid.")]
     with tracer.start_as_current_span("rag") as root:
@@ -123,17 +135,29 @@ def _errors(path: Path, **options: str) -> list[InputError]:
 
 # ---------------------------------------------------------------- the mapping's rules
 
+
 def test_one_record_per_trace_with_every_field_mapped(traces) -> None:
-    path = traces(lambda t: rag_trace(t, root_attributes={"app.version": "1.2", SpanAttributes.USER_ID: "u7",
-                                                          SpanAttributes.METADATA: json.dumps({"team": "search"})}))
+    path = traces(
+        lambda t: rag_trace(
+            t,
+            root_attributes={
+                "app.version": "1.2",
+                SpanAttributes.USER_ID: "u7",
+                SpanAttributes.METADATA: json.dumps({"team": "search"}),
+            },
+        )
+    )
     [record] = ragmeter.read_records(path)
     assert (record.question, record.answer) == ("Where is the Louvre?", "In Paris [CIT:a].")
     assert record.contexts == (Chunk("a", "The Louvre is in Paris."), Chunk("b", "The Prado is in Madrid."))
     assert record.usage == (Usage(30, 5),)
     assert record.model_id == "model-x" and record.conversation_id == "s"
     assert record.metadata["retrieval_scores"] == [1.0, 0.9]
-    assert (record.metadata["app.version"], record.metadata["user_id"], record.metadata["team"]) == ("1.2", "u7",
-                                                                                                     "search")
+    assert (record.metadata["app.version"], record.metadata["user_id"], record.metadata["team"]) == (
+        "1.2",
+        "u7",
+        "search",
+    )
     assert "trace_notes" not in record.metadata
 
 
@@ -148,8 +172,12 @@ def test_several_retrieval_stages_follow_the_rule_chosen_and_say_so(traces) -> N
 
 
 def test_the_answer_rule_takes_the_llm_output_when_asked_or_when_the_root_has_none(traces) -> None:
-    path = traces(lambda t: (rag_trace(t, answer="Formatted: In Paris.", llm_answer="In Paris."),
-                             rag_trace(t, answer=None, llm_answer="Madrid.")))
+    path = traces(
+        lambda t: (
+            rag_trace(t, answer="Formatted: In Paris.", llm_answer="In Paris."),
+            rag_trace(t, answer=None, llm_answer="Madrid."),
+        )
+    )
     root, fallback = ragmeter.read_records(path)
     assert root.answer == "Formatted: In Paris." and fallback.answer == "Madrid."
     assert fallback.metadata["trace_notes"][0].startswith("answer from the last output message of LLM span")
@@ -163,8 +191,12 @@ def test_a_document_without_an_id_takes_its_metadata_id_or_its_rank(traces) -> N
             root.set_attribute(SpanAttributes.OUTPUT_VALUE, "a.")
             with tracer.start_as_current_span("retrieve") as retriever:
                 retriever.set_attribute(KIND, OpenInferenceSpanKindValues.RETRIEVER.value)
-                _documents(retriever, SpanAttributes.RETRIEVAL_DOCUMENTS, [(None, "one"), (None, "two")],
-                           metadata=[{"doc_id": "kb-7", "title": "Seven"}, {}])
+                _documents(
+                    retriever,
+                    SpanAttributes.RETRIEVAL_DOCUMENTS,
+                    [(None, "one"), (None, "two")],
+                    metadata=[{"doc_id": "kb-7", "title": "Seven"}, {}],
+                )
 
     [record] = ragmeter.read_records(traces(build))
     assert record.contexts == (Chunk("kb-7", "one", title="Seven"), Chunk("2", "two"))
@@ -180,8 +212,9 @@ def test_a_json_root_input_gives_its_question_and_structured_output_falls_back_t
             root.set_attribute(SpanAttributes.OUTPUT_MIME_TYPE, "application/json")
             with tracer.start_as_current_span("llm") as llm:
                 llm.set_attribute(KIND, OpenInferenceSpanKindValues.LLM.value)
-                llm.set_attribute(f"{SpanAttributes.LLM_OUTPUT_MESSAGES}.0.{MessageAttributes.MESSAGE_CONTENT}",
-                                  "Because.")
+                llm.set_attribute(
+                    f"{SpanAttributes.LLM_OUTPUT_MESSAGES}.0.{MessageAttributes.MESSAGE_CONTENT}", "Because."
+                )
 
     [record] = ragmeter.read_records(traces(build))
     assert (record.question, record.answer) == ("Why?", "Because.")
@@ -221,8 +254,12 @@ def test_hex_ids_as_a_collector_writes_them_read_as_the_sdks_base64(traces, tmp_
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
     hexed = tmp_path / "collector.json"
-    hexed.write_text("".join(collector_json(Parse(line, ExportTraceServiceRequest()).SerializeToString()) + "\n"
-                             for line in path.read_text().splitlines()))
+    hexed.write_text(
+        "".join(
+            collector_json(Parse(line, ExportTraceServiceRequest()).SerializeToString()) + "\n"
+            for line in path.read_text().splitlines()
+        )
+    )
     assert '"kind": 1' in hexed.read_text()  # enums as numbers, as OTLP/JSON writes them
     assert list(ragmeter.read_records(hexed)) == list(ragmeter.read_records(path))
 
@@ -246,6 +283,7 @@ def test_several_turns_of_a_session_carry_the_earlier_turns_as_history(traces) -
 
 # ---------------------------------------------------------------- bad traces
 
+
 def test_a_truncated_file_loses_the_cut_line_only_and_says_so(traces, tmp_path: Path) -> None:
     path = traces(lambda t: [rag_trace(t, question=f"q{i}?") for i in range(3)])
     text = path.read_text()
@@ -266,20 +304,31 @@ def test_a_truncated_single_document_is_one_error(traces, tmp_path: Path) -> Non
 
 
 def test_a_cycle_of_parent_ids_and_two_roots_are_errors_of_their_traces(traces, tmp_path: Path) -> None:
-    requests = _lines(traces(lambda t: [rag_trace(t, question="cycle?"), rag_trace(t, question="two roots?"),
-                                        rag_trace(t, question="fine?")]))
+    requests = _lines(
+        traces(
+            lambda t: [
+                rag_trace(t, question="cycle?"),
+                rag_trace(t, question="two roots?"),
+                rag_trace(t, question="fine?"),
+            ]
+        )
+    )
     spans = [s for r in requests for s in _spans(r)]
     first, second = spans[:3], spans[3:6]  # retrieve, llm, rag (children end first)
     first[2]["parentSpanId"] = first[0]["spanId"]  # the root under its own child: rag → retrieve → rag
     del second[0]["parentSpanId"]
     two_roots, cycle = _errors(_write(tmp_path / "bad.jsonl", requests))  # a trace without a root comes out last
     assert "has 2 spans without a parent" in two_roots.reason
-    assert "parent ids of its 3 spans form a cycle" in cycle.reason and cycle.field == f"trace {base64.b64decode(first[0]['traceId']).hex()}"
+    assert (
+        "parent ids of its 3 spans form a cycle" in cycle.reason
+        and cycle.field == f"trace {base64.b64decode(first[0]['traceId']).hex()}"
+    )
     assert [r.question for r in ragmeter.read_records(tmp_path / "bad.jsonl", skip_invalid=True)] == ["fine?"]
 
 
 def test_a_span_that_cannot_be_decoded_is_an_error_naming_it_and_the_rest_of_its_line_is_read(
-        traces, tmp_path: Path) -> None:
+    traces, tmp_path: Path
+) -> None:
     requests = _lines(traces(lambda t: rag_trace(t), batch=True))
     assert len(requests) == 1
     extra = dict(_spans(requests[0])[0], traceId="abc")
@@ -290,7 +339,7 @@ def test_a_span_that_cannot_be_decoded_is_an_error_naming_it_and_the_rest_of_its
 
 
 def test_a_trace_without_an_answer_names_the_roots_error_status(traces) -> None:
-    path = traces(lambda t: (rag_trace(t, answer=None, llm_answer=None, error="model timed out")))
+    path = traces(lambda t: rag_trace(t, answer=None, llm_answer=None, error="model timed out"))
     [error] = _errors(path)
     assert error.reason.startswith("no answer") and "ERROR: 'model timed out'" in error.reason
 
@@ -338,8 +387,7 @@ def test_open_traces_are_bounded_and_a_span_after_its_trace_is_an_error(traces) 
     spans = [s for s in otlp_spans(path)]
     rootless = [s for s in spans if s.parent_id is not None]
     late = rootless[0]
-    grouped = list(group_traces([*rootless, *[s for s in spans if s.parent_id is None], late], str(path),
-                                max_open=2))
+    grouped = list(group_traces([*rootless, *[s for s in spans if s.parent_id is None], late], str(path), max_open=2))
     errors = [g for g in grouped if isinstance(g, InputError)]
     # more than 2 traces without a root: the oldest come out early, rootless; their roots then come too late
     assert sum(not g.roots for g in grouped if not isinstance(g, InputError)) == 2
@@ -369,21 +417,35 @@ def test_trace_options_are_refused_for_other_formats_and_other_files_refused_as_
     assert "pass --input-format native" in error.reason
 
 
-def test_write_back_is_refused_before_any_work_where_it_cannot_land(traces, tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_write_back_is_refused_before_any_work_where_it_cannot_land(
+    traces, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from ragmeter.cli import main
 
     path = traces(lambda t: rag_trace(t))
     native = tmp_path / "run.jsonl"
     native.write_text(json.dumps({"question": "q", "answer": "a"}) + "\n")
     (tmp_path / "null").symlink_to("/dev/null")
-    refusals = {(path, "json", tmp_path / "x.json"): "--write-back takes otel FILE",
-                (path, "otel", path): "is an input of this command",
-                (path, "otel", tmp_path / "null"): "is a stream",
-                (native, "otel", tmp_path / "x.json"): "is read as ragmeter's JSONL, not as OpenTelemetry traces"}
+    refusals = {
+        (path, "json", tmp_path / "x.json"): "--write-back takes otel FILE",
+        (path, "otel", path): "is an input of this command",
+        (path, "otel", tmp_path / "null"): "is a stream",
+        (native, "otel", tmp_path / "x.json"): "is read as ragmeter's JSONL, not as OpenTelemetry traces",
+    }
     for (source, kind, target), message in refusals.items():
         before = path.read_bytes()
-        code = main(["run", str(source), "--out", str(tmp_path / "out"), "--metrics", "abstained",
-                     "--write-back", kind, str(target)])
+        code = main(
+            [
+                "run",
+                str(source),
+                "--out",
+                str(tmp_path / "out"),
+                "--metrics",
+                "abstained",
+                "--write-back",
+                kind,
+                str(target),
+            ]
+        )
         assert code == 2 and message in capsys.readouterr().err
         assert path.read_bytes() == before and not (tmp_path / "out").exists() and not (tmp_path / "x.json").exists()

@@ -42,10 +42,16 @@ if TYPE_CHECKING:
 START_S = 180
 #: Seconds Phoenix may take to list every span it was sent (it ingests them from a queue).
 INGEST_S = 60
-LLAMA_QUESTIONS = [("p-1", "What is the capital of France?"), ("p-1", "And the capital of Germany?"),
-                   ("p-2", "What is the capital of Italy?")]
-LANGCHAIN_QUESTIONS = [("c-1", "What is the capital of Germany?"), ("c-2", "What is the capital of Spain?"),
-                       ("c-1", "And the capital of France?")]
+LLAMA_QUESTIONS = [
+    ("p-1", "What is the capital of France?"),
+    ("p-1", "And the capital of Germany?"),
+    ("p-2", "What is the capital of Italy?"),
+]
+LANGCHAIN_QUESTIONS = [
+    ("c-1", "What is the capital of Germany?"),
+    ("c-2", "What is the capital of Spain?"),
+    ("c-1", "And the capital of France?"),
+]
 
 
 @dataclass(frozen=True)
@@ -76,14 +82,25 @@ def phoenix_server(workdir: Path) -> Iterator[str]:
     """A Phoenix server on loopback (its database in ``workdir``, telemetry off), up within :data:`START_S`
     seconds; yields its base URL and stops it afterwards, killing it if it does not stop."""
     port = _free_port()
-    env = {**os.environ, "PHOENIX_WORKING_DIR": str(workdir), "PHOENIX_HOST": "127.0.0.1",
-           "PHOENIX_PORT": str(port), "PHOENIX_GRPC_PORT": str(_free_port()), "PHOENIX_TELEMETRY_ENABLED": "false",
-           "PHOENIX_SQL_DATABASE_URL": f"sqlite:///{workdir / 'phoenix.db'}"}
+    env = {
+        **os.environ,
+        "PHOENIX_WORKING_DIR": str(workdir),
+        "PHOENIX_HOST": "127.0.0.1",
+        "PHOENIX_PORT": str(port),
+        "PHOENIX_GRPC_PORT": str(_free_port()),
+        "PHOENIX_TELEMETRY_ENABLED": "false",
+        "PHOENIX_SQL_DATABASE_URL": f"sqlite:///{workdir / 'phoenix.db'}",
+    }
     log = workdir / "phoenix.log"
     base = f"http://127.0.0.1:{port}"
     with log.open("wb") as out:
-        server = subprocess.Popen([sys.executable, "-m", "phoenix.server.main", "serve"], env=env, stdout=out,
-                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        server = subprocess.Popen(
+            [sys.executable, "-m", "phoenix.server.main", "serve"],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
         try:
             deadline = time.monotonic() + START_S
             while not _healthy(base):
@@ -111,8 +128,12 @@ def _healthy(base: str) -> bool:
 
 
 def _span_count(otlp: Path) -> int:
-    return sum(len(scope["spans"]) for line in otlp.read_text(encoding="utf-8").splitlines()
-               for resource in json.loads(line)["resourceSpans"] for scope in resource["scopeSpans"])
+    return sum(
+        len(scope["spans"])
+        for line in otlp.read_text(encoding="utf-8").splitlines()
+        for resource in json.loads(line)["resourceSpans"]
+        for scope in resource["scopeSpans"]
+    )
 
 
 def _spans_dataframe(base: str, expected: int) -> pd.DataFrame:
@@ -138,12 +159,14 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> Export:
     importing.start()
     with phoenix_server(folder) as base:
         endpoint = f"{base}/v1/traces"
-        turns = run_llama_index(TeeExporter(OTLPSpanExporter(endpoint=endpoint, timeout=10),
-                                            OtlpJsonLinesExporter(otlp)),
-                                [Turn(session, question) for session, question in LLAMA_QUESTIONS])
-        turns += run_langchain(TeeExporter(OTLPSpanExporter(endpoint=endpoint, timeout=10),
-                                           OtlpJsonLinesExporter(otlp)),
-                               [Turn(session, question) for session, question in LANGCHAIN_QUESTIONS])
+        turns = run_llama_index(
+            TeeExporter(OTLPSpanExporter(endpoint=endpoint, timeout=10), OtlpJsonLinesExporter(otlp)),
+            [Turn(session, question) for session, question in LLAMA_QUESTIONS],
+        )
+        turns += run_langchain(
+            TeeExporter(OTLPSpanExporter(endpoint=endpoint, timeout=10), OtlpJsonLinesExporter(otlp)),
+            [Turn(session, question) for session, question in LANGCHAIN_QUESTIONS],
+        )
         importing.join()
         frame = _spans_dataframe(base, _span_count(otlp))
     frame.to_parquet(folder / "spans.parquet")
@@ -159,8 +182,9 @@ def test_a_phoenix_export_is_read_as_the_records_the_pipelines_saw(export: Expor
 
 
 @pytest.mark.parametrize(("kind", "within_ms"), [("parquet", 0.002), ("jsonl", 2.0), ("iso_jsonl", 0.002)])
-def test_a_phoenix_export_and_the_otlp_json_of_the_same_spans_are_the_same_records(export: Export, kind: str,
-                                                                                   within_ms: float) -> None:
+def test_a_phoenix_export_and_the_otlp_json_of_the_same_spans_are_the_same_records(
+    export: Export, kind: str, within_ms: float
+) -> None:
     """Field by field, but for what an export lacks (resource attributes) or rounds: Phoenix keeps times to the
     microsecond (``to_json`` writes numbers to the millisecond) and its database keeps 15 digits of a score."""
     from_phoenix = list(ragmeter.read_records(getattr(export, kind)))
@@ -169,17 +193,34 @@ def test_a_phoenix_export_and_the_otlp_json_of_the_same_spans_are_the_same_recor
     for phoenix, otlp in zip(from_phoenix, from_otlp, strict=True):
         assert phoenix.latency_ms == pytest.approx(otlp.latency_ms, abs=within_ms)
         scores = otlp.metadata.get("retrieval_scores")
-        assert phoenix.metadata.get("retrieval_scores") == (None if scores is None else pytest.approx(scores, rel=1e-14))
+        assert phoenix.metadata.get("retrieval_scores") == (
+            None if scores is None else pytest.approx(scores, rel=1e-14)
+        )
         assert any(key.startswith("resource.") for key in otlp.metadata)
         kept = {k: v for k, v in otlp.metadata.items() if not k.startswith("resource.") and k != "retrieval_scores"}
-        assert replace(phoenix, latency_ms=None, metadata={**phoenix.metadata, "retrieval_scores": None}) == \
-            replace(otlp, latency_ms=None, metadata={**kept, "retrieval_scores": None})
+        assert replace(phoenix, latency_ms=None, metadata={**phoenix.metadata, "retrieval_scores": None}) == replace(
+            otlp, latency_ms=None, metadata={**kept, "retrieval_scores": None}
+        )
 
 
 def test_ragmeter_run_scores_a_phoenix_export_with_no_mapping_flag(export: Export, tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "ragmeter.cli", "run", str(export.parquet), "--out",
-                           str(tmp_path / "run"), "--phoenix-retrieval", "all"],
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ragmeter.cli",
+            "run",
+            str(export.parquet),
+            "--out",
+            str(tmp_path / "run"),
+            "--phoenix-retrieval",
+            "all",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert "overlap" in done.stdout and "total_tokens" in done.stdout and "latency_ms" in done.stdout
     items = (tmp_path / "run" / "items.jsonl").read_text(encoding="utf-8").splitlines()
@@ -194,8 +235,9 @@ def test_an_export_read_as_plain_parquet_or_jsonl_is_one_error_naming_the_phoeni
         assert "pass --input-format phoenix" in error.reason
 
 
-def test_a_row_that_cannot_be_read_is_an_error_of_its_line_and_its_trace_still_a_record(export: Export,
-                                                                                       tmp_path: Path) -> None:
+def test_a_row_that_cannot_be_read_is_an_error_of_its_line_and_its_trace_still_a_record(
+    export: Export, tmp_path: Path
+) -> None:
     rows = [json.loads(line) for line in export.jsonl.read_text(encoding="utf-8").splitlines()]
     child = next(i for i, row in enumerate(rows) if row["parent_id"])
     rows[child]["context.span_id"] = "not-an-id"

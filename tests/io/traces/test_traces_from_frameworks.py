@@ -27,8 +27,11 @@ from trace_producers import (
 import ragmeter
 from ragmeter.io.formats import detect_format
 
-QUESTIONS = [("s-1", "What is the capital of France?"), ("s-1", "And the capital of Germany?"),
-             ("s-2", "What is the capital of Spain?")]
+QUESTIONS = [
+    ("s-1", "What is the capital of France?"),
+    ("s-1", "And the capital of Germany?"),
+    ("s-2", "What is the capital of Spain?"),
+]
 
 
 def _turns() -> list[Turn]:
@@ -72,11 +75,28 @@ def test_the_refusal_of_a_traced_answer_counts_as_an_abstention_and_citations_as
 
 @pytest.mark.parametrize("fixture", ["llama_index_file", "langchain_file"])
 def test_ragmeter_run_scores_a_trace_export_with_no_mapping_flag_and_writes_scores_back(
-        fixture: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    fixture: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
     path, turns = request.getfixturevalue(fixture)
     back = tmp_path / "scores.otlp.jsonl"
-    done = subprocess.run([sys.executable, "-m", "ragmeter.cli", "run", str(path), "--out", str(tmp_path / "run"),
-                           "--write-back", "otel", str(back)], capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ragmeter.cli",
+            "run",
+            str(path),
+            "--out",
+            str(tmp_path / "run"),
+            "--write-back",
+            "otel",
+            str(back),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert "overlap" in done.stdout and "total_tokens" in done.stdout and "latency_ms" in done.stdout
     assert f"Scores of {len(turns)} traces written back" in done.stderr
@@ -110,9 +130,26 @@ def test_ragmeter_run_scores_a_trace_export_with_no_mapping_flag_and_writes_scor
 def test_the_written_back_scores_are_themselves_traces_ragmeter_reads(langchain_file, tmp_path: Path) -> None:
     path, _ = langchain_file
     back = tmp_path / "back.jsonl"
-    done = subprocess.run([sys.executable, "-m", "ragmeter.cli", "run", str(path), "--out", str(tmp_path / "run"),
-                           "--metrics", "abstained", "--write-back", "otel", str(back)],
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ragmeter.cli",
+            "run",
+            str(path),
+            "--out",
+            str(tmp_path / "run"),
+            "--metrics",
+            "abstained",
+            "--write-back",
+            "otel",
+            str(back),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert detect_format(back) == "otel"
     problems = [item for item in ragmeter.iter_records(back) if isinstance(item, ragmeter.InputError)]
@@ -130,8 +167,14 @@ def test_the_trace_guides_recipes_run_as_shown(langchain_file, tmp_path: Path) -
     for command, code in shell_commands(bash):
         words = command.split("#")[0].split()
         assert words[0] == "ragmeter"
-        done = subprocess.run([sys.executable, "-m", "ragmeter.cli", *words[1:]], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=300, check=False)
+        done = subprocess.run(
+            [sys.executable, "-m", "ragmeter.cli", *words[1:]],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         assert done.returncode == code, (command, done.stderr)
     assert (tmp_path / "scores.otlp.json").stat().st_size > 0
     python = text.split("```python\n")[1].split("```")[0]

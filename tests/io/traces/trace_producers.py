@@ -26,8 +26,11 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
-DOCS = {"d-paris": "Paris is the capital of France.", "d-berlin": "Berlin is the capital of Germany.",
-        "d-rome": "Rome is the capital of Italy."}
+DOCS = {
+    "d-paris": "Paris is the capital of France.",
+    "d-berlin": "Berlin is the capital of Germany.",
+    "d-rome": "Rome is the capital of Italy.",
+}
 
 
 @dataclass
@@ -166,9 +169,10 @@ def run_llama_index(exporter: SpanExporter, turns: list[Turn]) -> list[Turn]:
             text = answer_for(question, prompt)
             usage = (len(prompt.split()), len(text.split()))
             reported.append(usage)
-            return CompletionResponse(text=text, raw={"usage": {"prompt_tokens": usage[0],
-                                                                "completion_tokens": usage[1],
-                                                                "total_tokens": sum(usage)}})
+            return CompletionResponse(
+                text=text,
+                raw={"usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}},
+            )
 
         def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
             raise NotImplementedError("the test pipeline does not stream")
@@ -206,18 +210,38 @@ def run_langchain(exporter: SpanExporter, turns: list[Turn]) -> list[Turn]:
             return [Document(id=doc_id, page_content=text) for doc_id, text in naming(query)]
 
     retriever = CityRetriever()
-    prompt = ChatPromptTemplate.from_messages([("system", "Answer from the context, citing it.\n{context}"),
-                                               ("human", "{question}")])
+    prompt = ChatPromptTemplate.from_messages(
+        [("system", "Answer from the context, citing it.\n{context}"), ("human", "{question}")]
+    )
     with instrumented(LangChainInstrumentor(), exporter):
         for turn in turns:
             turn.chunks = naming(turn.question)
             context = "\n".join(text for _, text in turn.chunks)
             text = answer_for(turn.question, context)
             usage = (len(prompt.format(context=context, question=turn.question).split()), len(text.split()))
-            model = GenericFakeChatModel(messages=iter([AIMessage(content=text, usage_metadata={
-                "input_tokens": usage[0], "output_tokens": usage[1], "total_tokens": sum(usage)})]))
-            chain = ({"context": retriever | (lambda docs: "\n".join(d.page_content for d in docs)),
-                      "question": RunnablePassthrough()} | prompt | model | StrOutputParser())
+            model = GenericFakeChatModel(
+                messages=iter(
+                    [
+                        AIMessage(
+                            content=text,
+                            usage_metadata={
+                                "input_tokens": usage[0],
+                                "output_tokens": usage[1],
+                                "total_tokens": sum(usage),
+                            },
+                        )
+                    ]
+                )
+            )
+            chain = (
+                {
+                    "context": retriever | (lambda docs: "\n".join(d.page_content for d in docs)),
+                    "question": RunnablePassthrough(),
+                }
+                | prompt
+                | model
+                | StrOutputParser()
+            )
             with using_session(turn.session):
                 turn.answer = chain.invoke(turn.question)
             turn.usage = [usage]
@@ -244,8 +268,9 @@ def records_match(path: Path, turns: list[Turn], kind: str) -> list[Any]:
         assert record.usage == tuple(Usage(*counts) for counts in turn.usage)
         assert record.conversation_id == turn.session
         assert record.history == tuple(history.get(turn.session, []))
-        history.setdefault(turn.session, []).extend([HistoryTurn("user", turn.question),
-                                                     HistoryTurn("assistant", turn.answer)])
+        history.setdefault(turn.session, []).extend(
+            [HistoryTurn("user", turn.question), HistoryTurn("assistant", turn.answer)]
+        )
         assert record.id == record.metadata["trace_id"] and len(record.id) == 32
         assert record.latency_ms is not None and record.latency_ms > 0
     return records

@@ -57,8 +57,18 @@ from ragmeter.models import CachedEmbedder, embedder_backend, load_embedder, loa
 from ragmeter.models.base import CachedTokenEncoder
 from ragmeter.results.run_result import EvalResult
 
-__all__ = ["PIECE_LINES", "InputCheck", "Piece", "check_judge", "check_pieces", "connect", "evaluate_ray",
-           "input_files", "plan_pieces", "rows_in_shards"]
+__all__ = [
+    "PIECE_LINES",
+    "InputCheck",
+    "Piece",
+    "check_judge",
+    "check_pieces",
+    "connect",
+    "evaluate_ray",
+    "input_files",
+    "plan_pieces",
+    "rows_in_shards",
+]
 
 #: Lines of a JSONL file per piece: the unit of work an actor takes, is retried whole, and resumes from.
 PIECE_LINES = 2_000
@@ -97,8 +107,13 @@ def input_files(source: str | Path) -> list[Path]:
     return matches
 
 
-def plan_pieces(files: Sequence[Path], input_format: str = "auto", lines: int = PIECE_LINES, *,
-                options: Mapping[str, str] | None = None) -> list[Piece]:
+def plan_pieces(
+    files: Sequence[Path],
+    input_format: str = "auto",
+    lines: int = PIECE_LINES,
+    *,
+    options: Mapping[str, str] | None = None,
+) -> list[Piece]:
     """The pieces of ``files``, in input order (the format of each file detected unless given; ``options``: the
     formats' reader options, keyed as :func:`~ragmeter.io.formats.resolve_options` takes them). A file of a format
     that cannot be cut at line ends (CSV, Parquet, traces) is one piece."""
@@ -118,6 +133,7 @@ def plan_pieces(files: Sequence[Path], input_format: str = "auto", lines: int = 
 
 # ---------------------------------------------------------------- the check pass
 
+
 def _error_dict(error: InputError) -> dict[str, Any]:
     return {"reason": error.reason, "path": error.path, "line": error.line, "field": error.field}
 
@@ -136,8 +152,12 @@ def _check_piece(row: dict[str, Any], column_map: Mapping[str, str]) -> dict[str
                 errors.append(_error_dict(item))
         else:
             ids.append([item.id, item.model_id, line])
-    return {"index": piece.index, "ids": json.dumps(ids), "errors": json.dumps(errors),
-            "file_error": json.dumps(file_error)}
+    return {
+        "index": piece.index,
+        "ids": json.dumps(ids),
+        "errors": json.dumps(errors),
+        "file_error": json.dumps(file_error),
+    }
 
 
 @dataclass
@@ -157,7 +177,8 @@ def check_pieces(pieces: Sequence[Piece], column_map: Mapping[str, str], *, max_
     seen: dict[tuple[str, str | None], tuple[str, int]] = {}
     records_in: dict[str, int] = {}
     dataset = ray_data.from_items([_piece_row(p) for p in pieces], override_num_blocks=len(pieces)).map(
-        _check_piece, fn_kwargs={"column_map": dict(column_map)})
+        _check_piece, fn_kwargs={"column_map": dict(column_map)}
+    )
     for row in _worker_errors_raised_as_ours(dataset.iter_rows()):  # in input order: ids are checked in it
         piece = pieces[row["index"]]
         skip = check.skip.setdefault(piece.index, [])
@@ -192,12 +213,21 @@ def check_pieces(pieces: Sequence[Piece], column_map: Mapping[str, str], *, max_
 
 # ---------------------------------------------------------------- the score pass
 
+
 class _Scorer:
     """A Ray actor: the models loaded and the judge opened once; one piece scored per call."""
 
-    def __init__(self, metrics: list[str] | None, settings: Settings, column_map: dict[str, str],
-                 judge: JudgeConfig | None, skip: dict[int, list[int]], batch_size: int, store: Any,
-                 shards: str | None) -> None:
+    def __init__(
+        self,
+        metrics: list[str] | None,
+        settings: Settings,
+        column_map: dict[str, str],
+        judge: JudgeConfig | None,
+        skip: dict[int, list[int]],
+        batch_size: int,
+        store: Any,
+        shards: str | None,
+    ) -> None:
         chosen = resolve_metrics(metrics)
         resources = {r for m in chosen for r in m.resources}
         self.metrics, self.settings, self.column_map = metrics, settings, column_map
@@ -207,11 +237,20 @@ class _Scorer:
         # cached here, so that an actor asks for a text once, not once per piece; and the store shares what
         # the actors embed, so that the cluster embeds each text once. English records' backend is shared; a run
         # that meets another language loads that one's into the dict, which the actor keeps for its next piece
-        self.embedder = ({embedder_backend(settings.embedder): CachedEmbedder(
-                              SharedEmbedder(load_embedder(settings.embedder), store))}
-                         if "embedder" in resources else None)
-        self.token_encoder = (CachedTokenEncoder(load_token_encoder(settings.bertscore_model, settings.bertscore_layer))
-                              if "token_encoder" in resources else None)
+        self.embedder = (
+            {
+                embedder_backend(settings.embedder): CachedEmbedder(
+                    SharedEmbedder(load_embedder(settings.embedder), store)
+                )
+            }
+            if "embedder" in resources
+            else None
+        )
+        self.token_encoder = (
+            CachedTokenEncoder(load_token_encoder(settings.bertscore_model, settings.bertscore_layer))
+            if "token_encoder" in resources
+            else None
+        )
         self.judge = open_judge(judge) if judge is not None else None
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
@@ -219,22 +258,30 @@ class _Scorer:
         for values in zip(*batch.values(), strict=True):
             piece = _piece(dict(zip(batch, values, strict=True)))
             skip = self.skip.get(piece.index, set())
-            records = (item for line, item in piece.records(self.column_map)
-                       if isinstance(item, Record) and line not in skip)
+            records = (
+                item for line, item in piece.records(self.column_map) if isinstance(item, Record) and line not in skip
+            )
             rows: list[dict[str, Any]] = []
-            result = evaluate(records, metrics=self.metrics, settings=self.settings, embedder=self.embedder,
-                              token_encoder=self.token_encoder, judge=self.judge, on_items=rows.extend,
-                              batch_size=self.batch_size)
+            result = evaluate(
+                records,
+                metrics=self.metrics,
+                settings=self.settings,
+                embedder=self.embedder,
+                token_encoder=self.token_encoder,
+                judge=self.judge,
+                on_items=rows.extend,
+                batch_size=self.batch_size,
+            )
             text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
             if self.shards is not None:  # the piece's rows, kept should the run stop before the driver has them
                 atomic_write_text(shard_path(self.shards, piece.index), text)
             out["index"].append(piece.index)
             out["rows"].append(text)
             judging = result.judging
-            out["usage"].append(json.dumps({} if judging is None else
-                                           {name: u.to_dict() for name, u in judging.usage.items()}))
-            out["failures"].append(json.dumps([] if judging is None else list(judging.failures),
-                                              ensure_ascii=False))
+            out["usage"].append(
+                json.dumps({} if judging is None else {name: u.to_dict() for name, u in judging.usage.items()})
+            )
+            out["failures"].append(json.dumps([] if judging is None else list(judging.failures), ensure_ascii=False))
         return out
 
     def __del__(self) -> None:
@@ -258,11 +305,20 @@ def shard_path(folder: Path, index: int) -> Path:
     return folder / f"piece-{index:06d}.jsonl"
 
 
-def evaluate_ray(pieces: Sequence[Piece], check: InputCheck, *, metrics: Sequence[str] | None = None,
-                 settings: Settings | None = None, column_map: Mapping[str, str] | None = None,
-                 judge: JudgeConfig | None = None, workers: int | None = None,
-                 on_items: RowSink | None = None, finished: Sequence[Mapping[str, Any]] = (),
-                 shards: Path | None = None, batch_size: int = 256) -> EvalResult:
+def evaluate_ray(
+    pieces: Sequence[Piece],
+    check: InputCheck,
+    *,
+    metrics: Sequence[str] | None = None,
+    settings: Settings | None = None,
+    column_map: Mapping[str, str] | None = None,
+    judge: JudgeConfig | None = None,
+    workers: int | None = None,
+    on_items: RowSink | None = None,
+    finished: Sequence[Mapping[str, Any]] = (),
+    shards: Path | None = None,
+    batch_size: int = 256,
+) -> EvalResult:
     """Score the valid records of ``pieces`` (checked by :func:`check_pieces`) on the Ray cluster the process
     is connected to (:func:`connect`); ``on_items`` gets the rows in input order, as :func:`ragmeter.evaluate`
     gives them. ``judge`` is opened on every actor, each with its share of the judge's concurrency.
@@ -276,8 +332,10 @@ def evaluate_ray(pieces: Sequence[Piece], check: InputCheck, *, metrics: Sequenc
     workers = workers or _cluster_cpus()
     judged = any("judge" in m.resources for m in chosen)
     if judged and judge is None:
-        raise ConfigError(f"the judged metrics need a judge: pass judge=JudgeConfig(...) of a kind every actor can "
-                          f"open ({', '.join(_shareable_kinds())})")
+        raise ConfigError(
+            f"the judged metrics need a judge: pass judge=JudgeConfig(...) of a kind every actor can "
+            f"open ({', '.join(_shareable_kinds())})"
+        )
     check_judge(judge)
     actor_judge = None
     if judge is not None:
@@ -300,16 +358,24 @@ def evaluate_ray(pieces: Sequence[Piece], check: InputCheck, *, metrics: Sequenc
     if todo:
         ray_data = _ray_data()
         store = _ray().remote(EmbeddingStore).options(num_cpus=0).remote()
-        scorer = _scorer_class(metrics=list(metrics) if metrics is not None else None, settings=settings,
-                               column_map=dict(column_map or {}), judge=actor_judge, skip=check.skip,
-                               batch_size=batch_size, store=store,
-                               shards=str(shards) if shards is not None else None)
+        scorer = _scorer_class(
+            metrics=list(metrics) if metrics is not None else None,
+            settings=settings,
+            column_map=dict(column_map or {}),
+            judge=actor_judge,
+            skip=check.skip,
+            batch_size=batch_size,
+            store=store,
+            shards=str(shards) if shards is not None else None,
+        )
         dataset = ray_data.from_items([_piece_row(p) for p in todo], override_num_blocks=len(todo)).map_batches(
-            scorer, batch_size=1, num_cpus=1, compute=ray_data.ActorPoolStrategy(size=min(workers, len(todo))))
+            scorer, batch_size=1, num_cpus=1, compute=ray_data.ActorPoolStrategy(size=min(workers, len(todo)))
+        )
         outputs = _worker_errors_raised_as_ours(dataset.iter_rows())
     for piece in left:  # in input order: the scored pieces come from Ray in it, the kept ones from their shards
-        out: Mapping[str, Any] = ({"rows": kept[piece.index], "usage": "{}", "failures": "[]"}
-                                  if piece.index in kept else next(outputs))
+        out: Mapping[str, Any] = (
+            {"rows": kept[piece.index], "usage": "{}", "failures": "[]"} if piece.index in kept else next(outputs)
+        )
         already = max(0, done - starts[piece.index])  # rows of a piece that a torn write left in items.jsonl
         # split at "\n" only: a row may hold U+2028 and its kin unescaped, which splitlines() would cut at
         rows = [json.loads(line) for line in out["rows"].split("\n")[:-1]][already:]
@@ -366,9 +432,11 @@ def check_judge(judge: JudgeConfig | None) -> None:
     """Refuse a judge the actors cannot share: one whose backend starts a server (the packaged llama.cpp one)
     would start one per actor."""
     if judge is not None and backend_kind(judge.kind).capabilities.starts_server:
-        raise ConfigError(f"the Ray engine cannot start the server of a {judge.kind!r} judge on every actor: serve "
-                          "the model once (llama-server, vLLM, …) and give a judge of a kind that talks to it "
-                          f"({', '.join(_shareable_kinds())})")
+        raise ConfigError(
+            f"the Ray engine cannot start the server of a {judge.kind!r} judge on every actor: serve "
+            "the model once (llama-server, vLLM, …) and give a judge of a kind that talks to it "
+            f"({', '.join(_shareable_kinds())})"
+        )
 
 
 def _shareable_kinds() -> list[str]:
@@ -376,13 +444,16 @@ def _shareable_kinds() -> list[str]:
     return [kind for kind in backend_kinds() if not backend_kind(kind).capabilities.starts_server]
 
 
-def _take_finished(table: ItemTable, finished: Sequence[Mapping[str, Any]], check: InputCheck,
-                   judging: JudgingLog | None) -> None:
+def _take_finished(
+    table: ItemTable, finished: Sequence[Mapping[str, Any]], check: InputCheck, judging: JudgingLog | None
+) -> None:
     keys = check.keys
     for position, row in enumerate(finished):
         if position >= len(keys) or (row.get("id"), row.get("model_id")) != keys[position]:
-            raise ConfigError(f"the finished item {position + 1} ({row.get('id')!r}) is not record "
-                              f"{position + 1} of the input: the interrupted run scored other records")
+            raise ConfigError(
+                f"the finished item {position + 1} ({row.get('id')!r}) is not record "
+                f"{position + 1} of the input: the interrupted run scored other records"
+            )
         table.add_row(row, judging)
 
 
@@ -394,20 +465,24 @@ def _add_usage(total: dict[str, JudgeUsage], piece: Mapping[str, Mapping[str, An
         usage.failure_reasons.update(counters.get("failure_reasons", {}))
 
 
-def _signatures(chosen: list[Metric], settings: Settings,
-                judge: JudgeConfig | None) -> tuple[str | None, dict[str, Signature]]:
+def _signatures(
+    chosen: list[Metric], settings: Settings, judge: JudgeConfig | None
+) -> tuple[str | None, dict[str, Signature]]:
     """The judge's identity and every metric's signature, as a local run gives them."""
     planned = planning_judge(judge) if judge is not None else None
     try:
         run = RunContext(settings, judge=planned)
-        return (planned.identity if planned is not None else None,
-                {m.name: Signature(m.name, m.signature(run)) for m in chosen})
+        return (
+            planned.identity if planned is not None else None,
+            {m.name: Signature(m.name, m.signature(run)) for m in chosen},
+        )
     finally:
         if planned is not None:
             planned.close()
 
 
 # ---------------------------------------------------------------- Ray itself
+
 
 def _worker_errors_raised_as_ours(rows: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """``rows``, with an error raised on a worker re-raised as the :class:`RagmeterError` it wraps (a bad
@@ -461,9 +536,10 @@ def connect(address: str | None = None, *, cpus: int | None = None) -> None:
             ray.init(num_cpus=cpus, **options)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = f"the Ray cluster at {address}" if address else "a local Ray instance"
-        raise ConfigError(f"cannot start or join {where}: {str(exc).rstrip('.')}. Start a cluster with 'ray start "
-                          "--head' (then --ray-address auto), or leave --ray-address out to start one for this run"
-                          ) from None
+        raise ConfigError(
+            f"cannot start or join {where}: {str(exc).rstrip('.')}. Start a cluster with 'ray start "
+            "--head' (then --ray-address auto), or leave --ray-address out to start one for this run"
+        ) from None
     ray.data.DataContext.get_current().enable_progress_bars = False
 
 
@@ -476,8 +552,10 @@ def _check_reachable(address: str) -> None:
         socket.create_connection((host or "127.0.0.1", int(port)), timeout=5).close()
     except OSError as exc:
         reason = exc.strerror or str(exc) or type(exc).__name__
-        raise ConfigError(f"--ray-address {address}: nothing answers there ({reason}). Give HOST:PORT of a "
-                          "running Ray head (ray start --head prints it), ray://HOST:10001, or auto") from None
+        raise ConfigError(
+            f"--ray-address {address}: nothing answers there ({reason}). Give HOST:PORT of a "
+            "running Ray head (ray start --head prints it), ray://HOST:10001, or auto"
+        ) from None
 
 
 def _cluster_cpus() -> int:
@@ -485,12 +563,21 @@ def _cluster_cpus() -> int:
 
 
 def _piece_row(piece: Piece) -> dict[str, Any]:
-    return {"index": piece.index, "path": piece.path, "kind": piece.kind,
-            "span": json.dumps(asdict(piece.span) if piece.span is not None else None),
-            "options": json.dumps(piece.options)}
+    return {
+        "index": piece.index,
+        "path": piece.path,
+        "kind": piece.kind,
+        "span": json.dumps(asdict(piece.span) if piece.span is not None else None),
+        "options": json.dumps(piece.options),
+    }
 
 
 def _piece(row: Mapping[str, Any]) -> Piece:
     span = json.loads(row["span"])
-    return Piece(int(row["index"]), str(row["path"]), str(row["kind"]), Span(**span) if span else None,
-                 tuple((str(k), str(v)) for k, v in json.loads(row["options"])))
+    return Piece(
+        int(row["index"]),
+        str(row["path"]),
+        str(row["kind"]),
+        Span(**span) if span else None,
+        tuple((str(k), str(v)) for k, v in json.loads(row["options"])),
+    )

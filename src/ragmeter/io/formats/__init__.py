@@ -18,8 +18,17 @@ from ragmeter.io.formats import mtrag, native, otel, phoenix, ragas, table
 from ragmeter.io.formats.base import FormatOption, InputFormat, file_head
 from ragmeter.io.rows import jsonl_objects
 
-__all__ = ["FORMATS", "REGISTRY", "FormatOption", "InputFormat", "detect_format", "format_help", "looks_like",
-           "register", "resolve_options"]
+__all__ = [
+    "FORMATS",
+    "REGISTRY",
+    "FormatOption",
+    "InputFormat",
+    "detect_format",
+    "format_help",
+    "looks_like",
+    "register",
+    "resolve_options",
+]
 
 #: name → format, in the order of ``--input-format``'s choices and of detection.
 REGISTRY: dict[str, InputFormat] = {}
@@ -50,8 +59,10 @@ _KEYS_SHOWN = 3
 
 def format_help() -> str:
     """One line per choice of ``--input-format``, for ``--help``."""
-    return "; ".join([f"{fmt.name}: {fmt.description}" for fmt in REGISTRY.values()]
-                     + ["auto (the default): detected from the file's suffix and first record"])
+    return "; ".join(
+        [f"{fmt.name}: {fmt.description}" for fmt in REGISTRY.values()]
+        + ["auto (the default): detected from the file's suffix and first record"]
+    )
 
 
 def detect_format(path: str | Path) -> str:
@@ -96,8 +107,9 @@ def resolve_options(kind: str, given: Mapping[str, str]) -> dict[str, str]:
 def _jsonl_flavour(path: Path) -> str:
     for _, obj in jsonl_objects(path):
         if isinstance(obj, dict):
-            return next((fmt.name for fmt in REGISTRY.values() if fmt.matches is not None and fmt.matches(obj)),
-                        _FALLBACK)
+            return next(
+                (fmt.name for fmt in REGISTRY.values() if fmt.matches is not None and fmt.matches(obj)), _FALLBACK
+            )
     return _FALLBACK
 
 
@@ -128,11 +140,16 @@ def _json_evidence(path: Path, title: str) -> str:
     it is not OTLP JSON (which begins ``{"resourceSpans"`` and is claimed before this is asked)."""
     first = next(iter(jsonl_objects(path)), None)
     if first is None or not isinstance(first[1], dict):
-        return ("its first line, which begins with '{', is neither a whole JSON object nor OTLP JSON's "
-                "{\"resourceSpans\": …}")
+        return (
+            "its first line, which begins with '{', is neither a whole JSON object nor OTLP JSON's "
+            '{"resourceSpans": …}'
+        )
     obj = first[1]
     keys = [json.dumps(key)[:40] for key in list(obj)[:_KEYS_SHOWN]]
     listed = f"keys {', '.join(keys)}{', …' if len(obj) > _KEYS_SHOWN else ''}" if keys else "no key"
-    otlp = (" (\"resourceSpans\" among its keys, but not first as in OTLP JSON)" if "resourceSpans" in obj else
-            " and no \"resourceSpans\" (so not OTLP JSON)")
+    otlp = (
+        ' ("resourceSpans" among its keys, but not first as in OTLP JSON)'
+        if "resourceSpans" in obj
+        else ' and no "resourceSpans" (so not OTLP JSON)'
+    )
     return f"its first line is a JSON object with {listed}{otlp}, as in {title}"

@@ -83,8 +83,11 @@ def parsed(parser: Parser, obj: Any, **where: Any) -> Record | InputError:
 def jsonl_reader(parser: Parser) -> Reader:
     """The reader of a JSONL format whose lines ``parser`` turns into records."""
 
-    def read(path: Path, column_map: Mapping[str, str], span: Span | None = None,
-             ) -> Iterator[tuple[int, Record | InputError]]:
+    def read(
+        path: Path,
+        column_map: Mapping[str, str],
+        span: Span | None = None,
+    ) -> Iterator[tuple[int, Record | InputError]]:
         for number, obj in jsonl_objects(path, span):
             yield number, obj if isinstance(obj, InputError) else parsed(parser, obj, path=str(path), line=number)
 

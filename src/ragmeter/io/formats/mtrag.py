@@ -29,8 +29,18 @@ from ragmeter.io.formats.native import (
 __all__ = ["FORMAT", "looks_like_mtrag", "record_from_mtrag"]
 
 _ROLES = {"user": "user", "agent": "assistant", "assistant": "assistant"}
-_METADATA = ("conversation_id", "model_id", "turn", "collection", "Collection", "question_type",
-             "Question Type", "multi_turn", "Multi-Turn", "split")
+_METADATA = (
+    "conversation_id",
+    "model_id",
+    "turn",
+    "collection",
+    "Collection",
+    "question_type",
+    "Question Type",
+    "multi_turn",
+    "Multi-Turn",
+    "split",
+)
 
 
 def record_from_mtrag(obj: Any, *, path: str | None = None, line: int | None = None) -> Record:
@@ -43,12 +53,22 @@ def record_from_mtrag(obj: Any, *, path: str | None = None, line: int | None = N
         raise f.error(f"input[{len(turns) - 1}].speaker", "the last turn must be the user's question")
     predictions = f.items("predictions")
     if not predictions:
-        raise f.error("predictions", "missing: expected [{\"text\": answer}] (the answer to evaluate)")
-    answer = f.text("", value=f.mapping("", value=predictions[0], field="predictions[0]").get("text"),
-                    field="predictions[0].text", required=True)
+        raise f.error("predictions", 'missing: expected [{"text": answer}] (the answer to evaluate)')
+    answer = f.text(
+        "",
+        value=f.mapping("", value=predictions[0], field="predictions[0]").get("text"),
+        field="predictions[0].text",
+        required=True,
+    )
     references = real_references(
-        f.text("", value=f.mapping("", value=t, field=f"targets[{i}]").get("text"), field=f"targets[{i}].text",
-               required=True) for i, t in enumerate(f.items("targets")))
+        f.text(
+            "",
+            value=f.mapping("", value=t, field=f"targets[{i}]").get("text"),
+            field=f"targets[{i}].text",
+            required=True,
+        )
+        for i, t in enumerate(f.items("targets"))
+    )
     key = "answerability" if f.has("answerability") else "Answerability"
     return Record(
         id=f.identifier("task_id", required=False) or str(line),
@@ -83,8 +103,10 @@ def _with_relevance(f: FieldReader, chunks: tuple[Chunk, ...]) -> tuple[Chunk, .
         if value is None or value >= len(chunks):
             raise f.error(where, f"expected the index of a passage (0 to {len(chunks) - 1}), found {index!r}")
         relevant.add(int(value))
-    return tuple(replace(chunk, labels={**chunk.labels, "topically_relevant": int(k in relevant)})
-                 for k, chunk in enumerate(chunks))
+    return tuple(
+        replace(chunk, labels={**chunk.labels, "topically_relevant": int(k in relevant)})
+        for k, chunk in enumerate(chunks)
+    )
 
 
 def _turn(f: FieldReader, obj: Any, i: int) -> Turn:
@@ -97,9 +119,11 @@ def _turn(f: FieldReader, obj: Any, i: int) -> Turn:
 
 def _chunk(f: FieldReader, obj: Any, i: int) -> Chunk:
     chunk = f.mapping("", value=obj, field=f"contexts[{i}]")
-    return Chunk(doc_id=f.identifier("", value=chunk.get("document_id"), field=f"contexts[{i}].document_id"),  # type: ignore[arg-type]
-                 text=f.text("", value=chunk.get("text"), field=f"contexts[{i}].text", required=True),  # type: ignore[arg-type]
-                 title=f.text("", value=chunk.get("title"), field=f"contexts[{i}].title"))
+    return Chunk(
+        doc_id=f.identifier("", value=chunk.get("document_id"), field=f"contexts[{i}].document_id"),  # type: ignore[arg-type]
+        text=f.text("", value=chunk.get("text"), field=f"contexts[{i}].text", required=True),  # type: ignore[arg-type]
+        title=f.text("", value=chunk.get("title"), field=f"contexts[{i}].title"),
+    )
 
 
 def looks_like_mtrag(obj: Mapping[str, Any]) -> bool:
@@ -107,5 +131,10 @@ def looks_like_mtrag(obj: Mapping[str, Any]) -> bool:
     return "predictions" in obj or ("task_id" in obj and "input" in obj)
 
 
-FORMAT = InputFormat("mtrag", "MT-RAG JSONL", "MT-RAG generation tasks (input, contexts, targets, predictions)",
-                     jsonl_reader(record_from_mtrag), matches=looks_like_mtrag)
+FORMAT = InputFormat(
+    "mtrag",
+    "MT-RAG JSONL",
+    "MT-RAG generation tasks (input, contexts, targets, predictions)",
+    jsonl_reader(record_from_mtrag),
+    matches=looks_like_mtrag,
+)

@@ -50,16 +50,41 @@ from ragmeter.io.fields import MAX_CHUNKS, MAX_LATENCY_MS, MAX_NUGGETS, MAX_TOKE
 from ragmeter.io.formats.base import InputFormat, jsonl_reader
 from ragmeter.text.languages import language_code
 
-__all__ = ["FORMAT", "KNOWN_FIELDS", "content_id", "default_answerability", "parse_answerability", "read_contexts",
-           "real_references", "record_from_dict", "record_to_dict"]
+__all__ = [
+    "FORMAT",
+    "KNOWN_FIELDS",
+    "content_id",
+    "default_answerability",
+    "parse_answerability",
+    "read_contexts",
+    "real_references",
+    "record_from_dict",
+    "record_to_dict",
+]
 
-KNOWN_FIELDS = ("id", "question", "answer", "contexts", "references", "reference", "history", "answerability",
-                "labels", "usage", "latency_ms", "action", "qrels", "nuggets", "metadata")
+KNOWN_FIELDS = (
+    "id",
+    "question",
+    "answer",
+    "contexts",
+    "references",
+    "reference",
+    "history",
+    "answerability",
+    "labels",
+    "usage",
+    "latency_ms",
+    "action",
+    "qrels",
+    "nuggets",
+    "metadata",
+)
 _CHOICES = ", ".join(a.value for a in Answerability)
 
 
-def record_from_dict(obj: Any, *, path: str | None = None, line: int | None = None,
-                     names: Mapping[str, str] | None = None) -> Record:
+def record_from_dict(
+    obj: Any, *, path: str | None = None, line: int | None = None, names: Mapping[str, str] | None = None
+) -> Record:
     """Validate one native record; the first problem raises :class:`~ragmeter.core.errors.InputError`.
 
     The id is the record's ``id``; without one, the line number ``line``; without both (a record built in
@@ -68,9 +93,11 @@ def record_from_dict(obj: Any, *, path: str | None = None, line: int | None = No
     f = FieldReader(obj, path=path, line=line, names=names)
     if f.has("references") and f.has("reference"):
         raise f.error("reference", "give either 'references' (a list) or 'reference' (one string), not both")
-    references = real_references([f.text("reference")] if f.has("reference")
-                                 else [f.text("", value=r, field=f"references[{i}]", required=True)
-                                       for i, r in enumerate(f.items("references"))])
+    references = real_references(
+        [f.text("reference")]
+        if f.has("reference")
+        else [f.text("", value=r, field=f"references[{i}]", required=True) for i, r in enumerate(f.items("references"))]
+    )
     metadata = {**{k: v for k, v in f.obj.items() if k not in KNOWN_FIELDS}, **f.mapping("metadata")}
     if metadata.get("language") is not None:
         try:
@@ -84,8 +111,9 @@ def record_from_dict(obj: Any, *, path: str | None = None, line: int | None = No
         contexts=tuple(_chunk(f, c, i) for i, c in enumerate(read_contexts(f, "contexts"))),
         references=references,
         history=tuple(_turn(f, t, i) for i, t in enumerate(f.items("history"))),
-        answerability=(parse_answerability(f, f.raw("answerability"), "answerability")
-                       or default_answerability(references)),
+        answerability=(
+            parse_answerability(f, f.raw("answerability"), "answerability") or default_answerability(references)
+        ),
         labels=f.labels("labels", ANSWER_LABELS),
         usage=_usage(f),
         latency_ms=f.number("latency_ms", minimum=0, maximum=MAX_LATENCY_MS, unit="7 days in ms"),
@@ -101,22 +129,29 @@ def record_to_dict(record: Record) -> dict[str, Any]:
     :func:`record_from_dict`."""
     obj: dict[str, Any] = {"id": record.id, "question": record.question, "answer": record.answer}
     if record.contexts:
-        obj["contexts"] = [{"doc_id": c.doc_id, "text": c.text,
-                            **({"title": c.title} if c.title is not None else {}),
-                            **({"labels": dict(c.labels)} if c.labels else {})} for c in record.contexts]
+        obj["contexts"] = [
+            {
+                "doc_id": c.doc_id,
+                "text": c.text,
+                **({"title": c.title} if c.title is not None else {}),
+                **({"labels": dict(c.labels)} if c.labels else {}),
+            }
+            for c in record.contexts
+        ]
     optional = {
         "references": list(record.references) or None,
         "history": [{"role": t.role, "text": t.text} for t in record.history] or None,
         "answerability": record.answerability.value if record.answerability else None,
         "labels": dict(record.labels) or None,
-        "usage": None if record.usage is None else [{"prompt_tokens": u.prompt_tokens,
-                                                      "completion_tokens": u.completion_tokens}
-                                                     for u in record.usage],
+        "usage": None
+        if record.usage is None
+        else [{"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens} for u in record.usage],
         "latency_ms": record.latency_ms,
         "action": record.action,
         "qrels": None if record.qrels is None else dict(record.qrels),
-        "nuggets": None if record.nuggets is None else [
-            {"text": n.text, "importance": "vital" if n.vital else "okay"} for n in record.nuggets],
+        "nuggets": None
+        if record.nuggets is None
+        else [{"text": n.text, "importance": "vital" if n.vital else "okay"} for n in record.nuggets],
         "metadata": dict(record.metadata) or None,
     }
     obj.update({key: value for key, value in optional.items() if value is not None})
@@ -165,17 +200,21 @@ def _chunk(f: FieldReader, obj: Any, i: int) -> Chunk:
     if not isinstance(obj, dict):
         raise f.error(where, "expected an object {doc_id, text, title?}")
     chunk = obj
-    return Chunk(doc_id=f.identifier("", value=chunk.get("doc_id"), field=f"{where}.doc_id"),  # type: ignore[arg-type]
-                 text=f.text("", value=chunk.get("text"), field=f"{where}.text", required=True),  # type: ignore[arg-type]
-                 title=f.text("", value=chunk.get("title"), field=f"{where}.title"),
-                 labels=f.labels("", CHUNK_LABELS, value=chunk.get("labels"), field=f"{where}.labels"))
+    return Chunk(
+        doc_id=f.identifier("", value=chunk.get("doc_id"), field=f"{where}.doc_id"),  # type: ignore[arg-type]
+        text=f.text("", value=chunk.get("text"), field=f"{where}.text", required=True),  # type: ignore[arg-type]
+        title=f.text("", value=chunk.get("title"), field=f"{where}.title"),
+        labels=f.labels("", CHUNK_LABELS, value=chunk.get("labels"), field=f"{where}.labels"),
+    )
 
 
 def _turn(f: FieldReader, obj: Any, i: int) -> Turn:
     where = f"history[{i}]"
     turn = f.mapping("", value=obj, field=where)
-    return Turn(role=f.text("", value=turn.get("role"), field=f"{where}.role", required=True),  # type: ignore[arg-type]
-                text=f.text("", value=turn.get("text"), field=f"{where}.text", required=True))  # type: ignore[arg-type]
+    return Turn(
+        role=f.text("", value=turn.get("role"), field=f"{where}.role", required=True),  # type: ignore[arg-type]
+        text=f.text("", value=turn.get("text"), field=f"{where}.text", required=True),
+    )  # type: ignore[arg-type]
 
 
 def _nuggets(f: FieldReader) -> tuple[Nugget, ...] | None:
@@ -214,14 +253,27 @@ def _usage(f: FieldReader) -> tuple[Usage, ...] | None:
     for i, call in enumerate(calls):
         where = f"usage[{i}]" if isinstance(raw, list) else "usage"
         call = f.mapping("", value=call, field=where)
-        tokens = [f.number("", value=call.get(key), field=f"{where}.{key}", minimum=0, integer=True,
-                           maximum=MAX_TOKENS_PER_CALL, unit="tokens per call")
-                  for key in ("prompt_tokens", "completion_tokens")]
+        tokens = [
+            f.number(
+                "",
+                value=call.get(key),
+                field=f"{where}.{key}",
+                minimum=0,
+                integer=True,
+                maximum=MAX_TOKENS_PER_CALL,
+                unit="tokens per call",
+            )
+            for key in ("prompt_tokens", "completion_tokens")
+        ]
         if tokens[0] is None and tokens[1] is None:
             raise f.error(where, "expected prompt_tokens and/or completion_tokens")
         usage.append(Usage(int(tokens[0] or 0), int(tokens[1] or 0)))
     return tuple(usage)
 
 
-FORMAT = InputFormat("native", "ragmeter's JSONL", "ragmeter's JSONL records (the default for a JSONL file)",
-                     jsonl_reader(record_from_dict))
+FORMAT = InputFormat(
+    "native",
+    "ragmeter's JSONL",
+    "ragmeter's JSONL records (the default for a JSONL file)",
+    jsonl_reader(record_from_dict),
+)

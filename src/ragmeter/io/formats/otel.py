@@ -21,8 +21,9 @@ from ragmeter.io.traces.otlp import otlp_spans
 __all__ = ["FORMAT", "read_otel"]
 
 
-def read_otel(path: Path, column_map: Mapping[str, str], span: Span | None = None,
-              options: Mapping[str, str] | None = None) -> Iterator[tuple[int, Record | InputError]]:
+def read_otel(
+    path: Path, column_map: Mapping[str, str], span: Span | None = None, options: Mapping[str, str] | None = None
+) -> Iterator[tuple[int, Record | InputError]]:
     """(line of the trace's root span, record or its error) for every trace of the file, and (line, error) for
     every span or line that cannot be read."""
     return trace_records(otlp_spans(path, skip=unused_attribute), str(path), options)
@@ -37,11 +38,25 @@ def _claims(path: Path) -> str | None:
 
 
 FORMAT = InputFormat(
-    "otel", "OpenTelemetry traces (OTLP JSON)",
+    "otel",
+    "OpenTelemetry traces (OTLP JSON)",
     "OpenTelemetry traces as OTLP JSON (a collector's file export, or an OTLP/HTTP body) with OpenInference "
-    "attributes, one record per trace", read_otel, family="otel", claims=_claims, spans=False,
-    options=(FormatOption("retrieval", ("last", "all"),
-                          "traces with several retrieval stages: the chunks of the last stage (default), or of all"),
-             FormatOption("answer", ("root", "llm"),
-                          "the answer: the root span's output (default; the last LLM output when it has none), or "
-                          "the last LLM call's output message")))
+    "attributes, one record per trace",
+    read_otel,
+    family="otel",
+    claims=_claims,
+    spans=False,
+    options=(
+        FormatOption(
+            "retrieval",
+            ("last", "all"),
+            "traces with several retrieval stages: the chunks of the last stage (default), or of all",
+        ),
+        FormatOption(
+            "answer",
+            ("root", "llm"),
+            "the answer: the root span's output (default; the last LLM output when it has none), or "
+            "the last LLM call's output message",
+        ),
+    ),
+)

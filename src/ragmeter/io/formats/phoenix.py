@@ -59,8 +59,9 @@ _ISO = re.compile(r"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d
 _PARQUET_MAGIC = b"PAR1"
 
 
-def read_phoenix(path: Path, column_map: Mapping[str, str], span: Span | None = None,
-                 options: Mapping[str, str] | None = None) -> Iterator[tuple[int, Record | InputError]]:
+def read_phoenix(
+    path: Path, column_map: Mapping[str, str], span: Span | None = None, options: Mapping[str, str] | None = None
+) -> Iterator[tuple[int, Record | InputError]]:
     """(row of the trace's root span, record or its error) for every trace of the export, and (row, error) for
     every row that cannot be read."""
     return trace_records(_in_time_order(phoenix_spans(path)), str(path), options)
@@ -107,11 +108,19 @@ def _span(row: Mapping[str, Any], path: str, line: int) -> SpanRow | InputError:
         except ValueError as exc:
             return InputError(f"expected a time: {exc}", field=column, **where)
     status = row.get("status_code")
-    return SpanRow(trace_id=ids["context.trace_id"], span_id=ids["context.span_id"],  # type: ignore[arg-type]
-                   parent_id=ids["parent_id"], name=str(row.get("name") or ""), start_ns=times["start_time"],
-                   end_ns=times["end_time"], attributes=_attributes(row), resource={},
-                   status_code=_STATUS.get(status, 0) if isinstance(status, str) else _whole(status, 0),
-                   status_message=str(row.get("status_message") or ""), line=line)
+    return SpanRow(
+        trace_id=ids["context.trace_id"],
+        span_id=ids["context.span_id"],  # type: ignore[arg-type]
+        parent_id=ids["parent_id"],
+        name=str(row.get("name") or ""),
+        start_ns=times["start_time"],
+        end_ns=times["end_time"],
+        attributes=_attributes(row),
+        resource={},
+        status_code=_STATUS.get(status, 0) if isinstance(status, str) else _whole(status, 0),
+        status_message=str(row.get("status_message") or ""),
+        line=line,
+    )
 
 
 def _whole(value: Any, default: int) -> int:
@@ -133,8 +142,9 @@ def _nanos(value: Any) -> int | None:
     if isinstance(value, datetime):
         return _since_epoch(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        scale = next(scale for bound, scale in ((1e11, 10**9), (1e14, 10**6), (1e17, 10**3), (math.inf, 1))
-                     if abs(value) < bound)
+        scale = next(
+            scale for bound, scale in ((1e11, 10**9), (1e14, 10**6), (1e17, 10**3), (math.inf, 1)) if abs(value) < bound
+        )
         return round(value * scale)
     if isinstance(value, str):
         match = _ISO.fullmatch(value.strip())
@@ -161,10 +171,15 @@ def _json_text_keys() -> tuple[str, ...]:
     try:
         from openinference.semconv.trace import DocumentAttributes, SpanAttributes
     except ImportError as exc:
-        raise MissingDependencyError("openinference-semantic-conventions", "otel",
-                                     "reading Phoenix span exports") from exc
-    return (DocumentAttributes.DOCUMENT_METADATA, SpanAttributes.LLM_PROMPT_TEMPLATE_VARIABLES,
-            SpanAttributes.METADATA, SpanAttributes.TOOL_PARAMETERS)
+        raise MissingDependencyError(
+            "openinference-semantic-conventions", "otel", "reading Phoenix span exports"
+        ) from exc
+    return (
+        DocumentAttributes.DOCUMENT_METADATA,
+        SpanAttributes.LLM_PROMPT_TEMPLATE_VARIABLES,
+        SpanAttributes.METADATA,
+        SpanAttributes.TOOL_PARAMETERS,
+    )
 
 
 def _attributes(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -173,7 +188,7 @@ def _attributes(row: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(column, str) and column.startswith(_ATTRIBUTES):
             if isinstance(value, float) and value.is_integer():
                 value = int(value)
-            _flatten(column[len(_ATTRIBUTES):], value, out)
+            _flatten(column[len(_ATTRIBUTES) :], value, out)
     kind = row.get("span_kind")
     if "openinference.span.kind" not in out and isinstance(kind, str) and kind:
         out["openinference.span.kind"] = kind
@@ -228,7 +243,13 @@ def _claims(path: Path) -> str | None:
 
 
 FORMAT = InputFormat(
-    "phoenix", "Phoenix span export",
+    "phoenix",
+    "Phoenix span export",
     "an Arize Phoenix span export (its spans DataFrame saved as Parquet or JSON lines) with OpenInference "
-    "attributes, one record per trace", read_phoenix, family="phoenix", claims=_claims, spans=False,
-    options=OTEL.options)
+    "attributes, one record per trace",
+    read_phoenix,
+    family="phoenix",
+    claims=_claims,
+    spans=False,
+    options=OTEL.options,
+)

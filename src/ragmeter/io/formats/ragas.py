@@ -22,13 +22,16 @@ RAGAS_FIELDS = ("user_input", "response", "retrieved_contexts", "retrieved_conte
 
 def record_from_ragas(obj: Any, *, path: str | None = None, line: int | None = None) -> Record:
     f = FieldReader(obj, path=path, line=line)
-    texts = [f.text("", value=t, field=f"retrieved_contexts[{i}]", required=True)
-             for i, t in enumerate(read_contexts(f, "retrieved_contexts"))]
+    texts = [
+        f.text("", value=t, field=f"retrieved_contexts[{i}]", required=True)
+        for i, t in enumerate(read_contexts(f, "retrieved_contexts"))
+    ]
     ids = f.items("retrieved_context_ids")
     if ids and len(ids) != len(texts):
         raise f.error("retrieved_context_ids", f"has {len(ids)} ids for {len(texts)} retrieved_contexts")
-    doc_ids = [f.identifier("", value=d, field=f"retrieved_context_ids[{i}]") for i, d in enumerate(ids)] \
-        or [str(rank) for rank in range(1, len(texts) + 1)]
+    doc_ids = [f.identifier("", value=d, field=f"retrieved_context_ids[{i}]") for i, d in enumerate(ids)] or [
+        str(rank) for rank in range(1, len(texts) + 1)
+    ]
     references = real_references([f.text("reference")])
     return Record(
         id=f.identifier("id", required=False) or str(line),
@@ -37,8 +40,7 @@ def record_from_ragas(obj: Any, *, path: str | None = None, line: int | None = N
         contexts=tuple(Chunk(doc_id=d, text=t) for d, t in zip(doc_ids, texts, strict=True)),  # type: ignore[arg-type]
         references=references,
         answerability=default_answerability(references),
-        metadata={k: v for k, v in f.obj.items()
-                  if k not in ("id", "reference", *RAGAS_FIELDS)},
+        metadata={k: v for k, v in f.obj.items() if k not in ("id", "reference", *RAGAS_FIELDS)},
     )
 
 
@@ -47,5 +49,10 @@ def looks_like_ragas(obj: Mapping[str, Any]) -> bool:
     return "user_input" in obj or "retrieved_contexts" in obj
 
 
-FORMAT = InputFormat("ragas", "RAGAS JSONL", "RAGAS-style rows (user_input, retrieved_contexts, response, reference)",
-                     jsonl_reader(record_from_ragas), matches=looks_like_ragas)
+FORMAT = InputFormat(
+    "ragas",
+    "RAGAS JSONL",
+    "RAGAS-style rows (user_input, retrieved_contexts, response, reference)",
+    jsonl_reader(record_from_ragas),
+    matches=looks_like_ragas,
+)

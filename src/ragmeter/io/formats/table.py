@@ -23,11 +23,29 @@ from ragmeter.io.formats.native import KNOWN_FIELDS, record_from_dict
 from ragmeter.io.formats.ragas import RAGAS_FIELDS, looks_like_ragas, record_from_ragas
 from ragmeter.io.rows import Span, csv_dicts, csv_rows, header_problem, parquet_rows
 
-__all__ = ["CSV", "MAP_FIELDS", "PARQUET", "missing_columns", "parse_column_map", "read_csv", "read_parquet",
-           "table_records"]
+__all__ = [
+    "CSV",
+    "MAP_FIELDS",
+    "PARQUET",
+    "missing_columns",
+    "parse_column_map",
+    "read_csv",
+    "read_parquet",
+    "table_records",
+]
 
-_STRUCTURED = ("contexts", "references", "history", "usage", "labels", "qrels", "nuggets", "metadata",
-               "retrieved_contexts", "retrieved_context_ids")
+_STRUCTURED = (
+    "contexts",
+    "references",
+    "history",
+    "usage",
+    "labels",
+    "qrels",
+    "nuggets",
+    "metadata",
+    "retrieved_contexts",
+    "retrieved_context_ids",
+)
 _NUMERIC = ("latency_ms",)
 _TOKEN_COLUMNS = ("prompt_tokens", "completion_tokens")
 _KEEP_EMPTY = ("answer", "response")  # an empty answer cell is an empty answer, not a missing one
@@ -36,8 +54,9 @@ _KEEP_EMPTY = ("answer", "response")  # an empty answer cell is an empty answer,
 MAP_FIELDS = (*KNOWN_FIELDS, *_TOKEN_COLUMNS, "model_id", "conversation_id", "run_id", *RAGAS_FIELDS)
 
 
-def read_csv(path: Path, column_map: Mapping[str, str],
-             span: Span | None = None) -> Iterator[tuple[int, Record | InputError]]:
+def read_csv(
+    path: Path, column_map: Mapping[str, str], span: Span | None = None
+) -> Iterator[tuple[int, Record | InputError]]:
     """(line, record or its error) of a CSV/TSV file, numbered by the line each row starts on, except that a row
     right after blank lines has the number of the first of them, as it always had (its default id is that number).
     """
@@ -52,8 +71,9 @@ def read_csv(path: Path, column_map: Mapping[str, str],
     yield from table_records(path, csv_dicts(path, header, rows), column_map)
 
 
-def read_parquet(path: Path, column_map: Mapping[str, str],
-                 span: Span | None = None) -> Iterator[tuple[int, Record | InputError]]:
+def read_parquet(
+    path: Path, column_map: Mapping[str, str], span: Span | None = None
+) -> Iterator[tuple[int, Record | InputError]]:
     """(row number from 1, record or its error) of a Parquet file."""
     names, rows = parquet_rows(path)
     problem = missing_columns(path, names, column_map)
@@ -63,8 +83,9 @@ def read_parquet(path: Path, column_map: Mapping[str, str],
     yield from table_records(path, rows, column_map)
 
 
-def table_records(path: Path, rows: Iterator[tuple[int, dict[str, Any] | InputError]],
-                  column_map: Mapping[str, str]) -> Iterator[tuple[int, Record | InputError]]:
+def table_records(
+    path: Path, rows: Iterator[tuple[int, dict[str, Any] | InputError]], column_map: Mapping[str, str]
+) -> Iterator[tuple[int, Record | InputError]]:
     """(line, record or the error that rejects it) of numbered table rows (a CSV's, a Parquet file's, a
     DataFrame's), their columns renamed by ``column_map``; a row with RAGAS's column names is read as RAGAS."""
     columns = {column: field for field, column in column_map.items()}
@@ -95,8 +116,9 @@ def _table_row(row: Mapping[str, Any], columns: Mapping[str, str], where: dict[s
             try:
                 value = json.loads(value)
             except json.JSONDecodeError as exc:
-                raise InputError(f"broken JSON in this cell at column {exc.colno}: {exc.msg}",
-                                 field=name, **where) from exc
+                raise InputError(
+                    f"broken JSON in this cell at column {exc.colno}: {exc.msg}", field=name, **where
+                ) from exc
         elif isinstance(value, str) and target == "references":
             value = [value]
         elif isinstance(value, str) and target in _NUMERIC:
@@ -118,13 +140,22 @@ def _number_or_keep(value: str) -> Any:
 
 def _token_count(value: Any, column: str, where: dict[str, Any]) -> int:
     number = _number_or_keep(value) if isinstance(value, str) else value
-    if (isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number)
-            or number != int(number) or number < 0):
+    if (
+        isinstance(number, bool)
+        or not isinstance(number, (int, float))
+        or not math.isfinite(number)
+        or number != int(number)
+        or number < 0
+    ):
         raise InputError(f"expected a whole number of tokens ≥ 0, found {value!r}", field=column, **where)
     if number > MAX_TOKENS_PER_CALL:
-        raise InputError(f"expected a whole number ≤ {MAX_TOKENS_PER_CALL:,} (tokens per call), found "
-                         f"{exact_number(number)}: a value this large is a logging error; check how this column "
-                         "was recorded", field=column, **where)
+        raise InputError(
+            f"expected a whole number ≤ {MAX_TOKENS_PER_CALL:,} (tokens per call), found "
+            f"{exact_number(number)}: a value this large is a logging error; check how this column "
+            "was recorded",
+            field=column,
+            **where,
+        )
     return int(number)
 
 
@@ -154,22 +185,43 @@ def parse_column_map(pairs: Sequence[str]) -> dict[str, str]:
         if field_name not in MAP_FIELDS:
             close = difflib.get_close_matches(field_name, MAP_FIELDS, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(f"--map {field_name}={column}: {field_name!r} is not a record field{hint}. FIELD is one "
-                              f"of {', '.join(MAP_FIELDS[:-len(RAGAS_FIELDS)])}; in RAGAS-style tables also "
-                              f"{', '.join(RAGAS_FIELDS)} (unmapped columns keep their names; unknown ones go to "
-                              "metadata)")
+            raise ConfigError(
+                f"--map {field_name}={column}: {field_name!r} is not a record field{hint}. FIELD is one "
+                f"of {', '.join(MAP_FIELDS[: -len(RAGAS_FIELDS)])}; in RAGAS-style tables also "
+                f"{', '.join(RAGAS_FIELDS)} (unmapped columns keep their names; unknown ones go to "
+                "metadata)"
+            )
         if field_name in mapping:
-            raise ConfigError(f"--map names {field_name!r} twice (columns {mapping[field_name]!r} and {column!r}): "
-                              "keep one")
+            raise ConfigError(
+                f"--map names {field_name!r} twice (columns {mapping[field_name]!r} and {column!r}): keep one"
+            )
         other = next((name for name, taken in mapping.items() if taken == column), None)
         if other is not None:
-            raise ConfigError(f"--map maps both {other!r} and {field_name!r} to column {column!r}: a column fills "
-                              "one field")
+            raise ConfigError(
+                f"--map maps both {other!r} and {field_name!r} to column {column!r}: a column fills one field"
+            )
         mapping[field_name] = column
     return mapping
 
 
-CSV = InputFormat("csv", "CSV", "a CSV (.csv) or TSV (.tsv) table with a header row, one record per row",
-                  read_csv, family="csv", suffixes=(".csv", ".tsv"), spans=False, columns=True)
-PARQUET = InputFormat("parquet", "Parquet", "a Parquet (.parquet, .pq) table, one record per row", read_parquet,
-                      family="parquet", suffixes=(".parquet", ".pq"), magic=b"PAR1", spans=False, columns=True)
+CSV = InputFormat(
+    "csv",
+    "CSV",
+    "a CSV (.csv) or TSV (.tsv) table with a header row, one record per row",
+    read_csv,
+    family="csv",
+    suffixes=(".csv", ".tsv"),
+    spans=False,
+    columns=True,
+)
+PARQUET = InputFormat(
+    "parquet",
+    "Parquet",
+    "a Parquet (.parquet, .pq) table, one record per row",
+    read_parquet,
+    family="parquet",
+    suffixes=(".parquet", ".pq"),
+    magic=b"PAR1",
+    spans=False,
+    columns=True,
+)

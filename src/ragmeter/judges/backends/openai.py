@@ -72,9 +72,18 @@ class OpenAIBackend:
     bounds, ``instructions`` leaves them out (see the module docstring). ``cache_prompt``: sent as llama.cpp's
     field of that name when not ``None`` (``False``: every request computed whole, whatever came before)."""
 
-    def __init__(self, *, base_url: str | None, model: str, api_key_env: str | None = "OPENAI_API_KEY",
-                 temperature: float = 0.0, seed: int = 0, timeout_s: float = 120.0,
-                 bounds: str = "schema", cache_prompt: bool | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str | None,
+        model: str,
+        api_key_env: str | None = "OPENAI_API_KEY",
+        temperature: float = 0.0,
+        seed: int = 0,
+        timeout_s: float = 120.0,
+        bounds: str = "schema",
+        cache_prompt: bool | None = None,
+    ) -> None:
         if bounds not in BOUNDS:
             raise ConfigError(f"the judge's bounds must be one of {', '.join(BOUNDS)}, got {bounds!r}")
         try:
@@ -85,8 +94,10 @@ class OpenAIBackend:
         if api_key_env is not None:
             key = os.environ.get(api_key_env, "")
             if not key:
-                raise ConfigError(f"the judge's API key is read from ${api_key_env}, which is not set: export it, "
-                                  "or name another variable with --judge-api-key-env")
+                raise ConfigError(
+                    f"the judge's API key is read from ${api_key_env}, which is not set: export it, "
+                    "or name another variable with --judge-api-key-env"
+                )
         self._key = key
         self._key_env = api_key_env
         self._openai = openai
@@ -108,11 +119,17 @@ class OpenAIBackend:
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body of ``request``'s chat completion."""
         schema = dict(request.schema) if self.bounds == "schema" else _without_bounds(request.schema)
-        body = {"model": self.model, "temperature": self.temperature, "seed": self.seed,
-                "max_tokens": request.max_tokens,
-                "messages": [{"role": role, "content": content} for role, content in request.messages],
-                "response_format": {"type": "json_schema", "json_schema": {
-                    "name": request.schema_name, "strict": True, "schema": schema}}}
+        body = {
+            "model": self.model,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "max_tokens": request.max_tokens,
+            "messages": [{"role": role, "content": content} for role, content in request.messages],
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": request.schema_name, "strict": True, "schema": schema},
+            },
+        }
         if self.cache_prompt is not None:  # llama.cpp's own field: reuse the slot's cached prompt prefix or not
             body["cache_prompt"] = self.cache_prompt
         return body
@@ -126,28 +143,44 @@ class OpenAIBackend:
             # types, which costs a third of the client's CPU time per call
             response = await self._client.post("/chat/completions", body=body, cast_to=self._completion)
         except openai.RateLimitError as exc:
-            raise TransientJudgeError(self.redact(f"rate limited (429): {exc.message}"),
-                                      retry_after=_retry_after(exc.response.headers), rate_limited=True) from None
+            raise TransientJudgeError(
+                self.redact(f"rate limited (429): {exc.message}"),
+                retry_after=_retry_after(exc.response.headers),
+                rate_limited=True,
+            ) from None
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-            raise JudgeError(self.redact(f"the judge endpoint at {self.base_url} refused {self._key_source()} "
-                                         f"({exc.status_code}: {exc.message}): check the key, or name the "
-                                         "variable that holds the right one with --judge-api-key-env")) from None
+            raise JudgeError(
+                self.redact(
+                    f"the judge endpoint at {self.base_url} refused {self._key_source()} "
+                    f"({exc.status_code}: {exc.message}): check the key, or name the "
+                    "variable that holds the right one with --judge-api-key-env"
+                )
+            ) from None
         except openai.NotFoundError as exc:
-            raise JudgeError(self.redact(f"the judge endpoint has no model {self.model!r} or no chat completions "
-                                         f"route (404): {exc.message}")) from None
+            raise JudgeError(
+                self.redact(
+                    f"the judge endpoint has no model {self.model!r} or no chat completions route (404): {exc.message}"
+                )
+            ) from None
         except openai.APIStatusError as exc:
             if exc.status_code >= 500 or exc.status_code in (408, 409):
-                raise TransientJudgeError(self.redact(f"server error {exc.status_code}: {exc.message}"),
-                                          retry_after=_retry_after(exc.response.headers)) from None
+                raise TransientJudgeError(
+                    self.redact(f"server error {exc.status_code}: {exc.message}"),
+                    retry_after=_retry_after(exc.response.headers),
+                ) from None
             if exc.status_code in (400, 413, 422):
                 if self.bounds == "schema" and any(bound in str(exc.message) for bound in GRAMMAR_BOUNDS):
-                    raise JudgeError(self.redact(
-                        f"the judge endpoint at {self.base_url} refuses the reply schema's bounds "
-                        f"({exc.status_code}: {exc.message}): rerun with --judge-bounds instructions, which "
-                        "states them in the instructions only")) from None
+                    raise JudgeError(
+                        self.redact(
+                            f"the judge endpoint at {self.base_url} refuses the reply schema's bounds "
+                            f"({exc.status_code}: {exc.message}): rerun with --judge-bounds instructions, which "
+                            "states them in the instructions only"
+                        )
+                    ) from None
                 raise RejectedCallError(self.redact(f"{exc.status_code}: {exc.message}")) from None
-            raise JudgeError(self.redact(f"the judge endpoint rejected the call ({exc.status_code}): "
-                                         f"{exc.message}")) from None
+            raise JudgeError(
+                self.redact(f"the judge endpoint rejected the call ({exc.status_code}): {exc.message}")
+            ) from None
         except openai.APIConnectionError as exc:  # APITimeoutError included
             raise self._transport_error(exc) from None
         except openai.APIResponseValidationError as exc:
@@ -159,12 +192,15 @@ class OpenAIBackend:
         library's cause says that no connection was made at all."""
         cause = exc.__cause__
         if cause is not None and _CONNECT_FAILURES & {kind.__name__ for kind in type(cause).__mro__}:
-            return TransientJudgeError(self.redact(f"cannot connect to {self.base_url} ({type(cause).__name__}: "
-                                                   f"{cause})"), connection_failed=True)
+            return TransientJudgeError(
+                self.redact(f"cannot connect to {self.base_url} ({type(cause).__name__}: {cause})"),
+                connection_failed=True,
+            )
         if isinstance(exc, self._openai.APITimeoutError):
             return TransientJudgeError(f"no reply within {self.timeout_s:g} s")
-        return TransientJudgeError(self.redact(f"the connection to {self.base_url} failed "
-                                               f"({type(cause).__name__}: {cause})"))
+        return TransientJudgeError(
+            self.redact(f"the connection to {self.base_url} failed ({type(cause).__name__}: {cause})")
+        )
 
     def _key_source(self) -> str:
         return f"the key in ${self._key_env}" if self._key_env is not None else "to answer without a key"
@@ -187,9 +223,15 @@ def endpoint_bounds(base_url: str | None) -> str:
 
 
 def _open(config: JudgeConfig, timeout_s: float) -> OpenedBackend:
-    backend = OpenAIBackend(base_url=config.base_url, model=str(config.model), api_key_env=config.api_key_env,
-                            temperature=config.temperature, seed=config.seed, timeout_s=timeout_s,
-                            bounds=config.reply_bounds)
+    backend = OpenAIBackend(
+        base_url=config.base_url,
+        model=str(config.model),
+        api_key_env=config.api_key_env,
+        temperature=config.temperature,
+        seed=config.seed,
+        timeout_s=timeout_s,
+        bounds=config.reply_bounds,
+    )
     return OpenedBackend(backend)
 
 
@@ -199,9 +241,17 @@ def _model_id(config: JudgeConfig) -> str:
 
 #: ``openai``: any OpenAI-compatible endpoint at ``config.base_url`` serving ``config.model``; the schemas'
 #: bounds go where :func:`endpoint_bounds` says, unless ``config.bounds`` chooses.
-BACKEND = BackendKind("openai", _open, _model_id, "any OpenAI-compatible endpoint",
-                      Capabilities(schema_bounds=False, starts_server=False), needs_model=True, concurrency=8,
-                      timeout_s=REMOTE_TIMEOUT_S, claims="verify")
+BACKEND = BackendKind(
+    "openai",
+    _open,
+    _model_id,
+    "any OpenAI-compatible endpoint",
+    Capabilities(schema_bounds=False, starts_server=False),
+    needs_model=True,
+    concurrency=8,
+    timeout_s=REMOTE_TIMEOUT_S,
+    claims="verify",
+)
 
 
 def _reply(response: Any) -> ChatReply:
@@ -209,9 +259,12 @@ def _reply(response: Any) -> ChatReply:
         raise TransientJudgeError("the reply has no choices")
     choice = response.choices[0]
     usage = response.usage
-    return ChatReply(text=choice.message.content or "", finish_reason=choice.finish_reason or "unknown",
-                     prompt_tokens=usage.prompt_tokens if usage else 0,
-                     completion_tokens=usage.completion_tokens if usage else 0)
+    return ChatReply(
+        text=choice.message.content or "",
+        finish_reason=choice.finish_reason or "unknown",
+        prompt_tokens=usage.prompt_tokens if usage else 0,
+        completion_tokens=usage.completion_tokens if usage else 0,
+    )
 
 
 #: The schema keywords that bound a reply, which a grammar honours and OpenAI's strict mode refuses (maxLength).

@@ -69,8 +69,16 @@ class PrefixStates:
     kept are deleted; ``None``: none is deleted); ``slot`` is the slot the calls use (the one the states are
     restored into)."""
 
-    def __init__(self, server_url: str, *, timeout_s: float, slot: int = 0, folder: Path | None = None,
-                 store: Path | None = None, build: str = "") -> None:
+    def __init__(
+        self,
+        server_url: str,
+        *,
+        timeout_s: float,
+        slot: int = 0,
+        folder: Path | None = None,
+        store: Path | None = None,
+        build: str = "",
+    ) -> None:
         self._url = server_url.rstrip("/")
         self._timeout_s = timeout_s
         self.slot = slot
@@ -148,8 +156,10 @@ class PrefixStates:
         saved = self._post(f"/slots/{self.slot}?action=save", {"filename": name}).get("n_saved")
         if saved != len(tokens):
             what = "an item's prefix" if item else "a system message"
-            raise JudgeError(f"the local judge server saved {saved} tokens of {what} of {len(tokens)} tokens: its "
-                             "slot did not hold the prompt just computed")
+            raise JudgeError(
+                f"the local judge server saved {saved} tokens of {what} of {len(tokens)} tokens: its "
+                "slot did not hold the prompt just computed"
+            )
         if not item and self._store is not None and self._folder is not None:
             with writing(self._store / name) as kept:
                 shutil.copyfile(self._folder / name, kept)
@@ -169,14 +179,15 @@ class PrefixStates:
 
     def _tokens(self, messages: list[tuple[str, str]]) -> list[int]:
         """``messages`` as the chat endpoint tokenizes them: the template applied, special tokens parsed."""
-        prompt = self._post("/apply-template", {"messages": [{"role": role, "content": content}
-                                                             for role, content in messages]})["prompt"]
-        return list(self._post("/tokenize", {"content": prompt, "add_special": True,
-                                             "parse_special": True})["tokens"])
+        prompt = self._post(
+            "/apply-template", {"messages": [{"role": role, "content": content} for role, content in messages]}
+        )["prompt"]
+        return list(self._post("/tokenize", {"content": prompt, "add_special": True, "parse_special": True})["tokens"])
 
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        request = urllib.request.Request(f"{self._url}{path}", json.dumps(body).encode(),
-                                         {"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            f"{self._url}{path}", json.dumps(body).encode(), {"Content-Type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(request, timeout=self._timeout_s) as response:
                 return dict(json.load(response))
@@ -198,13 +209,26 @@ class LocalBackend(OpenAIBackend):
         self._locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
 
     @classmethod
-    def at(cls, base_url: str, *, timeout_s: float, states_folder: Path | None = None, store: Path | None = None,
-           build: str = "", **kwargs: Any) -> LocalBackend:
+    def at(
+        cls,
+        base_url: str,
+        *,
+        timeout_s: float,
+        states_folder: Path | None = None,
+        store: Path | None = None,
+        build: str = "",
+        **kwargs: Any,
+    ) -> LocalBackend:
         """The backend for the llama.cpp server whose chat endpoint is ``base_url`` (``…/v1``), with states of
         its own, saved in ``states_folder`` (the server's slot save folder) and, for leads, ``store`` under
         ``build`` (see :class:`PrefixStates`); ``timeout_s`` bounds each call and each state request."""
-        states = PrefixStates(base_url.removesuffix("/").removesuffix("/v1"), timeout_s=timeout_s,
-                              folder=states_folder, store=store, build=build)
+        states = PrefixStates(
+            base_url.removesuffix("/").removesuffix("/v1"),
+            timeout_s=timeout_s,
+            folder=states_folder,
+            store=store,
+            build=build,
+        )
         return cls(states=states, base_url=base_url, timeout_s=timeout_s, **kwargs)
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:

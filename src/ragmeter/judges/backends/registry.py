@@ -83,11 +83,12 @@ def register_backend(kind: BackendKind) -> BackendKind:
     registered once: another kind under a taken name is refused, not swapped in silently."""
     if not kind.name or kind.name in _KINDS:
         raise ConfigError(f"a judge backend kind needs a name of its own, got {kind.name!r}")
-    if (kind.claims not in CLAIM_MODES or kind.layout not in LAYOUTS or kind.concurrency < 1
-            or kind.timeout_s <= 0):
-        raise ConfigError(f"the judge backend kind {kind.name!r} needs a claims mode among "
-                          f"{', '.join(CLAIM_MODES)}, a layout among {', '.join(LAYOUTS)}, a concurrency of at "
-                          "least 1 and a positive timeout")
+    if kind.claims not in CLAIM_MODES or kind.layout not in LAYOUTS or kind.concurrency < 1 or kind.timeout_s <= 0:
+        raise ConfigError(
+            f"the judge backend kind {kind.name!r} needs a claims mode among "
+            f"{', '.join(CLAIM_MODES)}, a layout among {', '.join(LAYOUTS)}, a concurrency of at "
+            "least 1 and a positive timeout"
+        )
     _KINDS[kind.name] = kind
     return kind
 

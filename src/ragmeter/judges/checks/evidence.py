@@ -57,8 +57,19 @@ from ragmeter.text.citations import CITATION_PATTERN
 from ragmeter.text.languages import LANGUAGES, Language
 from ragmeter.text.sentences import split_sentences
 
-__all__ = ["COVERAGE", "Claim", "checked_claims", "content_words", "left_out", "numbers_found", "scope_kept",
-           "supporting_chunks", "supports", "verified_claims", "words_covered"]
+__all__ = [
+    "COVERAGE",
+    "Claim",
+    "checked_claims",
+    "content_words",
+    "left_out",
+    "numbers_found",
+    "scope_kept",
+    "supporting_chunks",
+    "supports",
+    "verified_claims",
+    "words_covered",
+]
 
 #: The share of a claim's content words that must occur in the chunks.
 COVERAGE = 0.7
@@ -102,8 +113,9 @@ def _number(written: str, language: Language) -> str:
 @lru_cache(maxsize=8)
 def _number_pattern(language: Language) -> re.Pattern[str]:
     words = "|".join(re.escape(word) for word, _ in language.number_words)
-    return re.compile(rf"(?P<number>{_NUMBER.pattern})" + (rf"(?:\s*(?P<times>{words})\b)?" if words else ""),
-                      re.IGNORECASE)
+    return re.compile(
+        rf"(?P<number>{_NUMBER.pattern})" + (rf"(?:\s*(?P<times>{words})\b)?" if words else ""), re.IGNORECASE
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -162,8 +174,11 @@ def content_words(text: str, language: Language = ENGLISH) -> set[str]:
     >>> sorted(content_words("Pembayaran dilakukan di loket.", LANGUAGES["id"]))
     ['bayar', 'laku', 'loket']
     """
-    return {_stem(word, language.stemmer) for word in _words(text, language)
-            if len(word) > 2 and word not in language.function_words}
+    return {
+        _stem(word, language.stemmer)
+        for word in _words(text, language)
+        if len(word) > 2 and word not in language.function_words
+    }
 
 
 class _Held:
@@ -193,8 +208,9 @@ class _Held:
 
     def sources(self, claim: str) -> tuple[int, ...]:
         held = [stems | numbers for stems, numbers in zip(self.stems, self.numbers, strict=True)]
-        missing = ((content_words(claim, self.language) | _numbers(claim, self.language))
-                   & (self.all_stems | self.all_numbers))
+        missing = (content_words(claim, self.language) | _numbers(claim, self.language)) & (
+            self.all_stems | self.all_numbers
+        )
         picked = []
         while missing:
             best = max(range(len(held)), key=lambda i: (len(held[i] & missing), -i))
@@ -250,21 +266,26 @@ def left_out(claims: Sequence[str], text: str, *, language: Language = ENGLISH) 
     ['Children enter free.']
     """
     claimed = set().union(*(content_words(claim, language) for claim in claims))
-    return [sentence for sentence in split_sentences(text, language)
-            if content_words(sentence, language) - claimed]
+    return [sentence for sentence in split_sentences(text, language) if content_words(sentence, language) - claimed]
 
 
-def checked_claims(claims: Sequence[Claim], chunks: Sequence[str], text: str, *,
-                   language: Language = ENGLISH) -> tuple[Claim, ...]:
+def checked_claims(
+    claims: Sequence[Claim], chunks: Sequence[str], text: str, *, language: Language = ENGLISH
+) -> tuple[Claim, ...]:
     """``claims`` (the judge's, on ``text``) with every supported claim the ``chunks`` (the texts of the record's
     chunks) do not support made unsupported, naming no chunk; then each sentence of ``text`` the claims leave
     out, as a claim that is supported exactly when the chunks support it."""
     held = _Held(chunks, language)
-    out = [claim if claim.verdict != "supported" or held.supports(claim.text)
-           else replace(claim, verdict="unsupported", chunks=())
-           for claim in claims]
-    out += [Claim(sentence, "supported" if held.supports(sentence) else "unsupported")
-            for sentence in left_out([claim.text for claim in claims], text, language=language)]
+    out = [
+        claim
+        if claim.verdict != "supported" or held.supports(claim.text)
+        else replace(claim, verdict="unsupported", chunks=())
+        for claim in claims
+    ]
+    out += [
+        Claim(sentence, "supported" if held.supports(sentence) else "unsupported")
+        for sentence in left_out([claim.text for claim in claims], text, language=language)
+    ]
     return tuple(out)
 
 
@@ -279,8 +300,9 @@ def supporting_chunks(chunks: Sequence[str], claim: str, *, language: Language =
     return _Held(chunks, language).sources(claim)
 
 
-def verified_claims(claims: Sequence[str], chunks: Sequence[str], text: str, *,
-                    language: Language = ENGLISH) -> tuple[Claim, ...]:
+def verified_claims(
+    claims: Sequence[str], chunks: Sequence[str], text: str, *, language: Language = ENGLISH
+) -> tuple[Claim, ...]:
     """A split-only judge's ``claims`` of ``text``, then each sentence of ``text`` they leave out, each supported
     exactly when the ``chunks`` support it, naming the chunks it comes from (:func:`supporting_chunks`).
 
@@ -289,5 +311,7 @@ def verified_claims(claims: Sequence[str], chunks: Sequence[str], text: str, *,
     [('supported', (1,)), ('unsupported', ())]
     """
     held = _Held(chunks, language)
-    return tuple(Claim(claim, "supported", held.sources(claim)) if held.supports(claim)
-                 else Claim(claim, "unsupported") for claim in [*claims, *left_out(claims, text, language=language)])
+    return tuple(
+        Claim(claim, "supported", held.sources(claim)) if held.supports(claim) else Claim(claim, "unsupported")
+        for claim in [*claims, *left_out(claims, text, language=language)]
+    )

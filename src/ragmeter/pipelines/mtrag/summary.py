@@ -27,9 +27,24 @@ __all__ = ["GroupMean", "summarize_rows", "write_step_summary"]
 
 _PER_PASSAGE = ("BertKPrec", "Extractiveness_RougeL")
 _RATES = ("RB_agg_zero_denominator",)
-_ORDER = ("RB_agg_idk", "RB_llm_idk", "RL_F_idk", "RB_agg", "RB_llm", "RL_F", "RB_agg_zero_denominator", "Recall",
-          "RougeL_stemFalse", "BertscoreP", "BertscoreR", "BertKPrec", "Extractiveness_RougeL", "Length",
-          "LengthChars", "idk_eval")
+_ORDER = (
+    "RB_agg_idk",
+    "RB_llm_idk",
+    "RL_F_idk",
+    "RB_agg",
+    "RB_llm",
+    "RL_F",
+    "RB_agg_zero_denominator",
+    "Recall",
+    "RougeL_stemFalse",
+    "BertscoreP",
+    "BertscoreR",
+    "BertKPrec",
+    "Extractiveness_RougeL",
+    "Length",
+    "LengthChars",
+    "idk_eval",
+)
 ALL = "ALL"
 
 
@@ -83,16 +98,31 @@ def summarize_rows(rows: Iterable[dict[str, Any]], *, settings: Settings) -> lis
     for (model, group, metric), pairs in cells.items():
         values = np.array([v for v, _ in pairs])
         clusters = [c for _, c in pairs]
-        made = interval(values, Aggregation.RATE if metric in _RATES else Aggregation.MEAN, settings=settings,
-                        clusters=clusters if len(set(clusters)) < len(clusters) else None)
-        out.append(GroupMean(model, group, metric, float(values.mean()), float(made.low),  # type: ignore[arg-type]
-                             float(made.high), len(values), made.warning))  # type: ignore[arg-type]
+        made = interval(
+            values,
+            Aggregation.RATE if metric in _RATES else Aggregation.MEAN,
+            settings=settings,
+            clusters=clusters if len(set(clusters)) < len(clusters) else None,
+        )
+        out.append(
+            GroupMean(
+                model,
+                group,
+                metric,
+                float(values.mean()),
+                float(made.low),  # type: ignore[arg-type]
+                float(made.high),
+                len(values),
+                made.warning,
+            )
+        )  # type: ignore[arg-type]
     groups = [ALL, *(a.value for a in Answerability), "UNKNOWN"]
     return sorted(out, key=lambda g: (g.model_id, _ORDER.index(g.metric), groups.index(g.answerability)))
 
 
-def write_step_summary(report: StepReport, source: str | Path, step: str, *,
-                       settings: Settings) -> tuple[dict[str, Any], list[GroupMean]]:
+def write_step_summary(
+    report: StepReport, source: str | Path, step: str, *, settings: Settings
+) -> tuple[dict[str, Any], list[GroupMean]]:
     """Summarise a step's output file and write ``OUT.summary.json`` (means, the undefined values by metric and
     reason, the judges' calls and tokens); returns the summary and its means."""
     undefined: dict[str, Counter[str]] = defaultdict(Counter)
@@ -106,14 +136,23 @@ def write_step_summary(report: StepReport, source: str | Path, step: str, *,
 
     with report.output.open(encoding="utf-8") as handle:
         means = summarize_rows(rows(handle), settings=settings)
-    summary = {"input": str(source), "output": str(report.output), "step": step, "records": report.written,
-               "resumed": report.resumed, "computed": report.computed,
-               "idk_eval_sources": dict(report.idk_sources), "signatures": report.signatures,
-               "undefined": {metric: dict(reasons) for metric, reasons in undefined.items()},
-               "judges": {identity: {prompt: u.to_dict() for prompt, u in usage.items()}
-                          for identity, usage in report.judge_usage.items()},
-               "intervals": f"{settings.ci_method}|confidence:{settings.confidence}|n_resamples:"
-                            f"{settings.n_resamples}|seed:{settings.seed}",
-               "means": [m.to_dict() for m in means]}
+    summary = {
+        "input": str(source),
+        "output": str(report.output),
+        "step": step,
+        "records": report.written,
+        "resumed": report.resumed,
+        "computed": report.computed,
+        "idk_eval_sources": dict(report.idk_sources),
+        "signatures": report.signatures,
+        "undefined": {metric: dict(reasons) for metric, reasons in undefined.items()},
+        "judges": {
+            identity: {prompt: u.to_dict() for prompt, u in usage.items()}
+            for identity, usage in report.judge_usage.items()
+        },
+        "intervals": f"{settings.ci_method}|confidence:{settings.confidence}|n_resamples:"
+        f"{settings.n_resamples}|seed:{settings.seed}",
+        "means": [m.to_dict() for m in means],
+    }
     atomic_write_text(report.summary_path, json.dumps(summary, indent=2, ensure_ascii=False))
     return summary, means

@@ -26,8 +26,19 @@ from ragmeter.text.languages.indonesian import INDONESIAN
 if TYPE_CHECKING:
     from ragmeter.core.records import Record
 
-__all__ = ["AUTO", "DETECTOR_ID", "LANGUAGES", "LANGUAGE_CHOICES", "Language", "detect_language", "language",
-           "language_code", "language_signature", "overridden_note", "record_language"]
+__all__ = [
+    "AUTO",
+    "DETECTOR_ID",
+    "LANGUAGES",
+    "LANGUAGE_CHOICES",
+    "Language",
+    "detect_language",
+    "language",
+    "language_code",
+    "language_signature",
+    "overridden_note",
+    "record_language",
+]
 
 #: Every language by code; the first is the one a tie goes to.
 LANGUAGES: dict[str, Language] = {ENGLISH.code: ENGLISH, INDONESIAN.code: INDONESIAN}
@@ -43,8 +54,9 @@ def language(code: str) -> Language:
     try:
         return LANGUAGES[code]
     except KeyError:
-        raise ConfigError(f"unknown language {code!r}: ragmeter knows {', '.join(LANGUAGES)} "
-                          f"(or {AUTO}, to detect it per record)") from None
+        raise ConfigError(
+            f"unknown language {code!r}: ragmeter knows {', '.join(LANGUAGES)} (or {AUTO}, to detect it per record)"
+        ) from None
 
 
 def language_signature(setting: str) -> str:
@@ -101,8 +113,11 @@ def language_code(given: object) -> str | None:
         return None
     code = _NAMES.get(raw, raw.replace("_", "-").split("-")[0])
     if code not in LANGUAGES:
-        raise InputError(f"the language {given!r} is not one ragmeter knows: write one of {', '.join(LANGUAGES)}, "
-                         "or leave the field out", field="language")
+        raise InputError(
+            f"the language {given!r} is not one ragmeter knows: write one of {', '.join(LANGUAGES)}, "
+            "or leave the field out",
+            field="language",
+        )
     return code
 
 

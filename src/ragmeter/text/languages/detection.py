@@ -33,9 +33,14 @@ def _arrays(codes: Sequence[str]) -> dict[str, np.ndarray]:
 
     ptc, pc, classes, nextmove, row, output = load_model(MODEL_DIR / MODEL_FILE)
     keep = [list(classes).index(code) for code in codes]
-    return {"ptc": np.asarray(ptc)[:, keep], "pc": np.asarray(pc)[keep], "classes": np.asarray(codes),
-            "nextmove": np.asarray(nextmove, dtype=np.uint32), "row": np.asarray(row, dtype=np.uint16),
-            "output": np.asarray(output, dtype=np.int64)}
+    return {
+        "ptc": np.asarray(ptc)[:, keep],
+        "pc": np.asarray(pc)[keep],
+        "classes": np.asarray(codes),
+        "nextmove": np.asarray(nextmove, dtype=np.uint32),
+        "row": np.asarray(row, dtype=np.uint16),
+        "output": np.asarray(output, dtype=np.int64),
+    }
 
 
 def _cached_arrays(codes: Sequence[str]) -> dict[str, np.ndarray]:
@@ -60,6 +65,12 @@ def identifier(codes: tuple[str, ...]) -> Any:
     from py3langid.langid import LanguageIdentifier
 
     arrays = _cached_arrays(codes)
-    return LanguageIdentifier(arrays["ptc"], arrays["pc"], [str(code) for code in arrays["classes"]],
-                              array("I", arrays["nextmove"].tobytes()), arrays["output"].tolist(),
-                              norm_probs=True, tk_row=array("H", arrays["row"].tobytes()))
+    return LanguageIdentifier(
+        arrays["ptc"],
+        arrays["pc"],
+        [str(code) for code in arrays["classes"]],
+        array("I", arrays["nextmove"].tobytes()),
+        arrays["output"].tolist(),
+        norm_probs=True,
+        tk_row=array("H", arrays["row"].tobytes()),
+    )
