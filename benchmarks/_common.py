@@ -184,6 +184,7 @@ def write_result(name: str, out: Any, **dump: Any) -> Path:
 
 
 def share_with_interval(count: int, n: int) -> dict[str, float | int]:
-    """``count`` of ``n`` as a share with its 95 % Wilson interval (:func:`ragmeter.stats.intervals.wilson_interval`)."""
+    """``count`` of ``n`` as a share with its 95 % Wilson interval
+    (:func:`ragmeter.stats.intervals.wilson_interval`)."""
     low, high = wilson_interval(count, n)
     return {"count": count, "n": n, "rate": count / n if n else float("nan"), "ci_low": low, "ci_high": high}

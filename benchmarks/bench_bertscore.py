@@ -125,9 +125,11 @@ def score_ragmeter(encoder: Any, work: Work) -> tuple[Values, dict[str, Any]]:
     Also returns the token embeddings by text."""
     from ragmeter.metrics.bertscore import greedy_match
 
-    tokens = dict(zip(work.texts, encoder.encode_tokens(work.texts)))
-    reference_scores = [greedy_match(tokens[c], tokens[r]) for c, r in zip(work.ref_cands, work.ref_refs)]
-    passage_scores = [greedy_match(tokens[c], tokens[p]).precision for c, p in zip(work.psg_cands, work.psg_refs)]
+    tokens = dict(zip(work.texts, encoder.encode_tokens(work.texts), strict=True))
+    reference_scores = [greedy_match(tokens[c], tokens[r]) for c, r in zip(work.ref_cands, work.ref_refs, strict=True)]
+    passage_scores = [
+        greedy_match(tokens[c], tokens[p]).precision for c, p in zip(work.psg_cands, work.psg_refs, strict=True)
+    ]
     values = (
         np.array([s.precision for s in reference_scores]),
         np.array([s.recall for s in reference_scores]),
@@ -167,7 +169,7 @@ def padded_greedy_match(
 
 
 def _max_diffs(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> dict[str, float]:
-    p_ref, r_ref, p_psg = (float(np.max(np.abs(x - y))) if len(x) else 0.0 for x, y in zip(a, b))
+    p_ref, r_ref, p_psg = (float(np.max(np.abs(x - y))) if len(x) else 0.0 for x, y in zip(a, b, strict=True))
     return {
         "max_abs_diff_P": max(p_ref, p_psg),
         "max_abs_diff_R": r_ref,
@@ -261,7 +263,7 @@ def run(*, quick: bool = False) -> dict[str, Any]:
     differing = {
         key: int(np.sum(np.abs(a - b) > TOLERANCE))
         for key, a, b in zip(
-            ("P_references", "R_references", "P_passages"), values["bert_score"], values["ragmeter_torch"]
+            ("P_references", "R_references", "P_passages"), values["bert_score"], values["ragmeter_torch"], strict=True
         )
     }
     if encoded["ragmeter_torch"] != distinct:

@@ -202,7 +202,7 @@ def scored(rows: list[dict[str, Any]], ranker: Ranker) -> dict[str, dict[str, fl
             "qrels": row["qrels"],
             "contexts": [{"doc_id": c["id"], "text": c["text"]} for c in top],
         }
-        for row, top in zip(rows, tops)
+        for row, top in zip(rows, tops, strict=True)
     ]
     result = evaluate(
         records, metrics=["recall@5", "ndcg@5"], progress=False, settings=Settings(ndcg_ideal="pool", seed=0)
@@ -394,7 +394,7 @@ def unanswerable(n: int, cache: Path) -> dict[str, Any]:
         counts[name] = (declined, len(answers))
         out["declined"][name] = {
             **share_with_interval(declined, len(answers)),
-            "examples": [{"question": q, "answer": a} for q, a in zip(questions[:3], answers[:3])],
+            "examples": [{"question": q, "answer": a} for q, a in zip(questions[:3], answers[:3], strict=True)],
         }
     difference, low, high = _newcombe(*counts["people, unanswerable"], *counts["generated, unanswerable"])
     out["generated_minus_people"] = {"difference": difference, "ci_low": low, "ci_high": high}

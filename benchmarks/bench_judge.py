@@ -73,7 +73,9 @@ def _relevance_calls(n: int) -> list[Any]:
                 Record(
                     id=f"r{i}",
                     question=f"When does the museum of district {i} open on Sundays?",
-                    answer=f"The museum of district {i} opens at {9 + i % 3}:00 on Sundays and closes at {16 + i % 2}:00.",
+                    answer=(
+                        f"The museum of district {i} opens at {9 + i % 3}:00 on Sundays and closes at {16 + i % 2}:00."
+                    ),
                 )
             ),
         )
@@ -198,28 +200,40 @@ def _facts(name: str, street: str, rng: random.Random) -> list[str]:
     return [
         f"The {CITY} {name} on {street} is open {rng.choice(_DAYS)} from {h1}:00 to {h2}:00.",
         f"On Sundays the {name} opens from {h1 + 1}:00 to {rng.randint(14, 16)}:00.",
-        f"Admission to the {name} costs {adult} dollars for adults and {adult // 2} dollars for children "
-        f"under {rng.randint(12, 16)}.",
+        (
+            f"Admission to the {name} costs {adult} dollars for adults and {adult // 2} dollars for children "
+            f"under {rng.randint(12, 16)}."
+        ),
         f"Holders of the {CITY} resident card get a discount of {rng.choice([10, 15, 20, 25])} percent at the {name}.",
         f"The {name} is closed on public holidays and for maintenance during the first week of {rng.choice(_MONTHS)}.",
         f"Bus route {rng.randint(2, 48)} stops outside the {name} every {rng.choice([10, 12, 15, 20])} minutes.",
-        f"The car park of the {name} has {rng.randint(20, 140)} spaces, and parking there is limited to "
-        f"{rng.randint(2, 4)} hours.",
-        f"Groups of more than {rng.randint(8, 25)} people must book a visit to the {name} at least "
-        f"{rng.randint(3, 14)} days in advance.",
+        (
+            f"The car park of the {name} has {rng.randint(20, 140)} spaces, and parking there is limited to "
+            f"{rng.randint(2, 4)} hours."
+        ),
+        (
+            f"Groups of more than {rng.randint(8, 25)} people must book a visit to the {name} at least "
+            f"{rng.randint(3, 14)} days in advance."
+        ),
         f"The {name} opened in {rng.randint(1950, 1995)} and was renovated in {rng.randint(2005, 2022)}.",
         f"Bookings for the {name} can be made by phone on 555-{rng.randint(1000, 9999)} or at the front desk.",
-        f"Wheelchair users enter the {name} through the {rng.choice(['north', 'south', 'east', 'west'])} "
-        f"entrance, which has a ramp and an automatic door.",
-        f"The {name} offers a free guided tour on the last {rng.choice(_WEEKDAYS)} of each month at "
-        f"{rng.randint(10, 15)}:00.",
+        (
+            f"Wheelchair users enter the {name} through the {rng.choice(['north', 'south', 'east', 'west'])} "
+            f"entrance, which has a ramp and an automatic door."
+        ),
+        (
+            f"The {name} offers a free guided tour on the last {rng.choice(_WEEKDAYS)} of each month at "
+            f"{rng.randint(10, 15)}:00."
+        ),
         f"Lost property found at the {name} is kept for {rng.choice([14, 30, 60, 90])} days before it is donated.",
         f"Dogs are not allowed inside the {name}, except for assistance dogs.",
         f"The café at the {name} serves hot meals between 12:00 and {rng.choice([14, 15])}:00.",
         f"The {name} employs {rng.randint(6, 60)} staff, {rng.randint(2, 5)} of whom are trained first aiders.",
         f"Free wireless internet is available in every room of the {name}.",
-        f"Complaints about the {name} are answered by the city's service desk within "
-        f"{rng.randint(5, 15)} working days.",
+        (
+            f"Complaints about the {name} are answered by the city's service desk within "
+            f"{rng.randint(5, 15)} working days."
+        ),
         f"The {name} runs a volunteer programme for residents over {rng.choice([16, 18])}.",
         f"Lockers at the {name} take a one-dollar coin, which is returned when the locker is opened.",
     ]
@@ -309,10 +323,7 @@ def _judge(server: Any, claims: str, reuse: str) -> Any:
         "timeout_s": LOCAL_TIMEOUT_S,
         "bounds": "schema",
     }
-    if reuse == "states":
-        backend = LocalBackend.at(**options)
-    else:
-        backend = OpenAIBackend(cache_prompt=False, **options)
+    backend = LocalBackend.at(**options) if reuse == "states" else OpenAIBackend(cache_prompt=False, **options)
     return Judge(backend, concurrency=server.parallel, timeout_s=LOCAL_TIMEOUT_S, claims=claims)
 
 

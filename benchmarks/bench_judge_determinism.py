@@ -4,9 +4,9 @@ llama.cpp's server keeps the last prompt of its slot and, with ``cache_prompt`` 
 the part of a new prompt after the prefix the two share. The shared part was computed in other batches than
 the same prompt computed whole, and at temperature 0 a near-tie between two tokens can then go the other way.
 
-The calls: the local judge's calls for seed 002's five metrics (claims split, correctness, relevance), in its
-layout, on the first ``--records`` demo records (8), each distinct call once. Each pass replays them all through the judge (one slot,
-no verdict cache) and records every verdict. For each way of reusing computed prompts named by ``--reuse``
+The calls: the local judge's calls for seed 002's five metrics (claims split, correctness, relevance), in its layout, on
+the first ``--records`` demo records (8), each distinct call once. Each pass replays them all through the judge (one
+slot, no verdict cache) and records every verdict. For each way of reusing computed prompts named by ``--reuse``
 (default: all three), on a fresh server:
 
 - ``any``: llama.cpp's own reuse of whatever its slot holds (``cache_prompt`` on): order A (the order a run

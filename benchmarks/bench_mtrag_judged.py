@@ -213,11 +213,11 @@ def idk_agreement(
         "accuracy": round(float(np.mean([a == b for a, b in pairs])), 3),
         "kappa": round(cohen_kappa(ours, theirs), 3),
         "judge_unchecked": {
-            "accuracy": round(float(np.mean([a == b for a, b in zip(unchecked, theirs)])), 3),
+            "accuracy": round(float(np.mean([a == b for a, b in zip(unchecked, theirs, strict=True)])), 3),
             "kappa": round(cohen_kappa(unchecked, theirs), 3),
         },
         "detector_same_rows": {
-            "accuracy": round(float(np.mean([a == b for a, b in zip(detector, theirs)])), 3),
+            "accuracy": round(float(np.mean([a == b for a, b in zip(detector, theirs, strict=True)])), 3),
             "kappa": round(cohen_kappa(detector, theirs), 3),
         },
         "confusion": {

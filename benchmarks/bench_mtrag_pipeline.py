@@ -23,6 +23,7 @@ writing. Without the MT-RAG files the benchmark is skipped with a message.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import subprocess
@@ -56,7 +57,7 @@ def reference_as_prediction(source: Path, target: Path, limit: int | None = None
 def head(source: Path, target: Path, limit: int) -> int:
     """The first ``limit`` lines of ``source`` in ``target``."""
     with source.open(encoding="utf-8") as lines:
-        kept = [line for _, line in zip(range(limit), lines)]
+        kept = list(itertools.islice(lines, limit))
     target.write_text("".join(kept), encoding="utf-8")
     return len(kept)
 

@@ -1,4 +1,5 @@
-"""Do the judge's nugget grades follow the nuggets or their places? The probe issue 47 asks for before any agreement figure.
+"""Do the judge's nugget grades follow the nuggets or their places? The probe issue 47 asks for before any agreement
+figure.
 
 On the first N answers of MT-RAG's dev split (``--limit``; the shuffled order of ``bench_judge_validity.py``), the
 judge writes each question's nuggets (``nuggets``, once per question), then grades the answer on them twice: in

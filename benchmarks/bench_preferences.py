@@ -1,10 +1,10 @@
 """How far reference-based metrics follow pairwise human preferences (issue 27, part 4).
 
-Reads any pairwise-preference file (format and reader: :mod:`ragmeter.human.preferences`), scores both responses of every
-pair with ``ragmeter.evaluate``, and for each metric correlates metric(A) − metric(B) with the humans'
-preference (+1: A better), as RAGChecker's meta-evaluation does: Pearson and Spearman, each with a 95 %
-percentile interval from 2,000 bootstrap resamples of conversations (pairs of one conversation together;
-seed 0), n pairs, and the pairs left out because the metric is undefined on a side.
+Reads any pairwise-preference file (format and reader: :mod:`ragmeter.human.preferences`), scores both responses of
+every pair with ``ragmeter.evaluate``, and for each metric correlates metric(A) − metric(B) with the humans' preference
+(+1: A better), as RAGChecker's meta-evaluation does: Pearson and Spearman, each with a 95 % percentile interval from
+2,000 bootstrap resamples of conversations (pairs of one conversation together; seed 0), n pairs, and the pairs left out
+because the metric is undefined on a side.
 
 Without a file it first builds the MT-RAG set, ``results/preferences-mtrag-dev.jsonl``, from MT-RAG's dev split
 (``shared/data/mtrag``, Apache-2.0): for each of the 78 dev tasks, response A = GPT-4o's answer, response B =
@@ -198,7 +198,7 @@ def measure(
             keep = ~np.isnan(diff) & ~np.isnan(human)
             row[target] = {
                 "n": int(keep.sum()),
-                **correlation_ci(diff[keep], human[keep], [c for c, k in zip(clusters, keep) if k]),
+                **correlation_ci(diff[keep], human[keep], [c for c, k in zip(clusters, keep, strict=True) if k]),
             }
         defined = diff[~np.isnan(diff)]
         row["share_zero_difference"] = round(float(np.mean(defined == 0)), 3) if defined.size else 0.0

@@ -30,17 +30,17 @@ tool at concurrency 1, no verdict cache on either side:
   per mode for all samples, one ``evaluate`` per sample (so each sample's requests are told apart); claims
   ``split`` (the local judge's default: split only, the evidence check verifies) and ``verify``.
 
-Reported per tool and mode, per sample and as means per sample: judge calls (generation requests), prompt and
-completion tokens (the server's ``usage``), judge seconds (the generation requests' wall times at the proxy),
-the system messages computed for their saved states (ragmeter only: ``/completion`` with nothing generated,
-their tokens and seconds, made once per prompt and mode) and the control requests with their seconds, the wall
-seconds of the whole evaluation; NaN and failures per metric and each metric's value (both tools gave real
-verdicts). The ratios RAGAS ÷ ragmeter (each mode) per sample: judge tokens (the calls' prompt and completion tokens as the
-server counted them: each call's whole prompt, the part restored from a saved state included; the goal's
-figure) and, beside, with the system messages' one-off computes added; judge seconds *all in* (ragmeter's
-calls, its system messages' computes and its control requests: the goal's figure) and *calls only*. Goals
-(issue text): ≥ 8× fewer judge tokens and ≥ 5× less judge time than RAGAS per sample. Printed as Markdown and written to ``results/vs_ragas.json`` (``vs_ragas-quick.json`` with ``--quick``);
-``--log FILE`` also writes every generation request and reply in full (JSON lines).
+Reported per tool and mode, per sample and as means per sample: judge calls (generation requests), prompt and completion
+tokens (the server's ``usage``), judge seconds (the generation requests' wall times at the proxy), the system messages
+computed for their saved states (ragmeter only: ``/completion`` with nothing generated, their tokens and seconds, made
+once per prompt and mode) and the control requests with their seconds, the wall seconds of the whole evaluation; NaN and
+failures per metric and each metric's value (both tools gave real verdicts). The ratios RAGAS ÷ ragmeter (each mode) per
+sample: judge tokens (the calls' prompt and completion tokens as the server counted them: each call's whole prompt, the
+part restored from a saved state included; the goal's figure) and, beside, with the system messages' one-off computes
+added; judge seconds *all in* (ragmeter's calls, its system messages' computes and its control requests: the goal's
+figure) and *calls only*. Goals (issue text): ≥ 8× fewer judge tokens and ≥ 5× less judge time than RAGAS per sample.
+Printed as Markdown and written to ``results/vs_ragas.json`` (``vs_ragas-quick.json`` with ``--quick``); ``--log FILE``
+also writes every generation request and reply in full (JSON lines).
 
 RAGAS is a benchmark-only extra (``bench-ragas`` in pyproject.toml: ragas, Instructor and langchain-openai
 pinned), never a dependency of ragmeter. Its pins take openai 3.3.0 (Instructor 1.17 caps it below what

@@ -41,6 +41,7 @@ Prints a table per command and writes ``results/new_user_battery.json`` with eve
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import fnmatch
 import hashlib
@@ -411,10 +412,8 @@ def _write_pipe(fd: int, data: bytes) -> None:
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _send_kill(proc: subprocess.Popen[bytes], kill: Kill, root: Path, start: float, timeout: float) -> str:
@@ -1079,7 +1078,10 @@ def check_page_on_stdout(reference_argv: list[str]) -> Callable[[Run], list[Find
             out.append(("damaged", f"the page on stdout {problem}"))
         reference = _reference_page(run, reference_argv)
         if reference is not None and page != reference:
-            at = next((i for i, (x, y) in enumerate(zip(page, reference)) if x != y), min(len(page), len(reference)))
+            at = next(
+                (i for i, (x, y) in enumerate(zip(page, reference, strict=False)) if x != y),
+                min(len(page), len(reference)),
+            )
             out.append(
                 (
                     "damaged",

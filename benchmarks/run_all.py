@@ -1,6 +1,7 @@
 """Run every ragmeter benchmark, print the figures, and write them to benchmarks/results/.
 
-    python benchmarks/run_all.py [--quick] [--only overlap,lexical,memory,rouge,bertscore,mtrag_pipeline,retrieval,judge,gate]
+    python benchmarks/run_all.py [--quick]
+        [--only overlap,lexical,memory,rouge,bertscore,mtrag_pipeline,retrieval,judge,gate]
 
 Writes ``results/latest.json`` (every figure, with the machine and versions) and ``results/latest.md``
 (the same as tables). ``--quick`` runs smaller sizes, for a check that everything works. With
@@ -343,7 +344,8 @@ def _markdown_judge(j: dict[str, Any]) -> list[str]:
         "| prompt | calls | prompt tokens / sample | completion tokens / sample |",
         "|---|---|---|---|",
         *(
-            f"| {name} | {p['calls']} | {p['prompt_tokens_per_sample']:,.0f} | {p['completion_tokens_per_sample']:,.0f} |"
+            f"| {name} | {p['calls']} | {p['prompt_tokens_per_sample']:,.0f} | "
+            f"{p['completion_tokens_per_sample']:,.0f} |"
             for name, p in t["by_prompt"].items()
         ),
         "",
@@ -364,8 +366,9 @@ def _markdown_judge(j: dict[str, Any]) -> list[str]:
                 (
                     f"Throughput, claims={run.get('claims', 'verify')}: {run['source']}, all five judged metrics, "
                     f"{run['chunks_per_record']:.1f} chunks per record, judge concurrency {run['judge_concurrency']}: "
-                    f"{run['wall_s']:.0f} s, **{run['items_per_min']:.2f} items per minute** ({run['s_per_item']:.1f} s "
-                    f"per item, {run['requests_per_item']:.2f} requests per item, {run['failures']} failures)."
+                    f"{run['wall_s']:.0f} s, **{run['items_per_min']:.2f} items per minute** "
+                    f"({run['s_per_item']:.1f} s per item, {run['requests_per_item']:.2f} requests per item, "
+                    f"{run['failures']} failures)."
                 ),
                 "",
             )

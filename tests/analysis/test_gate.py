@@ -118,7 +118,7 @@ def test_rules_parse_and_bad_ones_say_how_to_write_them() -> None:
     assert parse_rule("token_f1") == GateRule("token_f1", None)
     assert parse_rule(" overlap : 0.02 ") == GateRule("overlap", 0.02)
     for bad in ("token_f1:-1", "token_f1:x", "a b", "token_f1:inf"):
-        with pytest.raises(ConfigError, match="gate rule|a margin is"):
+        with pytest.raises(ConfigError, match=r"gate rule|a margin is"):
             parse_rule(bad)
     with pytest.raises(ConfigError, match="alpha"):
         apply_gate(comparison(figure("token_f1", 0, 0, 0, 1)), [GateRule("token_f1")], alpha=1.5)

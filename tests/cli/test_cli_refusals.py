@@ -144,8 +144,10 @@ def test_resume_says_which_line_was_bad_and_how_many_rows_it_drops(
         (["compare", "{data}", "{data}", "--alpha", "0.01"], "--alpha does nothing without --fail-on: leave it out"),
         (
             ["run", "{data}", "--metrics", "lexical", "--correct", "token_f1:2"],
-            "--correct token_f1:2: token_f1 lies in [0, 1], so no item would be on one side of it: give a value in that "
-            "range",
+            (
+                "--correct token_f1:2: token_f1 lies in [0, 1], so no item would be on one side of it: "
+                "give a value in that range"
+            ),
         ),
         (
             ["labels", "template", "{data}", "-o", "{tmp}/t.csv", "--seed", "3"],
@@ -181,8 +183,10 @@ def test_idk_condition_with_nothing_to_condition_is_an_error(
     raw.write_text(json.dumps(row) + "\n", encoding="utf-8")
     assert main(["mtrag", "--step", "idk_condition", "-i", str(raw), "-o", str(tmp_path / "out.jsonl")]) == 2
     assert capsys.readouterr().err.splitlines() == [
-        f"error: step 'idk_condition' conditions RB_agg, RB_llm, RL_F on the IDK verdict, and no record of {raw} "
-        "holds any of them: run --step algorithmic (and idk, ragas, radbench with a judge) first, or --step all"
+        (
+            f"error: step 'idk_condition' conditions RB_agg, RB_llm, RL_F on the IDK verdict, and no record of {raw} "
+            "holds any of them: run --step algorithmic (and idk, ragas, radbench with a judge) first, or --step all"
+        )
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["raw.jsonl"]
 
@@ -193,8 +197,10 @@ def test_an_unwritable_output_names_the_users_path_and_exits_2(
 ) -> None:
     assert main([*run_args(records_file(tmp_path), tmp_path / "out"), "--html", place, "--overwrite"]) == 2
     assert capsys.readouterr().err.splitlines() == [
-        f"error: --html {place} cannot be written: /proc does not take new files (No such file or directory); "
-        "choose a folder you can write to"
+        (
+            f"error: --html {place} cannot be written: /proc does not take new files (No such file or directory); "
+            "choose a folder you can write to"
+        )
     ]
     assert not (tmp_path / "out").exists()
 
@@ -222,7 +228,7 @@ def test_ctrl_c_while_the_command_starts_prints_no_traceback(
         )
         time.sleep(delay)
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=60)
+        _, err = process.communicate(timeout=60)
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, (delay, err)
         assert process.returncode in (0, 130, -signal.SIGINT), (delay, process.returncode, err)
 
@@ -299,8 +305,10 @@ def test_metrics_naming_no_metric_is_an_error_not_the_defaults(
     for given in ("", " , "):
         assert main([*argv, "--metrics", given]) == 2
         assert capsys.readouterr().err.splitlines() == [
-            f"error: --metrics {given!r} names no metric: give metric or family names (see 'ragmeter metrics'), "
-            "or leave --metrics out for the default ones"
+            (
+                f"error: --metrics {given!r} names no metric: give metric or family names (see 'ragmeter metrics'), "
+                "or leave --metrics out for the default ones"
+            )
         ]
     assert not (tmp_path / "out").exists()
 
@@ -319,8 +327,10 @@ def test_the_run_folder_and_its_own_files_are_no_output_of_the_run(
     ):
         assert main([*run_args(data, out, "--overwrite", "--require", "token_f1>=0"), flag, str(out / name)]) == 2
         assert capsys.readouterr().err.splitlines() == [
-            f"error: {flag} {out / name} is the run folder's own {name} (--out {out}): give this output a file of "
-            "its own"
+            (
+                f"error: {flag} {out / name} is the run folder's own {name} (--out {out}): give this output a file of "
+                "its own"
+            )
         ]
     assert (
         main(
@@ -335,8 +345,10 @@ def test_the_run_folder_and_its_own_files_are_no_output_of_the_run(
         == 2
     )
     assert capsys.readouterr().err.splitlines() == [
-        f"error: --junit {tmp_path / 'new'} is the run folder (--out {tmp_path / 'new'}): give this output a file of "
-        "its own"
+        (
+            f"error: --junit {tmp_path / 'new'} is the run folder (--out {tmp_path / 'new'}): "
+            "give this output a file of its own"
+        )
     ]
     assert (
         main(
@@ -489,8 +501,10 @@ def test_a_demo_folder_that_is_a_dangling_symlink_is_refused(
     (tmp_path / "link").symlink_to(tmp_path / "nowhere")
     assert main(["demo", str(tmp_path / "link")]) == 2
     assert capsys.readouterr().err.splitlines() == [
-        f"error: {tmp_path / 'link'} is a symlink to {tmp_path / 'nowhere'}, which is not there: give a folder to "
-        "copy the demo into (it is created if missing)"
+        (
+            f"error: {tmp_path / 'link'} is a symlink to {tmp_path / 'nowhere'}, which is not there: give a folder to "
+            "copy the demo into (it is created if missing)"
+        )
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link"]
 

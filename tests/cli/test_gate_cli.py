@@ -149,17 +149,17 @@ def test_run_requirements_exit_1_when_one_is_not_shown(tmp_path: Path, capsys) -
         (
             ["compare", "a", "b", "--fail-on", "x:y"],
             (
-                "argument --fail-on: the margin 'y' is not a number: a gate rule is METRIC or METRIC:MARGIN, e.g. token_f1 "
-                "or token_f1:0.02; got 'x:y'"
+                "argument --fail-on: the margin 'y' is not a number: a gate rule is METRIC or METRIC:MARGIN, "
+                "e.g. token_f1 or token_f1:0.02; got 'x:y'"
             ),
         ),
         (
             ["compare", "a", "b", "--fail-on", "token_f1:-0.1"],
             (
-                "argument --fail-on: a margin is how much worse than the baseline the candidate may be, in token_f1's "
-                "units, so it is at least 0 (a negative one would demand an improvement, which the gate does not test); got "
-                "'token_f1:-0.1'. Write token_f1:0.1 to allow a drop of 0.1, or token_f1 alone to fail on any significant "
-                "drop"
+                "argument --fail-on: a margin is how much worse than the baseline the candidate may be, in "
+                "token_f1's units, so it is at least 0 (a negative one would demand an improvement, which the gate "
+                "does not test); got 'token_f1:-0.1'. Write token_f1:0.1 to allow a drop of 0.1, or token_f1 alone "
+                "to fail on any significant drop"
             ),
         ),
         (
@@ -207,13 +207,17 @@ def test_a_metric_gated_twice_counts_once_or_is_refused(runs, capsys) -> None:
         ("f1", "--fail-on f1: no metric is named f1 (see 'ragmeter metrics')"),
         (
             "p95_latency_ms",
-            "--fail-on p95_latency_ms: a comparison is of per-item values, not of a run's quantiles: gate "
-            "latency_ms (its per-item mean difference)",
+            (
+                "--fail-on p95_latency_ms: a comparison is of per-item values, not of a run's quantiles: gate "
+                "latency_ms (its per-item mean difference)"
+            ),
         ),
         (
             "abstained",
-            "--fail-on abstained: abstained has no direction (neither higher nor lower is better), so a gate "
-            "cannot tell a candidate worse",
+            (
+                "--fail-on abstained: abstained has no direction (neither higher nor lower is better), so a gate "
+                "cannot tell a candidate worse"
+            ),
         ),
     ],
     ids=["typo", "quantile", "no direction"],

@@ -127,5 +127,8 @@ def test_pipeline_algorithmic_step_writes_the_shipped_rouge_l(rows, tmp_path):
     source.write_text("".join(json.dumps(t) + "\n" for t, _ in rows))
     run_step("algorithmic", source, tmp_path / "out.jsonl", token_encoder=_ConstantTokens())
     out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert max(abs(r["metrics"]["RougeL_stemFalse"][0] - e["RougeL"]) for r, (_, e) in zip(out, rows)) <= 1e-12
+    assert (
+        max(abs(r["metrics"]["RougeL_stemFalse"][0] - e["RougeL"]) for r, (_, e) in zip(out, rows, strict=True))
+        <= 1e-12
+    )
     assert sum("BertKPrec" not in r["metrics"] for r in out) == sum(not t["contexts"] for t, _ in rows) == 27

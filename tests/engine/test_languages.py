@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-import ragmeter.models.multilingual_e5 as multilingual_e5
 from ragmeter import Settings, evaluate
 from ragmeter.cli import main
 from ragmeter.core.errors import ConfigError, ModelError
@@ -21,7 +20,7 @@ from ragmeter.core.settings import parse_tau_sim
 from ragmeter.core.signature import diff
 from ragmeter.io.readers import read_records
 from ragmeter.metrics.mtrag.algorithmic import idk_eval_from_detector
-from ragmeter.models import load_embedder
+from ragmeter.models import load_embedder, multilingual_e5
 from ragmeter.report.terminal import language_lines
 from ragmeter.text import LANGUAGES, IdkDetector, split_sentences
 from ragmeter.text.languages import record_language
@@ -143,7 +142,7 @@ def test_the_multilingual_embedder_gives_unit_vectors_that_tell_paraphrase_from_
 
 def test_a_model_file_with_another_digest_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(multilingual_e5, "MODEL_SHA256", "0" * 64)
-    with pytest.raises(ModelError, match="the packaged multilingual embedding model .* has sha256 1571fc98"):
+    with pytest.raises(ModelError, match=r"the packaged multilingual embedding model .* has sha256 1571fc98"):
         multilingual_e5.MultilingualE5()
 
 

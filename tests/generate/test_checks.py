@@ -1,4 +1,5 @@
-"""The free checks of a written item: its evidence is words of its chunks, and its question does not state its answer."""
+"""The free checks of a written item: its evidence is words of its chunks, and its question does not state its
+answer."""
 
 from __future__ import annotations
 

@@ -130,9 +130,9 @@ def test_csv_labels_with_ties_and_clear_errors(tmp_path: Path) -> None:
         level_of_measurement="nominal",
     )
     assert result.ceiling is not None and result.ceiling.value == pytest.approx(expected_alpha)
-    with pytest.raises(ConfigError, match="has no value of 'missing'.*: give --metric one of m$"):
+    with pytest.raises(ConfigError, match=r"has no value of 'missing'.*: give --metric one of m$"):
         agreement(scores, path, metric="missing", label="ok")
-    with pytest.raises(ConfigError, match="has no value of the label 'okay': give --label one of ok$"):
+    with pytest.raises(ConfigError, match=r"has no value of the label 'okay': give --label one of ok$"):
         agreement(scores, path, metric="m", label="okay")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "q1", "m": "high"}\n', encoding="utf-8")
@@ -201,9 +201,9 @@ def test_filled_annotation_templates_are_read_as_human_labels(tmp_path: Path, ca
     rng = np.random.default_rng(3)
     ids = sorted(votes)
     values = rng.random(len(ids)).round(2)
-    scores = _write(tmp_path / "s.jsonl", [{"id": i, "m": float(v)} for i, v in zip(ids, values)])
+    scores = _write(tmp_path / "s.jsonl", [{"id": i, "m": float(v)} for i, v in zip(ids, values, strict=True)])
     result = agreement(scores, files, metric="m", label="proper_action", per_annotator=True, settings=SETTINGS)
-    kept = [(v, sum(votes[i]) // 2) for i, v in zip(ids, values) if len(set(votes[i])) == 1]
+    kept = [(v, sum(votes[i]) // 2) for i, v in zip(ids, values, strict=True) if len(set(votes[i])) == 1]
     assert result.n == len(kept) and result.counts["annotators tied"] == len(ids) - len(kept) > 0
     assert {f.name: f.value for f in result.figures}["AUROC"] == pytest.approx(
         roc_auc_score([label for _, label in kept], [v for v, _ in kept])
@@ -264,7 +264,7 @@ def test_a_threshold_that_splits_nothing_is_refused(capsys: pytest.CaptureFixtur
     )
     assert agreement(scores, labels, metric="token_f1", label="ok", threshold=0.3, settings=SETTINGS).n == 6
     rated = _write(tmp_path / "r.jsonl", [{"id": f"q{i}", "r": i % 4 + 1} for i in range(6)])
-    with pytest.raises(ConfigError, match="^--threshold applies to 0/1 labels; 'r' is a rating scale"):
+    with pytest.raises(ConfigError, match=r"^--threshold applies to 0/1 labels; 'r' is a rating scale"):
         agreement(scores, rated, metric="token_f1", label="r", threshold=0.3, settings=SETTINGS)
     assert main(["agree", str(scores), str(labels), "--metric", "token_f1", "--label", "ok", "--threshold", "5"]) == 2
     assert "--threshold 5 puts all 6 items below it" in capsys.readouterr().err

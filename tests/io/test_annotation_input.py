@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -384,7 +385,7 @@ def test_a_missing_folder_is_created(tmp_path: Path, records: list[Record]) -> N
 def test_a_folder_or_a_file_in_the_way_is_a_config_error(tmp_path: Path, records: list[Record]) -> None:
     folder = tmp_path / "t.csv"
     folder.mkdir()
-    with pytest.raises(ConfigError, match="is a folder: give a file name ending .csv, .tsv or .jsonl"):
+    with pytest.raises(ConfigError, match=re.escape("is a folder: give a file name ending .csv, .tsv or .jsonl")):
         write_template(records, folder)
     blocker = tmp_path / "file"
     blocker.write_text("x", encoding="utf-8")

@@ -443,7 +443,7 @@ def test_agreement_two_annotators_cohen() -> None:
 def test_agreement_three_annotators_fleiss_in_seed_label_order() -> None:
     topical = [(1, 1, 1), (1, 0, 1), (0, 0, 0), (1, 1, 0), (0, 0, 0), (1, 1, 1), (0, 1, 0), (0, 0, 1)]
     votes: dict[Any, Any] = {
-        (f"u{i}", "", 1): {"topically_relevant": dict(zip("abc", v))} for i, v in enumerate(topical)
+        (f"u{i}", "", 1): {"topically_relevant": dict(zip("abc", v, strict=True))} for i, v in enumerate(topical)
     }
     votes[("u0", "", 0)] = {"helpful": {"a": 1, "b": 1, "c": 1}, "support_present": {"a": 1, "b": 1, "c": 0}}
     result = agreement_by_label(votes)

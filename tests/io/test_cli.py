@@ -182,10 +182,10 @@ def test_parquet_output(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
     assert table.column_names == ["id", "model_id", "exact_match", "token_f1", "undefined"]
     assert set(table.column("model_id").to_pylist()) == {"demo-rag-1"}
     assert table.column("id").to_pylist() == DEMO_IDS
-    em = dict(zip(DEMO_IDS, table.column("exact_match").to_pylist()))
+    em = dict(zip(DEMO_IDS, table.column("exact_match").to_pylist(), strict=True))
     assert em["q01"] == 1.0 and em["q05"] == 0.0
     assert em["q27"] is None or em["q27"] != em["q27"]  # undefined: null or NaN
-    assert json.loads(dict(zip(DEMO_IDS, table.column("undefined").to_pylist()))["q27"]) == {
+    assert json.loads(dict(zip(DEMO_IDS, table.column("undefined").to_pylist(), strict=True))["q27"]) == {
         "exact_match": "record has no reference answer",
         "token_f1": "record has no reference answer",
     }

@@ -721,8 +721,10 @@ def test_output_must_not_be_the_records_file(capsys: Capsys, tmp_path: Path) -> 
     assert code == 2
     assert out == ""
     assert error_lines(err) == [
-        f"error: -o {same} is an input of this command: give a new file for "
-        "the output; ragmeter never writes over its input"
+        (
+            f"error: -o {same} is an input of this command: give a new file for "
+            "the output; ragmeter never writes over its input"
+        )
     ]
     assert records.read_bytes() == before
     assert not (tmp_path / "records.jsonl.agreement.json").exists()

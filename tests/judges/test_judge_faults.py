@@ -92,11 +92,11 @@ def test_retries_that_run_out_are_an_uncached_failure(tmp_path):
     assert all(f["raw"] is None for f in result.judging.failures)
     totals = result.judging.totals()
     assert (totals["calls"], totals["requests"], totals["retries"], totals["failures"]) == (14, 42, 28, 14)
-    assert result.undefined["judge_correctness"] == {i: f"judge failed (correctness): {reason}" for i in range(5)}
-    assert result.undefined["judge_relevance"] == {i: f"judge failed (relevance): {reason}" for i in range(5)}
+    assert result.undefined["judge_correctness"] == dict.fromkeys(range(5), f"judge failed (correctness): {reason}")
+    assert result.undefined["judge_relevance"] == dict.fromkeys(range(5), f"judge failed (relevance): {reason}")
     # r3 abstains (Faithfulness needs no call), r4 has no chunks: only r0–r2 read the failed claims call
-    assert result.undefined["judge_faithfulness"] == {i: f"judge failed (claims): {reason}" for i in range(3)}
-    assert result.undefined["judge_recall"] == {i: f"judge failed (claims): {reason}" for i in range(4)}
+    assert result.undefined["judge_faithfulness"] == dict.fromkeys(range(3), f"judge failed (claims): {reason}")
+    assert result.undefined["judge_recall"] == dict.fromkeys(range(4), f"judge failed (claims): {reason}")
     assert all(math.isnan(v) for v in result.scores["judge_correctness"])
     assert len(JudgeCache(cache)) == 0
     again = ScriptedBackend(always_down)

@@ -159,8 +159,10 @@ def test_an_address_that_is_not_one_is_refused_before_any_work(
 ) -> None:
     assert cli.main(run_args(data, tmp_path / "out", url)) == 2
     assert capsys.readouterr().err.splitlines() == [
-        f"error: the judge's base URL {url!r} is not an http(s) address: give one such as http://localhost:8000/v1 "
-        "(--judge-base-url)"
+        (
+            f"error: the judge's base URL {url!r} is not an http(s) address: give one such as http://localhost:8000/v1 "
+            "(--judge-base-url)"
+        )
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["records.jsonl"]
 
@@ -237,7 +239,9 @@ def test_resume_with_nothing_finished_says_a_plain_rerun_reuses_the_verdicts(
     before = files(out)
     assert cli.main(run_args(data, out, UNREACHABLE, "--resume")) == 2
     assert capsys.readouterr().err.splitlines() == [
-        f"error: --resume: {out} holds no interrupted run with finished items to go on from: leave --resume out to "
-        f"start the run; the judge's verdicts in {out / 'judge-cache.sqlite'} are reused by a plain rerun"
+        (
+            f"error: --resume: {out} holds no interrupted run with finished items to go on from: leave --resume out to "
+            f"start the run; the judge's verdicts in {out / 'judge-cache.sqlite'} are reused by a plain rerun"
+        )
     ]
     assert files(out) == before

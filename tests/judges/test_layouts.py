@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ragmeter import Settings, evaluate
+from ragmeter import evaluate
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.records import Chunk, Record, Turn
 from ragmeter.judges import Judge, JudgeConfig, ScriptedBackend

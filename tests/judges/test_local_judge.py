@@ -1,18 +1,16 @@
 """The real local judge: llama.cpp's server with the packaged Qwen2.5-Coder-1.5B.
 
-What is asserted is what a 1.5B model gets every time at temperature 0, not its wording: every reply
-matches its JSON schema (the server's grammar enforces it, length limits included); a statement copied
-from a chunk is supported while the same statement with another number is contradicted, and Faithfulness
-gives the copy 1.0 and the other less whether the judge verifies the claims or only splits them (its default,
-the evidence check verifying); a copy of the
-reference answer scores high on correctness and relevance, and higher than an answer about something else;
-a paraphrase is more faithful than a claim with an added number or a widened scope (issue 15's ordering, in
-both claims modes); the
-IDK judge tells a refusal from an answer; RADBench rates a copy of the reference above a wrong or off-topic
-answer; the same calls give the same verdicts again in another order, each call reusing exactly its system
-message's saved slot state, or in the shared layout (the local judge's default) its item's; the server answers its health check on loopback only and is gone once the judge is
-closed, its saved states with it (also when its parent is killed). How far its verdicts agree with human
-ratings on real answers is measured in benchmarks/bench_judge_validity.py, not asserted here.
+What is asserted is what a 1.5B model gets every time at temperature 0, not its wording: every reply matches its JSON
+schema (the server's grammar enforces it, length limits included); a statement copied from a chunk is supported while
+the same statement with another number is contradicted, and Faithfulness gives the copy 1.0 and the other less whether
+the judge verifies the claims or only splits them (its default, the evidence check verifying); a copy of the reference
+answer scores high on correctness and relevance, and higher than an answer about something else; a paraphrase is more
+faithful than a claim with an added number or a widened scope (issue 15's ordering, in both claims modes); the IDK judge
+tells a refusal from an answer; RADBench rates a copy of the reference above a wrong or off-topic answer; the same calls
+give the same verdicts again in another order, each call reusing exactly its system message's saved slot state, or in
+the shared layout (the local judge's default) its item's; the server answers its health check on loopback only and is
+gone once the judge is closed, its saved states with it (also when its parent is killed). How far its verdicts agree
+with human ratings on real answers is measured in benchmarks/bench_judge_validity.py, not asserted here.
 """
 
 from __future__ import annotations

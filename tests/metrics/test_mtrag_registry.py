@@ -1,6 +1,7 @@
 """The registered MT-RAG metrics (ragmeter run) agree with the pipeline's lists on the same records."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -161,7 +162,7 @@ def test_an_idk_eval_outside_0_half_1_is_an_input_error():
     from ragmeter.core.errors import InputError
     from ragmeter.io.formats.mtrag import record_from_mtrag
 
-    with pytest.raises(InputError, match="0, 0.5 or 1") as caught:
+    with pytest.raises(InputError, match=re.escape("0, 0.5 or 1")) as caught:
         record_from_mtrag(_mtrag_row(0.7), path="f.jsonl", line=3)
     assert caught.value.field == "metrics.idk_eval[0]"
 

@@ -59,7 +59,10 @@ def test_the_scores_equal_trec_nuggetizer_s() -> None:
         vital = [generator.random() < 0.5 for _ in range(n)]
         expected = reference.calculate_nugget_scores(
             str(case),
-            [{"importance": "vital" if v else "okay", "assignment": LABELS[g]} for g, v in zip(grades, vital)],
+            [
+                {"importance": "vital" if v else "okay", "assignment": LABELS[g]}
+                for g, v in zip(grades, vital, strict=True)
+            ],
         )
         for ours, field in SCORES.items():
             value = ours(grades, vital)

@@ -3,6 +3,8 @@ records that have its fields, cutoffs are bounded, and each metric's signature n
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -36,7 +38,7 @@ def test_a_rate_that_gives_another_value_is_refused(monkeypatch: pytest.MonkeyPa
             compute=lambda record, item, run: 0.5,
         ),
     )
-    with pytest.raises(ConfigError, match="'test_bad_rate' is a rate but gave 0.5 for item 'a'"):
+    with pytest.raises(ConfigError, match=re.escape("'test_bad_rate' is a rate but gave 0.5 for item 'a'")):
         evaluate(RECORDS, metrics=["test_bad_rate"])
 
 

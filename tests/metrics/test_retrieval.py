@@ -341,15 +341,15 @@ def test_mtrag_context_relevance_agrees_with_trec_eval() -> None:
     assert len(set(qids)) == len(rows)  # task ids repeat once per model
     qrels = {
         qid: {p["document_id"]: int(k in row["context_relevance"]) for k, p in enumerate(row["contexts"])}
-        for qid, row in zip(qids, rows)
+        for qid, row in zip(qids, rows, strict=True)
         if row["contexts"]
     }
     run = {
         qid: {p["document_id"]: float(100 - k) for k, p in enumerate(row["contexts"])}
-        for qid, row in zip(qids, rows)
+        for qid, row in zip(qids, rows, strict=True)
         if row["contexts"]
     }
-    assert all(len(run[qid]) == len(row["contexts"]) for qid, row in zip(qids, rows) if qid in run)
+    assert all(len(run[qid]) == len(row["contexts"]) for qid, row in zip(qids, rows, strict=True) if qid in run)
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"P_3", "P_5", "recip_rank"})
     trec = evaluator.evaluate(run)
     top5 = {qid: {doc: s for doc, s in docs.items() if s > 95} for qid, docs in run.items()}  # 100 … 96
@@ -752,7 +752,7 @@ def test_pool_kernel_equals_a_per_record_reading(k: int) -> None:
     assert (
         sum(
             record.qrels is not None and any(c.doc_id not in record.qrels for c in top)
-            for record, top in zip(records, tops)
+            for record, top in zip(records, tops, strict=True)
         )
         >= 100
     )
@@ -789,5 +789,5 @@ def test_pool_kernel_refuses_the_grade_it_reserves_for_unjudged() -> None:
             id="r7", question="q", answer="a", contexts=(Chunk("a", "text", labels=_labels(1)),), qrels={"a": reserved}
         )
     ]
-    with pytest.raises(ValueError, match="'r7'.*out of range"):
+    with pytest.raises(ValueError, match=r"'r7'.*out of range"):
         graded(records, ranked_labels(records, 5), pool=True)

@@ -202,7 +202,7 @@ def test_invalid_input_stops_with_one_error_per_record(
     assert code == 2
     errors = error_lines(stderr)
     assert len(errors) == 3, stderr
-    assert [f"{bad_file}:{line}" in error for error, line in zip(errors, (2, 3, 5))] == [True] * 3
+    assert [f"{bad_file}:{line}" in error for error, line in zip(errors, (2, 3, 5), strict=True)] == [True] * 3
     assert "predictions" in errors[1] and "speaker" in errors[2]
     assert "--skip-invalid" in stderr
     assert not out.exists() and not (tmp_path / "out.jsonl.partial").exists()
@@ -301,7 +301,7 @@ def assert_close(actual: Any, expected: Any, where: str) -> None:
         assert math.isclose(actual, expected, rel_tol=0, abs_tol=1e-9), (where, actual, expected)
     elif isinstance(expected, list):
         assert isinstance(actual, list) and len(actual) == len(expected), where
-        for i, (a, e) in enumerate(zip(actual, expected)):
+        for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
             assert_close(a, e, f"{where}[{i}]")
     elif isinstance(expected, dict):
         assert set(actual) == set(expected), where
@@ -367,6 +367,6 @@ def test_sigkill_then_resume_gives_the_uninterrupted_result(tmp_path: Path) -> N
     resumed_rows, reference_rows = read_jsonl(out), read_jsonl(reference)
     keys = [(r["task_id"], r["model_id"]) for r in rows]
     assert [(r["task_id"], r["model_id"]) for r in resumed_rows] == keys  # each once, in input order
-    for got, want, original in zip(resumed_rows, reference_rows, rows):
+    for got, want, original in zip(resumed_rows, reference_rows, rows, strict=True):
         assert {k: v for k, v in got.items() if k != "metrics"} == original
         assert_close(got["metrics"], want["metrics"], got["task_id"])

@@ -7,6 +7,7 @@ can be worked out by hand (see its docstring), so no model is loaded in this fil
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -100,7 +101,7 @@ def only_metrics(tmp_path: Path, row: dict[str, Any], step: str = "algorithmic",
 def real_lines(n: int) -> list[str]:
     path = shared_data_file("mtrag", "human_eval_tasks.jsonl")
     with path.open(encoding="utf-8") as handle:
-        return [line for _, line in zip(range(n), handle)]
+        return list(itertools.islice(handle, n))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -576,7 +577,7 @@ def test_step_all_on_algorithmic_output_encodes_nothing(tmp_path: Path) -> None:
     report = run_step("all", tmp_path / "alg.jsonl", tmp_path / "all.jsonl", token_encoder=encoder)
     assert encoder.texts_encoded == 0 and report.computed == 5
     algorithmic, everything = read_jsonl(tmp_path / "alg.jsonl"), read_jsonl(tmp_path / "all.jsonl")
-    for before, after in zip(algorithmic, everything):
+    for before, after in zip(algorithmic, everything, strict=True):
         assert {k: v for k, v in after["metrics"].items() if k in before["metrics"]} == before["metrics"]
         assert after["metrics"]["RB_agg_idk"] == before["metrics"]["RB_agg"]  # answerable, no IDK
 

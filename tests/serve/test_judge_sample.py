@@ -109,7 +109,7 @@ def test_a_trace_the_budget_refuses_keeps_its_judged_metric_undefined_with_the_r
         with Judge(budget, max_attempts=1) as judge:
             scorer = Scorer(store, metrics=["lexical"], judge=judge, judged=["judge_relevance"], sample=1.0)
             assert scorer.score_due() == 2
-        outcomes = [o for o in store.scored()]
+        outcomes = list(store.scored())
         judged = [o for o in outcomes if o.scores.get("judge_relevance") is not None]
         refused = [o for o in outcomes if "judge_relevance" in o.undefined]
         assert len(judged) == 1 and len(refused) == 1 and {o.trace_id for o in outcomes} == set(traces)

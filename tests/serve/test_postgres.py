@@ -4,6 +4,7 @@ take the same trace to score; its schema is versioned; ``serve`` and ``export`` 
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.request
 from pathlib import Path
@@ -94,7 +95,7 @@ def test_a_database_of_a_newer_schema_is_refused_and_a_bad_url_named(postgres_se
         store._db.execute("UPDATE ragmeter_schema SET version = %s", (len(MIGRATIONS) + 1,))
     with pytest.raises(ConfigError, match="newer than this ragmeter"):
         PostgresStore(url)
-    with pytest.raises(ConfigError, match="cannot connect to the store postgresql://nobody@127.0.0.1:1/x"):
+    with pytest.raises(ConfigError, match=re.escape("cannot connect to the store postgresql://nobody@127.0.0.1:1/x")):
         PostgresStore("postgresql://nobody:secret@127.0.0.1:1/x")
 
 

@@ -119,7 +119,7 @@ def test_raw_agreement_by_hand() -> None:
     # [0,1] → 0; [0,0,0] → 1.  Mean over 4 units = (1 + 1/3 + 0 + 1) / 4 = (7/3)/4 = 7/12
     assert raw_agreement(KRIPP_UNITS) == pytest.approx(7 / 12, abs=TOL)
     # Two annotators: the share of units agreed on, 7/10 for the Cohen table.
-    pairs = [list(pair) for pair in zip(COHEN_FIRST, COHEN_SECOND)]
+    pairs = [list(pair) for pair in zip(COHEN_FIRST, COHEN_SECOND, strict=True)]
     assert raw_agreement(pairs) == pytest.approx(0.7, abs=TOL)
     # All ratings one class: raw agreement is 1 while kappa and alpha say nothing (NaN).
     assert raw_agreement([[1, 1], [1, 1, 1]]) == 1.0
@@ -319,7 +319,7 @@ def test_majority_rejects_a_bad_rule_and_no_votes() -> None:
 
 
 def test_label_agreement_with_two_annotators_sets_cohen() -> None:
-    units = [{"ann": a, "bob": b} for a, b in zip(COHEN_FIRST, COHEN_SECOND)]
+    units = [{"ann": a, "bob": b} for a, b in zip(COHEN_FIRST, COHEN_SECOND, strict=True)]
     units += [{"ann": 1}, {"bob": 0}]  # rated by one annotator only
     agreement = label_agreement("helpful", units)
     assert isinstance(agreement, LabelAgreement)
@@ -343,7 +343,7 @@ def test_label_agreement_with_two_annotators_sets_cohen() -> None:
 
 def test_label_agreement_with_three_annotators_sets_fleiss_over_complete_units() -> None:
     names = ("a", "b", "c")
-    units: list[dict[str, int]] = [dict(zip(names, unit)) for unit in FLEISS_UNITS]
+    units: list[dict[str, int]] = [dict(zip(names, unit, strict=True)) for unit in FLEISS_UNITS]
     units += [{"a": 1, "b": 0}, {"c": 1}, {}]
     agreement = label_agreement("support_present", units)
     assert agreement.annotators == names
@@ -433,7 +433,9 @@ def test_label_agreement_matches_the_references_on_random_annotations() -> None:
         truth = (rng.random(n_units) < _prevalence(rng)).astype(int)
         ratings = np.stack([_correlated(rng, truth, _prevalence(rng)) for _ in names]).astype(float)
         ratings[rng.random(ratings.shape) < 0.2] = np.nan
-        units = [{name: int(v) for name, v in zip(names, column) if not np.isnan(v)} for column in ratings.T]
+        units = [
+            {name: int(v) for name, v in zip(names, column, strict=True) if not np.isnan(v)} for column in ratings.T
+        ]
         agreement = label_agreement("x", units)
         present = [name for name in names if any(name in u for u in units)]
         assert agreement.annotators == tuple(sorted(present))

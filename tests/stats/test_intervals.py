@@ -60,7 +60,7 @@ def test_wilson_matches_hand_arithmetic(k: int, n: int, low: float, high: float)
     # Hand values carry 10 decimals.
     assert got_low == pytest.approx(low, abs=1e-9)
     assert got_high == pytest.approx(high, abs=1e-9)
-    assert 0.0 <= got_low and got_high <= 1.0
+    assert got_low >= 0.0 and got_high <= 1.0
 
 
 @pytest.mark.parametrize("k, n", [(0, 10), (0, 1000), (13, 13), (40, 40)])
@@ -627,7 +627,7 @@ def test_nan_values_are_dropped_with_their_clusters() -> None:
     undefined = {i: "x" for i, v in enumerate(values) if math.isnan(v)}
     (summary,) = _summarize("token_f1", values, undefined=undefined, clusters=clusters)
     kept = [v for v in values if not math.isnan(v)]
-    kept_clusters = [c for c, v in zip(clusters, values) if not math.isnan(v)]
+    kept_clusters = [c for c, v in zip(clusters, values, strict=True) if not math.isnan(v)]
     expected = bootstrap_mean_interval(np.asarray(kept), clusters=kept_clusters, n_resamples=1000, method="bca", seed=0)
     assert summary.statistic == "mean"
     assert summary.value == pytest.approx(0.6)

@@ -1,8 +1,8 @@
 """Comparing runs on the same items: is B better than A, by how much, where, and is it more than chance?
 
 :func:`compare` takes two or more runs (run folders, their ``items.jsonl``, or
-:class:`~ragmeter.results.run_result.EvalResult` objects) and compares each with the first. Items are paired by id, and by id
-and model id where a run holds several answers to one id (MT-RAG files); items of one run only are listed and left
+:class:`~ragmeter.results.run_result.EvalResult` objects) and compares each with the first. Items are paired by id, and
+by id and model id where a run holds several answers to one id (MT-RAG files); items of one run only are listed and left
 out, counted. Per metric that both runs scored (a quantile metric such as ``latency_ms`` by its per-item mean; its
 P50/P95 are in the gate's figures):
 

@@ -18,6 +18,7 @@ special file, and a command that fails leaves every existing file as it was.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -153,12 +154,12 @@ class Outputs:
     ) -> Target:
         """Check the output ``flag PATH`` before any work and return its target.
 
-        ``stream``: the command's own stdout or stderr, or the null device, there is written to as a stream (a
-        report page to ``/dev/stdout``); otherwise it is refused, as any other special file is. ``append``: the
-        output is added to the end of a regular file (a CI system's job summary), which may exist and is never
-        replaced or cut. ``reusable``: the output is a file used in place (a verdict cache): an existing file is
-        kept in use when ``reusable`` says it may be, and refused otherwise, ``--overwrite`` or not. Raises :class:`ConfigError` naming ``flag``
-        and ``path`` for an empty name, an input, a place another output or the run folder holds, a folder, a
+        ``stream``: the command's own stdout or stderr, or the null device, there is written to as a stream (a report
+        page to ``/dev/stdout``); otherwise it is refused, as any other special file is. ``append``: the output is added
+        to the end of a regular file (a CI system's job summary), which may exist and is never replaced or cut.
+        ``reusable``: the output is a file used in place (a verdict cache): an existing file is kept in use when
+        ``reusable`` says it may be, and refused otherwise, ``--overwrite`` or not. Raises :class:`ConfigError` naming
+        ``flag`` and ``path`` for an empty name, an input, a place another output or the run folder holds, a folder, a
         special file, an existing file, or a place that cannot be written."""
         if not str(path).strip():
             raise ConfigError(f"{flag} was given an empty file name (an unset variable?): give a file name")
@@ -326,10 +327,8 @@ def move_into_place(temporary: Path, target: Target) -> None:
 
 def _move(temporary: Path, target: Target) -> None:
     if target.replace:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.chmod(temporary, stat.S_IMODE(target.real.stat().st_mode))  # a replaced file keeps its mode
-        except FileNotFoundError:
-            pass
         os.replace(temporary, target.real)
         return
     try:

@@ -218,4 +218,6 @@ def parse_tau_sim(text: str) -> float | dict[str, float]:
     codes = [code.strip() for code, _, _ in pairs]
     if len(set(codes)) < len(codes):
         raise ConfigError(f"a per-language tau_sim names each language once, got {text!r}")
-    return _tau_sims({code: number(value, f"tau_sim of {code}") for code, (_, _, value) in zip(codes, pairs)})
+    return _tau_sims(
+        {code: number(value, f"tau_sim of {code}") for code, (_, _, value) in zip(codes, pairs, strict=True)}
+    )

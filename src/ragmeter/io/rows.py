@@ -315,7 +315,7 @@ def csv_dicts(path: Path, header: CsvRow, rows: Iterable[CsvRow]) -> Iterator[tu
 
 
 def _as_dict(header: list[str], cells: list[str]) -> dict[Any, Any]:
-    row: dict[Any, Any] = dict(zip(header, cells))
+    row: dict[Any, Any] = dict(zip(header, cells, strict=False))  # a short or long row is completed below
     if len(cells) > len(header):
         row[None] = cells[len(header) :]
     for name in header[len(cells) :]:

@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Self, TextIO
 
 __all__ = ["ItemsWriter"]
 
@@ -26,7 +26,7 @@ class ItemsWriter:
         self._handle: TextIO | None = None
         self._inside = False
 
-    def __enter__(self) -> ItemsWriter:
+    def __enter__(self) -> Self:
         self._inside = True
         return self
 

@@ -16,13 +16,13 @@ For every call:
    because asking again would give the same reply. A call whose retries ran out is a failure too, not
    cached, so a later run tries it again. A failure is reported as undefined, never as a number.
 
-A :class:`~ragmeter.core.errors.RejectedCallError` (the endpoint refused that one request) is a failure of that
-call. Any other :class:`~ragmeter.core.errors.JudgeError`, which no retry can fix (a rejected key, an unknown model) stops
-the run: the calls still running are cancelled at once (they send no more requests and write nothing to the
-cache) and :meth:`Judge.run` raises it. So does an endpoint that cannot be reached at all: while no call has
-been answered, ``UNREACHABLE_AFTER`` failures to connect in a row (refused, unknown host, connect timeout) end
-the run with a :class:`~ragmeter.core.errors.JudgeError` that says what to check, instead of retrying every call of
-the file; once one call has been answered, connection failures are retried like any other.
+A :class:`~ragmeter.core.errors.RejectedCallError` (the endpoint refused that one request) is a failure of that call.
+Any other :class:`~ragmeter.core.errors.JudgeError`, which no retry can fix (a rejected key, an unknown model) stops the
+run: the calls still running are cancelled at once (they send no more requests and write nothing to the cache) and
+:meth:`Judge.run` raises it. So does an endpoint that cannot be reached at all: while no call has been answered,
+``UNREACHABLE_AFTER`` failures to connect in a row (refused, unknown host, connect timeout) end the run with a
+:class:`~ragmeter.core.errors.JudgeError` that says what to check, instead of retrying every call of the file; once one
+call has been answered, connection failures are retried like any other.
 
 Calls run on a private event loop in a background thread, so :meth:`Judge.run` works from plain synchronous
 code and from inside a notebook's running loop alike. The cache is read and written off that loop (one
@@ -41,7 +41,7 @@ import random
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 from ragmeter.core.errors import JudgeError, RejectedCallError, TransientJudgeError
 from ragmeter.judges.accounting import ItemJudging, JudgeUsage
@@ -243,7 +243,7 @@ class Judge:
         await asyncio.get_running_loop().shutdown_default_executor()
         await self.backend.aclose()
 
-    def __enter__(self) -> Judge:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

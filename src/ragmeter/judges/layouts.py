@@ -3,16 +3,15 @@
 - ``calls``: every prompt is a conversation of its own: its instructions as the system message, then the
   blocks it needs and its task (:mod:`ragmeter.judges.prompts`). A remote judge's default.
 - ``shared``: one system message holds the tasks of seed 002's calls (``prompts/shared.txt``: claims,
-  correctness, relevance); the user message starts with the *item*, the same for all of the item's calls (the
-  last four turns of history, the question, the answer, the references), then the task's one line. A score is
-  the verdict alone, without a reason: ``{"score": 4}``. The packaged local judge's default: it computes the item once and
-  takes it from a saved slot state for every other call (:mod:`ragmeter.judges.backends.prefix_states`), and
-  writes 7 tokens a score instead of about 45; an endpoint that caches prefixes (vLLM, llama.cpp's server) can
-  serve the item from its first call. Claims are split from the answer in the item (the reference's, where the
-  answer abstains). Three calls keep their own: the verifying claims call (``claims="verify"``), which reads
-  the passages, and the IDK and RADBench judges, whose verdicts without a reason failed the local judge's
-  checks (an answer called a refusal; a copy of the reference, a wrong answer and an off-topic one all rated
-  7 of 10).
+  correctness, relevance); the user message starts with the *item*, the same for all of the item's calls (the last four
+  turns of history, the question, the answer, the references), then the task's one line. A score is the verdict alone,
+  without a reason: ``{"score": 4}``. The packaged local judge's default: it computes the item once and takes it from a
+  saved slot state for every other call (:mod:`ragmeter.judges.backends.prefix_states`), and writes 7 tokens a score
+  instead of about 45; an endpoint that caches prefixes (vLLM, llama.cpp's server) can serve the item from its first
+  call. Claims are split from the answer in the item (the reference's, where the answer abstains). Three calls keep
+  their own: the verifying claims call (``claims="verify"``), which reads the passages, and the IDK and RADBench judges,
+  whose verdicts without a reason failed the local judge's checks (an answer called a refusal; a copy of the reference,
+  a wrong answer and an off-topic one all rated 7 of 10).
 
 Prompts keep their names in both layouts (a metric asks for ``correctness`` either way); their hashes differ,
 so a verdict's signature and cache key say which layout gave it.

@@ -1,4 +1,5 @@
-"""The judge prompts of claim-level correctness after TREC's nuggets: a question's nuggets, and an answer graded on them.
+"""The judge prompts of claim-level correctness after TREC's nuggets: a question's nuggets, and an answer graded on
+them.
 
 - ``nuggets``: from the question and its reference answers (without one: the chunks people judged relevant,
   :func:`nugget_sources`), the judge writes at most :data:`MAX_NUGGETS` nuggets, each one fact of at most

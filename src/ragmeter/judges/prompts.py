@@ -367,7 +367,7 @@ _CHUNK_LABELS_SCHEMA: dict[str, Any] = {
                 "properties": {
                     "chunk": {"type": "integer"},
                     "about": {"type": "string", "maxLength": ABOUT_CHARS},
-                    **{name: _YES_NO for name in CHUNK_LABEL_NAMES},
+                    **dict.fromkeys(CHUNK_LABEL_NAMES, _YES_NO),
                 },
             },
         }
@@ -379,7 +379,7 @@ _GENERATION_SCHEMA: dict[str, Any] = {
     "required": ["reason", *GENERATION_LABEL_NAMES],
     "properties": {
         "reason": {"type": "string", "maxLength": REASON_CHARS},
-        **{name: _YES_NO for name in GENERATION_LABEL_NAMES},
+        **dict.fromkeys(GENERATION_LABEL_NAMES, _YES_NO),
     },
 }
 CHUNK_LABELLING = Prompt("chunk_labels", instructions("chunk_labels"), _CHUNK_LABELS_SCHEMA, 2048, _check_chunk_labels)

@@ -1,11 +1,11 @@
 """The judge prompts that write a test set's items from a corpus's chunks (``ragmeter generate``, issue 48).
 
-One system message (``prompts/testset_question.txt``) describes every kind of question; each kind is a prompt of
-its own (``testset_<kind>``), so that its calls are counted apart and its reply checked by its own rules, while
-the local judge keeps one saved state of the shared instructions. A request shows the chunks numbered (and, for a
-follow-up, the conversation so far) and ends with the kind's task and the language to write in. The reply: the
-question, the reference answer, and the quotes of the chunks that state it, which the generator checks lexically
-before anything else (:func:`~ragmeter.judges.nugget_prompts.quote_found`). :data:`ANSWERED` checks an unanswerable question against the
+One system message (``prompts/testset_question.txt``) describes every kind of question; each kind is a prompt of its own
+(``testset_<kind>``), so that its calls are counted apart and its reply checked by its own rules, while the local judge
+keeps one saved state of the shared instructions. A request shows the chunks numbered (and, for a follow-up, the
+conversation so far) and ends with the kind's task and the language to write in. The reply: the question, the reference
+answer, and the quotes of the chunks that state it, which the generator checks lexically before anything else
+(:func:`~ragmeter.judges.nugget_prompts.quote_found`). :data:`ANSWERED` checks an unanswerable question against the
 corpus's chunks nearest to it, and :data:`STANDALONE` whether a follow-up needs the conversation before it.
 
 Which chunks a kind needs: :data:`CHUNKS_NEEDED` (two for ``two_chunks``, one for the others; an unanswerable

@@ -236,10 +236,7 @@ def resolve_metrics(names: Iterable[str] | None) -> list[Metric]:
         if not name:
             continue
         base, cutoff = parse_cutoff(name)
-        if base in families:
-            metrics = list_metrics(base, cutoff=cutoff or DEFAULT_CUTOFF)
-        else:
-            metrics = [get_metric(name)]
+        metrics = list_metrics(base, cutoff=cutoff or DEFAULT_CUTOFF) if base in families else [get_metric(name)]
         for metric in metrics:
             chosen.setdefault(metric.name, metric)
     if not chosen:

@@ -1,4 +1,5 @@
-"""Claim-level correctness and where the pipeline failed: TREC's nugget recall and RAGChecker's diagnostics, on the judge.
+"""Claim-level correctness and where the pipeline failed: TREC's nugget recall and RAGChecker's diagnostics, on the
+judge.
 
 Per item, at most three kinds of judge call (issue 47):
 

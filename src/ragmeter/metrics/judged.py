@@ -385,8 +385,10 @@ _SPECS: tuple[tuple[str, str, tuple[str, ...], tuple[float, float], Any, Any, tu
     ),
     (
         "judge_precision",
-        "Retrieved chunks that support a claim of the answer (of the reference when it "
-        "abstains) / retrieved chunks; no context: undefined",
+        (
+            "Retrieved chunks that support a claim of the answer (of the reference when it "
+            "abstains) / retrieved chunks; no context: undefined"
+        ),
         ("answer",),
         (0.0, 1.0),
         _precision,

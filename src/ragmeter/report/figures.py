@@ -102,7 +102,7 @@ def quadrant_scatter(
     axes.axvline(grounded_at, color=_GREY, linestyle="--")
     axes.axhline(correct_at, color=_GREY, linestyle="--")
     for values, limits in ((grounded, axes.set_xlim), (correct, axes.set_ylim)):
-        if len(values) and 0.0 <= float(np.min(values)) and float(np.max(values)) <= 1.0:
+        if len(values) and float(np.min(values)) >= 0.0 and float(np.max(values)) <= 1.0:
             limits(-0.03, 1.03)
     axes.set_xlabel(grounded_label)
     axes.set_ylabel(correct_label)

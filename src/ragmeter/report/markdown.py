@@ -1,7 +1,7 @@
-"""The run report as Markdown (``ragmeter run --format markdown``), for pull requests and papers: the same
-tables as the terminal report (primary, appendix, other metrics, the paired analysis, where the pipeline fails), then the undefined
-counts, the languages the items were read in (where a metric read one) and the signatures; ``|`` in a cell is
-escaped, and control characters anywhere are shown as escapes (:func:`~ragmeter.report.terminal.visible`)."""
+"""The run report as Markdown (``ragmeter run --format markdown``), for pull requests and papers: the same tables as the
+terminal report (primary, appendix, other metrics, the paired analysis, where the pipeline fails), then the undefined
+counts, the languages the items were read in (where a metric read one) and the signatures; ``|`` in a cell is escaped,
+and control characters anywhere are shown as escapes (:func:`~ragmeter.report.terminal.visible`)."""
 
 from __future__ import annotations
 
@@ -32,8 +32,10 @@ def _quadrant(quadrant: Quadrant) -> list[str]:
     lines = [
         f"## Paired analysis: grounded ({quadrant.grounded}) × correct ({quadrant.correct})",
         "",
-        f"{quadrant.n} answers; left out: {quadrant.n_abstained} abstaining, {quadrant.n_left_out} with a value "
-        "undefined.",
+        (
+            f"{quadrant.n} answers; left out: {quadrant.n_abstained} abstaining, {quadrant.n_left_out} with a value "
+            "undefined."
+        ),
         "",
     ]
     rows = []

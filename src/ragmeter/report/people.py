@@ -1,6 +1,7 @@
 """Checks of ragmeter against people, as text for the terminal: a score's agreement with human judgements
-(:func:`ragmeter.human.with_people`) and the calibration of τ_sim (:func:`ragmeter.analysis.calibration.calibrate_tau`). Their
-lines pass through :func:`~ragmeter.report.terminal.visible`: metric, label and annotator names come from files."""
+(:func:`ragmeter.human.with_people`) and the calibration of τ_sim (:func:`ragmeter.analysis.calibration.calibrate_tau`).
+Their lines pass through :func:`~ragmeter.report.terminal.visible`: metric, label and annotator names come from
+files."""
 
 from __future__ import annotations
 
@@ -61,8 +62,10 @@ def render_calibration(result: Calibration) -> str:
     a precision where no pair reaches τ, the reason for an AUROC interval that cannot be computed."""
     interval = result.auroc_interval_undefined or f"[{result.auroc_low:.3f}, {result.auroc_high:.3f}]"
     lines = [
-        f"τ_sim calibration on {result.n} labelled sentences ({result.n_supported} supported), "
-        f"embedder {result.embedder}",
+        (
+            f"τ_sim calibration on {result.n} labelled sentences ({result.n_supported} supported), "
+            f"embedder {result.embedder}"
+        ),
         f"AUROC of the cosine: {_cell(result.auroc)} {interval}",
         "",
         f"{'':<10}{'τ':>8}{'TPR':>8}{'FPR':>8}{'precision':>11}{'bal. acc.':>11}",

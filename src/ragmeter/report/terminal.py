@@ -217,14 +217,14 @@ def render_report(
     lines += [f"* {warning}" for warning in warnings]
     if result.judging is not None:
         lines += render_judging(result.judging, prices)
-    for title, attribute in (("Undefined items", "undefined_reasons"), ("Notes (values kept)", "notes")):
+    for heading, attribute in (("Undefined items", "undefined_reasons"), ("Notes (values kept)", "notes")):
         counted = sorted(
             dict.fromkeys(
                 (s.metric, reason, count) for s in result.summaries for reason, count in getattr(s, attribute).items()
             )
         )
         if counted:
-            lines += ["", title] + [f"  {m}: {count} × {reason}" for m, reason, count in counted]
+            lines += ["", heading] + [f"  {m}: {count} × {reason}" for m, reason, count in counted]
     lines += language_lines(result)
     lines += ["", f"Intervals: {confidence * 100:g}%; signatures:"]
     lines += [f"  {text}" for text in dict.fromkeys(s.signature.render() for s in result.summaries)]

@@ -9,15 +9,15 @@ run has ``abstained``): a refusal is neither grounded nor wrong, and the gate's 
 metrics and thresholds are options (``metric:threshold``, e.g. ``token_f1:0.5``) and go into the table's
 signature.
 
-*The default thresholds* (:data:`DEFAULT_THRESHOLDS`, else :data:`DEFAULT_THRESHOLD`). Grounded means at least half
-of what the answer claims is supported. Seed 001 defines "Overlap = (# kalimat supported) / (# kalimat klaim)" and
-reads it as a share ("0.45 berarti ±45% kalimat didukung bukti yang benar": about 45% of the sentences are backed
-by the right evidence), so Overlap's threshold is 0.5, as is that of ``judge_faithfulness`` (supported claims /
-claims, seed 002), its IDK-conditioned twin (first, since it agrees with people best) and ``faithfulness_offline``. The fallback Faithfulness is "min(1.0, 0.6 + 0.4 × Overlap)", which
-seed 000 calls "a baseline score of 0.6 for a plausible but unsupported answer": every answer that does not abstain
-scores at least 0.6, so 0.5 on it would call every answer grounded. Its threshold is Overlap's 0.5 on its own
-scale, 0.6 + 0.4 · 0.5 = 0.8, which an answer reaches exactly when its Overlap reaches 0.5. Correct means a token
-F1 of at least 0.5, or an exact match.
+*The default thresholds* (:data:`DEFAULT_THRESHOLDS`, else :data:`DEFAULT_THRESHOLD`). Grounded means at least half of
+what the answer claims is supported. Seed 001 defines "Overlap = (# kalimat supported) / (# kalimat klaim)" and reads it
+as a share ("0.45 berarti ±45% kalimat didukung bukti yang benar": about 45% of the sentences are backed by the right
+evidence), so Overlap's threshold is 0.5, as is that of ``judge_faithfulness`` (supported claims / claims, seed 002),
+its IDK-conditioned twin (first, since it agrees with people best) and ``faithfulness_offline``. The fallback
+Faithfulness is "min(1.0, 0.6 + 0.4 × Overlap)", which seed 000 calls "a baseline score of 0.6 for a plausible but
+unsupported answer": every answer that does not abstain scores at least 0.6, so 0.5 on it would call every answer
+grounded. Its threshold is Overlap's 0.5 on its own scale, 0.6 + 0.4 · 0.5 = 0.8, which an answer reaches exactly when
+its Overlap reaches 0.5. Correct means a token F1 of at least 0.5, or an exact match.
 
 *The gate.* Tokens and latency against the abstain rate, per run: an uncertainty gate should save tokens and time
 on the items it declines, and a comparison shows what that saving costs in answers lost. Per run: the abstain

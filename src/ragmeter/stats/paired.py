@@ -144,7 +144,7 @@ def _extreme_counts(tests: list[tuple[int, np.ndarray, float]], n_resamples: int
     extreme = [0] * len(tests)
     start, window = 0, np.empty(0)  # window: the draws from position start on, as ±1.0
     while start + len(window) < end:
-        fresh = _random_signs(rng, 1, min(max(_BLOCK, max(sizes)), end - start - len(window)))[0]
+        fresh = _random_signs(rng, 1, min(max(_BLOCK, *sizes), end - start - len(window)))[0]
         window = np.concatenate([window, fresh])
         stop = start + len(window)
         for t, (_, units, threshold) in enumerate(tests):

@@ -37,7 +37,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 __all__ = ["FAULT_KINDS", "FakeOpenAIServer", "FaultPlan", "HTTPFault", "call_key"]
 
@@ -148,10 +148,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             body = json.loads(raw)
-            if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-                raise ValueError("body must be a JSON object with a 'messages' list")
         except ValueError as exc:
             self._error(400, f"bad request: {exc}", "invalid_request_error")
+            return
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            self._error(400, "bad request: body must be a JSON object with a 'messages' list", "invalid_request_error")
             return
         self._send(*self.server.fake._complete(body, {k.lower(): v for k, v in self.headers.items()}))
 
@@ -184,7 +185,7 @@ class FakeOpenAIServer:
         self._thread: threading.Thread | None = None
         self.base_url = ""
 
-    def __enter__(self) -> FakeOpenAIServer:
+    def __enter__(self) -> Self:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.fake = self
         self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
@@ -233,7 +234,7 @@ class FakeOpenAIServer:
             kinds = {401: "authentication_error", 403: "permission_error", 429: "rate_limit_error"}
             error = {"message": fault.message, "type": kinds.get(fault.status, "server_error"), "code": None}
             return fault.status, {"error": error}, None
-        except Exception as exc:  # a broken responder is a test bug: surface it as a 500
+        except Exception as exc:  # noqa: BLE001 -- a broken responder is a test bug: surface it as a 500
             return 500, {"error": {"message": f"responder failed: {exc!r}", "type": "server_error"}}, None
         finish = "stop"
         if kind == "truncated":

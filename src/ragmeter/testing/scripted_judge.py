@@ -7,8 +7,9 @@ The rules, applied to the tagged blocks of the user message:
 - ``claim_split``: each sentence of the <text> block is a claim (in the shared layout, where there is none: of the
   first <reference> when the task names the REFERENCE, else of the <answer>).
 - ``claims``: each sentence of the <text> block is a claim; it is supported by every chunk that contains
-  it word for word (case-insensitive, final stop left out), contradicted when a chunk contains it once its
-  " not" is taken out, else unsupported; its evidence is the first such chunk's text ("" when none is), its differences "none" unless contradicted.
+  it word for word (case-insensitive, final stop left out), contradicted when a chunk contains it once its " not" is
+  taken out, else unsupported; its evidence is the first such chunk's text ("" when none is), its differences "none"
+  unless contradicted.
 - ``correctness``: 5 when the answer equals a reference (case-insensitive), else 2.
 - ``relevance``: 4, or 1 when the answer holds "don't know".
 - ``idk``: "declines" when the answer starts with "I don't know", "partly" when it holds "don't know" later, else

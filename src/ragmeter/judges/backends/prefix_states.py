@@ -174,7 +174,9 @@ class PrefixStates:
     def prefix_tokens(self, lead: Messages, item: str) -> list[int]:
         """The tokens every call starting with ``lead`` and a user message starting with ``item`` starts with."""
         first, second = (self._tokens([*lead, ("user", item + probe)]) for probe in _PROBES)
-        shared = next((i for i, (a, b) in enumerate(zip(first, second)) if a != b), min(len(first), len(second)))
+        shared = next(
+            (i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b), min(len(first), len(second))
+        )
         return first[:shared]
 
     def _tokens(self, messages: list[tuple[str, str]]) -> list[int]:

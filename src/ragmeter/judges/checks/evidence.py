@@ -122,7 +122,7 @@ def _number_pattern(language: Language) -> re.Pattern[str]:
 def _whole_numbers(text: str, language: Language) -> tuple[str, tuple[str, ...]]:
     """``text`` with its numbers taken out, and their values (``1,5 juta`` → ``1500000``); kept for the words and
     the numbers of one text, which both read it."""
-    multipliers = {word: value for word, value in language.number_words}
+    multipliers = dict(language.number_words)
     values: list[str] = []
 
     def take(match: re.Match[str]) -> str:

@@ -208,8 +208,10 @@ def _signature(*prompts: Prompt, idk: bool = False) -> Callable[[RunContext], Ma
 _SPECS: tuple[tuple[str, str, tuple[str, ...], Any, Any, Any, bool | None], ...] = (
     (
         "idk_judge",
-        "Judge's verdict that the answer says the information is not available: 1 yes, 0.5 partly, "
-        "0 no (MT-RAG's idk_eval)",
+        (
+            "Judge's verdict that the answer says the information is not available: 1 yes, 0.5 partly, "
+            "0 no (MT-RAG's idk_eval)"
+        ),
         ("answer",),
         _idk_judge,
         _signature(IDK),
@@ -218,8 +220,10 @@ _SPECS: tuple[tuple[str, str, tuple[str, ...], Any, Any, Any, bool | None], ...]
     ),
     (
         "RL_F",
-        "Statements of the answer the passages support / statements (RAGAS-style, MT-RAG's RL_F); no "
-        "statement: undefined",
+        (
+            "Statements of the answer the passages support / statements (RAGAS-style, MT-RAG's RL_F); no "
+            "statement: undefined"
+        ),
         ("answer", "contexts"),
         _rl_f,
         _signature(CLAIMS),
