@@ -7,7 +7,8 @@ A request is answered 200 only once its spans are committed to the store; spans 
 the reply's ``partial_success`` with the first reason, never stored. When scoring falls behind (more than
 ``max_backlog`` traces received and not yet scored), the receiver answers 503 with ``Retry-After`` before reading
 the body — the OTLP exporters retry then — so memory stays bounded however fast traces come; a body larger than
-the limit is refused (413) as it streams in.
+the limit is refused (413) as it streams in. A store that cannot take a write now (a full disk, its database server
+gone) also answers 503 with ``Retry-After``: nothing of the request is stored, and the exporter sends it again.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from ragmeter.serve.otlp_http import MAX_BODY_BYTES, BadExport, decode_export, e
 from ragmeter.serve.page import DEFAULT_BY, DEFAULT_HOURS, page_figures
 from ragmeter.serve.prometheus import StoreCollector
 from ragmeter.serve.scorer import Scorer
-from ragmeter.serve.store import Store
+from ragmeter.serve.store import Store, StoreUnavailable
 
 __all__ = ["MAX_BACKLOG", "RETRY_AFTER_S", "create_app"]
 
@@ -113,7 +114,13 @@ def create_app(
             )
         except BadExport as refused:
             return PlainTextResponse(refused.message, status_code=refused.status)
-        accepted = await run_in_threadpool(store.accept, export, source="POST /v1/traces")
+        try:
+            accepted = await run_in_threadpool(store.accept, export, source="POST /v1/traces")
+        except StoreUnavailable as unavailable:
+            _LOG.warning("%s; the exporter is asked to retry in %s s", unavailable, RETRY_AFTER_S)
+            return PlainTextResponse(
+                f"{unavailable}: retry later", status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)}
+            )
         first = str(accepted.problems[0]) if accepted.problems else ""
         reply, media = export_response(content_type, len(accepted.problems), first)
         return Response(reply, media_type=media)

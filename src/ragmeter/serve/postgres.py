@@ -125,6 +125,11 @@ class PostgresStore(Store):
         with self._lock:
             return self._db.execute(_sql(sql), parameters).fetchall()
 
+    def _unavailable(self, error: Exception) -> bool:
+        import psycopg
+
+        return isinstance(error, psycopg.OperationalError)  # its server gone, its disk full (DiskFull), shut down
+
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[_Transaction]:
         with self._lock, self._db.transaction():

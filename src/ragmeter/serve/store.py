@@ -36,10 +36,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
-from ragmeter.core.errors import ConfigError, InputError
+from ragmeter.core.errors import ConfigError, InputError, RagmeterError
 from ragmeter.io.traces.otlp import SpanRow, request_spans
 
-__all__ = ["MIGRATIONS", "Accepted", "ScoredTrace", "SqliteStore", "Store", "WindowFigure"]
+__all__ = ["MIGRATIONS", "Accepted", "ScoredTrace", "SqliteStore", "Store", "StoreUnavailable", "WindowFigure"]
+
+#: SQLite's errors that say the database cannot be written now, not that a statement is wrong: a full disk, an I/O
+#: error (``SQLITE_IOERR_*``), a database another connection holds.
+_SQLITE_UNAVAILABLE = ("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_BUSY", "SQLITE_LOCKED")
+
+
+class StoreUnavailable(RagmeterError):
+    """The store cannot take a write now (its disk is full, a disk error, its database server gone): nothing of the
+    request was stored, and it may succeed later, so the receiver asks the exporter to retry."""
+
 
 #: The schema's steps, from version 1 up: version ``n`` is reached by running ``MIGRATIONS[n - 1]``.
 MIGRATIONS: tuple[str, ...] = (
@@ -134,6 +144,11 @@ class Store:
     def close(self) -> None:
         raise NotImplementedError
 
+    def _unavailable(self, error: Exception) -> bool:
+        """Whether ``error``, raised by the database, says it cannot be written now rather than that a statement is
+        wrong."""
+        raise NotImplementedError
+
     def __enter__(self) -> Self:
         return self
 
@@ -152,18 +167,24 @@ class Store:
             else:
                 rows.append((item.trace_id, item.span_id, body, item.parent_id is None and item.end_ns is not None))
         new = 0
-        with self._transaction() as db:
-            for trace_id, span_id, body, ended_root in rows:
-                new += db.execute(
-                    "INSERT INTO spans VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", (trace_id, span_id, body, received)
-                ).rowcount
-                db.execute(
-                    "INSERT INTO traces (trace_id, state, root_ended, last_received, changed) "
-                    "VALUES (?, 'open', ?, ?, ?) ON CONFLICT (trace_id) DO UPDATE SET root_ended = CASE WHEN "
-                    "excluded.root_ended > traces.root_ended THEN excluded.root_ended ELSE traces.root_ended "
-                    "END, last_received = excluded.last_received",
-                    (trace_id, int(ended_root), received, received),
-                )
+        try:
+            with self._transaction() as db:
+                for trace_id, span_id, body, ended_root in rows:
+                    new += db.execute(
+                        "INSERT INTO spans VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                        (trace_id, span_id, body, received),
+                    ).rowcount
+                    db.execute(
+                        "INSERT INTO traces (trace_id, state, root_ended, last_received, changed) "
+                        "VALUES (?, 'open', ?, ?, ?) ON CONFLICT (trace_id) DO UPDATE SET root_ended = CASE WHEN "
+                        "excluded.root_ended > traces.root_ended THEN excluded.root_ended ELSE traces.root_ended "
+                        "END, last_received = excluded.last_received",
+                        (trace_id, int(ended_root), received, received),
+                    )
+        except Exception as exc:
+            if self._unavailable(exc):
+                raise StoreUnavailable(f"the store cannot take the spans now ({exc})") from exc
+            raise
         return Accepted(new, len(rows) - new, tuple(problems))
 
     def mark_due(self, *, quiet_s: float, now: float | None = None) -> int:
@@ -378,6 +399,10 @@ class SqliteStore(Store):
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db, self._lock)
 
+    def _unavailable(self, error: Exception) -> bool:
+        name = getattr(error, "sqlite_errorname", "")
+        return isinstance(error, sqlite3.OperationalError) and name.startswith(_SQLITE_UNAVAILABLE)
+
     @property
     def schema_version(self) -> int:
         return int(self._read("PRAGMA user_version")[0][0])
@@ -457,9 +482,21 @@ class _Transaction:
 
     def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         try:
-            self._db.execute("ROLLBACK" if kind is not None else "COMMIT")
+            if kind is None:
+                try:
+                    self._db.execute("COMMIT")
+                except sqlite3.Error:
+                    self._roll_back()  # a COMMIT that failed (a full disk) may leave the transaction open
+                    raise
+            else:
+                self._roll_back()
         finally:
             self._lock.release()
+
+    def _roll_back(self) -> None:
+        """``ROLLBACK``, unless SQLite already rolled the transaction back itself (as it does on some errors)."""
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
 
 
 def _spans_with_bodies(request: Mapping[str, Any], source: str) -> Iterator[tuple[SpanRow | InputError, str]]:
