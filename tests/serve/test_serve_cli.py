@@ -1,6 +1,7 @@
 """``ragmeter serve`` as a user starts it: a process listening on loopback, a JSON export posted to it stored and
-scored (quiet traces too), and a SIGKILL in the middle losing nothing it acknowledged; an unknown metric stops it
-before it takes the port."""
+scored (quiet traces too), a SIGKILL in the middle of ingesting losing nothing it acknowledged, and one in the middle
+of scoring leaving each trace to be scored once after the restart; an unknown metric stops it before it takes the
+port."""
 
 from __future__ import annotations
 
@@ -100,6 +101,56 @@ def test_serve_stores_and_scores_and_a_kill_loses_nothing_acknowledged(tmp_path:
     finally:
         process.terminate()  # uvicorn shuts down (the scoring thread finishes its batch), then ends by the signal
         assert process.wait(timeout=30) == -signal.SIGTERM
+
+
+def _judging(store: Path, port: int, judge_url: str) -> subprocess.Popen[str]:
+    return _start(
+        store,
+        port,
+        "--metrics",
+        "lexical",
+        "--quiet",
+        "1",
+        "--judge",
+        "openai",
+        "--judge-model",
+        "scripted",
+        "--judge-base-url",
+        judge_url,
+        "--judge-api-key-env",
+        "",
+        "--judge-sample",
+        "1",
+        "--judged",
+        "judge_relevance",
+    )
+
+
+def test_a_kill_while_it_scores_scores_each_trace_once_after_the_restart(tmp_path: Path) -> None:
+    store, port = tmp_path / "serve.sqlite", free_port()
+    questions = {1: ("When does it open?", "At nine."), 2: ("Where is it?", "On Quay Street."), 3: ("Fees?", "None.")}
+    with FakeOpenAIServer(respond, latency_s=30.0) as slow_judge:
+        process = _judging(store, port, slow_judge.base_url)
+        try:
+            assert [_post(port, _export(t, q, a)) for t, (q, a) in questions.items()] == [200] * 3
+            deadline = time.monotonic() + 60
+            while not slow_judge.requests and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert slow_judge.requests, "the judge was never called"
+        finally:
+            process.send_signal(signal.SIGKILL)  # in the middle of scoring: its judge call unanswered
+            process.wait()
+    with SqliteStore(store) as opened:
+        assert list(opened.scored()) == []  # nothing half-scored was kept
+    with FakeOpenAIServer(respond) as judge:
+        process = _judging(store, port, judge.base_url)
+        try:
+            outcomes = _scored(store, 3)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    assert sorted(o.trace_id for o in outcomes) == [f"{t:032x}" for t in questions]
+    assert all(o.judged and o.scores["judge_relevance"] == 4 for o in outcomes)  # scripted: 4 for an answer
 
 
 def test_an_unknown_metric_stops_it_before_it_listens(tmp_path: Path, capsys) -> None:
