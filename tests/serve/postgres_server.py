@@ -1,8 +1,9 @@
 """A PostgreSQL server of Debian's package, started for the tests in a temporary folder on a free loopback port
 (as the ``postgres`` user when the tests run as root: the server refuses root), with a fresh database per test.
 Skipped, with the reason, where the package or psycopg is missing (``.ci/run`` installs the package). A test module
-imports the fixtures it uses (``postgres_server_fixture`` gives ``postgres_server``; ``any_store_fixture`` gives
-``any_store``, for the storage tests run on both backends)."""
+imports the fixtures it uses (``postgres_server_fixture`` gives ``postgres_server``, and needs
+``postgres_instance_fixture``, which gives ``postgres_instance``, a server a test may restart; ``any_store_fixture``
+gives ``any_store``, for the storage tests run on both backends)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import subprocess
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -30,10 +32,18 @@ def _binary(name: str) -> str:
     return found
 
 
-@pytest.fixture(scope="session", name="postgres_server")
-def postgres_server_fixture() -> Iterator[str]:
-    """The server's URL, without a database name. Its folder is made with ``tempfile`` (pytest's temporary
-    folders are its user's alone, where the server's user could not reach it) and removed afterwards."""
+@dataclass(frozen=True)
+class PostgresServer:
+    """A running server: its URL (without a database name), and how to restart it on the same port."""
+
+    url: str
+    restart: Callable[[], None]
+
+
+@pytest.fixture(scope="session", name="postgres_instance")
+def postgres_instance_fixture() -> Iterator[PostgresServer]:
+    """The tests' server. Its folder is made with ``tempfile`` (pytest's temporary folders are its user's alone,
+    where the server's user could not reach it) and removed afterwards."""
     pytest.importorskip("psycopg", reason="psycopg is in the postgres and test extras")
     initdb, pg_ctl = _binary("initdb"), _binary("pg_ctl")
     folder = Path(tempfile.mkdtemp(prefix="ragmeter-postgres-"))
@@ -55,16 +65,22 @@ def postgres_server_fixture() -> Iterator[str]:
         capture_output=True,
     )
     options = f"-k {sockets} -p {port} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run(
-        [*prefix, pg_ctl, "-D", str(data), "-o", options, "-l", str(folder / "log"), "-w", "start"],
-        check=True,
-        capture_output=True,
-    )
+    control = [*prefix, pg_ctl, "-D", str(data), "-o", options, "-l", str(folder / "log"), "-w"]
+    subprocess.run([*control, "start"], check=True, capture_output=True)
     try:
-        yield f"postgresql://ragmeter@127.0.0.1:{port}"
+        yield PostgresServer(
+            f"postgresql://ragmeter@127.0.0.1:{port}",
+            lambda: subprocess.run([*control, "-m", "fast", "restart"], check=True, capture_output=True),
+        )
     finally:
         subprocess.run([*prefix, pg_ctl, "-D", str(data), "-m", "immediate", "stop"], capture_output=True, check=False)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", name="postgres_server")
+def postgres_server_fixture(postgres_instance: PostgresServer) -> str:
+    """The tests' server's URL, without a database name."""
+    return postgres_instance.url
 
 
 def fresh_database(server: str) -> str:

@@ -1,5 +1,6 @@
 """The PostgreSQL store: what the SQLite store computes, it computes on the same data; processes sharing it never
-take the same trace to score; its schema is versioned; ``serve`` and ``export`` take its URL."""
+take the same trace to score; its schema is versioned; a server that restarts makes a request unavailable (a 503 to
+the exporter), then the store connects again; ``serve`` and ``export`` take its URL."""
 
 from __future__ import annotations
 
@@ -11,12 +12,17 @@ from pathlib import Path
 
 import pytest
 from loopback import free_port
-from postgres_server import fresh_database, postgres_server_fixture  # noqa: F401 -- a fixture, used by name
+from postgres_server import (  # noqa: F401 -- fixtures, used by name
+    PostgresServer,
+    fresh_database,
+    postgres_instance_fixture,
+    postgres_server_fixture,
+)
 
 from ragmeter.cli import main
 from ragmeter.core.errors import ConfigError
 from ragmeter.serve.postgres import LEASE_S, MIGRATIONS, PostgresStore
-from ragmeter.serve.store import ScoredTrace, SqliteStore, Store
+from ragmeter.serve.store import ScoredTrace, SqliteStore, Store, StoreUnavailable
 
 
 def _fill(store: Store) -> None:
@@ -87,6 +93,21 @@ def test_processes_sharing_it_never_take_the_same_trace(postgres_server: str) ->
         assert second.due(5, now=1_000.0 + LEASE_S - 1) == []  # both held
         assert second.due(5, now=1_000.0 + LEASE_S + 1) == [f"{7:032x}", f"{8:032x}"]  # both leases ran out
         assert first.schema_version == second.schema_version == len(MIGRATIONS)
+
+
+def _one_span(n: int) -> dict:
+    span = {"traceId": f"{n:032x}", "spanId": f"{n:016x}", "name": "rag", "startTimeUnixNano": "1"}
+    return {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [span]}]}]}
+
+
+def test_a_restarted_server_is_unavailable_for_a_request_then_served_again(postgres_instance: PostgresServer) -> None:
+    with PostgresStore(fresh_database(postgres_instance.url)) as store:
+        assert store.accept(_one_span(1)).new_spans == 1
+        postgres_instance.restart()  # the store's connection is dropped
+        with pytest.raises(StoreUnavailable, match="cannot take the spans now"):
+            store.accept(_one_span(2))  # nothing stored: the receiver answers 503, the exporter sends it again
+        assert store.accept(_one_span(2)).new_spans == 1  # a new connection
+        assert store.backlog()["open"] == 2
 
 
 def test_a_database_of_a_newer_schema_is_refused_and_a_bad_url_named(postgres_server: str) -> None:

@@ -12,7 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from postgres_server import any_store_fixture, postgres_server_fixture  # noqa: F401 -- fixtures, used by name
+from postgres_server import (  # noqa: F401 -- fixtures, used by name
+    any_store_fixture,
+    postgres_instance_fixture,
+    postgres_server_fixture,
+)
 
 from ragmeter.core.errors import ConfigError
 from ragmeter.io.traces.otlp import otlp_spans

@@ -83,9 +83,9 @@ class PostgresStore(Store):
             raise MissingDependencyError("psycopg", "postgres", "a PostgreSQL store (--store postgresql://…)") from exc
         self.url = url
         self._lock = threading.Lock()
-        options = "-c default_transaction_read_only=on" if read_only else ""
+        self._options = "-c default_transaction_read_only=on" if read_only else ""
         try:
-            self._db = psycopg.connect(url, autocommit=True, options=options)
+            self._db = psycopg.connect(url, autocommit=True, options=self._options)
         except psycopg.Error as exc:
             raise ConfigError(f"cannot connect to the store {_shown(url)}: {str(exc).strip()}") from exc
         if read_only:
@@ -123,17 +123,28 @@ class PostgresStore(Store):
 
     def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
-            return self._db.execute(_sql(sql), parameters).fetchall()
+            return self._live().execute(_sql(sql), parameters).fetchall()
 
     def _unavailable(self, error: Exception) -> bool:
         import psycopg
 
         return isinstance(error, psycopg.OperationalError)  # its server gone, its disk full (DiskFull), shut down
 
+    def _live(self) -> Any:
+        """The connection, made again when the server dropped it (a restart, a failover), so the store serves again
+        once the server is back; called behind the lock. Connecting may fail: the server is still away."""
+        if self._db.broken:
+            import psycopg
+
+            self._db = psycopg.connect(self.url, autocommit=True, options=self._options)
+        return self._db
+
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[_Transaction]:
-        with self._lock, self._db.transaction():
-            yield _Transaction(self._db)
+        with self._lock:
+            db = self._live()
+            with db.transaction():
+                yield _Transaction(db)
 
     def close(self) -> None:
         with self._lock:
