@@ -1,8 +1,8 @@
 """What the benchmarks share: where they read and write, MT-RAG's human evaluation of the dev split, the judge
 options and their verdict cache, and Spearman's ρ with a conversation-bootstrap interval.
 
-Benchmarks run as scripts (``python benchmarks/bench_x.py``), so Python puts this folder first on ``sys.path``
-and they import ``_common``, ``_folds`` and ``_mtrag_data`` as they are, with no path set by hand.
+Benchmarks are modules of the ``benchmarks`` package, run from the repository's root (``python -m
+benchmarks.GROUP.bench_NAME``), and import ``benchmarks._common``, ``benchmarks._folds`` and the data modules.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _mtrag_data import DATA_DIR as DATA
 from scipy.stats import spearmanr
 
+from benchmarks._mtrag_data import DATA_DIR as DATA
 from ragmeter import read_records
 from ragmeter.core.records import Record
 from ragmeter.judges import CLAIM_MODES, LAYOUTS, JudgeConfig

@@ -23,8 +23,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
-from _common import N_BOOT
 from scipy.stats import spearmanr
+
+from benchmarks._common import N_BOOT
 
 Candidate = TypeVar("Candidate")
 Statistic = Callable[[np.ndarray, np.ndarray], float]

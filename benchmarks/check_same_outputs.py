@@ -1,6 +1,6 @@
 """Show that a change of code leaves every output byte for byte as it was.
 
-``python benchmarks/check_same_outputs.py record FILE`` runs a fixed set of ragmeter commands (the demo with
+``python -m benchmarks.check_same_outputs record FILE`` runs a fixed set of ragmeter commands (the demo with
 every offline family, MT-RAG's 477 records, MT-RAG's pipeline steps, a judged demo run whose verdicts come from a
 judge cache made by the first recording) and writes the sha256 of every output they write. ``check FILE``
 runs them again and lists every output whose bytes changed. Made for issue 28's reorganisation: record on the
@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _mtrag_data import HUMAN_EVAL_TASKS
+from benchmarks._mtrag_data import HUMAN_EVAL_TASKS
 
 #: The installed command, beside this interpreter.
 RAGMETER = str(Path(sys.executable).with_name("ragmeter"))

@@ -1,7 +1,7 @@
 """A new user's battery (issue 45): the command lines a new user types, each run and judged for what it did to
 the user's files, the numbers it printed and the messages it gave.
 
-    python benchmarks/new_user_battery.py [--quick] [--only TEXT,TEXT…] [--results FILE] [--keep]
+    python -m benchmarks.new_user_battery [--quick] [--only TEXT,TEXT…] [--results FILE] [--keep]
 
 Each case runs the ``ragmeter`` entry point (a few: ``python -m ragmeter.cli``) as a subprocess, one at a time,
 in a fresh temporary workspace: ``ragmeter demo`` copies, hand-made bad files (missing, empty, a folder, a

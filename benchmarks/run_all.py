@@ -1,6 +1,6 @@
 """Run every ragmeter benchmark, print the figures, and write them to benchmarks/results/.
 
-    python benchmarks/run_all.py [--quick]
+    python -m benchmarks.run_all [--quick]
         [--only overlap,lexical,memory,rouge,bertscore,mtrag_pipeline,retrieval,judge,gate]
 
 Writes ``results/latest.json`` (every figure, with the machine and versions) and ``results/latest.md``
@@ -24,15 +24,17 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import bench_bertscore
-import bench_gate
-import bench_judge
-import bench_lexical
-import bench_memory
-import bench_mtrag_pipeline
-import bench_overlap_overhead
-import bench_retrieval
-import bench_rouge
+from benchmarks.judge import bench_judge
+from benchmarks.scale import bench_memory
+from benchmarks.speed import (
+    bench_bertscore,
+    bench_lexical,
+    bench_mtrag_pipeline,
+    bench_overlap_overhead,
+    bench_retrieval,
+    bench_rouge,
+)
+from benchmarks.statistics import bench_gate
 
 BENCHMARKS: dict[str, Callable[..., dict[str, Any]]] = {
     "overlap": bench_overlap_overhead.run,
@@ -109,7 +111,7 @@ def _fmt(value: Any, digits: int = 2) -> str:
 
 
 def _command(run: dict[str, Any]) -> str:
-    return run.get("command") or f"python benchmarks/run_all.py{' --quick' if run.get('quick') else ''}"
+    return run.get("command") or f"python -m benchmarks.run_all{' --quick' if run.get('quick') else ''}"
 
 
 def _machine(env: dict[str, Any]) -> str:
@@ -567,7 +569,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown benchmark(s) {unknown}; choose from {', '.join(BENCHMARKS)}")
 
     command = (
-        "python benchmarks/run_all.py"
+        "python -m benchmarks.run_all"
         + (" --quick" if args.quick else "")
         + (f" --only {','.join(chosen)}" if args.only else "")
     )

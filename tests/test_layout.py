@@ -114,3 +114,22 @@ def test_each_module_imports_first_in_a_fresh_interpreter(module: str) -> None:
     # A cycle that "works" only by import order fails when the wrong module is imported first.
     done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+BENCHMARKS = PACKAGE.parents[1] / "benchmarks"
+
+
+def test_every_benchmark_is_in_the_index_and_every_result_comes_from_one() -> None:
+    """``benchmarks/README.md``'s table has a row for each ``GROUP/bench_NAME.py`` (none lies outside a group), and
+    each file of ``results/`` is ``NAME.…`` or ``NAME-VARIANT.…`` of a benchmark (``latest``: ``run_all.py``'s)."""
+    readme = (BENCHMARKS / "README.md").read_text(encoding="utf-8")
+    modules = sorted(path.relative_to(BENCHMARKS).as_posix() for path in BENCHMARKS.glob("*/bench_*.py"))
+    assert len(modules) > 30 and not list(BENCHMARKS.glob("bench_*.py"))
+    assert [module for module in modules if f"| `{module}` |" not in readme] == []
+    names = [Path(module).stem.removeprefix("bench_") for module in modules] + ["latest", "new_user_battery"]
+    results = [path.name for path in (BENCHMARKS / "results").iterdir()]
+    assert [
+        result
+        for result in results
+        if not any(result.split(".")[0] == name or result.startswith(f"{name}-") for name in names)
+    ] == []

@@ -1,4 +1,4 @@
-"""The pairwise-preference reader (ragmeter.human.preferences) that benchmarks/bench_preferences.py uses."""
+"""The pairwise-preference reader (ragmeter.human.preferences) that benchmarks/validity/bench_preferences.py uses."""
 
 from __future__ import annotations
 

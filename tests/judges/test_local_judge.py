@@ -10,7 +10,7 @@ tells a refusal from an answer; RADBench rates a copy of the reference above a w
 give the same verdicts again in another order, each call reusing exactly its system message's saved slot state, or in
 the shared layout (the local judge's default) its item's; the server answers its health check on loopback only and is
 gone once the judge is closed, its saved states with it (also when its parent is killed). How far its verdicts agree
-with human ratings on real answers is measured in benchmarks/bench_judge_validity.py, not asserted here.
+with human ratings on real answers is measured in benchmarks/judge/bench_judge_validity.py, not asserted here.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Prediction-powered means (``ragmeter.stats.ppi``): against the authors' package ``ppi-python`` where it covers
 the case (independent items), against a jackknife written out by hand for clusters, worked examples, edge
-cases, and a small coverage simulation (the 2,000-repetition one is ``benchmarks/bench_ppi_coverage.py``)."""
+cases, and a small coverage simulation (the 2,000-repetition one is ``benchmarks/statistics/bench_ppi_coverage.py``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Indonesian refusals written as a grammar, and real Indonesian sentences that negate without refusing: the two
 sets on which the Indonesian IDK patterns are measured (``test_indonesian_refusal_grammar.py``,
-``benchmarks/bench_indonesian.py``).
+``benchmarks/validity/bench_indonesian.py``).
 
 Every sentence the grammar writes is a refusal and every sentence of the negation set is not: the labels come
 from how a sentence was made, never from the patterns under test, and nothing here imports them.

@@ -2,7 +2,7 @@
 
 A meta-evaluation set: does a metric prefer the answer people prefer? Score both records of every pair and
 correlate metric(A) − metric(B) with :attr:`PreferencePair.preference` (the repository's
-``benchmarks/bench_preferences.py`` does, with a conversation bootstrap).
+``benchmarks/validity/bench_preferences.py`` does, with a conversation bootstrap).
 
 One JSON object per line, one pair per line (blank lines are skipped)::
 

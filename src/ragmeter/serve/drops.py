@@ -9,7 +9,7 @@ rules are the CI gate's (:func:`ragmeter.analysis.gate.parse_rule`), and read th
 
 - **regression** (``METRIC``): a *drop* when the window is worse and Holm's adjustment over the regression rules
   puts ``p`` below ``alpha``, so a check raises a false alarm on at most ``alpha`` of the windows where nothing
-  changed, however many metrics it watches (``benchmarks/bench_serve_gate.py`` measures it);
+  changed, however many metrics it watches (``benchmarks/statistics/bench_serve_gate.py`` measures it);
 - **non-inferiority** (``METRIC:MARGIN``): a drop unless the interval's worse end is within the margin.
 
 A window with fewer than ``min_traces`` defined scores of a metric (a quiet hour), on either side, is

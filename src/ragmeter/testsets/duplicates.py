@@ -7,7 +7,7 @@ history: two follow-ups after different conversations may read alike ("And its p
 things.
 
 Each embedder's threshold is the cosine that at most 1 % of pairs of *distinct* questions people wrote about the
-same passage reach, chosen on some data and checked on other (``benchmarks/bench_generate.py duplicates``): the
+same passage reach, chosen on some data and checked on other (``benchmarks/validity/bench_generate.py duplicates``): the
 multilingual embedder's on IDK-MRC's validation paragraphs (reported on its test split, where people wrote an
 unanswerable question by editing an answerable one, so pairs of different questions can differ by one word);
 MiniLM's and the hashing embedder's on MTRAG-UN's questions of one conversation, chosen on three collections

@@ -5,7 +5,7 @@ A small judge calls many real answers refusals: on the 477 records of MT-RAG's h
 judge said ``declines`` 80 times where MT-RAG's GPT-4o-mini judge did 21 times (among them "No, they are not the
 same. A mortgage is a secured debt…"), often giving "declines" as its whole reason. With this check its
 agreement with the released verdicts went from 86.0 % (Cohen's κ 0.29) to 94.8 % (κ 0.55)
-(``benchmarks/bench_mtrag_judged.py``). A response that declines says so: it does not know, the documents do
+(``benchmarks/judge/bench_mtrag_judged.py``). A response that declines says so: it does not know, the documents do
 not say, the information is not available, it is sorry, or it only thanks and closes the conversation. So a
 ``declines`` or ``partly`` verdict stands only when the response holds one of those cues (:func:`cues`); without
 one it becomes ``answers``. An ``answers`` verdict is never changed: the cue is required, not sufficient ("I

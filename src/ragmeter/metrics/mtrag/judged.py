@@ -259,7 +259,7 @@ _SPECS: tuple[tuple[str, str, tuple[str, ...], Any, Any, Any, bool | None], ...]
     ),
 )
 
-#: How far the IDK-conditioned faithfulness follows people, held out (``benchmarks/bench_judge_heldout.py``).
+#: How far the IDK-conditioned faithfulness follows people, held out (``benchmarks/judge/bench_judge_heldout.py``).
 IDK_FAITHFULNESS_AGREEMENT = (
     "agrees with people at Spearman 0.59 [0.44, 0.74] cross-collection on MT-RAG dev with "
     "the packaged judge (156 answers; 0.62 in sample): the one to read with a judge"

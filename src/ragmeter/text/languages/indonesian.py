@@ -282,7 +282,7 @@ _IDK_PATTERNS = (
 # the cues: every IDK pattern, and the broader words a refusal is made of
 #: Negations are scope words: a claim that says "tidak" where the chunks never do is not what they state. Chosen
 #: on IndoNLI's validation pairs over a function word (as English "not") and a content word: the evidence check's
-#: AUROC of entailed vs not was 0.739 against 0.644 and 0.676 (``benchmarks/bench_indonesian.py``).
+#: AUROC of entailed vs not was 0.739 against 0.644 and 0.676 (``benchmarks/validity/bench_indonesian.py``).
 _NEGATIONS = ("tidak", "tak", "bukan", "belum", "tanpa")
 
 _REFUSAL_CUES = "|".join(f"(?:{pattern})" for pattern in _IDK_PATTERNS) + (

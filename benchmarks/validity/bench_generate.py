@@ -1,0 +1,426 @@
+"""Does a set ``ragmeter generate`` writes measure what a set people wrote does? And its near-duplicate thresholds.
+
+``duplicates``: each embedder's near-duplicate cosine (:mod:`ragmeter.testsets.duplicates`), the cosine that at most
+1 % of pairs of distinct questions people wrote about one passage reach:
+
+- the multilingual embedder on IDK-MRC (Indonesian Wikipedia paragraphs; pairs of distinct questions on one
+  paragraph), chosen on ``valid`` and reported on ``test``;
+- MiniLM (ONNX) and the hashing embedder on MTRAG-UN (English; pairs of distinct user turns of one conversation),
+  chosen on three collections and reported on the fourth, each in turn; the shipped value is chosen on all four.
+
+Reported: each threshold, and on held-out data the share of distinct pairs at or above it (a question that would
+be dropped as a repeat of a different one), with its 95 % Wilson interval.
+
+    python -m benchmarks.validity.bench_generate duplicates
+
+Results: ``benchmarks/results/generate-duplicates.json``.
+
+``retrievers``: does a generated set rank retrievers as the set people wrote does? IDK-MRC's test paragraphs (378
+Indonesian Wikipedia paragraphs, each a chunk of its own) are the corpus; people's answerable questions have their
+paragraph as gold (qrels grade 2); ``ragmeter.generate`` writes ``--n`` factoid and explanation questions from the
+same chunk file with the packaged judge (``--cache``, so an interrupted run resumes; seed 0), their qrels being every
+paragraph that holds the answer's quotes. Four retrievers rank the corpus for every question: BM25 (``bm25s``, no
+stemming or stopwords: none are packaged for Indonesian), the multilingual embedder (Indonesian's own), MiniLM (an
+English model, weaker here) and the hashing embedder (word counts, the weak one). Each set's ``recall@5`` and
+``ndcg@5`` (ideal: the judged pool, as trec_eval) per retriever, with intervals (``ragmeter.evaluate``), Kendall's τ
+between the two sets' rankings of the retrievers, and whether each generated figure falls in the human one's
+interval. Also: what the generator asked, kept and dropped (and why), its judge tokens per kept item (from the
+verdict cache) and, for a run that called the judge for everything, kept items a minute.
+
+    python -m benchmarks.validity.bench_generate retrievers --n 100
+
+Results: ``benchmarks/results/generate-retrievers-idk-mrc.json``.
+
+``unanswerable``: does a system decline generated unanswerable questions as often as people's? ``--n`` of
+IDK-MRC test's unanswerable questions people wrote (drawn with seed 0), ``--n`` unanswerable questions
+``ragmeter.generate`` writes from the same paragraphs (and, as a control, ``--n`` answerable questions people
+wrote): a small RAG system answers each — BM25's top 3 paragraphs and the packaged model, told to answer from them
+or to say it does not know — and ragmeter's ``abstained`` (the Indonesian IDK patterns) says whether it declined.
+Each set's decline rate with its Wilson interval, and the difference generated − people with Newcombe's interval.
+
+    python -m benchmarks.validity.bench_generate unanswerable --n 60
+
+Results: ``benchmarks/results/generate-unanswerable-idk-mrc.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks._common import share_with_interval, write_result
+from benchmarks._indonesian_data import INDONESIAN
+from ragmeter.models import load_embedder
+from ragmeter.testsets.duplicates import NEAR_DUPLICATE_COSINE
+
+#: Pairs of distinct questions a threshold may reach: 1 %.
+FALSE_REPEATS = 0.01
+MTRAG_UN = INDONESIAN.parent / "mtrag" / "mtragun_reference_tasks.jsonl"
+
+
+def _distinct(texts: Iterable[str]) -> list[str]:
+    seen: dict[str, str] = {}
+    for text in texts:
+        seen.setdefault(" ".join(text.split()).casefold(), text.strip())
+    return list(seen.values())
+
+
+def idk_mrc_groups(split: str) -> list[list[str]]:
+    """The distinct questions of each IDK-MRC paragraph of ``split``."""
+    paragraphs = json.loads((INDONESIAN / "idk_mrc" / f"{split}.json").read_text(encoding="utf-8"))
+    return [_distinct(q["question"] for q in paragraph["qas"]) for paragraph in paragraphs]
+
+
+def mtrag_un_groups() -> dict[str, list[list[str]]]:
+    """The distinct user turns of each MTRAG-UN conversation, by collection."""
+    groups: dict[str, list[list[str]]] = {}
+    with MTRAG_UN.open(encoding="utf-8") as handle:
+        for line in handle:
+            task = json.loads(line)
+            turns = _distinct(turn["text"] for turn in task["input"] if turn["speaker"] == "user")
+            groups.setdefault(task["Collection"], []).append(turns)
+    return groups
+
+
+def pair_cosines(groups: Sequence[Sequence[str]], backend: str, language: str) -> np.ndarray:
+    """The cosine of every pair of questions within a group."""
+    embedder = load_embedder(backend, language)
+    texts = [text for group in groups for text in group]
+    vectors = np.asarray(embedder.encode(texts), dtype=np.float64)
+    cosines: list[float] = []
+    start = 0
+    for group in groups:
+        block = vectors[start : start + len(group)]
+        start += len(group)
+        cosines.extend(float(block[i] @ block[j]) for i, j in itertools.combinations(range(len(group)), 2))
+    return np.array(cosines)
+
+
+def threshold(cosines: np.ndarray) -> float:
+    """The smallest cosine (to three decimals, rounded up) that at most :data:`FALSE_REPEATS` of ``cosines`` reach."""
+    return float(np.ceil(np.quantile(cosines, 1 - FALSE_REPEATS, method="higher") * 1000 + 1e-9) / 1000)
+
+
+def _reached(cosines: np.ndarray, at: float) -> dict[str, float | int]:
+    return share_with_interval(int(np.sum(cosines >= at)), len(cosines))
+
+
+def duplicates() -> dict[str, object]:
+    out: dict[str, object] = {"false_repeats_allowed": FALSE_REPEATS}
+    valid, test = (pair_cosines(idk_mrc_groups(split), "multilingual", "id") for split in ("valid", "test"))
+    chosen = threshold(valid)
+    out["multilingual"] = {
+        "data": "IDK-MRC, pairs of distinct questions on one paragraph",
+        "chosen_on": "valid",
+        "pairs": {"valid": len(valid), "test": len(test)},
+        "threshold": chosen,
+        "held_out": {"test": _reached(test, chosen)},
+    }
+    collections = mtrag_un_groups()
+    for backend in ("onnx", "hashing"):
+        cosines = {name: pair_cosines(groups, backend, "en") for name, groups in collections.items()}
+        folds = {}
+        for name in sorted(cosines):
+            rest = np.concatenate([values for other, values in cosines.items() if other != name])
+            at = threshold(rest)
+            folds[name] = {"threshold": at, **_reached(cosines[name], at)}
+        pooled = np.concatenate(list(cosines.values()))
+        out[backend] = {
+            "data": "MTRAG-UN, pairs of distinct user turns of one conversation",
+            "chosen_on": "three collections, reported on the fourth; shipped: all four",
+            "pairs": {name: len(values) for name, values in cosines.items()},
+            "threshold": threshold(pooled),
+            "held_out": folds,
+        }
+    out["shipped"] = dict(NEAR_DUPLICATE_COSINE)
+    return out
+
+
+RETRIEVERS = ("bm25", "multilingual", "onnx", "hashing")
+WORK = Path.home() / ".cache" / "ragmeter" / "bench-generate"
+
+
+def idk_mrc_corpus(split: str) -> tuple[Path, list[dict[str, Any]]]:
+    """IDK-MRC's ``split`` paragraphs as a chunk file (one chunk each, its own document), and people's answerable
+    questions as records with their paragraph as gold."""
+    paragraphs = json.loads((INDONESIAN / "idk_mrc" / f"{split}.json").read_text(encoding="utf-8"))
+    WORK.mkdir(parents=True, exist_ok=True)
+    path = WORK / f"idk-mrc-{split}-chunks.jsonl"
+    rows = [{"id": f"p{i:03d}", "doc_id": f"p{i:03d}", "text": p["context"]} for i, p in enumerate(paragraphs)]
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    human = [
+        {"id": q["id"], "question": q["question"], "qrels": {f"p{i:03d}": 2}}
+        for i, p in enumerate(paragraphs)
+        for q in p["qas"]
+        if not q["is_impossible"]
+    ]
+    return path, human
+
+
+class Ranker:
+    """The top 5 chunks of the corpus for a question, by one retriever."""
+
+    def __init__(self, name: str, chunks: list[dict[str, str]]) -> None:
+        self.name, self.chunks = name, chunks
+        texts = [chunk["text"] for chunk in chunks]
+        if name == "bm25":
+            import bm25s
+
+            self._tokens = lambda batch: bm25s.tokenize(batch, stopwords=[], show_progress=False)
+            self._bm25 = bm25s.BM25()
+            self._bm25.index(self._tokens(texts), show_progress=False)
+        else:
+            self._embedder = load_embedder(name, "id")
+            self._matrix = np.asarray(self._embedder.encode(texts), dtype=np.float64)
+
+    def top(self, questions: list[str], k: int = 5) -> list[list[dict[str, str]]]:
+        if self.name == "bm25":
+            found, _ = self._bm25.retrieve(self._tokens(questions), k=k, show_progress=False)
+            return [[self.chunks[int(i)] for i in row] for row in found]
+        scores = np.asarray(self._embedder.encode(questions), dtype=np.float64) @ self._matrix.T
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+        return [[self.chunks[int(i)] for i in row] for row in order]
+
+
+def scored(rows: list[dict[str, Any]], ranker: Ranker) -> dict[str, dict[str, float]]:
+    """Each set's recall@5 and ndcg@5 (pool ideal) by one retriever, with their intervals."""
+    from ragmeter import Settings, evaluate
+
+    tops = ranker.top([row["question"] for row in rows])
+    records = [
+        {
+            "id": row["id"],
+            "question": row["question"],
+            "answer": "",
+            "qrels": row["qrels"],
+            "contexts": [{"doc_id": c["id"], "text": c["text"]} for c in top],
+        }
+        for row, top in zip(rows, tops, strict=True)
+    ]
+    result = evaluate(
+        records, metrics=["recall@5", "ndcg@5"], progress=False, settings=Settings(ndcg_ideal="pool", seed=0)
+    )
+    return {
+        name: {
+            "value": result.summary(name).value,
+            "ci_low": result.summary(name).ci_low,
+            "ci_high": result.summary(name).ci_high,
+            "n": result.summary(name).n,
+        }
+        for name in ("recall@5", "ndcg@5")
+    }
+
+
+def generated_set(chunks: Path, n: int, cache: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The generated set (written once, read again after), and what its run asked, kept, dropped and cost."""
+    import sqlite3
+
+    from ragmeter import generate
+    from ragmeter.judges import JudgeConfig
+
+    output = WORK / f"{chunks.stem.removesuffix('-chunks')}-generated-{n}.jsonl"
+    fresh = not cache.exists()
+    started = time.perf_counter()
+    done = generate(
+        chunks,
+        output,
+        judge=JudgeConfig(kind="local", cache=cache),
+        n=n,
+        types=("factoid", "explanation"),
+        seed=0,
+        overwrite=True,
+    )
+    minutes = (time.perf_counter() - started) / 60
+    with sqlite3.connect(cache) as db:
+        tokens = db.execute("SELECT SUM(prompt_tokens + completion_tokens) FROM verdicts").fetchone()[0] or 0
+    kept = len(done.records)
+    report = done.report
+    run = {
+        "asked": dict(report.asked),
+        "kept": dict(report.kept),
+        "dropped": {f"{kind}: {reason}": count for (kind, reason), count in sorted(report.dropped.items())},
+        "why_short": report.why_short,
+        "signature": report.signature,
+        "judge_tokens_per_kept_item": tokens / kept if kept else None,
+        "kept_per_minute": kept / minutes if fresh and kept else None,
+    }
+    rows = [{"id": r.id, "question": r.question, "qrels": dict(r.qrels or {})} for r in done.records]
+    return rows, run
+
+
+def retrievers(n: int, cache: Path) -> dict[str, Any]:
+    from scipy.stats import kendalltau
+
+    chunk_file, human = idk_mrc_corpus("test")
+    chunks = [json.loads(line) for line in chunk_file.read_text(encoding="utf-8").splitlines()]
+    generated, run = generated_set(chunk_file, n, cache)
+    figures = {
+        name: {"human": scored(human, ranker), "generated": scored(generated, ranker)}
+        for name in RETRIEVERS
+        for ranker in [Ranker(name, chunks)]
+    }
+    agreement = {}
+    for metric in ("recall@5", "ndcg@5"):
+        people = [figures[name]["human"][metric]["value"] for name in RETRIEVERS]
+        written = [figures[name]["generated"][metric]["value"] for name in RETRIEVERS]
+        tau = kendalltau(people, written)
+        inside = {
+            name: figures[name]["human"][metric]["ci_low"]
+            <= figures[name]["generated"][metric]["value"]
+            <= figures[name]["human"][metric]["ci_high"]
+            for name in RETRIEVERS
+        }
+        agreement[metric] = {
+            "kendall_tau": float(tau.statistic),
+            "p": float(tau.pvalue),
+            "order_human": sorted(RETRIEVERS, key=lambda r: -figures[r]["human"][metric]["value"]),
+            "order_generated": sorted(RETRIEVERS, key=lambda r: -figures[r]["generated"][metric]["value"]),
+            "generated_inside_human_interval": inside,
+        }
+    return {
+        "corpus": f"IDK-MRC test, {len(chunks)} paragraphs",
+        "human_questions": len(human),
+        "generated_questions": len(generated),
+        "generator": run,
+        "figures": figures,
+        "agreement": agreement,
+    }
+
+
+SYSTEM_PROMPT = (
+    "Jawab pertanyaan hanya dari bagian teks yang diberikan, dalam satu atau dua kalimat bahasa "
+    "Indonesia. Jika bagian teks tidak menjawab pertanyaan, katakan bahwa Anda tidak tahu."
+)
+
+
+def _answers(questions: list[str], ranker: Ranker, answers_cache: Path) -> list[str]:
+    """The small RAG system's answer to each question (BM25's top 3 and the packaged model at temperature 0),
+    kept in ``answers_cache`` (JSON by question) so that a rerun asks only what it has not."""
+    import openai
+
+    from ragmeter.judges import LocalServer
+
+    done: dict[str, str] = json.loads(answers_cache.read_text(encoding="utf-8")) if answers_cache.exists() else {}
+    missing = [q for q in dict.fromkeys(questions) if q not in done]
+    if missing:
+        with LocalServer() as server:
+            assert server.base_url is not None
+            client = openai.OpenAI(base_url=server.base_url, api_key="none")
+            for question, top in zip(missing, ranker.top(missing, k=3), strict=True):
+                passages = "\n\n".join(chunk["text"] for chunk in top)
+                reply = client.chat.completions.create(
+                    model=server.model_id,
+                    temperature=0.0,
+                    seed=0,
+                    max_tokens=150,
+                    messages=[
+                        {"role": "system", "content": SYSTEM_PROMPT},
+                        {"role": "user", "content": f"Teks:\n{passages}\n\nPertanyaan: {question}"},
+                    ],
+                )
+                done[question] = (reply.choices[0].message.content or "").strip()
+                answers_cache.write_text(json.dumps(done, ensure_ascii=False, indent=0), encoding="utf-8")
+    return [done[q] for q in questions]
+
+
+def _newcombe(a: int, n_a: int, b: int, n_b: int) -> tuple[float, float, float]:
+    """b/n_b − a/n_a with Newcombe's hybrid score interval (method 10) from the two Wilson intervals."""
+    from ragmeter.stats.intervals import wilson_interval
+
+    p_a, p_b = a / n_a, b / n_b
+    low_a, high_a = wilson_interval(a, n_a)
+    low_b, high_b = wilson_interval(b, n_b)
+    difference = p_b - p_a
+    return (
+        difference,
+        difference - float(np.hypot(p_b - low_b, high_a - p_a)),
+        difference + float(np.hypot(high_b - p_b, p_a - low_a)),
+    )
+
+
+def unanswerable(n: int, cache: Path) -> dict[str, Any]:
+    import random
+
+    from ragmeter import generate
+    from ragmeter.judges import JudgeConfig
+    from ragmeter.metrics.citation import abstained
+    from ragmeter.text.languages import LANGUAGES
+
+    chunk_file, _ = idk_mrc_corpus("test")
+    chunks = [json.loads(line) for line in chunk_file.read_text(encoding="utf-8").splitlines()]
+    paragraphs = json.loads((INDONESIAN / "idk_mrc" / "test.json").read_text(encoding="utf-8"))
+    rng = random.Random(0)
+    people = {
+        kind: rng.sample([q["question"] for p in paragraphs for q in p["qas"] if q["is_impossible"] == impossible], n)
+        for kind, impossible in (("unanswerable", True), ("answerable", False))
+    }
+    written = generate(
+        chunk_file,
+        WORK / f"idk-mrc-test-unanswerable-{n}.jsonl",
+        judge=JudgeConfig(kind="local", cache=cache),
+        n=n,
+        types=("unanswerable",),
+        seed=0,
+        overwrite=True,
+    )
+    sets = {
+        "people, unanswerable": people["unanswerable"],
+        "generated, unanswerable": [r.question for r in written.records],
+        "people, answerable (control)": people["answerable"],
+    }
+    ranker = Ranker("bm25", chunks)
+    answers_cache = WORK / "idk-mrc-test-answers.json"
+    out: dict[str, Any] = {
+        "system": "BM25 top 3 of IDK-MRC test's 378 paragraphs, the packaged model, temperature 0",
+        "prompt": SYSTEM_PROMPT,
+        "generator": {
+            "asked": dict(written.report.asked),
+            "kept": dict(written.report.kept),
+            "dropped": {f"{kind}: {why}": count for (kind, why), count in sorted(written.report.dropped.items())},
+        },
+        "declined": {},
+    }
+    counts = {}
+    for name, questions in sets.items():
+        answers = _answers(questions, ranker, answers_cache)
+        declined = sum(abstained(a, language=LANGUAGES["id"]) == 1.0 for a in answers)
+        counts[name] = (declined, len(answers))
+        out["declined"][name] = {
+            **share_with_interval(declined, len(answers)),
+            "examples": [{"question": q, "answer": a} for q, a in zip(questions[:3], answers[:3], strict=True)],
+        }
+    difference, low, high = _newcombe(*counts["people, unanswerable"], *counts["generated, unanswerable"])
+    out["generated_minus_people"] = {"difference": difference, "ci_low": low, "ci_high": high}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("part", choices=["duplicates", "retrievers", "unanswerable"])
+    parser.add_argument("--n", type=int, help="retrievers: questions to generate (100); unanswerable: per set (60)")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=WORK / "idk-mrc-judge.sqlite",
+        help="the packaged judge's verdict cache of the generated sets (a rerun reads it again)",
+    )
+    args = parser.parse_args()
+    if args.part == "duplicates":
+        out, name = duplicates(), "generate-duplicates"
+    elif args.part == "retrievers":
+        out, name = retrievers(args.n or 100, args.cache), "generate-retrievers-idk-mrc"
+    else:
+        out, name = unanswerable(args.n or 60, args.cache), "generate-unanswerable-idk-mrc"
+    print(json.dumps(out, indent=2, ensure_ascii=False))
+    print(f"written: {write_result(name, out)}")
+
+
+if __name__ == "__main__":
+    main()
