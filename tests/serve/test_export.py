@@ -3,11 +3,15 @@ never written; the windows and outputs refused with the reason."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 from pathlib import Path
 
+import ragmeter
+from ragmeter import read_records
 from ragmeter.cli import main
+from ragmeter.io.native import record_to_dict
 from ragmeter.serve.store import ScoredTrace, SqliteStore
 
 
@@ -99,3 +103,47 @@ def test_what_export_refuses(tmp_path: Path, capsys) -> None:
     assert main(["export", "--store", str(store), "--last", "1h", "-o", str(tmp_path / "a.jsonl")]) == 1
     assert "nothing written" in capsys.readouterr().out and not (tmp_path / "a.jsonl").exists()
     assert _sha(store) == before
+
+
+def test_people_label_a_sample_of_a_window_and_estimate_what_they_would_say_of_all_of_it(
+    tmp_path: Path, capsys
+) -> None:
+    """The human-calibrated figure of production: a window exported, scored, a random sample of it labelled
+    (``labels template --sample``, filled here with Ana's demo labels), and ``estimate`` on the whole window."""
+    demo = list(read_records(Path(ragmeter.__file__).parent / "data" / "demo.jsonl"))
+    with SqliteStore(tmp_path / "serve.sqlite") as store:
+        for n, record in enumerate(demo, start=1):
+            trace = f"{n:032x}"
+            span = {"traceId": trace, "spanId": f"{n:016x}", "name": "rag", "startTimeUnixNano": "1"}
+            store.accept({"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [span]}]}]}, now=99.0)
+            store.mark_due(quiet_s=1.0, now=100.0)
+            row = {**record_to_dict(record), "id": trace}
+            store.save_scores(ScoredTrace(trace, row, None, {}, {}, False, {}, 100.0 + n))
+    window, run, sample = tmp_path / "window.jsonl", tmp_path / "run", tmp_path / "to-label.csv"
+    export = ["export", "--store", str(tmp_path / "serve.sqlite"), "--since", "1970-01-01T00:00:00"]
+    assert main([*export, "-o", str(window)]) == 0
+    assert main(["run", str(window), "--metrics", "overlap", "--out", str(run), "--no-progress"]) == 0
+    template = ["labels", "template", str(window), "--labels", "support_present", "--sample", "20", "--seed", "7"]
+    assert main([*template, "-o", str(sample)]) == 0
+    ana = {
+        row["question"]: row["support_present"]
+        for row in csv.DictReader((Path(ragmeter.__file__).parent / "data" / "demo-labels-ana.csv").open())
+        if row["unit"] == "answer"
+    }
+    with sample.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        row["support_present"] = ana[row["question"]]
+    with sample.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    capsys.readouterr()
+    estimate = ["estimate", str(run), str(sample), "--metric", "overlap", "--label", "support_present"]
+    assert main([*estimate, "--format", "json"]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    labelled = [int(row["support_present"]) for row in rows]
+    assert len(rows) == 20 and len({row["record_id"] for row in rows}) == 20
+    assert figures["labelled_only"]["value"] == sum(labelled) / 20
+    assert (figures["ppi"]["n_labelled"], figures["ppi"]["n_unlabelled"]) == (20, 25)
+    assert round(figures["metric_mean"]["value"], 3) == 0.433  # the demo's Overlap, as the README shows it
