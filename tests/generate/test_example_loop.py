@@ -1,11 +1,15 @@
-"""``examples/generate_and_compare/loop.py`` end to end with the packaged model: a test set generated from the demo's
-documents, answered by BM25 at two depths and the same model, scored, and compared. What is asserted is what holds
-whatever the 1.5B model writes: each setting's chunks are its BM25 depth, the deeper list holds the shallower one,
-and each item's recall@4 is its qrels' share among its chunks, counted here from the files."""
+"""``examples/generate_and_compare/loop.py`` end to end, its model an OpenAI-compatible server on loopback (the
+scripted judge for ragmeter's calls, a cited sentence of the first passage for the example's answers): a test set
+generated from the demo's documents, answered by BM25 at two depths, scored, and compared. What is asserted holds
+whatever the model writes: each setting's chunks are its BM25 depth, the deeper list holds the shallower one, and
+each item's recall@4 is its qrels' share among its chunks, counted here from the files. With the packaged model
+(the example's default, about two minutes on 2 cores) the same code runs: only the server differs, and the packaged
+judge's own verdicts are tested in ``tests/judges/test_local_judge.py``."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,13 +18,25 @@ from types import ModuleType
 
 import pytest
 
+from ragmeter.testing import FakeOpenAIServer
+from ragmeter.testing.scripted_judge import respond
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "generate_and_compare" / "loop.py"
 
 
 @pytest.fixture(scope="module", autouse=True)
 def needs(extra_module: Callable[[str, str], ModuleType]) -> None:
-    extra_module("xllamacpp", "local")
     extra_module("bm25s", "test")
+
+
+def model(body: dict) -> str:
+    """ragmeter's calls (a reply schema): the scripted judge's verdict; the example's answer call: the first
+    passage's first sentence, citing it."""
+    if "response_format" in body:
+        return respond(body)
+    passage = re.search(r"^\[([^\]]+)\] ([^.\n]*\.)", body["messages"][-1]["content"], re.MULTILINE)
+    assert passage is not None, body["messages"][-1]["content"][:500]
+    return f"{passage.group(2)} [CIT:{passage.group(1)}]"
 
 
 def _rows(path: Path) -> list[dict]:
@@ -28,9 +44,13 @@ def _rows(path: Path) -> list[dict]:
 
 
 def test_the_loop_generates_answers_scores_and_compares(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLE), str(tmp_path), "--n", "3"], capture_output=True, text=True, timeout=1500
-    )
+    with FakeOpenAIServer(model) as server:
+        done = subprocess.run(
+            [sys.executable, str(EXAMPLE), str(tmp_path), "--n", "3", "--base-url", server.base_url, "--model", "m"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     testset = _rows(tmp_path / "testset.jsonl")
     assert 1 <= len(testset) <= 3
