@@ -3,9 +3,10 @@
 A page is a Markdown file of ``docs/`` (one that only includes another file, as the home page includes the README,
 stands for that file), named by its ``# title``. :func:`run_page` runs its blocks in order in one folder:
 
-- ``bash``: each command (``\\`` continuations joined) exits as its comment says (``# exit 1: …``, else 0) and
-  prints the figures its comment quotes (numbers with two decimals or more: ``# exit 1: the low end is 0.2757``); one
-  ending in ``&`` runs in the background until the page is done. A line that is only a comment (``# … each annotator
+- ``bash``: each command (``\\`` continuations joined; a plain ``ragmeter …`` one run by ``ragmeter.cli.main`` in this
+  process, in the page's folder and environment, any other by bash) exits as its comment says (``# exit 1: …``, else 0)
+  and prints the figures its comment quotes (numbers with two decimals or more: ``# exit 1: the low end is 0.2757``);
+  one ending in ``&`` runs in the background until the page is done. A line that is only a comment (``# … each annotator
   writes …``) is a step people do by hand: the page's plan does it.
 - ``text``: the output of the block before it holds its lines, in order, spaces aside ("…" stands for any text and a
   line of "…" for any lines). A text block of ``$ COMMAND`` lines is a transcript: each command runs, and the lines
@@ -22,18 +23,25 @@ what the by-hand steps are, and which blocks no test runs, each with its reason.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ragmeter.cli import main
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 INCLUDE = re.compile(r"<!-- include (\S+) -->")
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.DOTALL | re.MULTILINE)
+#: What makes a command bash's to run: operators, redirections, substitutions, globs, a variable set before it.
+SHELL_SYNTAX = re.compile(r"[|&;<>`$*?(){}]|^\s*\w+=")
 
 
 def pages() -> dict[str, str]:
@@ -171,7 +179,7 @@ class _Runner:
                 )
             )
             return ""
-        done = subprocess.run(
+        done = self.in_process(runs) or subprocess.run(
             ["bash", "-c", runs],
             cwd=self.folder,
             env=self.env,
@@ -184,6 +192,31 @@ class _Runner:
         comment = line.partition("#")[2]
         assert [n for n in re.findall(r"\d+\.\d{2,}", comment) if n not in done.stdout] == [], line
         return done.stdout
+
+    def in_process(self, command: str) -> subprocess.CompletedProcess[str] | None:
+        """A plain ``ragmeter …`` command (no shell syntax) run by ``ragmeter.cli.main`` in this process, in the
+        folder and environment it would have, so that the suite does not pay a second of start-up and a model load
+        for each of the site's commands; ``None`` for any other command, which bash runs."""
+        if SHELL_SYNTAX.search(command):
+            return None
+        argv = shlex.split(command)
+        if not argv or argv[0] != "ragmeter":
+            return None
+        out, err = io.StringIO(), io.StringIO()
+        saved_env, saved_cwd = dict(os.environ), Path.cwd()
+        os.environ.update(self.plan.env)
+        os.chdir(self.folder)
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    code = main(argv[1:])
+                except SystemExit as exit:  # argparse's refusals
+                    code = exit.code if isinstance(exit.code, int) else 0 if exit.code is None else 1
+        finally:
+            os.chdir(saved_cwd)
+            os.environ.clear()
+            os.environ.update(saved_env)
+        return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
     def instead(self, code: str) -> str:
         for text, replacement in self.plan.instead.items():

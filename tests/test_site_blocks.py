@@ -1,8 +1,8 @@
 """Every code block of the documentation site runs as shown (:mod:`site_blocks` says how each kind of block runs).
 
 Each page's blocks run in order in an empty folder holding what the page assumes its reader has (their answers as
-``answers.jsonl``: the demo's; a log as CSV; MT-RAG predictions: the first released tasks; an OTLP trace file; a
-folder of documents). Where a block calls the packaged judge (``--judge local``) or a remote one (``--judge openai
+``answers.jsonl``: the demo's; a log as CSV; MT-RAG predictions: the first released tasks; a folder of
+documents). Where a block calls the packaged judge (``--judge local``) or a remote one (``--judge openai
 --judge-model gpt-4o-mini``, an Ollama URL), the scripted judge answers over HTTP instead
 (:mod:`ragmeter.testing.scripted_judge` behind :class:`~ragmeter.testing.FakeOpenAIServer`): what is checked here is
 that the commands, files and flags the pages show work together; the packaged judge's own verdicts are checked in
@@ -57,16 +57,22 @@ def demo(folder: Path) -> None:
     ragmeter_command(folder, "demo", "demo")
 
 
+#: Records of the demo a reader's own files hold: enough for every command, few enough for the suite's time.
+READER_RECORDS = 12
+
+
 def answers(folder: Path) -> None:
-    """Their answers (``answers.jsonl``: the demo's 45), and a second file of them (``other.jsonl``)."""
+    """Their answers (``answers.jsonl``: the demo's first records), and a second file of them (``other.jsonl``);
+    the demo's files in ``demo/``."""
     demo(folder)
+    lines = (folder / "demo" / "demo.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     for name in ("answers.jsonl", "other.jsonl"):
-        shutil.copy(folder / "demo" / "demo.jsonl", folder / name)
+        (folder / name).write_text("".join(lines[:READER_RECORDS]), encoding="utf-8")
 
 
 def log_csv(folder: Path) -> None:
     """A log as CSV whose question and answer columns are named otherwise (``query``, ``response_text``)."""
-    records = ragmeter.read_records(ragmeter_data("demo.jsonl"))
+    records = list(ragmeter.read_records(ragmeter_data("demo.jsonl")))[:READER_RECORDS]
     with (folder / "log.csv").open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["id", "query", "response_text", "references", "contexts", "latency_ms"])
@@ -84,63 +90,6 @@ def mtrag_tasks(folder: Path, shared_data: Callable[..., Path]) -> None:
     lines = shared_data("mtrag", "human_eval_tasks.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)[:3]
     for name in ("predictions.jsonl", "mtrag_predictions.jsonl"):
         (folder / name).write_text("".join(lines), encoding="utf-8")
-
-
-def otlp_traces(folder: Path) -> None:
-    """``traces.json``: two traces as an OTel collector's file exporter writes them (one export a line), each a
-    chain span with the question and answer over a retriever span with two documents and an LLM span's tokens."""
-
-    def attributes(**values: object) -> list[dict[str, object]]:
-        kinds = {str: "stringValue", int: "intValue", float: "doubleValue"}
-        return [{"key": k.replace("__", "."), "value": {kinds[type(v)]: v}} for k, v in values.items()]
-
-    lines = []
-    for n, (question, answer, docs) in enumerate(
-        [
-            ("When does the library close on Fridays?", "It closes at 18:00 [CIT:hours].", ["hours", "fees"]),
-            ("How much is a day pass?", "A day pass costs 5 euros [CIT:fees].", ["fees", "hours"]),
-        ]
-    ):
-        trace, start = f"{n + 1:032x}", 1_700_000_000_000_000_000 + n * 10**10
-        texts = {"hours": "The library closes at 18:00 on Fridays.", "fees": "A day pass costs 5 euros."}
-        documents = {}
-        for i, doc in enumerate(docs):
-            documents[f"retrieval__documents__{i}__document__id"] = doc
-            documents[f"retrieval__documents__{i}__document__content"] = texts[doc]
-        spans = [
-            ("a", "", "CHAIN", attributes(input__value=question, output__value=answer), 0, 900),
-            ("b", "a", "RETRIEVER", attributes(input__value=question, **documents), 10, 100),
-            ("c", "a", "LLM", attributes(llm__token_count__prompt=200, llm__token_count__completion=20), 110, 880),
-        ]
-        lines.append(
-            {
-                "resourceSpans": [
-                    {
-                        "resource": {"attributes": attributes(service__name="library-rag")},
-                        "scopeSpans": [
-                            {
-                                "spans": [
-                                    {
-                                        "traceId": trace,
-                                        "spanId": f"{ord(span) + 16 * n:016x}",
-                                        "parentSpanId": f"{ord(parent) + 16 * n:016x}" if parent else "",
-                                        "name": kind.lower(),
-                                        "startTimeUnixNano": str(start + begin * 10**6),
-                                        "endTimeUnixNano": str(start + end * 10**6),
-                                        "attributes": [
-                                            *attributes(openinference__span__kind=kind),
-                                            *span_attributes,
-                                        ],
-                                    }
-                                    for span, parent, kind, span_attributes, begin, end in spans
-                                ]
-                            }
-                        ],
-                    }
-                ]
-            }
-        )
-    (folder / "traces.json").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
 
 
 def documents(folder: Path) -> None:
@@ -237,8 +186,6 @@ def plan_for(title: str, folder: Path, judge_url: str, shared_data: Callable[...
                 1: "starts a 16-CPU Ray cluster, which this machine cannot hold",
             }
         )
-    if title == "From your traces":
-        return PagePlan(given=otlp_traces)
     if title == "Quick start: library":
         return judged(judge_url, given=answers)
     if title == "Input formats":
@@ -258,12 +205,13 @@ PLANNED = (
     "Labels: seed 003's taxonomy",
     "MT-RAG's pipeline",
     "Past one machine: `--engine ray`",
-    "From your traces",
     "Quick start: library",
     "Input formats",
 )
-#: Pages whose blocks a test of their own runs, checking more than what they print.
+#: Pages whose blocks a test of their own runs, checking more than what they print ("From your traces": in
+#: ``tests/io/traces/test_traces_from_frameworks.py``, on a real LangChain pipeline's export).
 OWN_TESTS = (
+    "From your traces",
     "Compare two runs",
     "Use it in CI",
     "Bahasa Indonesia",

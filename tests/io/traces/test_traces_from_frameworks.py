@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from google.protobuf.json_format import Parse
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from site_blocks import PagePlan, run_page
 from trace_producers import (
     OtlpJsonLinesExporter,
     Turn,
@@ -156,26 +158,12 @@ def test_the_written_back_scores_are_themselves_traces_ragmeter_reads(langchain_
     assert len(problems) == 3 and all("no root span" in p.reason for p in problems)  # children of roots not there
 
 
-def test_the_trace_guides_recipes_run_as_shown(langchain_file, tmp_path: Path) -> None:
-    """The guide "From your traces": each command of its bash block runs on a LangChain trace export named as
-    there, and its Python block runs as written."""
-    from test_docs import section, shell_commands
-
-    text = section("From your traces")
-    bash = text.split("```bash\n")[1].split("```")[0]
-    (tmp_path / "traces.json").write_bytes(langchain_file[0].read_bytes())
-    for command, code in shell_commands(bash):
-        words = command.split("#")[0].split()
-        assert words[0] == "ragmeter"
-        done = subprocess.run(
-            [sys.executable, "-m", "ragmeter.cli", *words[1:]],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == code, (command, done.stderr)
+def test_the_trace_guides_blocks_run_as_shown_on_a_langchain_export(langchain_file, tmp_path: Path) -> None:
+    """The guide "From your traces" (:mod:`site_blocks` runs its blocks) with a real LangChain pipeline's export as
+    its ``traces.json``: the scores are written back onto the traces."""
+    run_page(
+        "From your traces",
+        tmp_path,
+        PagePlan(given=lambda folder: shutil.copy(langchain_file[0], folder / "traces.json")),
+    )
     assert (tmp_path / "scores.otlp.json").stat().st_size > 0
-    python = text.split("```python\n")[1].split("```")[0]
-    exec(compile(python, "docs: From your traces", "exec"), {})  # noqa: S102 (the guide's own code)
