@@ -174,8 +174,50 @@ def test_a_store_of_the_last_schema_is_migrated_with_what_it_holds(tmp_path: Pat
             "'token_f1=token_f1|v:1;overlap=overlap|tau:0.65|v:1', 11.0)"
         )
     with SqliteStore(path) as store:
-        assert store.schema_version == len(MIGRATIONS) == 3
+        assert store.schema_version == len(MIGRATIONS) == 4
         assert store.spent_since(0.0) == 1234 and store.judge_calls(0.0) == {"answered": 1, "failed": 0, "refused": 0}
         assert store.checks() == [] and store.last_check() is None
         (outcome,) = store.scored()  # schema 2 wrote the signatures joined by ';'
         assert outcome.signatures == {"token_f1": "token_f1|v:1", "overlap": "overlap|tau:0.65|v:1"}
+
+
+def _turn(n: int, session: str) -> dict:
+    attributes = [
+        {"key": "openinference.span.kind", "value": {"stringValue": "CHAIN"}},
+        {"key": "input.value", "value": {"stringValue": f"question {n}"}},
+        {"key": "output.value", "value": {"stringValue": f"answer {n}"}},
+        {"key": "session.id", "value": {"stringValue": session}},
+    ]
+    span = {
+        "traceId": f"{n:032x}",
+        "spanId": f"{n:016x}",
+        "name": "rag",
+        "startTimeUnixNano": str(n * 1000),
+        "endTimeUnixNano": str(n * 1000 + 500),
+        "attributes": attributes,
+    }
+    return {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [span]}]}]}
+
+
+def test_a_conversation_keeps_its_history_across_a_restart(any_store) -> None:
+    """The file reader gives a session's later turns its earlier ones as history; so does serve, also for turns
+    scored before it restarted (another Scorer on the same store) and for two turns of one batch."""
+    from ragmeter.serve.scorer import Scorer
+
+    with any_store() as store:
+        store.accept(_turn(1, "s1"), now=10.0)
+        store.accept(_turn(9, "s2"), now=10.0)
+        assert Scorer(store, metrics=["lexical"], quiet_s=1.0).score_due(now=20.0) == 2
+    with any_store() as store:  # a restart: a new process, the same store
+        store.accept(_turn(2, "s1"), now=30.0)
+        store.accept(_turn(3, "s1"), now=30.0)
+        assert Scorer(store, metrics=["lexical"], quiet_s=1.0).score_due(now=40.0) == 2
+        history = {o.trace_id: o.record.get("history", []) for o in store.scored()}
+    asked = [{"role": "user", "text": "question 1"}, {"role": "assistant", "text": "answer 1"}]
+    assert history[f"{1:032x}"] == [] and history[f"{9:032x}"] == []
+    assert history[f"{2:032x}"] == asked
+    assert history[f"{3:032x}"] == [
+        *asked,
+        {"role": "user", "text": "question 2"},
+        {"role": "assistant", "text": "answer 2"},
+    ]

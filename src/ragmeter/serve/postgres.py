@@ -50,6 +50,11 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE checks (at DOUBLE PRECISION NOT NULL, status TEXT NOT NULL, body TEXT NOT NULL, notified TEXT);
     CREATE INDEX checks_by_time ON checks (at);
     """,
+    """
+    ALTER TABLE scores ADD COLUMN session TEXT;
+    UPDATE scores SET session = record::jsonb -> 'metadata' ->> 'conversation_id' WHERE record IS NOT NULL;
+    CREATE INDEX scores_by_session ON scores (session, scored);
+    """,
 )
 #: The advisory lock key under which the schema is migrated (any fixed number).
 _MIGRATION_LOCK = 0x7261676D

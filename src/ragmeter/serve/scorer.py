@@ -10,8 +10,9 @@ trace whose judge calls fail (the hourly budget spent, :mod:`ragmeter.serve.budg
 its judged metrics undefined with the reason, and its offline scores.
 
 A trace that gives no record (no root, no question) is stored with why, never dropped. A conversation's earlier
-turns are the history of its later ones, as the file reader gives them, for the sessions seen since ``serve``
-started. The embedder and the other models load once, with the first batch.
+turns are the history of its later ones, as the file reader gives them: those the store holds (scored by this
+process or another, before a restart too) and those of the batch being made. The embedder and the other models load
+once, with the first batch.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ragmeter.core.settings import Settings
 from ragmeter.engine.evaluation import evaluate
 from ragmeter.io.native import record_to_dict
 from ragmeter.io.traces.assemble import TraceSpans
-from ragmeter.io.traces.openinference import Sessions, TraceRules, trace_record
+from ragmeter.io.traces.openinference import HISTORY_TURNS, Sessions, TraceRules, trace_record
 from ragmeter.io.traces.otlp import SpanRow
 from ragmeter.judges import Judge
 from ragmeter.metrics import resolve_metrics
@@ -65,7 +66,6 @@ class Scorer:
         self.rules = rules or TraceRules()
         self.quiet_s = quiet_s
         self.batch = batch
-        self._sessions = Sessions()
 
     def score_due(self, now: float | None = None) -> int:
         """Mark the complete traces due and score up to one batch of them; how many were stored."""
@@ -73,7 +73,8 @@ class Scorer:
         trace_ids = self.store.due(self.batch)
         if not trace_ids:
             return 0
-        made = {trace_id: self._record(trace_id) for trace_id in trace_ids}
+        sessions = _StoredSessions(self.store)
+        made = {trace_id: self._record(trace_id, sessions) for trace_id in trace_ids}
         records = {trace_id: record for trace_id, record in made.items() if not isinstance(record, InputError)}
         scored_at = time.time() if now is None else now
         outcomes: dict[str, ScoredTrace] = {
@@ -124,10 +125,27 @@ class Scorer:
         digest = hashlib.sha256(f"{self.seed}:{trace_id}".encode()).digest()
         return self.sample > 0 and int.from_bytes(digest[:8], "big") / 2**64 < self.sample
 
-    def _record(self, trace_id: str) -> Record | InputError:
+    def _record(self, trace_id: str, sessions: Sessions) -> Record | InputError:
         spans = [span for span in self.store.spans(trace_id) if isinstance(span, SpanRow)]
         trace = TraceSpans(trace_id, spans, [span for span in spans if span.parent_id is None])
-        return trace_record(trace, self.rules, self._sessions, "ragmeter serve")
+        return trace_record(trace, self.rules, sessions, "ragmeter serve")
+
+
+class _StoredSessions(Sessions):
+    """A batch's conversations: each one's turns as the store holds them, read when the batch first meets it, then
+    the batch's own."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__()
+        self._store = store
+        self._read: set[str] = set()
+
+    def history(self, session: str | None) -> list[dict[str, str]]:
+        if session is not None and session not in self._read:
+            self._read.add(session)
+            for question, answer in self._store.session_turns(session, HISTORY_TURNS):
+                self.add(session, question, answer)
+        return super().history(session)
 
 
 def _number(value: float) -> float | None:

@@ -81,6 +81,11 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE checks (at REAL NOT NULL, status TEXT NOT NULL, body TEXT NOT NULL, notified TEXT);
     CREATE INDEX checks_by_time ON checks (at);
     """,
+    """
+    ALTER TABLE scores ADD COLUMN session TEXT;
+    UPDATE scores SET session = json_extract(record, '$.metadata.conversation_id') WHERE record IS NOT NULL;
+    CREATE INDEX scores_by_session ON scores (session, scored);
+    """,
 )
 
 
@@ -237,7 +242,8 @@ class Store:
             if not moved:
                 return False
             db.execute(
-                "INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
+                "INSERT INTO scores (trace_id, record, problem, scores, undefined, judged, signature, scored, session) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     outcome.trace_id,
                     None if outcome.record is None else json.dumps(outcome.record),
@@ -247,9 +253,20 @@ class Store:
                     int(outcome.judged),
                     json.dumps(outcome.signatures),
                     outcome.scored,
+                    (outcome.record or {}).get("metadata", {}).get("conversation_id"),
                 ),
             )
         return True
+
+    def session_turns(self, session: str, traces: int) -> list[tuple[str, str]]:
+        """The question and answer of the last ``traces`` scored traces of a conversation (its ``session.id``),
+        oldest first: the history its next turn gets, whichever process scored them and before any restart."""
+        rows = self._read(
+            "SELECT record FROM scores WHERE session = ? AND record IS NOT NULL ORDER BY scored DESC, trace_id DESC "
+            "LIMIT ?",
+            (session, traces),
+        )
+        return [(record["question"], record["answer"]) for record in (json.loads(row[0]) for row in reversed(rows))]
 
     def scored(self, since: float = 0.0, until: float = float("inf")) -> Iterator[ScoredTrace]:
         """The outcomes stored in ``[since, until)``, oldest first."""
