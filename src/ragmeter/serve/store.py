@@ -11,7 +11,8 @@ What is stored:
   been quiet for a while), ``scored`` once its scores are stored — when it last received a span, and until when a
   process has taken it to score;
 - ``scores``: each scored trace's record (or why none could be made), its scores and why any is undefined, whether
-  it was sampled for the judge, and the signature of what scored it;
+  it was sampled for the judge, the signature of what scored it, and its conversation (``session.id``), whose
+  earlier turns are a later turn's history (:meth:`Store.session_turns`);
 - ``judge_spend``: the tokens each judge request spent, when, and whether it was answered, failed or refused by
   the budget (the hourly budget reads it, across restarts);
 - ``checks``: each check of a window for a drop (:mod:`ragmeter.serve.drops`), and what came of its webhook;
