@@ -26,6 +26,7 @@ import site_blocks
 from site_blocks import ROOT, PagePlan, code_blocks, command_env, pages, run_page, section, squashed
 
 import ragmeter
+from ragmeter.io.demo import demo_file, demo_path
 from ragmeter.serve.store import SqliteStore
 from ragmeter.testing import FakeOpenAIServer
 from ragmeter.testing.scripted_judge import respond
@@ -72,17 +73,13 @@ def answers(folder: Path) -> None:
 
 def log_csv(folder: Path) -> None:
     """A log as CSV whose question and answer columns are named otherwise (``query``, ``response_text``)."""
-    records = list(ragmeter.read_records(ragmeter_data("demo.jsonl")))[:READER_RECORDS]
+    records = list(ragmeter.read_records(demo_path()))[:READER_RECORDS]
     with (folder / "log.csv").open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["id", "query", "response_text", "references", "contexts", "latency_ms"])
         for r in records:
             contexts = [{"doc_id": c.doc_id, "text": c.text} for c in r.contexts]
             writer.writerow([r.id, r.question, r.answer, json.dumps(list(r.references)), json.dumps(contexts), 900])
-
-
-def ragmeter_data(name: str) -> Path:
-    return Path(ragmeter.__file__).parent / "data" / name
 
 
 def mtrag_tasks(folder: Path, shared_data: Callable[..., Path]) -> None:
@@ -106,7 +103,7 @@ def documents(folder: Path) -> None:
         "for 3 euros at the front desk.\n",
         encoding="utf-8",
     )
-    shutil.copy(ragmeter_data("demo-chunks.jsonl"), folder / "chunks.jsonl")
+    (folder / "chunks.jsonl").write_bytes(demo_file("demo-chunks.jsonl"))
 
 
 def annotators_fill_in(line: str, folder: Path) -> None:

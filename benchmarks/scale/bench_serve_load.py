@@ -36,6 +36,7 @@ import numpy as np
 
 import ragmeter
 from benchmarks._common import write_result
+from ragmeter.io.demo import demo_path
 from ragmeter.serve.stores import open_store
 
 ENTRY = [sys.executable, "-c", "import sys; from ragmeter._entry import main; sys.exit(main())"]
@@ -79,7 +80,7 @@ def _spans(record: ragmeter.Record, trace: int) -> list[dict[str, Any]]:
 
 
 def _bodies(n_traces: int, batch: int) -> list[bytes]:
-    records = list(ragmeter.read_records(Path(ragmeter.__file__).parent / "data" / "demo.jsonl"))
+    records = list(ragmeter.read_records(demo_path()))
     bodies = []
     for first in range(0, n_traces, batch):
         spans = [s for t in range(first, min(first + batch, n_traces)) for s in _spans(records[t % len(records)], t)]

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 from pathlib import Path
 
-import ragmeter
 from ragmeter import read_records
 from ragmeter.cli import main
+from ragmeter.io.demo import demo_file, demo_path
 from ragmeter.io.native import record_to_dict
 from ragmeter.serve.store import ScoredTrace, SqliteStore
 
@@ -110,7 +111,7 @@ def test_people_label_a_sample_of_a_window_and_estimate_what_they_would_say_of_a
 ) -> None:
     """The human-calibrated figure of production: a window exported, scored, a random sample of it labelled
     (``labels template --sample``, filled here with Ana's demo labels), and ``estimate`` on the whole window."""
-    demo = list(read_records(Path(ragmeter.__file__).parent / "data" / "demo.jsonl"))
+    demo = list(read_records(demo_path()))
     with SqliteStore(tmp_path / "serve.sqlite") as store:
         for n, record in enumerate(demo, start=1):
             trace = f"{n:032x}"
@@ -127,7 +128,7 @@ def test_people_label_a_sample_of_a_window_and_estimate_what_they_would_say_of_a
     assert main([*template, "-o", str(sample)]) == 0
     ana = {
         row["question"]: row["support_present"]
-        for row in csv.DictReader((Path(ragmeter.__file__).parent / "data" / "demo-labels-ana.csv").open())
+        for row in csv.DictReader(io.StringIO(demo_file("demo-labels-ana.csv").decode("utf-8")))
         if row["unit"] == "answer"
     }
     with sample.open(newline="") as handle:
