@@ -24,9 +24,16 @@ released judge, for each layout:
 The shared layout ships where no figure is worse beyond its interval. Wall time and the judge's tokens of each
 layout are reported too (the speed is ``bench_judge_timings.py``'s, on an idle machine).
 
-    python -m benchmarks.judge.bench_judge_layouts --limit 48
+``--compare continued`` sets side by side, the same way, the shared layout's two ways of asking a score: the judge
+writing the whole reply (``whole``, the current) and the reply begun for it, ``{"score": `` written by the request
+and the digit by the judge (``continued``, :mod:`ragmeter.judges.layouts`). Only the scores' calls differ (the
+claims and IDK calls are the same requests, so their verdicts are the same), so only ``judge_correctness`` is
+measured, against people and on the preference pairs.
 
-Results: ``benchmarks/results/judge_layouts-mtrag-dev.json``.
+    python -m benchmarks.judge.bench_judge_layouts --limit 48
+    python -m benchmarks.judge.bench_judge_layouts --compare continued
+
+Results: ``benchmarks/results/judge_layouts-mtrag-dev.json``, ``judge_layouts-continued-mtrag-dev.json``.
 """
 
 from __future__ import annotations
@@ -44,10 +51,14 @@ from benchmarks._common import dev_records, human_means, mtrag_rows, released_id
 from benchmarks.validity.bench_preferences import MTRAG_FILE, build_mtrag_dev, score_pairs
 from ragmeter import Settings, evaluate
 from ragmeter.human.preferences import read_preferences
-from ragmeter.judges import JudgeConfig, open_judge
+from ragmeter.judges import Judge, JudgeConfig, open_judge
 
-LAYOUTS = ("calls", "shared")
-METRICS = ("judge_faithfulness_idk", "RL_F_idk", "judge_correctness", "idk_judge")
+#: What each comparison sets side by side: the current way first (a tie keeps it), then the new one, and the
+#: metrics whose verdicts differ between them.
+COMPARISONS = {
+    "layouts": (("calls", "shared"), ("judge_faithfulness_idk", "RL_F_idk", "judge_correctness", "idk_judge")),
+    "continued": (("whole", "continued"), ("judge_correctness",)),
+}
 #: Each metric's human dimension, the one it is meant to follow.
 TARGETS = {"judge_faithfulness_idk": "faithfulness", "RL_F_idk": "faithfulness", "judge_correctness": "completeness"}
 
@@ -57,13 +68,22 @@ def _accuracy(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(x[keep] == y[keep])) if keep.any() else float("nan")
 
 
-def _judged(records: list[Any], layout: str, cache: Path) -> tuple[Any, float]:
-    judge = open_judge(JudgeConfig(kind="local", layout=layout, cache=cache))
+def _open(candidate: str, cache: Path) -> Judge:
+    """The packaged judge as ``candidate`` asks: in a layout (``calls``, ``shared``), or in the shared layout with
+    its scores begun for it (``continued``, the local judge's own) or written whole (``whole``)."""
+    judge = open_judge(JudgeConfig(kind="local", layout="calls" if candidate == "calls" else "shared", cache=cache))
+    if candidate == "whole":
+        judge.backend.continues_replies = False  # type: ignore[attr-defined]  # this judge only: the reply whole
+    return judge
+
+
+def _judged(records: list[Any], candidate: str, metrics: tuple[str, ...], cache: Path) -> tuple[Any, float]:
+    judge = _open(candidate, cache)
     started = time.perf_counter()
     try:
         result = evaluate(
             records,
-            metrics=list(METRICS),
+            metrics=list(metrics),
             judge=judge,
             progress=sys.stderr.isatty(),
             settings=Settings(n_resamples=100),
@@ -73,30 +93,31 @@ def _judged(records: list[Any], layout: str, cache: Path) -> tuple[Any, float]:
     return result, time.perf_counter() - started
 
 
-def _preferences(cache: Path) -> dict[str, Any]:
-    """``judge_correctness`` on the preference pairs in both layouts (see the module docstring)."""
+def _preferences(candidates: tuple[str, str], cache: Path) -> dict[str, Any]:
+    """``judge_correctness`` on the preference pairs as each candidate asks (see the module docstring)."""
     if not MTRAG_FILE.is_file():
         build_mtrag_dev()
     pairs = read_preferences(MTRAG_FILE)
     preference = np.array([p.preference for p in pairs])
     clusters = [p.cluster for p in pairs]
     differences = {}
-    for layout in LAYOUTS:
-        judge = open_judge(JudgeConfig(kind="local", layout=layout, cache=cache))
+    for candidate in candidates:
+        judge = _open(candidate, cache)
         try:
-            differences[layout] = score_pairs(pairs, ["judge_correctness"], judge)[0]["judge_correctness"]
+            differences[candidate] = score_pairs(pairs, ["judge_correctness"], judge)[0]["judge_correctness"]
         finally:
             judge.close()
-    keep = ~(np.isnan(differences["calls"]) | np.isnan(differences["shared"]))
+    current, new = candidates
+    keep = ~(np.isnan(differences[current]) | np.isnan(differences[new]))
     kept = [c for c, k in zip(clusters, keep, strict=True) if k]
     return {
         "pairs": int(keep.sum()),
         "spearman": {
-            layout: _folds._round(_folds.spearman(d[keep], preference[keep])) for layout, d in differences.items()
+            name: _folds._round(_folds.spearman(d[keep], preference[keep])) for name, d in differences.items()
         },
-        "graded_alike": {layout: round(float(np.mean(d[keep] == 0)), 3) for layout, d in differences.items()},
+        "graded_alike": {name: round(float(np.mean(d[keep] == 0)), 3) for name, d in differences.items()},
         "paired": _folds.paired_difference(
-            _folds.spearman, differences["shared"][keep], differences["calls"][keep], preference[keep], kept
+            _folds.spearman, differences[new][keep], differences[current][keep], preference[keep], kept
         ),
     }
 
@@ -110,7 +131,10 @@ def main() -> None:
         default=Path.home() / ".cache" / "ragmeter" / "validity-calls.sqlite",
         help="the verdict cache of both layouts",
     )
+    parser.add_argument("--compare", choices=tuple(COMPARISONS), default="layouts")
     args = parser.parse_args()
+    candidates, metrics = COMPARISONS[args.compare]
+    current, new = candidates
 
     records = dev_records(args.limit)
     ratings, expected = mtrag_rows("human_eval_ratings_dev.jsonl"), mtrag_rows("human_eval_expected.jsonl")
@@ -127,17 +151,17 @@ def main() -> None:
     collections = [_folds.collection_of(r) for r in records]
 
     results, walls = {}, {}
-    for layout in LAYOUTS:  # one after the other, the same records and server settings
-        results[layout], walls[layout] = _judged(records, layout, args.cache)
-        print(f"{layout}: {walls[layout]:.0f} s", flush=True)
-    scores = {m: {layout: np.asarray(results[layout].scores[m], dtype=float) for layout in LAYOUTS} for m in METRICS}
-    # the IDK judge's verdict as MT-RAG's: 1 when it says the answer declines
-    scores["idk_judge"] = {
-        layout: np.where(np.isnan(v), np.nan, (v == 1.0).astype(float)) for layout, v in scores["idk_judge"].items()
-    }
+    for candidate in candidates:  # one after the other, the same records and server settings
+        results[candidate], walls[candidate] = _judged(records, candidate, metrics, args.cache)
+        print(f"{candidate}: {walls[candidate]:.0f} s", flush=True)
+    scores = {m: {c: np.asarray(results[c].scores[m], dtype=float) for c in candidates} for m in metrics}
+    if "idk_judge" in scores:  # the IDK judge's verdict as MT-RAG's: 1 when it says the answer declines
+        scores["idk_judge"] = {
+            c: np.where(np.isnan(v), np.nan, (v == 1.0).astype(float)) for c, v in scores["idk_judge"].items()
+        }
 
     rows: dict[str, Any] = {}
-    for metric in METRICS:
+    for metric in metrics:
         figures = (
             [(dim, human[dim], _folds.spearman) for dim in ("faithfulness", "completeness")]
             if metric != "idk_judge"
@@ -145,16 +169,17 @@ def main() -> None:
         )
         for dimension, target, statistic in figures:
             report = _folds.held_out(
-                list(LAYOUTS), scores[metric].__getitem__, target, collections, conversations, statistic
+                list(candidates), scores[metric].__getitem__, target, collections, conversations, statistic
             )
             report["paired"] = _folds.paired_difference(
-                statistic, scores[metric]["shared"], scores[metric]["calls"], target, conversations
+                statistic, scores[metric][new], scores[metric][current], target, conversations
             )
             report["main"] = TARGETS.get(metric, "released IDK verdict") == dimension
             rows[f"{metric} / {dimension}"] = report
-    usage = {layout: {p: u.to_dict() for p, u in results[layout].judging.usage.items()} for layout in LAYOUTS}
-    same = {m: round(float(np.mean(scores[m]["calls"] == scores[m]["shared"])), 3) for m in METRICS}
+    usage = {c: {p: u.to_dict() for p, u in results[c].judging.usage.items()} for c in candidates}
+    same = {m: round(float(np.mean(scores[m][current] == scores[m][new])), 3) for m in metrics}
     out = {
+        "compared": list(candidates),
         "records": len(records),
         "collections": {c: collections.count(c) for c in sorted(set(collections))},
         "conversations": len(set(conversations)),
@@ -162,34 +187,35 @@ def main() -> None:
         "rows": rows,
         "same_value_share": same,
         "usage": usage,
-        "undefined": {layout: {m: len(v) for m, v in results[layout].undefined.items() if v} for layout in LAYOUTS},
-        "preferences": _preferences(args.cache),
+        "undefined": {c: {m: len(v) for m, v in results[c].undefined.items() if v} for c in candidates},
+        "preferences": _preferences(candidates, args.cache),
     }
 
     print(f"{len(records)} dev records, {len(set(conversations))} conversations; collections {out['collections']}")
     print(
-        f"{'metric / target':<44}{'calls':>8}{'shared':>8}{'shared − calls [95%]':>26}"
+        f"{'metric / target':<44}{current:>10}{new:>10}{f'{new} − {current} [95%]':>30}"
         f"{'held-out (4 folds)':>20}{'LOCO':>8}"
     )
     for name, report in rows.items():
         each, paired = report["each_candidate"], report["paired"]
         cross, loco = report["cross_collection"], report["leave_one_conversation_out"]
         print(
-            f"{name + (' *' if report['main'] else ''):<44}{each['calls']['in_sample']:>8}"
-            f"{each['shared']['in_sample']:>8}"
-            f"{paired['difference']:>10} [{paired['low']:>6},{paired['high']:>6}]"
+            f"{name + (' *' if report['main'] else ''):<44}{each[current]['in_sample']:>10}"
+            f"{each[new]['in_sample']:>10}"
+            f"{paired['difference']:>14} [{paired['low']:>6},{paired['high']:>6}]"
             f"{cross['mean']!s:>12} ({','.join(str(f['chosen'])[0] for f in cross['folds'].values())})"
             f"{loco['value']!s:>8}"
         )
-    print(f"share of records with the same value in both layouts: {same}")
+    print(f"share of records with the same value both ways: {same}")
     preferences = out["preferences"]
     paired = preferences["paired"]
     print(
         f"preference pairs ({preferences['pairs']}), ρ of judge_correctness(A) − (B) with the overall preference: "
-        f"calls {preferences['spearman']['calls']}, shared {preferences['spearman']['shared']}, shared − calls "
+        f"{current} {preferences['spearman'][current]}, {new} {preferences['spearman'][new]}, {new} − {current} "
         f"{paired['difference']} [{paired['low']}, {paired['high']}]; graded alike {preferences['graded_alike']}"
     )
-    print(f"written: {write_result('judge_layouts-mtrag-dev', out)}")
+    name = "judge_layouts-mtrag-dev" if args.compare == "layouts" else f"judge_layouts-{args.compare}-mtrag-dev"
+    print(f"written: {write_result(name, out)}")
 
 
 if __name__ == "__main__":

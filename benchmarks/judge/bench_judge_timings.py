@@ -18,9 +18,9 @@ slot holds, which can change verdicts). Results: ``benchmarks/results/judge_timi
 
 ``--layout``: the judge's layout (:mod:`ragmeter.judges.layouts`; default ``calls``, each prompt a call of its
 own): ``shared`` (the local judge's default since issue 46) puts one system message holding every task first, then
-the item (question, answer, references) and each task's line; a score is the verdict alone. Before each call the
-state of its item (computed once, after the system message's) is restored, as the judge does. Result:
-``judge_timings-local-shared.json``.
+the item (question, answer, references) and each task's line; a score is the verdict alone, its reply begun with
+``{"score": `` for the judge, as the local judge asks it. Before each call the state of its item (computed once,
+after the system message's) is restored, as the judge does. Result: ``judge_timings-local-shared.json``.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from collections import defaultdict
 from typing import Any
 
 from benchmarks._common import write_result
+from ragmeter.judges.backends.prefix_states import begun
 
 FIELDS = ("cache_n", "prompt_n", "prompt_ms", "predicted_n", "predicted_ms")
 
@@ -56,7 +57,7 @@ def _post(base_url: str, request: Any, reuse: str) -> dict[str, Any]:
         },
     }
     post = urllib.request.Request(
-        f"{base_url}/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+        f"{base_url}/chat/completions", json.dumps(begun(body, request)).encode(), {"Content-Type": "application/json"}
     )
     with urllib.request.urlopen(post, timeout=600) as response:
         return json.load(response)

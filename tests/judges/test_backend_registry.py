@@ -111,9 +111,10 @@ def test_the_cli_choices_and_help_come_from_the_registry(fresh_registry: None) -
 
 def test_the_built_in_kinds_record_their_capabilities() -> None:
     local, remote = backend_kind("local"), backend_kind("openai")
-    # the local llama.cpp server's grammar takes the schemas' maxLength/maxItems; OpenAI's strict mode refuses them
-    assert local.capabilities == Capabilities(schema_bounds=True, starts_server=True)
-    assert remote.capabilities == Capabilities(schema_bounds=False, starts_server=False)
+    # the local llama.cpp server's grammar takes the schemas' maxLength/maxItems (OpenAI's strict mode refuses them),
+    # and it continues a reply begun for the judge (OpenAI's API would take it as an earlier turn)
+    assert local.capabilities == Capabilities(schema_bounds=True, starts_server=True, continues_replies=True)
+    assert remote.capabilities == Capabilities(schema_bounds=False, starts_server=False, continues_replies=False)
     assert (local.needs_model, local.concurrency, local.timeout_s, local.claims) == (False, 1, 600.0, "split")
     assert (remote.needs_model, remote.concurrency, remote.timeout_s, remote.claims) == (True, 8, 120.0, "verify")
 

@@ -14,8 +14,9 @@ import pytest
 from ragmeter import evaluate
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.records import Chunk, Record, Turn
-from ragmeter.judges import Judge, JudgeConfig, ScriptedBackend
-from ragmeter.judges.layouts import SHARED_PROMPTS, item_text, judge_call, layout_of
+from ragmeter.judges import Judge, JudgeConfig, ScriptedBackend, planning_judge
+from ragmeter.judges.backends.prefix_states import begun
+from ragmeter.judges.layouts import CONTINUED_PROMPTS, SHARED_PROMPTS, item_text, judge_call, layout_of
 from ragmeter.judges.prompts import (
     CLAIM_SPLIT,
     CLAIMS,
@@ -215,3 +216,58 @@ def test_the_layout_is_the_kinds_unless_given() -> None:
     assert JudgeConfig(kind="openai", model="m", layout="shared").call_layout == "shared"
     with pytest.raises(ConfigError, match="layout must be one of calls, shared, got 'joint'"):
         JudgeConfig(kind="local", layout="joint")
+
+
+class _Continued(_Shared):
+    continues_replies = True
+
+
+def test_a_judge_that_continues_replies_is_given_the_start_of_each_score() -> None:
+    """The same messages as the scores written whole, the reply begun with ``{"score": `` and continued by a digit
+    and the brace; every other call is the same request, so its verdict is the same."""
+    for prompt in (CORRECTNESS, RELEVANCE):
+        whole, begun_call = judge_call(_Shared, prompt, RECORD), judge_call(_Continued, prompt, RECORD)
+        assert begun_call.request.messages == whole.request.messages
+        assert (whole.request.reply_start, begun_call.request.reply_start) == ("", '{"score": ')
+        assert begun_call.request.continuation == 'root ::= [1-5] "}"'
+        assert begun_call.prompt is CONTINUED_PROMPTS[prompt.name]
+        assert begun_call.prompt.hash != whole.prompt.hash
+        assert begun_call.request.fingerprint() != whole.request.fingerprint()
+        for digit in range(1, 6):  # every reply the grammar allows is a verdict
+            assert begun_call.prompt.check(f'{{"score": {digit}}}', 0) == {"score": digit}
+    for prompt in (CLAIM_SPLIT, CLAIMS, IDK, RADBENCH):
+        whole, begun_call = (judge_call(j, prompt, RECORD, text=RECORD.answer) for j in (_Shared, _Continued))
+        assert begun_call == whole and begun_call.request.reply_start == ""
+    assert judge_call(type("Calls", (), {"layout": "calls", "continues_replies": True}), CORRECTNESS, RECORD) == (
+        judge_call(type("Calls", (), {"layout": "calls"}), CORRECTNESS, RECORD)
+    )  # the calls layout's scores keep their reasons
+
+
+def test_a_begun_reply_goes_to_llamacpp_as_the_last_assistant_message_with_its_grammar() -> None:
+    request = judge_call(_Continued, CORRECTNESS, RECORD).request
+    schema = {"type": "json_schema", "json_schema": {"name": "correctness", "schema": dict(request.schema)}}
+    body = {"messages": [{"role": r, "content": c} for r, c in request.messages], "response_format": schema, "n": 1}
+    sent = begun(body, request)
+    assert sent["messages"] == [*body["messages"], {"role": "assistant", "content": '{"score": '}]
+    assert sent["grammar"] == 'root ::= [1-5] "}"' and "response_format" not in sent and sent["n"] == 1
+    assert len(body["messages"]) == 2 and "response_format" in body  # the body given is left as it was
+    whole = judge_call(_Shared, CORRECTNESS, RECORD).request
+    assert begun(body, whole) is body
+
+
+def test_a_dry_run_plans_the_scores_as_the_local_judge_asks_them() -> None:
+    with planning_judge(JudgeConfig(kind="local")) as local:
+        assert local.continues_replies and judge_call(local, CORRECTNESS, RECORD).request.reply_start
+    with planning_judge(JudgeConfig(kind="openai", model="m", layout="shared")) as remote:
+        assert not remote.continues_replies and not judge_call(remote, CORRECTNESS, RECORD).request.reply_start
+
+
+def test_metrics_read_the_scores_of_a_judge_that_continues_replies() -> None:
+    backend = ScriptedBackend(_scripted)
+    backend.continues_replies = True  # type: ignore[attr-defined]
+    with Judge(backend, claims="split", layout="shared") as judge:
+        result = evaluate([RECORD], metrics=["judge_correctness", "judge_relevance"], judge=judge)
+    assert [result.scores[m][0] for m in result.metrics] == [4.0, 2.0]
+    assert {r.reply_start for r in backend.requests if r.schema_name != "claim_split"} == {'{"score": '}
+    signed = result.signatures["judge_correctness"].settings["judge:correctness"]
+    assert signed == judge.signature(CONTINUED_PROMPTS["correctness"]) != judge.signature(SHARED_PROMPTS["correctness"])

@@ -15,9 +15,11 @@ with human ratings on real answers is measured in benchmarks/judge/bench_judge_v
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
 import json
+import re
 import subprocess
 import sys
 import time
@@ -36,6 +38,7 @@ from ragmeter.io import record_from_dict
 from ragmeter.judges import (
     CLAIM_MODES,
     LOCAL_TIMEOUT_S,
+    ChatReply,
     ChatRequest,
     Judge,
     JudgeCall,
@@ -323,6 +326,28 @@ def test_the_same_shared_layout_calls_get_the_same_verdicts_in_any_order(judge: 
     assert sum(u.requests for u in uncached.usage.values()) == 6
     assert all(o.verdict is not None for o in first)
     assert [o.verdict for o in first] == [again[order.index(i)].verdict for i in range(6)]
+
+
+def test_the_local_judge_writes_only_the_digit_and_brace_of_a_score_begun_for_it(judge: Judge) -> None:
+    """llama.cpp's server continues the last, assistant, message: the shared layout's score is begun with
+    ``{"score": `` and the judge writes the digit and the brace under the continuation's grammar (issue 46)."""
+    request = judge_call(judge, CORRECTNESS, record_from_dict(_record("begun", REFERENCE))).request
+    assert request.reply_start == '{"score": '
+    server = judge.backend
+    assert isinstance(server, LocalBackend)
+    backend = LocalBackend.at(
+        server.base_url, model=server.model, api_key_env=None, timeout_s=LOCAL_TIMEOUT_S, bounds=server.bounds
+    )
+
+    async def ask() -> ChatReply:
+        try:
+            return await backend.complete(request)
+        finally:
+            await backend.aclose()  # on the loop its connection was opened on
+
+    reply = asyncio.run(ask())
+    assert re.fullmatch(r'\{"score": [1-5]\}', reply.text), reply.text
+    assert reply.finish_reason == "stop" and reply.completion_tokens <= 3
 
 
 def _timings(judge: Judge, request: ChatRequest) -> dict[str, Any]:

@@ -175,10 +175,16 @@ def planning_judge(config: JudgeConfig) -> Judge:
     """A judge with ``config``'s identity and cache that calls nothing, for a dry run: it starts no server,
     needs no key, and reads the cache without writing to it (no file made, none changed). Close it (it then
     holds an open cache file); closing starts nothing."""
-    model = backend_kind(config.kind).model_id(config)
+    kind = backend_kind(config.kind)
     cache = JudgeCache(config.cache, read_only=True) if config.cache is not None and config.cache.exists() else None
     return Judge(
-        _NoCalls(model, config.temperature, config.seed, config.reply_bounds),
+        _NoCalls(
+            kind.model_id(config),
+            config.temperature,
+            config.seed,
+            config.reply_bounds,
+            continues_replies=kind.capabilities.continues_replies,
+        ),
         cache=cache,
         claims=config.claim_mode,
         layout=config.call_layout,
@@ -188,11 +194,12 @@ def planning_judge(config: JudgeConfig) -> Judge:
 class _NoCalls:
     """The backend of :func:`planning_judge`: same identity, and a call is a bug."""
 
-    def __init__(self, model: str, temperature: float, seed: int, bounds: str) -> None:
+    def __init__(self, model: str, temperature: float, seed: int, bounds: str, *, continues_replies: bool) -> None:
         self.model = model
         self.temperature = temperature
         self.seed = seed
         self.bounds = bounds
+        self.continues_replies = continues_replies
 
     async def complete(self, request: ChatRequest) -> ChatReply:
         raise JudgeError("a dry run makes no judge call")

@@ -150,6 +150,11 @@ class Judge:
         return getattr(self.backend, "bounds", "schema")
 
     @property
+    def continues_replies(self) -> bool:
+        """Whether the backend continues a reply begun for it (a request's ``reply_start``; the local judge's)."""
+        return bool(getattr(self.backend, "continues_replies", False))
+
+    @property
     def identity(self) -> str:
         """What produced a verdict, apart from the prompt: model, temperature and sampling seed, and
         ``/bounds:instructions`` where the schemas' bounds were not sent."""

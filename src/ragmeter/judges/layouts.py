@@ -13,6 +13,16 @@
   whose verdicts without a reason failed the local judge's checks (an answer called a refusal; a copy of the reference,
   a wrong answer and an off-topic one all rated 7 of 10).
 
+A judge whose backend continues an assistant message (``continues_replies``: the local judge, whose llama.cpp server
+takes a last assistant message as the reply's start) is not asked to write a score's ``{"score": `` either: the
+request writes it for the judge, and the judge writes the digit and the closing brace (the grammar
+``_SCORE_REST``): two tokens and the end, and never a score in a code fence or spread over lines, which the schema's
+grammar allows (the packaged judge's whole scores took 11.5 tokens each on MT-RAG's dev answers, begun ones 3). The
+judge reads the same tokens before the digit as when it writes ``{"score": `` itself, but computed in one batch
+instead of one at a time, so it is a measurement of its own, validated as the layout was
+(``benchmarks/judge/bench_judge_layouts.py --compare continued``: no figure worse), and the prompts' hashes say
+which way a score was asked.
+
 Prompts keep their names in both layouts (a metric asks for ``correctness`` either way); their hashes differ,
 so a verdict's signature and cache key say which layout gave it.
 """
@@ -45,7 +55,7 @@ from ragmeter.judges.prompts import (
 from ragmeter.judges.protocol import ChatRequest
 from ragmeter.text.languages import Language
 
-__all__ = ["LAYOUTS", "SHARED_PROMPTS", "Layout", "item_text", "judge_call", "layout_of"]
+__all__ = ["CONTINUED_PROMPTS", "LAYOUTS", "SHARED_PROMPTS", "Layout", "item_text", "judge_call", "layout_of"]
 
 #: The token limit of a score without a reason: ``{"score": 5}`` is 7 tokens, and the grammar lets a reply put up to
 #: 20 spaces or a newline between them.
@@ -68,6 +78,17 @@ SHARED_PROMPTS = {
         Prompt("correctness", _SHARED, _SCORE, VERDICT_TOKENS, whole_number("score", 5, reason=False)),
         Prompt("relevance", _SHARED, _SCORE, VERDICT_TOKENS, whole_number("score", 5, reason=False)),
     )
+}
+#: A score's start, written for a judge that continues replies, and the grammar of the rest: the digit and the brace.
+_SCORE_START = '{"score": '
+_SCORE_REST = 'root ::= [1-5] "}"'
+#: The shared layout's prompts for a judge that continues replies: the scores begun for it.
+CONTINUED_PROMPTS = {
+    **SHARED_PROMPTS,
+    **{
+        name: replace(SHARED_PROMPTS[name], reply_start=_SCORE_START, continuation=_SCORE_REST)
+        for name in ("correctness", "relevance")
+    },
 }
 #: What each score task of the shared layout asks, after the item.
 _TASKS = {
@@ -106,6 +127,8 @@ def _shared_request(
         schema or prompt.schema,
         prompt.max_tokens,
         shared=len(item),
+        reply_start=prompt.reply_start,
+        continuation=prompt.continuation,
     )
 
 
@@ -164,26 +187,35 @@ _CALLS = Layout(
         "radbench": lambda record, text, language: radbench_request(record),
     },
 )
-_SHARED_LAYOUT = Layout(
-    "shared",
-    SHARED_PROMPTS,
-    {
-        **_CALLS.requests,  # the verifying claims call, IDK and RADBench keep their own
-        "claim_split": lambda record, text, language: _shared_claims(record, _text(text), language),
-        **{
-            name: (
-                lambda record, text, language, name=name: _shared_request(SHARED_PROMPTS[name], record, _TASKS[name])
-            )
-            for name in _TASKS
+
+
+def _shared_layout(prompts: Mapping[str, Prompt]) -> Layout:
+    """The shared layout asking ``prompts`` (:data:`SHARED_PROMPTS`, or :data:`CONTINUED_PROMPTS`)."""
+    return Layout(
+        "shared",
+        prompts,
+        {
+            **_CALLS.requests,  # the verifying claims call, IDK and RADBench keep their own
+            "claim_split": lambda record, text, language: _shared_claims(record, _text(text), language),
+            **{
+                name: (lambda record, text, language, name=name: _shared_request(prompts[name], record, _TASKS[name]))
+                for name in _TASKS
+            },
         },
-    },
-)
-_BY_NAME = {layout.name: layout for layout in (_CALLS, _SHARED_LAYOUT)}
+    )
+
+
+_BY_NAME = {layout.name: layout for layout in (_CALLS, _shared_layout(SHARED_PROMPTS))}
+_SHARED_CONTINUED = _shared_layout(CONTINUED_PROMPTS)
 
 
 def layout_of(judge: Any) -> Layout:
-    """The layout of ``judge`` (its ``layout`` name; ``calls`` for a judge without one)."""
-    return _BY_NAME[getattr(judge, "layout", "calls")]
+    """The layout of ``judge`` (its ``layout`` name; ``calls`` for a judge without one); in the shared layout, the
+    scores begun for a judge that ``continues_replies``."""
+    name = getattr(judge, "layout", "calls")
+    if name == "shared" and getattr(judge, "continues_replies", False):
+        return _SHARED_CONTINUED
+    return _BY_NAME[name]
 
 
 def judge_call(

@@ -103,17 +103,24 @@ class VerdictError(ValueError):
 
 @dataclass(frozen=True)
 class Prompt:
-    """A judge prompt: ``instructions`` (system message), the reply ``schema`` and its checker."""
+    """A judge prompt: ``instructions`` (system message), the reply ``schema`` and its checker; ``reply_start``
+    and ``continuation``: the start of the reply written for the judge and the grammar of the rest (see
+    :class:`~ragmeter.judges.protocol.ChatRequest`; '': the judge writes the whole reply)."""
 
     name: str
     instructions: str
     schema: Mapping[str, Any]
     max_tokens: int
     checker: Callable[[Any, int], dict[str, Any]]
+    reply_start: str = ""
+    continuation: str = ""
 
     @property
     def hash(self) -> str:
-        body = json.dumps([self.instructions, self.schema, self.max_tokens], sort_keys=True)
+        seen: list[Any] = [self.instructions, self.schema, self.max_tokens]
+        if self.reply_start:
+            seen += [self.reply_start, self.continuation]
+        body = json.dumps(seen, sort_keys=True)
         return hashlib.sha256(body.encode("utf-8")).hexdigest()[:12]
 
     def request(

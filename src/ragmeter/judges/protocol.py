@@ -30,6 +30,11 @@ class ChatRequest:
     ``shared`` is how many characters of the first user message start every call about the same item (its
     *item prefix*, :mod:`ragmeter.judges.layouts`; 0: none): an endpoint that keeps computed prefixes can serve
     them from the item's first call. It changes nothing the judge reads, so it is not in the fingerprint.
+
+    ``reply_start`` is the start of the reply, written for the judge (``'{"score": '``; '': none), and
+    ``continuation`` the grammar, in llama.cpp's GBNF, of what the judge writes after it: a backend that continues
+    an assistant message (``continues_replies``, the local judge's) sends it as one, and the reply is the start and
+    what follows, which matches ``schema`` as a whole. The judge reads both, so both are in the fingerprint.
     """
 
     messages: tuple[tuple[str, str], ...]
@@ -37,6 +42,8 @@ class ChatRequest:
     schema: Mapping[str, Any]
     max_tokens: int
     shared: int = 0
+    reply_start: str = ""
+    continuation: str = ""
 
     @property
     def item_prefix(self) -> str:
@@ -58,13 +65,17 @@ class ChatRequest:
             self.schema,
             max_tokens or self.max_tokens,
             self.shared,
+            self.reply_start,
+            self.continuation,
         )
 
     def fingerprint(self) -> str:
-        """sha256 of everything the judge sees: messages, schema and token limit."""
-        body = json.dumps(
-            [self.messages, self.schema_name, self.schema, self.max_tokens], sort_keys=True, ensure_ascii=False
-        )
+        """sha256 of everything the judge sees: messages, schema and token limit, and the reply's start and its
+        continuation's grammar where the reply is begun for the judge."""
+        seen: list[Any] = [self.messages, self.schema_name, self.schema, self.max_tokens]
+        if self.reply_start:
+            seen += [self.reply_start, self.continuation]
+        body = json.dumps(seen, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 

@@ -28,7 +28,9 @@ restores it instead of computing the same tokens again, which are the same bytes
 have the checksum kept beside it and restore exactly the lead's tokens, or it is computed afresh).
 
 :class:`LocalBackend` is the local judge's :class:`~ragmeter.judges.backends.openai.OpenAIBackend`: one call at a
-time (a restore and its call must not interleave with another call's), each right after its lead's restore.
+time (a restore and its call must not interleave with another call's), each right after its lead's restore. It
+continues a reply begun for the judge (``ChatRequest.reply_start``): the start goes to the server as the last,
+assistant, message, which llama.cpp's chat endpoint continues, under the request's ``continuation`` grammar.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ import shutil
 import urllib.error
 import urllib.request
 from collections import OrderedDict
+from dataclasses import replace
 from itertools import takewhile
 from pathlib import Path
 from typing import Any
@@ -49,7 +52,7 @@ from ragmeter.core.files import file_sha256, writing
 from ragmeter.judges.backends.openai import OpenAIBackend
 from ragmeter.judges.protocol import ChatReply, ChatRequest
 
-__all__ = ["LocalBackend", "PrefixStates", "lead"]
+__all__ = ["LocalBackend", "PrefixStates", "begun", "lead"]
 
 Messages = tuple[tuple[str, str], ...]
 #: The two user messages whose renderings' common start is a lead's tokens.
@@ -200,10 +203,23 @@ class PrefixStates:
             raise JudgeError(f"the local judge server did not answer {path}: {exc}") from None
 
 
+def begun(body: dict[str, Any], request: ChatRequest) -> dict[str, Any]:
+    """``body``, the chat completion of ``request`` for llama.cpp's server, with the reply begun where ``request``
+    begins it: the start as the last, assistant, message, and the grammar of its continuation in the schema's
+    place."""
+    if not request.reply_start:
+        return body
+    rest = {key: value for key, value in body.items() if key != "response_format"}
+    messages = [*body["messages"], {"role": "assistant", "content": request.reply_start}]
+    return {**rest, "messages": messages, "grammar": request.continuation}
+
+
 class LocalBackend(OpenAIBackend):
     """:class:`OpenAIBackend` for the local server, each call made right after its prefix's restore
     (``states``: the lead's, or the item's when the request has an item prefix), one call at a time; the other
-    arguments are :class:`OpenAIBackend`'s."""
+    arguments are :class:`OpenAIBackend`'s. A reply begun for the judge is continued (see the module docstring)."""
+
+    continues_replies = True
 
     def __init__(self, *, states: PrefixStates, **kwargs: Any) -> None:
         super().__init__(cache_prompt=True, **kwargs)
@@ -234,11 +250,16 @@ class LocalBackend(OpenAIBackend):
         return cls(states=states, base_url=base_url, timeout_s=timeout_s, **kwargs)
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
-        """:meth:`OpenAIBackend.request_body`, sent to the slot the state was restored into."""
-        return {**super().request_body(request), "id_slot": self._states.slot}
+        """:meth:`OpenAIBackend.request_body`, sent to the slot the state was restored into; a reply begun for the
+        judge goes as the last message, and the grammar of its continuation takes the schema's place."""
+        return begun({**super().request_body(request), "id_slot": self._states.slot}, request)
 
     async def complete(self, request: ChatRequest) -> ChatReply:
         lock = self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock())
         async with lock:
             await asyncio.to_thread(self._states.restore, lead(request), request.item_prefix)
-            return await super().complete(request)
+            reply = await super().complete(request)
+        # llama.cpp's server answers a continued message with the whole of it, its start included
+        if request.reply_start and not reply.text.startswith(request.reply_start):
+            reply = replace(reply, text=request.reply_start + reply.text)
+        return reply

@@ -32,10 +32,13 @@ class Capabilities:
       :func:`~ragmeter.judges.backends.openai.endpoint_bounds`).
     - ``starts_server``: opening it starts a model server in this process, so each process that opens it
       starts one (the Ray engine refuses such a kind).
+    - ``continues_replies``: its backend continues a reply begun for the judge (``ChatRequest.reply_start``), so
+      the shared layout begins the scores' replies (:mod:`ragmeter.judges.layouts`); a dry run plans the same calls.
     """
 
     schema_bounds: bool = False
     starts_server: bool = False
+    continues_replies: bool = False
 
 
 @dataclass(frozen=True)
