@@ -25,8 +25,9 @@ The shared layout ships where no figure is worse beyond its interval. Wall time 
 layout are reported too (the speed is ``bench_judge_timings.py``'s, on an idle machine).
 
 ``--compare continued`` sets side by side, the same way, the shared layout's two ways of asking a score: the judge
-writing the whole reply (``whole``, the current) and the reply begun for it, ``{"score": `` written by the request
-and the digit by the judge (``continued``, :mod:`ragmeter.judges.layouts`). Only the scores' calls differ (the
+writing the whole reply (``whole``, as a remote judge does) and the reply begun for it, ``{"score": `` written by the
+request, the digit by the judge, after a task line that names the task alone (``continued``, the local judge's;
+:mod:`ragmeter.judges.layouts`). Only the scores' calls differ (the
 claims and IDK calls are the same requests, so their verdicts are the same), so only ``judge_correctness`` is
 measured, against people and on the preference pairs.
 

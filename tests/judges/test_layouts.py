@@ -145,7 +145,7 @@ def _scripted(request: ChatRequest) -> str:
     task = request.messages[-1][1].rsplit("TASK ", 1)[-1]
     if task.startswith("claims"):
         return json.dumps({"claims": ["A card is 25 dollars a year."]})
-    return json.dumps({"correctness": {"score": 4}, "relevance": {"score": 2}}[task.split(":")[0]])
+    return json.dumps({"correctness": {"score": 4}, "relevance": {"score": 2}}[task.split(":")[0].rstrip(".")])
 
 
 def test_metrics_read_the_shared_layouts_verdicts() -> None:
@@ -223,11 +223,15 @@ class _Continued(_Shared):
 
 
 def test_a_judge_that_continues_replies_is_given_the_start_of_each_score() -> None:
-    """The same messages as the scores written whole, the reply begun with ``{"score": `` and continued by a digit
-    and the brace; every other call is the same request, so its verdict is the same."""
+    """The same system message and item as the scores written whole, then the task's name alone, the reply begun
+    with ``{"score": `` and continued by a digit and the brace; every other call is the same request, so its verdict
+    is the same."""
     for prompt in (CORRECTNESS, RELEVANCE):
         whole, begun_call = judge_call(_Shared, prompt, RECORD), judge_call(_Continued, prompt, RECORD)
-        assert begun_call.request.messages == whole.request.messages
+        (system, user), (whole_system, whole_user) = begun_call.request.messages, whole.request.messages
+        assert system == whole_system and user[1] == item_text(RECORD) + f"TASK {prompt.name}."
+        assert whole_user[1].endswith(". Reply with the JSON object only.") and whole_user[1] != user[1]
+        assert begun_call.request.item_prefix == whole.request.item_prefix == item_text(RECORD)
         assert (whole.request.reply_start, begun_call.request.reply_start) == ("", '{"score": ')
         assert begun_call.request.continuation == 'root ::= [1-5] "}"'
         assert begun_call.prompt is CONTINUED_PROMPTS[prompt.name]

@@ -46,7 +46,7 @@ from ragmeter.judges import (
     open_judge,
 )
 from ragmeter.judges.backends.local import MODEL_SHA256, packaged_model_path
-from ragmeter.judges.backends.prefix_states import LocalBackend, PrefixStates
+from ragmeter.judges.backends.prefix_states import LocalBackend, PrefixStates, begun
 from ragmeter.judges.layouts import judge_call
 from ragmeter.judges.prompts import (
     CLAIM_SPLIT,
@@ -351,7 +351,8 @@ def test_the_local_judge_writes_only_the_digit_and_brace_of_a_score_begun_for_it
 
 
 def _timings(judge: Judge, request: ChatRequest) -> dict[str, Any]:
-    """llama.cpp's timings of ``request`` sent as it is (one token generated) to the judge's server."""
+    """llama.cpp's timings of ``request`` sent as the judge sends it (its reply begun where it is; one token
+    generated) to the judge's server."""
     body = {
         "messages": [{"role": role, "content": content} for role, content in request.messages],
         "max_tokens": 1,
@@ -359,7 +360,9 @@ def _timings(judge: Judge, request: ChatRequest) -> dict[str, Any]:
         "cache_prompt": True,
     }
     post = urllib.request.Request(
-        f"{_server_url(judge)}/v1/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+        f"{_server_url(judge)}/v1/chat/completions",
+        json.dumps(begun(body, request)).encode(),
+        {"Content-Type": "application/json"},
     )
     with urllib.request.urlopen(post, timeout=LOCAL_TIMEOUT_S) as reply:
         return dict(json.load(reply)["timings"])
@@ -389,7 +392,7 @@ def test_each_shared_call_reuses_its_item_and_computes_its_task(judge: Judge) ->
     timings = _timings(judge, request)
     shared = len(states.prefix_tokens(lead, request.item_prefix))
     assert timings["cache_n"] == shared > len(states.lead_tokens(lead)) + 20
-    assert 10 < timings["prompt_n"] < 40  # "TASK relevance: …", the end of the message and the reply's start
+    assert 8 < timings["prompt_n"] < 20  # "TASK relevance.", the end of the message and the begun '{"score": '
 
 
 def test_a_stored_system_message_state_is_restored_and_a_broken_one_computed_again(

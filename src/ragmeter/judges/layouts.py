@@ -17,11 +17,12 @@ A judge whose backend continues an assistant message (``continues_replies``: the
 takes a last assistant message as the reply's start) is not asked to write a score's ``{"score": `` either: the
 request writes it for the judge, and the judge writes the digit and the closing brace (the grammar
 ``_SCORE_REST``): two tokens and the end, and never a score in a code fence or spread over lines, which the schema's
-grammar allows (the packaged judge's whole scores took 11.5 tokens each on MT-RAG's dev answers, begun ones 3). The
-judge reads the same tokens before the digit as when it writes ``{"score": `` itself, but computed in one batch
-instead of one at a time, so it is a measurement of its own, validated as the layout was
-(``benchmarks/judge/bench_judge_layouts.py --compare continued``: no figure worse), and the prompts' hashes say
-which way a score was asked.
+grammar allows (the packaged judge's whole scores took 11.5 tokens each on MT-RAG's dev answers, begun ones 3). Its
+task line is the task's name alone (``TASK correctness.``; the system message defines it), without the instruction to
+reply with JSON, which the begun reply makes moot: 12 tokens to compute instead of 30. Both are a measurement of their
+own, validated as the layout was (``benchmarks/judge/bench_judge_layouts.py --compare continued``: judge_correctness
+follows people's completeness ratings more closely than with the whole reply, no figure worse), and the prompts'
+hashes say which way a score was asked.
 
 Prompts keep their names in both layouts (a metric asks for ``correctness`` either way); their hashes differ,
 so a verdict's signature and cache key say which layout gave it.
@@ -90,7 +91,9 @@ CONTINUED_PROMPTS = {
         for name in ("correctness", "relevance")
     },
 }
-#: What each score task of the shared layout asks, after the item.
+#: What each score task of the shared layout asks, after the item, where the judge writes the whole reply; a begun
+#: score's task is its name alone (``TASK correctness.``): the system message defines it, and the reply's start
+#: and grammar leave nothing to instruct.
 _TASKS = {
     "correctness": "TASK correctness: grade the facts of the ANSWER against the REFERENCE.",
     "relevance": "TASK relevance: grade how well the ANSWER addresses the QUESTION.",
@@ -118,11 +121,13 @@ def _shared_request(
     extra: list[tuple[str, str]] | None = None,
     schema: Mapping[str, Any] | None = None,
 ) -> ChatRequest:
-    """``prompt``'s request about ``record``: the item, then the ``extra`` blocks, then ``task``."""
+    """``prompt``'s request about ``record``: the item, then the ``extra`` blocks, then ``task`` (and, where the
+    judge writes the whole reply, the instruction to reply with JSON only)."""
     item = item_text(record)
     rest = "".join(block + "\n\n" for block in render_blocks(extra or []))
+    closing = task if prompt.reply_start else task + _REPLY
     return ChatRequest(
-        (("system", prompt.instructions), ("user", item + rest + task + _REPLY)),
+        (("system", prompt.instructions), ("user", item + rest + closing)),
         prompt.name,
         schema or prompt.schema,
         prompt.max_tokens,
@@ -198,11 +203,20 @@ def _shared_layout(prompts: Mapping[str, Prompt]) -> Layout:
             **_CALLS.requests,  # the verifying claims call, IDK and RADBench keep their own
             "claim_split": lambda record, text, language: _shared_claims(record, _text(text), language),
             **{
-                name: (lambda record, text, language, name=name: _shared_request(prompts[name], record, _TASKS[name]))
+                name: (
+                    lambda record, text, language, name=name: _shared_request(
+                        prompts[name], record, _task(prompts[name])
+                    )
+                )
                 for name in _TASKS
             },
         },
     )
+
+
+def _task(prompt: Prompt) -> str:
+    """The task line of a score ``prompt``: its name alone where its reply is begun, else what it asks."""
+    return f"TASK {prompt.name}." if prompt.reply_start else _TASKS[prompt.name]
 
 
 _BY_NAME = {layout.name: layout for layout in (_CALLS, _shared_layout(SHARED_PROMPTS))}
