@@ -259,7 +259,8 @@ class LocalBackend(OpenAIBackend):
         async with lock:
             await asyncio.to_thread(self._states.restore, lead(request), request.item_prefix)
             reply = await super().complete(request)
-        # llama.cpp's server answers a continued message with the whole of it, its start included
+        # llama.cpp's server answers a continued message with the whole of it, its start included; a build that
+        # answers with the continuation alone gets the start put back
         if request.reply_start and not reply.text.startswith(request.reply_start):
             reply = replace(reply, text=request.reply_start + reply.text)
         return reply
