@@ -121,13 +121,11 @@ def _shared_request(
     extra: list[tuple[str, str]] | None = None,
     schema: Mapping[str, Any] | None = None,
 ) -> ChatRequest:
-    """``prompt``'s request about ``record``: the item, then the ``extra`` blocks, then ``task`` (and, where the
-    judge writes the whole reply, the instruction to reply with JSON only)."""
+    """``prompt``'s request about ``record``: the item, then the ``extra`` blocks, then ``task``, its closing line."""
     item = item_text(record)
     rest = "".join(block + "\n\n" for block in render_blocks(extra or []))
-    closing = task if prompt.reply_start else task + _REPLY
     return ChatRequest(
-        (("system", prompt.instructions), ("user", item + rest + closing)),
+        (("system", prompt.instructions), ("user", item + rest + task)),
         prompt.name,
         schema or prompt.schema,
         prompt.max_tokens,
@@ -147,7 +145,7 @@ def _shared_claims(record: Record, text: str, language: Language | None) -> Chat
         named = "the REFERENCE" if len(record.references) == 1 else "the first REFERENCE"
     else:
         named, extra = "the TEXT above", [("text", text)]
-    task = f"TASK claims: split {named} into its factual claims. {claims_note(language)}".rstrip()
+    task = f"TASK claims: split {named} into its factual claims. {claims_note(language)}".rstrip() + _REPLY
     return _shared_request(
         SHARED_PROMPTS["claim_split"], record, task, extra=extra, schema=claim_split_schema(text, language)
     )
@@ -194,6 +192,13 @@ _CALLS = Layout(
 )
 
 
+def _shared_score(prompt: Prompt, record: Record) -> ChatRequest:
+    """A score ``prompt``'s request about ``record``: its task's name alone where its reply is begun (see
+    :data:`_TASKS`), else what the task asks and the instruction to reply with JSON only."""
+    task = f"TASK {prompt.name}." if prompt.reply_start else _TASKS[prompt.name] + _REPLY
+    return _shared_request(prompt, record, task)
+
+
 def _shared_layout(prompts: Mapping[str, Prompt]) -> Layout:
     """The shared layout asking ``prompts`` (:data:`SHARED_PROMPTS`, or :data:`CONTINUED_PROMPTS`)."""
     return Layout(
@@ -203,20 +208,11 @@ def _shared_layout(prompts: Mapping[str, Prompt]) -> Layout:
             **_CALLS.requests,  # the verifying claims call, IDK and RADBench keep their own
             "claim_split": lambda record, text, language: _shared_claims(record, _text(text), language),
             **{
-                name: (
-                    lambda record, text, language, name=name: _shared_request(
-                        prompts[name], record, _task(prompts[name])
-                    )
-                )
+                name: (lambda record, text, language, name=name: _shared_score(prompts[name], record))
                 for name in _TASKS
             },
         },
     )
-
-
-def _task(prompt: Prompt) -> str:
-    """The task line of a score ``prompt``: its name alone where its reply is begun, else what it asks."""
-    return f"TASK {prompt.name}." if prompt.reply_start else _TASKS[prompt.name]
 
 
 _BY_NAME = {layout.name: layout for layout in (_CALLS, _shared_layout(SHARED_PROMPTS))}
