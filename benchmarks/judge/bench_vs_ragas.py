@@ -116,11 +116,12 @@ MODES = ("split", "verify")
 # --- samples -------------------------------------------------------------------------------------------------
 
 
-def choose_samples(n: int) -> list[Any]:
-    """The first ``n`` of the eligible answers shuffled with seed 0 (module docstring)."""
+def eligible_answers() -> list[Any]:
+    """The answers of the two models (not the reference responder) to answerable tasks with 3 to 6 passages and a
+    reference answer, in file order (module docstring)."""
     from ragmeter import read_records
 
-    eligible = [
+    return [
         r
         for r in read_records(HUMAN_EVAL_TASKS, format="mtrag")
         if r.model_id not in (None, "reference")
@@ -128,6 +129,11 @@ def choose_samples(n: int) -> list[Any]:
         and r.references
         and (r.answerability or "ANSWERABLE") == "ANSWERABLE"
     ]
+
+
+def choose_samples(n: int) -> list[Any]:
+    """The first ``n`` of the eligible answers shuffled with seed 0 (module docstring)."""
+    eligible = eligible_answers()
     random.Random(SEED).shuffle(eligible)
     if len(eligible) < n:
         raise SystemExit(f"only {len(eligible)} eligible answers in {HUMAN_EVAL_TASKS}")
@@ -219,7 +225,7 @@ async def _ragas_pass(records: list[Any], proxy: CountingProxy, model: str) -> d
                 t0 = time.perf_counter()
                 try:
                     result = await metric.ascore(**{k: inputs[k] for k in RAGAS_METRICS[name][1]})
-                    values[name] = _number(result.value)
+                    values[name] = number(result.value)
                 except Exception as exc:  # noqa: BLE001  (a failed metric is a finding: reported, the run goes on)
                     values[name] = None
                     errors[name] = f"{type(exc).__name__}: {str(exc)[:500]}"
@@ -282,7 +288,7 @@ def ragmeter_pass(records: list[Any], proxy: CountingProxy, model: str, claims: 
             wall = time.perf_counter() - started
             proxy.label = ""
             assert result.judging is not None
-            values = {name: _number(scores[0]) for name, scores in result.scores.items()}
+            values = {name: number(scores[0]) for name, scores in result.scores.items()}
             undefined = {name: reasons[0] for name, reasons in result.undefined.items() if 0 in reasons}
             totals = result.judging.totals()
             samples.append(
@@ -324,7 +330,8 @@ def ragmeter_pass(records: list[Any], proxy: CountingProxy, model: str, claims: 
 # --- figures ---------------------------------------------------------------------------------------------------
 
 
-def _number(value: Any) -> float | None:
+def number(value: Any) -> float | None:
+    """``value`` as a float, or None where it is none, not a number or NaN."""
     try:
         number = float(value)
     except (TypeError, ValueError):
