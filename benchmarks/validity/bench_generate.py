@@ -41,6 +41,19 @@ Each set's decline rate with its Wilson interval, and the difference generated â
     python -m benchmarks.validity.bench_generate unanswerable --n 60
 
 Results: ``benchmarks/results/generate-unanswerable-idk-mrc.json``.
+
+``quality``: is a kept item's reference answer supported by its gold chunks, judged by someone other than the
+generator's own checks? ``--n`` (30) of the ``retrievers`` set's kept items, drawn with ``random.Random(0)``, go to
+a sheet (``--sheet``, default ``benchmarks/results/generate-quality-idk-mrc.jsonl``): per item its kind, question,
+reference answer and gold chunks' texts, and an empty ``supported`` for the annotator to fill: ``yes`` (the gold
+chunks state the whole reference), ``partly`` (some of it, or it adds what they do not say), ``no``; ``question_ok``
+(a real question the chunks answer: true or false) and ``note``; ``annotator`` says who read it. A sheet without
+verdicts is written and the part stops; a filled one (the same items, in order) is counted: each verdict's share
+with its 95 % Wilson interval.
+
+    python -m benchmarks.validity.bench_generate quality --n 30
+
+Results: ``benchmarks/results/generate-quality-idk-mrc.json`` (from the filled sheet).
 """
 
 from __future__ import annotations
@@ -55,7 +68,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._common import share_with_interval, write_result
+from benchmarks._common import RESULTS, share_with_interval, write_result
 from benchmarks._indonesian_data import INDONESIAN
 from ragmeter.models import load_embedder
 from ragmeter.testsets.duplicates import NEAR_DUPLICATE_COSINE
@@ -218,6 +231,19 @@ def scored(rows: list[dict[str, Any]], ranker: Ranker) -> dict[str, dict[str, fl
     }
 
 
+def generated_path(chunks: Path, n: int) -> Path:
+    """Where :func:`generated_set` writes the set of ``n`` questions from ``chunks``."""
+    return WORK / f"{chunks.stem.removesuffix('-chunks')}-generated-{n}.jsonl"
+
+
+def generated_records(chunks: Path, n: int, cache: Path) -> list[dict[str, Any]]:
+    """The records of the generated set of ``n`` questions from ``chunks``, as written (generated first if absent)."""
+    path = generated_path(chunks, n)
+    if not path.exists():
+        generated_set(chunks, n, cache)
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
 def generated_set(chunks: Path, n: int, cache: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The generated set (written once, read again after), and what its run asked, kept, dropped and cost."""
     import sqlite3
@@ -225,7 +251,7 @@ def generated_set(chunks: Path, n: int, cache: Path) -> tuple[list[dict[str, Any
     from ragmeter import generate
     from ragmeter.judges import JudgeConfig
 
-    output = WORK / f"{chunks.stem.removesuffix('-chunks')}-generated-{n}.jsonl"
+    output = generated_path(chunks, n)
     fresh = not cache.exists()
     started = time.perf_counter()
     done = generate(
@@ -291,6 +317,61 @@ def retrievers(n: int, cache: Path) -> dict[str, Any]:
         "generator": run,
         "figures": figures,
         "agreement": agreement,
+    }
+
+
+QUALITY_SHEET = RESULTS / "generate-quality-idk-mrc.jsonl"
+SUPPORT_VERDICTS = ("yes", "partly", "no")
+
+
+def quality(n: int, cache: Path, sheet: Path) -> dict[str, Any] | None:
+    """The quality sheet of ``n`` kept items (module docstring): written when absent, counted when filled; None
+    when it was written for an annotator."""
+    import random
+
+    chunk_file, _ = idk_mrc_corpus("test")
+    texts = {row["id"]: row["text"] for row in map(json.loads, chunk_file.read_text(encoding="utf-8").splitlines())}
+    kept = generated_records(chunk_file, 100, cache)
+    sample = random.Random(0).sample(kept, n)
+    if not sheet.exists():
+        rows = [
+            {
+                "id": record["id"],
+                "kind": record["metadata"]["question_type"],
+                "question": record["question"],
+                "reference": record["references"][0],
+                "gold": {chunk: texts[chunk] for chunk in record["qrels"]},
+                "supported": None,
+                "question_ok": None,
+                "note": "",
+                "annotator": "",
+            }
+            for record in sample
+        ]
+        sheet.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+        print(f"written for an annotator: {sheet} ({n} items); fill 'supported', 'question_ok' and 'annotator'")
+        return None
+    rows = [json.loads(line) for line in sheet.read_text(encoding="utf-8").splitlines()]
+    if [r["id"] for r in rows] != [r["id"] for r in sample]:
+        raise SystemExit(f"{sheet} holds other items than the seed-0 sample of {n}: write it again (remove it)")
+    unfilled = [
+        r["id"] for r in rows if r["supported"] not in SUPPORT_VERDICTS or not isinstance(r["question_ok"], bool)
+    ]
+    if unfilled:
+        raise SystemExit(f"{sheet}: {len(unfilled)} items without a verdict, the first {unfilled[0]}")
+    return {
+        "sample": f"{n} of the {len(kept)} kept items of the retrievers set, random.Random(0).sample",
+        "annotators": sorted({r["annotator"] for r in rows}),
+        "supported": {v: share_with_interval(sum(r["supported"] == v for r in rows), n) for v in SUPPORT_VERDICTS},
+        "question_ok": share_with_interval(sum(r["question_ok"] for r in rows), n),
+        "by_kind": {
+            kind: {
+                **{v: sum(r["supported"] == v for r in rows if r["kind"] == kind) for v in SUPPORT_VERDICTS},
+                "question_ok": sum(r["question_ok"] for r in rows if r["kind"] == kind),
+            }
+            for kind in sorted({r["kind"] for r in rows})
+        },
+        "notes": {r["id"]: r["note"] for r in rows if r["note"]},
     }
 
 
@@ -403,8 +484,11 @@ def unanswerable(n: int, cache: Path) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=["duplicates", "retrievers", "unanswerable"])
-    parser.add_argument("--n", type=int, help="retrievers: questions to generate (100); unanswerable: per set (60)")
+    parser.add_argument("part", choices=["duplicates", "retrievers", "unanswerable", "quality"])
+    parser.add_argument(
+        "--n", type=int, help="retrievers: questions to generate (100); unanswerable: per set (60); quality: items (30)"
+    )
+    parser.add_argument("--sheet", type=Path, default=QUALITY_SHEET, help="quality: the annotators' sheet")
     parser.add_argument(
         "--cache",
         type=Path,
@@ -416,8 +500,13 @@ def main() -> None:
         out, name = duplicates(), "generate-duplicates"
     elif args.part == "retrievers":
         out, name = retrievers(args.n or 100, args.cache), "generate-retrievers-idk-mrc"
-    else:
+    elif args.part == "unanswerable":
         out, name = unanswerable(args.n or 60, args.cache), "generate-unanswerable-idk-mrc"
+    else:
+        found = quality(args.n or 30, args.cache, args.sheet)
+        if found is None:
+            return
+        out, name = found, "generate-quality-idk-mrc"
     print(json.dumps(out, indent=2, ensure_ascii=False))
     print(f"written: {write_result(name, out)}")
 
