@@ -188,3 +188,19 @@ def share_with_interval(count: int, n: int) -> dict[str, float | int]:
     (:func:`ragmeter.stats.intervals.wilson_interval`)."""
     low, high = wilson_interval(count, n)
     return {"count": count, "n": n, "rate": count / n if n else float("nan"), "ci_low": low, "ci_high": high}
+
+
+def cell(value: Any, digits: int = 0) -> str:
+    """A Markdown table's figure: "–" for None, a float with ``digits`` decimals, thousands with commas."""
+    if value is None:
+        return "–"
+    return f"{value:,.{digits}f}" if isinstance(value, float) else f"{value:,}"
+
+
+def markdown_table(corner: str, columns: Sequence[str], rows: Iterable[tuple[str, Sequence[str]]]) -> list[str]:
+    """The lines of a Markdown table: a header of ``corner`` (one or more left-aligned columns, ``" | "`` between
+    them, as in each row's title) and ``columns`` (right-aligned), then each row's title and cells."""
+    left = corner.count(" | ") + 1
+    lines = [f"| {corner} | " + " | ".join(columns) + " |", "|" + "---|" * left + "---:|" * len(columns)]
+    lines += [f"| {title} | " + " | ".join(cells) + " |" for title, cells in rows]
+    return lines

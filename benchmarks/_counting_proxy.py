@@ -1,4 +1,4 @@
-"""A counting proxy on loopback in front of one llama.cpp server (``bench_vs_ragas.py``).
+"""A counting proxy on loopback in front of one llama.cpp server (``bench_vs_ragas.py`` and the other side-by-sides).
 
 :class:`CountingProxy` listens on 127.0.0.1 (a free port) and forwards every request, any path and method, to the
 server's root, body and headers as they are, and the reply back as it came. It writes down each request:
@@ -16,6 +16,8 @@ it before each tool's pass and reads that pass's records with :meth:`~CountingPr
 
 A streamed reply (``text/event-stream``) is passed on as it comes, in chunks; its tokens are read from the last
 event holding ``usage`` or ``timings`` (llama.cpp sends them in the final event).
+
+:func:`counted_local_server` starts the packaged judge's server with a proxy in front of it, warmed up.
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ import http.client
 import json
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 from urllib.parse import urlsplit
 
-__all__ = ["GENERATION_PATHS", "CountingProxy", "summarise"]
+__all__ = ["GENERATION_PATHS", "CountingProxy", "counted_local_server", "summarise", "warm_up"]
 
 #: Paths (query left out) whose requests generate text and are counted as judge requests.
 GENERATION_PATHS = frozenset(
@@ -318,3 +322,32 @@ def _by_path(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
         entry["requests"] += 1
         entry["s"] += r.get("wall_s") or 0.0
     return out
+
+
+def warm_up(proxy: CountingProxy, model: str) -> None:
+    """One tiny chat request through ``proxy``, labelled ``warm-up`` (so no pass counts it)."""
+    proxy.label = "warm-up"
+    body = json.dumps(
+        {"model": model, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 4, "temperature": 0}
+    ).encode()
+    request = urllib.request.Request(f"{proxy.base_url}/chat/completions", body, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=300) as response:
+        response.read()
+    proxy.label = ""
+
+
+@contextmanager
+def counted_local_server(*, keep_bodies: bool = False) -> Iterator[tuple[Any, CountingProxy]]:
+    """The packaged judge's llama.cpp server (:class:`ragmeter.judges.LocalServer`, its defaults) started here and a
+    :class:`CountingProxy` in front of it, warmed up (:func:`warm_up`); both stopped on leaving."""
+    from ragmeter.judges import LocalServer
+
+    server = LocalServer()
+    try:
+        server.start()
+        assert server.base_url is not None
+        with CountingProxy(server.base_url.removesuffix("/v1"), keep_bodies=keep_bodies) as proxy:
+            warm_up(proxy, server.model_id)
+            yield server, proxy
+    finally:
+        server.stop()

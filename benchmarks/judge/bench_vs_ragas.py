@@ -73,13 +73,12 @@ import math
 import random
 import sys
 import time
-import urllib.request
 from importlib import util
 from pathlib import Path
 from typing import Any
 
 from benchmarks._common import write_result
-from benchmarks._counting_proxy import CountingProxy, summarise
+from benchmarks._counting_proxy import CountingProxy, summarise, warm_up
 from benchmarks._mtrag_data import HUMAN_EVAL_TASKS, missing
 
 NAME = "vs_ragas"
@@ -486,17 +485,6 @@ def skipped() -> dict[str, Any] | None:
     if ragas.__version__ != RAGAS_VERSION:
         print(f"[vs_ragas] note: RAGAS {ragas.__version__} installed, the figures are for {RAGAS_VERSION} ({INSTALL})")
     return None
-
-
-def warm_up(proxy: CountingProxy, model: str) -> None:
-    proxy.label = "warm-up"
-    body = json.dumps(
-        {"model": model, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 4, "temperature": 0}
-    ).encode()
-    request = urllib.request.Request(f"{proxy.base_url}/chat/completions", body, {"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=300) as response:
-        response.read()
-    proxy.label = ""
 
 
 def run(*, quick: bool = False, n_samples: int | None = None, log: Path | None = None) -> dict[str, Any]:

@@ -74,10 +74,10 @@ from importlib import util
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import write_result
-from benchmarks._counting_proxy import CountingProxy, summarise
+from benchmarks._common import cell, markdown_table, write_result
+from benchmarks._counting_proxy import CountingProxy, counted_local_server, summarise
 from benchmarks._mtrag_data import HUMAN_EVAL_TASKS, missing
-from benchmarks.judge.bench_vs_ragas import describe, eligible_answers, number, warm_up
+from benchmarks.judge.bench_vs_ragas import describe, eligible_answers, number
 
 NAME = "vs_ragchecker"
 FULL_QUESTIONS = 3
@@ -285,9 +285,6 @@ def ratios(theirs: dict[str, float], ours: dict[str, float]) -> dict[str, float 
 def markdown(
     means: dict[str, dict[str, float]], ratio_rows: dict[str, dict[str, float | None]], passes: dict[str, Any]
 ) -> str:
-    def num(x: float | None, digits: int = 0) -> str:
-        return "–" if x is None else f"{x:,.{digits}f}"
-
     tools = list(means)
     rows = [
         ("judge calls", "calls", 1),
@@ -300,30 +297,34 @@ def markdown(
         ("tokens the server computed (prompt not from a cache or state, states, completion)", "tokens_computed", 0),
         ("wall seconds", "wall_s", 1),
     ]
-    lines = ["| per answer | " + " | ".join(tools) + " |", "|---|" + "---:|" * len(tools)]
-    lines += [f"| {title} | " + " | ".join(num(means[t].get(key), d) for t in tools) + " |" for title, key, d in rows]
-    lines += ["", "| RAGChecker ÷ | " + " | ".join(ratio_rows) + " |", "|---|" + "---:|" * len(ratio_rows)]
-    for title, key in (
+    lines = markdown_table(
+        "per answer", tools, ((title, [cell(means[t].get(key), d) for t in tools]) for title, key, d in rows)
+    )
+    ratios_shown = (
         (f"judge tokens (goal ≥ {GOAL_TOKENS_RATIO:g})", "judge_tokens"),
         ("judge tokens, ragmeter's nuggets cached", "judge_tokens_nuggets_cached"),
         ("judge tokens, ragmeter's states computed added", "judge_tokens_all_in"),
         ("tokens the server computed", "tokens_computed"),
         ("judge calls", "calls"),
-    ):
-        lines.append(f"| {title} | " + " | ".join(num(r[key], 2) for r in ratio_rows.values()) + " |")
-    ours = [t for t in tools if t != "ragchecker"]
+    )
     lines += [
         "",
-        "| answer | RAGChecker / ragmeter | RAGChecker | " + " | ".join(ours) + " |",
-        "|---|---|---:|" + "---:|" * len(ours),
+        *markdown_table(
+            "RAGChecker ÷",
+            list(ratio_rows),
+            ((title, [cell(r[key], 2) for r in ratio_rows.values()]) for title, key in ratios_shown),
+        ),
     ]
-    for i, theirs in enumerate(passes["ragchecker"]["samples"]):
-        for name, our_name in NEAREST.items():
-            lines.append(
-                f"| {theirs['id']} | {name} / {our_name} | {num(theirs['values'][name], 3)} | "
-                + " | ".join(num(passes[t]["samples"][i]["values"][our_name], 3) for t in ours)
-                + " |"
-            )
+    ours = [t for t in tools if t != "ragchecker"]
+    per_answer_rows = (
+        (
+            f"{theirs['id']} | {name} / {our_name}",
+            [cell(theirs["values"][name], 3), *(cell(passes[t]["samples"][i]["values"][our_name], 3) for t in ours)],
+        )
+        for i, theirs in enumerate(passes["ragchecker"]["samples"])
+        for name, our_name in NEAREST.items()
+    )
+    lines += ["", *markdown_table("answer | RAGChecker / ragmeter", ["RAGChecker", *ours], per_answer_rows)]
     return "\n".join(lines)
 
 
@@ -354,27 +355,16 @@ def run(*, quick: bool = False, n_questions: int | None = None) -> dict[str, Any
         return reason
     from importlib.metadata import version
 
-    from ragmeter.judges import LocalServer
-
     n = n_questions or (QUICK_QUESTIONS if quick else FULL_QUESTIONS)
     records = choose_answers(n)
     shown = ", ".join(f"{r.id} ({r.model_id})" for r in records)
     print(f"[{NAME}] {len(records)} answers to {n} question(s): {shown}", flush=True)
-    server = LocalServer()
-    started = time.perf_counter()
-    server.start()
-    startup = time.perf_counter() - started
-    assert server.base_url is not None
     passes: dict[str, dict[str, Any]] = {}
-    try:
-        with CountingProxy(server.base_url.removesuffix("/v1")) as proxy:
-            warm_up(proxy, server.model_id)
-            passes["ragchecker"] = ragchecker_pass(records, proxy, server.model_id)
-            for layout in LAYOUTS:
-                passes[f"ragmeter-{layout}"] = ragmeter_pass(records, proxy, server, layout)
-            unlabelled = [r for r in proxy.records if not r["label"]]
-    finally:
-        server.stop()
+    with counted_local_server() as (server, proxy):
+        passes["ragchecker"] = ragchecker_pass(records, proxy, server.model_id)
+        for layout in LAYOUTS:
+            passes[f"ragmeter-{layout}"] = ragmeter_pass(records, proxy, server, layout)
+        unlabelled = [r for r in proxy.records if not r["label"]]
 
     means = {tool: per_answer(p["samples"]) for tool, p in passes.items()}
     ratio_rows = {tool: ratios(means["ragchecker"], means[tool]) for tool in means if tool != "ragchecker"}
@@ -391,7 +381,7 @@ def run(*, quick: bool = False, n_questions: int | None = None) -> dict[str, Any
             f"passages, a reference), shuffled with random.Random({SEED}), the first {n}, both answers each"
         ),
         "sample_shapes": [describe(r) for r in records],
-        "judge": {"model": server.model_id, "slots": server.parallel, "threads": server.threads, "startup_s": startup},
+        "judge": {"model": server.model_id, "slots": server.parallel, "threads": server.threads},
         "ragchecker": {
             "version": version("ragchecker"),
             "settings": "RAGChecker defaults (joint_check, 5 claims a call); extractor and checker openai/<model>",

@@ -52,9 +52,9 @@ from importlib import resources, util
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import write_result
-from benchmarks._counting_proxy import CountingProxy, summarise
-from benchmarks.judge.bench_vs_ragas import INSTALL, RAGAS_VERSION, minilm_embeddings, warm_up
+from benchmarks._common import cell, markdown_table, write_result
+from benchmarks._counting_proxy import CountingProxy, counted_local_server, summarise
+from benchmarks.judge.bench_vs_ragas import INSTALL, RAGAS_VERSION, minilm_embeddings
 
 NAME = "generate_vs_ragas"
 CHUNKS = 20
@@ -235,9 +235,6 @@ def skipped() -> dict[str, Any] | None:
 
 
 def markdown(passes: dict[str, dict[str, Any]]) -> str:
-    def num(x: Any, digits: int = 0) -> str:
-        return "–" if x is None else f"{x:,.{digits}f}" if isinstance(x, float) else f"{x:,}"
-
     rows = [
         ("items asked", "asked", 0),
         ("kept", "kept", 0),
@@ -248,10 +245,8 @@ def markdown(passes: dict[str, dict[str, Any]]) -> str:
         ("wall seconds", "wall_s", 0),
         ("kept items a minute", "kept_per_minute", 2),
     ]
-    lines = ["| | " + " | ".join(passes) + " |", "|---|" + "---:|" * len(passes)]
-    for title, key, digits in rows:
-        lines.append(f"| {title} | " + " | ".join(num(p.get(key), digits) for p in passes.values()) + " |")
-    return "\n".join(lines)
+    cells = ((title, [cell(p.get(key), digits) for p in passes.values()]) for title, key, digits in rows)
+    return "\n".join(markdown_table("", list(passes), cells))
 
 
 def run(n_chunks: int, n: int) -> dict[str, Any]:
@@ -260,23 +255,14 @@ def run(n_chunks: int, n: int) -> dict[str, Any]:
         return reason
     import ragas
 
-    from ragmeter.judges import LocalServer
-
     rows = demo_chunks(n_chunks)
-    server = LocalServer()
-    server.start()
-    assert server.base_url is not None
     passes: dict[str, dict[str, Any]] = {}
-    try:
-        with CountingProxy(server.base_url.removesuffix("/v1")) as proxy:
-            warm_up(proxy, server.model_id)
-            passes["ragmeter"] = ragmeter_pass(rows, proxy, server, n)
-            print(f"[{NAME}] ragmeter: kept {passes['ragmeter']['kept']} of {n}", flush=True)
-            passes["ragas"] = ragas_pass(rows, proxy, server.model_id, n)
-            print(f"[{NAME}] ragas: kept {passes['ragas']['kept']} of {n} {passes['ragas']['error'] or ''}", flush=True)
-            unlabelled = [r for r in proxy.records if not r["label"]]
-    finally:
-        server.stop()
+    with counted_local_server() as (server, proxy):
+        passes["ragmeter"] = ragmeter_pass(rows, proxy, server, n)
+        print(f"[{NAME}] ragmeter: kept {passes['ragmeter']['kept']} of {n}", flush=True)
+        passes["ragas"] = ragas_pass(rows, proxy, server.model_id, n)
+        print(f"[{NAME}] ragas: kept {passes['ragas']['kept']} of {n} {passes['ragas']['error'] or ''}", flush=True)
+        unlabelled = [r for r in proxy.records if not r["label"]]
     table = markdown(passes)
     print(table, flush=True)
     return {
