@@ -14,6 +14,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from importlib import util
 from pathlib import Path
 from typing import Any
 
@@ -204,3 +205,13 @@ def markdown_table(corner: str, columns: Sequence[str], rows: Iterable[tuple[str
     lines = [f"| {corner} | " + " | ".join(columns) + " |", "|" + "---|" * left + "---:|" * len(columns)]
     lines += [f"| {title} | " + " | ".join(cells) + " |" for title, cells in rows]
     return lines
+
+
+def missing_modules(name: str, needs: Sequence[tuple[str, str]]) -> dict[str, Any] | None:
+    """Benchmark ``name``'s skip result (printed) for the first of ``needs`` (module, why it is needed and how to
+    install it) that is not installed, or None when all are."""
+    for module, why in needs:
+        if util.find_spec(module) is None:
+            print(f"[{name}] skipped: {why}")
+            return {"name": name, "skipped": why}
+    return None

@@ -73,11 +73,10 @@ import math
 import random
 import sys
 import time
-from importlib import util
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import write_result
+from benchmarks._common import missing_modules, write_result
 from benchmarks._counting_proxy import CountingProxy, summarise, warm_up
 from benchmarks._mtrag_data import HUMAN_EVAL_TASKS, missing
 
@@ -472,14 +471,16 @@ def skipped() -> dict[str, Any] | None:
     absent = missing(NAME, "vs_ragas", HUMAN_EVAL_TASKS)
     if absent is not None:
         return absent
-    for module, why in (
-        ("xllamacpp", "xllamacpp is not installed (the local judge: pip install 'ragmeter[local]')"),
-        ("ragas", f"RAGAS is not installed ({INSTALL})"),
-        ("instructor", f"Instructor is not installed ({INSTALL})"),
-    ):
-        if util.find_spec(module) is None:
-            print(f"[vs_ragas] skipped: {why}")
-            return {"name": NAME, "skipped": why}
+    absent = missing_modules(
+        NAME,
+        (
+            ("xllamacpp", "xllamacpp is not installed (the local judge: pip install 'ragmeter[local]')"),
+            ("ragas", f"RAGAS is not installed ({INSTALL})"),
+            ("instructor", f"Instructor is not installed ({INSTALL})"),
+        ),
+    )
+    if absent is not None:
+        return absent
     import ragas
 
     if ragas.__version__ != RAGAS_VERSION:

@@ -70,11 +70,10 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from importlib import util
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import cell, markdown_table, write_result
+from benchmarks._common import cell, markdown_table, missing_modules, write_result
 from benchmarks._counting_proxy import CountingProxy, counted_local_server, summarise
 from benchmarks._mtrag_data import HUMAN_EVAL_TASKS, missing
 from benchmarks.judge.bench_vs_ragas import describe, eligible_answers, number
@@ -335,13 +334,15 @@ def skipped() -> dict[str, Any] | None:
     absent = missing(NAME, NAME, HUMAN_EVAL_TASKS)
     if absent is not None:
         return absent
-    for module, why in (
-        ("xllamacpp", "xllamacpp is not installed (the local judge: pip install 'ragmeter[local]')"),
-        ("ragchecker", f"RAGChecker is not installed ({INSTALL})"),
-    ):
-        if util.find_spec(module) is None:
-            print(f"[{NAME}] skipped: {why}")
-            return {"name": NAME, "skipped": why}
+    absent = missing_modules(
+        NAME,
+        (
+            ("xllamacpp", "xllamacpp is not installed (the local judge: pip install 'ragmeter[local]')"),
+            ("ragchecker", f"RAGChecker is not installed ({INSTALL})"),
+        ),
+    )
+    if absent is not None:
+        return absent
     from importlib.metadata import version
 
     if version("ragchecker") != RAGCHECKER_VERSION:

@@ -52,7 +52,7 @@ from importlib import resources, util
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import cell, markdown_table, write_result
+from benchmarks._common import cell, markdown_table, missing_modules, write_result
 from benchmarks._counting_proxy import CountingProxy, counted_local_server, summarise
 from benchmarks.judge.bench_vs_ragas import INSTALL, RAGAS_VERSION, minilm_embeddings
 
@@ -217,13 +217,15 @@ def tiktoken_files() -> Path | None:
 
 
 def skipped() -> dict[str, Any] | None:
-    for module, why in (
-        ("xllamacpp", "xllamacpp is not installed (the local judge: pip install 'ragmeter[local]')"),
-        ("ragas", f"RAGAS is not installed ({INSTALL})"),
-    ):
-        if util.find_spec(module) is None:
-            print(f"[{NAME}] skipped: {why}")
-            return {"name": NAME, "skipped": why}
+    absent = missing_modules(
+        NAME,
+        (
+            ("xllamacpp", "xllamacpp is not installed (the local judge: pip install 'ragmeter[local]')"),
+            ("ragas", f"RAGAS is not installed ({INSTALL})"),
+        ),
+    )
+    if absent is not None:
+        return absent
     if "TIKTOKEN_CACHE_DIR" not in os.environ:
         files = tiktoken_files()
         if files is None:
