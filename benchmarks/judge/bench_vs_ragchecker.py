@@ -8,7 +8,7 @@ self-knowledge, faithfulness): RAGChecker with a judge call for every check, rag
 (the answer's claims, the reference's nuggets — once per question — and the nuggets' grades) and the lexical
 evidence check for the rest.
 
-The answers: ``--questions`` (3; 1 with ``--quick``) questions of MT-RAG's ``human_eval_tasks.jsonl``, each with
+The answers: ``--questions`` (8; 1 with ``--quick``) questions of MT-RAG's ``human_eval_tasks.jsonl``, each with
 the answers of its two models (not the reference responder), so that every question is answered twice, as in a
 comparison of two systems: the eligible answers of ``bench_vs_ragas.py`` (answerable, 3 to 6 passages, a
 reference), the questions both of whose answers are eligible, shuffled with ``random.Random(0)``, the first N.
@@ -47,7 +47,7 @@ it in a virtual environment of its own:
 
     python3 -m venv /work/ragchecker-venv
     /work/ragchecker-venv/bin/pip install -e '.[local,bench-ragchecker]'
-    /work/ragchecker-venv/bin/python -m benchmarks.judge.bench_vs_ragchecker [--questions 3] [--quick]
+    /work/ragchecker-venv/bin/python -m benchmarks.judge.bench_vs_ragchecker [--questions 8] [--quick]
 
 Offline: LiteLLM reads its bundled model price map (``LITELLM_LOCAL_MODEL_COST_MAP``), Hugging Face's libraries are
 told to stay offline; RAGChecker's LLM extractor and checker load no model (spaCy's blank English sentencizer
@@ -79,7 +79,7 @@ from benchmarks._mtrag_data import HUMAN_EVAL_TASKS, missing
 from benchmarks.judge.bench_vs_ragas import describe, eligible_answers, number
 
 NAME = "vs_ragchecker"
-FULL_QUESTIONS = 3
+FULL_QUESTIONS = 8
 QUICK_QUESTIONS = 1
 SEED = 0
 RAGCHECKER_VERSION = "0.1.9"

@@ -22,9 +22,9 @@ the server counted. One tiny request warms the server up (not counted). Then, on
 
 The chunks: the first ``--chunks`` (20) of ragmeter's bundled demo chunks (``demo-chunks.jsonl``: the library's,
 pool's and bus service's pages, English, one or two sentences a chunk), the same list for both tools; ``--n`` (10)
-items each. Reported per tool: items asked, kept, failed (with reasons), judge calls and tokens (the server's
-``usage``), tokens per kept item, wall seconds and kept items a minute, and every kept item (question, reference,
-kind), so that a reader can see what each wrote. Results: ``results/generate_vs_ragas.json``.
+items each. Reported per tool: items asked, written (ragmeter), kept, failed (with reasons), judge calls and tokens
+(the server's ``usage``), tokens per kept item, wall seconds and kept items a minute, and every kept item (question,
+reference, kind), so that a reader can see what each wrote. Results: ``results/generate_vs_ragas.json``.
 
 RAGAS is a benchmark-only extra (``bench-ragas``), in its own virtual environment as for ``bench_vs_ragas.py``:
 
@@ -130,10 +130,10 @@ def ragmeter_pass(rows: list[dict[str, str]], proxy: CountingProxy, server: Any,
             wall = time.perf_counter() - started
             proxy.label = ""
             judge.close()
-    asked = sum(report.asked.values())
     failed = {f"{kind}: {reason}": count for (kind, reason), count in report.dropped.items() if "judge" in reason}
     return {
-        "asked": asked,
+        "asked": n,
+        "written": sum(report.asked.values()),
         "kept": len(records),
         "failed": sum(failed.values()),
         "failures": failed,
@@ -239,6 +239,7 @@ def skipped() -> dict[str, Any] | None:
 def markdown(passes: dict[str, dict[str, Any]]) -> str:
     rows = [
         ("items asked", "asked", 0),
+        ("items written (ragmeter: up to two writes an item, each checked)", "written", 0),
         ("kept", "kept", 0),
         ("failed", "failed", 0),
         ("judge calls", "calls", 0),
