@@ -33,7 +33,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 from urllib.parse import urlsplit
 
-__all__ = ["GENERATION_PATHS", "CountingProxy", "counted_local_server", "summarise", "warm_up"]
+__all__ = ["GENERATION_PATHS", "CountingProxy", "counted_local_server", "judge_at_proxy", "summarise", "warm_up"]
 
 #: Paths (query left out) whose requests generate text and are counted as judge requests.
 GENERATION_PATHS = frozenset(
@@ -351,3 +351,20 @@ def counted_local_server(*, keep_bodies: bool = False) -> Iterator[tuple[Any, Co
             yield server, proxy
     finally:
         server.stop()
+
+
+def judge_at_proxy(server: Any, proxy: CountingProxy, *, layout: str, cache: Any) -> Any:
+    """A ragmeter judge of ``server``'s model through ``proxy``, one call at a time, claims split: as ``--judge local``
+    builds it (``layout`` "shared": :class:`LocalBackend` with the server's saved states) or as a remote judge is
+    asked ("calls": plain requests, no state, no prompt cache); ``cache`` its verdict cache."""
+    from ragmeter.judges import LOCAL_TIMEOUT_S, Judge
+    from ragmeter.judges.backends.openai import OpenAIBackend
+    from ragmeter.judges.backends.prefix_states import LocalBackend
+
+    options = {"model": server.model_id, "api_key_env": None, "timeout_s": LOCAL_TIMEOUT_S, "bounds": "schema"}
+    backend = (
+        LocalBackend.at(proxy.base_url, states_folder=server.states_dir, **options)
+        if layout == "shared"
+        else OpenAIBackend(base_url=proxy.base_url, cache_prompt=False, **options)
+    )
+    return Judge(backend, cache=cache, concurrency=1, timeout_s=LOCAL_TIMEOUT_S, claims="split", layout=layout)

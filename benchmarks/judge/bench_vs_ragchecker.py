@@ -74,9 +74,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._common import cell, markdown_table, missing_modules, write_result
-from benchmarks._counting_proxy import CountingProxy, counted_local_server, summarise
+from benchmarks._counting_proxy import CountingProxy, counted_local_server, judge_at_proxy, summarise
 from benchmarks._mtrag_data import HUMAN_EVAL_TASKS, missing
-from benchmarks.judge.bench_vs_ragas import describe, eligible_answers, number
+from benchmarks.judge.bench_vs_ragas import describe, eligible_answers, number, per_sample
 
 NAME = "vs_ragchecker"
 FULL_QUESTIONS = 8
@@ -186,26 +186,11 @@ def ragmeter_pass(records: list[Any], proxy: CountingProxy, server: Any, layout:
     """ragmeter's claim level on ``records``: as ``--judge local`` asks (``layout`` "shared", the server's saved
     states) or as ``--judge openai`` asks a remote judge ("calls": plain requests, no state, no prompt cache)."""
     import ragmeter
-    from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, JudgeCache
-    from ragmeter.judges.backends.openai import OpenAIBackend
-    from ragmeter.judges.backends.prefix_states import LocalBackend
+    from ragmeter.judges import JudgeCache
 
-    options = {"model": server.model_id, "api_key_env": None, "timeout_s": LOCAL_TIMEOUT_S, "bounds": "schema"}
-    backend = (
-        LocalBackend.at(proxy.base_url, states_folder=server.states_dir, **options)
-        if layout == "shared"
-        else OpenAIBackend(base_url=proxy.base_url, cache_prompt=False, **options)
-    )
     samples = []
     with tempfile.TemporaryDirectory() as folder:
-        judge = Judge(
-            backend,
-            cache=JudgeCache(Path(folder) / "verdicts.sqlite"),
-            concurrency=1,
-            timeout_s=LOCAL_TIMEOUT_S,
-            claims="split",
-            layout=layout,
-        )
+        judge = judge_at_proxy(server, proxy, layout=layout, cache=JudgeCache(Path(folder) / "verdicts.sqlite"))
         try:
             for i, record in enumerate(records):
                 label = f"ragmeter-{layout}/{record.id}/{record.model_id}"
@@ -247,13 +232,11 @@ def ragmeter_pass(records: list[Any], proxy: CountingProxy, server: Any, layout:
 
 
 def per_answer(samples: list[dict[str, Any]]) -> dict[str, float]:
-    """Means per answer; ``judge_tokens``: the calls' prompt + completion tokens; ``judge_tokens_all_in``: with the
-    system messages computed for states (ragmeter: once per prompt, a share of each answer)."""
+    """``bench_vs_ragas.per_sample``'s means per answer, with ``tokens_computed`` (the prompt tokens not taken from
+    a cache or a state, the states computed, the completions), ragmeter's tokens by prompt and with the nuggets
+    cached, and RAGChecker's claims found."""
     n = len(samples)
-    keys = ("calls", "prompt_tokens", "completion_tokens", "prompt_tokens_computed", "prompt_computes_tokens", "wall_s")
-    out = {key: sum(s[key] for s in samples) / n for key in keys}
-    out["judge_tokens"] = out["prompt_tokens"] + out["completion_tokens"]
-    out["judge_tokens_all_in"] = out["judge_tokens"] + out["prompt_computes_tokens"]
+    out: dict[str, Any] = per_sample(samples)
     out["tokens_computed"] = out["prompt_tokens_computed"] + out["prompt_computes_tokens"] + out["completion_tokens"]
     if samples and "tokens_by_prompt" in samples[0]:
         by_prompt: dict[str, float] = defaultdict(float)

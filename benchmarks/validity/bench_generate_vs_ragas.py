@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._common import cell, markdown_table, missing_modules, write_result
-from benchmarks._counting_proxy import CountingProxy, counted_local_server, summarise
+from benchmarks._counting_proxy import CountingProxy, counted_local_server, judge_at_proxy, summarise
 from benchmarks.judge.bench_vs_ragas import INSTALL, RAGAS_VERSION, minilm_embeddings
 
 NAME = "generate_vs_ragas"
@@ -87,8 +87,7 @@ def tool_figures(proxy: CountingProxy, label: str, kept: int, wall: float) -> di
 def ragmeter_pass(rows: list[dict[str, str]], proxy: CountingProxy, server: Any, n: int) -> dict[str, Any]:
     import functools
 
-    from ragmeter.judges import LOCAL_TIMEOUT_S, Judge, JudgeCache
-    from ragmeter.judges.backends.prefix_states import LocalBackend
+    from ragmeter.judges import JudgeCache
     from ragmeter.models import embedder_backend, load_embedder
     from ragmeter.testsets import pipeline
     from ragmeter.testsets.corpus import read_chunks
@@ -98,22 +97,7 @@ def ragmeter_pass(rows: list[dict[str, str]], proxy: CountingProxy, server: Any,
     with tempfile.TemporaryDirectory() as folder:
         chunk_file = Path(folder) / "chunks.jsonl"
         chunk_file.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-        backend = LocalBackend.at(
-            proxy.base_url,
-            model=server.model_id,
-            api_key_env=None,
-            timeout_s=LOCAL_TIMEOUT_S,
-            bounds="schema",
-            states_folder=server.states_dir,
-        )
-        judge = Judge(
-            backend,
-            cache=JudgeCache(Path(folder) / "verdicts.sqlite"),
-            concurrency=1,
-            timeout_s=LOCAL_TIMEOUT_S,
-            claims="split",
-            layout="shared",
-        )
+        judge = judge_at_proxy(server, proxy, layout="shared", cache=JudgeCache(Path(folder) / "verdicts.sqlite"))
         proxy.label = label
         started = time.perf_counter()
         try:
