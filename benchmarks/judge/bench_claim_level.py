@@ -17,12 +17,19 @@ call), ``faithfulness_offline``, token F1, ROUGE-L and MT-RAG's ``Recall``, and 
   headline score, the setting before any data) is listed first, so a tie keeps it;
 - the judge's calls and tokens per answer, by prompt (issue 47's cost; a cached verdict counts what it cost when made).
 
+``--compare-layouts`` scores the answers twice, with the local judge's default layout (``shared``: one item prefix
+held by every call, which for the claims call carries the chunks that seed 002's calls need) and with ``calls`` (each
+prompt a call of its own, the layout a remote judge gets, which costs the claim level fewer tokens), reports each as
+above, and chooses the layout with its claim-level metric under the validation protocol (every pair a candidate,
+``shared`` first so that a tie keeps it).
+
 Verdicts are cached (``--cache``): an interrupted run goes on where it stopped, and a finished one is read again
 without a call.
 
-    python -m benchmarks.judge.bench_claim_level --limit 156 [--judge openai --judge-model M --judge-base-url URL]
+    python -m benchmarks.judge.bench_claim_level --limit 156 [--compare-layouts]
+        [--judge openai --judge-model M --judge-base-url URL]
 
-Result: ``benchmarks/results/claim_level-mtrag-dev-<judge kind>.json``.
+Result: ``benchmarks/results/claim_level-mtrag-dev-<judge kind>.json`` (``…-layouts.json`` for the comparison).
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +53,8 @@ from benchmarks._common import (
     mtrag_rows,
     write_result,
 )
-from ragmeter import Settings, evaluate
-from ragmeter.judges import open_judge
+from ragmeter import EvalResult, Settings, evaluate
+from ragmeter.judges import JudgeConfig, open_judge
 
 #: The claim-level candidates for the completeness signal, the setting before any data first.
 CANDIDATES = ("nugget_recall", "nugget_recall_strict", "claim_recall", "claim_f1")
@@ -68,21 +76,19 @@ def _rho(x: np.ndarray, y: np.ndarray, clusters: list[str]) -> dict[str, Any]:
     return {"n": int(keep.sum()), "rho": _folds._round(value), "low": _folds._round(low), "high": _folds._round(high)}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--limit", type=int, help="the first N answers of the shuffled dev split (all: 156)")
-    add_judge_arguments(parser)
-    parser.set_defaults(cache=Path.home() / ".cache" / "ragmeter" / "claim_level.sqlite")
-    args = parser.parse_args()
+@dataclass(frozen=True)
+class Run:
+    """One ``evaluate`` run: its result, the judge's description (its layout with it) and wall seconds."""
 
-    records = dev_records(args.limit)
-    ratings, expected = mtrag_rows("human_eval_ratings_dev.jsonl"), mtrag_rows("human_eval_expected.jsonl")
-    keys = [(r.id, str(r.model_id)) for r in records]
-    human = {dim: np.array([human_means(ratings[k][dim]) for k in keys]) for dim in DIMENSIONS}
-    conversations = [str(r.conversation_id) for r in records]
-    collections = [_folds.collection_of(r) for r in records]
+    result: EvalResult
+    judge: str
+    wall_s: float
 
-    judge = open_judge(judge_config(args))
+
+def _scores(records: list[Any], config: JudgeConfig, expected: dict[Any, Any]) -> tuple[Run, dict[str, np.ndarray]]:
+    """One ``evaluate`` run of the claim-level metrics and the older signals, with the judge of ``config``, and
+    every signal's value per answer (the released RL_F with them)."""
+    judge = open_judge(config)
     started = time.perf_counter()
     try:
         result = evaluate(
@@ -94,10 +100,18 @@ def main() -> None:
         )
     finally:
         judge.close()
-    wall = time.perf_counter() - started
+    run = Run(result, judge.description, time.perf_counter() - started)
     scores = {m: np.asarray(result.scores[m], dtype=float) for m in (*CLAIM_LEVEL, *OLDER)}
-    scores[RELEASED_RL_F] = np.array([float(expected[k]["rl_f"]) for k in keys])
+    scores[RELEASED_RL_F] = np.array([float(expected[(r.id, str(r.model_id))]["rl_f"]) for r in records])
+    return run, scores
 
+
+def _report(
+    run: Run, scores: dict[str, np.ndarray], records: list[Any], human: dict[str, np.ndarray]
+) -> dict[str, Any]:
+    """The figures of one run (see the module)."""
+    conversations = [str(r.conversation_id) for r in records]
+    collections = [_folds.collection_of(r) for r in records]
     common = np.all([~np.isnan(scores[m]) for m in CANDIDATES], axis=0)
     picked = [c for c, k in zip(conversations, common, strict=True) if k]
     signals: dict[str, Any] = {}
@@ -122,8 +136,26 @@ def main() -> None:
         )
         for dim in ("completeness", "appropriateness")
     }
-    answers = len(records)
-    usage = {
+    return {
+        "judge": run.judge,
+        "records": len(records),
+        "common_set": int(common.sum()),
+        "collections": {c: collections.count(c) for c in sorted(set(collections))},
+        "conversations": len(set(conversations)),
+        "wall_s": round(run.wall_s, 1),
+        "signals": signals,
+        "paired_completeness": paired,
+        "protocol": protocol,
+        "usage": _usage(run.result, len(records)),
+        "undefined": {
+            m: {"n": len(v), "reasons": sorted(set(v.values()))[:5]} for m, v in run.result.undefined.items() if v
+        },
+    }
+
+
+def _usage(result: EvalResult, answers: int) -> dict[str, Any]:
+    """The judge's calls and tokens by prompt, with both per answer."""
+    return {
         prompt: {
             **u.to_dict(),
             "calls_per_answer": round(u.calls / answers, 2),
@@ -134,37 +166,89 @@ def main() -> None:
         }
         for prompt, u in result.judging.usage.items()
     }
-    out = {
-        "judge": judge.description,
-        "records": answers,
-        "common_set": int(common.sum()),
-        "collections": {c: collections.count(c) for c in sorted(set(collections))},
-        "conversations": len(set(conversations)),
-        "wall_s": round(wall, 1),
-        "signals": signals,
-        "paired_completeness": paired,
-        "protocol": protocol,
-        "usage": usage,
-        "undefined": {
-            m: {"n": len(v), "reasons": sorted(set(v.values()))[:5]} for m, v in result.undefined.items() if v
-        },
-    }
 
+
+def _print(out: dict[str, Any]) -> None:
     print(
-        f"{answers} dev answers, {len(set(conversations))} conversations, {int(common.sum())} with every "
-        f"candidate defined; {wall:.0f} s"
+        f"{out['judge']}: {out['records']} dev answers, {out['conversations']} conversations, {out['common_set']} "
+        f"with every candidate defined; {out['wall_s']:.0f} s"
     )
     print(f"{'signal':<34}{'n':>5}{'ρ completeness [95%]':>26}{'ρ appropriateness':>20}{'common set ρ compl.':>22}")
-    for name, row in signals.items():
+    for name, row in out["signals"].items():
         c, a, s = row["completeness"], row["appropriateness"], row["common_set"]["completeness"]
         print(
             f"{name:<34}{c['n']:>5}{c['rho']!s:>10} [{c['low']!s:>6},{c['high']!s:>6}]{a['rho']!s:>20}{s['rho']!s:>22}"
         )
+    _print_protocol(out["protocol"])
+
+
+def _print_protocol(protocol: dict[str, Any]) -> None:
     for dim, report in protocol.items():
         cross, loco = report["cross_collection"], report["leave_one_conversation_out"]
         chosen = ", ".join(f"{c}: {fold['chosen']}" for c, fold in cross["folds"].items())
         print(f"held out ({dim}): cross-collection {cross['mean']} ({chosen}); LOCO {loco['value']}")
-    print(f"written: {write_result(f'claim_level-mtrag-dev-{args.judge}', out)}")
+
+
+def _layout_choice(
+    scores: dict[str, dict[str, np.ndarray]], records: list[Any], human: dict[str, np.ndarray]
+) -> dict[str, Any]:
+    """Which layout (with which claim-level metric) a claim-level run should use, under the validation protocol:
+    every (layout, candidate) pair, the local judge's default layout first so that a tie keeps it, on the answers
+    where every candidate of every layout is defined."""
+    pairs = [f"{layout}/{m}" for layout in scores for m in CANDIDATES]
+    common = np.all([~np.isnan(scores[p.split("/")[0]][p.split("/")[1]]) for p in pairs], axis=0)
+    conversations = [str(r.conversation_id) for r, k in zip(records, common, strict=True) if k]
+    collections = [_folds.collection_of(r) for r, k in zip(records, common, strict=True) if k]
+    return {
+        "common_set": int(common.sum()),
+        "protocol": {
+            dim: _folds.held_out(
+                pairs,
+                lambda p: scores[p.split("/")[0]][p.split("/")[1]][common],
+                human[dim][common],
+                collections,
+                conversations,
+                _folds.spearman,
+            )
+            for dim in ("completeness", "appropriateness")
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, help="the first N answers of the shuffled dev split (all: 156)")
+    parser.add_argument(
+        "--compare-layouts",
+        action="store_true",
+        help="score under the shared and the calls layout and choose between them under the validation protocol",
+    )
+    add_judge_arguments(parser)
+    parser.set_defaults(cache=Path.home() / ".cache" / "ragmeter" / "claim_level.sqlite")
+    args = parser.parse_args()
+
+    records = dev_records(args.limit)
+    ratings, expected = mtrag_rows("human_eval_ratings_dev.jsonl"), mtrag_rows("human_eval_expected.jsonl")
+    human = {dim: np.array([human_means(ratings[(r.id, str(r.model_id))][dim]) for r in records]) for dim in DIMENSIONS}
+    config = judge_config(args)
+    if not args.compare_layouts:
+        out = _report(*_scores(records, config, expected), records, human)
+        _print(out)
+        print(f"written: {write_result(f'claim_level-mtrag-dev-{args.judge}', out)}")
+        return
+    layouts = ("shared", "calls")  # the local judge's default first: a tie keeps it
+    runs, scores = {}, {}
+    for layout in layouts:
+        runs[layout], scores[layout] = _scores(records, replace(config, layout=layout), expected)
+    out = {
+        "layouts": {layout: _report(runs[layout], scores[layout], records, human) for layout in layouts},
+        **_layout_choice(scores, records, human),
+    }
+    for report in out["layouts"].values():
+        _print(report)
+    print("the layout and metric chosen:")
+    _print_protocol(out["protocol"])
+    print(f"written: {write_result(f'claim_level-mtrag-dev-{args.judge}-layouts', out)}")
 
 
 if __name__ == "__main__":
