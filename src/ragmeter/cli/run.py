@@ -6,11 +6,10 @@ import argparse
 import json
 import math
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from ragmeter._version import __version__
-from ragmeter.app.run import RunFailed, RunOutcome, RunRequest, default_metrics, plan_run, run_to_folder
+from ragmeter.app.run import RunFailed, RunOutcome, RunPlan, RunRequest, plan_run, run_to_folder
 from ragmeter.cli import judge_options
 from ragmeter.cli.common import (
     Command,
@@ -43,7 +42,7 @@ from ragmeter.io.demo import DEMOS, demo_path
 from ragmeter.io.readers import FileCheck, parse_column_map
 from ragmeter.io.run_folder import CACHE_FILE, RunFolder
 from ragmeter.judges.accounting import JudgingReport
-from ragmeter.metrics import get_metric, resolve_metrics
+from ragmeter.metrics import get_metric
 from ragmeter.models import EMBEDDER_BACKENDS
 from ragmeter.models.multilingual_e5 import TAU_SIM as MULTILINGUAL_TAU_SIM
 from ragmeter.report import render_report
@@ -311,8 +310,8 @@ def _run(args: argparse.Namespace) -> int:
         ray_address=args.ray_address,
         workers=args.workers,
     )
-    metric_names = default_metrics(request)
-    chosen = {m.name for m in resolve_metrics(metric_names)}  # unknown names fail before the file is read
+    plan = RunPlan.of(request)  # unknown metric names fail before the file is read
+    chosen = {m.name for m in plan.metrics}
     for option, threshold in (("--grounded", args.grounded), ("--correct", args.correct)):
         if threshold is not None and threshold.metric not in chosen:
             raise ConfigError(
@@ -359,7 +358,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.dry_run:
         if config is None:
             raise ConfigError("--dry-run estimates the judge's calls: give --judge")
-        planned = plan_run(replace(request, metrics=metric_names), listener)
+        planned = plan_run(plan, listener)
         if planned is None:
             return 2
         print(judge_options.render_plan(planned[0], planned[1], judge_options.prices(args)))
@@ -367,7 +366,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.engine == "ray":
         judge_options.check_ray_judge(config)
     try:
-        outcome = run_to_folder(replace(request, metrics=metric_names), listener)
+        outcome = run_to_folder(plan, listener)
     except RunFailed as failed:  # a judge that failed for good, say: what was finished stays
         return _kept_after(failed)
     if outcome.result is None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ __all__ = [
     "FORMAT_PROBE",
     "MAP_FIELDS",
     "FileCheck",
+    "InputFile",
     "Span",
     "check_file",
     "detect_format",
@@ -112,34 +114,66 @@ def iter_records(
     if not isinstance(path, (str, PathLike)):
         yield from object_records(path, column_map=column_map)
         return
-    if format != "auto" and format not in REGISTRY:  # the registry, not FORMATS: a format registered later counts
-        raise ConfigError(f"unknown input format {format!r}: choose one of {', '.join(('auto', *REGISTRY))}")
-    path = Path(path)
-    if not path.exists():
-        raise InputError(
-            "no such file: check the path (a relative one is read from the working directory)", path=str(path)
-        )
-    if not path.is_file() and not path.is_dir():
-        raise InputError(
-            "not a regular file but a pipe, a device or a socket (as /dev/stdin and a shell's <(…) "
-            "give): records are read more than once, so save them to a file first",
-            path=str(path),
-        )
-    kind = detect_format(path) if format == "auto" else format
-    if column_map and not REGISTRY[kind].columns:
-        raise ConfigError("a column mapping applies to CSV and Parquet files only")
-    reader_options = resolve_options(kind, options or {})
-    wrong = None if format == "auto" else _wrong_format(path, kind)
-    if wrong is not None:
-        yield wrong
-        return
-    items = unique_ids(path, raw_records(path, kind, column_map or {}, options=reader_options))
-    count = 0
-    for item in items if format == "auto" else _probed(path, kind, items):
-        count += 1
-        yield item
-    if count == 0:
-        yield InputError("the file holds no records", path=str(path))
+    yield from InputFile(Path(path), format, column_map or {}, options or {}).items()
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """A file of records as one command reads it: its path, its format as given (``auto``: detected), the column
+    mapping of a table and the format's reader options (see :func:`iter_records`). The format is detected once,
+    when first needed (:attr:`kind`), however often the file is then checked and read; a format given explicitly
+    keeps its own checks (see the module). An unknown format is a :class:`ConfigError` at once."""
+
+    path: Path
+    format: str = "auto"
+    column_map: Mapping[str, str] = field(default_factory=dict)
+    options: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.format != "auto" and self.format not in REGISTRY:  # the registry: a format registered later counts
+            raise ConfigError(f"unknown input format {self.format!r}: choose one of {', '.join(('auto', *REGISTRY))}")
+
+    @cached_property
+    def kind(self) -> str:
+        """The file's format: as given, or detected from the file (once). A file that is missing, or a pipe or a
+        device (read more than once, records would be lost), is an :class:`InputError`."""
+        if not self.path.exists():
+            raise InputError(
+                "no such file: check the path (a relative one is read from the working directory)", path=str(self.path)
+            )
+        if not self.path.is_file() and not self.path.is_dir():
+            raise InputError(
+                "not a regular file but a pipe, a device or a socket (as /dev/stdin and a shell's <(…) "
+                "give): records are read more than once, so save them to a file first",
+                path=str(self.path),
+            )
+        return detect_format(self.path) if self.format == "auto" else self.format
+
+    def items(self) -> Iterator[Record | InputError]:
+        """Each record of the file, or the :class:`InputError` that rejects it (:func:`iter_records`)."""
+        kind = self.kind
+        if self.column_map and not REGISTRY[kind].columns:
+            raise ConfigError("a column mapping applies to CSV and Parquet files only")
+        reader_options = resolve_options(kind, self.options)
+        wrong = None if self.format == "auto" else _wrong_format(self.path, kind)
+        if wrong is not None:
+            yield wrong
+            return
+        items = unique_ids(self.path, raw_records(self.path, kind, self.column_map, options=reader_options))
+        count = 0
+        for item in items if self.format == "auto" else _probed(self.path, kind, items):
+            count += 1
+            yield item
+        if count == 0:
+            yield InputError("the file holds no records", path=str(self.path))
+
+    def records(self, *, skip_invalid: bool = False) -> Iterator[Record]:
+        """The file's records (:func:`read_records`)."""
+        return _valid(self.items(), skip_invalid)
+
+    def check(self, max_errors: int = 50) -> FileCheck:
+        """The file read once: its valid records counted, its first ``max_errors`` errors kept (:func:`check_file`)."""
+        return _checked(self.items(), max_errors)
 
 
 def _probed(path: Path, kind: str, items: Iterator[Record | InputError]) -> Iterator[Record | InputError]:
@@ -191,7 +225,11 @@ def read_records(
     """The file's records; the first bad one raises its :class:`InputError` unless ``skip_invalid``. An error
     of the file as a whole (no line: no record at all, a mapped column the header lacks, a quote never closed)
     raises even with ``skip_invalid``, since skipping it would leave records out unseen."""
-    for item in iter_records(path, format=format, column_map=column_map, options=options):
+    return _valid(iter_records(path, format=format, column_map=column_map, options=options), skip_invalid)
+
+
+def _valid(items: Iterator[Record | InputError], skip_invalid: bool) -> Iterator[Record]:
+    for item in items:
         if isinstance(item, InputError):
             if not skip_invalid or item.line is None:
                 raise item
@@ -222,8 +260,12 @@ def check_file(
     options: Mapping[str, str] | None = None,
 ) -> FileCheck:
     """Read the whole file, count valid records, and keep the first ``max_errors`` errors."""
+    return _checked(iter_records(path, format=format, column_map=column_map, options=options), max_errors)
+
+
+def _checked(items: Iterator[Record | InputError], max_errors: int) -> FileCheck:
     check = FileCheck()
-    for item in iter_records(path, format=format, column_map=column_map, options=options):
+    for item in items:
         if isinstance(item, InputError) and item.line is None:
             check.file_error = item
         elif isinstance(item, InputError):
