@@ -76,7 +76,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import missing_modules, write_result
+from benchmarks._common import markdown_table, missing_modules, write_result
 from benchmarks._counting_proxy import CountingProxy, summarise, warm_up
 from benchmarks._mtrag_data import HUMAN_EVAL_TASKS, missing
 
@@ -410,14 +410,16 @@ def ratios(ragas: dict[str, float], ours: dict[str, float]) -> dict[str, float |
     }
 
 
+def num(x: float | None, digits: int = 0) -> str:
+    """A figure of the tables: "–" for none, else ``digits`` decimals (an integer too), thousands with commas."""
+    return "–" if x is None else f"{x:,.{digits}f}"
+
+
 def markdown(
     means: dict[str, dict[str, float]],
     ratio_rows: dict[str, dict[str, float | None]],
     passes: dict[str, dict[str, Any]],
 ) -> str:
-    def num(x: float | None, digits: int = 0) -> str:
-        return "–" if x is None else f"{x:,.{digits}f}"
-
     tools = list(means)
     rows = [
         ("judge calls", "calls", 1),
@@ -435,18 +437,23 @@ def markdown(
         ("wall seconds", "wall_s", 1),
         ("replies cut at max tokens", "cut_at_max_tokens", 1),
     ]
-    lines = ["| per sample | " + " | ".join(tools) + " |", "|---|" + "---:|" * len(tools)]
-    lines += [f"| {title} | " + " | ".join(num(means[t][key], d) for t in tools) + " |" for title, key, d in rows]
-    lines += ["", "| RAGAS ÷ ragmeter | " + " | ".join(ratio_rows) + " |", "|---|" + "---:|" * len(ratio_rows)]
-    for title, key in (
+    ratio_keys = (
         ("judge tokens (goal ≥ 8)", "judge_tokens"),
         ("judge tokens, with the system messages computed for states", "judge_tokens_all_in"),
         ("judge seconds, all in (goal ≥ 5)", "judge_s_all_in"),
         ("judge seconds, calls only", "judge_s_calls_only"),
         ("judge calls", "calls"),
         ("wall seconds", "wall_s"),
-    ):
-        lines.append(f"| {title} | " + " | ".join(num(ratio_rows[m][key], 2) for m in ratio_rows) + " |")
+    )
+    lines = markdown_table("per sample", tools, ((t, [num(means[m][k], d) for m in tools]) for t, k, d in rows))
+    lines += [
+        "",
+        *markdown_table(
+            "RAGAS ÷ ragmeter",
+            list(ratio_rows),
+            ((t, [num(ratio_rows[m][k], 2) for m in ratio_rows]) for t, k in ratio_keys),
+        ),
+    ]
     lines += [
         "",
         "| sample | RAGAS metric | RAGAS | ragmeter metric | " + " | ".join(t for t in tools if t != "ragas") + " |",

@@ -85,15 +85,13 @@ def tool_figures(proxy: CountingProxy, label: str, kept: int, wall: float) -> di
 
 
 def ragmeter_pass(rows: list[dict[str, str]], proxy: CountingProxy, server: Any, n: int) -> dict[str, Any]:
-    import functools
-
+    from ragmeter.app.generate import language_embedders
     from ragmeter.judges import JudgeCache
-    from ragmeter.models import embedder_backend, load_embedder
     from ragmeter.testsets import pipeline
     from ragmeter.testsets.corpus import read_chunks
-    from ragmeter.testsets.duplicates import near_duplicate_cosine
 
     label = "ragmeter"
+    embedder_for, duplicate_cosine_for = language_embedders("auto")
     with tempfile.TemporaryDirectory() as folder:
         chunk_file = Path(folder) / "chunks.jsonl"
         chunk_file.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
@@ -107,8 +105,8 @@ def ragmeter_pass(rows: list[dict[str, str]], proxy: CountingProxy, server: Any,
                 n=n,
                 kinds=KINDS,
                 seed=SEED,
-                embedder_for=functools.cache(lambda code: load_embedder("auto", code)),
-                duplicate_cosine_for=lambda code: near_duplicate_cosine(embedder_backend("auto", code)),
+                embedder_for=embedder_for,
+                duplicate_cosine_for=duplicate_cosine_for,
             )
         finally:
             wall = time.perf_counter() - started

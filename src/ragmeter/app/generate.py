@@ -15,14 +15,14 @@ from ragmeter.engine.evaluation import JudgePlan, plan_calls
 from ragmeter.io.native import record_to_dict
 from ragmeter.judges import JudgeConfig, open_judge, planning_judge
 from ragmeter.judges.cache import is_verdict_cache
-from ragmeter.models import embedder_backend, load_embedder
+from ragmeter.models import Embedder, embedder_backend, load_embedder
 from ragmeter.testsets import pipeline
 from ragmeter.testsets.chunking import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP
 from ragmeter.testsets.corpus import read_chunks
 from ragmeter.testsets.duplicates import near_duplicate_cosine
 from ragmeter.testsets.pipeline import GenerateReport, plan, writing_calls
 
-__all__ = ["Generated", "generate", "plan_generation"]
+__all__ = ["Generated", "generate", "language_embedders", "plan_generation"]
 
 
 @dataclass(frozen=True)
@@ -110,6 +110,7 @@ def generate(
     )
     target = _targets(corpus, output, config, overwrite)
     chunks = read_chunks(corpus, max_chars=max_chars, overlap=overlap)
+    embedder_for, duplicate_cosine_for = language_embedders(embedder)
     opened = open_judge(config)
     try:
         records, report = pipeline.generate(
@@ -118,8 +119,8 @@ def generate(
             n=n,
             kinds=types,
             seed=seed,
-            embedder_for=functools.cache(lambda code: load_embedder(embedder, code)),
-            duplicate_cosine_for=lambda code: near_duplicate_cosine(embedder_backend(embedder, code)),
+            embedder_for=embedder_for,
+            duplicate_cosine_for=duplicate_cosine_for,
             on_batch=on_batch,
         )
     finally:
@@ -128,4 +129,13 @@ def generate(
         atomic_write_text(target, "".join(json.dumps(record_to_dict(r), ensure_ascii=False) + "\n" for r in records))
     return Generated(
         tuple(records), report, len(chunks.chunks), chunks.skipped, output if records and target is not None else None
+    )
+
+
+def language_embedders(backend: str = "auto") -> tuple[Callable[[str], Embedder], Callable[[str], float]]:
+    """:func:`ragmeter.testsets.pipeline.generate`'s ``embedder_for`` and ``duplicate_cosine_for`` for the embedder
+    ``backend`` (``auto``: each language's own): a language's embedder is loaded once, when first needed."""
+    return (
+        functools.cache(lambda code: load_embedder(backend, code)),
+        lambda code: near_duplicate_cosine(embedder_backend(backend, code)),
     )
