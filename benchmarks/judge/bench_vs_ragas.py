@@ -59,12 +59,9 @@ with ``--samples 3`` on 2 cores (most of it RAGAS's calls).
 
 from __future__ import annotations
 
-import os
+from benchmarks._offline import go_offline
 
-# Before RAGAS or any Hugging Face library is imported: no usage tracking, no hub look-ups.
-os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
-for _offline in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
-    os.environ.setdefault(_offline, "1")
+go_offline(RAGAS_DO_NOT_TRACK="true")  # before RAGAS is imported: no usage tracking
 
 import argparse
 import asyncio

@@ -57,12 +57,9 @@ only). Without the MT-RAG file, xllamacpp or RAGChecker the benchmark says so an
 
 from __future__ import annotations
 
-import os
+from benchmarks._offline import go_offline
 
-# Before LiteLLM or any Hugging Face library is imported: no price map fetched, no hub look-ups.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-for _offline in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
-    os.environ.setdefault(_offline, "1")
+go_offline(LITELLM_LOCAL_MODEL_COST_MAP="True")  # before LiteLLM is imported: no price map fetched
 
 import argparse
 import random
