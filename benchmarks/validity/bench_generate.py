@@ -31,6 +31,16 @@ verdict cache) and, for a run that called the judge for everything, kept items a
 
 Results: ``benchmarks/results/generate-retrievers-idk-mrc.json``.
 
+``overlap``: do generated questions reuse their paragraph's words more than people's, and does leaving out those
+that reuse more than people's do (a question's word overlap above the ``PEOPLE_OVERLAP`` quantile of people's
+questions on IDK-MRC *valid*, fixed before the test figures were seen) bring the generated set's ranking of the
+four retrievers to people's on *test*? The ``retrievers`` set is read again (generated first if absent); each
+set's figures as in ``retrievers`` and Kendall's τ with people's ranking, with and without the limit.
+
+    python -m benchmarks.validity.bench_generate overlap --n 100
+
+Results: ``benchmarks/results/generate-overlap-idk-mrc.json``.
+
 ``unanswerable``: does a system decline generated unanswerable questions as often as people's? ``--n`` of
 IDK-MRC test's unanswerable questions people wrote (drawn with seed 0), ``--n`` unanswerable questions
 ``ragmeter.generate`` writes from the same paragraphs (and, as a control, ``--n`` answerable questions people
@@ -61,6 +71,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import re
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -320,6 +331,81 @@ def retrievers(n: int, cache: Path) -> dict[str, Any]:
     }
 
 
+#: The share of people's questions (IDK-MRC valid) whose word overlap with their paragraph a kept generated
+#: question may reach, set before the test figures were seen.
+PEOPLE_OVERLAP = 0.95
+
+
+def word_overlap(question: str, passage: str) -> float:
+    """The share of ``question``'s words (letters and digits, case aside) that are words of ``passage``."""
+    words = re.findall(r"\w+", question.casefold())
+    held = set(re.findall(r"\w+", passage.casefold()))
+    return sum(word in held for word in words) / len(words) if words else 0.0
+
+
+def _overlaps(rows: list[dict[str, Any]], texts: dict[str, str]) -> list[float | None]:
+    """Each row's question's word overlap with its best-graded gold chunk (None without qrels)."""
+    return [
+        word_overlap(row["question"], texts[max(row["qrels"], key=row["qrels"].get)]) if row["qrels"] else None
+        for row in rows
+    ]
+
+
+def overlap(n: int, cache: Path) -> dict[str, Any]:
+    """Do generated questions copy their paragraph's words more than people's, and does leaving out those that copy
+    more than people's do bring the generated set's ranking of retrievers to people's? The limit is the
+    ``PEOPLE_OVERLAP`` quantile of people's questions' overlap on IDK-MRC *valid*; the figures are on *test*."""
+    from scipy.stats import kendalltau
+
+    valid_file, valid_human = idk_mrc_corpus("valid")
+    valid_texts = {
+        row["id"]: row["text"] for row in map(json.loads, valid_file.read_text(encoding="utf-8").splitlines())
+    }
+    limit = float(np.quantile([v for v in _overlaps(valid_human, valid_texts) if v is not None], PEOPLE_OVERLAP))
+    chunk_file, human = idk_mrc_corpus("test")
+    chunks = [json.loads(line) for line in chunk_file.read_text(encoding="utf-8").splitlines()]
+    texts = {chunk["id"]: chunk["text"] for chunk in chunks}
+    generated = generated_records(chunk_file, n, cache)
+    rows = [{"id": r["id"], "question": r["question"], "qrels": r.get("qrels") or {}} for r in generated]
+    generated_overlap = _overlaps(rows, texts)
+    kept = [row for row, o in zip(rows, generated_overlap, strict=True) if o is not None and o <= limit]
+    sets = {"human": human, "generated": rows, "generated_within_limit": kept}
+    figures = {
+        name: {label: scored(rows_, ranker) for label, rows_ in sets.items()}
+        for name in RETRIEVERS
+        for ranker in [Ranker(name, chunks)]
+    }
+    quantiles = (0.1, 0.25, 0.5, 0.75, 0.9)
+    spread = {"people, test": _overlaps(human, texts), "generated, test": generated_overlap}
+    return {
+        "limit": {"quantile_of_people_valid": PEOPLE_OVERLAP, "overlap": round(limit, 4)},
+        "overlap_quantiles": {
+            label: dict(
+                zip(
+                    map(str, quantiles),
+                    np.quantile([v for v in values if v is not None], quantiles).round(3),
+                    strict=True,
+                )
+            )
+            for label, values in spread.items()
+        },
+        "questions": {label: len(rows_) for label, rows_ in sets.items()},
+        "figures": figures,
+        "kendall_tau": {
+            metric: {
+                label: float(
+                    kendalltau(
+                        [figures[r]["human"][metric]["value"] for r in RETRIEVERS],
+                        [figures[r][label][metric]["value"] for r in RETRIEVERS],
+                    ).statistic
+                )
+                for label in ("generated", "generated_within_limit")
+            }
+            for metric in ("recall@5", "ndcg@5")
+        },
+    }
+
+
 QUALITY_SHEET = RESULTS / "generate-quality-idk-mrc.jsonl"
 SUPPORT_VERDICTS = ("yes", "partly", "no")
 
@@ -484,9 +570,11 @@ def unanswerable(n: int, cache: Path) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=["duplicates", "retrievers", "unanswerable", "quality"])
+    parser.add_argument("part", choices=["duplicates", "retrievers", "overlap", "unanswerable", "quality"])
     parser.add_argument(
-        "--n", type=int, help="retrievers: questions to generate (100); unanswerable: per set (60); quality: items (30)"
+        "--n",
+        type=int,
+        help="retrievers, overlap: questions to generate (100); unanswerable: per set (60); quality: items (30)",
     )
     parser.add_argument("--sheet", type=Path, default=QUALITY_SHEET, help="quality: the annotators' sheet")
     parser.add_argument(
@@ -500,6 +588,8 @@ def main() -> None:
         out, name = duplicates(), "generate-duplicates"
     elif args.part == "retrievers":
         out, name = retrievers(args.n or 100, args.cache), "generate-retrievers-idk-mrc"
+    elif args.part == "overlap":
+        out, name = overlap(args.n or 100, args.cache), "generate-overlap-idk-mrc"
     elif args.part == "unanswerable":
         out, name = unanswerable(args.n or 60, args.cache), "generate-unanswerable-idk-mrc"
     else:

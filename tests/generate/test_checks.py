@@ -3,7 +3,7 @@ answer."""
 
 from __future__ import annotations
 
-from ragmeter.testsets.checks import quotes_found, states_its_answer
+from ragmeter.testsets.checks import answer_grades, quotes_found, states_its_answer
 from ragmeter.text.languages import LANGUAGES
 
 CHUNKS = ["The Central Library opens at 9:00 on weekdays.", "A library card costs 25 dollars a year."]
@@ -26,3 +26,22 @@ def test_a_question_that_holds_its_answers_words_states_it() -> None:
     assert states_its_answer(
         "Apakah perpustakaan buka pukul sembilan?", "Perpustakaan buka pukul sembilan.", language=LANGUAGES["id"]
     )
+
+
+def test_a_quote_in_other_quote_marks_still_finds_its_chunk() -> None:
+    """IDK-MRC's paragraphs quote with double marks and the judge's quotes with single ones: three kept items of the
+    generated IDK-MRC set had no qrels while their quotes were words of their own paragraph."""
+    chunk = 'Feminin adalah kata sifat yang berarti "kewanitaan". Lawan katanya adalah "kejantanan".'
+    quotes = ["berarti 'kewanitaan'", "Lawan katanya adalah 'kejantanan'."]
+    assert quotes_found(quotes, [chunk], language=LANGUAGES["id"])
+    assert answer_grades(quotes, ["Parkir gratis.", chunk], language=LANGUAGES["id"]) == {1: 2}
+
+
+def test_the_chunks_an_answer_was_written_from_are_always_read() -> None:
+    """A quote is words of a chunk when its content words' stems are (``quote_found``), so a chunk can hold it
+    without its longest word as written: the chunk it was written from is read in full, another is not."""
+    chunks = ["The library lends laptops to members.", "The library lends laptops to members too."]
+    quote = ["libraries lend laptops"]
+    assert quotes_found(quote, chunks[:1])
+    assert answer_grades(quote, chunks) == {}
+    assert answer_grades(quote, chunks, written_from={0}) == {0: 2}

@@ -13,7 +13,8 @@ dropped item is counted under in the command's report.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Sequence
 
 from ragmeter.judges.checks.evidence import content_words
 from ragmeter.judges.nugget_prompts import quote_found
@@ -23,6 +24,8 @@ __all__ = ["QUOTE_NOT_IN_CHUNKS", "STATES_ITS_ANSWER", "answer_grades", "quotes_
 
 QUOTE_NOT_IN_CHUNKS = "a quote of the answer's evidence is not words of its chunks"
 STATES_ITS_ANSWER = "the question states its own answer"
+#: A word of a quote, without the quote marks or punctuation around it.
+_WORD = re.compile(r"\w+")
 
 
 def quotes_found(quotes: Sequence[str], chunks: Sequence[str], *, language: Language = LANGUAGES["en"]) -> bool:
@@ -51,20 +54,30 @@ def states_its_answer(question: str, answer: str, *, language: Language = LANGUA
 
 
 def answer_grades(
-    quotes: Sequence[str], chunks: Sequence[str], *, language: Language = LANGUAGES["en"]
+    quotes: Sequence[str],
+    chunks: Sequence[str],
+    *,
+    language: Language = LANGUAGES["en"],
+    written_from: Collection[int] = (),
 ) -> dict[int, int]:
-    """The positions of the ``chunks`` that hold an answer's ``quotes``, graded: 2 for a chunk that holds every
-    quote (the whole answer), 1 for one that holds some. A chunk is read only when it holds the longest word of a
-    quote, as written (case aside): the check is lexical, and most chunks of a corpus share no word with a quote.
+    """The positions of the ``chunks`` that hold an answer's ``quotes`` (:func:`quote_found`), graded: 2 for a chunk
+    that holds every quote (the whole answer), 1 for one that holds some. The chunks the answer was written from
+    (positions ``written_from``) are always read, so a kept item's own chunks are among its qrels; another chunk is
+    read only when it holds the longest word of a quote (its letters and digits, case aside): the check is lexical,
+    and most chunks of a corpus share no word with a quote.
 
     >>> answer_grades(["opens at 9:00", "closes at 18:00"], ["It opens at 9:00 and closes at 18:00.",
     ...               "It opens at 9:00.", "Parking is free."])
     {0: 2, 1: 1}
+    >>> answer_grades(["berarti 'kewanitaan' atau"], ['Kata itu berarti "kewanitaan" atau sifat perempuan.'],
+    ...               language=LANGUAGES["id"])
+    {0: 2}
     """
     held: dict[int, int] = {}
     for quote in quotes:
-        key = max(quote.split(), key=len, default="").casefold()
+        key = max(_WORD.findall(quote), key=len, default="").casefold()
         for i, chunk in enumerate(chunks):
-            if key and key in chunk.casefold() and quote_found(quote, chunk, language=language):
+            read = i in written_from or (key and key in chunk.casefold())
+            if read and quote_found(quote, chunk, language=language):
                 held[i] = held.get(i, 0) + 1
     return {i: 2 if count == len(quotes) else 1 for i, count in sorted(held.items())}

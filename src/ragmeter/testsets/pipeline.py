@@ -274,6 +274,7 @@ def generate(
     seen = KeptQuestions(embedder_for if duplicate_cosine_for is not None else None, duplicate_cosine_for)
     pending = list(planned)
     texts = [chunk.text for chunk in corpus.chunks]
+    position = {chunk.chunk_id: i for i, chunk in enumerate(corpus.chunks)}
     while batch := _next_batch(pending, {kind: quota[kind] - report.kept[kind] for kind in quota}):
         first_turns = _first_turns(batch, judge)
         histories = {item: turns for item, turns in first_turns.items() if isinstance(turns, tuple)}
@@ -318,7 +319,12 @@ def generate(
                 report.dropped[(item.kind, reason)] += 1
                 continue
             seen.add(verdict["question"], after, item.language)
-            grades = answer_grades(verdict["quotes"], texts, language=LANGUAGES[item.language])
+            grades = answer_grades(
+                verdict["quotes"],
+                texts,
+                language=LANGUAGES[item.language],
+                written_from={position[chunk.chunk_id] for chunk in item.chunks},
+            )
             kept.append(
                 _record(
                     item,
