@@ -253,7 +253,8 @@ class RunPlan:
         return outputs.file(request.write_back, flag="--write-back")
 
     def check(self) -> None:
-        """What the request asks that cannot be done, before any file is read or written."""
+        """What the request asks that cannot be done (judged metrics without a judge, a limit below 1, a qrels file
+        that cannot be read, Parquet without its library), found before any output is checked or the input read."""
         request = self.request
         if request.judge is None and any("judge" in m.resources for m in self.metrics):
             raise ConfigError(
