@@ -287,7 +287,10 @@ def _ndcg_metric(k: int) -> Metric:
     return Metric(
         name=f"ndcg@{k}",
         family="retrieval",
-        description=f"DCG@{k} of grades w (2 sufficient, 1 topical, 0) over the ideal DCG@{k}.",
+        description=(
+            f"DCG@{k} of grades w (2 sufficient, 1 topical, 0) over the ideal DCG@{k}; 0, noted, where nothing is "
+            "relevant to rank (as trec_eval)."
+        ),
         needs=("chunk_labels",),
         aggregation=Aggregation.MEAN,
         value_range=(0.0, 1.0),
@@ -331,7 +334,10 @@ def _recall_metric(k: int) -> Metric:
     return Metric(
         name=f"recall@{k}",
         family="retrieval",
-        description=f"Share of the qrels' relevant documents (grade ≥ 1) in the top {k} chunks.",
+        description=(
+            f"Share of the qrels' relevant documents (grade ≥ 1) in the top {k} chunks; undefined where the qrels "
+            "judge none relevant."
+        ),
         needs=("qrels",),
         aggregation=Aggregation.MEAN,
         value_range=(0.0, 1.0),
