@@ -73,8 +73,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import markdown_table, missing_modules, write_result
-from benchmarks._counting_proxy import CountingProxy, summarise, warm_up
+from benchmarks._common import cell, markdown_table, missing_modules, write_result
+from benchmarks._counting_proxy import LOCAL_JUDGE_NEEDED, CountingProxy, summarise, warm_up
 from benchmarks._mtrag_data import HUMAN_EVAL_TASKS, missing
 
 NAME = "vs_ragas"
@@ -407,11 +407,6 @@ def ratios(ragas: dict[str, float], ours: dict[str, float]) -> dict[str, float |
     }
 
 
-def num(x: float | None, digits: int = 0) -> str:
-    """A figure of the tables: "–" for none, else ``digits`` decimals (an integer too), thousands with commas."""
-    return "–" if x is None else f"{x:,.{digits}f}"
-
-
 def markdown(
     means: dict[str, dict[str, float]],
     ratio_rows: dict[str, dict[str, float | None]],
@@ -442,13 +437,13 @@ def markdown(
         ("judge calls", "calls"),
         ("wall seconds", "wall_s"),
     )
-    lines = markdown_table("per sample", tools, ((t, [num(means[m][k], d) for m in tools]) for t, k, d in rows))
+    lines = markdown_table("per sample", tools, ((t, [cell(means[m][k], d) for m in tools]) for t, k, d in rows))
     lines += [
         "",
         *markdown_table(
             "RAGAS ÷ ragmeter",
             list(ratio_rows),
-            ((t, [num(ratio_rows[m][k], 2) for m in ratio_rows]) for t, k in ratio_keys),
+            ((t, [cell(ratio_rows[m][k], 2) for m in ratio_rows]) for t, k in ratio_keys),
         ),
     ]
     lines += [
@@ -459,10 +454,10 @@ def markdown(
     for i, sample in enumerate(passes["ragas"]["samples"]):
         for name, ours in NEAREST.items():
             theirs = sample["values"].get(name)
-            shown = num(theirs, 3) if name not in sample["errors"] else "failed"
+            shown = cell(theirs, 3) if name not in sample["errors"] else "failed"
             lines.append(
                 f"| {i + 1} | {name} | {shown} | {ours} | "
-                + " | ".join(num(passes[t]["samples"][i]["values"].get(ours), 3) for t in tools if t != "ragas")
+                + " | ".join(cell(passes[t]["samples"][i]["values"].get(ours), 3) for t in tools if t != "ragas")
                 + " |"
             )
     return "\n".join(lines)
@@ -478,7 +473,7 @@ def skipped() -> dict[str, Any] | None:
     absent = missing_modules(
         NAME,
         (
-            ("xllamacpp", "xllamacpp is not installed (the local judge: pip install 'ragmeter[local]')"),
+            LOCAL_JUDGE_NEEDED,
             ("ragas", f"RAGAS is not installed ({INSTALL})"),
             ("instructor", f"Instructor is not installed ({INSTALL})"),
         ),

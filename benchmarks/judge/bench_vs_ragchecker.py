@@ -71,7 +71,13 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._common import cell, markdown_table, missing_modules, write_result
-from benchmarks._counting_proxy import CountingProxy, counted_local_server, judge_at_proxy, summarise
+from benchmarks._counting_proxy import (
+    LOCAL_JUDGE_NEEDED,
+    CountingProxy,
+    counted_local_server,
+    judge_at_proxy,
+    summarise,
+)
 from benchmarks._mtrag_data import HUMAN_EVAL_TASKS, missing
 from benchmarks.judge.bench_vs_ragas import describe, eligible_answers, number, per_sample
 
@@ -317,7 +323,7 @@ def skipped() -> dict[str, Any] | None:
     absent = missing_modules(
         NAME,
         (
-            ("xllamacpp", "xllamacpp is not installed (the local judge: pip install 'ragmeter[local]')"),
+            LOCAL_JUDGE_NEEDED,
             ("ragchecker", f"RAGChecker is not installed ({INSTALL})"),
         ),
     )

@@ -53,7 +53,13 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._common import cell, markdown_table, missing_modules, write_result
-from benchmarks._counting_proxy import CountingProxy, counted_local_server, judge_at_proxy, summarise
+from benchmarks._counting_proxy import (
+    LOCAL_JUDGE_NEEDED,
+    CountingProxy,
+    counted_local_server,
+    judge_at_proxy,
+    summarise,
+)
 from benchmarks.judge.bench_vs_ragas import INSTALL, RAGAS_VERSION, minilm_embeddings
 
 NAME = "generate_vs_ragas"
@@ -202,7 +208,7 @@ def skipped() -> dict[str, Any] | None:
     absent = missing_modules(
         NAME,
         (
-            ("xllamacpp", "xllamacpp is not installed (the local judge: pip install 'ragmeter[local]')"),
+            LOCAL_JUDGE_NEEDED,
             ("ragas", f"RAGAS is not installed ({INSTALL})"),
         ),
     )
