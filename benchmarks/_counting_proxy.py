@@ -33,11 +33,19 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 from urllib.parse import urlsplit
 
-__all__ = ["GENERATION_PATHS", "CountingProxy", "counted_local_server", "judge_at_proxy", "summarise", "warm_up"]
+__all__ = [
+    "GENERATION_PATHS",
+    "LOCAL_JUDGE_NEEDED",
+    "CountingProxy",
+    "counted_local_server",
+    "judge_at_proxy",
+    "summarise",
+    "warm_up",
+]
 
-#: Paths (query left out) whose requests generate text and are counted as judge requests.
 #: What a side-by-side benchmark needs to start the local judge's server (``_common.missing_modules``' form).
 LOCAL_JUDGE_NEEDED = ("xllamacpp", "xllamacpp is not installed (the local judge: pip install 'ragmeter[local]')")
+#: Paths (query left out) whose requests generate text and are counted as judge requests.
 GENERATION_PATHS = frozenset(
     {"/v1/chat/completions", "/chat/completions", "/v1/completions", "/completions", "/completion"}
 )
