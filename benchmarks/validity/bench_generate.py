@@ -73,7 +73,9 @@ import itertools
 import json
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -242,38 +244,73 @@ def scored(rows: list[dict[str, Any]], ranker: Ranker) -> dict[str, dict[str, fl
     }
 
 
-def generated_path(chunks: Path, n: int) -> Path:
-    """Where :func:`generated_set` writes the set of ``n`` questions from ``chunks``."""
-    return WORK / f"{chunks.stem.removesuffix('-chunks')}-generated-{n}.jsonl"
+#: The writing prompt's wordings of the prompt round (``wording``): ``packaged``, the instructions as shipped, and
+#: ``own_words``, which adds one rule asking for the question in the words a user would use rather than the chunk's.
+WORDINGS = ("packaged", "own_words")
+OWN_WORDS_RULE = (
+    "Ask the question as a user who has not read the chunks would ask it, in your own words: do not copy a phrase "
+    "of the chunks into the question, and name what it asks about as a user would."
+)
 
 
-def generated_records(chunks: Path, n: int, cache: Path) -> list[dict[str, Any]]:
+@contextmanager
+def question_wording(wording: str) -> Iterator[None]:
+    """The generator's writing prompts under ``wording`` (one of :data:`WORDINGS`) while the block runs."""
+    if wording == "packaged":
+        yield
+        return
+    from ragmeter.judges import testset_prompts
+    from ragmeter.judges.prompts import instructions
+
+    shipped = instructions("testset_question")
+    varied = shipped.replace("\nRules: the question", f"\nRules: {OWN_WORDS_RULE} The question", 1)
+    if varied == shipped:
+        raise RuntimeError("the writing prompt's rules do not start as they did: add the own-words rule anew")
+    saved = dict(testset_prompts.QUESTION_PROMPTS)
+    testset_prompts.QUESTION_PROMPTS.update({k: replace(p, instructions=varied) for k, p in saved.items()})
+    try:
+        yield
+    finally:
+        testset_prompts.QUESTION_PROMPTS.update(saved)
+
+
+def generated_path(chunks: Path, n: int, wording: str = "packaged") -> Path:
+    """Where :func:`generated_set` writes the set of ``n`` questions from ``chunks`` under ``wording``."""
+    variant = "" if wording == "packaged" else f"{wording}-"
+    return WORK / f"{chunks.stem.removesuffix('-chunks')}-generated-{variant}{n}.jsonl"
+
+
+def generated_records(chunks: Path, n: int, cache: Path, wording: str = "packaged") -> list[dict[str, Any]]:
     """The records of the generated set of ``n`` questions from ``chunks``, as written (generated first if absent)."""
-    path = generated_path(chunks, n)
+    path = generated_path(chunks, n, wording)
     if not path.exists():
-        generated_set(chunks, n, cache)
+        generated_set(chunks, n, cache, wording)
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def generated_set(chunks: Path, n: int, cache: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The generated set (written once, read again after), and what its run asked, kept, dropped and cost."""
+def generated_set(
+    chunks: Path, n: int, cache: Path, wording: str = "packaged"
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The generated set (written once, read again after), and what its run asked, kept, dropped and cost. Its
+    verdicts go to ``cache``, which holds no other set's (judge tokens per kept item are counted from it)."""
     import sqlite3
 
     from ragmeter import generate
     from ragmeter.judges import JudgeConfig
 
-    output = generated_path(chunks, n)
+    output = generated_path(chunks, n, wording)
     fresh = not cache.exists()
     started = time.perf_counter()
-    done = generate(
-        chunks,
-        output,
-        judge=JudgeConfig(kind="local", cache=cache),
-        n=n,
-        types=("factoid", "explanation"),
-        seed=0,
-        overwrite=True,
-    )
+    with question_wording(wording):
+        done = generate(
+            chunks,
+            output,
+            judge=JudgeConfig(kind="local", cache=cache),
+            n=n,
+            types=("factoid", "explanation"),
+            seed=0,
+            overwrite=True,
+        )
     minutes = (time.perf_counter() - started) / 60
     with sqlite3.connect(cache) as db:
         tokens = db.execute("SELECT SUM(prompt_tokens + completion_tokens) FROM verdicts").fetchone()[0] or 0
@@ -403,6 +440,82 @@ def overlap(n: int, cache: Path) -> dict[str, Any]:
             }
             for metric in ("recall@5", "ndcg@5")
         },
+    }
+
+
+def _gap(figures: dict[str, dict[str, dict[str, dict[str, float]]]], label: str) -> float:
+    """How far the ``label`` set's figures are from people's: the sum over the retrievers of |generated − people|
+    of recall@5 and of nDCG@5."""
+    return sum(
+        abs(figures[r][label][metric]["value"] - figures[r]["human"][metric]["value"])
+        for r in RETRIEVERS
+        for metric in ("recall@5", "ndcg@5")
+    )
+
+
+def _taus(figures: dict[str, dict[str, dict[str, dict[str, float]]]], label: str) -> dict[str, float]:
+    """Kendall's τ between people's ranking of the retrievers and the ``label`` set's, per figure."""
+    from scipy.stats import kendalltau
+
+    return {
+        metric: float(
+            kendalltau(
+                [figures[r]["human"][metric]["value"] for r in RETRIEVERS],
+                [figures[r][label][metric]["value"] for r in RETRIEVERS],
+            ).statistic
+        )
+        for metric in ("recall@5", "ndcg@5")
+    }
+
+
+def _round_split(split: str, sets: dict[str, tuple[int, Path]]) -> dict[str, Any]:
+    """One split of the prompt round: each wording's set (``sets``: wording → (n, its verdict cache)) and people's
+    answerable questions scored by the four retrievers, each set's gap and τ, and the questions' word overlap."""
+    chunk_file, human = idk_mrc_corpus(split)
+    chunks = [json.loads(line) for line in chunk_file.read_text(encoding="utf-8").splitlines()]
+    texts = {chunk["id"]: chunk["text"] for chunk in chunks}
+    generated, runs = {}, {}
+    for wording, (n, set_cache) in sets.items():
+        generated[wording], runs[wording] = generated_set(chunk_file, n, set_cache, wording)
+    rankers = [Ranker(name, chunks) for name in RETRIEVERS]
+    figures = {
+        ranker.name: {"human": scored(human, ranker)} | {w: scored(rows, ranker) for w, rows in generated.items()}
+        for ranker in rankers
+    }
+    median = {
+        label: float(np.median([v for v in _overlaps(rows, texts) if v is not None]))
+        for label, rows in {"human": human, **generated}.items()
+    }
+    return {
+        "corpus": f"IDK-MRC {split}, {len(chunks)} paragraphs; people's answerable questions: {len(human)}",
+        "generator": runs,
+        "figures": figures,
+        "gap": {w: _gap(figures, w) for w in generated},
+        "kendall_tau": {w: _taus(figures, w) for w in generated},
+        "median_word_overlap": median,
+    }
+
+
+def wording(n: int, cache: Path) -> dict[str, Any]:
+    """The question-wording prompt round: each of :data:`WORDINGS` writes ``n`` questions from IDK-MRC *valid*; the
+    one whose figures are nearest people's (:func:`_gap`; the packaged wording on a tie) is chosen, and reported on
+    *test* beside the packaged wording's ``retrievers`` set (``--cache``)."""
+    valid_file, _ = idk_mrc_corpus("valid")
+    valid = _round_split(
+        "valid", {w: (n, generated_path(valid_file, n, w).with_suffix(".judge.sqlite")) for w in WORDINGS}
+    )
+    chosen = min(WORDINGS, key=lambda w: valid["gap"][w])
+    test_file, _ = idk_mrc_corpus("test")
+    test_sets = {"packaged": (100, cache)}
+    if chosen != "packaged":
+        test_sets[chosen] = (100, generated_path(test_file, 100, chosen).with_suffix(".judge.sqlite"))
+    return {
+        "wordings": {"packaged": "the writing prompt as shipped", "own_words": OWN_WORDS_RULE},
+        "rule": "chosen on valid: the smallest sum over the four retrievers of |generated − people| of recall@5 and "
+        "nDCG@5 (the packaged wording on a tie); reported on test",
+        "chosen": chosen,
+        "valid": valid,
+        "test": _round_split("test", test_sets),
     }
 
 
@@ -570,11 +683,12 @@ def unanswerable(n: int, cache: Path) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=["duplicates", "retrievers", "overlap", "unanswerable", "quality"])
+    parser.add_argument("part", choices=["duplicates", "retrievers", "overlap", "wording", "unanswerable", "quality"])
     parser.add_argument(
         "--n",
         type=int,
-        help="retrievers, overlap: questions to generate (100); unanswerable: per set (60); quality: items (30)",
+        help="retrievers, overlap: questions to generate (100); wording: per wording on valid (60); unanswerable: "
+        "per set (60); quality: items (30)",
     )
     parser.add_argument("--sheet", type=Path, default=QUALITY_SHEET, help="quality: the annotators' sheet")
     parser.add_argument(
@@ -590,6 +704,8 @@ def main() -> None:
         out, name = retrievers(args.n or 100, args.cache), "generate-retrievers-idk-mrc"
     elif args.part == "overlap":
         out, name = overlap(args.n or 100, args.cache), "generate-overlap-idk-mrc"
+    elif args.part == "wording":
+        out, name = wording(args.n or 60, args.cache), "generate-wording-idk-mrc"
     elif args.part == "unanswerable":
         out, name = unanswerable(args.n or 60, args.cache), "generate-unanswerable-idk-mrc"
     else:
