@@ -574,6 +574,73 @@ def quality(n: int, cache: Path, sheet: Path) -> dict[str, Any] | None:
     }
 
 
+#: The verdicts of the own-chunk check an item may pass with (``own_chunk``): ``answers`` alone, or also ``partly``.
+PASSING = {"answers": ("answers",), "answers or partly": ("answers", "partly")}
+
+
+def own_chunk(n: int) -> dict[str, Any]:
+    """Does a question's own paragraph answer it, by the judge's ``testset_answered`` check (the one an unanswerable
+    item passes against its nearest chunks)? Asked of ``n`` answerable and ``n`` unanswerable questions people wrote
+    on IDK-MRC *valid* (seed 0), each with its paragraph — which verdicts to pass with (:data:`PASSING`) is chosen
+    there, by the share of answerable kept minus the share of unanswerable kept — and of the quality sheet's kept
+    items with their gold chunks, reported beside its reader's ``question_ok``."""
+    import random
+
+    from ragmeter.judges import JudgeConfig, open_judge
+    from ragmeter.judges.engine import JudgeCall
+    from ragmeter.judges.testset_prompts import ANSWERED, ANSWERED_VERDICTS, answered_request
+
+    paragraphs = json.loads((INDONESIAN / "idk_mrc" / "valid.json").read_text(encoding="utf-8"))
+    by_kind: dict[bool, list[tuple[str, list[str]]]] = {True: [], False: []}
+    for paragraph in paragraphs:
+        for qa in paragraph["qas"]:
+            by_kind[not qa["is_impossible"]].append((qa["question"], [paragraph["context"]]))
+    rng = random.Random(0)
+    sheet = [json.loads(line) for line in QUALITY_SHEET.read_text(encoding="utf-8").splitlines()]
+    asked = {
+        "people, answerable": rng.sample(by_kind[True], n),
+        "people, unanswerable": rng.sample(by_kind[False], n),
+        "generated, quality sheet": [(row["question"], list(row["gold"].values())) for row in sheet],
+    }
+    verdicts: dict[str, list[str | None]] = {}
+    with open_judge(JudgeConfig(kind="local", cache=WORK / "idk-mrc-own-chunk.judge.sqlite")) as judge:
+        for label, rows in asked.items():
+            calls = [JudgeCall(ANSWERED, answered_request(q, chunks), len(chunks)) for q, chunks in rows]
+            verdicts[label] = [o.verdict["verdict"] if o.verdict else None for o in judge.run(calls)]
+    shares = {
+        label: {
+            str(v or "judge failed"): share_with_interval(found.count(v), len(found))
+            for v in (*ANSWERED_VERDICTS, None)
+        }
+        for label, found in verdicts.items()
+    }
+
+    def kept(label: str, passing: tuple[str, ...]) -> float:
+        return sum(v in passing for v in verdicts[label]) / len(verdicts[label])
+
+    margin = {
+        name: kept("people, answerable", passing) - kept("people, unanswerable", passing)
+        for name, passing in PASSING.items()
+    }
+    chosen = max(PASSING, key=lambda name: margin[name])
+    passed = [v in PASSING[chosen] for v in verdicts["generated, quality sheet"]]
+    return {
+        "questions": {label: len(rows) for label, rows in asked.items()},
+        "verdicts": shares,
+        "chosen_on_people_valid": {"passing": chosen, "answerable_minus_unanswerable_kept": margin},
+        "quality_sheet": {
+            f"question_ok={ok}, passes={ok_pass}": sum(
+                row["question_ok"] == ok and p == ok_pass for row, p in zip(sheet, passed, strict=True)
+            )
+            for ok in (True, False)
+            for ok_pass in (True, False)
+        },
+        "quality_sheet_verdicts": {
+            row["id"]: v for row, v in zip(sheet, verdicts["generated, quality sheet"], strict=True)
+        },
+    }
+
+
 SYSTEM_PROMPT = (
     "Jawab pertanyaan hanya dari bagian teks yang diberikan, dalam satu atau dua kalimat bahasa "
     "Indonesia. Jika bagian teks tidak menjawab pertanyaan, katakan bahwa Anda tidak tahu."
@@ -683,12 +750,14 @@ def unanswerable(n: int, cache: Path) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=["duplicates", "retrievers", "overlap", "wording", "unanswerable", "quality"])
+    parser.add_argument(
+        "part", choices=["duplicates", "retrievers", "overlap", "wording", "unanswerable", "quality", "own_chunk"]
+    )
     parser.add_argument(
         "--n",
         type=int,
         help="retrievers, overlap: questions to generate (100); wording: per wording on valid (60); unanswerable: "
-        "per set (60); quality: items (30)",
+        "per set (60); quality: items (30); own_chunk: people's questions of each kind (60)",
     )
     parser.add_argument("--sheet", type=Path, default=QUALITY_SHEET, help="quality: the annotators' sheet")
     parser.add_argument(
@@ -708,6 +777,8 @@ def main() -> None:
         out, name = wording(args.n or 60, args.cache), "generate-wording-idk-mrc"
     elif args.part == "unanswerable":
         out, name = unanswerable(args.n or 60, args.cache), "generate-unanswerable-idk-mrc"
+    elif args.part == "own_chunk":
+        out, name = own_chunk(args.n or 60), "generate-own-chunk-idk-mrc"
     else:
         found = quality(args.n or 30, args.cache, args.sheet)
         if found is None:
