@@ -41,6 +41,30 @@ set's figures as in ``retrievers`` and Kendall's τ with people's ranking, with 
 
 Results: ``benchmarks/results/generate-overlap-idk-mrc.json``.
 
+``wording``: the prompt round the ``overlap`` part left: does asking for the question in a user's own words
+(:data:`OWN_WORDS_RULE`, one rule added to the writing prompt) bring the generated set's figures nearer people's?
+Each of :data:`WORDINGS` writes ``--n`` (60) questions from IDK-MRC *valid*'s paragraphs; the one whose four
+retrievers' recall@5 and nDCG@5 are nearest people's on valid (the sum of the differences; the packaged wording on a
+tie) is chosen, and reported on *test* (100 questions) beside the packaged wording's ``retrievers`` set: each set's
+figures, the sum of differences, Kendall's τ and the median word overlap. Each generated set has its own verdict cache
+beside it (the packaged test set: ``--cache``), so judge tokens per kept item are its own.
+
+    python -m benchmarks.validity.bench_generate wording
+
+Results: ``benchmarks/results/generate-wording-idk-mrc.json``.
+
+``own_chunk``: a check the generator does not make — does a kept answerable item's own chunk answer its question?
+The judge's ``testset_answered`` call (the one an unanswerable item passes against its nearest chunks), asked of
+``--n`` (60) answerable and ``--n`` unanswerable questions people wrote on IDK-MRC *valid* (seed 0), each with its
+paragraph, and of the ``quality`` sheet's items with their gold chunks: each set's verdicts with intervals; which
+verdicts an item would pass with (``answers``, or also ``partly``) chosen on people's valid questions (the share of
+answerable ones kept minus the share of unanswerable ones kept); on the sheet, how passing meets its reader's
+``question_ok``.
+
+    python -m benchmarks.validity.bench_generate own_chunk
+
+Results: ``benchmarks/results/generate-own-chunk-idk-mrc.json``.
+
 ``unanswerable``: does a system decline generated unanswerable questions as often as people's? ``--n`` of
 IDK-MRC test's unanswerable questions people wrote (drawn with seed 0), ``--n`` unanswerable questions
 ``ragmeter.generate`` writes from the same paragraphs (and, as a control, ``--n`` answerable questions people
