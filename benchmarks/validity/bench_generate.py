@@ -412,11 +412,35 @@ def _overlaps(rows: list[dict[str, Any]], texts: dict[str, str]) -> list[float |
     ]
 
 
+def _gap(figures: dict[str, dict[str, dict[str, dict[str, float]]]], label: str) -> float:
+    """How far the ``label`` set's figures are from people's: the sum over the retrievers of |generated − people|
+    of recall@5 and of nDCG@5."""
+    return sum(
+        abs(figures[r][label][metric]["value"] - figures[r]["human"][metric]["value"])
+        for r in RETRIEVERS
+        for metric in ("recall@5", "ndcg@5")
+    )
+
+
+def _taus(figures: dict[str, dict[str, dict[str, dict[str, float]]]], label: str) -> dict[str, float]:
+    """Kendall's τ between people's ranking of the retrievers and the ``label`` set's, per figure."""
+    from scipy.stats import kendalltau
+
+    return {
+        metric: float(
+            kendalltau(
+                [figures[r]["human"][metric]["value"] for r in RETRIEVERS],
+                [figures[r][label][metric]["value"] for r in RETRIEVERS],
+            ).statistic
+        )
+        for metric in ("recall@5", "ndcg@5")
+    }
+
+
 def overlap(n: int, cache: Path) -> dict[str, Any]:
     """Do generated questions copy their paragraph's words more than people's, and does leaving out those that copy
     more than people's do bring the generated set's ranking of retrievers to people's? The limit is the
     ``PEOPLE_OVERLAP`` quantile of people's questions' overlap on IDK-MRC *valid*; the figures are on *test*."""
-    from scipy.stats import kendalltau
 
     valid_file, valid_human = idk_mrc_corpus("valid")
     valid_texts = {
@@ -453,42 +477,9 @@ def overlap(n: int, cache: Path) -> dict[str, Any]:
         "questions": {label: len(rows_) for label, rows_ in sets.items()},
         "figures": figures,
         "kendall_tau": {
-            metric: {
-                label: float(
-                    kendalltau(
-                        [figures[r]["human"][metric]["value"] for r in RETRIEVERS],
-                        [figures[r][label][metric]["value"] for r in RETRIEVERS],
-                    ).statistic
-                )
-                for label in ("generated", "generated_within_limit")
-            }
+            metric: {label: _taus(figures, label)[metric] for label in ("generated", "generated_within_limit")}
             for metric in ("recall@5", "ndcg@5")
         },
-    }
-
-
-def _gap(figures: dict[str, dict[str, dict[str, dict[str, float]]]], label: str) -> float:
-    """How far the ``label`` set's figures are from people's: the sum over the retrievers of |generated − people|
-    of recall@5 and of nDCG@5."""
-    return sum(
-        abs(figures[r][label][metric]["value"] - figures[r]["human"][metric]["value"])
-        for r in RETRIEVERS
-        for metric in ("recall@5", "ndcg@5")
-    )
-
-
-def _taus(figures: dict[str, dict[str, dict[str, dict[str, float]]]], label: str) -> dict[str, float]:
-    """Kendall's τ between people's ranking of the retrievers and the ``label`` set's, per figure."""
-    from scipy.stats import kendalltau
-
-    return {
-        metric: float(
-            kendalltau(
-                [figures[r]["human"][metric]["value"] for r in RETRIEVERS],
-                [figures[r][label][metric]["value"] for r in RETRIEVERS],
-            ).statistic
-        )
-        for metric in ("recall@5", "ndcg@5")
     }
 
 
@@ -788,7 +779,8 @@ def main() -> None:
         "--cache",
         type=Path,
         default=WORK / "idk-mrc-judge.sqlite",
-        help="the packaged judge's verdict cache of the generated sets (a rerun reads it again)",
+        help="the packaged judge's verdict cache of the test set written with the packaged wording (retrievers, "
+        "overlap, quality, wording) and of unanswerable's (a rerun reads it again)",
     )
     args = parser.parse_args()
     if args.part == "duplicates":
