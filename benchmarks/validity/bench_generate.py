@@ -214,6 +214,33 @@ def idk_mrc_corpus(split: str) -> tuple[Path, list[dict[str, Any]]]:
     return path, human
 
 
+def mtrag_un_corpus() -> tuple[Path, list[dict[str, Any]]]:
+    """MTRAG-UN's reference passages (those of its 507 tasks, each a chunk and its own document) as a chunk file, and
+    people's answerable questions as records with their task's passages as gold (grade 2). A question is the user's
+    turns of its conversation joined, the last one the question: most are follow-ups ("what about the other one?")
+    that name too little alone for any retriever."""
+    tasks = [json.loads(line) for line in MTRAG_UN.read_text(encoding="utf-8").splitlines()]
+    passages = {c["document_id"]: c["text"].strip() for task in tasks for c in task["contexts"]}
+    WORK.mkdir(parents=True, exist_ok=True)
+    path = WORK / "mtrag-un-chunks.jsonl"
+    rows = [{"id": pid, "doc_id": pid, "text": text} for pid, text in sorted(passages.items())]
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    human = [
+        {
+            "id": task["task_id"],
+            "question": " ".join(turn["text"].strip() for turn in task["input"] if turn["speaker"] == "user"),
+            "qrels": {c["document_id"]: 2 for c in task["contexts"]},
+        }
+        for task in tasks
+        if task["answerability"] == ["ANSWERABLE"]
+    ]
+    return path, human
+
+
+#: The corpora of ``retrievers``: each one's chunk file and people's answerable questions with their gold.
+CORPORA = {"idk-mrc": lambda: idk_mrc_corpus("test"), "mtrag-un": mtrag_un_corpus}
+
+
 class Ranker:
     """The top 5 chunks of the corpus for a question, by one retriever."""
 
@@ -353,10 +380,10 @@ def generated_set(
     return rows, run
 
 
-def retrievers(n: int, cache: Path) -> dict[str, Any]:
+def retrievers(n: int, cache: Path, corpus: str = "idk-mrc") -> dict[str, Any]:
     from scipy.stats import kendalltau
 
-    chunk_file, human = idk_mrc_corpus("test")
+    chunk_file, human = CORPORA[corpus]()
     chunks = [json.loads(line) for line in chunk_file.read_text(encoding="utf-8").splitlines()]
     generated, run = generated_set(chunk_file, n, cache)
     figures = {
@@ -383,7 +410,9 @@ def retrievers(n: int, cache: Path) -> dict[str, Any]:
             "generated_inside_human_interval": inside,
         }
     return {
-        "corpus": f"IDK-MRC test, {len(chunks)} paragraphs",
+        "corpus": f"IDK-MRC test, {len(chunks)} paragraphs"
+        if corpus == "idk-mrc"
+        else f"MTRAG-UN's reference passages, {len(chunks)}",
         "human_questions": len(human),
         "generated_questions": len(generated),
         "generator": run,
@@ -776,17 +805,22 @@ def main() -> None:
     )
     parser.add_argument("--sheet", type=Path, default=QUALITY_SHEET, help="quality: the annotators' sheet")
     parser.add_argument(
+        "--corpus", choices=sorted(CORPORA), default="idk-mrc", help="retrievers: the corpus and people's questions"
+    )
+    parser.add_argument(
         "--cache",
         type=Path,
-        default=WORK / "idk-mrc-judge.sqlite",
         help="the packaged judge's verdict cache of the test set written with the packaged wording (retrievers, "
-        "overlap, quality, wording) and of unanswerable's (a rerun reads it again)",
+        "overlap, quality, wording) and of unanswerable's (a rerun reads it again); default: "
+        f"{WORK}/CORPUS-judge.sqlite",
     )
     args = parser.parse_args()
+    corpus = args.corpus if args.part == "retrievers" else "idk-mrc"
+    args.cache = args.cache or WORK / f"{corpus}-judge.sqlite"
     if args.part == "duplicates":
         out, name = duplicates(), "generate-duplicates"
     elif args.part == "retrievers":
-        out, name = retrievers(args.n or 100, args.cache), "generate-retrievers-idk-mrc"
+        out, name = retrievers(args.n or 100, args.cache, corpus), f"generate-retrievers-{corpus}"
     elif args.part == "overlap":
         out, name = overlap(args.n or 100, args.cache), "generate-overlap-idk-mrc"
     elif args.part == "wording":
