@@ -31,6 +31,14 @@ verdict cache) and, for a run that called the judge for everything, kept items a
 
 Results: ``benchmarks/results/generate-retrievers-idk-mrc.json``.
 
+``--corpus mtrag-un``: the same in English, on MTRAG-UN (:func:`mtrag_un_corpus`): the 1,152 reference passages of
+its 507 tasks are the corpus, people's 285 answerable questions (each with its conversation's earlier user turns)
+have their task's passages as gold, and the generated set is written from the passages.
+
+    python -m benchmarks.validity.bench_generate retrievers --corpus mtrag-un --n 60
+
+Results: ``benchmarks/results/generate-retrievers-mtrag-un.json``.
+
 ``overlap``: do generated questions reuse their paragraph's words more than people's, and does leaving out those
 that reuse more than people's do (a question's word overlap above the ``PEOPLE_OVERLAP`` quantile of people's
 questions on IDK-MRC *valid*, fixed before the test figures were seen) bring the generated set's ranking of the
