@@ -24,8 +24,11 @@ stemming or stopwords: none are packaged for Indonesian), the multilingual embed
 English model, weaker here) and the hashing embedder (word counts, the weak one). Each set's ``recall@5`` and
 ``ndcg@5`` (ideal: the judged pool, as trec_eval) per retriever, with intervals (``ragmeter.evaluate``), Kendall's τ
 between the two sets' rankings of the retrievers, and whether each generated figure falls in the human one's
-interval. Also: what the generator asked, kept and dropped (and why), its judge tokens per kept item (from the
-verdict cache) and, for a run that called the judge for everything, kept items a minute.
+interval; and pair by pair, each pair of retrievers compared on each set (``ragmeter.compare``: the mean paired
+difference with its interval), counting the pairs people's questions tell apart that the generated set tells apart
+the same way, leaves undecided or reverses. Also: what the generator asked, kept and dropped (and why), its judge
+tokens per kept item (from the verdict cache) and kept items a minute, measured by the run that called the judge for
+everything and kept beside the set for the reruns that read its verdicts from the cache.
 
     python -m benchmarks.validity.bench_generate retrievers --n 100
 
@@ -274,8 +277,11 @@ class Ranker:
         return [[self.chunks[int(i)] for i in row] for row in order]
 
 
-def scored(rows: list[dict[str, Any]], ranker: Ranker) -> dict[str, dict[str, float]]:
-    """Each set's recall@5 and ndcg@5 (pool ideal) by one retriever, with their intervals."""
+FIGURES = ("recall@5", "ndcg@5")
+
+
+def evaluated(rows: list[dict[str, Any]], ranker: Ranker) -> Any:
+    """A set's ``ragmeter.evaluate`` result of recall@5 and ndcg@5 (pool ideal) by one retriever."""
     from ragmeter import Settings, evaluate
 
     tops = ranker.top([row["question"] for row in rows])
@@ -289,9 +295,11 @@ def scored(rows: list[dict[str, Any]], ranker: Ranker) -> dict[str, dict[str, fl
         }
         for row, top in zip(rows, tops, strict=True)
     ]
-    result = evaluate(
-        records, metrics=["recall@5", "ndcg@5"], progress=False, settings=Settings(ndcg_ideal="pool", seed=0)
-    )
+    return evaluate(records, metrics=list(FIGURES), progress=False, settings=Settings(ndcg_ideal="pool", seed=0))
+
+
+def figures_of(result: Any) -> dict[str, dict[str, float]]:
+    """Each figure of an :func:`evaluated` result with its interval."""
     return {
         name: {
             "value": result.summary(name).value,
@@ -299,8 +307,51 @@ def scored(rows: list[dict[str, Any]], ranker: Ranker) -> dict[str, dict[str, fl
             "ci_high": result.summary(name).ci_high,
             "n": result.summary(name).n,
         }
-        for name in ("recall@5", "ndcg@5")
+        for name in FIGURES
     }
+
+
+def scored(rows: list[dict[str, Any]], ranker: Ranker) -> dict[str, dict[str, float]]:
+    """Each set's recall@5 and ndcg@5 (pool ideal) by one retriever, with their intervals."""
+    return figures_of(evaluated(rows, ranker))
+
+
+def pairwise(results: dict[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
+    """Every pair of retrievers on one set, paired over its questions (``ragmeter.compare``): per figure, the mean
+    difference (second − first) with its 95 % interval and the sign-flip test's p."""
+    from ragmeter import compare
+
+    out = {}
+    for first, second in itertools.combinations(RETRIEVERS, 2):
+        (comparison,) = compare(results[first], results[second], names=[first, second])
+        out[f"{second} - {first}"] = {
+            row.metric: {"difference": row.difference, "ci_low": row.ci_low, "ci_high": row.ci_high, "p": row.p_value}
+            for row in comparison.overall
+        }
+    return out
+
+
+def _sign(row: dict[str, float]) -> int:
+    """+1 or −1 where a paired difference's interval lies above or below 0, else 0."""
+    return 1 if row["ci_low"] > 0 else -1 if row["ci_high"] < 0 else 0
+
+
+def pair_agreement(human: dict[str, Any], generated: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Per figure, over the pairs of retrievers: those people's questions tell apart (interval off 0), and of them
+    those the generated set tells apart the same way, leaves undecided, or reverses; and the pairs people's questions
+    leave undecided that the generated set tells apart."""
+    out = {}
+    for metric in FIGURES:
+        signs = [(_sign(human[pair][metric]), _sign(generated[pair][metric])) for pair in human]
+        out[metric] = {
+            "pairs": len(signs),
+            "people_tell_apart": sum(h != 0 for h, _ in signs),
+            "generated_same": sum(h != 0 and g == h for h, g in signs),
+            "generated_undecided": sum(h != 0 and g == 0 for h, g in signs),
+            "generated_reversed": sum(h != 0 and g == -h for h, g in signs),
+            "generated_only": sum(h == 0 and g != 0 for h, g in signs),
+        }
+    return out
 
 
 #: The writing prompt's wordings of the prompt round (``wording``): ``packaged``, the instructions as shipped, and
@@ -347,6 +398,16 @@ def generated_records(chunks: Path, n: int, cache: Path, wording: str = "package
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def _kept_per_minute(output: Path, measured: float | None) -> float | None:
+    """Kept items a minute of the run that wrote ``output`` calling the judge for everything: ``measured`` by this
+    run, kept beside the set (``….speed.json``), or read from there when this run read verdicts from the cache."""
+    speed = output.with_suffix(".speed.json")
+    if measured is not None:
+        speed.write_text(json.dumps({"kept_per_minute": measured}), encoding="utf-8")
+        return measured
+    return json.loads(speed.read_text(encoding="utf-8"))["kept_per_minute"] if speed.exists() else None
+
+
 def generated_set(
     chunks: Path, n: int, cache: Path, wording: str = "packaged"
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -382,7 +443,7 @@ def generated_set(
         "why_short": report.why_short,
         "signature": report.signature,
         "judge_tokens_per_kept_item": tokens / kept if kept else None,
-        "kept_per_minute": kept / minutes if fresh and kept else None,
+        "kept_per_minute": _kept_per_minute(output, kept / minutes if fresh and kept else None),
     }
     rows = [{"id": r.id, "question": r.question, "qrels": dict(r.qrels or {})} for r in done.records]
     return rows, run
@@ -394,13 +455,15 @@ def retrievers(n: int, cache: Path, corpus: str = "idk-mrc") -> dict[str, Any]:
     chunk_file, human = CORPORA[corpus]()
     chunks = [json.loads(line) for line in chunk_file.read_text(encoding="utf-8").splitlines()]
     generated, run = generated_set(chunk_file, n, cache)
-    figures = {
-        name: {"human": scored(human, ranker), "generated": scored(generated, ranker)}
+    results = {
+        name: {"human": evaluated(human, ranker), "generated": evaluated(generated, ranker)}
         for name in RETRIEVERS
         for ranker in [Ranker(name, chunks)]
     }
+    figures = {name: {label: figures_of(r) for label, r in by_set.items()} for name, by_set in results.items()}
+    pairs = {label: pairwise({name: results[name][label] for name in RETRIEVERS}) for label in ("human", "generated")}
     agreement = {}
-    for metric in ("recall@5", "ndcg@5"):
+    for metric in FIGURES:
         people = [figures[name]["human"][metric]["value"] for name in RETRIEVERS]
         written = [figures[name]["generated"][metric]["value"] for name in RETRIEVERS]
         tau = kendalltau(people, written)
@@ -426,6 +489,8 @@ def retrievers(n: int, cache: Path, corpus: str = "idk-mrc") -> dict[str, Any]:
         "generator": run,
         "figures": figures,
         "agreement": agreement,
+        "pairs": pairs,
+        "pair_agreement": pair_agreement(pairs["human"], pairs["generated"]),
     }
 
 
@@ -455,7 +520,7 @@ def _gap(figures: dict[str, dict[str, dict[str, dict[str, float]]]], label: str)
     return sum(
         abs(figures[r][label][metric]["value"] - figures[r]["human"][metric]["value"])
         for r in RETRIEVERS
-        for metric in ("recall@5", "ndcg@5")
+        for metric in FIGURES
     )
 
 
@@ -470,7 +535,7 @@ def _taus(figures: dict[str, dict[str, dict[str, dict[str, float]]]], label: str
                 [figures[r][label][metric]["value"] for r in RETRIEVERS],
             ).statistic
         )
-        for metric in ("recall@5", "ndcg@5")
+        for metric in FIGURES
     }
 
 
@@ -515,7 +580,7 @@ def overlap(n: int, cache: Path) -> dict[str, Any]:
         "figures": figures,
         "kendall_tau": {
             metric: {label: _taus(figures, label)[metric] for label in ("generated", "generated_within_limit")}
-            for metric in ("recall@5", "ndcg@5")
+            for metric in FIGURES
         },
     }
 
