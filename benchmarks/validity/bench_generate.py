@@ -354,6 +354,32 @@ def pair_agreement(human: dict[str, Any], generated: dict[str, Any]) -> dict[str
     return out
 
 
+def _gap(figures: dict[str, dict[str, dict[str, dict[str, float]]]], label: str) -> float:
+    """How far the ``label`` set's figures are from people's: the sum over the retrievers of |generated − people|
+    of recall@5 and of nDCG@5."""
+    return sum(
+        abs(figures[r][label][metric]["value"] - figures[r]["human"][metric]["value"])
+        for r in RETRIEVERS
+        for metric in FIGURES
+    )
+
+
+def _kendall(figures: dict[str, dict[str, dict[str, dict[str, float]]]], label: str, metric: str) -> Any:
+    """Kendall's τ (scipy's result: statistic and p) between people's ranking of the retrievers by ``metric`` and the
+    ``label`` set's."""
+    from scipy.stats import kendalltau
+
+    return kendalltau(
+        [figures[r]["human"][metric]["value"] for r in RETRIEVERS],
+        [figures[r][label][metric]["value"] for r in RETRIEVERS],
+    )
+
+
+def _taus(figures: dict[str, dict[str, dict[str, dict[str, float]]]], label: str) -> dict[str, float]:
+    """Kendall's τ between people's ranking of the retrievers and the ``label`` set's, per figure."""
+    return {metric: float(_kendall(figures, label, metric).statistic) for metric in FIGURES}
+
+
 #: The writing prompt's wordings of the prompt round (``wording``): ``packaged``, the instructions as shipped, and
 #: ``own_words``, which adds one rule asking for the question in the words a user would use rather than the chunk's.
 WORDINGS = ("packaged", "own_words")
@@ -450,8 +476,6 @@ def generated_set(
 
 
 def retrievers(n: int, cache: Path, corpus: str = "idk-mrc") -> dict[str, Any]:
-    from scipy.stats import kendalltau
-
     chunk_file, human = CORPORA[corpus]()
     chunks = [json.loads(line) for line in chunk_file.read_text(encoding="utf-8").splitlines()]
     generated, run = generated_set(chunk_file, n, cache)
@@ -464,9 +488,7 @@ def retrievers(n: int, cache: Path, corpus: str = "idk-mrc") -> dict[str, Any]:
     pairs = {label: pairwise({name: results[name][label] for name in RETRIEVERS}) for label in ("human", "generated")}
     agreement = {}
     for metric in FIGURES:
-        people = [figures[name]["human"][metric]["value"] for name in RETRIEVERS]
-        written = [figures[name]["generated"][metric]["value"] for name in RETRIEVERS]
-        tau = kendalltau(people, written)
+        tau = _kendall(figures, "generated", metric)
         inside = {
             name: figures[name]["human"][metric]["ci_low"]
             <= figures[name]["generated"][metric]["value"]
@@ -512,31 +534,6 @@ def _overlaps(rows: list[dict[str, Any]], texts: dict[str, str]) -> list[float |
         word_overlap(row["question"], texts[max(row["qrels"], key=row["qrels"].get)]) if row["qrels"] else None
         for row in rows
     ]
-
-
-def _gap(figures: dict[str, dict[str, dict[str, dict[str, float]]]], label: str) -> float:
-    """How far the ``label`` set's figures are from people's: the sum over the retrievers of |generated − people|
-    of recall@5 and of nDCG@5."""
-    return sum(
-        abs(figures[r][label][metric]["value"] - figures[r]["human"][metric]["value"])
-        for r in RETRIEVERS
-        for metric in FIGURES
-    )
-
-
-def _taus(figures: dict[str, dict[str, dict[str, dict[str, float]]]], label: str) -> dict[str, float]:
-    """Kendall's τ between people's ranking of the retrievers and the ``label`` set's, per figure."""
-    from scipy.stats import kendalltau
-
-    return {
-        metric: float(
-            kendalltau(
-                [figures[r]["human"][metric]["value"] for r in RETRIEVERS],
-                [figures[r][label][metric]["value"] for r in RETRIEVERS],
-            ).statistic
-        )
-        for metric in FIGURES
-    }
 
 
 def overlap(n: int, cache: Path) -> dict[str, Any]:
@@ -585,14 +582,16 @@ def overlap(n: int, cache: Path) -> dict[str, Any]:
     }
 
 
-def _round_split(split: str, sets: dict[str, tuple[int, Path]]) -> dict[str, Any]:
-    """One split of the prompt round: each wording's set (``sets``: wording → (n, its verdict cache)) and people's
-    answerable questions scored by the four retrievers, each set's gap and τ, and the questions' word overlap."""
+def _round_split(split: str, sets: dict[str, tuple[int, Path | None]]) -> dict[str, Any]:
+    """One split of the prompt round: each wording's set (``sets``: wording → (n, its verdict cache; ``None``: a
+    cache of its own beside the set)) and people's answerable questions scored by the four retrievers, each set's gap
+    and τ, and the questions' word overlap."""
     chunk_file, human = idk_mrc_corpus(split)
     chunks = [json.loads(line) for line in chunk_file.read_text(encoding="utf-8").splitlines()]
     texts = {chunk["id"]: chunk["text"] for chunk in chunks}
     generated, runs = {}, {}
     for wording, (n, set_cache) in sets.items():
+        set_cache = set_cache or generated_path(chunk_file, n, wording).with_suffix(".judge.sqlite")
         generated[wording], runs[wording] = generated_set(chunk_file, n, set_cache, wording)
     rankers = [Ranker(name, chunks) for name in RETRIEVERS]
     figures = {
@@ -617,15 +616,11 @@ def wording(n: int, cache: Path) -> dict[str, Any]:
     """The question-wording prompt round: each of :data:`WORDINGS` writes ``n`` questions from IDK-MRC *valid*; the
     one whose figures are nearest people's (:func:`_gap`; the packaged wording on a tie) is chosen, and reported on
     *test* beside the packaged wording's ``retrievers`` set (``--cache``)."""
-    valid_file, _ = idk_mrc_corpus("valid")
-    valid = _round_split(
-        "valid", {w: (n, generated_path(valid_file, n, w).with_suffix(".judge.sqlite")) for w in WORDINGS}
-    )
+    valid = _round_split("valid", dict.fromkeys(WORDINGS, (n, None)))
     chosen = min(WORDINGS, key=lambda w: valid["gap"][w])
-    test_file, _ = idk_mrc_corpus("test")
-    test_sets = {"packaged": (100, cache)}
+    test_sets: dict[str, tuple[int, Path | None]] = {"packaged": (100, cache)}
     if chosen != "packaged":
-        test_sets[chosen] = (100, generated_path(test_file, 100, chosen).with_suffix(".judge.sqlite"))
+        test_sets[chosen] = (100, None)
     return {
         "wordings": {"packaged": "the writing prompt as shipped", "own_words": OWN_WORDS_RULE},
         "rule": "chosen on valid: the smallest sum over the four retrievers of |generated − people| of recall@5 and "
