@@ -4,7 +4,9 @@ On the first N answers of MT-RAG's dev split (``--limit``; the shuffled order of
 0), one ``evaluate`` run with the judge computes the claim-level metrics (``ragmeter.metrics.claim_level``) beside
 the signals ragmeter had before them, on the same records and verdicts: ``judge_faithfulness`` (the same claims
 call), ``faithfulness_offline``, token F1, ROUGE-L and MT-RAG's ``Recall``, and the released GPT-4o-mini RL_F
-(``human_eval_expected.jsonl``). Reported, for each signal:
+(``human_eval_expected.jsonl``); and the same nuggets graded by the evidence check instead of the judge (the share
+whose words the answer holds), which tells what the nuggets carry from what the judge's grades add. Reported, for
+each signal:
 
 - Spearman's ρ with the mean human **completeness** and **appropriateness** (and faithfulness), with n (a metric is
   undefined where its parts are: no nugget for a reference that only declines, an abstaining answer's claims)
@@ -21,15 +23,19 @@ call), ``faithfulness_offline``, token F1, ROUGE-L and MT-RAG's ``Recall``, and 
 held by every call, which for the claims call carries the chunks that seed 002's calls need) and with ``calls`` (each
 prompt a call of its own, the layout a remote judge gets, which costs the claim level fewer tokens), reports each as
 above, and chooses the layout with its claim-level metric under the validation protocol (every pair a candidate,
-``shared`` first so that a tie keeps it).
+``shared`` first so that a tie keeps it). ``--compare-nuggets`` does the same for where the nuggets come from
+(``Settings.nugget_source``): the judge's (the source before any data, first) or the reference's own sentences
+(each a vital nugget, no nuggets call), the answers graded on each by the same grades prompt. The other runs take
+``--nugget-source`` (ragmeter's default, the reference's sentences, unless given).
 
 Verdicts are cached (``--cache``): an interrupted run goes on where it stopped, and a finished one is read again
 without a call.
 
-    python -m benchmarks.judge.bench_claim_level --limit 156 [--compare-layouts]
-        [--judge openai --judge-model M --judge-base-url URL]
+    python -m benchmarks.judge.bench_claim_level --limit 156 [--compare-layouts | --compare-nuggets]
+        [--nugget-source judge] [--judge openai --judge-model M --judge-base-url URL]
 
-Result: ``benchmarks/results/claim_level-mtrag-dev-<judge kind>.json`` (``…-layouts.json`` for the comparison).
+Result: ``benchmarks/results/claim_level-mtrag-dev-<judge kind>.json`` (``…-layouts.json``, ``…-nuggets.json`` for the
+comparisons; ``-judge_nuggets`` added to a run's name with ``--nugget-source judge``).
 """
 
 from __future__ import annotations
@@ -54,7 +60,13 @@ from benchmarks._common import (
     write_result,
 )
 from ragmeter import EvalResult, Settings, evaluate
+from ragmeter.core.records import Record
+from ragmeter.core.settings import NuggetSource
+from ragmeter.engine.context import RunContext
 from ragmeter.judges import JudgeConfig, open_judge
+from ragmeter.judges.checks.evidence import supports
+from ragmeter.judges.engine import Judge
+from ragmeter.metrics.claim_level import item_nuggets
 
 #: The claim-level candidates for the completeness signal, the setting before any data first.
 CANDIDATES = ("nugget_recall", "nugget_recall_strict", "claim_recall", "claim_f1")
@@ -62,7 +74,14 @@ CLAIM_LEVEL = (*CANDIDATES, "nugget_recall_vital", "nugget_recall_vital_strict",
 #: What ragmeter had before the claim-level metrics, computed in the same run.
 OLDER = ("judge_faithfulness", "faithfulness_offline", "token_f1", "rouge_l", "Recall")
 RELEASED_RL_F = "released RL_F (GPT-4o-mini)"
+#: Reported beside the candidates, never chosen: the nuggets graded by the evidence check instead of the judge.
+LEXICAL = "nugget_recall, lexical grade"
 DIMENSIONS = ("completeness", "appropriateness", "faithfulness")
+#: The local judge's layouts compared by ``--compare-layouts``, its default first: a tie keeps it.
+LAYOUTS = ("shared", "calls")
+#: Where the nuggets come from, compared by ``--compare-nuggets`` (``Settings.nugget_source``), the judge's first:
+#: the source before any data, so that a tie keeps it.
+NUGGET_SOURCES = (NuggetSource.JUDGE, NuggetSource.SENTENCES)
 
 
 def _rho(x: np.ndarray, y: np.ndarray, clusters: list[str]) -> dict[str, Any]:
@@ -85,25 +104,43 @@ class Run:
     wall_s: float
 
 
-def _scores(records: list[Any], config: JudgeConfig, expected: dict[Any, Any]) -> tuple[Run, dict[str, np.ndarray]]:
-    """One ``evaluate`` run of the claim-level metrics and the older signals, with the judge of ``config``, and
-    every signal's value per answer (the released RL_F with them)."""
+def _scores(
+    records: list[Any], config: JudgeConfig, source: NuggetSource, expected: dict[Any, Any]
+) -> tuple[Run, dict[str, np.ndarray]]:
+    """One ``evaluate`` run of the claim-level metrics and the older signals, with the judge of ``config`` and the
+    nuggets of ``source``, and every signal's value per answer (the released RL_F with them)."""
     judge = open_judge(config)
+    settings = Settings(n_resamples=100, nugget_source=source)
     started = time.perf_counter()
     try:
         result = evaluate(
-            records,
-            metrics=[*CLAIM_LEVEL, *OLDER],
-            judge=judge,
-            progress=sys.stderr.isatty(),
-            settings=Settings(n_resamples=100),
+            records, metrics=[*CLAIM_LEVEL, *OLDER], judge=judge, progress=sys.stderr.isatty(), settings=settings
         )
+        lexical = _lexical_recall(records, settings, judge)
     finally:
         judge.close()
     run = Run(result, judge.description, time.perf_counter() - started)
     scores = {m: np.asarray(result.scores[m], dtype=float) for m in (*CLAIM_LEVEL, *OLDER)}
+    scores[LEXICAL] = lexical
     scores[RELEASED_RL_F] = np.array([float(expected[(r.id, str(r.model_id))]["rl_f"]) for r in records])
     return run, scores
+
+
+def _lexical_recall(records: list[Record], settings: Settings, judge: Judge) -> np.ndarray:
+    """Per answer, the share of the nuggets the run graded (``item_nuggets``; the judge's read from the cache the
+    run filled) whose words the evidence check finds in the answer
+    (:func:`~ragmeter.judges.checks.evidence.supports`): nugget recall without the grades call, which tells the
+    nuggets apart from the judge's grading of them. NaN where the record has no nugget."""
+    run = RunContext(settings, judge=judge)
+    values = []
+    for record in records:
+        found = item_nuggets(record, run)
+        language = run.language(record)
+        stated = (
+            [supports([record.answer], n.text, language=language) for n in found] if isinstance(found, tuple) else []
+        )
+        values.append(np.mean(stated) if stated else np.nan)
+    return np.array(values)
 
 
 def _report(
@@ -189,13 +226,13 @@ def _print_protocol(protocol: dict[str, Any]) -> None:
         print(f"held out ({dim}): cross-collection {cross['mean']} ({chosen}); LOCO {loco['value']}")
 
 
-def _layout_choice(
+def _variant_choice(
     scores: dict[str, dict[str, np.ndarray]], records: list[Any], human: dict[str, np.ndarray]
 ) -> dict[str, Any]:
-    """Which layout (with which claim-level metric) a claim-level run should use, under the validation protocol:
-    every (layout, candidate) pair, the local judge's default layout first so that a tie keeps it, on the answers
-    where every candidate of every layout is defined."""
-    pairs = [f"{layout}/{m}" for layout in scores for m in CANDIDATES]
+    """Which variant (a layout, a nugget source) with which claim-level metric a claim-level run should use, under
+    the validation protocol: every (variant, candidate) pair, the shipped variant first so that a tie keeps it, on
+    the answers where every candidate of every variant is defined."""
+    pairs = [f"{variant}/{m}" for variant in scores for m in CANDIDATES]
     common = np.all([~np.isnan(scores[p.split("/")[0]][p.split("/")[1]]) for p in pairs], axis=0)
     conversations = [str(r.conversation_id) for r, k in zip(records, common, strict=True) if k]
     collections = [_folds.collection_of(r) for r, k in zip(records, common, strict=True) if k]
@@ -218,10 +255,22 @@ def _layout_choice(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, help="the first N answers of the shuffled dev split (all: 156)")
-    parser.add_argument(
+    compared = parser.add_mutually_exclusive_group()
+    compared.add_argument(
         "--compare-layouts",
         action="store_true",
         help="score under the shared and the calls layout and choose between them under the validation protocol",
+    )
+    compared.add_argument(
+        "--compare-nuggets",
+        action="store_true",
+        help="score on the judge's nuggets and on the reference's sentences and choose under the validation protocol",
+    )
+    parser.add_argument(
+        "--nugget-source",
+        choices=tuple(NuggetSource),
+        default=Settings.nugget_source,
+        help="where the nuggets come from (ragmeter run's option; --compare-nuggets scores both)",
     )
     add_judge_arguments(parser)
     parser.set_defaults(cache=Path.home() / ".cache" / "ragmeter" / "claim_level.sqlite")
@@ -231,24 +280,31 @@ def main() -> None:
     ratings, expected = mtrag_rows("human_eval_ratings_dev.jsonl"), mtrag_rows("human_eval_expected.jsonl")
     human = {dim: np.array([human_means(ratings[(r.id, str(r.model_id))][dim]) for r in records]) for dim in DIMENSIONS}
     config = judge_config(args)
-    if not args.compare_layouts:
-        out = _report(*_scores(records, config, expected), records, human)
+    source = NuggetSource(args.nugget_source)
+    base = f"claim_level-mtrag-dev-{args.judge}"
+    other_source = "" if source is Settings.nugget_source else f"-{source}_nuggets"
+    if args.compare_layouts:
+        kind, variants = "layouts", {layout: (replace(config, layout=layout), source) for layout in LAYOUTS}
+    elif args.compare_nuggets:
+        kind, variants = "nuggets", {str(each): (config, each) for each in NUGGET_SOURCES}
+    else:
+        out = _report(*_scores(records, config, source, expected), records, human)
         _print(out)
-        print(f"written: {write_result(f'claim_level-mtrag-dev-{args.judge}', out)}")
+        print(f"written: {write_result(base + other_source, out)}")
         return
-    layouts = ("shared", "calls")  # the local judge's default first: a tie keeps it
     runs, scores = {}, {}
-    for layout in layouts:
-        runs[layout], scores[layout] = _scores(records, replace(config, layout=layout), expected)
+    for name, (variant_config, variant_source) in variants.items():
+        runs[name], scores[name] = _scores(records, variant_config, variant_source, expected)
     out = {
-        "layouts": {layout: _report(runs[layout], scores[layout], records, human) for layout in layouts},
-        **_layout_choice(scores, records, human),
+        kind: {name: _report(runs[name], scores[name], records, human) for name in variants},
+        **_variant_choice(scores, records, human),
     }
-    for report in out["layouts"].values():
+    for report in out[kind].values():
         _print(report)
-    print("the layout and metric chosen:")
+    print(f"the {kind[:-1]} and metric chosen:")
     _print_protocol(out["protocol"])
-    print(f"written: {write_result(f'claim_level-mtrag-dev-{args.judge}-layouts', out)}")
+    name = f"{base}-{kind}" + (other_source if kind == "layouts" else "")
+    print(f"written: {write_result(name, out)}")
 
 
 if __name__ == "__main__":

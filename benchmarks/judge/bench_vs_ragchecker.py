@@ -4,8 +4,9 @@ Issue 47's cost goal: at least 5× fewer judge tokens per answer than RAGChecker
 nuggets computed once per question. Both tools compute the same matrix (the answer's claims against the reference
 and the chunks, the reference's claims against the answer and the chunks) and the same eleven metrics (precision,
 recall, F1; claim recall, context precision; context utilisation, the two noise sensitivities, hallucination,
-self-knowledge, faithfulness): RAGChecker with a judge call for every check, ragmeter with three calls an answer
-(the answer's claims, the reference's nuggets — once per question — and the nuggets' grades) and the lexical
+self-knowledge, faithfulness): RAGChecker with a judge call for every check, ragmeter with two calls an answer
+(the answer's claims and the nuggets' grades; a third, once per question, with ``--nugget-source judge``: the
+reference's nuggets written by the judge instead of the reference's sentences, ragmeter's default) and the lexical
 evidence check for the rest.
 
 The answers: ``--questions`` (8; 1 with ``--quick``) questions of MT-RAG's ``human_eval_tasks.jsonl``, each with
@@ -24,7 +25,8 @@ each labelled at the proxy:
   chunks' texts, and it extracts the reference's claims for each answer, as it does when not told otherwise.
 - ``ragmeter-shared``: ``ragmeter.evaluate(metrics=["claim_level"])`` with the local judge as ``--judge local``
   builds it (``LocalBackend`` at the proxy with its saved states, the shared layout, claims ``split``), and one
-  verdict cache for the whole pass (a new, empty file): the second answer to a question reads its nuggets from it.
+  verdict cache for the whole pass (a new, empty file): the second answer to a question reads its nuggets from it
+  (``--nugget-source judge``; the reference's sentences cost no call).
 - ``ragmeter-calls``: the same as a remote judge (``--judge openai``) is asked: plain requests in the calls layout,
   no saved state and no prompt cache (an API bills every prompt token), claims ``split`` as above so that both
   passes make the same calls; a verdict cache of its own.
@@ -48,11 +50,13 @@ it in a virtual environment of its own:
     python3 -m venv /work/ragchecker-venv
     /work/ragchecker-venv/bin/pip install -e '.[local,bench-ragchecker]'
     /work/ragchecker-venv/bin/python -m benchmarks.judge.bench_vs_ragchecker [--questions 8] [--quick]
+        [--nugget-source judge]
 
 Offline: LiteLLM reads its bundled model price map (``LITELLM_LOCAL_MODEL_COST_MAP``), Hugging Face's libraries are
 told to stay offline; RAGChecker's LLM extractor and checker load no model (spaCy's blank English sentencizer
 only). Without the MT-RAG file, xllamacpp or RAGChecker the benchmark says so and exits 0. Results:
-``results/vs_ragchecker.json`` (``vs_ragchecker-quick.json`` with ``--quick``).
+``results/vs_ragchecker.json`` (``vs_ragchecker-quick.json`` with ``--quick``, ``vs_ragchecker-judge_nuggets.json``
+with ``--nugget-source judge``).
 """
 
 from __future__ import annotations
@@ -185,13 +189,17 @@ def verdict_counts(verdicts: Any) -> dict[str, int]:
 # --- ragmeter --------------------------------------------------------------------------------------------------
 
 
-def ragmeter_pass(records: list[Any], proxy: CountingProxy, server: Any, layout: str) -> dict[str, Any]:
+def ragmeter_pass(
+    records: list[Any], proxy: CountingProxy, server: Any, layout: str, nugget_source: str
+) -> dict[str, Any]:
     """ragmeter's claim level on ``records``: as ``--judge local`` asks (``layout`` "shared", the server's saved
-    states) or as ``--judge openai`` asks a remote judge ("calls": plain requests, no state, no prompt cache)."""
+    states) or as ``--judge openai`` asks a remote judge ("calls": plain requests, no state, no prompt cache), the
+    nuggets from ``nugget_source``."""
     import ragmeter
     from ragmeter.judges import JudgeCache
 
     samples = []
+    settings = ragmeter.Settings(nugget_source=nugget_source)
     with tempfile.TemporaryDirectory() as folder:
         judge = judge_at_proxy(server, proxy, layout=layout, cache=JudgeCache(Path(folder) / "verdicts.sqlite"))
         try:
@@ -199,7 +207,7 @@ def ragmeter_pass(records: list[Any], proxy: CountingProxy, server: Any, layout:
                 label = f"ragmeter-{layout}/{record.id}/{record.model_id}"
                 proxy.label = label
                 started = time.perf_counter()
-                result = ragmeter.evaluate([record], metrics=["claim_level"], judge=judge)
+                result = ragmeter.evaluate([record], metrics=["claim_level"], judge=judge, settings=settings)
                 wall = time.perf_counter() - started
                 proxy.label = ""
                 assert result.judging is not None
@@ -336,7 +344,7 @@ def skipped() -> dict[str, Any] | None:
     return None
 
 
-def run(*, quick: bool = False, n_questions: int | None = None) -> dict[str, Any]:
+def run(*, quick: bool = False, n_questions: int | None = None, nugget_source: str = "sentences") -> dict[str, Any]:
     reason = skipped()
     if reason is not None:
         return reason
@@ -350,7 +358,7 @@ def run(*, quick: bool = False, n_questions: int | None = None) -> dict[str, Any
     with counted_local_server() as (server, proxy):
         passes["ragchecker"] = ragchecker_pass(records, proxy, server.model_id)
         for layout in LAYOUTS:
-            passes[f"ragmeter-{layout}"] = ragmeter_pass(records, proxy, server, layout)
+            passes[f"ragmeter-{layout}"] = ragmeter_pass(records, proxy, server, layout, nugget_source)
         unlabelled = [r for r in proxy.records if not r["label"]]
 
     means = {tool: per_answer(p["samples"]) for tool, p in passes.items()}
@@ -373,6 +381,7 @@ def run(*, quick: bool = False, n_questions: int | None = None) -> dict[str, Any
             "version": version("ragchecker"),
             "settings": "RAGChecker defaults (joint_check, 5 claims a call); extractor and checker openai/<model>",
         },
+        "nugget_source": nugget_source,
         "nearest": NEAREST,
         "per_answer": means,
         "ratios": ratio_rows,
@@ -388,11 +397,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--questions", type=int, default=None, help=f"questions (default {FULL_QUESTIONS})")
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_QUESTIONS} question")
+    parser.add_argument(
+        "--nugget-source",
+        choices=("sentences", "judge"),
+        default="sentences",
+        help="ragmeter's nuggets: the reference's sentences (its default) or the judge's",
+    )
     args = parser.parse_args()
-    out = run(quick=args.quick, n_questions=args.questions)
+    out = run(quick=args.quick, n_questions=args.questions, nugget_source=args.nugget_source)
     if "skipped" in out:
         return
-    print(f"written: {write_result(f'{NAME}-quick' if args.quick else NAME, out)}")
+    name = f"{NAME}-quick" if args.quick else NAME
+    print(f"written: {write_result(name if args.nugget_source == 'sentences' else f'{name}-judge_nuggets', out)}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Claim-level metrics on the scripted judge (ragmeter.testing.scripted_judge): every value worked out by hand from
-its rules, the nuggets asked once per question and before the grades that need them, and the quote check."""
+its rules, the nuggets the judge writes asked once per question and before the grades that need them, the
+reference's sentences as nuggets (the default source) with no nuggets call, and the quote check."""
 
 from __future__ import annotations
 
@@ -43,13 +44,15 @@ C = {**A, "id": "C", "answer": "FAKE QUOTE here."}
 # D: nothing to write nuggets from.
 D = {"id": "D", "question": QUESTION, "answer": "At nine.", "contexts": CHUNKS}
 NAMES = [m.name for m in list_metrics("claim_level")]
+#: The judge writes the nuggets (the scripted judge: each sentence of a reference, its first vital).
+JUDGE_WRITES = Settings(n_resamples=200, nugget_source="judge")
 
 
 @pytest.fixture(scope="module")
 def scored():
     backend = ScriptedBackend(reply_to)
     with Judge(backend, claims="verify") as judge:
-        result = evaluate([A, B, C, D], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
+        result = evaluate([A, B, C, D], metrics=["claim_level"], judge=judge, settings=JUDGE_WRITES)
     return result, backend.requests
 
 
@@ -125,17 +128,17 @@ def test_a_dry_run_counts_the_grades_once_the_nuggets_are_cached(tmp_path) -> No
     with Judge(backend, claims="verify", cache=JudgeCache(tmp_path / "verdicts.sqlite")) as judge:
 
         def planned() -> dict[str, tuple[int, int]]:
-            plan = plan_judging([A, C], metrics=["claim_level"], judge=judge)
+            plan = plan_judging([A, C], metrics=["claim_level"], settings=JUDGE_WRITES, judge=judge)
             return {name: (counts["calls"], counts["cached"]) for name, counts in plan.by_prompt.items()}
 
         assert planned() == {"claims": (2, 0), "nuggets": (1, 0)}  # A and C share their nuggets
-        evaluate([A, C], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
+        evaluate([A, C], metrics=["claim_level"], judge=judge, settings=JUDGE_WRITES)
         assert planned() == {"claims": (2, 2), "nuggets": (1, 1), "nugget_grades": (2, 2)}
 
 
 def test_the_dry_run_table_says_which_grades_it_cannot_count_yet() -> None:
     with Judge(ScriptedBackend(reply_to), claims="verify") as judge:
-        plan = plan_judging([A, B, C], metrics=["claim_level"], judge=judge)
+        plan = plan_judging([A, B, C], metrics=["claim_level"], settings=JUDGE_WRITES, judge=judge)
     assert plan.by_prompt["nugget_grades"]["calls"] == 1  # B's: people's nuggets are known
     assert render_plan(plan, "scripted", None).splitlines()[-1] == (
         "Not counted: the nugget_grades calls of the answers to the 1 question(s) whose nuggets are still to be "
@@ -148,8 +151,64 @@ def test_a_failed_claims_call_leaves_the_nugget_scores_and_says_why_for_the_rest
         return "this is not JSON" if request.schema_name == "claims" else reply_to(request)
 
     with Judge(ScriptedBackend(reply), claims="verify", max_attempts=1) as judge:
-        result = evaluate([A], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
+        result = evaluate([A], metrics=["claim_level"], judge=judge, settings=JUDGE_WRITES)
     assert result.scores["nugget_recall"][0] == pytest.approx(1 / 3)  # as in the hand-worked answer
     assert result.scores["context_claim_recall"][0] == pytest.approx(1 / 3)
     assert result.undefined["claim_precision"][0].startswith("judge failed (claims): ")
     assert result.undefined["claim_faithfulness"][0] == result.undefined["claim_precision"][0]
+
+
+# --- the reference's sentences as nuggets (the default source) ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def by_sentences():
+    backend = ScriptedBackend(reply_to)
+    with Judge(backend, claims="verify") as judge:
+        result = evaluate([A, B, D], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
+    return result, backend.requests
+
+
+def test_the_references_sentences_are_vital_nuggets_with_no_nuggets_call(by_sentences) -> None:
+    result, requests = by_sentences
+    # A's nuggets: "The museum opens at 9:00.", "It closes at 17:00.", "Entry is free.", all three vital; graded
+    # support, none, none; the two it misses are in no chunk (chunk 1 has 9:00, chunk 2 parking): the retriever's
+    values = _values(result, 0)
+    assert values["nugget_recall"] == values["nugget_recall_vital"] == values["nugget_recall_vital_strict"] == 1 / 3
+    assert (values["retrieval_failure"], values["generation_failure"]) == (1.0, 0.0)
+    assert values["claim_f1"] == pytest.approx(2 * (1 / 2) * (1 / 3) / (1 / 2 + 1 / 3))
+    assert "nuggets" not in {r.schema_name for r in requests}
+    graded = [r.messages[1][1] for r in requests if r.schema_name == "nugget_grades"]
+    assert sum("It closes at 17:00." in user for user in graded) == 1
+
+
+def test_peoples_nuggets_and_a_record_without_a_reference_are_as_before(by_sentences, scored) -> None:
+    result, _ = by_sentences
+    written, _ = scored
+    assert _values(result, 1) == pytest.approx(_values(written, 1), nan_ok=True)  # B: people's nuggets
+    assert all(result.undefined[name][2] == NO_SOURCE for name in NAMES)  # D: nothing to write them from
+
+
+def test_a_declining_reference_is_a_nugget_a_declining_answer_states_and_citations_are_left_out() -> None:
+    declines = {
+        **A,
+        "id": "E",
+        "answer": "I am sorry: the passages do not say when the museum opens.",
+        "references": ["The passages do not say when the museum opens [CIT:c1]."],
+    }
+    backend = ScriptedBackend(reply_to)
+    with Judge(backend, claims="verify") as judge:
+        result = evaluate([declines], metrics=["nugget_recall"], judge=judge, settings=Settings(n_resamples=200))
+    (graded,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "nugget_grades"]
+    assert "The passages do not say when the museum opens." in graded and "CIT" not in graded
+    assert result.scores["nugget_recall"][0] == 1.0
+
+
+def test_the_nugget_source_is_in_every_claim_level_signature(by_sentences, scored) -> None:
+    (result, _), (written, _) = by_sentences, scored
+    assert {result.signatures[name].settings["nuggets"] for name in NAMES} == {
+        "the record's where given, else the reference's sentences (the judge's without a reference)"
+    }
+    assert {written.signatures[name].settings["nuggets"] for name in NAMES} == {
+        "the record's where given, else the judge's"
+    }

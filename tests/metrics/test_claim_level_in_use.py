@@ -1,8 +1,8 @@
 """Claim-level metrics where a team uses them: two runs from the command line sharing one verdict cache (the
-nuggets written once per question for both), ``compare`` pairing every metric by stage, the gate on
-``nugget_recall_vital``, and Indonesian references. The scripted judge (ragmeter.testing.scripted_judge) behind a
-fake OpenAI endpoint: a reference's first sentence is its vital nugget, a nugget is stated where the answer holds
-its words."""
+nuggets the judge writes, ``--nugget-source judge``, written once per question for both), ``compare`` pairing every
+metric by stage, the gate on ``nugget_recall_vital``, and Indonesian references. The scripted judge
+(ragmeter.testing.scripted_judge) behind a fake OpenAI endpoint: a reference's first sentence is its vital nugget,
+a nugget is stated where the answer holds its words."""
 
 from __future__ import annotations
 
@@ -65,6 +65,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[dic
                         "",
                         "--judge-cache",
                         str(folder / "verdicts.sqlite"),
+                        "--nugget-source",
+                        "judge",
                         "--no-progress",
                         "--format",
                         "json",
@@ -135,7 +137,7 @@ def test_indonesian_nuggets_come_from_the_indonesian_reference_in_an_indonesian_
             [record],
             metrics=["nugget_recall", "nugget_recall_vital", "context_claim_recall"],
             judge=judge,
-            settings=Settings(language="id", n_resamples=100),
+            settings=Settings(language="id", n_resamples=100, nugget_source="judge"),
         )
     nuggets = next(r for r in backend.requests if r.schema_name == "nuggets")
     assert "Perpustakaan tutup pukul 16.00." in nuggets.messages[1][1]
@@ -144,3 +146,21 @@ def test_indonesian_nuggets_come_from_the_indonesian_reference_in_an_indonesian_
     assert result.scores["context_claim_recall"][0] == 0.5  # the chunk states the opening hour only
     assert result.languages == ("id",)
     assert "language:id" in next(s for s in result.summaries if s.metric == "nugget_recall").signature.render()
+
+
+def test_an_indonesian_references_sentences_are_split_as_indonesian() -> None:
+    record = {
+        "id": "id2",
+        "question": "Kapan perpustakaan buka?",
+        "answer": "Perpustakaan buka pukul 08.00.",
+        "references": ["Perpustakaan buka pukul 08.00. Perpustakaan tutup pukul 16.00, kata Bpk. Budi."],
+    }
+    backend = ScriptedBackend(reply_to)
+    with Judge(backend, claims="verify") as judge:
+        result = evaluate(
+            [record], metrics=["nugget_recall_vital"], judge=judge, settings=Settings(language="id", n_resamples=100)
+        )
+    (graded,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "nugget_grades"]
+    # two nuggets, both vital: "Bpk." (Bapak) ends no sentence in Indonesian, nor does the dot of "08.00"
+    assert graded.count("<nugget n=") == 2 and "Perpustakaan tutup pukul 16.00, kata Bpk. Budi." in graded
+    assert result.scores["nugget_recall_vital"][0] == 0.5

@@ -34,6 +34,7 @@ from ragmeter.core.settings import (
     IdkEvalSource,
     NdcgGain,
     NdcgIdeal,
+    NuggetSource,
     Settings,
     SourceLabels,
     parse_tau_sim,
@@ -227,6 +228,13 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
         default=Settings.source_labels,
         help="source_cited/fabricated_source: human labels, derived from [CIT:] markers, or auto "
         "(human where given, else derived; default)",
+    )
+    run.add_argument(
+        "--nugget-source",
+        choices=tuple(NuggetSource),
+        default=Settings.nugget_source,
+        help="the claim-level nuggets of a record without its own: sentences (each sentence of the reference "
+        "answers, vital, no judge call; default) or judge (the judge writes them, vital or okay)",
     )
     statistics_options(run)
     run.add_argument("--no-progress", action="store_true", help="never show a progress bar")

@@ -17,6 +17,7 @@ __all__ = [
     "IdkEvalSource",
     "NdcgGain",
     "NdcgIdeal",
+    "NuggetSource",
     "Settings",
     "SourceLabels",
     "parse_tau_sim",
@@ -60,6 +61,13 @@ class AnswerNormalization(StrEnum):
     EXTENDED = "extended"
 
 
+class NuggetSource(StrEnum):
+    """Where a record's claim-level nuggets come from when it has none of its own."""
+
+    SENTENCES = "sentences"
+    JUDGE = "judge"
+
+
 class SourceLabels(StrEnum):
     """Where ``source_cited`` and ``fabricated_source`` come from."""
 
@@ -76,6 +84,7 @@ _CHOICES: dict[str, type[StrEnum]] = {
     "ndcg_gain": NdcgGain,
     "source_labels": SourceLabels,
     "normalization": AnswerNormalization,
+    "nugget_source": NuggetSource,
 }
 
 
@@ -146,6 +155,7 @@ class Settings:
     ndcg_gain: NdcgGain = NdcgGain.EXPONENTIAL
     source_labels: SourceLabels = SourceLabels.AUTO
     normalization: AnswerNormalization = AnswerNormalization.SQUAD
+    nugget_source: NuggetSource = NuggetSource.SENTENCES
     n_resamples: int = 2000
     ci_method: CiMethod = CiMethod.BCA
     confidence: float = 0.95

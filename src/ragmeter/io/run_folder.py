@@ -94,6 +94,7 @@ def item_settings(settings: Settings) -> dict[str, Any]:
         "rb_llm_unparsed": settings.rb_llm_unparsed,
         "check_evidence": settings.check_evidence,
         "normalization": settings.normalization,
+        "nugget_source": settings.nugget_source,
     }
 
 

@@ -3,9 +3,11 @@ judge.
 
 Per item, at most three kinds of judge call (issue 47):
 
-- the question's **nuggets** (:mod:`ragmeter.judges.nugget_prompts`): written by the judge from the reference
-  answers (or the chunks people judged relevant) once per question, the request holding nothing of the answer;
-  a record's own ``nuggets`` (people's) are used as given, with no call;
+- the question's **nuggets**: a record's own ``nuggets`` (people's) are used as given; else, under
+  ``Settings.nugget_source`` ``sentences`` (the default), each sentence of its reference answers is a vital
+  nugget, with no call; under ``judge``, and where a record has no reference answer, the judge writes them
+  (:mod:`ragmeter.judges.nugget_prompts`) from the references (or the chunks people judged relevant) once per
+  question, the request holding nothing of the answer;
 - the answer **graded** on them, ten nuggets a call, each grade resting on a quote of the answer (a support or
   partial grade whose quote is not words of the answer counts as none, noted);
 - the answer's **claims**, the call seed 002's faithfulness makes (the same verdict serves both).
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.core.records import Nugget, Record
+from ragmeter.core.settings import NuggetSource
 from ragmeter.judges.checks.evidence import VERSION as EVIDENCE_CHECK
 from ragmeter.judges.checks.evidence import supporting_chunks, supports
 from ragmeter.judges.engine import JudgeCall
@@ -50,14 +53,17 @@ from ragmeter.metrics.judged import (
     judge_failure,
     verdict_claims,
 )
+from ragmeter.text.citations import find_citations, strip_citations
 from ragmeter.text.languages import language_signature
+from ragmeter.text.sentences import split_sentences
 
 if TYPE_CHECKING:
     from ragmeter.engine.context import ItemContext, RunContext
 
-__all__ = ["NuggetVerdicts", "item_nuggets", "nugget_verdicts"]
+__all__ = ["NuggetVerdicts", "item_nuggets", "nugget_verdicts", "reference_sentences"]
 
 NO_SOURCE = "record has no reference answer, no chunk judged relevant and no nuggets"
+NO_SENTENCE = "the reference answers have no sentence"
 
 
 @dataclass(frozen=True)
@@ -91,11 +97,30 @@ def _nuggets_call(record: Record) -> JudgeCall | None:
     return None if not sources else JudgeCall(NUGGETS, nuggets_request(record.question, sources))
 
 
+def reference_sentences(record: Record, run: RunContext) -> tuple[Nugget, ...] | Undefined | None:
+    """The nuggets of ``Settings.nugget_source`` ``sentences``: each sentence of ``record``'s reference answers (its
+    citation markers left out; a sentence that recurs, once), each vital, as nothing here tells which matter. A
+    reference that declines gives its decline as a nugget: what a good answer to the question says. ``None`` where
+    the judge writes the nuggets: the source is ``judge``, or there is no reference."""
+    if run.settings.nugget_source is not NuggetSource.SENTENCES or not record.references:
+        return None
+    language = run.language(record)
+    sentences = [
+        strip_citations(sentence) if find_citations(sentence) else sentence
+        for reference in record.references
+        for sentence in split_sentences(reference, language)
+    ]
+    return tuple(Nugget(text, True) for text in dict.fromkeys(sentences) if text) or Undefined(NO_SENTENCE)
+
+
 def item_nuggets(record: Record, run: RunContext, *, wait: bool = True) -> tuple[Nugget, ...] | Undefined | None:
-    """``record``'s nuggets: its own, else the judge's; undefined with the reason where there are none.
-    ``wait=False`` (while calls are planned): ``None`` where the judge's are not known yet."""
+    """``record``'s nuggets: its own, else its references' sentences or the judge's (``Settings.nugget_source``);
+    undefined with the reason where there are none. ``wait=False`` (while calls are planned): ``None`` where the
+    judge's are not known yet."""
     if record.nuggets is not None:
         return record.nuggets
+    if (sentences := reference_sentences(record, run)) is not None:
+        return sentences
     call = _nuggets_call(record)
     if call is None:
         return Undefined(NO_SOURCE)
@@ -125,7 +150,8 @@ def _calls(record: Record, item: ItemContext, run: RunContext) -> list[JudgeCall
     """The calls the item needs now: its nuggets (when the judge writes them) and its answer's claims first,
     the grades once the nuggets are known."""
     calls = [call for call in (_answer_call(record, run),) if call is not None]
-    if record.nuggets is None and (call := _nuggets_call(record)) is not None:
+    judge_writes = record.nuggets is None and reference_sentences(record, run) is None
+    if judge_writes and (call := _nuggets_call(record)) is not None:
         calls.append(call)
     found = item_nuggets(record, run, wait=False)
     if isinstance(found, tuple):
@@ -291,7 +317,11 @@ def _signature(run: RunContext) -> Mapping[str, Any]:
         "evidence_check": EVIDENCE_CHECK if run.settings.check_evidence else "off",
         "idk": run.settings.idk.version,
         "language": language_signature(run.settings.language),
-        "nuggets": "the record's where given, else the judge's",
+        "nuggets": (
+            "the record's where given, else the reference's sentences (the judge's without a reference)"
+            if run.settings.nugget_source is NuggetSource.SENTENCES
+            else "the record's where given, else the judge's"
+        ),
         "partial_credit": "0.5",
     }
 
