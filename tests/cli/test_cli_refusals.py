@@ -546,3 +546,21 @@ def test_an_mtrag_step_with_a_missing_baseline_file_writes_nothing(
         "model, or mtrag-deberta (MT-RAG's values)"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+@pytest.mark.parametrize(
+    ("flag", "allowed"),
+    [
+        ("--ci", "'bca', 'percentile'"),
+        ("--nugget-source", "'sentences', 'judge'"),
+        ("--ndcg-gain", "'exponential', 'linear'"),
+    ],
+)
+def test_an_unknown_choice_is_named_with_the_choices_as_typed(
+    tmp_path: Path, flag: str, allowed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main([*run_args(records_file(tmp_path), tmp_path / "out"), flag, "other"])
+    assert exit_.value.code == 2
+    assert f"argument {flag}: invalid choice: 'other' (choose from {allowed})" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["records.jsonl"]

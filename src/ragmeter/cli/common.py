@@ -7,6 +7,7 @@ import argparse
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -30,6 +31,12 @@ class Command:
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
     after_interrupt: Callable[[argparse.Namespace], str] = lambda args: "nothing was written"
+
+
+def choice_values(choices: type[StrEnum]) -> list[str]:
+    """An option's choices as their plain values, so that argparse names them as a user types them
+    (``'bca', 'percentile'``) in its help and in the error for a choice it does not know."""
+    return [member.value for member in choices]
 
 
 def path_arg(text: str) -> Path:
@@ -56,7 +63,7 @@ def statistics_options(command: argparse.ArgumentParser, *, ci: str | None = Set
     command.add_argument("--n-resamples", type=int, default=Settings.n_resamples, help="bootstrap resamples (2000)")
     if ci is not None:
         command.add_argument(
-            "--ci", dest="ci_method", choices=tuple(CiMethod), default=ci, help=f"bootstrap interval ({ci})"
+            "--ci", dest="ci_method", choices=choice_values(CiMethod), default=ci, help=f"bootstrap interval ({ci})"
         )
     command.add_argument("--confidence", type=float, default=Settings.confidence, help="interval level (0.95)")
     command.add_argument("--seed", type=int, default=Settings.seed, help="bootstrap seed (0)")

@@ -14,6 +14,7 @@ from ragmeter.cli import judge_options
 from ragmeter.cli.common import (
     Command,
     GateReports,
+    choice_values,
     format_options,
     gate_options,
     input_options,
@@ -190,7 +191,7 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--normalize",
         dest="normalization",
-        choices=tuple(AnswerNormalization),
+        choices=choice_values(AnswerNormalization),
         default=Settings.normalization,
         help="EM and token F1's normalisation: squad (the SQuAD v1.1 script's, default) or extended "
         "(also anak-anak = anak anak, Rp25.000 = Rp 25.000)",
@@ -198,21 +199,21 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--idk-patterns", type=path_arg, help="file of IDK regular expressions, one per line")
     run.add_argument(
         "--idk-eval-source",
-        choices=tuple(IdkEvalSource),
+        choices=choice_values(IdkEvalSource),
         default=Settings.idk_eval_source,
         help="IDK verdict for RB_agg_idk: detector (default) or record (labels.idk_eval, "
         "MT-RAG's metrics.idk_eval; the detector where absent)",
     )
     run.add_argument(
         "--ndcg-ideal",
-        choices=tuple(NdcgIdeal),
+        choices=choice_values(NdcgIdeal),
         default=Settings.ndcg_ideal,
         help="NDCG's ideal ranking: retrieved (the retrieved chunks re-sorted, default) or pool "
         "(the query's judged pool: the record's qrels or --qrels, as trec_eval)",
     )
     run.add_argument(
         "--ndcg-gain",
-        choices=tuple(NdcgGain),
+        choices=choice_values(NdcgGain),
         default=Settings.ndcg_gain,
         help="NDCG gain: exponential (2^w-1, seed 003, default) or linear (w, trec_eval's)",
     )
@@ -224,14 +225,14 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--source-labels",
-        choices=tuple(SourceLabels),
+        choices=choice_values(SourceLabels),
         default=Settings.source_labels,
         help="source_cited/fabricated_source: human labels, derived from [CIT:] markers, or auto "
         "(human where given, else derived; default)",
     )
     run.add_argument(
         "--nugget-source",
-        choices=tuple(NuggetSource),
+        choices=choice_values(NuggetSource),
         default=Settings.nugget_source,
         help="the claim-level nuggets of a record without its own: sentences (each sentence of the reference "
         "answers, vital, no judge call; default) or judge (the judge writes them, vital or okay)",
