@@ -58,8 +58,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line, read (``--help`` and a bad option end the process here, having written nothing)."""
+    return _parser().parse_args(argv)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    return run_parsed(parse_arguments(argv))
+
+
+def run_parsed(args: argparse.Namespace) -> int:
+    """The command ``args`` name, run; its errors, Ctrl-C and a closed stdout said in a line with the exit status."""
     command = next(c for c in COMMANDS if c.name == args.command)
     try:
         if hasattr(args, "judge_model") and not args.judge:
