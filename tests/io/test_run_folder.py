@@ -83,7 +83,7 @@ def test_resume_refuses_other_settings_or_input(
     monkeypatch.undo()
     kept = (out / "items.jsonl").read_bytes()
     assert cli.main([*run_args(path, out), "--resume"]) == 2
-    assert "other settings" in capsys.readouterr().err
+    assert "had other settings (tau_sim); rerun it" in capsys.readouterr().err
     path.write_text(path.read_text(encoding="utf-8").replace("question 3?", "question three?"), encoding="utf-8")
     assert cli.main([*run_args(path, out, "--tau-sim", "0.7"), "--resume"]) == 2
     assert "other input_sha256" in capsys.readouterr().err

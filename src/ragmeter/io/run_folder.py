@@ -105,6 +105,14 @@ def files_sha256(files: Sequence[Path]) -> str:
     return hashlib.sha256("".join(f"{f}:{file_sha256(f)}\n" for f in files).encode()).hexdigest()
 
 
+def _named_change(key: str, before: Any, now: Any) -> str:
+    """A manifest key that changed, with the settings that did where it is ``settings`` (a run folder of an older
+    ragmeter lacks a newer setting: it is named too)."""
+    if key != "settings" or not isinstance(before, dict) or not isinstance(now, dict):
+        return key
+    return f"settings ({', '.join(sorted(k for k in before.keys() | now.keys() if before.get(k) != now.get(k)))})"
+
+
 @dataclass(frozen=True)
 class Manifest:
     """What a run is, as ``run.json`` holds it (with the run's status and start time): the input (path as given,
@@ -264,7 +272,11 @@ class RunFolder:
                 f"--resume: {self.path} holds no interrupted run with finished items to go on from: "
                 f"leave --resume out to start the run{reuse}"
             )
-        changed = [key for key in manifest if key not in _LOCATION_KEYS and previous.get(key) != manifest[key]]  # type: ignore[union-attr]
+        changed = [
+            _named_change(key, previous.get(key), manifest[key])  # type: ignore[union-attr]
+            for key in manifest
+            if key not in _LOCATION_KEYS and previous.get(key) != manifest[key]  # type: ignore[union-attr]
+        ]
         if changed:
             raise ConfigError(
                 f"--resume: the interrupted run in {self.path} had other {', '.join(changed)}; "

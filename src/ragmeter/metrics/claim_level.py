@@ -113,14 +113,17 @@ def reference_sentences(record: Record, run: RunContext) -> tuple[Nugget, ...] |
     return tuple(Nugget(text, True) for text in dict.fromkeys(sentences) if text) or Undefined(NO_SENTENCE)
 
 
+def _given_nuggets(record: Record, run: RunContext) -> tuple[Nugget, ...] | Undefined | None:
+    """The nuggets no judge call writes: the record's own, else its references' sentences (``None``: the judge's)."""
+    return record.nuggets if record.nuggets is not None else reference_sentences(record, run)
+
+
 def item_nuggets(record: Record, run: RunContext, *, wait: bool = True) -> tuple[Nugget, ...] | Undefined | None:
     """``record``'s nuggets: its own, else its references' sentences or the judge's (``Settings.nugget_source``);
     undefined with the reason where there are none. ``wait=False`` (while calls are planned): ``None`` where the
     judge's are not known yet."""
-    if record.nuggets is not None:
-        return record.nuggets
-    if (sentences := reference_sentences(record, run)) is not None:
-        return sentences
+    if (given := _given_nuggets(record, run)) is not None:
+        return given
     call = _nuggets_call(record)
     if call is None:
         return Undefined(NO_SOURCE)
@@ -150,10 +153,11 @@ def _calls(record: Record, item: ItemContext, run: RunContext) -> list[JudgeCall
     """The calls the item needs now: its nuggets (when the judge writes them) and its answer's claims first,
     the grades once the nuggets are known."""
     calls = [call for call in (_answer_call(record, run),) if call is not None]
-    judge_writes = record.nuggets is None and reference_sentences(record, run) is None
-    if judge_writes and (call := _nuggets_call(record)) is not None:
-        calls.append(call)
-    found = item_nuggets(record, run, wait=False)
+    found = _given_nuggets(record, run)
+    if found is None:  # the judge writes them
+        if (call := _nuggets_call(record)) is not None:
+            calls.append(call)
+        found = item_nuggets(record, run, wait=False)
     if isinstance(found, tuple):
         calls += _grades_calls(record, found)
     return calls
