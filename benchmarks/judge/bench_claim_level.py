@@ -25,17 +25,21 @@ prompt a call of its own, the layout a remote judge gets, which costs the claim 
 above, and chooses the layout with its claim-level metric under the validation protocol (every pair a candidate,
 ``shared`` first so that a tie keeps it). ``--compare-nuggets`` does the same for where the nuggets come from
 (``Settings.nugget_source``): the judge's (the source before any data, first) or the reference's own sentences
-(each a vital nugget, no nuggets call), the answers graded on each by the same grades prompt. The other runs take
-``--nugget-source`` (ragmeter's default, the reference's sentences, unless given).
+(each a vital nugget, no nuggets call), the answers graded on each by the same grades prompt. ``--compare-orders``
+does the same for the order the nuggets are graded in, against the judge's position bias
+(``bench_nugget_order.py``): the run's grades (one order, the product's; first) against each nugget's grades in
+that order and reversed made one, by the lower of the two grades or by the mean of their credits (the reversed
+grades are one more grades call an answer, read from the cache ``bench_nugget_order.py`` fills or made). The
+other runs take ``--nugget-source`` (ragmeter's default, the reference's sentences, unless given).
 
 Verdicts are cached (``--cache``): an interrupted run goes on where it stopped, and a finished one is read again
 without a call.
 
-    python -m benchmarks.judge.bench_claim_level --limit 156 [--compare-layouts | --compare-nuggets]
+    python -m benchmarks.judge.bench_claim_level --limit 156 [--compare-layouts | --compare-nuggets | --compare-orders]
         [--nugget-source judge] [--judge openai --judge-model M --judge-base-url URL]
 
-Result: ``benchmarks/results/claim_level-mtrag-dev-<judge kind>.json`` (``…-layouts.json``, ``…-nuggets.json`` for the
-comparisons; ``-judge_nuggets`` added to a run's name with ``--nugget-source judge``).
+Result: ``benchmarks/results/claim_level-mtrag-dev-<judge kind>.json`` (``…-layouts.json``, ``…-nuggets.json``,
+``…-orders.json`` for the comparisons; ``-judge_nuggets`` added to a run's name with ``--nugget-source judge``).
 """
 
 from __future__ import annotations
@@ -59,13 +63,15 @@ from benchmarks._common import (
     mtrag_rows,
     write_result,
 )
+from benchmarks.judge.bench_nugget_order import grades
 from ragmeter import EvalResult, Settings, evaluate
-from ragmeter.core.records import Record
+from ragmeter.core.records import Nugget, Record
 from ragmeter.core.settings import NuggetSource
 from ragmeter.engine.context import RunContext
 from ragmeter.judges import JudgeConfig, open_judge
 from ragmeter.judges.checks.evidence import supports
 from ragmeter.judges.engine import Judge
+from ragmeter.judges.nugget_prompts import quoted_grades
 from ragmeter.metrics.claim_level import item_nuggets
 
 #: The claim-level candidates for the completeness signal, the setting before any data first.
@@ -82,6 +88,8 @@ LAYOUTS = ("shared", "calls")
 #: Where the nuggets come from, compared by ``--compare-nuggets`` (``Settings.nugget_source``), the judge's first:
 #: the source before any data, so that a tie keeps it.
 NUGGET_SOURCES = (NuggetSource.JUDGE, NuggetSource.SENTENCES)
+#: How a nugget's grades in the two orders make one, compared by ``--compare-orders``, the product's one order first.
+ORDERS = ("one order", "both orders, lower grade", "both orders, mean credit")
 
 
 def _rho(x: np.ndarray, y: np.ndarray, clusters: list[str]) -> dict[str, Any]:
@@ -141,6 +149,52 @@ def _lexical_recall(records: list[Record], settings: Settings, judge: Judge) -> 
         )
         values.append(np.mean(stated) if stated else np.nan)
     return np.array(values)
+
+
+def _order_grades(record: Record, found: tuple[Nugget, ...], run: RunContext) -> list[tuple[str, str]]:
+    """Each nugget's grades (after the quote check, as a run counts them) with the nuggets in their order and
+    reversed; none where a call failed."""
+    language = run.language(record)
+    forward = grades(run, record, list(found))
+    backward = grades(run, record, list(found[::-1])) if len(found) > 1 else forward
+    if forward is None or backward is None:
+        return []
+    counted = [
+        [grade for grade, _ in quoted_grades(side, record.answer, language=language)] for side in (forward, backward)
+    ]
+    return list(zip(counted[0], counted[1][::-1], strict=True))
+
+
+def _order_scores(
+    records: list[Record], config: JudgeConfig, source: NuggetSource, scores: dict[str, np.ndarray]
+) -> dict[str, dict[str, np.ndarray]]:
+    """The candidates of each of :data:`ORDERS`: ``scores`` (a run's) for one order; for both orders, each nugget's
+    two grades made one — the lower (``none`` < ``partial`` < ``support``), or the mean of their credits (support 1,
+    partial ½; strict: the share of the two that are support) — and ``claim_f1`` from the run's ``claim_precision``."""
+    judge = open_judge(config)
+    try:
+        run = RunContext(Settings(nugget_source=source), judge=judge)
+        pairs = []
+        for record in records:
+            found = item_nuggets(record, run)
+            pairs.append(_order_grades(record, found, run) if isinstance(found, tuple) else [])
+    finally:
+        judge.close()
+
+    def credit(rule: str, strict: bool) -> np.ndarray:
+        weights = {"support": 1.0, "partial": 0.0 if strict else 0.5, "none": 0.0}
+        combine = min if rule == ORDERS[1] else (lambda a, b: (a + b) / 2)
+        return np.array([np.mean([combine(weights[a], weights[b]) for a, b in p]) if p else np.nan for p in pairs])
+
+    out = {ORDERS[0]: {m: scores[m] for m in CANDIDATES}}
+    precision = scores["claim_precision"]
+    for rule in ORDERS[1:]:
+        recall, strict = credit(rule, strict=False), credit(rule, strict=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            f1 = np.where((precision == 0) | (strict == 0), 0.0, 2 * precision * strict / (precision + strict))
+        f1[np.isnan(precision) | np.isnan(strict)] = np.nan
+        out[rule] = {"nugget_recall": recall, "nugget_recall_strict": strict, "claim_recall": strict, "claim_f1": f1}
+    return out
 
 
 def _report(
@@ -266,6 +320,11 @@ def main() -> None:
         action="store_true",
         help="score on the judge's nuggets and on the reference's sentences and choose under the validation protocol",
     )
+    compared.add_argument(
+        "--compare-orders",
+        action="store_true",
+        help="grade the nuggets in one order and in both and choose under the validation protocol",
+    )
     parser.add_argument(
         "--nugget-source",
         choices=tuple(NuggetSource),
@@ -287,6 +346,23 @@ def main() -> None:
         kind, variants = "layouts", {layout: (replace(config, layout=layout), source) for layout in LAYOUTS}
     elif args.compare_nuggets:
         kind, variants = "nuggets", {str(each): (config, each) for each in NUGGET_SOURCES}
+    elif args.compare_orders:
+        run, run_scores = _scores(records, config, source, expected)
+        orders = _order_scores(records, config, source, run_scores)
+        conversations = [str(r.conversation_id) for r in records]
+        out = {
+            ORDERS[0]: _report(run, run_scores, records, human),
+            "orders": {
+                rule: {m: {dim: _rho(x, human[dim], conversations) for dim in DIMENSIONS} for m, x in by_metric.items()}
+                for rule, by_metric in orders.items()
+            },
+            **_variant_choice(orders, records, human),
+        }
+        _print(out[ORDERS[0]])
+        print("the order and metric chosen:")
+        _print_protocol(out["protocol"])
+        print(f"written: {write_result(f'{base}-orders{other_source}', out)}")
+        return
     else:
         out = _report(*_scores(records, config, source, expected), records, human)
         _print(out)
