@@ -204,10 +204,26 @@ def test_a_declining_reference_is_a_nugget_a_declining_answer_states_and_citatio
     assert result.scores["nugget_recall"][0] == 1.0
 
 
+@pytest.mark.parametrize(
+    "reference", ["1. The museum opens at 9:00\n2) Entry is free", "- The museum opens at 9:00\n- Entry is free"]
+)
+def test_a_listed_reference_gives_a_nugget_an_item_without_its_marker(reference: str) -> None:
+    listed = {**A, "id": "L", "references": [reference]}
+    backend = ScriptedBackend(reply_to)
+    with Judge(backend, claims="verify") as judge:
+        result = evaluate([listed], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
+    (graded,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "nugget_grades"]
+    assert graded.count("<nugget n=") == 2 and "1." not in graded and "- " not in graded
+    # "The museum opens at 9:00": stated (support) and in chunk 1, whose words hold no "1"; "Entry is free": neither
+    values = _values(result, 0)
+    assert values["nugget_recall"] == values["context_claim_recall"] == 1 / 2
+    assert (values["retrieval_failure"], values["generation_failure"]) == (1.0, 0.0)
+
+
 def test_the_nugget_source_is_in_every_claim_level_signature(by_sentences, scored) -> None:
     (result, _), (written, _) = by_sentences, scored
     assert {result.signatures[name].settings["nuggets"] for name in NAMES} == {
-        "the record's where given, else the reference's sentences (the judge's without a reference)"
+        "the record's where given, else the reference's sentences and list items (the judge's without a reference)"
     }
     assert {written.signatures[name].settings["nuggets"] for name in NAMES} == {
         "the record's where given, else the judge's"

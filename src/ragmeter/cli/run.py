@@ -234,8 +234,8 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
         "--nugget-source",
         choices=choice_values(NuggetSource),
         default=Settings.nugget_source,
-        help="the claim-level nuggets of a record without its own: sentences (each sentence of the reference "
-        "answers, vital, no judge call; default) or judge (the judge writes them, vital or okay)",
+        help="the claim-level nuggets of a record without its own: sentences (each sentence or list item of the "
+        "reference answers, vital, no judge call; default) or judge (the judge writes them, vital or okay)",
     )
     statistics_options(run)
     run.add_argument("--no-progress", action="store_true", help="never show a progress bar")

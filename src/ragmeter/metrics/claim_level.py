@@ -4,10 +4,10 @@ judge.
 Per item, at most three kinds of judge call (issue 47):
 
 - the question's **nuggets**: a record's own ``nuggets`` (people's) are used as given; else, under
-  ``Settings.nugget_source`` ``sentences`` (the default), each sentence of its reference answers is a vital
-  nugget, with no call; under ``judge``, and where a record has no reference answer, the judge writes them
-  (:mod:`ragmeter.judges.nugget_prompts`) from the references (or the chunks people judged relevant) once per
-  question, the request holding nothing of the answer;
+  ``Settings.nugget_source`` ``sentences`` (the default), each sentence of its reference answers (a list's items
+  apart) is a vital nugget, with no call; under ``judge``, and where a record has no reference answer, the judge
+  writes them (:mod:`ragmeter.judges.nugget_prompts`) from the references (or the chunks people judged relevant)
+  once per question, the request holding nothing of the answer;
 - the answer **graded** on them, ten nuggets a call, each grade resting on a quote of the answer (a support or
   partial grade whose quote is not words of the answer counts as none, noted);
 - the answer's **claims**, the call seed 002's faithfulness makes (the same verdict serves both).
@@ -25,6 +25,7 @@ those leave NaN is undefined here, with the reason.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -64,6 +65,10 @@ __all__ = ["NuggetVerdicts", "item_nuggets", "nugget_verdicts", "reference_sente
 
 NO_SOURCE = "record has no reference answer, no chunk judged relevant and no nuggets"
 NO_SENTENCE = "the reference answers have no sentence"
+#: Where a reference's list begins an item: a line break before a bullet or a number's marker, or a blank line.
+_ITEM_BREAK = re.compile(r"\n[ \t]*\n\s*|\n(?=[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]+)")
+#: A list item's marker (a bullet, ``1.``, ``2)``) at the start of a piece of a reference.
+_ITEM_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])[ \t]+")
 
 
 @dataclass(frozen=True)
@@ -97,18 +102,35 @@ def _nuggets_call(record: Record) -> JudgeCall | None:
     return None if not sources else JudgeCall(NUGGETS, nuggets_request(record.question, sources))
 
 
+def _list_items(reference: str) -> list[str]:
+    """``reference`` cut where a list item or a paragraph begins, each item's marker left out: a list's items are
+    facts apart, though they seldom end with a full stop, and a marker's number is no fact (the evidence check
+    would look for it in the chunks). A line that goes on without a marker is the same sentence going on.
+
+    >>> _list_items("Two steps:\\n1. Open the console\\n2. Click Save")
+    ['Two steps:', 'Open the console', 'Click Save']
+    >>> _list_items("- Apples are red\\n- Bananas are yellow\\n\\nBoth grow in warm places.")
+    ['Apples are red', 'Bananas are yellow', 'Both grow in warm places.']
+    >>> _list_items("The river flows into\\nthe Atlantic. It is 2.5 km wide.")
+    ['The river flows into\\nthe Atlantic. It is 2.5 km wide.']
+    """
+    return [_ITEM_MARKER.sub("", piece).strip() for piece in _ITEM_BREAK.split(reference)]
+
+
 def reference_sentences(record: Record, run: RunContext) -> tuple[Nugget, ...] | Undefined | None:
-    """The nuggets of ``Settings.nugget_source`` ``sentences``: each sentence of ``record``'s reference answers (its
-    citation markers left out; a sentence that recurs, once), each vital, as nothing here tells which matter. A
-    reference that declines gives its decline as a nugget: what a good answer to the question says. ``None`` where
-    the judge writes the nuggets: the source is ``judge``, or there is no reference."""
+    """The nuggets of ``Settings.nugget_source`` ``sentences``: each sentence of ``record``'s reference answers, a
+    list's items apart (:func:`_list_items`; citation markers left out; a sentence that recurs, once), each vital,
+    as nothing here tells which matter. A reference that declines gives its decline as a nugget: what a good answer
+    to the question says. ``None`` where the judge writes the nuggets: the source is ``judge``, or there is no
+    reference."""
     if run.settings.nugget_source is not NuggetSource.SENTENCES or not record.references:
         return None
     language = run.language(record)
     sentences = [
         strip_citations(sentence) if find_citations(sentence) else sentence
         for reference in record.references
-        for sentence in split_sentences(reference, language)
+        for item in _list_items(reference)
+        for sentence in split_sentences(item, language)
     ]
     return tuple(Nugget(text, True) for text in dict.fromkeys(sentences) if text) or Undefined(NO_SENTENCE)
 
@@ -322,7 +344,7 @@ def _signature(run: RunContext) -> Mapping[str, Any]:
         "idk": run.settings.idk.version,
         "language": language_signature(run.settings.language),
         "nuggets": (
-            "the record's where given, else the reference's sentences (the judge's without a reference)"
+            "the record's where given, else the reference's sentences and list items (the judge's without a reference)"
             if run.settings.nugget_source is NuggetSource.SENTENCES
             else "the record's where given, else the judge's"
         ),
