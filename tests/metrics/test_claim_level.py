@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,7 @@ from ragmeter import Settings, evaluate
 from ragmeter.cli.judge_options import render_plan
 from ragmeter.engine.evaluation import plan_judging
 from ragmeter.judges import ChatRequest, Judge, JudgeCache, ScriptedBackend
-from ragmeter.metrics import list_metrics
+from ragmeter.metrics import get_metric, list_metrics
 from ragmeter.metrics.claim_level import NO_SOURCE
 from ragmeter.testing.scripted_judge import reply_to
 
@@ -228,3 +229,23 @@ def test_the_nugget_source_is_in_every_claim_level_signature(by_sentences, score
     assert {written.signatures[name].settings["nuggets"] for name in NAMES} == {
         "the record's where given, else the judge's"
     }
+
+
+# --- what a report says of the family's agreement with people ----------------------------------------------
+
+MEASURED = Path(__file__).parents[2] / "benchmarks" / "results" / "claim_level-mtrag-dev-local.json"
+
+
+@pytest.mark.parametrize("name", ["nugget_recall", "nugget_recall_strict", "claim_recall", "claim_f1"])
+def test_each_agreement_line_states_the_benchmark_s_figures(name: str) -> None:
+    # the line a report prints after the family's section, against the agreement run of the shipped settings
+    measured = json.loads(MEASURED.read_text(encoding="utf-8"))
+    line = get_metric(name).agreement
+    rho = measured["signals"][name]["completeness"]
+    assert f"Spearman {rho['rho']:.2f} [{rho['low']:.2f}, {rho['high']:.2f}] on {measured['records']} MT-RAG" in line
+    assert f"({measured['protocol']['completeness']['cross_collection']['mean']:.2f} cross-collection" in line
+    older = {other: measured["signals"][other]["completeness"]["rho"] for other in ("token_f1", "faithfulness_offline")}
+    assert (
+        f"token F1 reaches {older['token_f1']:.2f} and faithfulness_offline {older['faithfulness_offline']:.2f}" in line
+    )
+    assert "the reference's sentences as nuggets" in line and Settings().nugget_source == "sentences"
