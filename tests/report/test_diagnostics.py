@@ -101,7 +101,7 @@ def test_the_terminal_report_shows_each_stage_once_with_its_interval(result) -> 
     assert "nugget_recall (mean)" in family
     # each measured metric's agreement with people follows its family's section
     assert "\n  nugget_recall follows people's completeness" in family  # the line is wrapped to the terminal:
-    assert f"nugget_recall {get_metric('nugget_recall').agreement}" in " ".join(family.split())
+    assert "".join(f"nugget_recall {get_metric('nugget_recall').agreement}".split()) in "".join(family.split())
     assert "this run does not tell which stage" in text
 
 

@@ -484,9 +484,10 @@ _SPECS: tuple[tuple[str, str, Callable[[Record, ItemContext, RunContext], Outcom
 )
 
 _SAME_ANSWERS = (
-    "on 156 MT-RAG dev answers with the packaged judge and the reference's sentences as nuggets (0.26 "
-    "cross-collection for the claim-level score chosen on the other collections), where token F1 reaches 0.36 and "
-    'faithfulness_offline 0.40 (benchmarks/README.md, "Claim level"): read it with a larger judge'
+    "on 156 MT-RAG dev answers with the packaged judge and the reference's sentences as nuggets, the default (0.26 "
+    "cross-collection for the claim-level score chosen on the other collections; less on the judge's nuggets), where "
+    'token F1 reaches 0.36 and faithfulness_offline 0.40 (benchmarks/README.md, "Claim level"): read it with a '
+    "larger judge"
 )
 #: Measured agreement with people (bench_claim_level.py, results/claim_level-mtrag-dev-local.json), shown after the
 #: family's section of a report.
