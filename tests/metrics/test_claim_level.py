@@ -206,7 +206,12 @@ def test_a_declining_reference_is_a_nugget_a_declining_answer_states_and_citatio
 
 
 @pytest.mark.parametrize(
-    "reference", ["1. The museum opens at 9:00\n2) Entry is free", "- The museum opens at 9:00\n- Entry is free"]
+    "reference",
+    [
+        "1. The museum opens at 9:00\n2) Entry is free",
+        "- The museum opens at 9:00\n- Entry is free",
+        "The museum opens at 9:00\r\n\r\nEntry is free",
+    ],
 )
 def test_a_listed_reference_gives_a_nugget_an_item_without_its_marker(reference: str) -> None:
     listed = {**A, "id": "L", "references": [reference]}

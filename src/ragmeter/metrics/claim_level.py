@@ -65,10 +65,11 @@ __all__ = ["NuggetVerdicts", "item_nuggets", "nugget_verdicts", "reference_sente
 
 NO_SOURCE = "record has no reference answer, no chunk judged relevant and no nuggets"
 NO_SENTENCE = "the reference answers have no sentence"
-#: Where a reference's list begins an item: a line break before a bullet or a number's marker, or a blank line.
-_ITEM_BREAK = re.compile(r"\n[ \t]*\n\s*|\n(?=[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]+)")
+#: Where a reference's list begins an item: a line break before a bullet or a number's marker, or a blank line
+#: (``[^\S\n]``: a space but a line break, so that Windows' ``\r\n`` counts as one).
+_ITEM_BREAK = re.compile(r"\n[^\S\n]*\n\s*|\n(?=[^\S\n]*(?:[-*+•]|\d{1,3}[.)])[^\S\n]+)")
 #: A list item's marker (a bullet, ``1.``, ``2)``) at the start of a piece of a reference.
-_ITEM_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])[ \t]+")
+_ITEM_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])[^\S\n]+")
 
 
 @dataclass(frozen=True)
