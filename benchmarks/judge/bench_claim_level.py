@@ -65,6 +65,7 @@ from benchmarks._common import (
 )
 from benchmarks.judge.bench_nugget_order import grades
 from ragmeter import EvalResult, Settings, evaluate
+from ragmeter.cli.common import choice_values
 from ragmeter.core.records import Nugget, Record
 from ragmeter.core.settings import NuggetSource
 from ragmeter.engine.context import RunContext
@@ -73,6 +74,7 @@ from ragmeter.judges.checks.evidence import supports
 from ragmeter.judges.engine import Judge
 from ragmeter.judges.nugget_prompts import quoted_grades
 from ragmeter.metrics.claim_level import item_nuggets
+from ragmeter.metrics.nuggets import GRADES
 
 #: The claim-level candidates for the completeness signal, the setting before any data first.
 CANDIDATES = ("nugget_recall", "nugget_recall_strict", "claim_recall", "claim_f1")
@@ -182,7 +184,7 @@ def _order_scores(
         judge.close()
 
     def credit(rule: str, strict: bool) -> np.ndarray:
-        weights = {"support": 1.0, "partial": 0.0 if strict else 0.5, "none": 0.0}
+        weights = {grade: float(grade == "support") if strict else weight for grade, weight in GRADES.items()}
         combine = min if rule == ORDERS[1] else (lambda a, b: (a + b) / 2)
         return np.array([np.mean([combine(weights[a], weights[b]) for a, b in p]) if p else np.nan for p in pairs])
 
@@ -327,7 +329,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--nugget-source",
-        choices=tuple(NuggetSource),
+        choices=choice_values(NuggetSource),
         default=Settings.nugget_source,
         help="where the nuggets come from (ragmeter run's option; --compare-nuggets scores both)",
     )

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._common import add_judge_arguments, dev_records, judge_config, write_result
+from ragmeter.cli.common import choice_values
 from ragmeter.core.records import Nugget, Record
 from ragmeter.core.settings import NuggetSource, Settings
 from ragmeter.engine.context import RunContext
@@ -123,7 +124,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=40, help="the first N answers of the shuffled dev split")
     parser.add_argument(
         "--nugget-source",
-        choices=tuple(NuggetSource),
+        choices=choice_values(NuggetSource),
         default=Settings.nugget_source,
         help="where the nuggets come from (ragmeter run's option)",
     )

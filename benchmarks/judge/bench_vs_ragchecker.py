@@ -344,7 +344,7 @@ def skipped() -> dict[str, Any] | None:
     return None
 
 
-def run(*, quick: bool = False, n_questions: int | None = None, nugget_source: str = "sentences") -> dict[str, Any]:
+def run(*, nugget_source: str, quick: bool = False, n_questions: int | None = None) -> dict[str, Any]:
     reason = skipped()
     if reason is not None:
         return reason
@@ -394,21 +394,26 @@ def run(*, quick: bool = False, n_questions: int | None = None, nugget_source: s
 
 
 def main() -> None:
+    from ragmeter.cli.common import choice_values
+    from ragmeter.core.settings import NuggetSource, Settings
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--questions", type=int, default=None, help=f"questions (default {FULL_QUESTIONS})")
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_QUESTIONS} question")
     parser.add_argument(
         "--nugget-source",
-        choices=("sentences", "judge"),
-        default="sentences",
+        choices=choice_values(NuggetSource),
+        default=Settings.nugget_source,
         help="ragmeter's nuggets: the reference's sentences (its default) or the judge's",
     )
     args = parser.parse_args()
     out = run(quick=args.quick, n_questions=args.questions, nugget_source=args.nugget_source)
     if "skipped" in out:
         return
-    name = f"{NAME}-quick" if args.quick else NAME
-    print(f"written: {write_result(name if args.nugget_source == 'sentences' else f'{name}-judge_nuggets', out)}")
+    name = (f"{NAME}-quick" if args.quick else NAME) + (
+        "" if args.nugget_source == Settings.nugget_source else "-judge_nuggets"
+    )
+    print(f"written: {write_result(name, out)}")
 
 
 if __name__ == "__main__":

@@ -39,6 +39,13 @@ def choice_values(choices: type[StrEnum]) -> list[str]:
     return [member.value for member in choices]
 
 
+def setting_option(command: argparse.ArgumentParser, flag: str, setting: str, help: str) -> None:
+    """The option ``flag`` of the ``Settings`` field ``setting``, one of an enum's values: its choices as typed
+    (:func:`choice_values`), the field's default."""
+    default = getattr(Settings, setting)
+    command.add_argument(flag, dest=setting, choices=choice_values(type(default)), default=default, help=help)
+
+
 def path_arg(text: str) -> Path:
     """A file or folder option's value: an empty one (``--html "$UNSET"``) is an error, not the current folder."""
     if not text.strip():

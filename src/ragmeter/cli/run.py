@@ -14,7 +14,6 @@ from ragmeter.cli import judge_options
 from ragmeter.cli.common import (
     Command,
     GateReports,
-    choice_values,
     format_options,
     gate_options,
     input_options,
@@ -23,6 +22,7 @@ from ragmeter.cli.common import (
     refuse_unused,
     report_check,
     report_stream,
+    setting_option,
     settings_from,
     shown,
     statistics_options,
@@ -31,13 +31,7 @@ from ragmeter.cli.common import (
 from ragmeter.core.errors import ConfigError
 from ragmeter.core.files import atomic_write_text
 from ragmeter.core.settings import (
-    AnswerNormalization,
-    IdkEvalSource,
-    NdcgGain,
-    NdcgIdeal,
-    NuggetSource,
     Settings,
-    SourceLabels,
     parse_tau_sim,
 )
 from ragmeter.io.demo import DEMOS, demo_path
@@ -188,34 +182,33 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
         "for Indonesian), onnx (packaged MiniLM), multilingual (packaged multilingual-e5-small), "
         "torch (extra), hashing (tests only)",
     )
-    run.add_argument(
+    setting_option(
+        run,
         "--normalize",
-        dest="normalization",
-        choices=choice_values(AnswerNormalization),
-        default=Settings.normalization,
-        help="EM and token F1's normalisation: squad (the SQuAD v1.1 script's, default) or extended "
+        "normalization",
+        "EM and token F1's normalisation: squad (the SQuAD v1.1 script's, default) or extended "
         "(also anak-anak = anak anak, Rp25.000 = Rp 25.000)",
     )
     run.add_argument("--idk-patterns", type=path_arg, help="file of IDK regular expressions, one per line")
-    run.add_argument(
+    setting_option(
+        run,
         "--idk-eval-source",
-        choices=choice_values(IdkEvalSource),
-        default=Settings.idk_eval_source,
-        help="IDK verdict for RB_agg_idk: detector (default) or record (labels.idk_eval, "
+        "idk_eval_source",
+        "IDK verdict for RB_agg_idk: detector (default) or record (labels.idk_eval, "
         "MT-RAG's metrics.idk_eval; the detector where absent)",
     )
-    run.add_argument(
+    setting_option(
+        run,
         "--ndcg-ideal",
-        choices=choice_values(NdcgIdeal),
-        default=Settings.ndcg_ideal,
-        help="NDCG's ideal ranking: retrieved (the retrieved chunks re-sorted, default) or pool "
+        "ndcg_ideal",
+        "NDCG's ideal ranking: retrieved (the retrieved chunks re-sorted, default) or pool "
         "(the query's judged pool: the record's qrels or --qrels, as trec_eval)",
     )
-    run.add_argument(
+    setting_option(
+        run,
         "--ndcg-gain",
-        choices=choice_values(NdcgGain),
-        default=Settings.ndcg_gain,
-        help="NDCG gain: exponential (2^w-1, seed 003, default) or linear (w, trec_eval's)",
+        "ndcg_gain",
+        "NDCG gain: exponential (2^w-1, seed 003, default) or linear (w, trec_eval's)",
     )
     run.add_argument(
         "--qrels",
@@ -223,18 +216,18 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
         help="TREC qrels file (query_id iter doc_id grade): the judged pool of recall@K and "
         "--ndcg-ideal pool, and the labels of chunks that have none",
     )
-    run.add_argument(
+    setting_option(
+        run,
         "--source-labels",
-        choices=choice_values(SourceLabels),
-        default=Settings.source_labels,
-        help="source_cited/fabricated_source: human labels, derived from [CIT:] markers, or auto "
+        "source_labels",
+        "source_cited/fabricated_source: human labels, derived from [CIT:] markers, or auto "
         "(human where given, else derived; default)",
     )
-    run.add_argument(
+    setting_option(
+        run,
         "--nugget-source",
-        choices=choice_values(NuggetSource),
-        default=Settings.nugget_source,
-        help="the claim-level nuggets of a record without its own: sentences (each sentence or list item of the "
+        "nugget_source",
+        "the claim-level nuggets of a record without its own: sentences (each sentence or list item of the "
         "reference answers, vital, no judge call; default) or judge (the judge writes them, vital or okay)",
     )
     statistics_options(run)
