@@ -24,8 +24,9 @@ held by every call, which for the claims call carries the chunks that seed 002's
 prompt a call of its own, the layout a remote judge gets, which costs the claim level fewer tokens), reports each as
 above, and chooses the layout with its claim-level metric under the validation protocol (every pair a candidate,
 ``shared`` first so that a tie keeps it). ``--compare-nuggets`` does the same for where the nuggets come from
-(``Settings.nugget_source``): the judge's (the source before any data, first) or the reference's own sentences
-(each a vital nugget, no nuggets call), the answers graded on each by the same grades prompt. ``--compare-orders``
+(``Settings.nugget_source``): the judge's (the source before any data, first), the reference's own sentences
+(each a vital nugget, no nuggets call) or the reference's claims (split by the judge as an answer's are, each
+vital), the answers graded on each by the same grades prompt. ``--compare-orders``
 does the same for the order the nuggets are graded in, against the judge's position bias
 (``bench_nugget_order.py``): the run's grades (one order, the product's; first) against each nugget's grades in
 that order and reversed made one, by the lower of the two grades or by the mean of their credits (the reversed
@@ -87,9 +88,9 @@ LEXICAL = "nugget_recall, lexical grade"
 DIMENSIONS = ("completeness", "appropriateness", "faithfulness")
 #: The local judge's layouts compared by ``--compare-layouts``, its default first: a tie keeps it.
 LAYOUTS = ("shared", "calls")
-#: Where the nuggets come from, compared by ``--compare-nuggets`` (``Settings.nugget_source``), the judge's first:
-#: the source before any data, so that a tie keeps it.
-NUGGET_SOURCES = (NuggetSource.JUDGE, NuggetSource.SENTENCES)
+#: Where the nuggets come from, compared by ``--compare-nuggets`` (``Settings.nugget_source``), in the order they
+#: were built, the judge's first (the source before any data), so that a tie keeps the earlier.
+NUGGET_SOURCES = (NuggetSource.JUDGE, NuggetSource.SENTENCES, NuggetSource.CLAIMS)
 #: How a nugget's grades in the two orders make one, compared by ``--compare-orders``, the product's one order first.
 ORDERS = ("one order", "both orders, lower grade", "both orders, mean credit")
 
@@ -320,7 +321,8 @@ def main() -> None:
     compared.add_argument(
         "--compare-nuggets",
         action="store_true",
-        help="score on the judge's nuggets and on the reference's sentences and choose under the validation protocol",
+        help="score on the judge's nuggets, the reference's sentences and its claims and choose under the validation "
+        "protocol",
     )
     compared.add_argument(
         "--compare-orders",
@@ -331,7 +333,7 @@ def main() -> None:
         "--nugget-source",
         choices=choice_values(NuggetSource),
         default=Settings.nugget_source,
-        help="where the nuggets come from (ragmeter run's option; --compare-nuggets scores both)",
+        help="where the nuggets come from (ragmeter run's option; --compare-nuggets scores each)",
     )
     add_judge_arguments(parser)
     parser.set_defaults(cache=Path.home() / ".cache" / "ragmeter" / "claim_level.sqlite")

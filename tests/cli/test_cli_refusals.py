@@ -552,7 +552,7 @@ def test_an_mtrag_step_with_a_missing_baseline_file_writes_nothing(
     ("flag", "allowed"),
     [
         ("--ci", "'bca', 'percentile'"),
-        ("--nugget-source", "'sentences', 'judge'"),
+        ("--nugget-source", "'sentences', 'claims', 'judge'"),
         ("--ndcg-gain", "'exponential', 'linear'"),
     ],
 )

@@ -137,13 +137,18 @@ def test_a_dry_run_counts_the_grades_once_the_nuggets_are_cached(tmp_path) -> No
         assert planned() == {"claims": (2, 2), "nuggets": (1, 1), "nugget_grades": (2, 2)}
 
 
-def test_the_dry_run_table_says_which_grades_it_cannot_count_yet() -> None:
+@pytest.mark.parametrize(("source", "writer"), [("judge", "nuggets"), ("claims", "claim_split")])
+def test_the_dry_run_table_says_which_grades_it_cannot_count_yet(source: str, writer: str) -> None:
+    settings = Settings(n_resamples=200, nugget_source=source)
     with Judge(ScriptedBackend(reply_to), claims="verify") as judge:
-        plan = plan_judging([A, B, C], metrics=["claim_level"], settings=JUDGE_WRITES, judge=judge)
+        plan = plan_judging([A, B, C], metrics=["claim_level"], settings=settings, judge=judge)
+        sentences = plan_judging([A, B, C], metrics=["claim_level"], judge=judge)
     assert plan.by_prompt["nugget_grades"]["calls"] == 1  # B's: people's nuggets are known
+    assert plan.by_prompt[writer]["calls"] == 1  # A's and C's nuggets, written once
+    assert sentences.by_prompt["nugget_grades"]["calls"] == 3 and sentences.undecided == 0  # all known: counted
     assert render_plan(plan, "scripted", None).splitlines()[-1] == (
-        "Not counted: the nugget_grades calls of the answers to the 1 question(s) whose nuggets are still to be "
-        "written (one call per ten nuggets, each answer)."
+        "Not counted: the nugget_grades calls of the answers whose nuggets the 1 call(s) still to make will write "
+        "(one call per ten nuggets, each answer)."
     )
 
 
@@ -226,14 +231,73 @@ def test_a_listed_reference_gives_a_nugget_an_item_without_its_marker(reference:
     assert (values["retrieval_failure"], values["generation_failure"]) == (1.0, 0.0)
 
 
-def test_the_nugget_source_is_in_every_claim_level_signature(by_sentences, scored) -> None:
-    (result, _), (written, _) = by_sentences, scored
+# --- the reference's claims as nuggets -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def by_claims():
+    backend = ScriptedBackend(reply_to)
+    with Judge(backend, claims="verify") as judge:
+        result = evaluate(
+            [A, B, C, D],
+            metrics=["claim_level"],
+            judge=judge,
+            settings=Settings(n_resamples=200, nugget_source="claims"),
+        )
+    return result, backend.requests
+
+
+def test_the_references_claims_are_vital_nuggets_split_once_per_question(by_claims) -> None:
+    result, requests = by_claims
+    splits = [r for r in requests if r.schema_name == "claim_split"]
+    # A and C share their reference: one split, which shows the reference alone; B's nuggets are people's
+    assert len(splits) == 1 and splits[0].messages[1][1].startswith(f"<text>\n{REFERENCE}\n</text>")
+    assert "nuggets" not in {r.schema_name for r in requests}
+    # A's nuggets (the scripted split: the reference's sentences): "The museum opens at 9:00.", "It closes at
+    # 17:00.", "Entry is free.", each vital (the judge's nuggets marked the first only): graded support, none, none
+    values = _values(result, 0)
+    assert values["nugget_recall"] == values["nugget_recall_vital"] == values["nugget_recall_vital_strict"] == 1 / 3
+    assert (values["retrieval_failure"], values["generation_failure"]) == (1.0, 0.0)
+    assert result.scores["nugget_recall"][2] == 0.0  # C: its quotes are not words of the answer
+    assert all(result.undefined[name][3] == NO_SOURCE for name in NAMES)  # D: no reference, no relevant chunk
+
+
+def test_a_claim_two_references_state_is_one_nugget() -> None:
+    twice = {**A, "id": "T", "references": [REFERENCE, "Entry is free. Tours start at 10:00."]}
+    backend = ScriptedBackend(reply_to)
+    with Judge(backend, claims="verify") as judge:
+        evaluate(
+            [twice], metrics=["nugget_recall"], judge=judge, settings=Settings(n_resamples=200, nugget_source="claims")
+        )
+    assert [r.schema_name for r in backend.requests].count("claim_split") == 2
+    (graded,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "nugget_grades"]
+    assert graded.count("<nugget n=") == 4 and graded.count("Entry is free.") == 1
+
+
+def test_a_failed_split_of_the_reference_leaves_every_nugget_metric_undefined_with_the_reason() -> None:
+    def reply(request: ChatRequest) -> str:
+        return "this is not JSON" if request.schema_name == "claim_split" else reply_to(request)
+
+    with Judge(ScriptedBackend(reply), claims="verify", max_attempts=1) as judge:
+        result = evaluate(
+            [A], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200, nugget_source="claims")
+        )
+    assert all(result.undefined[name][0].startswith("judge failed (claim_split): ") for name in NAMES)
+
+
+def test_the_nugget_source_is_in_every_claim_level_signature(by_sentences, by_claims, scored) -> None:
+    (result, _), (claims, _), (written, _) = by_sentences, by_claims, scored
     assert {result.signatures[name].settings["nuggets"] for name in NAMES} == {
         "the record's where given, else the reference's sentences and list items (the judge's without a reference)"
     }
     assert {written.signatures[name].settings["nuggets"] for name in NAMES} == {
         "the record's where given, else the judge's"
     }
+    assert {claims.signatures[name].settings["nuggets"] for name in NAMES} == {
+        "the record's where given, else the reference's claims (the judge's nuggets without a reference)"
+    }
+    assert all("judge:reference_claims" in claims.signatures[name].settings for name in NAMES)
+    assert not any("judge:reference_claims" in result.signatures[name].settings for name in NAMES)
 
 
 # --- what a report says of the family's agreement with people ----------------------------------------------

@@ -186,11 +186,10 @@ def render_plan(plan: JudgePlan, judge: str, price: tuple[float, float] | None) 
             f"{c['prompt_tokens']:>14}{c['completion_tokens']:>14}"
         )
     lines.append("Prompt tokens are estimated as characters / 4; completion tokens are each call's limit.")
-    nuggets = plan.by_prompt.get("nuggets")
-    if nuggets is not None and nuggets["calls"] > nuggets["cached"]:
+    if plan.undecided:
         lines.append(
-            f"Not counted: the nugget_grades calls of the answers to the {nuggets['calls'] - nuggets['cached']} "
-            "question(s) whose nuggets are still to be written (one call per ten nuggets, each answer)."
+            f"Not counted: the nugget_grades calls of the answers whose nuggets the {plan.undecided} call(s) still "
+            "to make will write (one call per ten nuggets, each answer)."
         )
     if price is not None:
         totals = plan.totals()

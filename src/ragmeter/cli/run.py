@@ -228,7 +228,8 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
         "--nugget-source",
         "nugget_source",
         "the claim-level nuggets of a record without its own: sentences (each sentence or list item of the "
-        "reference answers, vital, no judge call; default) or judge (the judge writes them, vital or okay)",
+        "reference answers, vital, no judge call; default), claims (the reference answers' claims, split by the "
+        "judge as an answer's are, vital) or judge (the judge writes them, vital or okay)",
     )
     statistics_options(run)
     run.add_argument("--no-progress", action="store_true", help="never show a progress bar")

@@ -65,6 +65,7 @@ class NuggetSource(StrEnum):
     """Where a record's claim-level nuggets come from when it has none of its own."""
 
     SENTENCES = "sentences"
+    CLAIMS = "claims"
     JUDGE = "judge"
 
 

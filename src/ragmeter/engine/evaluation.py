@@ -430,10 +430,13 @@ class _Progress:
 class JudgePlan:
     """What a run's judged metrics would ask, by prompt: ``calls`` (distinct), ``cached`` (already in the
     cache), and for the calls still to make, ``prompt_tokens`` (estimated: characters / 4 plus 4 per
-    message) and ``completion_tokens`` (at most: each call's token limit)."""
+    message) and ``completion_tokens`` (at most: each call's token limit). ``undecided``: the calls still to
+    make whose verdicts decide further calls (:attr:`~ragmeter.judges.engine.JudgeCall.decides_more`), which the
+    plan does not count."""
 
     n_items: int
     by_prompt: Mapping[str, Mapping[str, int]]
+    undecided: int = 0
 
     def totals(self) -> dict[str, int]:
         keys = ("calls", "cached", "prompt_tokens", "completion_tokens")
@@ -464,8 +467,10 @@ def plan_judging(
 def plan_calls(planned: Iterable[JudgeCall], judge: Judge, n_items: int) -> JudgePlan:
     """``planned`` calls counted by prompt (each distinct call once), those in ``judge``'s cache apart, and the
     tokens of the others estimated."""
+    planned = list(planned)
     calls = {judge.key(call): call for call in planned}
     cached = judge.cache.present(calls) if judge.cache is not None else set()
+    undecided = {judge.key(call) for call in planned if call.decides_more} - cached
     by_prompt: dict[str, dict[str, int]] = {}
     for key, call in calls.items():
         counts = by_prompt.setdefault(
@@ -477,7 +482,7 @@ def plan_calls(planned: Iterable[JudgeCall], judge: Judge, n_items: int) -> Judg
             continue
         counts["prompt_tokens"] += sum(len(content) // 4 + 4 for _, content in call.request.messages)
         counts["completion_tokens"] += call.request.max_tokens
-    return JudgePlan(n_items, by_prompt)
+    return JudgePlan(n_items, by_prompt, len(undecided))
 
 
 def _as_records(records: Any, column_map: Mapping[str, str] | None = None) -> Iterator[Record]:

@@ -63,11 +63,14 @@ UNREACHABLE_AFTER = 3
 
 @dataclass(frozen=True)
 class JudgeCall:
-    """One verdict to obtain: the prompt, its rendered request, and the chunk count its checker needs."""
+    """One verdict to obtain: the prompt, its rendered request, and the chunk count its checker needs;
+    ``decides_more``: its verdict decides which calls come after it (a question's nuggets, the answers' grades on
+    them), so a plan made before it cannot count those."""
 
     prompt: Prompt
     request: ChatRequest
     n_chunks: int = 0
+    decides_more: bool = False
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,11 @@ Per item, at most three kinds of judge call (issue 47):
 
 - the question's **nuggets**: a record's own ``nuggets`` (people's) are used as given; else, under
   ``Settings.nugget_source`` ``sentences`` (the default), each sentence of its reference answers (a list's items
-  apart) is a vital nugget, with no call; under ``judge``, and where a record has no reference answer, the judge
-  writes them (:mod:`ragmeter.judges.nugget_prompts`) from the references (or the chunks people judged relevant)
-  once per question, the request holding nothing of the answer;
+  apart) is a vital nugget, with no call; under ``claims``, each claim of its reference answers is a vital nugget,
+  split by the judge as an answer's claims are (RAGChecker's way: one extractor for both sides; the claim split's
+  prompt, a call per reference holding nothing else); under ``judge``, and where a record has no reference answer,
+  the judge writes them (:mod:`ragmeter.judges.nugget_prompts`) from the references (or the chunks people judged
+  relevant). A call of either is the same for every answer to the question: made once per question;
 - the answer **graded** on them, ten nuggets a call, each grade resting on a quote of the answer (a support or
   partial grade whose quote is not words of the answer counts as none, noted);
 - the answer's **claims**, the call seed 002's faithfulness makes (the same verdict serves both).
@@ -43,7 +45,7 @@ from ragmeter.judges.nugget_prompts import (
     nuggets_request,
     quoted_grades,
 )
-from ragmeter.judges.prompts import CLAIMS
+from ragmeter.judges.prompts import CLAIM_SPLIT, CLAIMS, claim_split_request
 from ragmeter.metrics import claim_matrix, nuggets
 from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register
 from ragmeter.metrics.judged import (
@@ -98,9 +100,24 @@ class NuggetVerdicts:
 # --- the calls, and the verdicts read from them -----------------------------------------------------------
 
 
-def _nuggets_call(record: Record) -> JudgeCall | None:
+def _nuggets_calls(record: Record, run: RunContext) -> list[JudgeCall]:
+    """The calls that write ``record``'s nuggets when it has none of its own and they are not its references'
+    sentences: the claim split of each reference under ``Settings.nugget_source`` ``claims``, else the judge's
+    nuggets from the references or the relevant chunks (none without either)."""
+    if run.settings.nugget_source is NuggetSource.CLAIMS and record.references:
+        language = run.language(record)
+        return [
+            JudgeCall(CLAIM_SPLIT, claim_split_request(text, language), decides_more=True) for text in record.references
+        ]
     sources = nugget_sources(record)
-    return None if not sources else JudgeCall(NUGGETS, nuggets_request(record.question, sources))
+    return [JudgeCall(NUGGETS, nuggets_request(record.question, sources), decides_more=True)] if sources else []
+
+
+def _written_nuggets(verdict: Mapping[str, Any]) -> list[Nugget]:
+    """The nuggets of a nuggets call's verdict, or of a reference's claim split (each claim vital)."""
+    if "claims" in verdict:
+        return [Nugget(text, True) for text in verdict["claims"]]
+    return [Nugget(n["text"], n["vital"]) for n in verdict["nuggets"]]
 
 
 def _list_items(reference: str) -> list[str]:
@@ -142,22 +159,24 @@ def _given_nuggets(record: Record, run: RunContext) -> tuple[Nugget, ...] | Unde
 
 
 def item_nuggets(record: Record, run: RunContext, *, wait: bool = True) -> tuple[Nugget, ...] | Undefined | None:
-    """``record``'s nuggets: its own, else its references' sentences or the judge's (``Settings.nugget_source``);
-    undefined with the reason where there are none. ``wait=False`` (while calls are planned): ``None`` where the
-    judge's are not known yet."""
+    """``record``'s nuggets: its own, else its references' sentences, claims or the judge's nuggets
+    (``Settings.nugget_source``; a claim or nugget written twice, once); undefined with the reason where there are
+    none. ``wait=False`` (while calls are planned): ``None`` where the judge's are not known yet."""
     if (given := _given_nuggets(record, run)) is not None:
         return given
-    call = _nuggets_call(record)
-    if call is None:
+    calls = _nuggets_calls(record, run)
+    if not calls:
         return Undefined(NO_SOURCE)
-    outcome = run.judge_outcome(call) if wait else run.known_outcome(call)
-    if outcome is None:
-        return None
-    if outcome.verdict is None:
-        return judge_failure("nuggets", outcome)
-    if not outcome.verdict["nuggets"]:
-        return Undefined("the judge found no nugget in the reference")
-    return tuple(Nugget(n["text"], n["vital"]) for n in outcome.verdict["nuggets"])
+    outcomes = [run.judge_outcome(call) if wait else run.known_outcome(call) for call in calls]
+    written: dict[str, Nugget] = {}
+    for call, outcome in zip(calls, outcomes, strict=True):
+        if outcome is None:
+            return None
+        if outcome.verdict is None:
+            return judge_failure(call.prompt.name, outcome)
+        for nugget in _written_nuggets(outcome.verdict):
+            written.setdefault(nugget.text, nugget)
+    return tuple(written.values()) or Undefined("the judge found no nugget in the reference")
 
 
 def _grades_calls(record: Record, found: tuple[Nugget, ...]) -> list[JudgeCall]:
@@ -178,8 +197,7 @@ def _calls(record: Record, item: ItemContext, run: RunContext) -> list[JudgeCall
     calls = [call for call in (_answer_call(record, run),) if call is not None]
     found = _given_nuggets(record, run)
     if found is None:  # the judge writes them
-        if (call := _nuggets_call(record)) is not None:
-            calls.append(call)
+        calls += _nuggets_calls(record, run)
         found = item_nuggets(record, run, wait=False)
     if isinstance(found, tuple):
         calls += _grades_calls(record, found)
@@ -344,13 +362,24 @@ def _signature(run: RunContext) -> Mapping[str, Any]:
         "evidence_check": EVIDENCE_CHECK if run.settings.check_evidence else "off",
         "idk": run.settings.idk.version,
         "language": language_signature(run.settings.language),
-        "nuggets": (
-            "the record's where given, else the reference's sentences and list items (the judge's without a reference)"
-            if run.settings.nugget_source is NuggetSource.SENTENCES
-            else "the record's where given, else the judge's"
-        ),
+        "nuggets": _NUGGETS_SIGNATURE[run.settings.nugget_source],
         "partial_credit": "0.5",
-    }
+    } | (
+        {"judge:reference_claims": judge.signature(CLAIM_SPLIT)}
+        if run.settings.nugget_source is NuggetSource.CLAIMS
+        else {}
+    )
+
+
+_NUGGETS_SIGNATURE = {
+    NuggetSource.SENTENCES: (
+        "the record's where given, else the reference's sentences and list items (the judge's without a reference)"
+    ),
+    NuggetSource.CLAIMS: (
+        "the record's where given, else the reference's claims (the judge's nuggets without a reference)"
+    ),
+    NuggetSource.JUDGE: "the record's where given, else the judge's",
+}
 
 
 NO_CHUNK = "record has no retrieved chunks"
