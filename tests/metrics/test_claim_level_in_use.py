@@ -164,3 +164,25 @@ def test_an_indonesian_references_sentences_are_split_as_indonesian() -> None:
     # two nuggets, both vital: "Bpk." (Bapak) ends no sentence in Indonesian, nor does the dot of "08.00"
     assert graded.count("<nugget n=") == 2 and "Perpustakaan tutup pukul 16.00, kata Bpk. Budi." in graded
     assert result.scores["nugget_recall_vital"][0] == 0.5
+
+
+def test_an_indonesian_reference_is_split_into_indonesian_claims() -> None:
+    record = {
+        "id": "id3",
+        "question": "Kapan perpustakaan buka?",
+        "answer": "Perpustakaan buka pukul 08.00.",
+        "references": ["Perpustakaan buka pukul 08.00. Perpustakaan tutup pukul 16.00."],
+    }
+    backend = ScriptedBackend(reply_to)
+    with Judge(backend, claims="verify") as judge:
+        result = evaluate(
+            [record],
+            metrics=["nugget_recall_vital"],
+            judge=judge,
+            settings=Settings(language="id", n_resamples=100, nugget_source="claims"),
+        )
+    (split,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "claim_split"]
+    assert "The TEXT is in Indonesian: write every claim in Indonesian" in split
+    (graded,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "nugget_grades"]
+    # the scripted split: the reference's two Indonesian sentences, each a vital claim; the answer states the first
+    assert graded.count("<nugget n=") == 2 and result.scores["nugget_recall_vital"][0] == 0.5
