@@ -148,30 +148,14 @@ def test_indonesian_nuggets_come_from_the_indonesian_reference_in_an_indonesian_
     assert "language:id" in next(s for s in result.summaries if s.metric == "nugget_recall").signature.render()
 
 
-def test_an_indonesian_references_sentences_are_split_as_indonesian() -> None:
+def _indonesian_vital_recall(reference: str, source: str) -> tuple[float, dict[str, str]]:
+    """An Indonesian answer stating the reference's opening hour: its ``nugget_recall_vital`` under ``source``, and
+    the user message of each kind of request the scripted judge got (one of each here)."""
     record = {
         "id": "id2",
         "question": "Kapan perpustakaan buka?",
         "answer": "Perpustakaan buka pukul 08.00.",
-        "references": ["Perpustakaan buka pukul 08.00. Perpustakaan tutup pukul 16.00, kata Bpk. Budi."],
-    }
-    backend = ScriptedBackend(reply_to)
-    with Judge(backend, claims="verify") as judge:
-        result = evaluate(
-            [record], metrics=["nugget_recall_vital"], judge=judge, settings=Settings(language="id", n_resamples=100)
-        )
-    (graded,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "nugget_grades"]
-    # two nuggets, both vital: "Bpk." (Bapak) ends no sentence in Indonesian, nor does the dot of "08.00"
-    assert graded.count("<nugget n=") == 2 and "Perpustakaan tutup pukul 16.00, kata Bpk. Budi." in graded
-    assert result.scores["nugget_recall_vital"][0] == 0.5
-
-
-def test_an_indonesian_reference_is_split_into_indonesian_claims() -> None:
-    record = {
-        "id": "id3",
-        "question": "Kapan perpustakaan buka?",
-        "answer": "Perpustakaan buka pukul 08.00.",
-        "references": ["Perpustakaan buka pukul 08.00. Perpustakaan tutup pukul 16.00."],
+        "references": [reference],
     }
     backend = ScriptedBackend(reply_to)
     with Judge(backend, claims="verify") as judge:
@@ -179,10 +163,22 @@ def test_an_indonesian_reference_is_split_into_indonesian_claims() -> None:
             [record],
             metrics=["nugget_recall_vital"],
             judge=judge,
-            settings=Settings(language="id", n_resamples=100, nugget_source="claims"),
+            settings=Settings(language="id", n_resamples=100, nugget_source=source),
         )
-    (split,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "claim_split"]
-    assert "The TEXT is in Indonesian: write every claim in Indonesian" in split
-    (graded,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "nugget_grades"]
+    return float(result.scores["nugget_recall_vital"][0]), {r.schema_name: r.messages[1][1] for r in backend.requests}
+
+
+def test_an_indonesian_references_sentences_are_split_as_indonesian() -> None:
+    reference = "Perpustakaan buka pukul 08.00. Perpustakaan tutup pukul 16.00, kata Bpk. Budi."
+    recall, asked = _indonesian_vital_recall(reference, "sentences")
+    # two nuggets, both vital: "Bpk." (Bapak) ends no sentence in Indonesian, nor does the dot of "08.00"
+    graded = asked["nugget_grades"]
+    assert graded.count("<nugget n=") == 2 and "Perpustakaan tutup pukul 16.00, kata Bpk. Budi." in graded
+    assert recall == 0.5
+
+
+def test_an_indonesian_reference_is_split_into_indonesian_claims() -> None:
+    recall, asked = _indonesian_vital_recall("Perpustakaan buka pukul 08.00. Perpustakaan tutup pukul 16.00.", "claims")
+    assert "The TEXT is in Indonesian: write every claim in Indonesian" in asked["claim_split"]
     # the scripted split: the reference's two Indonesian sentences, each a vital claim; the answer states the first
-    assert graded.count("<nugget n=") == 2 and result.scores["nugget_recall_vital"][0] == 0.5
+    assert asked["nugget_grades"].count("<nugget n=") == 2 and recall == 0.5
