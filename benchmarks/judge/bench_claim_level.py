@@ -30,17 +30,22 @@ vital), the answers graded on each by the same grades prompt. ``--compare-orders
 does the same for the order the nuggets are graded in, against the judge's position bias
 (``bench_nugget_order.py``): the run's grades (one order, the product's; first) against each nugget's grades in
 that order and reversed made one, by the lower of the two grades or by the mean of their credits (the reversed
-grades are one more grades call an answer, read from the cache ``bench_nugget_order.py`` fills or made). The
-other runs take ``--nugget-source`` (ragmeter's default, the reference's sentences, unless given).
+grades are one more grades call an answer, read from the cache ``bench_nugget_order.py`` fills or made).
+``--compare-batches`` does the same for how many nuggets a grades call shows (the issue: "choose batching size by
+what survives these checks"): the run's ten (first) against three, each answer graded again on the same nuggets
+three a call, with each batch's grades calls and tokens an answer and the share of grades the smaller batch
+changes. The other runs take ``--nugget-source`` (ragmeter's default, the reference's sentences, unless given).
 
 Verdicts are cached (``--cache``): an interrupted run goes on where it stopped, and a finished one is read again
 without a call.
 
-    python -m benchmarks.judge.bench_claim_level --limit 156 [--compare-layouts | --compare-nuggets | --compare-orders]
-        [--nugget-source judge] [--judge openai --judge-model M --judge-base-url URL]
+    python -m benchmarks.judge.bench_claim_level --limit 156
+        [--compare-layouts | --compare-nuggets | --compare-orders | --compare-batches] [--nugget-source judge]
+        [--judge openai --judge-model M --judge-base-url URL]
 
 Result: ``benchmarks/results/claim_level-mtrag-dev-<judge kind>.json`` (``…-layouts.json``, ``…-nuggets.json``,
-``…-orders.json`` for the comparisons; ``-judge_nuggets`` added to a run's name with ``--nugget-source judge``).
+``…-orders.json``, ``…-batches.json`` for the comparisons; ``-judge_nuggets`` added to a run's name with
+``--nugget-source judge``).
 """
 
 from __future__ import annotations
@@ -73,9 +78,9 @@ from ragmeter.engine.context import RunContext
 from ragmeter.judges import JudgeConfig, open_judge
 from ragmeter.judges.checks.evidence import supports
 from ragmeter.judges.engine import Judge
-from ragmeter.judges.nugget_prompts import quoted_grades
+from ragmeter.judges.nugget_prompts import NUGGETS_PER_CALL, quoted_grades
 from ragmeter.metrics.claim_level import item_nuggets
-from ragmeter.metrics.nuggets import GRADES
+from ragmeter.metrics.nuggets import GRADES, nugget_recall, nugget_recall_strict
 
 #: The claim-level candidates for the completeness signal, the setting before any data first.
 CANDIDATES = ("nugget_recall", "nugget_recall_strict", "claim_recall", "claim_f1")
@@ -93,6 +98,10 @@ LAYOUTS = ("shared", "calls")
 NUGGET_SOURCES = (NuggetSource.JUDGE, NuggetSource.SENTENCES, NuggetSource.CLAIMS)
 #: How a nugget's grades in the two orders make one, compared by ``--compare-orders``, the product's one order first.
 ORDERS = ("one order", "both orders, lower grade", "both orders, mean credit")
+#: Nuggets a grades call shows, compared by ``--compare-batches``: the product's (AutoNuggetizer's ten) first; three,
+#: the smallest batch that keeps an answer to about four calls (the claims, and ⌈5.2 / 3⌉ = 2 grades calls for MT-RAG
+#: dev's 5.2 sentences a reference), fixed before any figure of it.
+BATCHES = (NUGGETS_PER_CALL, 3)
 
 
 def _rho(x: np.ndarray, y: np.ndarray, clusters: list[str]) -> dict[str, Any]:
@@ -190,14 +199,83 @@ def _order_scores(
         return np.array([np.mean([combine(weights[a], weights[b]) for a, b in p]) if p else np.nan for p in pairs])
 
     out = {ORDERS[0]: {m: scores[m] for m in CANDIDATES}}
-    precision = scores["claim_precision"]
     for rule in ORDERS[1:]:
-        recall, strict = credit(rule, strict=False), credit(rule, strict=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            f1 = np.where((precision == 0) | (strict == 0), 0.0, 2 * precision * strict / (precision + strict))
-        f1[np.isnan(precision) | np.isnan(strict)] = np.nan
-        out[rule] = {"nugget_recall": recall, "nugget_recall_strict": strict, "claim_recall": strict, "claim_f1": f1}
+        out[rule] = _candidates(credit(rule, strict=False), credit(rule, strict=True), scores["claim_precision"])
     return out
+
+
+def _candidates(recall: np.ndarray, strict: np.ndarray, precision: np.ndarray) -> dict[str, np.ndarray]:
+    """:data:`CANDIDATES` from per-answer nugget recall (partial ½) and strict recall, with ``claim_f1`` from a run's
+    ``claim_precision`` (0 where either is 0, as RAGChecker's F1; NaN where either is)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f1 = np.where((precision == 0) | (strict == 0), 0.0, 2 * precision * strict / (precision + strict))
+    f1[np.isnan(precision) | np.isnan(strict)] = np.nan
+    return {"nugget_recall": recall, "nugget_recall_strict": strict, "claim_recall": strict, "claim_f1": f1}
+
+
+def _batch_scores(
+    records: list[Record], config: JudgeConfig, source: NuggetSource, scores: dict[str, np.ndarray]
+) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, Any]]:
+    """The candidates of each of :data:`BATCHES`: ``scores`` (a run's) for the product's batch; for the smaller one,
+    each answer graded on its nuggets that many a call (after the quote check, as a run counts them). With them,
+    each batch's grades calls and tokens per answer (a cached call counted at what it cost when made) and the share
+    of the grades the smaller batch changes."""
+    judge = open_judge(config)
+    try:
+        run = RunContext(Settings(nugget_source=source), judge=judge)
+        found = [item_nuggets(record, run) for record in records]
+        counted: dict[int, list[list[str]]] = {}
+        spent: dict[str, dict[str, float]] = {}
+        for size in BATCHES:
+            before = _grades_spent(judge)
+            counted[size] = [
+                _batched_grades(run, record, list(nuggets), size) if isinstance(nuggets, tuple) else []
+                for record, nuggets in zip(records, found, strict=True)
+            ]
+            calls, tokens = (after - was for after, was in zip(_grades_spent(judge), before, strict=True))
+            spent[str(size)] = {
+                "calls_per_answer": round(calls / len(records), 2),
+                "tokens_per_answer": round(tokens / len(records), 1),
+            }
+    finally:
+        judge.close()
+    recall, strict = (
+        np.array([formula(g, [True] * len(g)) if g else np.nan for g in counted[BATCHES[1]]])
+        for formula in (nugget_recall, nugget_recall_strict)
+    )
+    pairs = zip(*(counted[size] for size in BATCHES), strict=True)
+    differ = [
+        a != b
+        for shipped, smaller in pairs
+        if len(shipped) == len(smaller)
+        for a, b in zip(shipped, smaller, strict=True)
+    ]
+    candidates = {
+        str(BATCHES[0]): {m: scores[m] for m in CANDIDATES},
+        str(BATCHES[1]): _candidates(recall, strict, scores["claim_precision"]),
+    }
+    changed = {"grades_compared": len(differ), "grades_changed": round(float(np.mean(differ)), 3) if differ else None}
+    return candidates, {"grades": spent, **changed}
+
+
+def _grades_spent(judge: Judge) -> tuple[int, int]:
+    """The grades calls ``judge`` has run and their tokens (a cached call's as when it was made), so far."""
+    usage = judge.usage.get("nugget_grades")
+    if usage is None:
+        return 0, 0
+    tokens = usage.prompt_tokens + usage.completion_tokens + usage.cached_prompt_tokens + usage.cached_completion_tokens
+    return usage.calls, tokens
+
+
+def _batched_grades(run: RunContext, record: Record, nuggets: list[Nugget], size: int) -> list[str]:
+    """``record``'s answer graded on ``nuggets``, ``size`` a call, after the quote check; none where a call failed."""
+    counted = []
+    for start in range(0, len(nuggets), size):
+        graded = grades(run, record, nuggets[start : start + size])
+        if graded is None:
+            return []
+        counted += [grade for grade, _ in quoted_grades(graded, record.answer, language=run.language(record))]
+    return counted
 
 
 def _report(
@@ -329,6 +407,11 @@ def main() -> None:
         action="store_true",
         help="grade the nuggets in one order and in both and choose under the validation protocol",
     )
+    compared.add_argument(
+        "--compare-batches",
+        action="store_true",
+        help=f"grade the nuggets {BATCHES[0]} and {BATCHES[1]} a call and choose under the validation protocol",
+    )
     parser.add_argument(
         "--nugget-source",
         choices=choice_values(NuggetSource),
@@ -350,22 +433,27 @@ def main() -> None:
         kind, variants = "layouts", {layout: (replace(config, layout=layout), source) for layout in LAYOUTS}
     elif args.compare_nuggets:
         kind, variants = "nuggets", {str(each): (config, each) for each in NUGGET_SOURCES}
-    elif args.compare_orders:
+    elif args.compare_orders or args.compare_batches:
         run, run_scores = _scores(records, config, source, expected)
-        orders = _order_scores(records, config, source, run_scores)
+        if args.compare_orders:
+            kind, what, regraded, extra = "orders", "order", _order_scores(records, config, source, run_scores), {}
+        else:
+            kind, what, (regraded, extra) = "batches", "batch", _batch_scores(records, config, source, run_scores)
         conversations = [str(r.conversation_id) for r in records]
+        shipped = next(iter(regraded))
         out = {
-            ORDERS[0]: _report(run, run_scores, records, human),
-            "orders": {
+            shipped: _report(run, run_scores, records, human),
+            kind: {
                 rule: {m: {dim: _rho(x, human[dim], conversations) for dim in DIMENSIONS} for m, x in by_metric.items()}
-                for rule, by_metric in orders.items()
+                for rule, by_metric in regraded.items()
             },
-            **_variant_choice(orders, records, human),
+            **extra,
+            **_variant_choice(regraded, records, human),
         }
-        _print(out[ORDERS[0]])
-        print("the order and metric chosen:")
+        _print(out[shipped])
+        print(f"the {what} and metric chosen:")
         _print_protocol(out["protocol"])
-        print(f"written: {write_result(f'{base}-orders{other_source}', out)}")
+        print(f"written: {write_result(f'{base}-{kind}{other_source}', out)}")
         return
     else:
         out = _report(*_scores(records, config, source, expected), records, human)

@@ -318,3 +318,64 @@ def test_each_agreement_line_states_the_benchmark_s_figures(name: str) -> None:
         f"token F1 reaches {older['token_f1']:.2f} and faithfulness_offline {older['faithfulness_offline']:.2f}" in line
     )
     assert "the reference's sentences as nuggets" in line and Settings().nugget_source == "sentences"
+
+
+# --- what each metric reads: a failed grades call, the quote note, no chunks, a declining reference ----------
+
+#: The metrics that read the nuggets' grades; the others read the claims and the chunks only.
+GRADED = {
+    "nugget_recall",
+    "nugget_recall_strict",
+    "nugget_recall_vital",
+    "nugget_recall_vital_strict",
+    "claim_recall",
+    "claim_f1",
+    "context_utilization",
+    "retrieval_failure",
+    "generation_failure",
+}
+
+
+def test_a_failed_grades_call_leaves_the_metrics_that_do_not_read_grades() -> None:
+    def reply(request: ChatRequest) -> str:
+        return "this is not JSON" if request.schema_name == "nugget_grades" else reply_to(request)
+
+    with Judge(ScriptedBackend(reply), claims="verify", max_attempts=1) as judge:
+        result = evaluate([A], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
+    assert all(result.undefined[name][0].startswith("judge failed (nugget_grades): ") for name in GRADED)
+    # as in the sentences' hand-worked answer: one claim of two the reference holds, nugget 1 in chunk 1 of 2
+    values = {name: float(result.scores[name][0]) for name in NAMES if name not in GRADED}
+    assert values["claim_precision"] == 1 / 2 and values["claim_faithfulness"] == 1.0
+    assert values["context_claim_recall"] == 1 / 3 and values["claim_context_precision"] == 1 / 2
+
+
+def test_the_quote_note_is_on_the_metrics_that_read_grades_only(scored) -> None:
+    result, _ = scored
+    noted = {name for name in NAMES if 2 in result.notes.get(name, {})}  # C: every quote is not the answer's
+    assert noted == GRADED  # claim_precision, the chunks' and the claims' metrics do not read a grade
+
+
+def test_without_chunks_the_failure_split_is_undefined_not_the_retrievers() -> None:
+    no_chunks = {key: value for key, value in A.items() if key != "contexts"}
+    with Judge(ScriptedBackend(reply_to), claims="verify") as judge:
+        result = evaluate([no_chunks], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
+    for name in ("retrieval_failure", "generation_failure", "context_utilization", "context_claim_recall"):
+        assert result.undefined[name][0] == "record has no retrieved chunks"
+    assert result.scores["nugget_recall"][0] == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize(
+    ("answer", "failures"),
+    [("Entry costs 3 dollars.", (0.0, 1.0)), ("I am sorry: the passages do not say what entry costs.", (0.0, 0.0))],
+)
+def test_a_declining_reference_missed_is_the_generators_failure(answer: str, failures: tuple[float, float]) -> None:
+    unanswerable = {**A, "id": "U", "answer": answer, "references": ["The passages do not say what entry costs."]}
+    with Judge(ScriptedBackend(reply_to), claims="verify") as judge:
+        result = evaluate([unanswerable], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
+    # the one nugget declines: no chunk can state it, so the retriever lost nothing; an answer that does not
+    # decline (graded none) is the generator's failure
+    assert (result.scores["retrieval_failure"][0], result.scores["generation_failure"][0]) == failures
+    assert result.undefined["context_claim_recall"][0] == (
+        "the nuggets only say that the answer is not known: no fact for a chunk to state"
+    )
+    assert result.scores["claim_context_precision"][0] == 0.0  # neither chunk holds a fact of the reference

@@ -86,6 +86,12 @@ def test_the_reading_names_a_stage_only_when_the_intervals_part(result) -> None:
         "No answer had a vital nugget: the failure shares are undefined."
     )
     assert "needs both" in pipeline_diagnostics([retrieval]).reading
+    zero = {"value": 0.0, "ci_low": 0.0, "ci_high": 0.0}
+    assert pipeline_diagnostics([replace(retrieval, **zero), replace(generation, **zero)]).reading == (
+        "No answer lost a vital nugget, in retrieval or in generation."
+    )
+    unknown = replace(generation, ci_low=None, ci_high=None)
+    assert pipeline_diagnostics([retrieval, unknown]).reading.startswith("The failure shares have no interval")
 
 
 def test_the_terminal_report_shows_each_stage_once_with_its_interval(result) -> None:

@@ -18,10 +18,14 @@ The rest of RAGChecker's matrix is the evidence check's (:mod:`ragmeter.judges.c
 numbers and scope, as the packaged judge's faithfulness checks claims), with no call: an answer claim is
 *correct* when a reference holds it, *in chunk k* when it is supported by the chunks and k is among the chunks it
 comes from; a nugget is *in chunk k* the same way. A nugget is *stated* by the answer when graded ``support``
-(RAGChecker's entailment is yes or no: partial support is not).
+(RAGChecker's entailment is yes or no: partial support is not). A nugget that only says the answer is not known
+(the IDK detector's reading: the reference of a question the documents do not answer) is no fact a chunk can state:
+the retriever's claim recall leaves it out, and the failure split counts it as retrieved (an answer that misses it
+is the generator's failure).
 
 The formulas are those of :mod:`ragmeter.metrics.nuggets` and :mod:`ragmeter.metrics.claim_matrix`; a value
-those leave NaN is undefined here, with the reason.
+those leave NaN is undefined here, with the reason, as is a metric that reads what is missing: the grades where a
+grades call failed, the chunks where the record has none.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from ragmeter.judges.nugget_prompts import (
 from ragmeter.judges.prompts import CLAIM_SPLIT, CLAIMS, claim_split_request
 from ragmeter.metrics import claim_matrix, nuggets
 from ragmeter.metrics._registry import Aggregation, Metric, Noted, Outcome, Undefined, register
+from ragmeter.metrics.citation import abstained
 from ragmeter.metrics.judged import (
     abstains,
     asked_prompt,
@@ -77,15 +82,18 @@ _ITEM_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])[^\S\n]+")
 @dataclass(frozen=True)
 class NuggetVerdicts:
     """One answer's verdicts: its nuggets and their grades (with how many grades the quote check changed), and
-    RAGChecker's four checks (:mod:`ragmeter.metrics.claim_matrix`)."""
+    RAGChecker's four checks (:mod:`ragmeter.metrics.claim_matrix`). ``declines``: each nugget says that the
+    answer is not known (the IDK detector's reading), which no chunk can state."""
 
     nuggets: tuple[Nugget, ...]
-    grades: tuple[str, ...]
+    grades: tuple[str, ...] | None  # None: a grades call failed: why in grades_undefined
     unquoted: int
     answer_in_reference: tuple[bool, ...] | None  # None: no answer claims (below), or the record has no reference
     answer_in_chunks: tuple[tuple[bool, ...], ...] | None  # None: no answer claims: why in answer_undefined
     nuggets_in_chunks: tuple[tuple[bool, ...], ...]
+    declines: tuple[bool, ...]
     answer_undefined: str | None = None  # the answer abstains, or its claims call failed
+    grades_undefined: str | None = None
 
     @property
     def vital(self) -> tuple[bool, ...]:
@@ -94,7 +102,22 @@ class NuggetVerdicts:
     @property
     def stated(self) -> tuple[bool, ...]:
         """RAGChecker's ``response2answer``: each nugget graded ``support``."""
+        assert self.grades is not None
         return tuple(grade == "support" for grade in self.grades)
+
+    @property
+    def facts_in_chunks(self) -> tuple[tuple[bool, ...], ...]:
+        """The chunks' rows of the nuggets that state a fact (not a decline): what a retriever could find."""
+        return tuple(row for row, declines in zip(self.nuggets_in_chunks, self.declines, strict=True) if not declines)
+
+    @property
+    def failure_in_chunks(self) -> tuple[tuple[bool, ...], ...]:
+        """The chunks' rows for the failure split: a declining nugget as if retrieved, since the chunks rightly held
+        no answer and an answer that misses the decline is the generator's failure, not the retriever's."""
+        return tuple(
+            tuple(True for _ in row) if declines else row
+            for row, declines in zip(self.nuggets_in_chunks, self.declines, strict=True)
+        )
 
 
 # --- the calls, and the verdicts read from them -----------------------------------------------------------
@@ -218,11 +241,13 @@ def nugget_verdicts(record: Record, item: ItemContext, run: RunContext) -> Nugge
             return found
         assert found is not None
         language = run.language(record)
-        grades: list[tuple[str, str | None]] = []
+        grades: list[tuple[str, str | None]] | None = []
+        grades_failed = None
         for call in _grades_calls(record, found):
             outcome = run.judge_outcome(call)
             if outcome.verdict is None:
-                return judge_failure("nugget_grades", outcome)
+                grades, grades_failed = None, judge_failure("nugget_grades", outcome).reason
+                break
             grades += quoted_grades(outcome.verdict["grades"], record.answer, language=language)
         chunks = [chunk.text for chunk in record.contexts]
         texts = [nugget.text for nugget in found]
@@ -240,11 +265,13 @@ def nugget_verdicts(record: Record, item: ItemContext, run: RunContext) -> Nugge
         claims = answer if isinstance(answer, tuple) else (None, None)
         return NuggetVerdicts(
             found,
-            tuple(grade for grade, _ in grades),
-            sum(why is not None for _, why in grades),
+            None if grades is None else tuple(grade for grade, _ in grades),
+            0 if grades is None else sum(why is not None for _, why in grades),
             *claims,
             in_chunks,
+            tuple(bool(abstained(text, idk=run.settings.idk, language=language)) for text in texts),
             answer_undefined=failed or ("the answer abstains: no claim" if answer is None else None),
+            grades_undefined=grades_failed,
         )
 
     return item.memo("judge:nugget_verdicts", read)
@@ -301,29 +328,31 @@ def _answer_claims(
 # --- the metrics ------------------------------------------------------------------------------------------
 
 
-def _noted(verdicts: NuggetVerdicts, value: float, undefined: str) -> Outcome:
+def _value(verdicts: NuggetVerdicts, read: Callable[[NuggetVerdicts], float], undefined: str, graded: bool) -> Outcome:
+    """``read``'s value, undefined with ``undefined`` where it is NaN; a metric that reads the grades (``graded``) is
+    undefined where a grades call failed, and notes the grades the quote check counted none."""
+    if graded and verdicts.grades_undefined is not None:
+        return Undefined(verdicts.grades_undefined)
+    value = read(verdicts)
     if math.isnan(value):
         return Undefined(undefined)
-    if verdicts.unquoted:
+    if graded and verdicts.unquoted:
         return Noted(value, f"{verdicts.unquoted} grade(s) quoted words the answer does not have: counted none")
     return value
 
 
 def _nugget_metric(formula: Callable[..., float], vital: bool) -> Callable[[Record, ItemContext, RunContext], Outcome]:
-    def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
-        verdicts = nugget_verdicts(record, item, run)
-        if isinstance(verdicts, Undefined):
-            return verdicts
-        return _noted(verdicts, formula(verdicts.grades, verdicts.vital), "no vital nugget" if vital else "no nugget")
-
-    return compute
+    return _nuggets_metric(
+        lambda v: formula(v.grades, v.vital), "no vital nugget" if vital else "no nugget", graded=True, chunks=False
+    )
 
 
 def _answer_metric(
-    read: Callable[[NuggetVerdicts], float], undefined: str, *, correctness: bool = True
+    read: Callable[[NuggetVerdicts], float], undefined: str, *, correctness: bool = True, graded: bool = False
 ) -> Callable[[Record, ItemContext, RunContext], Outcome]:
-    """A metric of the answer's claims (``correctness``: and whether a reference holds them): undefined where the
-    answer abstains or states no claim, where it needs a reference the record lacks, or with ``undefined``."""
+    """A metric of the answer's claims (``correctness``: and whether a reference holds them; ``graded``: and the
+    nuggets' grades): undefined where the answer abstains or states no claim, where it needs a reference the record
+    lacks, or with ``undefined``."""
 
     def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
         verdicts = nugget_verdicts(record, item, run)
@@ -335,19 +364,24 @@ def _answer_metric(
             return Undefined("the answer states no claim")
         if correctness and verdicts.answer_in_reference is None:
             return Undefined("record has no reference answer to check the answer's claims against")
-        return _noted(verdicts, read(verdicts), undefined)
+        return _value(verdicts, read, undefined, graded)
 
     return compute
 
 
 def _nuggets_metric(
-    read: Callable[[NuggetVerdicts], float], undefined: str
+    read: Callable[[NuggetVerdicts], float], undefined: str, *, graded: bool, chunks: bool
 ) -> Callable[[Record, ItemContext, RunContext], Outcome]:
-    """A metric of the nuggets (the reference's claims) alone."""
+    """A metric of the nuggets (the reference's claims), with their grades (``graded``) or the retrieved chunks
+    (``chunks``: undefined without any)."""
 
     def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
         verdicts = nugget_verdicts(record, item, run)
-        return verdicts if isinstance(verdicts, Undefined) else _noted(verdicts, read(verdicts), undefined)
+        if isinstance(verdicts, Undefined):
+            return verdicts
+        if chunks and not record.contexts:
+            return Undefined(NO_CHUNK)
+        return _value(verdicts, read, undefined, graded)
 
     return compute
 
@@ -383,6 +417,7 @@ _NUGGETS_SIGNATURE = {
 
 
 NO_CHUNK = "record has no retrieved chunks"
+ONLY_DECLINES = "the nuggets only say that the answer is not known: no fact for a chunk to state"
 _M = claim_matrix
 #: name, what it measures, compute, aggregation, higher is better
 _SPECS: tuple[tuple[str, str, Callable[[Record, ItemContext, RunContext], Outcome], Aggregation, bool | None], ...] = (
@@ -424,35 +459,40 @@ _SPECS: tuple[tuple[str, str, Callable[[Record, ItemContext, RunContext], Outcom
     (
         "claim_recall",
         "Nuggets the answer states fully / nuggets (RAGChecker's recall)",
-        _nuggets_metric(lambda v: _M.claim_recall(v.stated), "no nugget"),
+        _nuggets_metric(lambda v: _M.claim_recall(v.stated), "no nugget", graded=True, chunks=False),
         Aggregation.MEAN,
         True,
     ),
     (
         "claim_f1",
         "Harmonic mean of claim_precision and claim_recall (RAGChecker's F1)",
-        _answer_metric(lambda v: _M.claim_f1(v.answer_in_reference, v.stated), "no claim or no nugget"),
+        _answer_metric(lambda v: _M.claim_f1(v.answer_in_reference, v.stated), "no claim or no nugget", graded=True),
         Aggregation.MEAN,
         True,
     ),
     (
         "context_claim_recall",
         "Nuggets the retrieved chunks state / nuggets (RAGChecker's retriever claim recall)",
-        _nuggets_metric(lambda v: _M.context_claim_recall(v.nuggets_in_chunks), NO_CHUNK),
+        _nuggets_metric(lambda v: _M.context_claim_recall(v.facts_in_chunks), ONLY_DECLINES, graded=False, chunks=True),
         Aggregation.MEAN,
         True,
     ),
     (
         "claim_context_precision",
         ("Retrieved chunks that state a nugget / retrieved chunks (RAGChecker's context precision)"),
-        _nuggets_metric(lambda v: _M.claim_context_precision(v.nuggets_in_chunks), NO_CHUNK),
+        _nuggets_metric(lambda v: _M.claim_context_precision(v.nuggets_in_chunks), NO_CHUNK, graded=False, chunks=True),
         Aggregation.MEAN,
         True,
     ),
     (
         "context_utilization",
         "Retrieved nuggets the answer states / retrieved nuggets (RAGChecker)",
-        _nuggets_metric(lambda v: _M.context_utilization(v.nuggets_in_chunks, v.stated), "no nugget was retrieved"),
+        _nuggets_metric(
+            lambda v: _M.context_utilization(v.nuggets_in_chunks, v.stated),
+            "no nugget was retrieved",
+            graded=True,
+            chunks=True,
+        ),
         Aggregation.MEAN,
         True,
     ),
@@ -500,14 +540,24 @@ _SPECS: tuple[tuple[str, str, Callable[[Record, ItemContext, RunContext], Outcom
     (
         "retrieval_failure",
         "The answer misses a vital nugget that no retrieved chunk states (the retriever lost it)",
-        _nuggets_metric(lambda v: _M.retrieval_failure(v.grades, v.vital, v.nuggets_in_chunks), "no vital nugget"),
+        _nuggets_metric(
+            lambda v: _M.retrieval_failure(v.grades, v.vital, v.failure_in_chunks),
+            "no vital nugget",
+            graded=True,
+            chunks=True,
+        ),
         Aggregation.RATE,
         False,
     ),
     (
         "generation_failure",
         "The answer misses a vital nugget that a retrieved chunk states (the generator lost it)",
-        _nuggets_metric(lambda v: _M.generation_failure(v.grades, v.vital, v.nuggets_in_chunks), "no vital nugget"),
+        _nuggets_metric(
+            lambda v: _M.generation_failure(v.grades, v.vital, v.failure_in_chunks),
+            "no vital nugget",
+            graded=True,
+            chunks=True,
+        ),
         Aggregation.RATE,
         False,
     ),

@@ -85,10 +85,14 @@ def _reading(failures: tuple[tuple[str, Summary], ...]) -> str:
         return "Which stage loses vital nuggets needs both retrieval_failure and generation_failure."
     if retrieval.n == 0:
         return "No answer had a vital nugget: the failure shares are undefined."
+    if retrieval.value == generation.value == 0:
+        return "No answer lost a vital nugget, in retrieval or in generation."
     low_r, high_r, low_g, high_g = (
         math.nan if v is None else v
         for v in (retrieval.ci_low, retrieval.ci_high, generation.ci_low, generation.ci_high)
     )
+    if any(math.isnan(v) for v in (low_r, high_r, low_g, high_g)):
+        return "The failure shares have no interval (too few answers): this run does not tell which stage loses more."
     if low_r > high_g:
         return (
             "More answers lose a vital nugget in retrieval than in generation (the intervals do not overlap): "
