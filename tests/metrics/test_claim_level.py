@@ -274,6 +274,23 @@ def test_a_claim_two_references_state_is_one_nugget() -> None:
     assert graded.count("<nugget n=") == 4 and graded.count("Entry is free.") == 1
 
 
+@pytest.mark.parametrize("source", ["sentences", "claims"])
+def test_several_references_are_alternatives_and_the_answer_is_scored_on_the_one_it_matches(source: str) -> None:
+    either = {**A, "id": "E2", "references": ["The museum opens at 9:00.", "Doors open at nine in the morning."]}
+    backend = ScriptedBackend(reply_to)
+    with Judge(backend, claims="verify") as judge:
+        result = evaluate(
+            [either], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200, nugget_source=source)
+        )
+    (graded,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "nugget_grades"]
+    assert graded.count("<nugget n=") == 2  # one call grades both references' nuggets
+    # graded support (the first reference's, which chunk 1 states) and none (the second's): scored on the first,
+    # which the answer states whole, as token F1 takes the best reference; on both together it read 1/2
+    values = _values(result, 0)
+    assert values["nugget_recall"] == values["claim_recall"] == values["context_claim_recall"] == 1.0
+    assert (values["retrieval_failure"], values["generation_failure"]) == (0.0, 0.0)
+
+
 def test_a_failed_split_of_the_reference_leaves_every_nugget_metric_undefined_with_the_reason() -> None:
     def reply(request: ChatRequest) -> str:
         return "this is not JSON" if request.schema_name == "claim_split" else reply_to(request)
@@ -288,13 +305,19 @@ def test_a_failed_split_of_the_reference_leaves_every_nugget_metric_undefined_wi
 def test_the_nugget_source_is_in_every_claim_level_signature(by_sentences, by_claims, scored) -> None:
     (result, _), (claims, _), (written, _) = by_sentences, by_claims, scored
     assert {result.signatures[name].settings["nuggets"] for name in NAMES} == {
-        "the record's where given, else the reference's sentences and list items (the judge's without a reference)"
+        (
+            "the record's where given, else the reference's sentences and list items, several references as "
+            "alternatives (the judge's without a reference)"
+        )
     }
     assert {written.signatures[name].settings["nuggets"] for name in NAMES} == {
         "the record's where given, else the judge's"
     }
     assert {claims.signatures[name].settings["nuggets"] for name in NAMES} == {
-        "the record's where given, else the reference's claims (the judge's nuggets without a reference)"
+        (
+            "the record's where given, else the reference's claims, several references as alternatives (the "
+            "judge's nuggets without a reference)"
+        )
     }
     assert all("judge:reference_claims" in claims.signatures[name].settings for name in NAMES)
     assert not any("judge:reference_claims" in result.signatures[name].settings for name in NAMES)

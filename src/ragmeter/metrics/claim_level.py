@@ -9,7 +9,9 @@ Per item, at most three kinds of judge call (issue 47):
   split by the judge as an answer's claims are (RAGChecker's way: one extractor for both sides; the claim split's
   prompt, a call per reference holding nothing else); under ``judge``, and where a record has no reference answer,
   the judge writes them (:mod:`ragmeter.judges.nugget_prompts`) from the references (or the chunks people judged
-  relevant). A call of either is the same for every answer to the question: made once per question;
+  relevant). A call of either is the same for every answer to the question: made once per question. Several
+  reference answers are alternatives where the nuggets are their sentences or claims: the answer is graded on all
+  of them and scored on the nuggets of the one it states best, as token F1 takes the best reference;
 - the answer **graded** on them, ten nuggets a call, each grade resting on a quote of the answer (a support or
   partial grade whose quote is not words of the answer counts as none, noted);
 - the answer's **claims**, the call seed 002's faithfulness makes (the same verdict serves both).
@@ -62,7 +64,7 @@ from ragmeter.metrics.judged import (
     verdict_claims,
 )
 from ragmeter.text.citations import find_citations, strip_citations
-from ragmeter.text.languages import language_signature
+from ragmeter.text.languages import Language, language_signature
 from ragmeter.text.sentences import split_sentences
 
 if TYPE_CHECKING:
@@ -167,13 +169,42 @@ def reference_sentences(record: Record, run: RunContext) -> tuple[Nugget, ...] |
     if run.settings.nugget_source is not NuggetSource.SENTENCES or not record.references:
         return None
     language = run.language(record)
+    sentences = [sentence for reference in record.references for sentence in _sentences(reference, language)]
+    return tuple(Nugget(text, True) for text in dict.fromkeys(sentences)) or Undefined(NO_SENTENCE)
+
+
+def _sentences(reference: str, language: Language) -> list[str]:
+    """The sentences of one reference answer, a list's items apart, citation markers left out, none empty."""
     sentences = [
         strip_citations(sentence) if find_citations(sentence) else sentence
-        for reference in record.references
         for item in _list_items(reference)
         for sentence in split_sentences(item, language)
     ]
-    return tuple(Nugget(text, True) for text in dict.fromkeys(sentences) if text) or Undefined(NO_SENTENCE)
+    return [sentence for sentence in sentences if sentence]
+
+
+def _reference_groups(record: Record, found: tuple[Nugget, ...], run: RunContext) -> list[tuple[int, ...]]:
+    """Per reference answer, the places in ``found`` of the nuggets it gives, where the nuggets are the references'
+    own sentences or claims and there are several references: these are alternatives (as for token F1 and ROUGE-L),
+    so the answer is scored on the one it matches best. Else one group of every nugget (people's nuggets and the
+    judge's are one list for the question)."""
+    every = [tuple(range(len(found)))]
+    source = run.settings.nugget_source
+    if record.nuggets is not None or len(record.references) < 2 or source is NuggetSource.JUDGE:
+        return every
+    if source is NuggetSource.SENTENCES:
+        per_reference = [_sentences(reference, run.language(record)) for reference in record.references]
+    else:
+        outcomes = [run.judge_outcome(call) for call in _nuggets_calls(record, run)]
+        per_reference = [list(outcome.verdict["claims"]) if outcome.verdict else [] for outcome in outcomes]
+    place = {nugget.text: number for number, nugget in enumerate(found)}
+    groups = [tuple(dict.fromkeys(place[text] for text in texts if text in place)) for texts in per_reference]
+    return [group for group in groups if group] or every
+
+
+def _best_group(groups: list[tuple[int, ...]], grades: list[str]) -> tuple[int, ...]:
+    """The group whose nuggets the answer states best (``nugget_recall``; the first of equals)."""
+    return max(groups, key=lambda group: nuggets.nugget_recall([grades[i] for i in group], [True] * len(group)))
 
 
 def _given_nuggets(record: Record, run: RunContext) -> tuple[Nugget, ...] | Undefined | None:
@@ -260,16 +291,19 @@ def nugget_verdicts(record: Record, item: ItemContext, run: RunContext) -> Nugge
             ],
             len(chunks),
         )
+        groups = _reference_groups(record, found, run)
+        # without grades no reference can be chosen: the metrics that remain read every reference's nuggets
+        kept = tuple(range(len(found))) if grades is None else _best_group(groups, [grade for grade, _ in grades])
         answer = _answer_claims(record, item, run)
         failed = answer.reason if isinstance(answer, Undefined) else None
         claims = answer if isinstance(answer, tuple) else (None, None)
         return NuggetVerdicts(
-            found,
-            None if grades is None else tuple(grade for grade, _ in grades),
-            0 if grades is None else sum(why is not None for _, why in grades),
+            tuple(found[i] for i in kept),
+            None if grades is None else tuple(grades[i][0] for i in kept),
+            0 if grades is None else sum(grades[i][1] is not None for i in kept),
             *claims,
-            in_chunks,
-            tuple(bool(abstained(text, idk=run.settings.idk, language=language)) for text in texts),
+            tuple(in_chunks[i] for i in kept),
+            tuple(bool(abstained(texts[i], idk=run.settings.idk, language=language)) for i in kept),
             answer_undefined=failed or ("the answer abstains: no claim" if answer is None else None),
             grades_undefined=grades_failed,
         )
@@ -407,10 +441,12 @@ def _signature(run: RunContext) -> Mapping[str, Any]:
 
 _NUGGETS_SIGNATURE = {
     NuggetSource.SENTENCES: (
-        "the record's where given, else the reference's sentences and list items (the judge's without a reference)"
+        "the record's where given, else the reference's sentences and list items, several references as "
+        "alternatives (the judge's without a reference)"
     ),
     NuggetSource.CLAIMS: (
-        "the record's where given, else the reference's claims (the judge's nuggets without a reference)"
+        "the record's where given, else the reference's claims, several references as alternatives (the judge's "
+        "nuggets without a reference)"
     ),
     NuggetSource.JUDGE: "the record's where given, else the judge's",
 }
