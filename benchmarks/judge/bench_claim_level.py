@@ -166,15 +166,9 @@ def _lexical_recall(records: list[Record], settings: Settings, judge: Judge) -> 
 def _order_grades(record: Record, found: tuple[Nugget, ...], run: RunContext) -> list[tuple[str, str]]:
     """Each nugget's grades (after the quote check, as a run counts them) with the nuggets in their order and
     reversed; none where a call failed."""
-    language = run.language(record)
-    forward = grades(run, record, list(found))
-    backward = grades(run, record, list(found[::-1])) if len(found) > 1 else forward
-    if forward is None or backward is None:
-        return []
-    counted = [
-        [grade for grade, _ in quoted_grades(side, record.answer, language=language)] for side in (forward, backward)
-    ]
-    return list(zip(counted[0], counted[1][::-1], strict=True))
+    forward = _batched_grades(run, record, list(found), NUGGETS_PER_CALL)
+    backward = _batched_grades(run, record, list(found[::-1]), NUGGETS_PER_CALL)[::-1] if len(found) > 1 else forward
+    return list(zip(forward, backward, strict=True)) if forward and backward else []
 
 
 def _order_scores(

@@ -213,17 +213,19 @@ def kill_after(args: list[str], server: FakeOpenAIServer, requests: int, log: Pa
     assert proc.returncode == -signal.SIGKILL
 
 
-def test_a_killed_claim_level_run_resumes_without_repeating_a_call(server, tmp_path):
-    """The claim-level family's calls come in rounds where the judge writes the nuggets (nuggets and claims, then
-    the grades that need the nuggets): a run killed between them goes on from its cache and gives the
-    uninterrupted run's figures."""
+@pytest.mark.parametrize("source", ["judge", "claims"])
+def test_a_killed_claim_level_run_resumes_without_repeating_a_call(server, tmp_path, source):
+    """The claim-level family's calls come in rounds where the judge writes the nuggets (the question's nuggets, or
+    the reference's claims, and the answer's claims; then the grades that need the nuggets): a run killed between
+    them goes on from its cache and gives the uninterrupted run's figures."""
     data = write_jsonl(tmp_path / "records.jsonl", records(20))
     start = len(server.requests)
-    judge_writes = ["--nugget-source", "judge"]
+    judge_writes = ["--nugget-source", source]
     reference = run_subprocess([*run_args(server, data, tmp_path / "ref", metrics="claim_level"), *judge_writes])
     assert reference.returncode == 0, reference.stderr
     ref_calls = settle(server) - start
-    # per record its question's nuggets and its grades; the answer's claims, but not for the 4 that abstain
+    # per record its question's nuggets (or its reference's claims) and its grades; the answer's claims, but not for
+    # the 4 that abstain
     assert ref_calls == 20 + 20 + 16
     out = tmp_path / "killed"
     args = [*run_args(server, data, out, metrics="claim_level"), *judge_writes]

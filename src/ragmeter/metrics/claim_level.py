@@ -196,7 +196,10 @@ def _reference_groups(record: Record, found: tuple[Nugget, ...], run: RunContext
         per_reference = [_sentences(reference, run.language(record)) for reference in record.references]
     else:
         outcomes = [run.judge_outcome(call) for call in _nuggets_calls(record, run)]
-        per_reference = [list(outcome.verdict["claims"]) if outcome.verdict else [] for outcome in outcomes]
+        per_reference = [
+            [nugget.text for nugget in _written_nuggets(outcome.verdict)] if outcome.verdict else []
+            for outcome in outcomes
+        ]
     place = {nugget.text: number for number, nugget in enumerate(found)}
     groups = [tuple(dict.fromkeys(place[text] for text in texts if text in place)) for texts in per_reference]
     return [group for group in groups if group] or every
