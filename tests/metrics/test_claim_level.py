@@ -398,7 +398,94 @@ def test_a_declining_reference_missed_is_the_generators_failure(answer: str, fai
     # the one nugget declines: no chunk can state it, so the retriever lost nothing; an answer that does not
     # decline (graded none) is the generator's failure
     assert (result.scores["retrieval_failure"][0], result.scores["generation_failure"][0]) == failures
-    assert result.undefined["context_claim_recall"][0] == (
-        "the nuggets only say that the answer is not known: no fact for a chunk to state"
-    )
+    assert result.undefined["context_claim_recall"][0] == NO_FACT_REASON
     assert result.scores["claim_context_precision"][0] == 0.0  # neither chunk holds a fact of the reference
+
+
+# --- text with no content word and no number: "No.", a stray "```" ----------------------------------------
+
+NO_FACT_REASON = (
+    "the nuggets state no fact for a chunk to hold: they only say that the answer is not known, or have no content word"
+)
+
+
+def test_a_bare_no_in_the_reference_is_joined_to_the_fact_after_it() -> None:
+    no = {
+        **A,
+        "id": "N1",
+        "question": "Does the museum open at 8:00?",
+        "answer": "No. The museum opens at 9:00 on weekdays.",
+        "references": ["No. The museum opens at 9:00."],
+    }
+    backend = ScriptedBackend(reply_to)
+    with Judge(backend, claims="verify") as judge:
+        result = evaluate([no], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
+    (graded,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "nugget_grades"]
+    assert graded.count("<nugget n=") == 1 and "No. The museum opens at 9:00." in graded
+    # one nugget, stated, whose words chunk 1 holds: "No." alone was a second nugget that no chunk can hold
+    # (context_claim_recall 1/2, and a retrieval failure for an answer that left it out)
+    values = _values(result, 0)
+    assert values["nugget_recall"] == values["context_claim_recall"] == 1.0
+
+
+def test_a_reference_that_is_only_no_is_a_nugget_the_retriever_cannot_have_lost() -> None:
+    no = {**A, "id": "N", "question": "Is parking free?", "answer": "Parking is free.", "references": ["No."]}
+    with Judge(ScriptedBackend(reply_to), claims="verify") as judge:
+        result = evaluate([no], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
+    # "No." graded none; the chunks' check can place it in no chunk: the generator's failure, not the retriever's
+    assert result.scores["nugget_recall"][0] == 0.0
+    assert (result.scores["retrieval_failure"][0], result.scores["generation_failure"][0]) == (0.0, 1.0)
+    assert result.undefined["context_claim_recall"][0] == NO_FACT_REASON
+
+
+def test_an_answer_claim_with_no_content_word_is_no_claim() -> None:
+    particle = {**A, "id": "P", "answer": "No. Parking costs 3 dollars."}
+    with Judge(ScriptedBackend(reply_to), claims="verify") as judge:
+        result = evaluate([particle], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
+    # the one claim left: "Parking costs 3 dollars.", which chunk 2 states and the reference does not; "No." passed
+    # the check against the reference vacuously (claim_precision 1/2) and was in no chunk (self_knowledge 1/2)
+    values = _values(result, 0)
+    assert values["claim_precision"] == values["self_knowledge"] == 0.0
+    assert values["claim_faithfulness"] == 1.0
+
+
+def test_a_claim_of_the_reference_with_no_content_word_is_no_nugget() -> None:
+    no = {**A, "id": "N2", "references": ["No. The museum opens at 9:00."]}
+    backend = ScriptedBackend(reply_to)
+    with Judge(backend, claims="verify") as judge:
+        result = evaluate(
+            [no], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200, nugget_source="claims")
+        )
+    # the scripted split gives "No." and "The museum opens at 9:00.": the first is left out
+    (graded,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "nugget_grades"]
+    assert graded.count("<nugget n=") == 1
+    assert result.scores["nugget_recall"][0] == result.scores["context_claim_recall"][0] == 1.0
+
+
+#: The metrics that read the answer's claims.
+OF_THE_ANSWER = {
+    "claim_precision",
+    "claim_f1",
+    "noise_sensitivity_relevant",
+    "noise_sensitivity_irrelevant",
+    "hallucination",
+    "self_knowledge",
+    "claim_faithfulness",
+}
+
+
+def test_a_claims_list_at_its_cap_is_noted_on_the_metrics_of_the_answers_claims() -> None:
+    one_sentence = {**A, "id": "K", "answer": "The museum opens at 9:00."}
+    claim = {"claim": one_sentence["answer"], "evidence": "", "differences": "none", "verdict": "supported"}
+
+    def reply(request: ChatRequest) -> str:
+        if request.schema_name == "claims":  # one sentence: the cap is 4 + 2 = 6
+            return json.dumps({"claims": [{**claim, "chunks": [1]}] * 6})
+        return reply_to(request)
+
+    with Judge(ScriptedBackend(reply), claims="verify") as judge:
+        result = evaluate([one_sentence], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
+    note = "the judge listed the most claims allowed (6): later ones may be missing"
+    assert {name for name in NAMES if result.notes.get(name, {}).get(0) == note} == OF_THE_ANSWER
+    assert {name for name in NAMES if 0 in result.notes.get(name, {})} == OF_THE_ANSWER
+    assert result.scores["claim_precision"][0] == result.scores["claim_faithfulness"][0] == 1.0

@@ -20,10 +20,12 @@ The rest of RAGChecker's matrix is the evidence check's (:mod:`ragmeter.judges.c
 numbers and scope, as the packaged judge's faithfulness checks claims), with no call: an answer claim is
 *correct* when a reference holds it, *in chunk k* when it is supported by the chunks and k is among the chunks it
 comes from; a nugget is *in chunk k* the same way. A nugget is *stated* by the answer when graded ``support``
-(RAGChecker's entailment is yes or no: partial support is not). A nugget that only says the answer is not known
-(the IDK detector's reading: the reference of a question the documents do not answer) is no fact a chunk can state:
-the retriever's claim recall leaves it out, and the failure split counts it as retrieved (an answer that misses it
-is the generator's failure).
+(RAGChecker's entailment is yes or no: partial support is not). A claim or nugget the judge writes with no content
+word and no number (a bare "No.", a stray code fence) is left out: the check would pass it against any text, whatever it
+says. A nugget that only says the answer is not known (the IDK detector's reading: the reference of a question the
+documents do not answer), or one given with no content word (people's, or a reference that is only "No."), is no
+fact the chunks can be checked for: the retriever's claim recall leaves it out, and the failure split counts it as
+retrieved (the retriever cannot be shown to have lost it; an answer that misses it is the generator's failure).
 
 The formulas are those of :mod:`ragmeter.metrics.nuggets` and :mod:`ragmeter.metrics.claim_matrix`; a value
 those leave NaN is undefined here, with the reason, as is a metric that reads what is missing: the grades where a
@@ -41,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from ragmeter.core.records import Nugget, Record
 from ragmeter.core.settings import NuggetSource
 from ragmeter.judges.checks.evidence import VERSION as EVIDENCE_CHECK
-from ragmeter.judges.checks.evidence import supporting_chunks, supports
+from ragmeter.judges.checks.evidence import supporting_chunks, supports, wordless
 from ragmeter.judges.engine import JudgeCall
 from ragmeter.judges.nugget_prompts import (
     NUGGET_GRADES,
@@ -58,9 +60,11 @@ from ragmeter.metrics.citation import abstained
 from ragmeter.metrics.judged import (
     abstains,
     asked_prompt,
+    capped_note,
     claims_outcome,
     claims_text_call,
     judge_failure,
+    reached_cap,
     verdict_claims,
 )
 from ragmeter.text.citations import find_citations, strip_citations
@@ -84,8 +88,9 @@ _ITEM_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])[^\S\n]+")
 @dataclass(frozen=True)
 class NuggetVerdicts:
     """One answer's verdicts: its nuggets and their grades (with how many grades the quote check changed), and
-    RAGChecker's four checks (:mod:`ragmeter.metrics.claim_matrix`). ``declines``: each nugget says that the
-    answer is not known (the IDK detector's reading), which no chunk can state."""
+    RAGChecker's four checks (:mod:`ragmeter.metrics.claim_matrix`). ``no_fact``: each nugget states no fact the
+    chunks can be checked for: it says that the answer is not known (the IDK detector's reading), or it has no
+    content word and no number."""
 
     nuggets: tuple[Nugget, ...]
     grades: tuple[str, ...] | None  # None: a grades call failed: why in grades_undefined
@@ -93,9 +98,10 @@ class NuggetVerdicts:
     answer_in_reference: tuple[bool, ...] | None  # None: no answer claims (below), or the record has no reference
     answer_in_chunks: tuple[tuple[bool, ...], ...] | None  # None: no answer claims: why in answer_undefined
     nuggets_in_chunks: tuple[tuple[bool, ...], ...]
-    declines: tuple[bool, ...]
+    no_fact: tuple[bool, ...]
     answer_undefined: str | None = None  # the answer abstains, or its claims call failed
     grades_undefined: str | None = None
+    answer_capped: int | None = None  # the cap on the answer's claims, when the judge's list reached it
 
     @property
     def vital(self) -> tuple[bool, ...]:
@@ -109,16 +115,17 @@ class NuggetVerdicts:
 
     @property
     def facts_in_chunks(self) -> tuple[tuple[bool, ...], ...]:
-        """The chunks' rows of the nuggets that state a fact (not a decline): what a retriever could find."""
-        return tuple(row for row, declines in zip(self.nuggets_in_chunks, self.declines, strict=True) if not declines)
+        """The chunks' rows of the nuggets that state a fact: what a retriever could be shown to find."""
+        return tuple(row for row, no_fact in zip(self.nuggets_in_chunks, self.no_fact, strict=True) if not no_fact)
 
     @property
     def failure_in_chunks(self) -> tuple[tuple[bool, ...], ...]:
-        """The chunks' rows for the failure split: a declining nugget as if retrieved, since the chunks rightly held
-        no answer and an answer that misses the decline is the generator's failure, not the retriever's."""
+        """The chunks' rows for the failure split: a nugget that states no fact as if retrieved, since the retriever
+        cannot be shown to have lost it (a decline's chunks rightly held no answer): an answer that misses it is the
+        generator's failure."""
         return tuple(
-            tuple(True for _ in row) if declines else row
-            for row, declines in zip(self.nuggets_in_chunks, self.declines, strict=True)
+            tuple(True for _ in row) if no_fact else row
+            for row, no_fact in zip(self.nuggets_in_chunks, self.no_fact, strict=True)
         )
 
 
@@ -138,11 +145,14 @@ def _nuggets_calls(record: Record, run: RunContext) -> list[JudgeCall]:
     return [JudgeCall(NUGGETS, nuggets_request(record.question, sources), decides_more=True)] if sources else []
 
 
-def _written_nuggets(verdict: Mapping[str, Any]) -> list[Nugget]:
-    """The nuggets of a nuggets call's verdict, or of a reference's claim split (each claim vital)."""
+def _written_nuggets(verdict: Mapping[str, Any], language: Language) -> list[Nugget]:
+    """The nuggets of a nuggets call's verdict, or of a reference's claim split (each claim vital), those with no
+    content word and no number left out (:func:`~ragmeter.judges.checks.evidence.wordless`)."""
     if "claims" in verdict:
-        return [Nugget(text, True) for text in verdict["claims"]]
-    return [Nugget(n["text"], n["vital"]) for n in verdict["nuggets"]]
+        written = [Nugget(text, True) for text in verdict["claims"]]
+    else:
+        written = [Nugget(n["text"], n["vital"]) for n in verdict["nuggets"]]
+    return [nugget for nugget in written if not wordless(nugget.text, language=language)]
 
 
 def _list_items(reference: str) -> list[str]:
@@ -162,8 +172,9 @@ def _list_items(reference: str) -> list[str]:
 
 def reference_sentences(record: Record, run: RunContext) -> tuple[Nugget, ...] | Undefined | None:
     """The nuggets of ``Settings.nugget_source`` ``sentences``: each sentence of ``record``'s reference answers, a
-    list's items apart (:func:`_list_items`; citation markers left out; a sentence that recurs, once), each vital,
-    as nothing here tells which matter. A reference that declines gives its decline as a nugget: what a good answer
+    list's items apart (:func:`_list_items`; citation markers left out; a sentence that recurs, once; a sentence
+    with no content word and no number joined to the next, :func:`_particles_joined`), each vital, as nothing here
+    tells which matter. A reference that declines gives its decline as a nugget: what a good answer
     to the question says. ``None`` where the judge writes the nuggets: the source is ``judge``, or there is no
     reference."""
     if run.settings.nugget_source is not NuggetSource.SENTENCES or not record.references:
@@ -174,13 +185,40 @@ def reference_sentences(record: Record, run: RunContext) -> tuple[Nugget, ...] |
 
 
 def _sentences(reference: str, language: Language) -> list[str]:
-    """The sentences of one reference answer, a list's items apart, citation markers left out, none empty."""
+    """The sentences of one reference answer, a list's items apart, citation markers left out, none empty, none
+    without a content word or a number (:func:`_particles_joined`)."""
     sentences = [
         strip_citations(sentence) if find_citations(sentence) else sentence
         for item in _list_items(reference)
         for sentence in split_sentences(item, language)
     ]
-    return [sentence for sentence in sentences if sentence]
+    return _particles_joined([sentence for sentence in sentences if sentence], language)
+
+
+def _particles_joined(sentences: list[str], language: Language) -> list[str]:
+    """``sentences`` with each that has no content word and no number ("No.", "OK.") joined to the one after it,
+    the last to the one before: alone it is no fact but the way the fact beside it goes, a nugget the grading judge
+    reads without its subject and the chunks' check passes vacuously but can place in no chunk (a retrieval failure
+    whatever was retrieved). A reference of such sentences only is kept whole.
+
+    >>> from ragmeter.text.languages import LANGUAGES
+    >>> _particles_joined(["No.", "The pass is not sold online."], LANGUAGES["en"])
+    ['No. The pass is not sold online.']
+    >>> _particles_joined(["The pass is sold online.", "OK?"], LANGUAGES["en"])
+    ['The pass is sold online. OK?']
+    """
+    joined: list[str] = []
+    pending: list[str] = []
+    for sentence in sentences:
+        pending.append(sentence)
+        if not wordless(sentence, language=language):
+            joined.append(" ".join(pending))
+            pending = []
+    if pending and joined:
+        joined[-1] = " ".join([joined[-1], *pending])
+    elif pending:
+        joined.append(" ".join(pending))
+    return joined
 
 
 def _reference_groups(record: Record, found: tuple[Nugget, ...], run: RunContext) -> list[tuple[int, ...]]:
@@ -197,7 +235,9 @@ def _reference_groups(record: Record, found: tuple[Nugget, ...], run: RunContext
     else:
         outcomes = [run.judge_outcome(call) for call in _nuggets_calls(record, run)]
         per_reference = [
-            [nugget.text for nugget in _written_nuggets(outcome.verdict)] if outcome.verdict else []
+            [nugget.text for nugget in _written_nuggets(outcome.verdict, run.language(record))]
+            if outcome.verdict
+            else []
             for outcome in outcomes
         ]
     place = {nugget.text: number for number, nugget in enumerate(found)}
@@ -225,13 +265,14 @@ def item_nuggets(record: Record, run: RunContext, *, wait: bool = True) -> tuple
     if not calls:
         return Undefined(NO_SOURCE)
     outcomes = [run.judge_outcome(call) if wait else run.known_outcome(call) for call in calls]
+    language = run.language(record)
     written: dict[str, Nugget] = {}
     for call, outcome in zip(calls, outcomes, strict=True):
         if outcome is None:
             return None
         if outcome.verdict is None:
             return judge_failure(call.prompt.name, outcome)
-        for nugget in _written_nuggets(outcome.verdict):
+        for nugget in _written_nuggets(outcome.verdict, language):
             written.setdefault(nugget.text, nugget)
     return tuple(written.values()) or Undefined("the judge found no nugget in the reference")
 
@@ -299,16 +340,22 @@ def nugget_verdicts(record: Record, item: ItemContext, run: RunContext) -> Nugge
         kept = tuple(range(len(found))) if grades is None else _best_group(groups, [grade for grade, _ in grades])
         answer = _answer_claims(record, item, run)
         failed = answer.reason if isinstance(answer, Undefined) else None
-        claims = answer if isinstance(answer, tuple) else (None, None)
+        correct, claims_in_chunks, capped = answer if isinstance(answer, tuple) else (None, None, None)
         return NuggetVerdicts(
             tuple(found[i] for i in kept),
             None if grades is None else tuple(grades[i][0] for i in kept),
             0 if grades is None else sum(grades[i][1] is not None for i in kept),
-            *claims,
+            correct,
+            claims_in_chunks,
             tuple(in_chunks[i] for i in kept),
-            tuple(bool(abstained(texts[i], idk=run.settings.idk, language=language)) for i in kept),
+            tuple(
+                wordless(texts[i], language=language)
+                or bool(abstained(texts[i], idk=run.settings.idk, language=language))
+                for i in kept
+            ),
             answer_undefined=failed or ("the answer abstains: no claim" if answer is None else None),
             grades_undefined=grades_failed,
+            answer_capped=capped,
         )
 
     return item.memo("judge:nugget_verdicts", read)
@@ -316,10 +363,12 @@ def nugget_verdicts(record: Record, item: ItemContext, run: RunContext) -> Nugge
 
 def _answer_claims(
     record: Record, item: ItemContext, run: RunContext
-) -> tuple[tuple[bool, ...] | None, tuple[tuple[bool, ...], ...]] | Undefined | None:
-    """The answer's claims: whether a reference holds each (``None`` without a reference), and the chunks each
-    comes from; ``None`` where the answer abstains. With chunks they are seed 002's claims of the item, read once
-    for every metric that reads them (:func:`~ragmeter.metrics.judged.claims_outcome`)."""
+) -> tuple[tuple[bool, ...] | None, tuple[tuple[bool, ...], ...], int | None] | Undefined | None:
+    """The answer's claims: whether a reference holds each (``None`` without a reference), the chunks each comes
+    from, and the cap on their number where the judge's list reached it; ``None`` where the answer abstains. With
+    chunks they are seed 002's claims of the item, read once for every metric that reads them
+    (:func:`~ragmeter.metrics.judged.claims_outcome`); a claim with no content word and no number (a bare "No.", a
+    stray code fence) is left out, as the check would find it in any reference."""
     call = _answer_call(record, run)
     if call is None:
         return None
@@ -328,11 +377,12 @@ def _answer_claims(
         check = claims_outcome(record, item, run)
         if check.undefined is not None:
             return Undefined(check.undefined)
-        claims = check.claims
+        claims, capped = check.claims, check.capped
     else:
         outcome = run.judge_outcome(call)
         if outcome.verdict is None:
             return judge_failure("claims", outcome)
+        capped = reached_cap(outcome.verdict, record.answer, language)
         claims = verdict_claims(
             outcome.verdict,
             record,
@@ -341,6 +391,7 @@ def _answer_claims(
             split=call.prompt.name != CLAIMS.name,
             language=language,
         )
+    claims = [claim for claim in claims if not wordless(claim.text, language=language)]
     correct = (
         tuple(
             any(supports([reference], claim.text, language=language) for reference in record.references)
@@ -359,23 +410,32 @@ def _answer_claims(
         ],
         len(chunks),
     )
-    return correct, in_chunks
+    return correct, in_chunks, capped
 
 
 # --- the metrics ------------------------------------------------------------------------------------------
 
 
-def _value(verdicts: NuggetVerdicts, read: Callable[[NuggetVerdicts], float], undefined: str, graded: bool) -> Outcome:
+def _value(
+    verdicts: NuggetVerdicts,
+    read: Callable[[NuggetVerdicts], float],
+    undefined: str,
+    *,
+    graded: bool,
+    answer: bool = False,
+) -> Outcome:
     """``read``'s value, undefined with ``undefined`` where it is NaN; a metric that reads the grades (``graded``) is
-    undefined where a grades call failed, and notes the grades the quote check counted none."""
+    undefined where a grades call failed, and notes the grades the quote check counted none; one that reads the
+    answer's claims (``answer``) notes that the judge's list of them reached its cap."""
     if graded and verdicts.grades_undefined is not None:
         return Undefined(verdicts.grades_undefined)
     value = read(verdicts)
     if math.isnan(value):
         return Undefined(undefined)
+    notes = [capped_note(verdicts.answer_capped)] if answer and verdicts.answer_capped is not None else []
     if graded and verdicts.unquoted:
-        return Noted(value, f"{verdicts.unquoted} grade(s) quoted words the answer does not have: counted none")
-    return value
+        notes.append(f"{verdicts.unquoted} grade(s) quoted words the answer does not have: counted none")
+    return Noted(value, "; ".join(notes)) if notes else value
 
 
 def _nugget_metric(formula: Callable[..., float], vital: bool) -> Callable[[Record, ItemContext, RunContext], Outcome]:
@@ -401,7 +461,7 @@ def _answer_metric(
             return Undefined("the answer states no claim")
         if correctness and verdicts.answer_in_reference is None:
             return Undefined("record has no reference answer to check the answer's claims against")
-        return _value(verdicts, read, undefined, graded)
+        return _value(verdicts, read, undefined, graded=graded, answer=True)
 
     return compute
 
@@ -418,7 +478,7 @@ def _nuggets_metric(
             return verdicts
         if chunks and not record.contexts:
             return Undefined(NO_CHUNK)
-        return _value(verdicts, read, undefined, graded)
+        return _value(verdicts, read, undefined, graded=graded)
 
     return compute
 
@@ -456,7 +516,9 @@ _NUGGETS_SIGNATURE = {
 
 
 NO_CHUNK = "record has no retrieved chunks"
-ONLY_DECLINES = "the nuggets only say that the answer is not known: no fact for a chunk to state"
+NO_FACT = (
+    "the nuggets state no fact for a chunk to hold: they only say that the answer is not known, or have no content word"
+)
 _M = claim_matrix
 #: name, what it measures, compute, aggregation, higher is better
 _SPECS: tuple[tuple[str, str, Callable[[Record, ItemContext, RunContext], Outcome], Aggregation, bool | None], ...] = (
@@ -512,7 +574,7 @@ _SPECS: tuple[tuple[str, str, Callable[[Record, ItemContext, RunContext], Outcom
     (
         "context_claim_recall",
         "Nuggets the retrieved chunks state / nuggets (RAGChecker's retriever claim recall)",
-        _nuggets_metric(lambda v: _M.context_claim_recall(v.facts_in_chunks), ONLY_DECLINES, graded=False, chunks=True),
+        _nuggets_metric(lambda v: _M.context_claim_recall(v.facts_in_chunks), NO_FACT, graded=False, chunks=True),
         Aggregation.MEAN,
         True,
     ),
@@ -614,7 +676,7 @@ _AGREEMENT = {
     "nugget_recall": f"follows people's completeness at Spearman 0.35 [0.17, 0.52] {_SAME_ANSWERS}",
     "nugget_recall_strict": f"follows people's completeness at Spearman 0.34 [0.14, 0.52] {_SAME_ANSWERS}",
     "claim_recall": f"follows people's completeness at Spearman 0.34 [0.14, 0.52] {_SAME_ANSWERS}",
-    "claim_f1": f"follows people's completeness at Spearman 0.36 [0.20, 0.49] {_SAME_ANSWERS}",
+    "claim_f1": f"follows people's completeness at Spearman 0.36 [0.21, 0.49] {_SAME_ANSWERS}",
 }
 
 for _name, _what, _compute, _aggregation, _higher in _SPECS:

@@ -230,10 +230,21 @@ def claims_outcome(record: Record, item: ItemContext, run: RunContext) -> Claims
             language=run.language(record),
             split=call.prompt.name == CLAIM_SPLIT.name,
         )
-        judged, cap = len(outcome.verdict["claims"]), claims_cap(text)
-        return ClaimsCheck(source, claims, capped=cap if judged >= cap else None, added=len(claims) - judged)
+        capped = reached_cap(outcome.verdict, text, run.language(record))
+        return ClaimsCheck(source, claims, capped=capped, added=len(claims) - len(outcome.verdict["claims"]))
 
     return item.memo("judge:claims", check)
+
+
+def reached_cap(verdict: Mapping[str, Any], text: str, language: Language) -> int | None:
+    """The cap on a claims verdict's list for ``text`` (:func:`~ragmeter.judges.prompts.claims_cap`, in the
+    ``language`` its request was written for) where the list reached it, else ``None``."""
+    cap = claims_cap(text, language)
+    return cap if len(verdict["claims"]) >= cap else None
+
+
+def capped_note(cap: int) -> str:
+    return f"the judge listed the most claims allowed ({cap}): later ones may be missing"
 
 
 def faithfulness_metric(record: Record, item: ItemContext, run: RunContext) -> Outcome:
@@ -259,7 +270,7 @@ def _noted(check: ClaimsCheck, value: float, *, added: bool = False) -> Outcome:
     """``value``, noted when the judge's list reached its cap, and (``added``) how many sentences it left out."""
     notes = []
     if check.capped is not None:
-        notes.append(f"the judge listed the most claims allowed ({check.capped}): later ones may be missing")
+        notes.append(capped_note(check.capped))
     if added and check.added:
         notes.append(f"{check.added} sentence(s) the judge's claims left out, checked on their own")
     return Noted(value, "; ".join(notes)) if notes else value

@@ -68,6 +68,7 @@ __all__ = [
     "supporting_chunks",
     "supports",
     "verified_claims",
+    "wordless",
     "words_covered",
 ]
 
@@ -179,6 +180,16 @@ def content_words(text: str, language: Language = ENGLISH) -> set[str]:
         for word in _words(text, language)
         if len(word) > 2 and word not in language.function_words
     }
+
+
+def wordless(text: str, *, language: Language = ENGLISH) -> bool:
+    """``text`` has no content word and no number: nothing this check can look for, so it would pass it against
+    any chunks, whatever it says.
+
+    >>> wordless("No."), wordless("```"), wordless("No, it costs 25 dollars.")
+    (True, True, False)
+    """
+    return not content_words(text, language) and not _numbers(text, language)
 
 
 class _Held:
