@@ -61,6 +61,16 @@ def _values(result, record: int) -> dict[str, float]:
     return {name: float(result.scores[name][record]) for name in NAMES}
 
 
+def _graded_once(record: dict, *, metrics: str = "claim_level", nugget_source: str = "sentences"):
+    """``record`` scored on the scripted judge, the user message of its one grades call, and every request made."""
+    backend = ScriptedBackend(reply_to)
+    with Judge(backend, claims="verify") as judge:
+        settings = Settings(n_resamples=200, nugget_source=nugget_source)
+        result = evaluate([record], metrics=[metrics], judge=judge, settings=settings)
+    (graded,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "nugget_grades"]
+    return result, graded, backend.requests
+
+
 def test_an_answer_worked_by_hand(scored) -> None:
     result, _ = scored
     # nuggets: "The museum opens at 9:00." (vital), "It closes at 17:00." (okay), "Entry is free." (okay)
@@ -202,10 +212,7 @@ def test_a_declining_reference_is_a_nugget_a_declining_answer_states_and_citatio
         "answer": "I am sorry: the passages do not say when the museum opens.",
         "references": ["The passages do not say when the museum opens [CIT:c1]."],
     }
-    backend = ScriptedBackend(reply_to)
-    with Judge(backend, claims="verify") as judge:
-        result = evaluate([declines], metrics=["nugget_recall"], judge=judge, settings=Settings(n_resamples=200))
-    (graded,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "nugget_grades"]
+    result, graded, _ = _graded_once(declines, metrics="nugget_recall")
     assert "The passages do not say when the museum opens." in graded and "CIT" not in graded
     assert result.scores["nugget_recall"][0] == 1.0
 
@@ -220,10 +227,7 @@ def test_a_declining_reference_is_a_nugget_a_declining_answer_states_and_citatio
 )
 def test_a_listed_reference_gives_a_nugget_an_item_without_its_marker(reference: str) -> None:
     listed = {**A, "id": "L", "references": [reference]}
-    backend = ScriptedBackend(reply_to)
-    with Judge(backend, claims="verify") as judge:
-        result = evaluate([listed], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
-    (graded,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "nugget_grades"]
+    result, graded, _ = _graded_once(listed)
     assert graded.count("<nugget n=") == 2 and "1." not in graded and "- " not in graded
     # "The museum opens at 9:00": stated (support) and in chunk 1, whose words hold no "1"; "Entry is free": neither
     values = _values(result, 0)
@@ -264,25 +268,15 @@ def test_the_references_claims_are_vital_nuggets_split_once_per_question(by_clai
 
 def test_a_claim_two_references_state_is_one_nugget() -> None:
     twice = {**A, "id": "T", "references": [REFERENCE, "Entry is free. Tours start at 10:00."]}
-    backend = ScriptedBackend(reply_to)
-    with Judge(backend, claims="verify") as judge:
-        evaluate(
-            [twice], metrics=["nugget_recall"], judge=judge, settings=Settings(n_resamples=200, nugget_source="claims")
-        )
-    assert [r.schema_name for r in backend.requests].count("claim_split") == 2
-    (graded,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "nugget_grades"]
+    _, graded, requests = _graded_once(twice, metrics="nugget_recall", nugget_source="claims")
+    assert [r.schema_name for r in requests].count("claim_split") == 2
     assert graded.count("<nugget n=") == 4 and graded.count("Entry is free.") == 1
 
 
 @pytest.mark.parametrize("source", ["sentences", "claims"])
 def test_several_references_are_alternatives_and_the_answer_is_scored_on_the_one_it_matches(source: str) -> None:
     either = {**A, "id": "E2", "references": ["The museum opens at 9:00.", "Doors open at nine in the morning."]}
-    backend = ScriptedBackend(reply_to)
-    with Judge(backend, claims="verify") as judge:
-        result = evaluate(
-            [either], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200, nugget_source=source)
-        )
-    (graded,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "nugget_grades"]
+    result, graded, _ = _graded_once(either, nugget_source=source)
     assert graded.count("<nugget n=") == 2  # one call grades both references' nuggets
     # graded support (the first reference's, which chunk 1 states) and none (the second's): scored on the first,
     # which the answer states whole, as token F1 takes the best reference; on both together it read 1/2
@@ -417,10 +411,7 @@ def test_a_bare_no_in_the_reference_is_joined_to_the_fact_after_it() -> None:
         "answer": "No. The museum opens at 9:00 on weekdays.",
         "references": ["No. The museum opens at 9:00."],
     }
-    backend = ScriptedBackend(reply_to)
-    with Judge(backend, claims="verify") as judge:
-        result = evaluate([no], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
-    (graded,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "nugget_grades"]
+    result, graded, _ = _graded_once(no)
     assert graded.count("<nugget n=") == 1 and "No. The museum opens at 9:00." in graded
     # one nugget, stated, whose words chunk 1 holds: "No." alone was a second nugget that no chunk can hold
     # (context_claim_recall 1/2, and a retrieval failure for an answer that left it out)
@@ -451,13 +442,8 @@ def test_an_answer_claim_with_no_content_word_is_no_claim() -> None:
 
 def test_a_claim_of_the_reference_with_no_content_word_is_no_nugget() -> None:
     no = {**A, "id": "N2", "references": ["No. The museum opens at 9:00."]}
-    backend = ScriptedBackend(reply_to)
-    with Judge(backend, claims="verify") as judge:
-        result = evaluate(
-            [no], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200, nugget_source="claims")
-        )
+    result, graded, _ = _graded_once(no, nugget_source="claims")
     # the scripted split gives "No." and "The museum opens at 9:00.": the first is left out
-    (graded,) = [r.messages[1][1] for r in backend.requests if r.schema_name == "nugget_grades"]
     assert graded.count("<nugget n=") == 1
     assert result.scores["nugget_recall"][0] == result.scores["context_claim_recall"][0] == 1.0
 
