@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from ragmeter import Settings, evaluate
+from ragmeter.analysis.compare import ScoredRun, compare
 from ragmeter.cli.judge_options import render_plan
 from ragmeter.engine.evaluation import plan_judging
+from ragmeter.io import record_from_dict
 from ragmeter.judges import ChatRequest, Judge, JudgeCache, ScriptedBackend
 from ragmeter.metrics import get_metric, list_metrics
 from ragmeter.metrics.claim_level import NO_SOURCE
@@ -475,3 +477,43 @@ def test_a_claims_list_at_its_cap_is_noted_on_the_metrics_of_the_answers_claims(
     assert {name for name in NAMES if result.notes.get(name, {}).get(0) == note} == OF_THE_ANSWER
     assert {name for name in NAMES if 0 in result.notes.get(name, {})} == OF_THE_ANSWER
     assert result.scores["claim_precision"][0] == result.scores["claim_faithfulness"][0] == 1.0
+
+
+# --- compare: nuggets written from each run's relevant chunks -----------------------------------------------
+
+OPENS = {"doc_id": "c1", "text": "The museum opens at 9:00."}
+FREE = {"doc_id": "c3", "text": "Entry is free."}
+
+
+def _scored(name: str, chunks: list[dict], **record: object) -> ScoredRun:
+    """One answer without a reference, the chunks it retrieved judged relevant by the qrels, scored on the judge's
+    nuggets (written from those chunks)."""
+    answer = {
+        "id": "q",
+        "question": QUESTION,
+        "answer": "The museum opens at 9:00.",
+        "contexts": chunks,
+        "qrels": {"c1": 1, "c3": 1},
+        **record,
+    }
+    with Judge(ScriptedBackend(reply_to), claims="verify") as judge:
+        result = evaluate([answer], metrics=["nugget_recall"], judge=judge, settings=Settings(n_resamples=200))
+    return ScoredRun.from_result(result, name=name, records=[record_from_dict(answer)])
+
+
+def test_compare_says_where_the_runs_nuggets_come_from_different_relevant_chunks() -> None:
+    # run a found the opening hours (its nugget, stated: 1.0), run b only the entry fee (its nugget, not stated: 0.0)
+    a, b = _scored("a", [OPENS]), _scored("b", [FREE])
+    [comparison] = compare(a, b)
+    (note,) = comparison.notes
+    assert note == (
+        "1 pair(s) have no reference answer or nuggets of their own, and the runs judged different chunks relevant "
+        "there: the claim-level metrics score the two sides on nuggets written from different chunks. Give the "
+        "records references or nuggets to compare retrievers."
+    )
+    [nugget_recall] = comparison.overall
+    assert (nugget_recall.mean_a, nugget_recall.mean_b) == (1.0, 0.0)
+    # with the same relevant chunks, or a reference, both sides are scored on the same nuggets: nothing to say
+    assert compare(a, _scored("b", [OPENS]))[0].notes == ()
+    with_reference = {"references": [REFERENCE]}
+    assert compare(_scored("a", [OPENS], **with_reference), _scored("b", [FREE], **with_reference))[0].notes == ()

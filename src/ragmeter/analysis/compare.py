@@ -24,8 +24,12 @@ refuses and names the metrics and settings, unless ``allow_different_settings`` 
 in the result). A run without signatures (an items file that is not a run folder's ``items.jsonl``, an unfinished
 run, a run folder that lost its ``summary.json``) cannot be checked: :func:`compare` refuses once, saying what is
 missing and how to get it, unless ``allow_different_settings`` (then the result says, once, whose settings went
-unchecked). Runs are labelled by their folder (an items file by its stem, or its folder's name for
-``items.jsonl``), made unique by more of their paths where two agree, or by ``names``. The statistics
+unchecked). Where the claim-level metrics are compared and an item has neither reference answers nor nuggets of its
+own, its nuggets are written from the chunks of each run's record judged relevant: where those differ between the
+runs (two retrievers found different ones) the two sides are scored on different nuggets, and the result says for
+how many pairs (known where the runs' input records are: run folders whose input is still there, or
+:class:`ScoredRun` objects made with records). Runs are labelled by their folder (an items file by its stem, or its
+folder's name for ``items.jsonl``), made unique by more of their paths where two agree, or by ``names``. The statistics
 (:mod:`ragmeter.stats.paired`) use the ``settings``' resamples, seed, interval method and confidence, which go
 into the comparison's own signature. Without ``settings`` the interval is the
 percentile one: where most pairs tie (a change that touched 3 of 45 answers), BCa's bias correction moves the
@@ -35,6 +39,7 @@ interval off 0 while the permutation test rightly finds nothing.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -51,6 +56,7 @@ from ragmeter.core.settings import Settings
 from ragmeter.core.signature import Signature, diff
 from ragmeter.io.readers import object_rows, parse_column_map, read_records
 from ragmeter.io.run_folder import ITEMS, MANIFEST, SUMMARY, input_candidates, read_json_object
+from ragmeter.judges.nugget_prompts import nugget_sources
 from ragmeter.metrics import get_metric
 from ragmeter.results.aggregate import Aggregation
 from ragmeter.results.paired import GateRow, gate_row
@@ -79,7 +85,8 @@ class ScoredRun:
     """A run as :func:`compare` reads it: per-item scores by (id, model id), the metrics' signatures, and each
     item's conversation and metadata (answerability and the record's metadata, where the run's input could be
     read). ``unsigned``: for a run without signatures (an items file alone, an unfinished run), why it has none
-    and what to do to get them; ``None`` for a run that has them."""
+    and what to do to get them; ``None`` for a run that has them. ``written_from``: per item, where its nuggets
+    depend on the run (:func:`_written_from`); empty where the input records could not be read."""
 
     name: str
     keys: tuple[Key, ...]
@@ -89,11 +96,13 @@ class ScoredRun:
     metadata: tuple[Mapping[str, str], ...]
     metadata_note: str | None = None
     unsigned: tuple[str, str] | None = None
+    written_from: tuple[str | None, ...] = ()
 
     @classmethod
     def from_result(cls, result: EvalResult, *, name: str, records: Iterable[Record] | None = None) -> ScoredRun:
         keys = tuple(zip(result.item_ids, result.model_ids, strict=True))
         conversations = result.conversation_ids or (None,) * len(keys)
+        records = None if records is None else list(records)
         metadata, note = _metadata(keys, records, "no records were given")
         return cls(
             name,
@@ -103,6 +112,7 @@ class ScoredRun:
             tuple(conversations),
             metadata,
             note,
+            written_from=_written_from(keys, records),
         )
 
 
@@ -140,9 +150,9 @@ def load_run(path: str | Path, *, name: str | None = None) -> ScoredRun:
         m: np.array([math.nan if row["scores"].get(m) is None else row["scores"][m] for row in rows], dtype=float)
         for m in metrics
     }
-    metadata, note = _metadata(
-        keys, *(_input_records(folder, manifest) if own else (None, f"{items} is not a run folder's {ITEMS}"))
-    )
+    records, why_not = _input_records(folder, manifest) if own else (None, f"{items} is not a run folder's {ITEMS}")
+    records = None if records is None else list(records)
+    metadata, note = _metadata(keys, records, why_not)
     return ScoredRun(
         name or _label_parts(path)[-1],
         keys,
@@ -152,6 +162,7 @@ def load_run(path: str | Path, *, name: str | None = None) -> ScoredRun:
         metadata,
         note,
         unsigned,
+        _written_from(keys, records),
     )
 
 
@@ -286,6 +297,32 @@ def _metadata(
             fields["answerability"] = record.answerability.value
         found[(record.id, record.model_id)] = fields
     return tuple(found.get(key, {}) for key in keys), None
+
+
+def _written_from(keys: Sequence[Key], records: Sequence[Record] | None) -> tuple[str | None, ...]:
+    """Per item, where its record has neither reference answers nor nuggets of its own, a digest of the relevant
+    chunks the judge writes its nuggets from (:func:`~ragmeter.judges.nugget_prompts.nugget_sources`), which another
+    run's retrieval may change; ``None`` where its nuggets are the same in every run (its references', its own) or it
+    has none. Empty without records."""
+    if records is None:
+        return ()
+    found: dict[Key, str | None] = {}
+    for record in records:
+        sources = () if record.references or record.nuggets is not None else nugget_sources(record)
+        digest = hashlib.sha256("\x1e".join(sources).encode()).hexdigest() if sources else None
+        found[(record.id, record.model_id)] = digest
+    return tuple(found.get(key) for key in keys)
+
+
+def _nuggets_differ(a: ScoredRun, b: ScoredRun, pairs: Sequence[tuple[int, int]]) -> int:
+    """The pairs whose nuggets the two runs wrote from different relevant chunks (0 where either run's records are
+    not known)."""
+    if not a.written_from or not b.written_from:
+        return 0
+    return sum(
+        (a.written_from[i] is not None or b.written_from[j] is not None) and a.written_from[i] != b.written_from[j]
+        for i, j in pairs
+    )
 
 
 def _tokens_of_both(
@@ -502,6 +539,12 @@ def _compare_two(
     conversations = [a.conversation_ids[i] or b.conversation_ids[j] or f"item:{a.keys[i][0]}" for i, j in pairs]
     groups: dict[tuple[str, str], list[int]] = {OVERALL: list(range(len(pairs)))}
     notes = [f"Settings not checked (compared anyway): {'; '.join(unchecked.values())}."] if unchecked else []
+    if any(_family(name) == "claim_level" for name, _ in metrics) and (differ := _nuggets_differ(a, b, pairs)):
+        notes.append(
+            f"{differ} pair(s) have no reference answer or nuggets of their own, and the runs judged different "
+            "chunks relevant there: the claim-level metrics score the two sides on nuggets written from different "
+            "chunks. Give the records references or nuggets to compare retrievers."
+        )
     if a.metadata_note and b.metadata_note:
         if by:
             raise ConfigError(f"--by {', '.join(by)}: {a.metadata_note}")
@@ -565,6 +608,13 @@ def _kind(metric: str) -> str:
     except ConfigError:
         return "mean"
     return "rate" if aggregation is Aggregation.RATE else "mean"
+
+
+def _family(metric: str) -> str | None:
+    try:
+        return get_metric(metric).family
+    except ConfigError:
+        return None
 
 
 def _higher_is_better(metric: str) -> bool | None:
