@@ -6,18 +6,20 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ragmeter import Settings, evaluate
-from ragmeter.analysis.compare import ScoredRun, compare
+from ragmeter.analysis.compare import ScoredRun, compare, load_run
 from ragmeter.cli.judge_options import render_plan
 from ragmeter.engine.evaluation import plan_judging
 from ragmeter.io import record_from_dict
 from ragmeter.judges import ChatRequest, Judge, JudgeCache, ScriptedBackend
 from ragmeter.metrics import get_metric, list_metrics
-from ragmeter.metrics.claim_level import NO_SOURCE
+from ragmeter.metrics.claim_level import NO_SOURCE, NO_WORD_CLAIM
 from ragmeter.testing.scripted_judge import reply_to
 
 QUESTION = "When does the museum open and close?"
@@ -317,6 +319,13 @@ def test_the_nugget_source_is_in_every_claim_level_signature(by_sentences, by_cl
     }
     assert all("judge:reference_claims" in claims.signatures[name].settings for name in NAMES)
     assert not any("judge:reference_claims" in result.signatures[name].settings for name in NAMES)
+    # what becomes of text with no content word is in the signature: a run before it was changed does not compare
+    assert {result.signatures[name].settings["no_content_word"] for name in NAMES} == {
+        (
+            "a reference's sentence joined to the next; the judge's claim or nugget left out unless all it wrote; no "
+            "fact for the chunks"
+        )
+    }
 
 
 # --- what a report says of the family's agreement with people ----------------------------------------------
@@ -401,7 +410,8 @@ def test_a_declining_reference_missed_is_the_generators_failure(answer: str, fai
 # --- text with no content word and no number: "No.", a stray "```" ----------------------------------------
 
 NO_FACT_REASON = (
-    "the nuggets state no fact for a chunk to hold: they only say that the answer is not known, or have no content word"
+    "the nuggets state no fact for a chunk to hold: they only say that the answer is not known, or have no content "
+    "word or number"
 )
 
 
@@ -448,6 +458,29 @@ def test_a_claim_of_the_reference_with_no_content_word_is_no_nugget() -> None:
     # the scripted split gives "No." and "The museum opens at 9:00.": the first is left out
     assert graded.count("<nugget n=") == 1
     assert result.scores["nugget_recall"][0] == result.scores["context_claim_recall"][0] == 1.0
+
+
+def test_an_answer_of_no_content_word_says_so() -> None:
+    no = {**A, "id": "N3", "answer": "No."}
+    with Judge(ScriptedBackend(reply_to), claims="verify") as judge:
+        result = evaluate([no], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
+    assert result.undefined["claim_precision"][0] == result.undefined["claim_f1"][0] == NO_WORD_CLAIM
+    assert result.scores["nugget_recall"][0] == 0.0  # its nuggets are graded all the same
+
+
+def test_a_bare_no_as_a_list_item_gets_a_stop_when_joined() -> None:
+    listed = {**A, "id": "N4", "references": ["Short answer:\n- No\n- The museum opens at 9:00."]}
+    _, graded, _ = _graded_once(listed)
+    assert "No. The museum opens at 9:00." in graded and graded.count("<nugget n=") == 2
+
+
+def test_a_reference_split_into_no_content_word_only_keeps_it() -> None:
+    # the scripted split of "No." is "No.": all the judge wrote of the reference, kept as a nugget no chunk can hold
+    no = {**A, "id": "N5", "question": "Is parking free?", "answer": "No, it costs 3 dollars.", "references": ["No."]}
+    result, graded, _ = _graded_once(no, nugget_source="claims")
+    assert graded.count("<nugget n=") == 1
+    assert result.scores["nugget_recall"][0] == 1.0  # "no" is words of the answer: support
+    assert result.undefined["context_claim_recall"][0] == NO_FACT_REASON
 
 
 #: The metrics that read the answer's claims.
@@ -507,9 +540,10 @@ def test_compare_says_where_the_runs_nuggets_come_from_different_relevant_chunks
     [comparison] = compare(a, b)
     (note,) = comparison.notes
     assert note == (
-        "1 pair(s) have no reference answer or nuggets of their own, and the runs judged different chunks relevant "
-        "there: the claim-level metrics score the two sides on nuggets written from different chunks. Give the "
-        "records references or nuggets to compare retrievers."
+        "1 pair(s) have no reference answer or nuggets of their own, and the relevant chunks their nuggets are "
+        "written from differ between the runs (other chunks, or the same in another order): the claim-level metrics "
+        "score the two sides on different nuggets there. Give the records references or nuggets to compare "
+        "retrievers."
     )
     [nugget_recall] = comparison.overall
     assert (nugget_recall.mean_a, nugget_recall.mean_b) == (1.0, 0.0)
@@ -517,3 +551,40 @@ def test_compare_says_where_the_runs_nuggets_come_from_different_relevant_chunks
     assert compare(a, _scored("b", [OPENS]))[0].notes == ()
     with_reference = {"references": [REFERENCE]}
     assert compare(_scored("a", [OPENS], **with_reference), _scored("b", [FREE], **with_reference))[0].notes == ()
+
+
+def test_compare_counts_no_pair_whose_record_a_run_does_not_know_nor_for_claims_read_without_nuggets() -> None:
+    a, b = _scored("a", [OPENS]), _scored("b", [FREE])
+    unknown = ScoredRun.from_result(
+        evaluate([{"id": "q", "question": QUESTION, "answer": "x"}], metrics=["token_f1"]), name="b", records=[]
+    )
+    assert unknown.written_from == ("?",)
+    unknown = replace(b, written_from=unknown.written_from)
+    assert compare(a, unknown)[0].notes == ()
+    # claim_faithfulness reads the answer's claims and the chunks only: the same whatever the nuggets
+    faithfulness, same = {"claim_faithfulness": np.array([1.0])}, {"claim_faithfulness": "same"}
+    [comparison] = compare(*(replace(run, scores=faithfulness, signatures=same) for run in (a, b)))
+    assert comparison.notes == ()
+
+
+def test_a_run_folder_is_compared_with_the_qrels_file_it_was_scored_with(tmp_path: Path) -> None:
+    # the records carry no qrels: the run's qrels file (run.json) says which chunks were relevant
+    def folder(name: str, chunk: dict, qrels: str | None) -> Path:
+        run = tmp_path / name
+        run.mkdir()
+        answer = {"id": "q", "question": QUESTION, "answer": "The museum opens at 9:00.", "contexts": [chunk]}
+        (run / "in.jsonl").write_text(json.dumps(answer) + "\n", encoding="utf-8")
+        (run / "items.jsonl").write_text(json.dumps({"id": "q", "scores": {"nugget_recall": 1.0}}) + "\n")
+        manifest = {"status": "finished", "input": str(run / "in.jsonl"), "qrels": qrels}
+        (run / "run.json").write_text(json.dumps(manifest), encoding="utf-8")
+        (run / "summary.json").write_text(json.dumps({"signatures": {"nugget_recall": "same"}}), encoding="utf-8")
+        return run
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q 0 c1 1\nq 0 c3 1\n", encoding="utf-8")
+    a, b = load_run(folder("a", OPENS, str(qrels))), load_run(folder("b", FREE, str(qrels)))
+    assert len(compare(a, b)[0].notes) == 1
+    # without the qrels neither record has a relevant chunk; with its file gone, which chunks were is not known
+    assert compare(load_run(folder("c", OPENS, None)), load_run(folder("d", FREE, None)))[0].notes == ()
+    qrels.unlink()
+    assert load_run(tmp_path / "a").written_from == ()

@@ -54,10 +54,12 @@ from ragmeter.core.files import file_sha256
 from ragmeter.core.records import Record
 from ragmeter.core.settings import Settings
 from ragmeter.core.signature import Signature, diff
+from ragmeter.io.qrels import attach_qrels, read_qrels
 from ragmeter.io.readers import object_rows, parse_column_map, read_records
 from ragmeter.io.run_folder import ITEMS, MANIFEST, SUMMARY, input_candidates, read_json_object
 from ragmeter.judges.nugget_prompts import nugget_sources
 from ragmeter.metrics import get_metric
+from ragmeter.metrics.claim_level import READS_NUGGETS
 from ragmeter.results.aggregate import Aggregation
 from ragmeter.results.paired import GateRow, gate_row
 from ragmeter.results.run_result import EvalResult
@@ -153,6 +155,7 @@ def load_run(path: str | Path, *, name: str | None = None) -> ScoredRun:
     records, why_not = _input_records(folder, manifest) if own else (None, f"{items} is not a run folder's {ITEMS}")
     records = None if records is None else list(records)
     metadata, note = _metadata(keys, records, why_not)
+    with_qrels = _with_qrels(records, manifest)
     return ScoredRun(
         name or _label_parts(path)[-1],
         keys,
@@ -162,8 +165,19 @@ def load_run(path: str | Path, *, name: str | None = None) -> ScoredRun:
         metadata,
         note,
         unsigned,
-        _written_from(keys, records),
+        _written_from(keys, with_qrels),
     )
+
+
+def _with_qrels(records: list[Record] | None, manifest: Mapping[str, Any] | None) -> list[Record] | None:
+    """``records`` with the qrels file the run attached (``run.json``'s ``qrels``), as the run scored them; ``None``
+    where that file is no longer there (which chunks were relevant is then not known)."""
+    qrels = manifest.get("qrels") if manifest else None
+    if records is None or not isinstance(qrels, str):
+        return records
+    if not Path(qrels).is_file():
+        return None
+    return list(attach_qrels(records, read_qrels(qrels)))
 
 
 def _unsigned(
@@ -299,11 +313,15 @@ def _metadata(
     return tuple(found.get(key, {}) for key in keys), None
 
 
+#: :func:`_written_from`'s value for an item whose record is not known.
+_UNKNOWN = "?"
+
+
 def _written_from(keys: Sequence[Key], records: Sequence[Record] | None) -> tuple[str | None, ...]:
     """Per item, where its record has neither reference answers nor nuggets of its own, a digest of the relevant
-    chunks the judge writes its nuggets from (:func:`~ragmeter.judges.nugget_prompts.nugget_sources`), which another
-    run's retrieval may change; ``None`` where its nuggets are the same in every run (its references', its own) or it
-    has none. Empty without records."""
+    chunks the judge writes its nuggets from, in their order (:func:`~ragmeter.judges.nugget_prompts.nugget_sources`),
+    which another run's retrieval may change; ``None`` where its nuggets are the same in every run (its references',
+    its own) or it has none; ``_UNKNOWN`` where its record is not among ``records``. Empty without records."""
     if records is None:
         return ()
     found: dict[Key, str | None] = {}
@@ -311,17 +329,17 @@ def _written_from(keys: Sequence[Key], records: Sequence[Record] | None) -> tupl
         sources = () if record.references or record.nuggets is not None else nugget_sources(record)
         digest = hashlib.sha256("\x1e".join(sources).encode()).hexdigest() if sources else None
         found[(record.id, record.model_id)] = digest
-    return tuple(found.get(key) for key in keys)
+    return tuple(found.get(key, _UNKNOWN) for key in keys)
 
 
 def _nuggets_differ(a: ScoredRun, b: ScoredRun, pairs: Sequence[tuple[int, int]]) -> int:
-    """The pairs whose nuggets the two runs wrote from different relevant chunks (0 where either run's records are
-    not known)."""
+    """The pairs whose nuggets the two runs wrote from different relevant chunks (or the same in another order); a
+    pair whose record either run does not know is not counted (none where either run's records are not known)."""
     if not a.written_from or not b.written_from:
         return 0
     return sum(
-        (a.written_from[i] is not None or b.written_from[j] is not None) and a.written_from[i] != b.written_from[j]
-        for i, j in pairs
+        _UNKNOWN not in (left, right) and (left is not None or right is not None) and left != right
+        for left, right in ((a.written_from[i], b.written_from[j]) for i, j in pairs)
     )
 
 
@@ -539,11 +557,12 @@ def _compare_two(
     conversations = [a.conversation_ids[i] or b.conversation_ids[j] or f"item:{a.keys[i][0]}" for i, j in pairs]
     groups: dict[tuple[str, str], list[int]] = {OVERALL: list(range(len(pairs)))}
     notes = [f"Settings not checked (compared anyway): {'; '.join(unchecked.values())}."] if unchecked else []
-    if any(_family(name) == "claim_level" for name, _ in metrics) and (differ := _nuggets_differ(a, b, pairs)):
+    if any(name in READS_NUGGETS for name, _ in metrics) and (differ := _nuggets_differ(a, b, pairs)):
         notes.append(
-            f"{differ} pair(s) have no reference answer or nuggets of their own, and the runs judged different "
-            "chunks relevant there: the claim-level metrics score the two sides on nuggets written from different "
-            "chunks. Give the records references or nuggets to compare retrievers."
+            f"{differ} pair(s) have no reference answer or nuggets of their own, and the relevant chunks their "
+            "nuggets are written from differ between the runs (other chunks, or the same in another order): the "
+            "claim-level metrics score the two sides on different nuggets there. Give the records references or "
+            "nuggets to compare retrievers."
         )
     if a.metadata_note and b.metadata_note:
         if by:
@@ -608,13 +627,6 @@ def _kind(metric: str) -> str:
     except ConfigError:
         return "mean"
     return "rate" if aggregation is Aggregation.RATE else "mean"
-
-
-def _family(metric: str) -> str | None:
-    try:
-        return get_metric(metric).family
-    except ConfigError:
-        return None
 
 
 def _higher_is_better(metric: str) -> bool | None:

@@ -17,15 +17,16 @@ Per item, at most three kinds of judge call (issue 47):
 - the answer's **claims**, the call seed 002's faithfulness makes (the same verdict serves both).
 
 The rest of RAGChecker's matrix is the evidence check's (:mod:`ragmeter.judges.checks.evidence`: content words,
-numbers and scope, as the packaged judge's faithfulness checks claims), with no call: an answer claim is
-*correct* when a reference holds it, *in chunk k* when it is supported by the chunks and k is among the chunks it
-comes from; a nugget is *in chunk k* the same way. A nugget is *stated* by the answer when graded ``support``
-(RAGChecker's entailment is yes or no: partial support is not). A claim or nugget the judge writes with no content
-word and no number (a bare "No.", a stray code fence) is left out: the check would pass it against any text, whatever it
-says. A nugget that only says the answer is not known (the IDK detector's reading: the reference of a question the
-documents do not answer), or one given with no content word (people's, or a reference that is only "No."), is no
-fact the chunks can be checked for: the retriever's claim recall leaves it out, and the failure split counts it as
-retrieved (the retriever cannot be shown to have lost it; an answer that misses it is the generator's failure).
+numbers and scope, as the packaged judge's faithfulness checks claims), with no call: an answer claim is *correct*
+when a reference holds it, *in chunk k* when it is supported by the chunks and k is among the chunks it comes from;
+a nugget is *in chunk k* the same way. A nugget is *stated* by the answer when graded ``support`` (RAGChecker's
+entailment is yes or no: partial support is not). A claim or nugget the judge writes with no content word and no
+number (a bare "No.", a stray code fence) is left out (unless it is all the judge wrote of a reference): the check
+would find it in any reference, whatever it says. A nugget that only says the answer is not known (the IDK
+detector's reading: the reference of a question the documents do not answer), or one with no content word and no
+number (people's, or a reference that is only "No."), is no fact the chunks can be checked for: the retriever's
+claim recall leaves it out, and the failure split counts it as retrieved (the retriever cannot be shown to have lost
+it; an answer that misses it is the generator's failure).
 
 The formulas are those of :mod:`ragmeter.metrics.nuggets` and :mod:`ragmeter.metrics.claim_matrix`; a value
 those leave NaN is undefined here, with the reason, as is a metric that reads what is missing: the grades where a
@@ -74,7 +75,7 @@ from ragmeter.text.sentences import split_sentences
 if TYPE_CHECKING:
     from ragmeter.engine.context import ItemContext, RunContext
 
-__all__ = ["NuggetVerdicts", "item_nuggets", "nugget_verdicts", "reference_sentences"]
+__all__ = ["READS_NUGGETS", "NuggetVerdicts", "item_nuggets", "nugget_verdicts", "reference_sentences"]
 
 NO_SOURCE = "record has no reference answer, no chunk judged relevant and no nuggets"
 NO_SENTENCE = "the reference answers have no sentence"
@@ -83,6 +84,8 @@ NO_SENTENCE = "the reference answers have no sentence"
 _ITEM_BREAK = re.compile(r"\n[^\S\n]*\n\s*|\n(?=[^\S\n]*(?:[-*+•]|\d{1,3}[.)])[^\S\n]+)")
 #: A list item's marker (a bullet, ``1.``, ``2)``) at the start of a piece of a reference.
 _ITEM_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])[^\S\n]+")
+#: A sentence's final stop (closing quotes and brackets after it allowed).
+_FINAL_STOP = re.compile(r"[.!?:;…][\"')\]»”’]*\s*$")
 
 
 @dataclass(frozen=True)
@@ -147,12 +150,13 @@ def _nuggets_calls(record: Record, run: RunContext) -> list[JudgeCall]:
 
 def _written_nuggets(verdict: Mapping[str, Any], language: Language) -> list[Nugget]:
     """The nuggets of a nuggets call's verdict, or of a reference's claim split (each claim vital), those with no
-    content word and no number left out (:func:`~ragmeter.judges.checks.evidence.wordless`)."""
+    content word and no number left out (:func:`~ragmeter.judges.checks.evidence.wordless`) unless they are all
+    there is (a reference that is only "No.": kept, as its sentences would be)."""
     if "claims" in verdict:
         written = [Nugget(text, True) for text in verdict["claims"]]
     else:
         written = [Nugget(n["text"], n["vital"]) for n in verdict["nuggets"]]
-    return [nugget for nugget in written if not wordless(nugget.text, language=language)]
+    return [nugget for nugget in written if not wordless(nugget.text, language=language)] or written
 
 
 def _list_items(reference: str) -> list[str]:
@@ -185,8 +189,8 @@ def reference_sentences(record: Record, run: RunContext) -> tuple[Nugget, ...] |
 
 
 def _sentences(reference: str, language: Language) -> list[str]:
-    """The sentences of one reference answer, a list's items apart, citation markers left out, none empty, none
-    without a content word or a number (:func:`_particles_joined`)."""
+    """The sentences of one reference answer, a list's items apart, citation markers left out, none empty, one with
+    no content word and no number joined to another (:func:`_particles_joined`)."""
     sentences = [
         strip_citations(sentence) if find_citations(sentence) else sentence
         for item in _list_items(reference)
@@ -199,21 +203,25 @@ def _particles_joined(sentences: list[str], language: Language) -> list[str]:
     """``sentences`` with each that has no content word and no number ("No.", "OK.") joined to the one after it,
     the last to the one before: alone it is no fact but the way the fact beside it goes, a nugget the grading judge
     reads without its subject and the chunks' check passes vacuously but can place in no chunk (a retrieval failure
-    whatever was retrieved). A reference of such sentences only is kept whole.
+    whatever was retrieved). One without a final stop (a list item "No") gets one, so that it does not run into the
+    next ("No Parking…"). A reference of such sentences only is kept whole.
 
     >>> from ragmeter.text.languages import LANGUAGES
     >>> _particles_joined(["No.", "The pass is not sold online."], LANGUAGES["en"])
     ['No. The pass is not sold online.']
     >>> _particles_joined(["The pass is sold online.", "OK?"], LANGUAGES["en"])
     ['The pass is sold online. OK?']
+    >>> _particles_joined(["Short answer:", "No", "Parking costs 3 dollars."], LANGUAGES["en"])
+    ['Short answer:', 'No. Parking costs 3 dollars.']
     """
     joined: list[str] = []
     pending: list[str] = []
     for sentence in sentences:
-        pending.append(sentence)
-        if not wordless(sentence, language=language):
-            joined.append(" ".join(pending))
-            pending = []
+        if wordless(sentence, language=language):
+            pending.append(sentence)
+            continue
+        joined.append(" ".join([*(piece if _FINAL_STOP.search(piece) else f"{piece}." for piece in pending), sentence]))
+        pending = []
     if pending and joined:
         joined[-1] = " ".join([joined[-1], *pending])
     elif pending:
@@ -391,6 +399,8 @@ def _answer_claims(
             split=call.prompt.name != CLAIMS.name,
             language=language,
         )
+    if claims and all(wordless(claim.text, language=language) for claim in claims):
+        return Undefined(NO_WORD_CLAIM)
     claims = [claim for claim in claims if not wordless(claim.text, language=language)]
     correct = (
         tuple(
@@ -491,6 +501,7 @@ def _signature(run: RunContext) -> Mapping[str, Any]:
         "judge:claims": judge.signature(asked_prompt(judge, CLAIMS)),
         "claims": judge.claims,
         "evidence_check": EVIDENCE_CHECK if run.settings.check_evidence else "off",
+        "no_content_word": _NO_CONTENT_WORD,
         "idk": run.settings.idk.version,
         "language": language_signature(run.settings.language),
         "nuggets": _NUGGETS_SIGNATURE[run.settings.nugget_source],
@@ -502,6 +513,10 @@ def _signature(run: RunContext) -> Mapping[str, Any]:
     )
 
 
+_NO_CONTENT_WORD = (
+    "a reference's sentence joined to the next; the judge's claim or nugget left out unless all it wrote; no fact "
+    "for the chunks"
+)
 _NUGGETS_SIGNATURE = {
     NuggetSource.SENTENCES: (
         "the record's where given, else the reference's sentences and list items, several references as "
@@ -516,8 +531,10 @@ _NUGGETS_SIGNATURE = {
 
 
 NO_CHUNK = "record has no retrieved chunks"
+NO_WORD_CLAIM = 'the answer\'s claims have no content word or number to check (a bare "No.")'
 NO_FACT = (
-    "the nuggets state no fact for a chunk to hold: they only say that the answer is not known, or have no content word"
+    "the nuggets state no fact for a chunk to hold: they only say that the answer is not known, or have no content "
+    "word or number"
 )
 _M = claim_matrix
 #: name, what it measures, compute, aggregation, higher is better
@@ -677,6 +694,15 @@ _AGREEMENT = {
     "nugget_recall_strict": f"follows people's completeness at Spearman 0.34 [0.14, 0.52] {_SAME_ANSWERS}",
     "claim_recall": f"follows people's completeness at Spearman 0.34 [0.14, 0.52] {_SAME_ANSWERS}",
     "claim_f1": f"follows people's completeness at Spearman 0.36 [0.21, 0.49] {_SAME_ANSWERS}",
+}
+
+#: The metrics that read the nuggets (their grades, or the chunks that state them): where the nuggets are written
+#: from each run's relevant chunks, two runs may score them on different nuggets (``compare`` says so).
+READS_NUGGETS = frozenset(name for name, *_ in _SPECS) - {
+    "claim_precision",
+    "hallucination",
+    "self_knowledge",
+    "claim_faithfulness",
 }
 
 for _name, _what, _compute, _aggregation, _higher in _SPECS:
