@@ -57,9 +57,8 @@ from ragmeter.core.signature import Signature, diff
 from ragmeter.io.qrels import attach_qrels, read_qrels
 from ragmeter.io.readers import object_rows, parse_column_map, read_records
 from ragmeter.io.run_folder import ITEMS, MANIFEST, SUMMARY, input_candidates, read_json_object
-from ragmeter.judges.nugget_prompts import nugget_sources
 from ragmeter.metrics import get_metric
-from ragmeter.metrics.claim_level import READS_NUGGETS
+from ragmeter.metrics.claim_level import READS_NUGGETS, chunk_sources
 from ragmeter.results.aggregate import Aggregation
 from ragmeter.results.paired import GateRow, gate_row
 from ragmeter.results.run_result import EvalResult
@@ -319,14 +318,14 @@ _UNKNOWN = "?"
 
 def _written_from(keys: Sequence[Key], records: Sequence[Record] | None) -> tuple[str | None, ...]:
     """Per item, where its record has neither reference answers nor nuggets of its own, a digest of the relevant
-    chunks the judge writes its nuggets from, in their order (:func:`~ragmeter.judges.nugget_prompts.nugget_sources`),
+    chunks the judge writes its nuggets from, in their order (:func:`~ragmeter.metrics.claim_level.chunk_sources`),
     which another run's retrieval may change; ``None`` where its nuggets are the same in every run (its references',
     its own) or it has none; ``_UNKNOWN`` where its record is not among ``records``. Empty without records."""
     if records is None:
         return ()
     found: dict[Key, str | None] = {}
     for record in records:
-        sources = () if record.references or record.nuggets is not None else nugget_sources(record)
+        sources = chunk_sources(record)
         digest = hashlib.sha256("\x1e".join(sources).encode()).hexdigest() if sources else None
         found[(record.id, record.model_id)] = digest
     return tuple(found.get(key, _UNKNOWN) for key in keys)

@@ -75,7 +75,14 @@ from ragmeter.text.sentences import split_sentences
 if TYPE_CHECKING:
     from ragmeter.engine.context import ItemContext, RunContext
 
-__all__ = ["READS_NUGGETS", "NuggetVerdicts", "item_nuggets", "nugget_verdicts", "reference_sentences"]
+__all__ = [
+    "READS_NUGGETS",
+    "NuggetVerdicts",
+    "chunk_sources",
+    "item_nuggets",
+    "nugget_verdicts",
+    "reference_sentences",
+]
 
 NO_SOURCE = "record has no reference answer, no chunk judged relevant and no nuggets"
 NO_SENTENCE = "the reference answers have no sentence"
@@ -146,6 +153,13 @@ def _nuggets_calls(record: Record, run: RunContext) -> list[JudgeCall]:
         ]
     sources = nugget_sources(record)
     return [JudgeCall(NUGGETS, nuggets_request(record.question, sources), decides_more=True)] if sources else []
+
+
+def chunk_sources(record: Record) -> tuple[str, ...]:
+    """The texts of ``record``'s retrieved chunks that the judge writes its nuggets from, where it has neither
+    reference answers nor nuggets of its own: another run's retrieval may change them. Empty where its nuggets do
+    not depend on its chunks (or it has none)."""
+    return () if record.references or record.nuggets is not None else nugget_sources(record)
 
 
 def _written_nuggets(verdict: Mapping[str, Any], language: Language) -> list[Nugget]:
