@@ -16,24 +16,24 @@ P50/P95 are in the gate's figures):
   B above / equal to / below A for a metric this version does not know. The difference B − A keeps its sign
   whatever the direction: a latency that drops is a negative difference and a win.
 
-The same per group of answerability and of any metadata field named in ``by``. With ``abstained`` in both runs,
-the gate's figures of seeds 000/001 on the paired items of each run: abstain rate, tokens per item and per
-answered item, P50/P95 latency of the answered items (:func:`~ragmeter.results.paired.gate_row`). A metric's
-figures stand only if both runs computed it with the same settings: when their signatures differ, :func:`compare`
-refuses and names the metrics and settings, unless ``allow_different_settings`` (then every difference is listed
-in the result). A run without signatures (an items file that is not a run folder's ``items.jsonl``, an unfinished
-run, a run folder that lost its ``summary.json``) cannot be checked: :func:`compare` refuses once, saying what is
-missing and how to get it, unless ``allow_different_settings`` (then the result says, once, whose settings went
-unchecked). Where the claim-level metrics are compared and an item has neither reference answers nor nuggets of its
-own, its nuggets are written from the chunks of each run's record judged relevant: where those differ between the
-runs (two retrievers found different ones) the two sides are scored on different nuggets, and the result says for
-how many pairs (known where the runs' input records are: run folders whose input is still there, or
+The same per group of answerability and of any metadata field named in ``by``. With ``abstained`` in both runs, the
+gate's figures of seeds 000/001 on the paired items of each run: abstain rate, tokens per item and per answered item,
+P50/P95 latency of the answered items (:func:`~ragmeter.results.paired.gate_row`). A metric's figures stand only if both
+runs computed it with the same settings: when their signatures differ, :func:`compare` refuses and names the metrics and
+settings, unless ``allow_different_settings`` (then every difference is listed in the result). A run without signatures
+(an items file that is not a run folder's ``items.jsonl``, an unfinished run, a run folder that lost its
+``summary.json``) cannot be checked: :func:`compare` refuses once, saying what is missing and how to get it, unless
+``allow_different_settings`` (then the result says, once, whose settings went unchecked). Where the claim-level metrics
+that read nuggets are compared and an item has neither reference answers nor nuggets of its own, its nuggets are written
+from the chunks of each run's record judged relevant: where those differ between the runs (other chunks, or the same in
+another order) the two sides are scored on different nuggets, and the result says for how many pairs (known where the
+runs' input records are: run folders whose input, and the qrels file the run attached, are still there, or
 :class:`ScoredRun` objects made with records). Runs are labelled by their folder (an items file by its stem, or its
 folder's name for ``items.jsonl``), made unique by more of their paths where two agree, or by ``names``. The statistics
-(:mod:`ragmeter.stats.paired`) use the ``settings``' resamples, seed, interval method and confidence, which go
-into the comparison's own signature. Without ``settings`` the interval is the
-percentile one: where most pairs tie (a change that touched 3 of 45 answers), BCa's bias correction moves the
-interval off 0 while the permutation test rightly finds nothing.
+(:mod:`ragmeter.stats.paired`) use the ``settings``' resamples, seed, interval method and confidence, which go into the
+comparison's own signature. Without ``settings`` the interval is the percentile one: where most pairs tie (a change that
+touched 3 of 45 answers), BCa's bias correction moves the interval off 0 while the permutation test rightly finds
+nothing.
 """
 
 from __future__ import annotations
