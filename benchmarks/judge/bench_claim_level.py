@@ -80,6 +80,7 @@ from ragmeter.judges.checks.evidence import supports
 from ragmeter.judges.engine import Judge
 from ragmeter.judges.nugget_prompts import NUGGETS_PER_CALL, quoted_grades
 from ragmeter.metrics.claim_level import item_nuggets
+from ragmeter.metrics.claim_matrix import harmonic_mean
 from ragmeter.metrics.nuggets import GRADES, nugget_recall, nugget_recall_strict
 
 #: The claim-level candidates for the completeness signal, the setting before any data first.
@@ -200,10 +201,8 @@ def _order_scores(
 
 def _candidates(recall: np.ndarray, strict: np.ndarray, precision: np.ndarray) -> dict[str, np.ndarray]:
     """:data:`CANDIDATES` from per-answer nugget recall (partial ½) and strict recall, with ``claim_f1`` from a run's
-    ``claim_precision`` (0 where either is 0, as RAGChecker's F1; NaN where either is)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        f1 = np.where((precision == 0) | (strict == 0), 0.0, 2 * precision * strict / (precision + strict))
-    f1[np.isnan(precision) | np.isnan(strict)] = np.nan
+    ``claim_precision`` (the product's harmonic mean)."""
+    f1 = np.array([harmonic_mean(p, r) for p, r in zip(precision, strict, strict=True)])
     return {"nugget_recall": recall, "nugget_recall_strict": strict, "claim_recall": strict, "claim_f1": f1}
 
 

@@ -586,5 +586,7 @@ def test_a_run_folder_is_compared_with_the_qrels_file_it_was_scored_with(tmp_pat
     assert len(compare(a, b)[0].notes) == 1
     # without the qrels neither record has a relevant chunk; with its file gone, which chunks were is not known
     assert compare(load_run(folder("c", OPENS, None)), load_run(folder("d", FREE, None)))[0].notes == ()
+    qrels.write_text("a line that is no judgment\n", encoding="utf-8")  # no longer reads: compared all the same
+    assert load_run(tmp_path / "a").written_from == ()
     qrels.unlink()
     assert load_run(tmp_path / "a").written_from == ()

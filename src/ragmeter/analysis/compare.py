@@ -170,13 +170,15 @@ def load_run(path: str | Path, *, name: str | None = None) -> ScoredRun:
 
 def _with_qrels(records: list[Record] | None, manifest: Mapping[str, Any] | None) -> list[Record] | None:
     """``records`` with the qrels file the run attached (``run.json``'s ``qrels``), as the run scored them; ``None``
-    where that file is no longer there (which chunks were relevant is then not known)."""
+    where that file is no longer there or no longer reads (which chunks were relevant is then not known; the
+    comparison goes on without it)."""
     qrels = manifest.get("qrels") if manifest else None
     if records is None or not isinstance(qrels, str):
         return records
-    if not Path(qrels).is_file():
+    try:
+        return list(attach_qrels(records, read_qrels(qrels)))
+    except (InputError, OSError):
         return None
-    return list(attach_qrels(records, read_qrels(qrels)))
 
 
 def _unsigned(

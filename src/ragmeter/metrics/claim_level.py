@@ -413,9 +413,10 @@ def _answer_claims(
             split=call.prompt.name != CLAIMS.name,
             language=language,
         )
-    if claims and all(wordless(claim.text, language=language) for claim in claims):
+    worded = [claim for claim in claims if not wordless(claim.text, language=language)]
+    if claims and not worded:
         return Undefined(NO_WORD_CLAIM)
-    claims = [claim for claim in claims if not wordless(claim.text, language=language)]
+    claims = worded
     correct = (
         tuple(
             any(supports([reference], claim.text, language=language) for reference in record.references)

@@ -48,6 +48,7 @@ __all__ = [
     "context_utilization",
     "generation_failure",
     "hallucination",
+    "harmonic_mean",
     "noise_sensitivity_irrelevant",
     "noise_sensitivity_relevant",
     "retrieval_failure",
@@ -106,7 +107,15 @@ def claim_f1(answer_in_reference: Verdicts, reference_in_answer: Verdicts) -> fl
     >>> round(claim_f1([True, False, True, True], [True, False]), 4)
     0.6
     """
-    precision, recall = claim_precision(answer_in_reference), claim_recall(reference_in_answer)
+    return harmonic_mean(claim_precision(answer_in_reference), claim_recall(reference_in_answer))
+
+
+def harmonic_mean(precision: float, recall: float) -> float:
+    """2·P·R / (P + R); 0 when either is 0, NaN when either is NaN.
+
+    >>> harmonic_mean(0.75, 0.5), harmonic_mean(0.0, 0.5)
+    (0.6, 0.0)
+    """
     if np.isnan(precision) or np.isnan(recall):
         return NAN
     return 0.0 if precision == 0 or recall == 0 else 2 * precision * recall / (precision + recall)
