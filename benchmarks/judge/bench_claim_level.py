@@ -34,18 +34,24 @@ grades are one more grades call an answer, read from the cache ``bench_nugget_or
 ``--compare-batches`` does the same for how many nuggets a grades call shows (the issue: "choose batching size by
 what survives these checks"): the run's ten (first) against three, each answer graded again on the same nuggets
 three a call, with each batch's grades calls and tokens an answer and the share of grades the smaller batch
-changes. The other runs take ``--nugget-source`` (ragmeter's default, the reference's sentences, unless given).
+changes. ``--compare-credits`` does the same for how a nugget's grade counts: the grade the judge wrote (first)
+against its expected credit under the judge's probability of each grade (G-Eval's probability-weighted score;
+``_grade_probabilities``: each grades request of the run asked again for its tokens' log-probabilities, so an
+OpenAI-compatible endpoint without a key, such as the local judge), with the share of grades whose reply differs
+from the run's verdict. The other runs take ``--nugget-source`` (ragmeter's default, the reference's sentences,
+unless given).
 
 Verdicts are cached (``--cache``): an interrupted run goes on where it stopped, and a finished one is read again
 without a call.
 
     python -m benchmarks.judge.bench_claim_level --limit 156
-        [--compare-layouts | --compare-nuggets | --compare-orders | --compare-batches] [--nugget-source judge]
+        [--compare-layouts | --compare-nuggets | --compare-orders | --compare-batches | --compare-credits]
+        [--nugget-source judge]
         [--judge openai --judge-model M --judge-base-url URL]
 
 Result: ``benchmarks/results/claim_level-mtrag-dev-<judge kind>.json`` (``…-layouts.json``, ``…-nuggets.json``,
-``…-orders.json``, ``…-batches.json`` for the comparisons; ``-judge_nuggets`` added to a run's name with
-``--nugget-source judge``).
+``…-orders.json``, ``…-batches.json``, ``…-credits.json`` for the comparisons; ``-judge_nuggets`` added to a run's
+name with ``--nugget-source judge``).
 """
 
 from __future__ import annotations
@@ -69,16 +75,23 @@ from benchmarks._common import (
     mtrag_rows,
     write_result,
 )
+from benchmarks.judge._grade_probabilities import ProbabilityCache, grade_probabilities
 from benchmarks.judge.bench_nugget_order import grades
 from ragmeter import EvalResult, Settings, evaluate
 from ragmeter.cli.common import choice_values
 from ragmeter.core.records import Nugget, Record
 from ragmeter.core.settings import NuggetSource
 from ragmeter.engine.context import RunContext
-from ragmeter.judges import JudgeConfig, open_judge
+from ragmeter.judges import JudgeCall, JudgeConfig, open_judge
 from ragmeter.judges.checks.evidence import supports
 from ragmeter.judges.engine import Judge
-from ragmeter.judges.nugget_prompts import NUGGETS_PER_CALL, quoted_grades
+from ragmeter.judges.nugget_prompts import (
+    NUGGET_GRADES,
+    NUGGETS_PER_CALL,
+    grades_requests,
+    quote_found,
+    quoted_grades,
+)
 from ragmeter.metrics.claim_level import item_nuggets
 from ragmeter.metrics.claim_matrix import harmonic_mean
 from ragmeter.metrics.nuggets import GRADES, nugget_recall, nugget_recall_strict
@@ -103,6 +116,11 @@ ORDERS = ("one order", "both orders, lower grade", "both orders, mean credit")
 #: the smallest batch that keeps an answer to about four calls (the claims, and ⌈5.2 / 3⌉ = 2 grades calls for MT-RAG
 #: dev's 5.2 sentences a reference), fixed before any figure of it.
 BATCHES = (NUGGETS_PER_CALL, 3)
+#: How a nugget's grade counts, compared by ``--compare-credits``: the grade the judge wrote (the product's; first),
+#: or its expected credit under the judge's probability of each grade at the grade's first token (G-Eval's
+#: probability-weighted score): P(support) + ½·P(partial), strict P(support), and 0 where the quote is not words of
+#: the answer, as the quote check counts such a grade none. Fixed before any figure of it.
+CREDITS = ("the grade", "expected credit")
 
 
 def _rho(x: np.ndarray, y: np.ndarray, clusters: list[str]) -> dict[str, Any]:
@@ -249,6 +267,58 @@ def _batch_scores(
     }
     changed = {"grades_compared": len(differ), "grades_changed": round(float(np.mean(differ)), 3) if differ else None}
     return candidates, {"grades": spent, **changed}
+
+
+def _credit_scores(
+    records: list[Record], config: JudgeConfig, source: NuggetSource, scores: dict[str, np.ndarray]
+) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, Any]]:
+    """The candidates of each of :data:`CREDITS`: ``scores`` (a run's) for the grade; for the expected credit, each
+    grades request of the run asked again for its tokens' probabilities (``_grade_probabilities``), read on that
+    reply's own grades and quotes. The reply is the run's but where the judge's computation differs between the two
+    calls (a near tie of two grades can turn): the grades that differ from the run's verdicts are counted."""
+    judge = open_judge(config)
+    cache = ProbabilityCache(config.cache.with_name(config.cache.stem + "-grade_probabilities.jsonl"))
+    recall, strict, compared, differ = [], [], 0, 0
+    try:
+        run = RunContext(Settings(nugget_source=source), judge=judge)
+        for record in records:
+            found = item_nuggets(record, run)
+            credits = _expected_credits(record, found, run, cache) if isinstance(found, tuple) else None
+            if credits is None:
+                recall.append(np.nan)
+                strict.append(np.nan)
+                continue
+            recall.append(np.mean([c for c, _, _ in credits]))
+            strict.append(np.mean([s for _, s, _ in credits]))
+            compared += len(credits)
+            differ += sum(changed for _, _, changed in credits)
+    finally:
+        judge.close()
+    candidates = {
+        CREDITS[0]: {m: scores[m] for m in CANDIDATES},
+        CREDITS[1]: _candidates(np.array(recall), np.array(strict), scores["claim_precision"]),
+    }
+    return candidates, {"grades_compared": compared, "grades_that_differ_from_the_run": differ}
+
+
+def _expected_credits(
+    record: Record, nuggets: tuple[Nugget, ...], run: RunContext, cache: ProbabilityCache
+) -> list[tuple[float, float, bool]] | None:
+    """Each nugget's expected credit and strict credit (see :data:`CREDITS`), and whether the reply's grade or quote
+    differs from the run's verdict; ``None`` where the run's call failed."""
+    language, credits = run.language(record), []
+    for request, n in grades_requests(record, list(nuggets)):
+        (outcome,) = run.judge.run([JudgeCall(NUGGET_GRADES, request, n)])
+        if outcome.verdict is None:
+            return None
+        graded, probabilities = grade_probabilities(run.judge, request, cache)
+        for grade, p, verdict in zip(graded, probabilities, outcome.verdict["grades"], strict=True):
+            changed = (grade["grade"], grade["quote"]) != (verdict["grade"], verdict["quote"])
+            if quote_found(grade["quote"], record.answer, language=language):
+                credits.append((p["support"] + p["partial"] / 2, p["support"], changed))
+            else:
+                credits.append((0.0, 0.0, changed))
+    return credits
 
 
 def _grades_spent(judge: Judge) -> tuple[int, int]:
@@ -405,6 +475,12 @@ def main() -> None:
         action="store_true",
         help=f"grade the nuggets {BATCHES[0]} and {BATCHES[1]} a call and choose under the validation protocol",
     )
+    compared.add_argument(
+        "--compare-credits",
+        action="store_true",
+        help="count each nugget by the grade the judge wrote and by its expected credit under the judge's token "
+        "probabilities, and choose under the validation protocol",
+    )
     parser.add_argument(
         "--nugget-source",
         choices=choice_values(NuggetSource),
@@ -426,10 +502,12 @@ def main() -> None:
         kind, variants = "layouts", {layout: (replace(config, layout=layout), source) for layout in LAYOUTS}
     elif args.compare_nuggets:
         kind, variants = "nuggets", {str(each): (config, each) for each in NUGGET_SOURCES}
-    elif args.compare_orders or args.compare_batches:
+    elif args.compare_orders or args.compare_batches or args.compare_credits:
         run, run_scores = _scores(records, config, source, expected)
         if args.compare_orders:
             kind, what, regraded, extra = "orders", "order", _order_scores(records, config, source, run_scores), {}
+        elif args.compare_credits:
+            kind, what, (regraded, extra) = "credits", "credit", _credit_scores(records, config, source, run_scores)
         else:
             kind, what, (regraded, extra) = "batches", "batch", _batch_scores(records, config, source, run_scores)
         conversations = [str(r.conversation_id) for r in records]
