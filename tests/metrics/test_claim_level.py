@@ -289,6 +289,55 @@ def test_several_references_are_alternatives_and_the_answer_is_scored_on_the_one
     assert (values["retrieval_failure"], values["generation_failure"]) == (0.0, 0.0)
 
 
+@pytest.mark.parametrize("answer", ["Tickets cost 25 dollars.", "Entry is free on Sundays."])
+def test_with_several_references_the_retriever_is_scored_whatever_the_answer_states(answer: str) -> None:
+    either = {
+        "id": "R2",
+        "question": "What does a visit cost?",
+        "answer": answer,
+        "references": ["Tickets cost 25 dollars.", "Entry is free on Sundays."],
+        "contexts": [
+            {"doc_id": "t", "text": "Tickets cost 25 dollars."},
+            {"doc_id": "l", "text": "The park has a lake."},
+        ],
+    }
+    result, _, _ = _graded_once(either)
+    values = _values(result, 0)
+    # the answer is scored on the reference it states (whole, either way); the retriever on the one the chunks hold
+    # (the first, whole) and its precision on every reference's nuggets (chunk 1 holds one, chunk 2 none): the
+    # same retrieval reads the same whichever answer the generator wrote (0 and 0 for the second answer before)
+    assert values["nugget_recall"] == 1.0
+    assert (values["context_claim_recall"], values["claim_context_precision"]) == (1.0, 0.5)
+    assert (values["retrieval_failure"], values["generation_failure"]) == (0.0, 0.0)
+
+
+def test_nuggets_written_from_the_retrieved_chunks_cannot_tell_what_the_retriever_missed() -> None:
+    unreferenced = {
+        "id": "W",
+        "question": QUESTION,
+        "answer": "Parking costs 3 dollars.",
+        "contexts": [
+            {"doc_id": "c1", "text": "The museum opens at 9:00. It closes at 17:00."},
+            {"doc_id": "c2", "text": "Parking costs 3 dollars."},
+        ],
+        "qrels": {"c1": 1, "c9": 2},  # c9, the most relevant, was never retrieved
+    }
+    with Judge(ScriptedBackend(reply_to), claims="verify") as judge:
+        result = evaluate([unreferenced], metrics=["claim_level"], judge=judge, settings=JUDGE_WRITES)
+    # the judge writes the nuggets from c1 (the one relevant chunk retrieved): the chunks hold them by construction,
+    # so the retriever's recall and failure would read 1 and 0 whatever it missed (they did before)
+    reason = (
+        "the nuggets were written from the retrieved chunks (no reference answer or nuggets): what the retriever "
+        "missed cannot be told"
+    )
+    for name in ("context_claim_recall", "retrieval_failure", "generation_failure"):  # the split on one set of answers
+        assert result.undefined[name][0] == reason
+    # the generator's figures stand: both nuggets were retrieved, the answer states neither
+    values = _values(result, 0)
+    assert (values["context_utilization"], values["nugget_recall"]) == (0.0, 0.0)
+    assert values["claim_context_precision"] == 0.5  # c1 holds the nuggets, c2 none
+
+
 def test_a_failed_split_of_the_reference_leaves_every_nugget_metric_undefined_with_the_reason() -> None:
     def reply(request: ChatRequest) -> str:
         return "this is not JSON" if request.schema_name == "claim_split" else reply_to(request)
@@ -324,6 +373,16 @@ def test_the_nugget_source_is_in_every_claim_level_signature(by_sentences, by_cl
         (
             "a reference's sentence joined to the next; the judge's claim or nugget left out unless all it wrote; no "
             "fact for the chunks"
+        )
+    }
+    assert {result.signatures[name].settings["claim_f1_without_claims"] for name in NAMES} == {
+        "0 where no nugget is stated fully"
+    }
+    # and how the retriever is scored: runs from before it did not depend on the answer do not compare
+    assert {result.signatures[name].settings["retriever"] for name in NAMES} == {
+        (
+            "whatever the answer states: claim recall on the reference the chunks hold best, precision on every "
+            "reference's nuggets; no claim recall or failure split on nuggets written from the retrieved chunks"
         )
     }
 
@@ -464,8 +523,30 @@ def test_an_answer_of_no_content_word_says_so() -> None:
     no = {**A, "id": "N3", "answer": "No."}
     with Judge(ScriptedBackend(reply_to), claims="verify") as judge:
         result = evaluate([no], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
-    assert result.undefined["claim_precision"][0] == result.undefined["claim_f1"][0] == NO_WORD_CLAIM
+    assert result.undefined["claim_precision"][0] == NO_WORD_CLAIM
     assert result.scores["nugget_recall"][0] == 0.0  # its nuggets are graded all the same
+    assert result.scores["claim_f1"][0] == 0.0  # it states none of them: F1 0 whatever its precision
+
+
+@pytest.mark.parametrize(
+    ("reference", "f1"),
+    [(REFERENCE, 0.0), ("The passages do not say what entry costs.", None)],
+)
+def test_an_abstaining_answer_scores_no_claim_f1_above_an_answer_that_states_nothing(
+    reference: str, f1: float | None
+) -> None:
+    answer = "I am sorry: the passages do not say what entry costs."
+    declines = {**A, "id": "I", "answer": answer, "references": [reference]}
+    with Judge(ScriptedBackend(reply_to), claims="verify") as judge:
+        result = evaluate([declines], metrics=["claim_level"], judge=judge, settings=Settings(n_resamples=200))
+    assert result.undefined["claim_precision"][0] == "the answer abstains: no claim"
+    # to an answerable question it states no nugget: F1 0 (RAGChecker's), not left out of the mean, which abstaining
+    # would then raise; declining where the reference declines states the nugget: no precision to weigh, undefined
+    if f1 is None:
+        assert result.scores["nugget_recall"][0] == 1.0
+        assert result.undefined["claim_f1"][0] == "the answer abstains: no claim"
+    else:
+        assert result.scores["claim_f1"][0] == f1
 
 
 def test_a_bare_no_as_a_list_item_gets_a_stop_when_joined() -> None:

@@ -55,7 +55,8 @@ def test_where_a_vital_nugget_was_lost() -> None:
 
 def test_a_ratio_with_nothing_to_count_has_no_value() -> None:
     assert math.isnan(cm.claim_precision([]))  # the answer states nothing
-    assert math.isnan(cm.claim_f1([], [False, True]))
+    assert math.isnan(cm.claim_f1([], [False, True]))  # no claim, half the reference stated: F1 unknown
+    assert cm.claim_f1([], [False, False]) == 0.0  # no claim, nothing stated: F1 0 whatever P (RAGChecker: 0)
     assert cm.claim_f1([False], [True]) == 0.0
     assert math.isnan(cm.context_claim_recall([[], []]))  # no chunk
     assert math.isnan(cm.claim_context_precision([]))  # no reference claim

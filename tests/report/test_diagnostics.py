@@ -83,7 +83,8 @@ def test_the_reading_names_a_stage_only_when_the_intervals_part(result) -> None:
     ).reading.endswith("the generator first.")
     none = replace(retrieval, value=float("nan"), ci_low=float("nan"), ci_high=float("nan"), n=0)
     assert pipeline_diagnostics([none, generation]).reading == (
-        "No answer had a vital nugget: the failure shares are undefined."
+        "No answer has a failure share (no vital nugget, or nuggets written from the retrieved chunks): the failure "
+        "shares are undefined."
     )
     assert "needs both" in pipeline_diagnostics([retrieval]).reading
     zero = {"value": 0.0, "ci_low": 0.0, "ci_high": 0.0}

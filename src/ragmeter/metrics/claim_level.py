@@ -11,7 +11,10 @@ Per item, at most three kinds of judge call (issue 47):
   the judge writes them (:mod:`ragmeter.judges.nugget_prompts`) from the references (or the chunks people judged
   relevant). A call of either is the same for every answer to the question: made once per question. Several
   reference answers are alternatives where the nuggets are their sentences or claims: the answer is graded on all
-  of them and scored on the nuggets of the one it states best, as token F1 takes the best reference;
+  of them and scored on the nuggets of the one it states best, as token F1 takes the best reference, while the
+  retriever is scored whatever the answer states: its claim recall on the reference the chunks hold best, its
+  precision on every reference's nuggets. Nuggets written from the retrieved chunks (no reference) are in them by
+  construction: the retriever's claim recall and the failure split are undefined there;
 - the answer **graded** on them, ten nuggets a call, each grade resting on a quote of the answer (a support or
   partial grade whose quote is not words of the answer counts as none, noted);
 - the answer's **claims**, the call seed 002's faithfulness makes (the same verdict serves both).
@@ -100,7 +103,11 @@ class NuggetVerdicts:
     """One answer's verdicts: its nuggets and their grades (with how many grades the quote check changed), and
     RAGChecker's four checks (:mod:`ragmeter.metrics.claim_matrix`). ``no_fact``: each nugget states no fact the
     chunks can be checked for: it says that the answer is not known (the IDK detector's reading), or it has no
-    content word and no number."""
+    content word and no number. Where the record has several reference answers, the nuggets are those of the one
+    the answer states best; what the retriever is scored on does not depend on the answer: ``alternatives`` (per
+    reference answer, the chunks' rows of its nuggets that state a fact) and ``every_in_chunks`` (every reference's
+    nuggets). ``from_chunks``: the judge wrote the nuggets from the record's retrieved chunks (no reference, no
+    nuggets of its own), so every nugget was retrieved and what the retriever missed cannot be told."""
 
     nuggets: tuple[Nugget, ...]
     grades: tuple[str, ...] | None  # None: a grades call failed: why in grades_undefined
@@ -112,10 +119,21 @@ class NuggetVerdicts:
     answer_undefined: str | None = None  # the answer abstains, or its claims call failed
     grades_undefined: str | None = None
     answer_capped: int | None = None  # the cap on the answer's claims, when the judge's list reached it
+    alternatives: tuple[tuple[tuple[bool, ...], ...], ...] = ()
+    every_in_chunks: tuple[tuple[bool, ...], ...] = ()
+    from_chunks: bool = False
 
     @property
     def vital(self) -> tuple[bool, ...]:
         return tuple(nugget.vital for nugget in self.nuggets)
+
+    @property
+    def claimless(self) -> bool:
+        """The answer has no claim to check: it abstains, states none, or only claims with no content word or
+        number (not: its claims call failed)."""
+        return self.answer_undefined in (ABSTAINS, NO_WORD_CLAIM) or (
+            self.answer_undefined is None and self.answer_in_chunks == ()
+        )
 
     @property
     def stated(self) -> tuple[bool, ...]:
@@ -124,9 +142,13 @@ class NuggetVerdicts:
         return tuple(grade == "support" for grade in self.grades)
 
     @property
-    def facts_in_chunks(self) -> tuple[tuple[bool, ...], ...]:
-        """The chunks' rows of the nuggets that state a fact: what a retriever could be shown to find."""
-        return tuple(row for row, no_fact in zip(self.nuggets_in_chunks, self.no_fact, strict=True) if not no_fact)
+    def retrieved_in_chunks(self) -> tuple[tuple[bool, ...], ...]:
+        """The chunks' rows of the nuggets for what the generator was given: every nugget retrieved where the
+        nuggets were written from the retrieved chunks (the evidence check may miss the judge's rewording of its
+        source)."""
+        if not self.from_chunks:
+            return self.nuggets_in_chunks
+        return tuple(tuple(True for _ in row) for row in self.nuggets_in_chunks)
 
     @property
     def failure_in_chunks(self) -> tuple[tuple[bool, ...], ...]:
@@ -360,6 +382,10 @@ def nugget_verdicts(record: Record, item: ItemContext, run: RunContext) -> Nugge
         groups = _reference_groups(record, found, run)
         # without grades no reference can be chosen: the metrics that remain read every reference's nuggets
         kept = tuple(range(len(found))) if grades is None else _best_group(groups, [grade for grade, _ in grades])
+        no_fact = [
+            wordless(text, language=language) or bool(abstained(text, idk=run.settings.idk, language=language))
+            for text in texts
+        ]
         answer = _answer_claims(record, item, run)
         failed = answer.reason if isinstance(answer, Undefined) else None
         correct, claims_in_chunks, capped = answer if isinstance(answer, tuple) else (None, None, None)
@@ -370,14 +396,13 @@ def nugget_verdicts(record: Record, item: ItemContext, run: RunContext) -> Nugge
             correct,
             claims_in_chunks,
             tuple(in_chunks[i] for i in kept),
-            tuple(
-                wordless(texts[i], language=language)
-                or bool(abstained(texts[i], idk=run.settings.idk, language=language))
-                for i in kept
-            ),
-            answer_undefined=failed or ("the answer abstains: no claim" if answer is None else None),
+            tuple(no_fact[i] for i in kept),
+            answer_undefined=failed or (ABSTAINS if answer is None else None),
             grades_undefined=grades_failed,
             answer_capped=capped,
+            alternatives=tuple(tuple(in_chunks[i] for i in group if not no_fact[i]) for group in groups),
+            every_in_chunks=in_chunks,
+            from_chunks=bool(chunk_sources(record)),
         )
 
     return item.memo("judge:nugget_verdicts", read)
@@ -492,10 +517,12 @@ def _answer_metric(
 
 
 def _nuggets_metric(
-    read: Callable[[NuggetVerdicts], float], undefined: str, *, graded: bool, chunks: bool
+    read: Callable[[NuggetVerdicts], float], undefined: str, *, graded: bool, chunks: bool, retriever: bool = False
 ) -> Callable[[Record, ItemContext, RunContext], Outcome]:
     """A metric of the nuggets (the reference's claims), with their grades (``graded``) or the retrieved chunks
-    (``chunks``: undefined without any)."""
+    (``chunks``: undefined without any); one that tells what the retriever missed (``retriever``: its claim recall,
+    the failure split) is undefined where the nuggets were written from the retrieved chunks (they would read 1
+    and "the generator's" whatever the retriever did)."""
 
     def compute(record: Record, item: ItemContext, run: RunContext) -> Outcome:
         verdicts = nugget_verdicts(record, item, run)
@@ -503,6 +530,8 @@ def _nuggets_metric(
             return verdicts
         if chunks and not record.contexts:
             return Undefined(NO_CHUNK)
+        if retriever and verdicts.from_chunks:
+            return Undefined(FROM_CHUNKS)
         return _value(verdicts, read, undefined, graded=graded)
 
     return compute
@@ -517,6 +546,8 @@ def _signature(run: RunContext) -> Mapping[str, Any]:
         "claims": judge.claims,
         "evidence_check": EVIDENCE_CHECK if run.settings.check_evidence else "off",
         "no_content_word": _NO_CONTENT_WORD,
+        "retriever": _RETRIEVER,
+        "claim_f1_without_claims": "0 where no nugget is stated fully",
         "idk": run.settings.idk.version,
         "language": language_signature(run.settings.language),
         "nuggets": _NUGGETS_SIGNATURE[run.settings.nugget_source],
@@ -532,6 +563,10 @@ _NO_CONTENT_WORD = (
     "a reference's sentence joined to the next; the judge's claim or nugget left out unless all it wrote; no fact "
     "for the chunks"
 )
+_RETRIEVER = (
+    "whatever the answer states: claim recall on the reference the chunks hold best, precision on every reference's "
+    "nuggets; no claim recall or failure split on nuggets written from the retrieved chunks"
+)
 _NUGGETS_SIGNATURE = {
     NuggetSource.SENTENCES: (
         "the record's where given, else the reference's sentences and list items, several references as "
@@ -545,7 +580,40 @@ _NUGGETS_SIGNATURE = {
 }
 
 
+def _retrieved_claim_recall(verdicts: NuggetVerdicts) -> float:
+    """RAGChecker's retriever claim recall of the reference answer whose facts the chunks hold best: several
+    reference answers are alternatives, and the retriever did its work when the chunks hold one of them, whatever
+    the answer states. NaN where no reference answer has a fact for the chunks to hold."""
+    values = [value for rows in verdicts.alternatives if not math.isnan(value := _M.context_claim_recall(rows))]
+    return max(values, default=math.nan)
+
+
+def _claim_f1(record: Record, item: ItemContext, run: RunContext) -> Outcome:
+    """RAGChecker's F1 of the answer's claims against the nuggets. An answer with no claim to check (it abstains, or
+    states none) and a reference: 0 where it states none of the nuggets fully, as the harmonic mean is 0 at R = 0
+    whatever P (RAGChecker: 0 for every answer without claims), so that abstaining cannot raise a run's mean; else
+    undefined, saying why (a decline that states the reference's decline has no precision to weigh)."""
+    verdicts = nugget_verdicts(record, item, run)
+    if isinstance(verdicts, Undefined) or not verdicts.claimless or not record.references:
+        return _answer_f1(record, item, run)
+    return _value(
+        verdicts,
+        lambda v: _M.claim_f1((), v.stated),
+        verdicts.answer_undefined or "the answer states no claim",
+        graded=True,
+    )
+
+
+_answer_f1 = _answer_metric(
+    lambda v: _M.claim_f1(v.answer_in_reference, v.stated), "no claim or no nugget", graded=True
+)
+
+ABSTAINS = "the answer abstains: no claim"
 NO_CHUNK = "record has no retrieved chunks"
+FROM_CHUNKS = (
+    "the nuggets were written from the retrieved chunks (no reference answer or nuggets): what the retriever missed "
+    "cannot be told"
+)
 NO_WORD_CLAIM = 'the answer\'s claims have no content word or number to check (a bare "No.")'
 NO_FACT = (
     "the nuggets state no fact for a chunk to hold: they only say that the answer is not known, or have no content "
@@ -599,21 +667,21 @@ _SPECS: tuple[tuple[str, str, Callable[[Record, ItemContext, RunContext], Outcom
     (
         "claim_f1",
         "Harmonic mean of claim_precision and claim_recall (RAGChecker's F1)",
-        _answer_metric(lambda v: _M.claim_f1(v.answer_in_reference, v.stated), "no claim or no nugget", graded=True),
+        _claim_f1,
         Aggregation.MEAN,
         True,
     ),
     (
         "context_claim_recall",
         "Nuggets the retrieved chunks state / nuggets (RAGChecker's retriever claim recall)",
-        _nuggets_metric(lambda v: _M.context_claim_recall(v.facts_in_chunks), NO_FACT, graded=False, chunks=True),
+        _nuggets_metric(_retrieved_claim_recall, NO_FACT, graded=False, chunks=True, retriever=True),
         Aggregation.MEAN,
         True,
     ),
     (
         "claim_context_precision",
         ("Retrieved chunks that state a nugget / retrieved chunks (RAGChecker's context precision)"),
-        _nuggets_metric(lambda v: _M.claim_context_precision(v.nuggets_in_chunks), NO_CHUNK, graded=False, chunks=True),
+        _nuggets_metric(lambda v: _M.claim_context_precision(v.every_in_chunks), NO_CHUNK, graded=False, chunks=True),
         Aggregation.MEAN,
         True,
     ),
@@ -621,7 +689,7 @@ _SPECS: tuple[tuple[str, str, Callable[[Record, ItemContext, RunContext], Outcom
         "context_utilization",
         "Retrieved nuggets the answer states / retrieved nuggets (RAGChecker)",
         _nuggets_metric(
-            lambda v: _M.context_utilization(v.nuggets_in_chunks, v.stated),
+            lambda v: _M.context_utilization(v.retrieved_in_chunks, v.stated),
             "no nugget was retrieved",
             graded=True,
             chunks=True,
@@ -678,6 +746,7 @@ _SPECS: tuple[tuple[str, str, Callable[[Record, ItemContext, RunContext], Outcom
             "no vital nugget",
             graded=True,
             chunks=True,
+            retriever=True,
         ),
         Aggregation.RATE,
         False,
@@ -690,6 +759,7 @@ _SPECS: tuple[tuple[str, str, Callable[[Record, ItemContext, RunContext], Outcom
             "no vital nugget",
             graded=True,
             chunks=True,
+            retriever=True,
         ),
         Aggregation.RATE,
         False,
@@ -697,7 +767,7 @@ _SPECS: tuple[tuple[str, str, Callable[[Record, ItemContext, RunContext], Outcom
 )
 
 _SAME_ANSWERS = (
-    "on 156 MT-RAG dev answers with the packaged judge and the reference's sentences as nuggets, the default (0.26 "
+    "on 156 MT-RAG dev answers with the packaged judge and the reference's sentences as nuggets, the default (0.25 "
     "cross-collection for the claim-level score chosen on the other collections; less on the judge's nuggets), where "
     'token F1 reaches 0.36 and faithfulness_offline 0.40 (benchmarks/README.md, "Claim level"): read it with a '
     "larger judge"
@@ -708,7 +778,7 @@ _AGREEMENT = {
     "nugget_recall": f"follows people's completeness at Spearman 0.35 [0.17, 0.52] {_SAME_ANSWERS}",
     "nugget_recall_strict": f"follows people's completeness at Spearman 0.34 [0.14, 0.52] {_SAME_ANSWERS}",
     "claim_recall": f"follows people's completeness at Spearman 0.34 [0.14, 0.52] {_SAME_ANSWERS}",
-    "claim_f1": f"follows people's completeness at Spearman 0.36 [0.21, 0.49] {_SAME_ANSWERS}",
+    "claim_f1": f"follows people's completeness at Spearman 0.35 [0.19, 0.47] {_SAME_ANSWERS}",
 }
 
 #: The metrics that read the nuggets (their grades, or the chunks that state them): where the nuggets are written

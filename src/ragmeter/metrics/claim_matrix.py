@@ -23,7 +23,8 @@ states it; an answer claim is *correct* when the reference states it and *faithf
   answer claims / answer claims.
 
 Where a ratio has nothing to count (no answer claim, no reference claim, no chunk, no retrieved reference claim
-for ``context_utilization``) it is NaN here; RAGChecker's computation writes 0 there. Everywhere else the values
+for ``context_utilization``) it is NaN here (``claim_f1`` is 0 all the same where the other is 0); RAGChecker's
+computation writes 0 there. Everywhere else the values
 equal RAGChecker's (``tests/metrics/test_claim_matrix.py`` feeds both the same matrices).
 
 Where the pipeline failed (after the TREC nugget grades): a vital nugget the answer does not state (grade
@@ -101,8 +102,8 @@ def claim_recall(reference_in_answer: Verdicts) -> float:
 
 
 def claim_f1(answer_in_reference: Verdicts, reference_in_answer: Verdicts) -> float:
-    """2·P·R / (P + R) of :func:`claim_precision` P and :func:`claim_recall` R; 0 when either is 0, NaN when
-    either is.
+    """2·P·R / (P + R) of :func:`claim_precision` P and :func:`claim_recall` R; 0 when either is 0 (an answer with
+    no claim that states no reference claim included), NaN when either is and the other is not 0.
 
     >>> round(claim_f1([True, False, True, True], [True, False]), 4)
     0.6
@@ -111,14 +112,17 @@ def claim_f1(answer_in_reference: Verdicts, reference_in_answer: Verdicts) -> fl
 
 
 def harmonic_mean(precision: float, recall: float) -> float:
-    """2·P·R / (P + R); 0 when either is 0, NaN when either is NaN.
+    """2·P·R / (P + R); 0 when either is 0, whatever the other (NaN included: the mean is at most twice the
+    smaller), else NaN when either is NaN.
 
-    >>> harmonic_mean(0.75, 0.5), harmonic_mean(0.0, 0.5)
-    (0.6, 0.0)
+    >>> harmonic_mean(0.75, 0.5), harmonic_mean(0.0, 0.5), harmonic_mean(float("nan"), 0.0)
+    (0.6, 0.0, 0.0)
     """
+    if precision == 0 or recall == 0:
+        return 0.0
     if np.isnan(precision) or np.isnan(recall):
         return NAN
-    return 0.0 if precision == 0 or recall == 0 else 2 * precision * recall / (precision + recall)
+    return 2 * precision * recall / (precision + recall)
 
 
 def context_claim_recall(reference_in_chunks: VerdictMatrix) -> float:

@@ -84,7 +84,10 @@ def _reading(failures: tuple[tuple[str, Summary], ...]) -> str:
     if retrieval is None or generation is None:
         return "Which stage loses vital nuggets needs both retrieval_failure and generation_failure."
     if retrieval.n == 0:
-        return "No answer had a vital nugget: the failure shares are undefined."
+        return (
+            "No answer has a failure share (no vital nugget, or nuggets written from the retrieved chunks): the "
+            "failure shares are undefined."
+        )
     if retrieval.value == generation.value == 0:
         return "No answer lost a vital nugget, in retrieval or in generation."
     low_r, high_r, low_g, high_g = (
