@@ -5,8 +5,8 @@ the first token of that grade says how sure it was. G-Eval (Liu et al., 2023) we
 probabilities of the score's tokens instead of taking the one it wrote; :func:`grade_probabilities` gives what that
 needs for the claim level: the same request the product sends (the backend's own body), asked again with
 ``logprobs`` and the top alternatives of each token, and for each nugget of the reply the probability of each grade,
-summed over the alternative tokens that begin it (the grades begin with different letters, so a token names at most
-one) and renormalised over the three.
+summed over the alternative tokens that name it (the grade or its start, between the value's quotes; the grades begin
+with different letters, so a token names at most one) and renormalised over the three.
 
 The reply must be the one the product's call got (the judge is greedy and seeded): the caller compares the two and
 counts a call whose grades or quotes differ as not comparable. Replies are kept in a JSONL file beside the verdict
@@ -34,7 +34,8 @@ TIMEOUT_S = 600.0
 
 
 class ProbabilityCache:
-    """Replies with their grades' probabilities, one JSON line each, keyed by the sha256 of the request's body."""
+    """Replies with the alternatives of each grade's first token, one JSON line each, keyed by the sha256 of the
+    request's body."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -69,9 +70,10 @@ def grade_probabilities(
         choice = response.json()["choices"][0]
         content = choice["message"]["content"]
         tokens = _grade_tokens(choice["logprobs"]["content"], len(json.loads(content)["grades"]))
-        reply = {"content": content, "probabilities": [_probabilities(token) for token in tokens]}
+        alternatives = [[(a["token"], a["logprob"]) for a in token["top_logprobs"]] for token in tokens]
+        reply = {"content": content, "alternatives": alternatives}
         cache.put(key, reply)
-    return json.loads(reply["content"])["grades"], reply["probabilities"]
+    return json.loads(reply["content"])["grades"], [_probabilities(each) for each in reply["alternatives"]]
 
 
 def _grade_tokens(tokens: list[dict[str, Any]], expected: int) -> list[dict[str, Any]]:
@@ -91,15 +93,21 @@ def _grade_tokens(tokens: list[dict[str, Any]], expected: int) -> list[dict[str,
     return [tokens[i] for i in found]
 
 
-def _probabilities(token: dict[str, Any]) -> dict[str, float]:
-    """Each grade's probability among the token's alternatives that begin a grade, renormalised over the grades."""
+def _probabilities(alternatives: list[list[Any]]) -> dict[str, float]:
+    """Each grade's probability among a grade token's alternatives (token, log-probability) that name a grade (the
+    grade, or its start, between the value's quotes), renormalised over the grades.
+
+    >>> p = _probabilities([["sup", math.log(0.5)], ['none"', math.log(0.3)], ["full", math.log(0.2)]])
+    >>> {grade: round(value, 3) for grade, value in p.items()}
+    {'support': 0.625, 'partial': 0.0, 'none': 0.375}
+    """
     mass = dict.fromkeys(GRADES, 0.0)
-    for alternative in token["top_logprobs"]:
-        piece = alternative["token"].lstrip(' "')
+    for token, logprob in alternatives:
+        piece = token.strip(' "')
         named = [grade for grade in GRADES if piece and grade.startswith(piece)]
         if len(named) == 1:
-            mass[named[0]] += math.exp(alternative["logprob"])
+            mass[named[0]] += math.exp(logprob)
     total = sum(mass.values())
     if total == 0:
-        raise ValueError(f"no alternative of the token {token['token']!r} begins a grade")
+        raise ValueError(f"no alternative of a grade token names a grade: {alternatives}")
     return {grade: p / total for grade, p in mass.items()}

@@ -82,16 +82,10 @@ from ragmeter.cli.common import choice_values
 from ragmeter.core.records import Nugget, Record
 from ragmeter.core.settings import NuggetSource
 from ragmeter.engine.context import RunContext
-from ragmeter.judges import JudgeCall, JudgeConfig, open_judge
+from ragmeter.judges import JudgeConfig, open_judge
 from ragmeter.judges.checks.evidence import supports
 from ragmeter.judges.engine import Judge
-from ragmeter.judges.nugget_prompts import (
-    NUGGET_GRADES,
-    NUGGETS_PER_CALL,
-    grades_requests,
-    quote_found,
-    quoted_grades,
-)
+from ragmeter.judges.nugget_prompts import NUGGETS_PER_CALL, grades_requests, quote_found, quoted_grades
 from ragmeter.metrics.claim_level import item_nuggets
 from ragmeter.metrics.claim_matrix import harmonic_mean
 from ragmeter.metrics.nuggets import GRADES, nugget_recall, nugget_recall_strict
@@ -306,18 +300,21 @@ def _expected_credits(
 ) -> list[tuple[float, float, bool]] | None:
     """Each nugget's expected credit and strict credit (see :data:`CREDITS`), and whether the reply's grade or quote
     differs from the run's verdict; ``None`` where the run's call failed."""
+    verdicts = grades(run, record, list(nuggets))
+    if verdicts is None:
+        return None
+    replied = [
+        pair
+        for request, _ in grades_requests(record, list(nuggets))
+        for pair in zip(*grade_probabilities(run.judge, request, cache), strict=True)
+    ]
     language, credits = run.language(record), []
-    for request, n in grades_requests(record, list(nuggets)):
-        (outcome,) = run.judge.run([JudgeCall(NUGGET_GRADES, request, n)])
-        if outcome.verdict is None:
-            return None
-        graded, probabilities = grade_probabilities(run.judge, request, cache)
-        for grade, p, verdict in zip(graded, probabilities, outcome.verdict["grades"], strict=True):
-            changed = (grade["grade"], grade["quote"]) != (verdict["grade"], verdict["quote"])
-            if quote_found(grade["quote"], record.answer, language=language):
-                credits.append((p["support"] + p["partial"] / 2, p["support"], changed))
-            else:
-                credits.append((0.0, 0.0, changed))
+    for (grade, p), verdict in zip(replied, verdicts, strict=True):
+        changed = (grade["grade"], grade["quote"]) != (verdict["grade"], verdict["quote"])
+        if quote_found(grade["quote"], record.answer, language=language):
+            credits.append((p["support"] + p["partial"] / 2, p["support"], changed))
+        else:
+            credits.append((0.0, 0.0, changed))
     return credits
 
 

@@ -150,3 +150,13 @@ def test_the_metrics_equal_ragchecker_s_computation() -> None:
             assert value == pytest.approx(float(expected[theirs]), abs=1e-12), ours
             compared[ours] += 1
     assert min(compared.values()) > 200, compared
+
+
+def test_an_answer_without_claims_that_states_no_reference_claim_has_ragchecker_s_f1() -> None:
+    computation = reference_module("ragchecker==0.1.9", "ragchecker.computation")
+    stated_none, stated_one = [False, False], [True, False]
+    in_chunks = [[True], [False]]
+    # RAGChecker writes 0 for every answer without claims; ours is the same value where it is determined (R = 0)
+    assert _ragchecker_metrics(computation, [], stated_none, in_chunks, [])["f1"] == cm.claim_f1([], stated_none) == 0
+    assert _ragchecker_metrics(computation, [], stated_one, in_chunks, [])["f1"] == 0
+    assert math.isnan(cm.claim_f1([], stated_one))  # P unknown, R = ½: no value (RAGChecker's 0 takes P as 0)

@@ -154,10 +154,11 @@ class NuggetVerdicts:
     def failure_in_chunks(self) -> tuple[tuple[bool, ...], ...]:
         """The chunks' rows for the failure split: a nugget that states no fact as if retrieved, since the retriever
         cannot be shown to have lost it (a decline's chunks rightly held no answer): an answer that misses it is the
-        generator's failure."""
+        generator's failure (and, as for the rest of the generator's figures, every nugget written from the retrieved
+        chunks, :attr:`retrieved_in_chunks`)."""
         return tuple(
             tuple(True for _ in row) if no_fact else row
-            for row, no_fact in zip(self.nuggets_in_chunks, self.no_fact, strict=True)
+            for row, no_fact in zip(self.retrieved_in_chunks, self.no_fact, strict=True)
         )
 
 
