@@ -349,43 +349,50 @@ def test_a_failed_split_of_the_reference_leaves_every_nugget_metric_undefined_wi
     assert all(result.undefined[name][0].startswith("judge failed (claim_split): ") for name in NAMES)
 
 
-def _setting(result, key: str) -> set:
-    """The values ``key`` takes in the signatures of every claim-level metric of ``result``."""
-    return {result.signatures[name].settings[key] for name in NAMES}
-
-
 def test_the_nugget_source_is_in_every_claim_level_signature(by_sentences, by_claims, scored) -> None:
     (result, _), (claims, _), (written, _) = by_sentences, by_claims, scored
-    assert _setting(result, "nuggets") == {
+    expected = [
         (
-            "the record's where given, else the reference's sentences and list items, several references as "
-            "alternatives (the judge's without a reference)"
-        )
-    }
-    assert _setting(written, "nuggets") == {"the record's where given, else the judge's"}
-    assert _setting(claims, "nuggets") == {
+            result,
+            "nuggets",
+            (
+                "the record's where given, else the reference's sentences and list items, several references as "
+                "alternatives (the judge's without a reference)"
+            ),
+        ),
+        (written, "nuggets", "the record's where given, else the judge's"),
         (
-            "the record's where given, else the reference's claims, several references as alternatives (the "
-            "judge's nuggets without a reference)"
-        )
-    }
+            claims,
+            "nuggets",
+            (
+                "the record's where given, else the reference's claims, several references as alternatives (the "
+                "judge's nuggets without a reference)"
+            ),
+        ),
+        # what becomes of text with no content word, of an answer without claims and how the retriever is scored:
+        # a run from before one of them changed does not compare
+        (
+            result,
+            "no_content_word",
+            (
+                "a reference's sentence joined to the next; the judge's claim or nugget left out unless all it wrote; no "
+                "fact for the chunks"
+            ),
+        ),
+        (result, "claim_f1_without_claims", "0 where no nugget is stated fully"),
+        (
+            result,
+            "retriever",
+            (
+                "whatever the answer states: claim recall on the reference the chunks hold best, precision on every "
+                "reference's nuggets; no claim recall or failure split on nuggets written from the retrieved chunks"
+            ),
+        ),
+    ]
+    for run, key, value in expected:
+        assert {run.signatures[name].settings[key] for name in NAMES} == {value}, key
     assert all("judge:reference_claims" in claims.signatures[name].settings for name in NAMES)
     assert not any("judge:reference_claims" in result.signatures[name].settings for name in NAMES)
-    # what becomes of text with no content word, of an answer without claims and how the retriever is scored are in
-    # the signature: a run from before one of them changed does not compare
-    assert _setting(result, "no_content_word") == {
-        (
-            "a reference's sentence joined to the next; the judge's claim or nugget left out unless all it wrote; no "
-            "fact for the chunks"
-        )
-    }
-    assert _setting(result, "claim_f1_without_claims") == {"0 where no nugget is stated fully"}
-    assert _setting(result, "retriever") == {
-        (
-            "whatever the answer states: claim recall on the reference the chunks hold best, precision on every "
-            "reference's nuggets; no claim recall or failure split on nuggets written from the retrieved chunks"
-        )
-    }
 
 
 # --- what a report says of the family's agreement with people ----------------------------------------------
