@@ -375,8 +375,8 @@ def test_the_nugget_source_is_in_every_claim_level_signature(by_sentences, by_cl
             result,
             "no_content_word",
             (
-                "a reference's sentence joined to the next; the judge's claim or nugget left out unless all it wrote; no "
-                "fact for the chunks"
+                "a reference's sentence joined to the next; the judge's claim or nugget left out unless all it "
+                "wrote; no fact for the chunks"
             ),
         ),
         (result, "claim_f1_without_claims", "0 where no nugget is stated fully"),
